@@ -1,0 +1,76 @@
+#pragma once
+// Element types, their sizes, and which matrix units accept them (hardware-facts §3, §4, §5).
+#include <string_view>
+
+namespace cake {
+
+enum class dtype : unsigned char { f32, f16, bf16, tf32, e4m3, e5m2, i8, i32 };
+inline constexpr int dtype_count = 8;
+
+// Which units take a dtype as an A/B operand or as an accumulator.
+enum unit_mask : unsigned {
+  unit_none = 0,
+  unit_mma_sync = 1u << 0,   // sm_80 mma.sync
+  unit_wgmma = 1u << 1,      // sm_90a wgmma.mma_async
+  unit_tcgen05 = 1u << 2,    // sm_100a tcgen05.mma
+};
+
+struct dtype_info {
+  dtype id;
+  std::string_view name;
+  int bits;              // storage bits per element
+  unsigned operand_of;   // units that accept it as an A/B operand
+  unsigned accumulator_of;
+  int mma_k;             // K of one MMA instruction step (elements): 16 for 16-bit, 8 tf32, 32 for 8-bit
+};
+
+inline constexpr dtype_info dtype_table[dtype_count] = {
+    {dtype::f32, "f32", 32, unit_none, unit_mma_sync | unit_wgmma | unit_tcgen05, 0},
+    {dtype::f16, "f16", 16, unit_mma_sync | unit_wgmma | unit_tcgen05, unit_mma_sync | unit_wgmma | unit_tcgen05, 16},
+    {dtype::bf16, "bf16", 16, unit_mma_sync | unit_wgmma | unit_tcgen05, unit_none, 16},
+    {dtype::tf32, "tf32", 32, unit_mma_sync | unit_wgmma | unit_tcgen05, unit_none, 8},
+    {dtype::e4m3, "e4m3", 8, unit_wgmma | unit_tcgen05, unit_none, 32},
+    {dtype::e5m2, "e5m2", 8, unit_wgmma | unit_tcgen05, unit_none, 32},
+    {dtype::i8, "i8", 8, unit_mma_sync | unit_wgmma | unit_tcgen05, unit_none, 32},
+    {dtype::i32, "i32", 32, unit_none, unit_mma_sync | unit_wgmma | unit_tcgen05, 0},
+};
+
+constexpr const dtype_info& info(dtype d) { return dtype_table[static_cast<int>(d)]; }
+constexpr std::string_view to_string(dtype d) { return info(d).name; }
+constexpr int size_bits(dtype d) { return info(d).bits; }
+constexpr int size_bytes(dtype d) { return info(d).bits / 8; }
+constexpr bool is_float8(dtype d) { return d == dtype::e4m3 || d == dtype::e5m2; }
+constexpr bool is_16bit_float(dtype d) { return d == dtype::f16 || d == dtype::bf16; }
+
+// Accumulator legality per operand dtype (hardware-facts §3: bf16/tf32 accumulate in f32 only; f16 and
+// fp8 in f16 or f32; i8 in i32).
+constexpr bool accumulator_legal(dtype operand, dtype acc) {
+  switch (operand) {
+    case dtype::bf16:
+    case dtype::tf32: return acc == dtype::f32;
+    case dtype::f16:
+    case dtype::e4m3:
+    case dtype::e5m2: return acc == dtype::f32 || acc == dtype::f16;
+    case dtype::i8: return acc == dtype::i32;
+    default: return false;
+  }
+}
+
+// Tag types used as builder template arguments: k.input<bf16>(...), r.accumulator<f32>(...).
+template <dtype D>
+struct dtype_tag {
+  static constexpr dtype value = D;
+};
+using f32 = dtype_tag<dtype::f32>;
+using f16 = dtype_tag<dtype::f16>;
+using bf16 = dtype_tag<dtype::bf16>;
+using tf32 = dtype_tag<dtype::tf32>;
+using e4m3 = dtype_tag<dtype::e4m3>;
+using e5m2 = dtype_tag<dtype::e5m2>;
+using i8 = dtype_tag<dtype::i8>;
+using i32 = dtype_tag<dtype::i32>;
+
+template <class T>
+concept element_type = requires { { T::value } -> std::convertible_to<dtype>; };
+
+}  // namespace cake

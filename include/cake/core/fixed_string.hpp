@@ -1,0 +1,52 @@
+#pragma once
+// Strings that live inside constexpr values.
+//   fixed_string<N>: a structural string usable as a template argument (rule ids and messages in
+//                    compile-time errors, so that the compiler prints them).
+//   name:            a bounded, copyable string stored inside a Program (resource and kernel names).
+#include <cstddef>
+#include <string_view>
+
+namespace cake {
+
+template <std::size_t N>
+struct fixed_string {
+  char text[N]{};
+  constexpr fixed_string(const char (&s)[N]) {
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+// A name stored by value in a Program. Longer names are a builder error (see ir/builder.hpp), never
+// silently cut: the capacity is reported in that error.
+struct name {
+  static constexpr std::size_t capacity = 31;
+  char text[capacity + 1]{};
+  unsigned char length = 0;
+
+  constexpr name() = default;
+  constexpr name(const char* s) { assign(std::string_view{s}); }
+  constexpr name(std::string_view s) { assign(s); }
+
+  // Returns false when the text does not fit.
+  constexpr bool assign(std::string_view s) {
+    length = 0;
+    for (std::size_t i = 0; i <= capacity; ++i) text[i] = 0;
+    if (s.size() > capacity) {
+      for (std::size_t i = 0; i < capacity; ++i) text[i] = s[i];
+      length = capacity;
+      return false;
+    }
+    for (std::size_t i = 0; i < s.size(); ++i) text[i] = s[i];
+    length = static_cast<unsigned char>(s.size());
+    return true;
+  }
+  static constexpr bool fits(std::string_view s) { return s.size() <= capacity; }
+  constexpr std::string_view view() const { return {text, length}; }
+  constexpr const char* c_str() const { return text; }
+  constexpr bool empty() const { return length == 0; }
+  friend constexpr bool operator==(const name& a, const name& b) { return a.view() == b.view(); }
+  friend constexpr bool operator==(const name& a, std::string_view b) { return a.view() == b; }
+};
+
+}  // namespace cake

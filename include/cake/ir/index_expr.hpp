@@ -1,0 +1,116 @@
+#pragma once
+// Index expressions: how an op names "which tile" or "which stage/part" without the user writing
+// addresses. An expression is ((c + sum of coef * var) / div) % mod over a few symbolic variables:
+// the current tile's coordinates, loop counters, the warpgroup/warp index inside a role and the CTA rank
+// inside the cluster. Lowering turns it into C++ arithmetic; the analyzer evaluates it abstractly.
+#include <cstdint>
+
+namespace cake {
+
+enum class var_kind : std::uint8_t {
+  none,
+  tile_coord,    // ref = axis of the tiling (0 = first parallel axis, ...)
+  loop,          // ref = op id of the loop
+  warpgroup,     // index of the warpgroup inside its role
+  warp,          // index of the warp inside its role
+  cluster_rank,  // %cluster_ctarank
+};
+
+struct index_term {
+  var_kind kind = var_kind::none;
+  std::uint16_t ref = 0;
+  std::int16_t coef = 0;
+  friend constexpr bool operator==(const index_term&, const index_term&) = default;
+};
+
+struct index_expr {
+  static constexpr int max_terms = 3;
+  index_term terms[max_terms]{};
+  std::uint8_t term_count = 0;
+  std::int32_t constant = 0;
+  std::int16_t div = 1;   // applied after the sum
+  std::int16_t mod = 0;   // applied after div; 0 = none
+  bool valid = true;      // false when an operator could not represent the result (reported by the builder)
+
+  constexpr index_expr() = default;
+  constexpr index_expr(int c) : constant(c) {}  // a plain number is a constant index
+
+  constexpr bool is_constant() const { return term_count == 0; }
+  constexpr bool uses(var_kind k) const {
+    for (int i = 0; i < term_count; ++i)
+      if (terms[i].kind == k) return true;
+    return false;
+  }
+  constexpr bool uses(var_kind k, int ref) const {
+    for (int i = 0; i < term_count; ++i)
+      if (terms[i].kind == k && terms[i].ref == ref) return true;
+    return false;
+  }
+  constexpr bool linear() const { return div == 1 && mod == 0; }
+  friend constexpr bool operator==(const index_expr&, const index_expr&) = default;
+
+  // Evaluate with a callback giving each variable's value.
+  template <class F>
+  constexpr long long eval(F&& value_of) const {
+    long long v = constant;
+    for (int i = 0; i < term_count; ++i) v += static_cast<long long>(terms[i].coef) * value_of(terms[i]);
+    v /= div;
+    if (mod) v %= mod;
+    return v;
+  }
+};
+
+constexpr index_expr constant_index(int c) { return index_expr{c}; }
+constexpr index_expr var_index(var_kind k, int ref) {
+  index_expr e;
+  e.terms[0] = {k, static_cast<std::uint16_t>(ref), 1};
+  e.term_count = 1;
+  return e;
+}
+
+constexpr index_expr operator+(index_expr a, int c) {
+  if (!a.linear()) a.valid = false;
+  a.constant += c;
+  return a;
+}
+constexpr index_expr operator+(int c, index_expr a) { return a + c; }
+constexpr index_expr operator-(index_expr a, int c) { return a + (-c); }
+constexpr index_expr operator*(index_expr a, int c) {
+  if (!a.linear()) a.valid = false;
+  a.constant *= c;
+  for (int i = 0; i < a.term_count; ++i) a.terms[i].coef = static_cast<std::int16_t>(a.terms[i].coef * c);
+  return a;
+}
+constexpr index_expr operator*(int c, index_expr a) { return a * c; }
+constexpr index_expr operator+(index_expr a, const index_expr& b) {
+  if (!a.linear() || !b.linear()) a.valid = false;
+  a.valid = a.valid && b.valid;
+  a.constant += b.constant;
+  for (int j = 0; j < b.term_count; ++j) {
+    bool merged = false;
+    for (int i = 0; i < a.term_count; ++i)
+      if (a.terms[i].kind == b.terms[j].kind && a.terms[i].ref == b.terms[j].ref) {
+        a.terms[i].coef = static_cast<std::int16_t>(a.terms[i].coef + b.terms[j].coef);
+        merged = true;
+      }
+    if (merged) continue;
+    if (a.term_count == index_expr::max_terms) {
+      a.valid = false;
+      break;
+    }
+    a.terms[a.term_count++] = b.terms[j];
+  }
+  return a;
+}
+constexpr index_expr operator/(index_expr a, int d) {
+  if (!a.linear() || d <= 0) a.valid = false;
+  a.div = static_cast<std::int16_t>(d);
+  return a;
+}
+constexpr index_expr operator%(index_expr a, int m) {
+  if (a.mod != 0 || m <= 0) a.valid = false;
+  a.mod = static_cast<std::int16_t>(m);
+  return a;
+}
+
+}  // namespace cake

@@ -1,0 +1,324 @@
+#pragma once
+// kernel(...) starts a schedule; its methods declare parameters, tiling, resources and roles, and
+// build() returns the Program. Misuse that can be decided while building is reported through
+// cake::reject (a compile error naming the rule and a number when the schedule is constexpr) and
+// recorded in program::errors otherwise.
+#include <string_view>
+#include <type_traits>
+
+#include "../core/compile_error.hpp"
+#include "../plan/smem_plan.hpp"
+#include "handles.hpp"
+#include "program.hpp"
+
+namespace cake {
+
+class role;
+
+class kernel_builder {
+ public:
+  program p{};
+  int role_ = -1;    // role whose body is being recorded
+  int parent_ = -1;  // innermost open control op
+
+  constexpr explicit kernel_builder(std::string_view nm, src_loc at) {
+    p.loc = at;
+    set_name(p.kernel_name, nm, p.loc);
+  }
+
+  // ---- error funnel ---------------------------------------------------------------------------
+  template <fixed_string Rule, fixed_string Message>
+  constexpr void fail(long long value, src_loc at) {
+    reject<Rule, Message>(value);
+    p.errors.push_back({Rule.view(), Message.view(), value, at});
+  }
+  constexpr void set_name(name& dst, std::string_view s, src_loc at) {
+    if (!dst.assign(s)) fail<"ir.name-too-long", "names are at most 31 characters (value: the name's length)">(static_cast<long long>(s.size()), at);
+  }
+  template <class Vec>
+  constexpr int add(Vec& v, const typename std::remove_cvref_t<decltype(v[0])>& item, src_loc at) {
+    if (!v.push_back(item)) {
+      fail<"ir.capacity", "the schedule declares more items of one kind than a Program holds (value: the capacity)">(
+          static_cast<long long>(v.capacity()), at);
+      return 0;
+    }
+    return static_cast<int>(v.size()) - 1;
+  }
+
+  // ---- kernel-level settings -----------------------------------------------------------------
+  constexpr kernel_builder& target(target_id t) {
+    p.target = t;
+    return *this;
+  }
+  // CTAs per cluster along the tiling's parallel axes (x = first axis, e.g. M).
+  constexpr kernel_builder& cluster(int x, int y = 1, int z = 1, src_loc at = src_loc::current()) {
+    p.launch.cluster[0] = x;
+    p.launch.cluster[1] = y;
+    p.launch.cluster[2] = z;
+    const int size = x * y * z;
+    if (x < 1 || y < 1 || z < 1) fail<"resource.cluster-size", "cluster dimensions must be at least 1 (value: the cluster size)">(size, at);
+    if (size > 1 && !p.arch().admitted(feature::cluster))
+      fail<"instruction.not-admitted", "clusters need sm_90a or sm_100a; this kernel's target has none (value: the cluster size)">(size, at);
+    if (size > p.arch().limits.max_cluster_nonportable)
+      fail<"resource.cluster-size", "a cluster holds at most 16 CTAs (8 portable) (value: the cluster size)">(size, at);
+    return *this;
+  }
+  constexpr kernel_builder& persistent(raster r = raster::along_m(8)) {
+    p.launch.persistent = true;
+    p.launch.rast = r;
+    return *this;
+  }
+  constexpr kernel_builder& programmatic_launch() {
+    p.launch.pdl = true;
+    return *this;
+  }
+  // The schedule writes its own mbarrier init, fence.mbarrier_init and cluster sync (the analyzer
+  // checks them); by default Cake derives them.
+  constexpr kernel_builder& manual_barrier_init() {
+    p.launch.manual_barrier_init = true;
+    return *this;
+  }
+
+  // ---- parameters ------------------------------------------------------------------------------
+  template <element_type T>
+  constexpr tensor<T> input(std::string_view nm, dim_list d, src_loc at = src_loc::current()) {
+    return add_tensor<T>(nm, d, false, at);
+  }
+  template <element_type T>
+  constexpr tensor<T> output(std::string_view nm, dim_list d, src_loc at = src_loc::current()) {
+    return add_tensor<T>(nm, d, true, at);
+  }
+  template <element_type T>
+  constexpr scalar<T> param(std::string_view nm, src_loc at = src_loc::current()) {
+    scalar_param s;
+    set_name(s.nm, nm, at);
+    s.dt = T::value;
+    s.loc = at;
+    return {static_cast<std::uint8_t>(add(p.scalars, s, at))};
+  }
+
+  // ---- tiling ----------------------------------------------------------------------------------
+  // The GEMM-shaped tiling: output tiles of m x n over dims M and N, a loop over K in steps of k.
+  constexpr tiling_ref tile(int m, int n, int k, src_loc at = src_loc::current()) {
+    const int dm = p.find_dim("M"), dn = p.find_dim("N"), dk = p.find_dim("K");
+    if (dm < 0 || dn < 0 || dk < 0)
+      fail<"ir.tile-dims", "tile(m, n, k) tiles dims named M, N and K: declare tensors over them first (value: how many of the three are missing)">(
+          (dm < 0) + (dn < 0) + (dk < 0), at);
+    if (m <= 0 || n <= 0 || k <= 0) fail<"ir.tile-extent", "tile extents must be positive (value: the smallest extent)">(m < n ? (m < k ? m : k) : (n < k ? n : k), at);
+    p.tile.axes[0] = {static_cast<std::uint8_t>(dm < 0 ? 0 : dm), m, axis_kind::parallel};
+    p.tile.axes[1] = {static_cast<std::uint8_t>(dn < 0 ? 0 : dn), n, axis_kind::parallel};
+    p.tile.axes[2] = {static_cast<std::uint8_t>(dk < 0 ? 0 : dk), k, axis_kind::reduce};
+    p.tile.count = 3;
+    p.tile.loc = at;
+    tiling_ref t;
+    t.m = m, t.n = n, t.k = k;
+    t.extents[0] = m, t.extents[1] = n, t.extents[2] = k;
+    return t;
+  }
+
+  // ---- shared memory ---------------------------------------------------------------------------
+  // k.smem<bf16>("sA", {128, 64}, swizzle::b128 [, major::mn] [, copies(n)])
+  template <element_type T, class... Opt>
+  constexpr smem_tile<T> smem(located_name nm_at, shape2 shape, Opt... opts) {
+    const std::string_view nm = nm_at.text;
+    const src_loc at = nm_at.loc;
+    smem_region r;
+    set_name(r.nm, nm, at);
+    r.dt = T::value;
+    r.rows = shape.rows;
+    r.cols = shape.cols;
+    r.loc = at;
+    (apply_smem_option(r, opts), ...);
+    if (r.rows <= 0 || r.cols <= 0) fail<"ir.smem-shape", "an smem tile needs positive rows and columns (value: rows * cols)">(static_cast<long long>(r.rows) * r.cols, at);
+    if (r.stages < 1 || r.stages > 32) fail<"ir.stages", "copies/stages must be in 1..32 (value: the count)">(r.stages, at);
+    const int span = swizzle_bytes(r.swz);
+    if (span && r.inner_bytes() > span) {
+      switch (r.swz) {
+        case swizzle::b32: fail<"representation.swizzle-span", "the tile's inner extent is wider than its 32B swizzle span (value: inner extent in bytes)">(r.inner_bytes(), at); break;
+        case swizzle::b64: fail<"representation.swizzle-span", "the tile's inner extent is wider than its 64B swizzle span (value: inner extent in bytes)">(r.inner_bytes(), at); break;
+        default: fail<"representation.swizzle-span", "the tile's inner extent is wider than its 128B swizzle span (value: inner extent in bytes)">(r.inner_bytes(), at); break;
+      }
+    }
+    if (r.inner_bytes() % 16) fail<"representation.inner-bytes", "an smem tile row must be a multiple of 16 bytes for TMA and ldmatrix (value: row bytes)">(r.inner_bytes(), at);
+    smem_tile<T> h;
+    h.o.kind = operand_kind::smem;
+    h.o.index = static_cast<std::uint8_t>(add(p.smem, r, at));
+    return h;
+  }
+
+  // ---- tensor memory (sm_100a) -------------------------------------------------------------------
+  constexpr tmem_tile tmem(std::string_view nm, columns_t cols, src_loc at = src_loc::current()) {
+    if (!p.arch().admitted(feature::tcgen05))
+      fail<"instruction.tmem-off-sm100a", "tensor memory exists only on sm_100a; this kernel's target has none (value: the columns asked for)">(cols.value, at);
+    const int lim = p.arch().limits.tmem_columns ? p.arch().limits.tmem_columns : 512;
+    if (cols.value < 1 || cols.value > lim)
+      fail<"memory.tmem-columns", "a TMEM region holds 1..512 32-bit columns (value: the columns asked for)">(cols.value, at);
+    tmem_region t;
+    set_name(t.nm, nm, at);
+    t.columns = cols.value;
+    t.loc = at;
+    tmem_tile h;
+    h.o.kind = operand_kind::tmem;
+    h.o.index = static_cast<std::uint8_t>(add(p.tmem, t, at));
+    return h;
+  }
+
+  // ---- barriers and pipelines ---------------------------------------------------------------------
+  // arrivals(0) (the default) lets Cake derive the count from the ops that arrive on it.
+  constexpr mbarrier_ref mbarrier(std::string_view nm, arrivals_t arr = {0}, int count = 1,
+                                  src_loc at = src_loc::current()) {
+    mbarrier_decl b;
+    set_name(b.nm, nm, at);
+    b.arrivals = arr.value;
+    b.count = count;
+    b.loc = at;
+    if (arr.value < 0 || arr.value >= (1 << 20)) fail<"sync.arrival-count-range", "an mbarrier expects 1..2^20-1 arrivals (value: the count)">(arr.value, at);
+    if (count < 1 || count > 32) fail<"ir.barrier-array", "an mbarrier array holds 1..32 barriers (value: the count)">(count, at);
+    return {static_cast<std::uint8_t>(add(p.mbarriers, b, at))};
+  }
+  constexpr named_barrier_ref named_barrier(std::string_view nm, threads_t t = {0}, src_loc at = src_loc::current()) {
+    return add_named_barrier(nm, t.value, false, at);
+  }
+  // One hardware barrier per unit (warp or warpgroup) of each role that uses it, e.g. an epilogue
+  // barrier private to each consumer warpgroup.
+  constexpr named_barrier_ref named_barrier(std::string_view nm, per_unit_t, src_loc at = src_loc::current()) {
+    return add_named_barrier(nm, 0, true, at);
+  }
+
+  struct pipeline_builder {
+    kernel_builder* k;
+    std::uint8_t index;
+    src_loc at;
+    // The regions whose stages this pipeline hands out; each gets the pipeline's stage count.
+    template <class... R>
+    constexpr pipeline_ref carries(R... regions) {
+      (k->carry(index, regions.o.index, at), ...);
+      return {index};
+    }
+  };
+  constexpr pipeline_builder pipeline(std::string_view nm, stages_t s, src_loc at = src_loc::current()) {
+    pipeline_decl d;
+    set_name(d.nm, nm, at);
+    d.stages = s.value;
+    d.loc = at;
+    if (s.value < 1 || s.value > 16) fail<"ir.stages", "a pipeline has 1..16 stages (value: the count)">(s.value, at);
+    return {this, static_cast<std::uint8_t>(add(p.pipelines, d, at)), at};
+  }
+  constexpr void carry(std::uint8_t pipe, std::uint8_t region, src_loc at) {
+    auto& d = p.pipelines[pipe];
+    if (p.smem[region].pipeline != no_index) {
+      fail<"ir.region-in-two-pipelines", "an smem region is carried by at most one pipeline (value: the region's index)">(region, at);
+      return;
+    }
+    if (d.carried_count == 4) {
+      fail<"ir.capacity", "a pipeline carries at most 4 regions (value: the capacity)">(4, at);
+      return;
+    }
+    d.carried[d.carried_count++] = region;
+    p.smem[region].pipeline = pipe;
+    p.smem[region].stages = d.stages;
+  }
+
+  // ---- roles -------------------------------------------------------------------------------------
+  template <class F>
+  constexpr void role(std::string_view nm, units_t u, regs_t r, F body, src_loc at = src_loc::current());
+  template <class F>
+  constexpr void role(std::string_view nm, units_t u, F body, src_loc at = src_loc::current()) {
+    role(nm, u, regs_t{0}, body, at);
+  }
+
+  // ---- finish ----------------------------------------------------------------------------------------
+  constexpr program build(src_loc at = src_loc::current()) {
+    if (p.roles.empty()) fail<"ir.no-roles", "a kernel needs at least one role (value: 0 roles)">(0, at);
+    const auto smem = plan::plan_smem(p);
+    if (!smem.fits()) {
+      switch (p.target) {
+        case target_id::sm_80: fail<"resource.smem-overflow", "the schedule needs more shared memory than sm_80 allows per block, 166912 bytes (value: bytes needed)">(smem.total, at); break;
+        case target_id::sm_90a: fail<"resource.smem-overflow", "the schedule needs more shared memory than sm_90a allows per block, 232448 bytes (value: bytes needed)">(smem.total, at); break;
+        default: fail<"resource.smem-overflow", "the schedule needs more shared memory than sm_100a allows per block, 232448 bytes (value: bytes needed)">(smem.total, at); break;
+      }
+    }
+    // Admission is checked per op as it is recorded; a target changed afterwards is checked here.
+    for (std::size_t i = 0; i < p.ops.size(); ++i) admit(p.ops[i].kind, static_cast<int>(i), p.ops[i].loc);
+    return p;
+  }
+
+  // ---- used by role ----------------------------------------------------------------------
+  constexpr void admit(op_kind k, int op_id, src_loc at);
+  constexpr int add_tile_ref(const global_tile_ref& r, src_loc at) { return add(p.tile_refs, r, at); }
+
+ private:
+  template <element_type T>
+  constexpr tensor<T> add_tensor(std::string_view nm, dim_list d, bool output, src_loc at) {
+    tensor_param t;
+    set_name(t.nm, nm, at);
+    t.dt = T::value;
+    t.output = output;
+    t.loc = at;
+    if (d.overflow || d.rank == 0) fail<"ir.tensor-rank", "a tensor has 1..4 dims (value: dims given, 0 when more than 4)">(d.overflow ? 0 : d.rank, at);
+    t.rank = static_cast<std::uint8_t>(d.rank);
+    for (int i = 0; i < d.rank; ++i) {
+      int idx = p.find_dim(d.items[i].nm.view());
+      if (idx < 0) {
+        idx = add(p.dims, dim_decl{d.items[i].nm, d.items[i].mode}, at);
+      } else if (p.dims[idx].mode != d.items[i].mode) {
+        fail<"ir.dim-mode-conflict", "a dim is dynamic in one tensor and specialized in another (value: the dim's position in this tensor)">(i, at);
+      }
+      t.dims[i] = static_cast<std::uint8_t>(idx);
+    }
+    tensor<T> h;
+    h.index = static_cast<std::uint8_t>(add(p.tensors, t, at));
+    h.rank = t.rank;
+    return h;
+  }
+  constexpr named_barrier_ref add_named_barrier(std::string_view nm, int threads, bool per_unit, src_loc at) {
+    named_barrier_decl b;
+    set_name(b.nm, nm, at);
+    b.threads = threads;
+    b.per_unit = per_unit;
+    b.loc = at;
+    if (threads < 0 || threads % 32 || threads > 1024)
+      fail<"sync.named-barrier-count", "a named barrier's thread count is a multiple of 32 up to 1024 (value: the count)">(threads, at);
+    return {static_cast<std::uint8_t>(add(p.named_barriers, b, at))};
+  }
+  static constexpr void apply_smem_option(smem_region& r, swizzle s) { r.swz = s; }
+  static constexpr void apply_smem_option(smem_region& r, major m) { r.mj = m; }
+  static constexpr void apply_smem_option(smem_region& r, copies_t c) { r.stages = c.value; }
+};
+
+constexpr void kernel_builder::admit(op_kind k, int op_id, src_loc at) {
+  const feature f = info(k).needs;
+  if (f == feature::count_ || p.arch().admitted(f)) return;
+  switch (f) {
+    case feature::wgmma: fail<"instruction.not-admitted", "wgmma exists only on sm_90a (value: op#)">(op_id, at); break;
+    case feature::tcgen05: fail<"instruction.not-admitted", "tcgen05 and tensor memory exist only on sm_100a (value: op#)">(op_id, at); break;
+    case feature::tma: fail<"instruction.not-admitted", "TMA (cp.async.bulk.tensor) needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::tma_multicast: fail<"instruction.not-admitted", "TMA multicast needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::stmatrix: fail<"instruction.not-admitted", "stmatrix needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::cluster: fail<"instruction.not-admitted", "cluster operations need sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::setmaxnreg: fail<"instruction.not-admitted", "setmaxnreg needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::mbarrier_tx: fail<"instruction.not-admitted", "mbarrier expect_tx needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::mbarrier_try_wait: fail<"instruction.not-admitted", "mbarrier.try_wait needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::griddepcontrol: fail<"instruction.not-admitted", "griddepcontrol needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    case feature::fence_proxy_async: fail<"instruction.not-admitted", "fence.proxy.async needs sm_90a or sm_100a (value: op#)">(op_id, at); break;
+    default: fail<"instruction.not-admitted", "this op's instruction family is not admitted by the kernel's target (value: op#)">(op_id, at); break;
+  }
+}
+
+// Start a schedule: auto k = cake::kernel("gemm_bf16").target(cake::sm_90a);
+constexpr kernel_builder kernel(std::string_view nm, src_loc at = src_loc::current()) {
+  return kernel_builder(nm, at);
+}
+
+template <element_type T>
+constexpr smem_tile<T> slot::operator[](smem_tile<T> region) const {
+  smem_tile<T> s = region;
+  const auto& r = builder->p.smem[region.o.index];
+  if (r.pipeline != pipeline)
+    builder->fail<"ir.slot-region", "slot[region]: the region is not carried by this slot's pipeline (value: op# of the acquire/wait)">(op, builder->p.ops[op].loc);
+  s.o.sel = stage_sel::slot;
+  s.o.slot_op = op;
+  return s;
+}
+
+}  // namespace cake

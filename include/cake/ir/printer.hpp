@@ -1,0 +1,213 @@
+#pragma once
+// A stable textual form of a Program: what agents read back and what golden tests diff. The format is
+// line-oriented, one declaration or op per line, ops numbered by their op id (the same number every
+// diagnostic uses) and indented by loop depth. Locations are optional so that golden files do not
+// depend on where a schedule lives.
+#include <string>
+
+#include "program.hpp"
+
+namespace cake {
+
+struct print_options {
+  bool locations = false;  // append "  @ line N" to each declaration and op
+};
+
+namespace detail {
+
+inline std::string var_name(const program& p, const index_term& t) {
+  switch (t.kind) {
+    case var_kind::tile_coord: {
+      const int ax = t.ref;
+      if (ax < p.tile.count) return "tile." + std::string(p.dims[p.tile.axes[ax].dim].nm.view());
+      return "tile." + std::to_string(ax);
+    }
+    case var_kind::loop: {
+      const auto& lo = p.ops[t.ref];
+      return std::string(lo.has(flag_static_trip) ? "i" : "k") + std::to_string(t.ref);
+    }
+    case var_kind::warpgroup: return "wg";
+    case var_kind::warp: return "warp";
+    case var_kind::cluster_rank: return "rank";
+    default: return "?";
+  }
+}
+
+inline std::string to_text(const program& p, const index_expr& e) {
+  std::string s;
+  for (int i = 0; i < e.term_count; ++i) {
+    const auto& t = e.terms[i];
+    if (t.coef == 0) continue;
+    if (!s.empty()) s += t.coef < 0 ? " - " : " + ";
+    else if (t.coef < 0) s += "-";
+    const int c = t.coef < 0 ? -t.coef : t.coef;
+    s += var_name(p, t);
+    if (c != 1) s += "*" + std::to_string(c);
+  }
+  if (e.constant != 0 || s.empty()) {
+    if (s.empty()) s = std::to_string(e.constant);
+    else s += (e.constant < 0 ? " - " : " + ") + std::to_string(e.constant < 0 ? -e.constant : e.constant);
+  }
+  if (e.div != 1) s = "(" + s + ") / " + std::to_string(e.div);
+  if (e.mod != 0) s = "(" + s + ") % " + std::to_string(e.mod);
+  if (!e.valid) s += " <invalid>";
+  return s;
+}
+
+inline std::string to_text(const program& p, const operand& o) {
+  std::string s;
+  switch (o.kind) {
+    case operand_kind::none: return "-";
+    case operand_kind::smem: s = std::string(p.smem[o.index].nm.view()); break;
+    case operand_kind::tmem: s = std::string(p.tmem[o.index].nm.view()); break;
+    case operand_kind::reg: s = std::string(p.regs[o.index].nm.view()); break;
+    case operand_kind::named_barrier: return std::string(p.named_barriers[o.index].nm.view());
+    case operand_kind::tensor: return std::string(p.tensors[o.index].nm.view());
+    case operand_kind::pipeline:
+      s = std::string(p.pipelines[o.index].nm.view());
+      if (o.sel == stage_sel::slot) s += " slot#" + std::to_string(o.slot_op);
+      return s;
+    case operand_kind::mbarrier:
+      s = std::string(p.mbarriers[o.index].nm.view());
+      if (p.mbarriers[o.index].count > 1) s += "[" + to_text(p, o.stage) + "]";
+      return s;
+    case operand_kind::global: {
+      const auto& r = p.tile_refs[o.index];
+      s = std::string(p.tensors[r.tensor].nm.view()) + ".tile(";
+      for (int i = 0; i < r.rank; ++i) s += (i ? ", " : "") + to_text(p, r.coords[i]);
+      return s + ")";
+    }
+  }
+  if (o.sel == stage_sel::slot) s += "[slot#" + std::to_string(o.slot_op) + "]";
+  if (o.sel == stage_sel::expr) s += "[stage " + to_text(p, o.stage) + "]";
+  if (o.part != part_axis::none)
+    s += std::string(o.part == part_axis::rows ? ".rows(" : ".cols(") + to_text(p, o.part_index) + " of " + std::to_string(o.parts) + ")";
+  return s;
+}
+
+inline std::string at(const program&, src_loc l, const print_options& opt) {
+  return opt.locations && l.known() ? "  @ line " + std::to_string(l.line) : "";
+}
+
+inline std::string op_text(const program& p, int id) {
+  const op& o = p.ops[id];
+  std::string s = "#" + std::to_string(id) + " " + std::string(to_string(o.kind));
+  auto operands = [&](std::string_view arrow) {
+    s += " " + to_text(p, o.d);
+    if (o.a.kind != operand_kind::none) s += std::string(arrow) + to_text(p, o.a);
+    if (o.b.kind != operand_kind::none) s += ", " + to_text(p, o.b);
+  };
+  switch (o.kind) {
+    case op_kind::tile_loop: s += " over tiles"; break;
+    case op_kind::loop:
+      if (o.has(flag_static_trip)) s += " i" + std::to_string(id) + " in 0.." + std::to_string(o.imm[1]);
+      else {
+        const auto& ax = p.tile.axes[o.imm[1]];
+        s += " k" + std::to_string(id) + " in 0..ceil(" + std::string(p.dims[ax.dim].nm.view()) + " / " + std::to_string(ax.extent) + ")";
+      }
+      break;
+    case op_kind::mma_sync:
+    case op_kind::wgmma:
+    case op_kind::tcgen05_mma:
+      operands(" += ");
+      if (o.has(flag_overwrite)) s += " overwrite";
+      if (o.has(flag_overwrite_first)) s += " overwrite-on-first(k" + std::to_string(o.imm[2]) + ")";
+      break;
+    case op_kind::pipeline_acquire:
+    case op_kind::pipeline_wait: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
+    case op_kind::pipeline_release: s += " " + to_text(p, o.a); break;
+    case op_kind::mbarrier_init: s += " " + to_text(p, o.d) + " count " + std::to_string(o.imm[0]); break;
+    case op_kind::mbarrier_arrive_expect_tx:
+    case op_kind::mbarrier_expect_tx: s += " " + to_text(p, o.d) + " bytes " + std::to_string(o.imm[0]); break;
+    case op_kind::mbarrier_arrive:
+    case op_kind::mbarrier_wait:
+    case op_kind::tcgen05_commit:
+    case op_kind::named_barrier_sync:
+    case op_kind::named_barrier_arrive:
+    case op_kind::tmem_alloc:
+    case op_kind::tmem_dealloc: s += " " + to_text(p, o.d); break;
+    case op_kind::tma_prefetch: s += " " + to_text(p, o.a); break;
+    case op_kind::wgmma_wait:
+    case op_kind::cp_async_wait:
+    case op_kind::bulk_wait: s += " " + std::to_string(o.imm[0]) + (o.has(flag_read_only) ? " read" : ""); break;
+    case op_kind::setmaxnreg: s += " " + std::to_string(o.imm[0]); break;
+    case op_kind::fill: s += " " + to_text(p, o.d) + " = " + std::to_string(__builtin_bit_cast(float, o.imm[0])); break;
+    case op_kind::elementwise: operands(" = "); s += " op " + std::to_string(o.imm[0]); break;
+    case op_kind::reduce_rows: operands(o.imm[0] == 0 ? " = max " : " = sum "); break;
+    default:
+      if (o.d.kind != operand_kind::none) operands(" <- ");
+      break;
+  }
+  if (o.has(flag_multicast)) s += " multicast";
+  if (o.has(flag_remote)) s += " remote";
+  return s;
+}
+
+}  // namespace detail
+
+inline std::string to_text(const program& p, print_options opt = {}) {
+  using detail::at;
+  std::string s = "kernel " + std::string(p.kernel_name.view()) + " (" + std::string(to_string(p.target)) + ")" + at(p, p.loc, opt) + "\n";
+  const auto& L = p.launch;
+  s += "  launch: " + std::to_string(p.block_threads()) + " threads";
+  if (L.cluster_size() > 1)
+    s += ", cluster " + std::to_string(L.cluster[0]) + "x" + std::to_string(L.cluster[1]) + "x" + std::to_string(L.cluster[2]);
+  if (L.persistent)
+    s += std::string(", persistent, raster ") + (L.rast.order == raster_order::along_m ? "along_m(" : "along_n(") + std::to_string(L.rast.group) + ")";
+  if (L.pdl) s += ", programmatic launch";
+  if (L.manual_barrier_init) s += ", manual barrier init";
+  s += "\n";
+  for (const auto& d : p.dims) s += "  dim " + std::string(d.nm.view()) + (d.mode == dim_mode::dynamic ? ": dynamic\n" : ": specialized\n");
+  for (const auto& t : p.tensors) {
+    s += "  tensor " + std::string(t.nm.view()) + ": " + std::string(to_string(t.dt)) + " [";
+    for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::string(p.dims[t.dims[i]].nm.view());
+    s += std::string("] ") + (t.output ? "output" : "input") + at(p, t.loc, opt) + "\n";
+  }
+  for (const auto& c : p.scalars) s += "  scalar " + std::string(c.nm.view()) + ": " + std::string(to_string(c.dt)) + at(p, c.loc, opt) + "\n";
+  if (p.has_tiling()) {
+    s += "  tile:";
+    for (int i = 0; i < p.tile.count; ++i) {
+      const auto& ax = p.tile.axes[i];
+      s += std::string(i ? "," : "") + " " + std::string(p.dims[ax.dim].nm.view()) + " " + std::to_string(ax.extent) + (ax.kind == axis_kind::reduce ? " (reduce)" : "");
+    }
+    s += at(p, p.tile.loc, opt) + "\n";
+  }
+  for (const auto& r : p.smem) {
+    s += "  smem " + std::string(r.nm.view()) + ": " + std::string(to_string(r.dt)) + " [" + std::to_string(r.rows) + " x " + std::to_string(r.cols) + "] " +
+         to_string(r.mj) + ", swizzle " + to_string(r.swz);
+    if (r.stages > 1) s += ", x" + std::to_string(r.stages);
+    if (r.pipeline != no_index) s += " (pipeline " + std::string(p.pipelines[r.pipeline].nm.view()) + ")";
+    s += at(p, r.loc, opt) + "\n";
+  }
+  for (const auto& t : p.tmem) s += "  tmem " + std::string(t.nm.view()) + ": " + std::to_string(t.columns) + " columns x " + std::to_string(t.lanes) + " lanes" + at(p, t.loc, opt) + "\n";
+  for (const auto& b : p.mbarriers) {
+    s += "  mbarrier " + std::string(b.nm.view()) + ": " + (b.arrivals ? std::to_string(b.arrivals) + " arrivals" : std::string("arrivals derived"));
+    if (b.count > 1) s += ", x" + std::to_string(b.count);
+    s += at(p, b.loc, opt) + "\n";
+  }
+  for (const auto& b : p.named_barriers)
+    s += "  named_barrier " + std::string(b.nm.view()) + ": " + (b.per_unit ? std::string("per unit") : b.threads ? std::to_string(b.threads) + " threads" : std::string("threads derived")) + at(p, b.loc, opt) + "\n";
+  for (const auto& pl : p.pipelines) {
+    s += "  pipeline " + std::string(pl.nm.view()) + ": " + std::to_string(pl.stages) + " stages, carries";
+    for (int i = 0; i < pl.carried_count; ++i) s += std::string(i ? ", " : " ") + std::string(p.smem[pl.carried[i]].nm.view());
+    s += at(p, pl.loc, opt) + "\n";
+  }
+  for (std::size_t ri = 0; ri < p.roles.size(); ++ri) {
+    const auto& r = p.roles[ri];
+    s += "  role " + std::string(r.nm.view()) + ": " + std::to_string(r.count) + (r.unit == role_unit::warpgroup ? " warpgroup" : " warp") + (r.count > 1 ? "s" : "");
+    if (r.regs) s += ", regs " + std::to_string(r.regs);
+    s += at(p, r.loc, opt) + "\n";
+    for (const auto& g : p.regs)
+      if (g.role == ri)
+        s += "    reg " + std::string(g.nm.view()) + ": " + std::string(to_string(g.dt)) + " [" + std::to_string(g.rows) + " x " + std::to_string(g.cols) + "]" +
+             (g.accumulator ? " accumulator" : "") + (g.scope == role_unit::warpgroup ? " per warpgroup" : " per warp") + at(p, g.loc, opt) + "\n";
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      if (p.ops[i].role != ri) continue;
+      s += std::string(4 + 2 * p.depth(static_cast<int>(i)), ' ') + detail::op_text(p, static_cast<int>(i)) + at(p, p.ops[i].loc, opt) + "\n";
+    }
+  }
+  for (const auto& e : p.errors) s += "  build error [" + std::string(e.rule) + "] " + std::string(e.message) + " (value " + std::to_string(e.value) + ")\n";
+  return s;
+}
+
+}  // namespace cake

@@ -1,0 +1,93 @@
+#pragma once
+// The Program: one plain constexpr value holding everything a schedule declared. The analyzer, the cost
+// model and lowering all read it (through the derivations in plan/); nothing else is passed around.
+#include <cstdint>
+#include <string_view>
+
+#include "../core/static_vector.hpp"
+#include "../target/targets.hpp"
+#include "ops.hpp"
+#include "resources.hpp"
+
+namespace cake {
+
+// A finding of the builder at run time (outside constant evaluation the same checks that are compile
+// errors in a constexpr schedule are recorded here; the analyzer reports them as diagnostics).
+struct build_error {
+  std::string_view rule;
+  std::string_view message;
+  long long value = 0;
+  src_loc loc;
+};
+
+namespace capacity {
+inline constexpr std::size_t dims = 8, tensors = 8, scalars = 8, smem = 16, tmem = 4, mbarriers = 16,
+                             named_barriers = 8, pipelines = 4, roles = 6, regs = 16, tile_refs = 48,
+                             ops = 160, errors = 8;
+}
+
+struct program {
+  name kernel_name;
+  target_id target = target_id::sm_90a;
+  launch_decl launch{};
+  tiling tile{};
+  static_vector<dim_decl, capacity::dims> dims;
+  static_vector<tensor_param, capacity::tensors> tensors;
+  static_vector<scalar_param, capacity::scalars> scalars;
+  static_vector<smem_region, capacity::smem> smem;
+  static_vector<tmem_region, capacity::tmem> tmem;
+  static_vector<mbarrier_decl, capacity::mbarriers> mbarriers;
+  static_vector<named_barrier_decl, capacity::named_barriers> named_barriers;
+  static_vector<pipeline_decl, capacity::pipelines> pipelines;
+  static_vector<role_decl, capacity::roles> roles;
+  static_vector<reg_decl, capacity::regs> regs;
+  static_vector<global_tile_ref, capacity::tile_refs> tile_refs;
+  static_vector<op, capacity::ops> ops;
+  static_vector<build_error, capacity::errors> errors;
+  src_loc loc;
+
+  constexpr const target_info& arch() const { return target_of(target); }
+  constexpr bool has_tiling() const { return tile.count > 0; }
+
+  constexpr int block_threads() const {
+    int t = 0;
+    for (const auto& r : roles) t += r.threads();
+    return t;
+  }
+  // Index of the first reduce axis of the tiling, -1 if none.
+  constexpr int reduce_axis() const {
+    for (int i = 0; i < tile.count; ++i)
+      if (tile.axes[i].kind == axis_kind::reduce) return i;
+    return -1;
+  }
+  constexpr int find_dim(std::string_view n) const {
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      if (dims[i].nm == n) return static_cast<int>(i);
+    return -1;
+  }
+  // The tiling axis over a tensor dim, -1 if the dim is not tiled.
+  constexpr int axis_of_dim(int dim) const {
+    for (int i = 0; i < tile.count; ++i)
+      if (tile.axes[i].dim == dim) return i;
+    return -1;
+  }
+  // Ops of the body of a control op, or of a role (parent == -1): iterate i from first to end.
+  constexpr bool inside(int op_id, int ancestor) const {
+    for (int p = ops[op_id].parent; p >= 0; p = ops[p].parent)
+      if (p == ancestor) return true;
+    return false;
+  }
+  constexpr int depth(int op_id) const {
+    int d = 0;
+    for (int p = ops[op_id].parent; p >= 0; p = ops[p].parent) ++d;
+    return d;
+  }
+  // Total smem bytes of a pipeline stage (all carried regions).
+  constexpr int pipeline_stage_bytes(int pipe) const {
+    int b = 0;
+    for (int i = 0; i < pipelines[pipe].carried_count; ++i) b += smem[pipelines[pipe].carried[i]].bytes_per_stage();
+    return b;
+  }
+};
+
+}  // namespace cake

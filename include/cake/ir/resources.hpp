@@ -1,0 +1,180 @@
+#pragma once
+// The resources a kernel declares. Each records storage decisions only (dtype, shape, major-ness,
+// swizzle, stages); where things live (offsets, barrier addresses, TMEM columns, warp ids) is derived in
+// plan/. Every resource records the source line of its declaration.
+#include <cstdint>
+
+#include "../core/dtype.hpp"
+#include "../core/fixed_string.hpp"
+#include "../core/source_location.hpp"
+
+namespace cake {
+
+inline constexpr std::uint8_t no_index = 0xff;
+
+// ---- kernel parameters ---------------------------------------------------------------------------
+enum class dim_mode : std::uint8_t {
+  dynamic,      // a runtime argument of every launch
+  specialized,  // known when the kernel is JIT-compiled: baked into the generated code (and the cache key)
+};
+struct dim_decl {
+  name nm;
+  dim_mode mode = dim_mode::dynamic;
+};
+
+struct dim_spec {  // what the user writes in dims(...): a name and a mode
+  name nm;
+  dim_mode mode = dim_mode::dynamic;
+  constexpr dim_spec() = default;
+  constexpr dim_spec(const char* s) : nm(s) {}
+  constexpr dim_spec(name n, dim_mode m) : nm(n), mode(m) {}
+};
+constexpr dim_spec dyn(const char* s) { return {name{s}, dim_mode::dynamic}; }
+constexpr dim_spec spec(const char* s) { return {name{s}, dim_mode::specialized}; }
+
+struct dim_list {
+  static constexpr int max_rank = 4;
+  dim_spec items[max_rank]{};
+  int rank = 0;
+  bool overflow = false;
+};
+template <class... D>
+constexpr dim_list dims(D... d) {
+  dim_list l;
+  ((l.rank < dim_list::max_rank ? (void)(l.items[l.rank++] = dim_spec(d)) : (void)(l.overflow = true)), ...);
+  return l;
+}
+
+// A global tensor: row-major over its dims (the last dim is contiguous); strides of the outer dims are
+// runtime arguments, so leading dimensions may exceed the logical extent.
+struct tensor_param {
+  name nm;
+  dtype dt = dtype::f32;
+  bool output = false;
+  std::uint8_t rank = 0;
+  std::uint8_t dims[dim_list::max_rank]{};  // indices into program::dims
+  src_loc loc;
+};
+struct scalar_param {
+  name nm;
+  dtype dt = dtype::f32;
+  src_loc loc;
+};
+
+// ---- shared memory -----------------------------------------------------------------------------
+enum class swizzle : std::uint8_t { none, b32, b64, b128 };
+constexpr int swizzle_bytes(swizzle s) { return s == swizzle::b32 ? 32 : s == swizzle::b64 ? 64 : s == swizzle::b128 ? 128 : 0; }
+constexpr const char* to_string(swizzle s) {
+  return s == swizzle::b32 ? "32B" : s == swizzle::b64 ? "64B" : s == swizzle::b128 ? "128B" : "none";
+}
+// The swizzle pattern repeats every 8 rows of the span: a swizzled region must start on that boundary
+// (hardware-facts §2: 1024 B for 128B, 512 B for 64B, 256 B for 32B); anything else on 128 B.
+constexpr int swizzle_alignment(swizzle s) { return s == swizzle::none ? 128 : 8 * swizzle_bytes(s); }
+
+// Which logical dimension is contiguous for an MMA operand stored in this region.
+enum class major : std::uint8_t { k, mn };
+constexpr const char* to_string(major m) { return m == major::k ? "k-major" : "mn-major"; }
+
+// A region is a 2-D tile [rows x cols], cols contiguous, optionally in several copies (stages). One
+// copy is what one TMA box moves.
+struct smem_region {
+  name nm;
+  dtype dt = dtype::bf16;
+  int rows = 0, cols = 0;
+  swizzle swz = swizzle::none;
+  major mj = major::k;
+  int stages = 1;                    // copies; set by pipeline(...).carries(...) or .copies(n)
+  std::uint8_t pipeline = no_index;  // the pipeline that carries it
+  src_loc loc;
+
+  constexpr int bytes_per_stage() const { return rows * cols * size_bits(dt) / 8; }
+  constexpr int bytes() const { return bytes_per_stage() * stages; }
+  constexpr int inner_bytes() const { return cols * size_bits(dt) / 8; }
+};
+
+// ---- tensor memory (sm_100a) --------------------------------------------------------------------
+struct tmem_region {
+  name nm;
+  dtype dt = dtype::f32;
+  int columns = 0;  // 32-bit columns
+  int lanes = 128;
+  src_loc loc;
+};
+
+// ---- synchronization --------------------------------------------------------------------------
+struct mbarrier_decl {
+  name nm;
+  int arrivals = 0;  // expected arrivals per phase; 0 = derived from the ops that arrive on it
+  int count = 1;     // array of barriers (e.g. one per stage)
+  src_loc loc;
+};
+struct named_barrier_decl {
+  name nm;
+  int threads = 0;        // 0 = derived from the roles that use it
+  bool per_unit = false;  // one hardware barrier per unit (warp/warpgroup) of each role that uses it
+  src_loc loc;
+};
+struct pipeline_decl {
+  name nm;
+  int stages = 0;
+  std::uint8_t carried[4]{no_index, no_index, no_index, no_index};  // smem regions
+  int carried_count = 0;
+  src_loc loc;
+};
+
+// ---- warp roles ----------------------------------------------------------------------------
+enum class role_unit : std::uint8_t { warp, warpgroup };
+struct role_decl {
+  name nm;
+  role_unit unit = role_unit::warp;
+  int count = 1;  // warps or warpgroups
+  int regs = 0;   // per-thread register budget set with setmaxnreg; 0 = none
+  src_loc loc;
+  constexpr int warps() const { return unit == role_unit::warpgroup ? 4 * count : count; }
+  constexpr int threads() const { return 32 * warps(); }
+};
+
+// ---- register tiles ---------------------------------------------------------------------------
+// A tile held in registers by each unit (warp or warpgroup) of one role; accumulators are register
+// tiles that MMAs write.
+struct reg_decl {
+  name nm;
+  dtype dt = dtype::f32;
+  int rows = 0, cols = 0;
+  std::uint8_t role = no_index;
+  role_unit scope = role_unit::warpgroup;
+  bool accumulator = false;
+  src_loc loc;
+};
+
+// ---- tiling and launch -----------------------------------------------------------------------
+enum class axis_kind : std::uint8_t { parallel, reduce };
+struct tile_axis {
+  std::uint8_t dim = no_index;  // index into program::dims
+  int extent = 0;
+  axis_kind kind = axis_kind::parallel;
+};
+struct tiling {
+  tile_axis axes[4]{};
+  int count = 0;
+  src_loc loc;
+};
+
+enum class raster_order : std::uint8_t { along_m, along_n };
+struct raster {
+  raster_order order = raster_order::along_m;
+  int group = 1;  // tiles of the swizzle group along the order axis; 1 = plain row-major order
+  static constexpr raster along_m(int group) { return {raster_order::along_m, group}; }
+  static constexpr raster along_n(int group) { return {raster_order::along_n, group}; }
+};
+
+struct launch_decl {
+  int cluster[3] = {1, 1, 1};  // CTAs of a cluster along the tiling's parallel axes (x = first axis)
+  bool persistent = false;
+  raster rast{};
+  bool manual_barrier_init = false;  // the schedule initializes its own mbarriers (analyzer checks it)
+  bool pdl = false;                  // launched with programmatic stream serialization
+  constexpr int cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
+};
+
+}  // namespace cake

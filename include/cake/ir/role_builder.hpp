@@ -1,0 +1,496 @@
+#pragma once
+// The body of a role: `k.role("math", warpgroups(2), regs(232), [&](auto& r) { ... })`. Every method
+// records one op (with the caller's source line) into the role being built; loops take a lambda whose
+// ops form the loop body.
+#include <type_traits>
+
+#include "kernel_builder.hpp"
+
+namespace cake {
+
+// Returned by ops that take modifiers: r.tma_load(...).multicast(), r.wgmma(...).overwrite_on_first(kt).
+struct op_ref {
+  kernel_builder* k = nullptr;
+  int id = 0;
+  constexpr op& get() const { return k->p.ops[id]; }
+  // TMA load to every CTA of the cluster (each CTA loads its share and all receive the whole tile).
+  constexpr op_ref multicast() const {
+    if (k->p.launch.cluster_size() < 2)
+      k->fail<"instruction.multicast-without-cluster", "multicast needs a cluster of 2 or more CTAs: call k.cluster(...) first (value: op#)">(id, get().loc);
+    get().flags |= flag_multicast;
+    return *this;
+  }
+  // MMA writes D = A*B instead of D += A*B.
+  constexpr op_ref overwrite() const {
+    get().flags |= flag_overwrite;
+    return *this;
+  }
+  // MMA writes D = A*B on the first iteration of loop `it`, accumulates afterwards.
+  constexpr op_ref overwrite_on_first(index_expr it) const {
+    if (it.term_count != 1 || it.terms[0].kind != var_kind::loop)
+      k->fail<"ir.overwrite-first", "overwrite_on_first takes a loop variable (value: op#)">(id, get().loc);
+    get().flags |= flag_overwrite_first;
+    get().imm[2] = it.terms[0].ref;
+    return *this;
+  }
+  // mbarrier arrive on the same barrier in every CTA of the cluster.
+  constexpr op_ref remote() const {
+    get().flags |= flag_remote;
+    return *this;
+  }
+};
+
+template <class X> using element_of = typename X::element;
+
+class role {
+ public:
+  constexpr role(kernel_builder* k, int role) : k_(k), role_(static_cast<std::uint8_t>(role)) {}
+
+  // ---- index variables ------------------------------------------------------------------------
+  constexpr index_expr warpgroup() const { return var_index(var_kind::warpgroup, 0); }
+  constexpr index_expr warp() const { return var_index(var_kind::warp, 0); }
+  constexpr index_expr cluster_rank() const { return var_index(var_kind::cluster_rank, 0); }
+  constexpr const role_decl& decl() const { return k_->p.roles[role_]; }
+
+  // ---- register tiles ----------------------------------------------------------------------------
+  // Held by each unit of this role (a warpgroup's accumulator for wgmma, a warp's for mma.sync).
+  template <element_type T>
+  constexpr reg_tile<T> accumulator(located_name nm, shape2 s) { return add_reg<T>(nm, s, true); }
+  template <element_type T>
+  constexpr reg_tile<T> fragment(located_name nm, shape2 s) { return add_reg<T>(nm, s, false); }
+
+  // ---- control --------------------------------------------------------------------------------------
+  // The persistent tile loop (or the single tile of a non-persistent CTA).
+  template <class F>
+  constexpr void for_each_tile(const tiling_ref&, F body, src_loc at = src_loc::current()) {
+    if (!k_->p.has_tiling()) k_->fail<"ir.no-tiling", "for_each_tile needs k.tile(...) first (value: 0)">(0, at);
+    op o;
+    o.kind = op_kind::tile_loop;
+    const int id = open(o, at);
+    body(tile_coords{var_index(var_kind::tile_coord, 0), var_index(var_kind::tile_coord, 1)});
+    close(id);
+  }
+  // A loop over the tiling's reduce axis: ceil(K / k) iterations.
+  template <class F>
+  constexpr void for_each_k(const tiling_ref&, F body, src_loc at = src_loc::current()) {
+    const int ax = k_->p.reduce_axis();
+    if (ax < 0) k_->fail<"ir.no-reduce-axis", "for_each_k needs a tiling with a reduce axis, e.g. k.tile(m, n, k) (value: 0)">(0, at);
+    op o;
+    o.kind = op_kind::loop;
+    o.imm[1] = ax;
+    const int id = open(o, at);
+    body(var_index(var_kind::loop, id));
+    close(id);
+  }
+  // A loop with a trip count known when the schedule is written (unrolled by lowering).
+  template <class F>
+  constexpr void for_range(int n, F body, src_loc at = src_loc::current()) {
+    if (n < 1 || n > 1024) k_->fail<"ir.trip-count", "for_range takes 1..1024 iterations (value: the count)">(n, at);
+    op o;
+    o.kind = op_kind::loop;
+    o.flags = flag_static_trip;
+    o.imm[1] = n;
+    const int id = open(o, at);
+    body(var_index(var_kind::loop, id));
+    close(id);
+  }
+  constexpr op_ref setmaxnreg(int n, src_loc at = src_loc::current()) { return simple(op_kind::setmaxnreg, at, n); }
+  constexpr op_ref griddep_wait(src_loc at = src_loc::current()) { return simple(op_kind::griddep_wait, at); }
+  constexpr op_ref griddep_launch_dependents(src_loc at = src_loc::current()) { return simple(op_kind::griddep_launch, at); }
+
+  // ---- compute ----------------------------------------------------------------------------------------
+  // One warpgroup MMA over a K tile: D[rows x N] (+)= A[rows x K] * B[N x K]^T. A from smem or
+  // registers, B from smem; lowering issues one wgmma.mma_async per K step of the instruction.
+  template <class Acc, class A, class B>
+  constexpr op_ref wgmma(Acc acc, A a, B b, src_loc at = src_loc::current()) {
+    static_assert(is_reg_tile<Acc>, "[memory.operand-space] wgmma accumulates into a register tile: pass r.accumulator<...>(...)");
+    static_assert(is_smem_tile<A> || is_reg_tile<A>, "[memory.operand-space] wgmma reads A from shared memory or registers");
+    static_assert(is_smem_tile<B>, "[memory.operand-space] wgmma reads B from shared memory: pass an smem tile");
+    check_mma_types<Acc, A, B>();
+    return mma(op_kind::wgmma, acc.o, a.o, b.o, at);
+  }
+  // Warp-level MMA (sm_80 mma.sync) over a K tile; operands from smem are read with ldmatrix.
+  template <class Acc, class A, class B>
+  constexpr op_ref mma_sync(Acc acc, A a, B b, src_loc at = src_loc::current()) {
+    static_assert(is_reg_tile<Acc>, "[memory.operand-space] mma_sync accumulates into a register tile");
+    static_assert(is_smem_tile<A> || is_reg_tile<A>, "[memory.operand-space] mma_sync reads A from shared memory or registers");
+    static_assert(is_smem_tile<B> || is_reg_tile<B>, "[memory.operand-space] mma_sync reads B from shared memory or registers");
+    check_mma_types<Acc, A, B>();
+    return mma(op_kind::mma_sync, acc.o, a.o, b.o, at);
+  }
+  // sm_100a tensor-core MMA into tensor memory, issued by one thread.
+  template <class A, class B>
+  constexpr op_ref tcgen05_mma(tmem_tile acc, A a, B b, src_loc at = src_loc::current()) {
+    static_assert(is_smem_tile<A> || is_tmem_tile<A>, "[memory.operand-space] tcgen05.mma reads A from shared memory or tensor memory");
+    static_assert(is_smem_tile<B>, "[memory.operand-space] tcgen05.mma reads B from shared memory");
+    check_mma_types<tmem_tile, A, B>();
+    return mma(op_kind::tcgen05_mma, acc.o, a.o, b.o, at);
+  }
+  template <class T>
+  constexpr op_ref fill(reg_tile<T> dst, float value, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::fill;
+    o.d = dst.o;
+    o.imm[0] = __builtin_bit_cast(std::int32_t, value);
+    return emit(o, at);
+  }
+  template <class T>
+  constexpr op_ref zero(reg_tile<T> dst, src_loc at = src_loc::current()) { return fill(dst, 0.0f, at); }
+  template <class T, class U>
+  constexpr op_ref elementwise(elementwise_op f, reg_tile<T> dst, reg_tile<U> a, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::elementwise;
+    o.d = dst.o;
+    o.a = a.o;
+    o.imm[0] = static_cast<int>(f);
+    return emit(o, at);
+  }
+  template <class T, class U, class V>
+  constexpr op_ref elementwise(elementwise_op f, reg_tile<T> dst, reg_tile<U> a, reg_tile<V> b, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::elementwise;
+    o.d = dst.o;
+    o.a = a.o;
+    o.b = b.o;
+    o.imm[0] = static_cast<int>(f);
+    return emit(o, at);
+  }
+  // Row reductions into a column vector (a register tile with one column).
+  template <class T, class U>
+  constexpr op_ref row_max(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::max, dst.o, src.o, at); }
+  template <class T, class U>
+  constexpr op_ref row_sum(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::sum, dst.o, src.o, at); }
+  template <class T, class U>
+  constexpr op_ref row_argmin(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::argmin_rows, reduce_kind::max, dst.o, src.o, at); }
+  // A converted copy of a register tile: auto out = r.convert<bf16>(acc);
+  template <element_type T, class U>
+  constexpr reg_tile<T> convert(reg_tile<U> src, src_loc at = src_loc::current()) {
+    const auto& s = k_->p.regs[src.o.index];
+    reg_decl d = s;
+    d.dt = T::value;
+    d.accumulator = false;
+    d.loc = at;
+    d.nm = suffixed(s.nm, to_string(T::value));
+    reg_tile<T> dst;
+    dst.o.kind = operand_kind::reg;
+    dst.o.index = static_cast<std::uint8_t>(k_->add(k_->p.regs, d, at));
+    op o;
+    o.kind = op_kind::convert;
+    o.d = dst.o;
+    o.a = src.o;
+    emit(o, at);
+    return dst;
+  }
+
+  // ---- memory ------------------------------------------------------------------------------------
+  template <class T, class U>
+  constexpr op_ref tma_load(smem_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA load copies bytes: the smem tile and the tensor must have the same dtype");
+    return move(op_kind::tma_load, dst.o, global_operand(src, at), at);
+  }
+  template <class T, class U>
+  constexpr op_ref tma_store(global_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA store copies bytes: the smem tile and the tensor must have the same dtype");
+    return move(op_kind::tma_store, global_operand(dst, at), src.o, at);
+  }
+  // Prefetch a tensor's TMA descriptor (prefetch.tensormap).
+  template <class T>
+  constexpr op_ref prefetch_tensor_map(tensor<T> t, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::tma_prefetch;
+    o.a.kind = operand_kind::tensor;
+    o.a.index = t.index;
+    return emit(o, at);
+  }
+  template <class T, class U>
+  constexpr op_ref cp_async(smem_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, U>, "[representation.copy-dtype] cp.async copies bytes: the smem tile and the tensor must have the same dtype");
+    return move(op_kind::cp_async, dst.o, global_operand(src, at), at);
+  }
+  // Register tile <-> global tile / smem tile.
+  template <class T, class Src>
+  constexpr op_ref load(reg_tile<T> dst, Src src, src_loc at = src_loc::current()) {
+    if constexpr (is_global_tile<Src>) return move(op_kind::load_global, dst.o, global_operand(src, at), at);
+    else {
+      static_assert(is_smem_tile<Src>, "[memory.operand-space] load reads a global tile or an smem tile");
+      return move(op_kind::load_shared, dst.o, src.o, at);
+    }
+  }
+  template <class Dst, class T>
+  constexpr op_ref store(Dst dst, reg_tile<T> src, src_loc at = src_loc::current()) {
+    if constexpr (is_global_tile<Dst>) return move(op_kind::store_global, global_operand(dst, at), src.o, at);
+    else {
+      static_assert(is_smem_tile<Dst>, "[memory.operand-space] store writes a global tile or an smem tile");
+      return move(op_kind::store_shared, dst.o, src.o, at);
+    }
+  }
+  template <class T, class U>
+  constexpr op_ref ldmatrix(reg_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(size_bits(T::value) == size_bits(U::value), "[representation.ldmatrix-dtype] ldmatrix moves 16-bit elements unchanged: use tiles of one 16-bit dtype");
+    return move(op_kind::ldmatrix, dst.o, src.o, at);
+  }
+  template <class T, class U>
+  constexpr op_ref stmatrix(smem_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, U>, "[representation.stmatrix-dtype] stmatrix stores 16-bit elements unchanged: convert the register tile first (r.convert<...>)");
+    return move(op_kind::stmatrix, dst.o, src.o, at);
+  }
+  template <class T>
+  constexpr op_ref tmem_load(reg_tile<T> dst, tmem_tile src, src_loc at = src_loc::current()) { return move(op_kind::tmem_load, dst.o, src.o, at); }
+  template <class T>
+  constexpr op_ref tmem_store(tmem_tile dst, reg_tile<T> src, src_loc at = src_loc::current()) { return move(op_kind::tmem_store, dst.o, src.o, at); }
+  constexpr op_ref tmem_alloc(tmem_tile t, src_loc at = src_loc::current()) { return move(op_kind::tmem_alloc, t.o, {}, at); }
+  constexpr op_ref tmem_dealloc(tmem_tile t, src_loc at = src_loc::current()) { return move(op_kind::tmem_dealloc, t.o, {}, at); }
+
+  // ---- synchronization --------------------------------------------------------------------------
+  // Pipelines: the producer acquires a free stage (waits 'empty', expects the carried bytes on 'full');
+  // the consumer waits for a filled stage and releases it when done.
+  constexpr slot acquire(pipeline_ref pl, src_loc at = src_loc::current()) { return pipeline_op(op_kind::pipeline_acquire, pl, at); }
+  constexpr slot wait(pipeline_ref pl, src_loc at = src_loc::current()) { return pipeline_op(op_kind::pipeline_wait, pl, at); }
+  constexpr op_ref release(pipeline_ref pl, slot s, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::pipeline_release;
+    o.d.kind = operand_kind::pipeline;
+    o.d.index = pl.index;
+    o.a.kind = operand_kind::pipeline;
+    o.a.index = s.pipeline;
+    o.a.sel = stage_sel::slot;
+    o.a.slot_op = s.op;
+    if (s.pipeline != pl.index)
+      k_->fail<"ir.slot-pipeline", "release(p, slot): the slot came from another pipeline (value: op# of the slot's acquire/wait)">(s.op, at);
+    return emit(o, at);
+  }
+  // Explicit mbarrier ops (for hand-written protocols; pipelines derive these).
+  constexpr op_ref init(mbarrier_ref b, int count, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_init, b, count, at); }
+  constexpr op_ref arrive(mbarrier_ref b, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_arrive, b, 1, at); }
+  constexpr op_ref arrive_expect_tx(mbarrier_ref b, int bytes, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_arrive_expect_tx, b, bytes, at); }
+  constexpr op_ref expect_tx(mbarrier_ref b, int bytes, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_expect_tx, b, bytes, at); }
+  // Waits for the barrier's current phase; the parity is tracked by Cake through loops.
+  constexpr op_ref wait(mbarrier_ref b, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_wait, b, 0, at); }
+  constexpr op_ref sync(named_barrier_ref b, src_loc at = src_loc::current()) { return named_op(op_kind::named_barrier_sync, b, at); }
+  constexpr op_ref arrive(named_barrier_ref b, src_loc at = src_loc::current()) { return named_op(op_kind::named_barrier_arrive, b, at); }
+  constexpr op_ref fence_proxy_async(src_loc at = src_loc::current()) { return simple(op_kind::fence_proxy_async, at); }
+  constexpr op_ref fence_mbarrier_init(src_loc at = src_loc::current()) { return simple(op_kind::fence_mbarrier_init, at); }
+  constexpr op_ref tcgen05_fence_before(src_loc at = src_loc::current()) { return simple(op_kind::tcgen05_fence_before, at); }
+  constexpr op_ref tcgen05_fence_after(src_loc at = src_loc::current()) { return simple(op_kind::tcgen05_fence_after, at); }
+  constexpr op_ref tcgen05_commit(mbarrier_ref b, src_loc at = src_loc::current()) { return barrier_op(op_kind::tcgen05_commit, b, 0, at); }
+  constexpr op_ref cluster_arrive(src_loc at = src_loc::current()) { return simple(op_kind::cluster_arrive, at); }
+  constexpr op_ref cluster_wait(src_loc at = src_loc::current()) { return simple(op_kind::cluster_wait, at); }
+  constexpr void cluster_sync(src_loc at = src_loc::current()) {
+    cluster_arrive(at);
+    cluster_wait(at);
+  }
+  constexpr op_ref wgmma_fence(src_loc at = src_loc::current()) { return simple(op_kind::wgmma_fence, at); }
+  constexpr op_ref wgmma_commit(src_loc at = src_loc::current()) { return simple(op_kind::wgmma_commit, at); }
+  // Wait until at most n committed wgmma groups of this warpgroup are pending.
+  constexpr op_ref wgmma_wait(int n, src_loc at = src_loc::current()) { return counted(op_kind::wgmma_wait, n, 7, at); }
+  constexpr op_ref cp_async_commit(src_loc at = src_loc::current()) { return simple(op_kind::cp_async_commit, at); }
+  constexpr op_ref cp_async_wait(int n, src_loc at = src_loc::current()) { return counted(op_kind::cp_async_wait, n, 7, at); }
+  // TMA store groups: commit, then wait until at most n groups are pending (read: until their smem
+  // sources may be overwritten; otherwise until the writes are done).
+  constexpr op_ref bulk_commit(src_loc at = src_loc::current()) { return simple(op_kind::bulk_commit, at); }
+  constexpr op_ref bulk_wait_read(int n, src_loc at = src_loc::current()) {
+    auto r = counted(op_kind::bulk_wait, n, 7, at);
+    r.get().flags |= flag_read_only;
+    return r;
+  }
+  constexpr op_ref bulk_wait(int n, src_loc at = src_loc::current()) { return counted(op_kind::bulk_wait, n, 7, at); }
+
+ private:
+  kernel_builder* k_;
+  std::uint8_t role_;
+
+  constexpr op_ref emit(op o, src_loc at) {
+    o.role = role_;
+    o.parent = static_cast<std::int16_t>(k_->parent_);
+    o.loc = at;
+    const int id = k_->add(k_->p.ops, o, at);
+    k_->admit(o.kind, id, at);
+    return {k_, id};
+  }
+  constexpr int open(op o, src_loc at) {
+    const int id = emit(o, at).id;
+    k_->parent_ = id;
+    return id;
+  }
+  constexpr void close(int id) {
+    k_->p.ops[id].end = static_cast<std::int16_t>(k_->p.ops.size());
+    k_->parent_ = k_->p.ops[id].parent;
+  }
+  constexpr op_ref simple(op_kind kind, src_loc at, int imm0 = 0) {
+    op o;
+    o.kind = kind;
+    o.imm[0] = imm0;
+    if (kind == op_kind::setmaxnreg) check_regs(imm0, at);
+    return emit(o, at);
+  }
+  constexpr op_ref counted(op_kind kind, int n, int max, src_loc at) {
+    if (n < 0 || n > max) k_->fail<"ir.wait-count", "a wait_group count is 0..7 (value: the count)">(n, at);
+    return simple(kind, at, n);
+  }
+  constexpr op_ref move(op_kind kind, operand d, operand a, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d = d;
+    o.a = a;
+    return emit(o, at);
+  }
+  constexpr op_ref reduce(op_kind kind, reduce_kind rk, operand d, operand a, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d = d;
+    o.a = a;
+    o.imm[0] = static_cast<int>(rk);
+    return emit(o, at);
+  }
+  constexpr op_ref barrier_op(op_kind kind, mbarrier_ref b, int imm0, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d.kind = operand_kind::mbarrier;
+    o.d.index = b.index;
+    o.d.stage = b.elem;
+    o.imm[0] = imm0;
+    if ((kind == op_kind::mbarrier_arrive_expect_tx || kind == op_kind::mbarrier_expect_tx) && (imm0 < 0 || imm0 >= (1 << 20)))
+      k_->fail<"sync.tx-count-range", "an mbarrier tx-count is 0..2^20-1 bytes (value: the bytes)">(imm0, at);
+    return emit(o, at);
+  }
+  constexpr op_ref named_op(op_kind kind, named_barrier_ref b, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d.kind = operand_kind::named_barrier;
+    o.d.index = b.index;
+    return emit(o, at);
+  }
+  constexpr slot pipeline_op(op_kind kind, pipeline_ref pl, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d.kind = operand_kind::pipeline;
+    o.d.index = pl.index;
+    const int id = emit(o, at).id;
+    return slot{pl.index, static_cast<std::uint16_t>(id), k_};
+  }
+  template <class T>
+  constexpr operand global_operand(const global_tile<T>& g, src_loc at) {
+    if (g.given != g.ref.rank)
+      k_->fail<"ir.tile-rank", "tensor.tile(...) takes one coordinate per dim of the tensor (value: coordinates given)">(g.given, at);
+    for (int i = 0; i < g.ref.rank; ++i)
+      if (!g.ref.coords[i].valid)
+        k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this one cannot be represented (value: the coordinate's position)">(i, at);
+    operand o;
+    o.kind = operand_kind::global;
+    o.index = static_cast<std::uint8_t>(k_->add_tile_ref(g.ref, at));
+    return o;
+  }
+  template <element_type T>
+  constexpr reg_tile<T> add_reg(located_name nm, shape2 s, bool acc) {
+    reg_decl d;
+    k_->set_name(d.nm, nm.text, nm.loc);
+    d.dt = T::value;
+    d.rows = s.rows;
+    d.cols = s.cols;
+    d.role = role_;
+    d.scope = decl().unit;
+    d.accumulator = acc;
+    d.loc = nm.loc;
+    if (s.rows <= 0 || s.cols <= 0) k_->fail<"ir.reg-shape", "a register tile needs positive rows and columns (value: rows * cols)">(static_cast<long long>(s.rows) * s.cols, nm.loc);
+    reg_tile<T> h;
+    h.o.kind = operand_kind::reg;
+    h.o.index = static_cast<std::uint8_t>(k_->add(k_->p.regs, d, nm.loc));
+    return h;
+  }
+  // "acc" + "bf16" -> "acc.bf16" (the base is shortened so that the suffix always fits).
+  static constexpr name suffixed(const name& base, std::string_view suffix) {
+    char buf[name::capacity + 1]{};
+    std::size_t len = 0;
+    const std::size_t keep = name::capacity - 1 - suffix.size();
+    for (char c : base.view())
+      if (len < keep) buf[len++] = c;
+    buf[len++] = '.';
+    for (char c : suffix) buf[len++] = c;
+    return name{std::string_view{buf, len}};
+  }
+  constexpr void check_regs(int n, src_loc at) {
+    const auto& lim = k_->p.arch().limits;
+    if (n % 8 || n < (lim.setmaxnreg_min ? lim.setmaxnreg_min : 24) || n > (lim.setmaxnreg_max ? lim.setmaxnreg_max : 256))
+      k_->fail<"resource.setmaxnreg-value", "setmaxnreg takes a multiple of 8 in 24..256 (value: the register count)">(n, at);
+  }
+  template <class Acc, class A, class B>
+  static constexpr void check_mma_types() {
+    using TA = element_of<A>;
+    using TB = element_of<B>;
+    using TD = element_of<Acc>;
+    static_assert(std::is_same_v<TA, TB>, "[instruction.mma-dtype-mismatch] the A and B operands of an MMA must have the same dtype");
+    static_assert(accumulator_legal(TA::value, TD::value), "[representation.accumulator-dtype] this accumulator dtype is not legal for the operand dtype (bf16/tf32 -> f32; f16/fp8 -> f16 or f32; i8 -> i32)");
+  }
+  // Rows and columns of an operand after part selection.
+  constexpr shape2 shape_of(const operand& o) const {
+    shape2 s{};
+    if (o.kind == operand_kind::reg) s = {k_->p.regs[o.index].rows, k_->p.regs[o.index].cols};
+    else if (o.kind == operand_kind::smem) s = {k_->p.smem[o.index].rows, k_->p.smem[o.index].cols};
+    else if (o.kind == operand_kind::tmem) s = {k_->p.tmem[o.index].lanes, k_->p.tmem[o.index].columns};
+    if (o.part == part_axis::rows && o.parts) s.rows /= o.parts;
+    if (o.part == part_axis::cols && o.parts) s.cols /= o.parts;
+    return s;
+  }
+  constexpr op_ref mma(op_kind kind, operand d, operand a, operand b, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d = d;
+    o.a = a;
+    o.b = b;
+    const op_ref r = emit(o, at);
+    const auto& t = k_->p.arch();
+    const shape2 acc = shape_of(d);
+    if (kind == op_kind::wgmma) {
+      if (decl().unit != role_unit::warpgroup)
+        k_->fail<"instruction.wgmma-unit", "wgmma is issued by warpgroups: declare the role with warpgroups(n) (value: op#)">(r.id, at);
+      if (acc.rows % 64)
+        k_->fail<"instruction.mma-shape", "wgmma: the accumulator's rows per warpgroup must be a multiple of 64 (value: rows)">(acc.rows, at);
+      if (t.admitted(feature::wgmma) && !mma_shape_legal(t, unit_wgmma, 64, acc.cols))
+        k_->fail<"instruction.mma-shape", "wgmma: N (the accumulator's columns) must be 8..256 in steps of 8 (value: N)">(acc.cols, at);
+      if (a.kind == operand_kind::smem && is_float8(k_->p.smem[a.index].dt) &&
+          (k_->p.smem[a.index].mj == major::mn || k_->p.smem[b.index].mj == major::mn))
+        k_->fail<"instruction.wgmma-major", "wgmma with fp8 operands takes K-major A and B only (value: op#)">(r.id, at);
+    } else if (kind == op_kind::mma_sync) {
+      if (decl().unit != role_unit::warp)
+        k_->fail<"instruction.mma-sync-unit", "mma_sync is issued per warp: declare the role with warps(n) (value: op#)">(r.id, at);
+      if (acc.rows % 16 || acc.cols % 8)
+        k_->fail<"instruction.mma-shape", "mma.sync: a warp's accumulator tile must be a multiple of 16 x 8 (value: rows * 1000 + cols)">(static_cast<long long>(acc.rows) * 1000 + acc.cols, at);
+    } else if (kind == op_kind::tcgen05_mma) {
+      const shape2 as = shape_of(a), bs = shape_of(b);
+      const int m = (a.kind == operand_kind::smem && k_->p.smem[a.index].mj == major::mn) ? as.cols : as.rows;
+      const int n = (k_->p.smem[b.index].mj == major::mn) ? bs.cols : bs.rows;
+      if (t.admitted(feature::tcgen05) && !mma_shape_legal(t, unit_tcgen05, m, n))
+        k_->fail<"instruction.mma-shape", "tcgen05.mma cta_group::1: M must be 64 or 128 and N 8..256 in steps of 8 (value: M * 1000 + N)">(static_cast<long long>(m) * 1000 + n, at);
+    }
+    return r;
+  }
+};
+
+template <class F>
+constexpr void kernel_builder::role(std::string_view nm, units_t u, regs_t r, F body, src_loc at) {
+  if (role_ >= 0) {
+    fail<"ir.nested-role", "roles cannot be declared inside another role's body (value: 0)">(0, at);
+    return;
+  }
+  role_decl d;
+  set_name(d.nm, nm, at);
+  d.unit = u.unit;
+  d.count = u.count;
+  d.regs = r.value;
+  d.loc = at;
+  if (u.count < 1) fail<"ir.role-size", "a role has at least one warp or warpgroup (value: the count)">(u.count, at);
+  const auto& lim = p.arch().limits;
+  if (r.value && (r.value % 8 || r.value < 24 || r.value > 256))
+    fail<"resource.setmaxnreg-value", "regs(n) sets the role's registers with setmaxnreg: a multiple of 8 in 24..256 (value: n)">(r.value, at);
+  const int id = add(p.roles, d, at);
+  if (p.block_threads() > lim.max_threads_per_block)
+    fail<"resource.threads-per-block", "the roles add up to more than 1024 threads per block (value: the threads)">(p.block_threads(), at);
+  role_ = id;
+  parent_ = -1;
+  cake::role rb(this, id);
+  body(rb);
+  role_ = -1;
+  parent_ = -1;
+}
+
+}  // namespace cake
