@@ -4,3 +4,4 @@
 #include "core/dtype.hpp"
 #include "ir.hpp"
 #include "target/targets.hpp"
+#include "plan/plan.hpp"

@@ -124,7 +124,8 @@ struct slot {
   std::uint16_t op = 0;
   kernel_builder* builder = nullptr;
   template <element_type T>
-  constexpr smem_tile<T> operator[](smem_tile<T> region) const;  // defined in builder.hpp
+  constexpr smem_tile<T> operator[](smem_tile<T> region) const;  // defined in kernel_builder.hpp
+  constexpr tmem_tile operator[](tmem_tile region) const;
 };
 
 // The tiling declared with k.tile(...): extents by name.

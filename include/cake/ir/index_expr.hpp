@@ -1,6 +1,7 @@
 #pragma once
 // Index expressions: how an op names "which tile" or "which stage/part" without the user writing
-// addresses. An expression is ((c + sum of coef * var) / div) % mod over a few symbolic variables:
+// addresses. An expression is ((c + sum of coef * term) / div) % mod, each term being
+// (var / tdiv) % tmod of one symbolic variable:
 // the current tile's coordinates, loop counters, the warpgroup/warp index inside a role and the CTA rank
 // inside the cluster. Lowering turns it into C++ arithmetic; the analyzer evaluates it abstractly.
 #include <cstdint>
@@ -20,6 +21,15 @@ struct index_term {
   var_kind kind = var_kind::none;
   std::uint16_t ref = 0;
   std::int16_t coef = 0;
+  std::int16_t div = 1;  // the variable is divided...
+  std::int16_t mod = 0;  // ...then reduced modulo this (0 = not), before scaling by coef
+  constexpr bool plain() const { return div == 1 && mod == 0; }
+  constexpr bool same_var(const index_term& o) const { return kind == o.kind && ref == o.ref && div == o.div && mod == o.mod; }
+  template <class F>
+  constexpr long long value(F&& value_of) const {
+    long long v = value_of(*this) / div;
+    return mod ? v % mod : v;
+  }
   friend constexpr bool operator==(const index_term&, const index_term&) = default;
 };
 
@@ -53,7 +63,7 @@ struct index_expr {
   template <class F>
   constexpr long long eval(F&& value_of) const {
     long long v = constant;
-    for (int i = 0; i < term_count; ++i) v += static_cast<long long>(terms[i].coef) * value_of(terms[i]);
+    for (int i = 0; i < term_count; ++i) v += static_cast<long long>(terms[i].coef) * terms[i].value(value_of);
     v /= div;
     if (mod) v %= mod;
     return v;
@@ -89,7 +99,7 @@ constexpr index_expr operator+(index_expr a, const index_expr& b) {
   for (int j = 0; j < b.term_count; ++j) {
     bool merged = false;
     for (int i = 0; i < a.term_count; ++i)
-      if (a.terms[i].kind == b.terms[j].kind && a.terms[i].ref == b.terms[j].ref) {
+      if (a.terms[i].same_var(b.terms[j])) {
         a.terms[i].coef = static_cast<std::int16_t>(a.terms[i].coef + b.terms[j].coef);
         merged = true;
       }
@@ -102,14 +112,22 @@ constexpr index_expr operator+(index_expr a, const index_expr& b) {
   }
   return a;
 }
+// A lone variable (warp / 2) keeps the division inside its term, so it can still be added to others.
+constexpr bool lone_variable(const index_expr& a) {
+  return a.linear() && a.constant == 0 && a.term_count == 1 && a.terms[0].coef == 1 && a.terms[0].mod == 0;
+}
 constexpr index_expr operator/(index_expr a, int d) {
-  if (!a.linear() || d <= 0) a.valid = false;
-  a.div = static_cast<std::int16_t>(d);
+  if (d <= 0) a.valid = false;
+  else if (lone_variable(a)) a.terms[0].div = static_cast<std::int16_t>(a.terms[0].div * d);
+  else if (!a.linear()) a.valid = false;
+  else a.div = static_cast<std::int16_t>(d);
   return a;
 }
 constexpr index_expr operator%(index_expr a, int m) {
-  if (a.mod != 0 || m <= 0) a.valid = false;
-  a.mod = static_cast<std::int16_t>(m);
+  if (m <= 0) a.valid = false;
+  else if (lone_variable(a)) a.terms[0].mod = static_cast<std::int16_t>(m);
+  else if (a.mod != 0) a.valid = false;
+  else a.mod = static_cast<std::int16_t>(m);
   return a;
 }
 

@@ -192,7 +192,7 @@ class kernel_builder {
     // The regions whose stages this pipeline hands out; each gets the pipeline's stage count.
     template <class... R>
     constexpr pipeline_ref carries(R... regions) {
-      (k->carry(index, regions.o.index, at), ...);
+      (k->carry(index, regions.o, at), ...);
       return {index};
     }
   };
@@ -204,19 +204,23 @@ class kernel_builder {
     if (s.value < 1 || s.value > 16) fail<"ir.stages", "a pipeline has 1..16 stages (value: the count)">(s.value, at);
     return {this, static_cast<std::uint8_t>(add(p.pipelines, d, at)), at};
   }
-  constexpr void carry(std::uint8_t pipe, std::uint8_t region, src_loc at) {
+  constexpr void carry(std::uint8_t pipe, const operand& region, src_loc at) {
     auto& d = p.pipelines[pipe];
-    if (p.smem[region].pipeline != no_index) {
-      fail<"ir.region-in-two-pipelines", "an smem region is carried by at most one pipeline (value: the region's index)">(region, at);
+    const bool tmem = region.kind == operand_kind::tmem;
+    std::uint8_t& owner = tmem ? p.tmem[region.index].pipeline : p.smem[region.index].pipeline;
+    if (owner != no_index) {
+      fail<"ir.region-in-two-pipelines", "a region is carried by at most one pipeline (value: the region's index)">(region.index, at);
       return;
     }
     if (d.carried_count == 4) {
       fail<"ir.capacity", "a pipeline carries at most 4 regions (value: the capacity)">(4, at);
       return;
     }
-    d.carried[d.carried_count++] = region;
-    p.smem[region].pipeline = pipe;
-    p.smem[region].stages = d.stages;
+    d.carried_tmem[d.carried_count] = tmem;
+    d.carried[d.carried_count++] = region.index;
+    owner = pipe;
+    if (tmem) p.tmem[region.index].stages = d.stages;
+    else p.smem[region.index].stages = d.stages;
   }
 
   // ---- roles -------------------------------------------------------------------------------------
@@ -315,6 +319,14 @@ constexpr smem_tile<T> slot::operator[](smem_tile<T> region) const {
   smem_tile<T> s = region;
   const auto& r = builder->p.smem[region.o.index];
   if (r.pipeline != pipeline)
+    builder->fail<"ir.slot-region", "slot[region]: the region is not carried by this slot's pipeline (value: op# of the acquire/wait)">(op, builder->p.ops[op].loc);
+  s.o.sel = stage_sel::slot;
+  s.o.slot_op = op;
+  return s;
+}
+constexpr tmem_tile slot::operator[](tmem_tile region) const {
+  tmem_tile s = region;
+  if (builder->p.tmem[region.o.index].pipeline != pipeline)
     builder->fail<"ir.slot-region", "slot[region]: the region is not carried by this slot's pipeline (value: op# of the acquire/wait)">(op, builder->p.ops[op].loc);
   s.o.sel = stage_sel::slot;
   s.o.slot_op = op;

@@ -74,6 +74,7 @@ enum class issuer : std::uint8_t {
   X(pipeline_acquire, sync, mbarrier, leader)                                              \
   X(pipeline_wait, sync, mbarrier, all)                                                    \
   X(pipeline_release, sync, mbarrier, leader)                                              \
+  X(pipeline_commit, sync, mbarrier, leader)                                               \
   /* control */                                                                            \
   X(tile_loop, control, count_, all)                                                       \
   X(loop, control, count_, all)                                                            \

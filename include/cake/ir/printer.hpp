@@ -41,7 +41,11 @@ inline std::string to_text(const program& p, const index_expr& e) {
     if (!s.empty()) s += t.coef < 0 ? " - " : " + ";
     else if (t.coef < 0) s += "-";
     const int c = t.coef < 0 ? -t.coef : t.coef;
-    s += var_name(p, t);
+    std::string v = var_name(p, t);
+    if (t.div != 1) v += " / " + std::to_string(t.div);
+    if (t.mod != 0) v = (t.div != 1 ? "(" + v + ")" : v) + " % " + std::to_string(t.mod);
+    if (!t.plain() && (c != 1 || e.term_count > 1)) v = "(" + v + ")";
+    s += v;
     if (c != 1) s += "*" + std::to_string(c);
   }
   if (e.constant != 0 || s.empty()) {
@@ -95,7 +99,7 @@ inline std::string op_text(const program& p, int id) {
   auto operands = [&](std::string_view arrow) {
     s += " " + to_text(p, o.d);
     if (o.a.kind != operand_kind::none) s += std::string(arrow) + to_text(p, o.a);
-    if (o.b.kind != operand_kind::none) s += ", " + to_text(p, o.b);
+    if (o.b.kind != operand_kind::none && o.kind != op_kind::tma_load) s += ", " + to_text(p, o.b);
   };
   switch (o.kind) {
     case op_kind::tile_loop: s += " over tiles"; break;
@@ -115,7 +119,8 @@ inline std::string op_text(const program& p, int id) {
       break;
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
-    case op_kind::pipeline_release: s += " " + to_text(p, o.a); break;
+    case op_kind::pipeline_release:
+    case op_kind::pipeline_commit: s += " " + to_text(p, o.a); break;
     case op_kind::mbarrier_init: s += " " + to_text(p, o.d) + " count " + std::to_string(o.imm[0]); break;
     case op_kind::mbarrier_arrive_expect_tx:
     case op_kind::mbarrier_expect_tx: s += " " + to_text(p, o.d) + " bytes " + std::to_string(o.imm[0]); break;
@@ -138,6 +143,7 @@ inline std::string op_text(const program& p, int id) {
       if (o.d.kind != operand_kind::none) operands(" <- ");
       break;
   }
+  if (o.kind == op_kind::tma_load && o.b.kind == operand_kind::mbarrier) s += " completes " + to_text(p, o.b);
   if (o.has(flag_multicast)) s += " multicast";
   if (o.has(flag_remote)) s += " remote";
   return s;
@@ -179,7 +185,10 @@ inline std::string to_text(const program& p, print_options opt = {}) {
     if (r.pipeline != no_index) s += " (pipeline " + std::string(p.pipelines[r.pipeline].nm.view()) + ")";
     s += at(p, r.loc, opt) + "\n";
   }
-  for (const auto& t : p.tmem) s += "  tmem " + std::string(t.nm.view()) + ": " + std::to_string(t.columns) + " columns x " + std::to_string(t.lanes) + " lanes" + at(p, t.loc, opt) + "\n";
+  for (const auto& t : p.tmem)
+    s += "  tmem " + std::string(t.nm.view()) + ": " + std::to_string(t.columns) + " columns x " + std::to_string(t.lanes) + " lanes" +
+         (t.stages > 1 ? ", x" + std::to_string(t.stages) : std::string()) +
+         (t.pipeline != no_index ? " (pipeline " + std::string(p.pipelines[t.pipeline].nm.view()) + ")" : std::string()) + at(p, t.loc, opt) + "\n";
   for (const auto& b : p.mbarriers) {
     s += "  mbarrier " + std::string(b.nm.view()) + ": " + (b.arrivals ? std::to_string(b.arrivals) + " arrivals" : std::string("arrivals derived"));
     if (b.count > 1) s += ", x" + std::to_string(b.count);
@@ -189,7 +198,8 @@ inline std::string to_text(const program& p, print_options opt = {}) {
     s += "  named_barrier " + std::string(b.nm.view()) + ": " + (b.per_unit ? std::string("per unit") : b.threads ? std::to_string(b.threads) + " threads" : std::string("threads derived")) + at(p, b.loc, opt) + "\n";
   for (const auto& pl : p.pipelines) {
     s += "  pipeline " + std::string(pl.nm.view()) + ": " + std::to_string(pl.stages) + " stages, carries";
-    for (int i = 0; i < pl.carried_count; ++i) s += std::string(i ? ", " : " ") + std::string(p.smem[pl.carried[i]].nm.view());
+    for (int i = 0; i < pl.carried_count; ++i)
+      s += std::string(i ? ", " : " ") + std::string(pl.carried_tmem[i] ? p.tmem[pl.carried[i]].nm.view() : p.smem[pl.carried[i]].nm.view());
     s += at(p, pl.loc, opt) + "\n";
   }
   for (std::size_t ri = 0; ri < p.roles.size(); ++ri) {

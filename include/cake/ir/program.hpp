@@ -85,7 +85,8 @@ struct program {
   // Total smem bytes of a pipeline stage (all carried regions).
   constexpr int pipeline_stage_bytes(int pipe) const {
     int b = 0;
-    for (int i = 0; i < pipelines[pipe].carried_count; ++i) b += smem[pipelines[pipe].carried[i]].bytes_per_stage();
+    for (int i = 0; i < pipelines[pipe].carried_count; ++i)
+      if (!pipelines[pipe].carried_tmem[i]) b += smem[pipelines[pipe].carried[i]].bytes_per_stage();
     return b;
   }
 };

@@ -96,8 +96,10 @@ struct smem_region {
 struct tmem_region {
   name nm;
   dtype dt = dtype::f32;
-  int columns = 0;  // 32-bit columns
+  int columns = 0;  // 32-bit columns per stage
   int lanes = 128;
+  int stages = 1;
+  std::uint8_t pipeline = no_index;
   src_loc loc;
 };
 
@@ -114,10 +116,13 @@ struct named_barrier_decl {
   bool per_unit = false;  // one hardware barrier per unit (warp/warpgroup) of each role that uses it
   src_loc loc;
 };
+// A ring of stages handed from producers to consumers. It carries smem regions (filled by TMA, whose
+// completion is counted in bytes) and/or TMEM regions (filled by tcgen05.mma, completed by a commit).
 struct pipeline_decl {
   name nm;
   int stages = 0;
-  std::uint8_t carried[4]{no_index, no_index, no_index, no_index};  // smem regions
+  std::uint8_t carried[4]{no_index, no_index, no_index, no_index};
+  bool carried_tmem[4]{};  // carried[i] indexes program::tmem instead of program::smem
   int carried_count = 0;
   src_loc loc;
 };

@@ -188,6 +188,16 @@ class role {
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA load copies bytes: the smem tile and the tensor must have the same dtype");
     return move(op_kind::tma_load, dst.o, global_operand(src, at), at);
   }
+  // A TMA load that completes on an explicit mbarrier (hand-written protocols; pipeline slots derive it).
+  template <class T, class U>
+  constexpr op_ref tma_load(smem_tile<T> dst, global_tile<U> src, mbarrier_ref done, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA load copies bytes: the smem tile and the tensor must have the same dtype");
+    auto r = move(op_kind::tma_load, dst.o, global_operand(src, at), at);
+    r.get().b.kind = operand_kind::mbarrier;
+    r.get().b.index = done.index;
+    r.get().b.stage = done.elem;
+    return r;
+  }
   template <class T, class U>
   constexpr op_ref tma_store(global_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA store copies bytes: the smem tile and the tensor must have the same dtype");
@@ -258,6 +268,13 @@ class role {
     if (s.pipeline != pl.index)
       k_->fail<"ir.slot-pipeline", "release(p, slot): the slot came from another pipeline (value: op# of the slot's acquire/wait)">(s.op, at);
     return emit(o, at);
+  }
+  // The producer has finished writing the slot by other means than TMA (e.g. tcgen05.mma into a TMEM
+  // stage): lowering commits the producer's async work (tcgen05.commit) or arrives on 'full'.
+  constexpr op_ref commit(pipeline_ref pl, slot s, src_loc at = src_loc::current()) {
+    auto r = release(pl, s, at);
+    r.get().kind = op_kind::pipeline_commit;
+    return r;
   }
   // Explicit mbarrier ops (for hand-written protocols; pipelines derive these).
   constexpr op_ref init(mbarrier_ref b, int count, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_init, b, count, at); }

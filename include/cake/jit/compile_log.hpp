@@ -214,7 +214,11 @@ inline std::vector<resource_report> parse_resource_reports(std::string_view log)
     }
   });
   for (auto& r : reports) r.warnings = warnings;
-  if (reports.empty() && !warnings.empty()) reports.push_back({.warnings = warnings});
+  if (reports.empty() && !warnings.empty()) {
+    resource_report r;
+    r.warnings = warnings;
+    reports.push_back(std::move(r));
+  }
   return reports;
 }
 

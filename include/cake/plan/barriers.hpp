@@ -1,0 +1,104 @@
+#pragma once
+// The barrier plan: every mbarrier object of the kernel (user arrays, and a 'full' and an 'empty'
+// barrier per pipeline stage), its place in shared memory and its expected arrivals per phase; and,
+// per pipeline, the bytes a stage's 'full' barrier expects (tx-count). These are the numbers a
+// hand-written kernel gets wrong most often (hardware-facts §1, "common hang causes").
+#include "../ir/program.hpp"
+#include "operands.hpp"
+#include "smem_plan.hpp"
+
+namespace cake::plan {
+
+enum class barrier_origin : std::uint8_t { user, pipeline_full, pipeline_empty };
+
+struct barrier_object {
+  barrier_origin origin = barrier_origin::user;
+  std::uint8_t source = 0;  // mbarrier or pipeline index
+  int element = 0;          // array element or stage
+  int arrivals = 0;         // init count
+  bool derived = true;      // arrivals derived by Cake (false: declared by the user)
+  int offset = 0;           // bytes into dynamic shared memory
+};
+
+struct pipeline_barriers {
+  int full_base = 0, empty_base = 0;  // index of stage 0's barrier in barrier_plan::objects
+  int full_arrivals = 0;              // producer units that acquire (each arrives once, with expect_tx)
+  int empty_arrivals = 0;             // releasing units x CTAs that multicast into this CTA
+  int tx_bytes = 0;                   // bytes one stage receives per CTA (full boxes, multicast included)
+  bool multicast = false;             // some load into the pipeline multicasts across the cluster
+};
+
+struct barrier_plan {
+  static constexpr int max_objects = 96;
+  barrier_object objects[max_objects]{};
+  int count = 0;
+  int user_base[capacity::mbarriers]{};
+  pipeline_barriers pipelines[capacity::pipelines]{};
+};
+
+constexpr int units_of_role(const program& p, int role) { return role < static_cast<int>(p.roles.size()) ? p.roles[role].count : 0; }
+
+// Bytes that the TMA loads issued into the stage handed out by acquire op `acquire_op` deliver to
+// each CTA: full smem boxes (out-of-bounds fill included, hardware-facts §1), whole region with multicast.
+constexpr int tx_bytes_of_acquire(const program& p, int acquire_op) {
+  int bytes = 0;
+  for (const auto& o : p.ops)
+    if (o.kind == op_kind::tma_load && o.d.sel == stage_sel::slot && o.d.slot_op == acquire_op) bytes += bytes_of(p, o.d);
+  return bytes;
+}
+
+// Derived arrivals per phase for a user barrier: one per unit of every role that arrives on it
+// (times the cluster size for remote arrivals). Assumes one arrive op per unit per phase; the
+// analyzer's protocol checker verifies the actual count phase by phase.
+constexpr int derived_user_arrivals(const program& p, int barrier) {
+  int n = 0;
+  for (const auto& o : p.ops) {
+    if (o.d.kind != operand_kind::mbarrier || o.d.index != barrier) continue;
+    if (o.kind == op_kind::mbarrier_arrive || o.kind == op_kind::mbarrier_arrive_expect_tx || o.kind == op_kind::tcgen05_commit)
+      n += units_of_role(p, o.role) * (o.has(flag_remote) ? p.launch.cluster_size() : 1);
+  }
+  return n;
+}
+
+constexpr barrier_plan plan_barriers(const program& p) {
+  barrier_plan B;
+  const smem_layout L = plan_smem(p);
+  auto add = [&](barrier_origin origin, int source, int element, int arrivals, bool derived) {
+    if (B.count == barrier_plan::max_objects) return;
+    B.objects[B.count] = {origin, static_cast<std::uint8_t>(source), element, arrivals, derived, L.barrier_offset + 8 * B.count};
+    ++B.count;
+  };
+  for (std::size_t i = 0; i < p.mbarriers.size(); ++i) {
+    const auto& b = p.mbarriers[i];
+    B.user_base[i] = B.count;
+    const bool derived = b.arrivals == 0;
+    const int arrivals = derived ? derived_user_arrivals(p, static_cast<int>(i)) : b.arrivals;
+    for (int e = 0; e < b.count; ++e) add(barrier_origin::user, static_cast<int>(i), e, arrivals, derived);
+  }
+  for (std::size_t pi = 0; pi < p.pipelines.size(); ++pi) {
+    pipeline_barriers& pb = B.pipelines[pi];
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      const op& o = p.ops[i];
+      if (o.d.kind != operand_kind::pipeline || o.d.index != pi) continue;
+      // 'full' completes by the producer's arrive.expect_tx plus TMA bytes, or by a commit.
+      if (o.kind == op_kind::pipeline_acquire) {
+        const int tx = tx_bytes_of_acquire(p, static_cast<int>(i));
+        if (tx > 0) pb.full_arrivals += units_of_role(p, o.role);
+        if (pb.tx_bytes == 0) pb.tx_bytes = tx;
+      }
+      if (o.kind == op_kind::pipeline_commit) pb.full_arrivals += units_of_role(p, o.role);
+      if (o.kind == op_kind::pipeline_release) pb.empty_arrivals += units_of_role(p, o.role);
+    }
+    for (const auto& o : p.ops)
+      if (o.kind == op_kind::tma_load && o.has(flag_multicast) && o.d.kind == operand_kind::smem && p.smem[o.d.index].pipeline == pi) pb.multicast = true;
+    if (pb.multicast) pb.empty_arrivals *= p.launch.cluster_size();
+    const int stages = p.pipelines[pi].stages;
+    pb.full_base = B.count;
+    for (int s = 0; s < stages; ++s) add(barrier_origin::pipeline_full, static_cast<int>(pi), s, pb.full_arrivals, true);
+    pb.empty_base = B.count;
+    for (int s = 0; s < stages; ++s) add(barrier_origin::pipeline_empty, static_cast<int>(pi), s, pb.empty_arrivals, true);
+  }
+  return B;
+}
+
+}  // namespace cake::plan

@@ -1,0 +1,26 @@
+#pragma once
+// All derivations of a Program, computed once. Analyzer, cost model and emitter read a kernel_plan;
+// none of them recomputes what is here.
+#include "barriers.hpp"
+#include "grid.hpp"
+#include "operands.hpp"
+#include "smem_plan.hpp"
+#include "tma.hpp"
+#include "tmem.hpp"
+#include "warps.hpp"
+
+namespace cake::plan {
+
+struct kernel_plan {
+  smem_layout smem;
+  warp_plan warps;
+  barrier_plan barriers;
+  tma_plan tma;
+  tmem_plan tmem;
+};
+
+constexpr kernel_plan make_plan(const program& p) {
+  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p)};
+}
+
+}  // namespace cake::plan

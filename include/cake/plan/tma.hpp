@@ -1,0 +1,62 @@
+#pragma once
+// The TMA plan: the tensor maps (descriptors) a kernel needs and which one each TMA op uses. A
+// descriptor is fixed by (tensor, box, swizzle); the box is the smem part an op moves, and for a
+// multicast load each CTA of the cluster moves rows/cluster_size of it (hardware-facts §2).
+#include "../ir/program.hpp"
+#include "operands.hpp"
+
+namespace cake::plan {
+
+struct tma_descriptor {
+  std::uint8_t tensor = no_index;
+  int box_rows = 0, box_cols = 0;  // box over the tensor's last two dims (cols contiguous)
+  swizzle swz = swizzle::none;
+  friend constexpr bool operator==(const tma_descriptor&, const tma_descriptor&) = default;
+};
+
+struct tma_plan {
+  static constexpr int max_descriptors = 8;
+  tma_descriptor descriptors[max_descriptors]{};
+  int count = 0;
+  std::int8_t of_op[capacity::ops]{};  // descriptor index per op id, -1 if the op is not a TMA op
+  int split_of_op[capacity::ops]{};    // CTAs that share a multicast load (1 otherwise)
+  bool overflow = false;
+};
+
+constexpr bool is_tma_move(op_kind k) { return k == op_kind::tma_load || k == op_kind::tma_store; }
+
+// The smem side and the global side of a TMA op.
+constexpr const operand& tma_smem_side(const op& o) { return o.kind == op_kind::tma_load ? o.d : o.a; }
+constexpr const operand& tma_global_side(const op& o) { return o.kind == op_kind::tma_load ? o.a : o.d; }
+
+constexpr tma_plan plan_tma(const program& p) {
+  tma_plan T;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    T.of_op[i] = -1;
+    T.split_of_op[i] = 1;
+    const op& o = p.ops[i];
+    if (!is_tma_move(o.kind)) continue;
+    const operand& s = tma_smem_side(o);
+    const operand& g = tma_global_side(o);
+    if (s.kind != operand_kind::smem || g.kind != operand_kind::global) continue;
+    const extent2 box = shape_of(p, s);
+    const int split = o.has(flag_multicast) ? p.launch.cluster_size() : 1;
+    tma_descriptor d{p.tile_refs[g.index].tensor, split > 0 ? box.rows / split : box.rows, box.cols, p.smem[s.index].swz};
+    int found = -1;
+    for (int j = 0; j < T.count; ++j)
+      if (T.descriptors[j] == d) found = j;
+    if (found < 0) {
+      if (T.count == tma_plan::max_descriptors) {
+        T.overflow = true;
+        continue;
+      }
+      T.descriptors[T.count] = d;
+      found = T.count++;
+    }
+    T.of_op[i] = static_cast<std::int8_t>(found);
+    T.split_of_op[i] = split;
+  }
+  return T;
+}
+
+}  // namespace cake::plan
