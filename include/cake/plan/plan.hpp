@@ -3,6 +3,7 @@
 // none of them recomputes what is here.
 #include "barriers.hpp"
 #include "grid.hpp"
+#include "named_barriers.hpp"
 #include "operands.hpp"
 #include "smem_plan.hpp"
 #include "tma.hpp"
@@ -17,10 +18,11 @@ struct kernel_plan {
   barrier_plan barriers;
   tma_plan tma;
   tmem_plan tmem;
+  named_barrier_plan named;
 };
 
 constexpr kernel_plan make_plan(const program& p) {
-  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p)};
+  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p), plan_named_barriers(p)};
 }
 
 }  // namespace cake::plan

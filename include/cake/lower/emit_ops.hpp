@@ -1,0 +1,459 @@
+#pragma once
+// Emission of individual ops. Each op becomes a short block annotated with its op id and schedule
+// line. Ops whose issuer is one thread per unit are guarded by `leader`; collective ops run on every
+// thread of the unit.
+#include <string>
+
+#include "../core/dtype.hpp"
+#include "emitter.hpp"
+#include "ptx_text.hpp"
+
+namespace cake::lower {
+
+class op_emitter : public emitter {
+ public:
+  using emitter::emitter;
+
+ protected:
+  // ---- register tiles --------------------------------------------------------------------------
+  // Declares the register arrays of the current role's tiles, in the layout of the op that writes them.
+  void declare_reg_tiles() {
+    for (std::size_t i = 0; i < p_.ops.size(); ++i) {
+      const op& o = p_.ops[i];
+      if (o.role != role_ || o.d.kind != operand_kind::reg) continue;
+      const int r = o.d.index;
+      if (layout_[r] != frag_layout::none) continue;
+      if (o.kind == op_kind::wgmma) layout_[r] = frag_layout::wgmma_acc;
+      else if (o.kind == op_kind::mma_sync) layout_[r] = frag_layout::mma_acc;
+      else if (o.kind == op_kind::tmem_load) layout_[r] = frag_layout::tmem_rows;
+    }
+    // Accumulators zeroed by fill before any MMA take the MMA's layout.
+    for (const auto& o : p_.ops) {
+      if (o.role != role_ || o.kind != op_kind::convert) continue;
+      layout_[o.d.index] = layout_[o.a.index];
+      lazy_src_[o.d.index] = converted_lazily(o) ? o.a.index : -1;
+    }
+    for (std::size_t r = 0; r < p_.regs.size(); ++r) {
+      const auto& g = p_.regs[r];
+      if (g.role != role_ || lazy_src_[r] >= 0) continue;
+      if (layout_[r] == frag_layout::none) layout_[r] = g.scope == role_unit::warpgroup ? frag_layout::wgmma_acc : frag_layout::mma_acc;
+      const int n = elements_per_thread(static_cast<int>(r));
+      const std::string ty = g.dt == dtype::f32 ? "float" : "u32";
+      const int count = g.dt == dtype::f32 || g.dt == dtype::i32 ? n : (n + 1) / 2;
+      w_.line(ty + " " + reg_name(static_cast<int>(r)) + "[" + std::to_string(count) + "];  // " + std::string(g.nm.view()) + ": " +
+              std::string(to_string(g.dt)) + " " + std::to_string(g.rows) + "x" + std::to_string(g.cols) + " per " +
+              (g.scope == role_unit::warpgroup ? "warpgroup" : "warp"));
+    }
+  }
+  // A 16-bit conversion of an f32 tile is computed where it is read, as long as the source is not
+  // written again before (saves the registers of a second copy).
+  bool converted_lazily(const op& conv) const {
+    const auto& src = p_.regs[conv.a.index];
+    const auto& dst = p_.regs[conv.d.index];
+    if (src.dt != dtype::f32 || size_bits(dst.dt) != 16) return false;
+    const int conv_id = static_cast<int>(&conv - p_.ops.begin());
+    for (std::size_t i = conv_id + 1; i < p_.ops.size(); ++i) {
+      const op& o = p_.ops[i];
+      if (o.role == conv.role && o.d.kind == operand_kind::reg && o.d.index == conv.a.index) return false;
+    }
+    return true;
+  }
+  int elements_per_thread(int r) const {
+    const auto& g = p_.regs[r];
+    const int threads = g.scope == role_unit::warpgroup ? 128 : 32;
+    return g.rows * g.cols / threads;
+  }
+  // Element (as C++ text) of a 16-bit packed pair `pair` of register tile r: reads the f32 source when
+  // the tile is a lazy conversion.
+  std::string packed_pair(int r, const std::string& first_index) const {
+    if (lazy_src_[r] >= 0) {
+      const std::string s = reg_name(lazy_src_[r]);
+      const std::string fn = p_.regs[r].dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
+      return fn + "(" + s + "[" + first_index + "], " + s + "[" + first_index + " + 1])";
+    }
+    return reg_name(r) + "[(" + first_index + ") / 2]";
+  }
+
+  // ---- compute ------------------------------------------------------------------------------------
+  void emit_fill(int id, const op& o) {
+    const int r = o.d.index;
+    const auto& g = p_.regs[r];
+    const float v = __builtin_bit_cast(float, o.imm[0]);
+    if (g.dt != dtype::f32) return fail(id, "fill of a non-f32 register tile is not lowered yet");
+    w_.line("#pragma unroll");
+    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(r)) + "; ++e) " + reg_name(r) + "[e] = " + std::to_string(v) + "f;");
+  }
+
+  void emit_convert(int id, const op& o) {
+    const int d = o.d.index, s = o.a.index;
+    if (lazy_src_[d] >= 0) {
+      w_.line("// " + reg_name(d) + " is read as a conversion of " + reg_name(s) + " where it is used");
+      return;
+    }
+    const auto& dg = p_.regs[d];
+    if (p_.regs[s].dt != dtype::f32 || size_bits(dg.dt) != 16) return fail(id, "convert is lowered from f32 to bf16/f16 only");
+    const std::string fn = dg.dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
+    w_.line("#pragma unroll");
+    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(s) / 2) + "; ++e) " + reg_name(d) + "[e] = " + fn + "(" + reg_name(s) +
+            "[2 * e], " + reg_name(s) + "[2 * e + 1]);");
+  }
+
+  static ptx::mma_type mma_type_of(dtype d) {
+    switch (d) {
+      case dtype::f16: return ptx::mma_type::f16;
+      case dtype::bf16: return ptx::mma_type::bf16;
+      case dtype::tf32: return ptx::mma_type::tf32;
+      case dtype::e4m3: return ptx::mma_type::e4m3;
+      case dtype::e5m2: return ptx::mma_type::e5m2;
+      case dtype::i8: return ptx::mma_type::s8;
+      case dtype::i32: return ptx::mma_type::s32;
+      default: return ptx::mma_type::f32;
+    }
+  }
+  // scale-d of k step `kk`: 0 where the MMA overwrites the accumulator.
+  std::string scale_d(const op& o) const {
+    if (o.has(flag_overwrite)) return "(kk > 0 ? 1u : 0u)";
+    if (o.has(flag_overwrite_first)) return "((" + loop_var(o.imm[2]) + " > 0 || kk > 0) ? 1u : 0u)";
+    return "1u";
+  }
+  // Descriptor geometry of a swizzled MMA operand (K-major: rows are M or N, cols are K).
+  struct mma_operand_geom {
+    int row_bytes = 0, sbo = 0, k_step_bytes = 0, block_bytes = 0;
+    bool mn_major = false;
+    int swizzle_code90 = 0, swizzle_code100 = 0;
+  };
+  mma_operand_geom geom(int id, const operand& x, int instr_k) {
+    mma_operand_geom g;
+    const auto& r = p_.smem[x.index];
+    g.row_bytes = r.inner_bytes();
+    g.mn_major = r.mj == major::mn;
+    if (r.swz == swizzle::none || g.row_bytes != swizzle_bytes(r.swz))
+      fail(id, "an MMA operand from smem must be swizzled with its rows exactly one swizzle span wide (region " + std::string(r.nm.view()) + ": " +
+                   std::to_string(g.row_bytes) + " B rows, swizzle " + to_string(r.swz) + ")");
+    g.sbo = 8 * g.row_bytes;
+    const int eb = size_bits(r.dt) / 8;
+    g.k_step_bytes = g.mn_major ? instr_k * g.row_bytes : instr_k * eb;
+    g.block_bytes = 64 * g.row_bytes;  // next 64 rows (K-major)
+    g.swizzle_code90 = r.swz == swizzle::b128 ? 1 : r.swz == swizzle::b64 ? 2 : 3;
+    g.swizzle_code100 = r.swz == swizzle::b128 ? 2 : r.swz == swizzle::b64 ? 4 : 6;
+    return g;
+  }
+
+  void emit_wgmma(int id, const op& o) {
+    const int acc = o.d.index;
+    const auto& ag = p_.regs[acc];
+    const plan::extent2 as = plan::shape_of(p_, o.d);
+    if (o.a.kind != operand_kind::smem) return fail(id, "wgmma with A from registers is not lowered yet");
+    const dtype dt = p_.smem[o.a.index].dt;
+    const int instr_k = info(dt).mma_k;
+    const auto ga = geom(id, o.a, instr_k), gb = geom(id, o.b, instr_k);
+    const plan::extent2 a_shape = plan::shape_of(p_, o.a), b_shape = plan::shape_of(p_, o.b);
+    const int k_extent = ga.mn_major ? a_shape.rows : a_shape.cols;
+    const int n = as.cols;
+    if (gb.mn_major && b_shape.cols != n) return fail(id, "an MN-major wgmma B operand must be exactly N columns wide");
+    if (o.d.part != part_axis::none) return fail(id, "wgmma into part of an accumulator is not lowered yet");
+    const int blocks = as.rows / 64;
+    const int per_block = n / 2;
+    if (ag.dt != dtype::f32) return fail(id, "wgmma is lowered with f32 accumulators only");
+    w_.open("");
+    w_.line("const u32 a_addr = " + smem_addr(o.a, id) + ";");
+    w_.line("const u32 b_addr = " + smem_addr(o.b, id) + ";");
+    for (int j = 0; j < blocks; ++j) {
+      const std::string acc_name = reg_name(acc) + "_m" + std::to_string(j);
+      w_.line("float (&" + acc_name + ")[" + std::to_string(per_block) + "] = *reinterpret_cast<float(*)[" + std::to_string(per_block) + "]>(" +
+              reg_name(acc) + " + " + std::to_string(j * per_block) + ");");
+      w_.line("const u64 da" + std::to_string(j) + " = cake_dev::make_wgmma_desc(a_addr + " + std::to_string(j * ga.block_bytes) + "u, 16u, " +
+              std::to_string(ga.sbo) + "u, " + std::to_string(ga.swizzle_code90) + "u);");
+    }
+    w_.line("const u64 db = cake_dev::make_wgmma_desc(b_addr, 16u, " + std::to_string(gb.sbo) + "u, " + std::to_string(gb.swizzle_code90) + "u);");
+    w_.line("#pragma unroll");
+    w_.open("for (int kk = 0; kk < " + std::to_string(k_extent / instr_k) + "; ++kk)");
+    w_.line("const u32 sd = " + scale_d(o) + ";");
+    for (int j = 0; j < blocks; ++j) {
+      const auto t = ptx::wgmma_ss(64, n, instr_k, mma_type_of(dt), mma_type_of(p_.smem[o.b.index].dt), ptx::mma_type::f32, ga.mn_major,
+                                   gb.mn_major, reg_name(acc) + "_m" + std::to_string(j),
+                                   "da" + std::to_string(j) + " + (u64)((kk * " + std::to_string(ga.k_step_bytes) + ") >> 4)",
+                                   "db + (u64)((kk * " + std::to_string(gb.k_step_bytes) + ") >> 4)", "sd");
+      if (!t.ok()) return fail(id, t.error);
+      w_.raw(indent_block(t.text));
+    }
+    w_.close();
+    w_.close();
+  }
+  std::string indent_block(const std::string& text) const {
+    std::string out, pad(static_cast<std::size_t>(2 * w_depth()), ' ');
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      out += pad + text.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+    return out;
+  }
+  int w_depth() const { return const_cast<writer&>(w_).depth(); }
+
+  void emit_fence_accumulators() {
+    for (std::size_t r = 0; r < p_.regs.size(); ++r) {
+      const auto& g = p_.regs[r];
+      if (g.role != role_ || !g.accumulator || layout_[r] != frag_layout::wgmma_acc) continue;
+      w_.line("#pragma unroll");
+      w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(static_cast<int>(r))) + "; ++e) cake_dev::wgmma_fence_operand(" +
+              reg_name(static_cast<int>(r)) + "[e]);");
+    }
+  }
+
+  void emit_mma_sync(int id, const op& o) {
+    const plan::extent2 as = plan::shape_of(p_, o.d);
+    if (o.a.kind != operand_kind::smem || o.b.kind != operand_kind::smem) return fail(id, "mma_sync is lowered with A and B from smem only");
+    const dtype dt = p_.smem[o.a.index].dt;
+    if (!is_16bit_float(dt) || p_.regs[o.d.index].dt != dtype::f32) return fail(id, "mma_sync is lowered for bf16/f16 inputs with f32 accumulators");
+    const auto& ra = p_.smem[o.a.index];
+    const auto& rb = p_.smem[o.b.index];
+    if (ra.mj != major::k || rb.mj != major::k) return fail(id, "mma_sync is lowered for K-major operands only");
+    const int mb = as.rows / 16, nb = as.cols / 8, ks = plan::shape_of(p_, o.a).cols / 16;
+    if (nb % 2) return fail(id, "mma_sync warp tiles need an even number of 8-column blocks");
+    const std::string acc = reg_name(o.d.index);
+    const std::string fn = dt == dtype::bf16 ? "cake_dev::mma_m16n8k16_bf16_f32" : "cake_dev::mma_m16n8k16_f16_f32";
+    w_.open("");
+    w_.line("const u32 a_base = " + smem_addr(o.a, id) + ";");
+    w_.line("const u32 b_base = " + smem_addr(o.b, id) + ";");
+    w_.line("float (&acc4)[" + std::to_string(mb * nb) + "][4] = *reinterpret_cast<float(*)[" + std::to_string(mb * nb) + "][4]>(" + acc + ");");
+    w_.line("#pragma unroll");
+    w_.open("for (int kk = 0; kk < " + std::to_string(ks) + "; ++kk)");
+    w_.line("u32 af[" + std::to_string(mb) + "][4];");
+    w_.line("u32 bf[" + std::to_string(nb) + "][2];");
+    w_.line("#pragma unroll");
+    w_.open("for (int mi = 0; mi < " + std::to_string(mb) + "; ++mi)");
+    w_.line("const u32 row = mi * 16 + ((lane / 8) % 2) * 8 + lane % 8, chunk = kk * 2 + lane / 16;");
+    w_.line("cake_dev::ldmatrix_x4(af[mi], a_base + " + swizzled(ra.swz, "row * " + std::to_string(ra.inner_bytes()) + "u + chunk * 16u") + ");");
+    w_.close();
+    w_.line("#pragma unroll");
+    w_.open("for (int nj = 0; nj < " + std::to_string(nb) + "; nj += 2)");
+    w_.line("const u32 row = nj * 8 + (lane / 16) * 8 + lane % 8, chunk = kk * 2 + (lane / 8) % 2;");
+    w_.line("u32 t[4];");
+    w_.line("cake_dev::ldmatrix_x4(t, b_base + " + swizzled(rb.swz, "row * " + std::to_string(rb.inner_bytes()) + "u + chunk * 16u") + ");");
+    w_.line("bf[nj][0] = t[0]; bf[nj][1] = t[1]; bf[nj + 1][0] = t[2]; bf[nj + 1][1] = t[3];");
+    w_.close();
+    w_.line("#pragma unroll");
+    w_.line("for (int mi = 0; mi < " + std::to_string(mb) + "; ++mi)");
+    w_.line("#pragma unroll");
+    w_.line("  for (int nj = 0; nj < " + std::to_string(nb) + "; ++nj) " + fn + "(acc4[mi * " + std::to_string(nb) + " + nj], af[mi], bf[nj], acc4[mi * " +
+            std::to_string(nb) + " + nj]);");
+    w_.close();
+    w_.close();
+  }
+
+  void emit_tcgen05_mma(int id, const op& o) {
+    if (o.a.kind != operand_kind::smem) return fail(id, "tcgen05.mma with A from tensor memory is not lowered yet");
+    const dtype dt = p_.smem[o.a.index].dt;
+    if (!is_16bit_float(dt)) return fail(id, "tcgen05.mma is lowered for kind::f16 (bf16/f16 inputs) only");
+    const int instr_k = info(dt).mma_k;
+    const auto ga = geom(id, o.a, instr_k), gb = geom(id, o.b, instr_k);
+    const plan::extent2 a_shape = plan::shape_of(p_, o.a), b_shape = plan::shape_of(p_, o.b);
+    const int m = ga.mn_major ? a_shape.cols : a_shape.rows;
+    const int n = gb.mn_major ? b_shape.cols : b_shape.rows;
+    const int k_extent = ga.mn_major ? a_shape.rows : a_shape.cols;
+    const unsigned ab = dt == dtype::bf16 ? 1u : 0u;
+    const unsigned idesc = (1u << 4) | (ab << 7) | (ab << 10) | (unsigned(ga.mn_major) << 15) | (unsigned(gb.mn_major) << 16) |
+                           ((unsigned(n) >> 3) << 17) | ((unsigned(m) >> 4) << 24);
+    w_.open("if (leader)");
+    w_.line("const u32 d_tmem = " + tmem_base() + " + " + tmem_column(o.d, id) + ";");
+    w_.line("const u64 da = cake_dev::make_umma_smem_desc(" + smem_addr(o.a, id) + ", 16u, " + std::to_string(ga.sbo) + "u, " +
+            std::to_string(ga.swizzle_code100) + "u);");
+    w_.line("const u64 db = cake_dev::make_umma_smem_desc(" + smem_addr(o.b, id) + ", 16u, " + std::to_string(gb.sbo) + "u, " +
+            std::to_string(gb.swizzle_code100) + "u);");
+    w_.line("#pragma unroll");
+    w_.line("for (int kk = 0; kk < " + std::to_string(k_extent / instr_k) + "; ++kk)");
+    w_.line("  cake_dev::tcgen05_mma_f16_cg1(d_tmem, da + (u64)((kk * " + std::to_string(ga.k_step_bytes) + ") >> 4), db + (u64)((kk * " +
+            std::to_string(gb.k_step_bytes) + ") >> 4), " + hex(idesc) + "u, " + scale_d(o) + ");");
+    w_.close();
+  }
+  // Column offset (C++ text) of a TMEM operand's stage and part.
+  std::string tmem_column(const operand& o, int id) {
+    const auto& t = p_.tmem[o.index];
+    std::string c = std::to_string(plan_.tmem.column_of[o.index]) + "u";
+    if (t.stages > 1) c += " + " + stage_index(o, t.stages, id) + " * " + std::to_string(t.columns) + "u";
+    if (o.part == part_axis::cols) c += " + " + part_index(o) + " * " + std::to_string(t.columns / o.parts) + "u";
+    if (o.part == part_axis::rows) fail(id, "TMEM operands are split by columns only (lanes belong to warps)");
+    return "(" + c + ")";
+  }
+
+  // ---- memory ---------------------------------------------------------------------------------------
+  // Element coordinates of a global tile along the tensor's dims, innermost first (TMA order).
+  std::vector<std::string> tile_coords(const operand& g, const plan::extent2& box_units) const {
+    const auto& ref = p_.tile_refs[g.index];
+    std::vector<std::string> c;
+    for (int i = ref.rank - 1; i >= 0; --i) {
+      long long unit = 1;
+      if (i == ref.rank - 1) unit = box_units.cols;
+      else if (i == ref.rank - 2) unit = box_units.rows;
+      c.push_back(expr(ref.coords[i]) + " * " + std::to_string(unit) + "LL");
+    }
+    return c;
+  }
+
+  void emit_tma(int id, const op& o) {
+    const bool load = o.kind == op_kind::tma_load;
+    const operand& s = plan::tma_smem_side(o);
+    const operand& g = plan::tma_global_side(o);
+    const int desc = plan_.tma.of_op[id];
+    if (desc < 0) return fail(id, "TMA op without a descriptor (the smem side must be an smem tile, the other a tensor tile)");
+    const auto& ref = p_.tile_refs[g.index];
+    if (ref.rank < 2 || ref.rank > 3) return fail(id, "TMA is lowered for 2-D and 3-D tensors");
+    const plan::extent2 box = plan::shape_of(p_, s);
+    auto c = tile_coords(g, box);
+    const int split = plan_.tma.split_of_op[id];
+    std::string dst = smem_addr(s, id);
+    if (split > 1) {
+      const int rows = box.rows / split;
+      c[1] += " + (long long)cta_rank * " + std::to_string(rows);
+      dst = "(" + dst + " + cta_rank * " + std::to_string(rows * p_.smem[s.index].inner_bytes()) + "u)";
+    }
+    std::string coords;
+    for (const auto& x : c) coords += ", (int)(" + x + ")";
+    const std::string tmap = "&args.tmap[" + std::to_string(desc) + "]";
+    const std::string dim = std::to_string(ref.rank) + "d";
+    w_.open("if (leader)");
+    if (load) {
+      std::string bar;
+      if (o.b.kind == operand_kind::mbarrier) bar = user_barrier(o.b);
+      else if (s.sel == stage_sel::slot) bar = pipeline_barrier(p_.smem[s.index].pipeline, true, slot_name(s.slot_op));
+      else return fail(id, "a TMA load needs a completion barrier: load into a pipeline slot, or pass an mbarrier");
+      if (split > 1)
+        w_.line("cake_dev::tma_load_" + dim + "_multicast(" + dst + ", " + tmap + ", " + bar + ", (u16)" + hex((1u << cluster()) - 1) + coords + ");");
+      else
+        w_.line("cake_dev::tma_load_" + dim + "(" + dst + ", " + tmap + ", " + bar + coords + ");");
+    } else {
+      w_.line("cake_dev::tma_store_" + dim + "(" + tmap + ", " + dst + coords + ");");
+    }
+    w_.close();
+  }
+
+  // Cooperative cp.async of one smem tile by every thread of the role (16-byte chunks, zero-filled
+  // outside the tensor).
+  void emit_cp_async(int id, const op& o) {
+    const auto& r = p_.smem[o.d.index];
+    const plan::extent2 box = plan::shape_of(p_, o.d);
+    const auto& ref = p_.tile_refs[o.a.index];
+    const auto& t = p_.tensors[ref.tensor];
+    if (ref.rank != 2) return fail(id, "cp_async is lowered for 2-D tensors");
+    const int eb = size_bits(r.dt) / 8;
+    const int chunks_per_row = box.cols * eb / 16;
+    const int chunks = box.rows * chunks_per_row;
+    const auto c = tile_coords(o.a, box);
+    const int ti = ref.tensor;
+    w_.open("");
+    w_.line("const u32 dst = " + smem_addr(o.d, id) + ";");
+    w_.line("const long long col0 = " + c[0] + ", row0 = " + c[1] + ";");
+    w_.line("const " + elem_type(t.dt) + "* src = static_cast<const " + elem_type(t.dt) + "*>(args.ptr[" + std::to_string(ti) + "]);");
+    w_.line("#pragma unroll");
+    w_.open("for (int q = role_thread; q < " + std::to_string(chunks) + "; q += " + std::to_string(placement().threads) + ")");
+    w_.line("const int row = q / " + std::to_string(chunks_per_row) + ", chunk = q % " + std::to_string(chunks_per_row) + ";");
+    w_.line("const long long gr = row0 + row, gc = col0 + chunk * " + std::to_string(16 / eb) + ";");
+    w_.line("const bool in = gr < " + dim_name(t.dims[0]) + " && gc < " + dim_name(t.dims[1]) + ";");
+    w_.line("cake_dev::cp_async_cg_16(dst + " + swizzled(r.swz, "(u32)(row * " + std::to_string(r.inner_bytes()) + " + chunk * 16)") +
+            ", in ? (const void*)(src + gr * args.stride[" + std::to_string(ti) + "][0] + gc) : (const void*)src, in ? 16u : 0u);");
+    w_.close();
+    w_.close();
+  }
+  static std::string elem_type(dtype d) {
+    switch (size_bits(d)) {
+      case 8: return "unsigned char";
+      case 16: return "unsigned short";
+      default: return "unsigned";
+    }
+  }
+
+  // stmatrix of a 16-bit register tile in wgmma accumulator layout into a 128B-swizzled smem part.
+  void emit_stmatrix(int id, const op& o) {
+    const int r = o.a.index;
+    if (layout_[r] != frag_layout::wgmma_acc) return fail(id, "stmatrix is lowered from wgmma accumulator fragments only");
+    const auto& sr = p_.smem[o.d.index];
+    const plan::extent2 ss = plan::shape_of(p_, o.d), rs = plan::shape_of(p_, o.a);
+    if (ss.rows != rs.rows || ss.cols != rs.cols)
+      return fail(id, "stmatrix: the smem part is " + std::to_string(ss.rows) + "x" + std::to_string(ss.cols) + " but the register part is " +
+                          std::to_string(rs.rows) + "x" + std::to_string(rs.cols));
+    if (rs.rows % 64 || rs.cols % 16) return fail(id, "stmatrix parts must be multiples of 64 rows x 16 columns");
+    const int acc_cols = p_.regs[r].cols;
+    const int src_n2 = acc_cols / 2;  // f32 accumulator registers per 64-row block
+    std::string col0 = "0";
+    if (o.a.part == part_axis::cols) col0 = "(int)" + part_index(o.a) + " * " + std::to_string(rs.cols);
+    if (o.a.part == part_axis::rows) return fail(id, "stmatrix from a row part of an accumulator is not lowered yet");
+    w_.open("");
+    w_.line("const u32 dst = " + smem_addr(o.d, id) + ";");
+    w_.line("const int cg0 = (" + col0 + ") / 8;  // first 8-column group of the part");
+    w_.line("#pragma unroll");
+    w_.open("for (int mb = 0; mb < " + std::to_string(rs.rows / 64) + "; ++mb)");
+    w_.line("#pragma unroll");
+    w_.open("for (int g = 0; g < " + std::to_string(rs.cols / 8) + "; g += 2)");
+    w_.line("const int e = mb * " + std::to_string(src_n2) + " + 4 * (cg0 + g);");
+    w_.line("const u32 row = mb * 64 + warp_in_unit * 16 + ((lane / 8) % 2) * 8 + lane % 8, cg = g + lane / 16;");
+    w_.line("cake_dev::stmatrix_x4(dst + " + swizzled(sr.swz, "row * " + std::to_string(sr.inner_bytes()) + "u + cg * 16u") + ", " + packed_pair(r, "e") +
+            ", " + packed_pair(r, "e + 2") + ", " + packed_pair(r, "e + 4") + ", " + packed_pair(r, "e + 6") + ");");
+    w_.close();
+    w_.close();
+    w_.close();
+  }
+
+  // Register tile -> global tile, bounds-checked per element pair.
+  void emit_store_global(int id, const op& o) {
+    const int r = o.a.index;
+    const auto& ref = p_.tile_refs[o.d.index];
+    const auto& t = p_.tensors[ref.tensor];
+    if (ref.rank != 2) return fail(id, "store to global is lowered for 2-D tensors");
+    if (size_bits(t.dt) != 16 || size_bits(p_.regs[r].dt) != 16) return fail(id, "store to global is lowered for 16-bit tiles");
+    const plan::extent2 rs = plan::shape_of(p_, o.a);
+    const auto c = tile_coords(o.d, rs);
+    const std::string ti = std::to_string(ref.tensor);
+    w_.open("");
+    w_.line("unsigned short* dst = static_cast<unsigned short*>(args.ptr[" + ti + "]);");
+    w_.line("const long long ld = args.stride[" + ti + "][0], rows = " + dim_name(t.dims[0]) + ", cols = " + dim_name(t.dims[1]) + ";");
+    w_.line("const long long row0 = " + c[1] + ", col0 = " + c[0] + ";");
+    const std::string store_pair =
+        "if (gr < rows) { if (gc + 1 < cols) *reinterpret_cast<u32*>(dst + gr * ld + gc) = v; else if (gc < cols) dst[gr * ld + gc] = (unsigned short)(v & 0xffffu); }";
+    if (layout_[r] == frag_layout::mma_acc) {
+      if (o.a.part != part_axis::none) return fail(id, "store of a part of an mma.sync tile is not lowered yet");
+      const int mb = rs.rows / 16, nb = rs.cols / 8;
+      w_.line("#pragma unroll");
+      w_.open("for (int mi = 0; mi < " + std::to_string(mb) + "; ++mi)");
+      w_.line("#pragma unroll");
+      w_.open("for (int nj = 0; nj < " + std::to_string(nb) + "; ++nj)");
+      w_.line("#pragma unroll");
+      w_.open("for (int h = 0; h < 2; ++h)");
+      w_.line("const long long gr = row0 + mi * 16 + lane / 4 + 8 * h, gc = col0 + nj * 8 + 2 * (lane % 4);");
+      w_.line("const u32 v = " + packed_pair(r, "(mi * " + std::to_string(nb) + " + nj) * 4 + 2 * h") + ";");
+      w_.line(store_pair);
+      w_.close();
+      w_.close();
+      w_.close();
+    } else if (layout_[r] == frag_layout::tmem_rows) {
+      w_.line("const long long gr = row0 + warp_in_unit * 32 + lane;");
+      w_.line("#pragma unroll");
+      w_.open("for (int c = 0; c < " + std::to_string(rs.cols) + "; c += 2)");
+      w_.line("const long long gc = col0 + c;");
+      w_.line("const u32 v = " + packed_pair(r, "c") + ";");
+      w_.line(store_pair);
+      w_.close();
+    } else {
+      return fail(id, "store to global from this register layout is not lowered yet (use stmatrix + tma_store for wgmma accumulators)");
+    }
+    w_.close();
+  }
+
+  void emit_tmem_load(int id, const op& o) {
+    const int r = o.d.index;
+    const plan::extent2 rs = plan::shape_of(p_, o.d);
+    if (p_.regs[r].scope != role_unit::warpgroup || rs.rows != 128) return fail(id, "tmem_load is lowered into a 128-row tile held by one warpgroup");
+    const auto t = ptx::tcgen05_ld(ptx::tmem_shape::s32x32b, rs.cols, "regs_u32", "taddr");
+    if (!t.ok()) return fail(id, t.error);
+    w_.open("");
+    w_.line("u32 (&regs_u32)[" + std::to_string(rs.cols) + "] = *reinterpret_cast<u32(*)[" + std::to_string(rs.cols) + "]>(" + reg_name(r) + ");");
+    w_.line("const u32 taddr = " + tmem_base() + " + ((warp_in_unit * 32u) << 16) + " + tmem_column(o.a, id) + ";  // warp w reads lanes 32w..32w+31");
+    w_.raw(indent_block(t.text));
+    w_.line("cake_dev::tmem_wait_ld();");
+    w_.close();
+  }
+};
+
+}  // namespace cake::lower

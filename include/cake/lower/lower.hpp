@@ -1,0 +1,55 @@
+#pragma once
+// lower(program) -> CUDA C++ source plus everything the runtime needs to launch it (block size,
+// dynamic smem bytes, cluster shape, parameter block layout, TMA descriptors). A schedule that cannot
+// be lowered (an op not lowered yet for its target, a missing specialized dim) gets an error naming the
+// op and its schedule line, never partial code.
+#include <string>
+
+#include "emit_kernel.hpp"
+
+namespace cake::lower {
+
+struct lowered_kernel {
+  bool ok = false;
+  std::string error;        // GCC-style, with the op path, when !ok
+  std::string source;       // CUDA C++ with inline PTX, self-contained (device helpers included)
+  std::string entry;        // the extern "C" kernel symbol
+  target_id target = target_id::sm_90a;
+  int block_threads = 0;
+  int smem_bytes = 0;       // dynamic shared memory
+  int cluster[3] = {1, 1, 1};
+  bool persistent = false;
+  args_layout args{};
+  plan::kernel_plan plan{};
+};
+
+inline lowered_kernel lower(const program& p, const emit_options& opt = {}) {
+  lowered_kernel k;
+  k.target = p.target;
+  if (!p.errors.empty()) {
+    const auto& e = p.errors[0];
+    k.error = std::string(e.loc.file) + ":" + std::to_string(e.loc.line) + ":" + std::to_string(e.loc.column) + ": error: [" + std::string(e.rule) + "] " +
+              std::string(e.message) + " (value " + std::to_string(e.value) + ")";
+    return k;
+  }
+  kernel_emitter em(p, opt);
+  std::string src = em.run();
+  k.plan = em.plan();
+  k.args = em.args();
+  if (em.failed()) {
+    k.error = em.error();
+    return k;
+  }
+  k.ok = true;
+  k.source = std::move(src);
+  k.entry = std::string(p.kernel_name.view());
+  for (char& c : k.entry)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) c = '_';
+  k.block_threads = k.plan.warps.block_threads;
+  k.smem_bytes = k.plan.smem.total;
+  for (int i = 0; i < 3; ++i) k.cluster[i] = p.launch.cluster[i];
+  k.persistent = p.launch.persistent;
+  return k;
+}
+
+}  // namespace cake::lower
