@@ -117,7 +117,7 @@ TEST_CASE("nvrtc: a C++ error is mapped to the op annotation above it") {
                           "extern \"C\" __global__ void bad(float* p) {\n"  // 2
                           "  // @op gemm/math/op#4 kernels/gemm.hpp:42\n"   // 3
                           "  p[0] = 1.0f;\n"                                // 4
-                          "  // @op gemm/math/op#5 kernels/gemm.hpp:47\n"   // 5
+                          "  // @op 5 kernels/gemm.hpp:47  store(p[1])\n"    // 5: lowering's form, op text last
                           "  p[1] = undefined_value;\n"                     // 6
                           "}\n";
   const auto r = compile(src, "bad", "sm_90a");
@@ -128,11 +128,12 @@ TEST_CASE("nvrtc: a C++ error is mapped to the op annotation above it") {
   CHECK(e->cuda_line == 6);
   CHECK(e->file == "bad.cu");
   REQUIRE(e->op.has_value());
-  CHECK(e->op->op_id == "gemm/math/op#5");
+  CHECK(e->op->op_id == "5");
   CHECK(e->op->location() == "kernels/gemm.hpp:47");
+  CHECK(e->op->text == "store(p[1])");
   const auto text = e->to_string();
   CHECK(text.starts_with("kernels/gemm.hpp:47: error: identifier \"undefined_value\" is undefined"));
-  CHECK(text.find("in op gemm/math/op#5 (generated bad.cu:6)") != std::string::npos);
+  CHECK(text.find("note: in op 5 store(p[1]) (generated bad.cu:6)") != std::string::npos);
   CHECK(r.diagnostics().find("kernels/gemm.hpp:47: error:") != std::string::npos);
 }
 

@@ -14,17 +14,26 @@ TEST_CASE("source_map: annotations are found and the nearest one above a line wi
                      "// @op   gemm/math/op#2   kernels/my dir/g.hpp:12\n"  // a path with a space
                      "// @opx not-an-annotation a.hpp:1\n"
                      "// @op missing-location\n"
-                     "y();\n");
-  REQUIRE(m.ops().size() == 2);
+                     "// @op 7 no/line/number.hpp:\n"
+                     "y();\n"
+                     "    // @op 14 kernels/gemm/sm90_bf16.hpp:41  tma_load(sA <- A[m, k]) on ab.full::x:2\n");
+  REQUIRE(m.ops().size() == 3);
   CHECK(m.ops()[0].cuda_line == 2);
   CHECK(m.ops()[0].op_id == "gemm/load/op#1");
   CHECK(m.ops()[0].location() == "kernels/g.hpp:10");
+  CHECK(m.ops()[0].text.empty());
   CHECK(m.ops()[1].file == "kernels/my dir/g.hpp");
   CHECK(m.ops()[1].line == 12);
   CHECK(m.op_for_line(1) == nullptr);
   CHECK(m.op_for_line(2)->op_id == "gemm/load/op#1");
   CHECK(m.op_for_line(3)->op_id == "gemm/load/op#1");
-  CHECK(m.op_for_line(7)->op_id == "gemm/math/op#2");
+  CHECK(m.op_for_line(8)->op_id == "gemm/math/op#2");
+  // Lowering's form: the op's text follows the location (and may itself contain colons).
+  const auto& last = m.ops()[2];
+  CHECK(last.cuda_line == 9);
+  CHECK(last.op_id == "14");
+  CHECK(last.location() == "kernels/gemm/sm90_bf16.hpp:41");
+  CHECK(last.text == "tma_load(sA <- A[m, k]) on ab.full::x:2");
 }
 
 TEST_CASE("ptx_line_map: .loc with inlined_at, .file names, function boundaries") {

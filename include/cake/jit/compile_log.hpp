@@ -41,7 +41,8 @@ struct compile_message {
     std::string s = where + ": " + std::string(jit::to_string(level)) + ": " + text;
     if (!code.empty()) s += " [" + code + "]";
     if (op) {
-      s += "\n  note: in op " + op->op_id + " (generated " + file + ":" + std::to_string(cuda_line);
+      s += "\n  note: in op " + op->op_id + (op->text.empty() ? "" : " " + op->text) + " (generated " + file + ":" +
+           std::to_string(cuda_line);
       if (cuda_call_line > 0 && cuda_call_line != cuda_line) s += ", inlined at line " + std::to_string(cuda_call_line);
       if (ptx_line > 0) s += ", PTX line " + std::to_string(ptx_line);
       s += ")";

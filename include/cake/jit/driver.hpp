@@ -218,17 +218,19 @@ class driver {
     std::unique_ptr<driver> loaded;
     std::string reason;
   };
+  // Never destroyed: modules and buffers held in static objects may still release themselves through
+  // the driver during static destruction, and unloading libcuda at exit is never needed.
   static const load_state& state() {
-    static const load_state s = [] {
-      load_state r;
+    static const load_state* s = [] {
+      auto* r = new load_state;
       try {
-        r.loaded = load("libcuda.so.1");
+        r->loaded = load("libcuda.so.1");
       } catch (const std::exception& e) {
-        r.reason = e.what();
+        r->reason = e.what();
       }
       return r;
     }();
-    return s;
+    return *s;
   }
 
   void require_ordinal(int ordinal) const {

@@ -22,10 +22,12 @@ struct module_state {
   CUmodule handle = nullptr;
   int ordinal = 0;
   ~module_state() {
-    if (handle && driver::available()) {
+    if (!handle || !driver::available()) return;
+    try {
       const auto& d = driver::get();
       d.bind(ordinal);
       d.cuModuleUnload(handle);  // errors at teardown are not actionable
+    } catch (...) {
     }
   }
 };

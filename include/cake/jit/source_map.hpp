@@ -52,12 +52,14 @@ inline std::optional<long long> to_int(std::string_view s) {
 }
 }  // namespace detail
 
-// One `// @op <id> <file>:<line>` comment of the generated source.
+// One `// @op <id> <file>:<line>[ <text>]` comment of the generated source. The location is the first
+// `:<digits>` that ends a word, so file paths may contain spaces and the op's text may follow.
 struct op_annotation {
   int cuda_line = 0;   // line of the comment in the generated source (1-based)
-  std::string op_id;   // the op's id as lowering printed it (e.g. "gemm/math/k/op#3")
+  std::string op_id;   // the op's id as lowering printed it (one token, e.g. "12" or "gemm/math/op#3")
   std::string file;    // schedule file
   int line = 0;        // schedule line
+  std::string text;    // what lowering wrote after the location (the op, printed), may be empty
   std::string location() const { return file + ":" + std::to_string(line); }
 };
 
@@ -70,12 +72,17 @@ class source_map {
       auto rest = line.substr(at + 6);
       if (!rest.empty() && rest.front() != ' ' && rest.front() != '\t') return;  // e.g. "// @opx"
       const auto id = detail::next_token(rest);
-      const auto where = detail::trim(rest);
-      const auto colon = where.rfind(':');
-      if (id.empty() || colon == std::string_view::npos || colon == 0) return;
-      const auto schedule_line = detail::to_int(where.substr(colon + 1));
-      if (!schedule_line) return;
-      ops_.push_back({number, std::string(id), std::string(where.substr(0, colon)), static_cast<int>(*schedule_line)});
+      rest = detail::trim(rest);
+      for (std::size_t colon = rest.find(':'); colon != std::string_view::npos; colon = rest.find(':', colon + 1)) {
+        std::size_t end = colon + 1;
+        while (end < rest.size() && rest[end] >= '0' && rest[end] <= '9') ++end;
+        if (end == colon + 1 || colon == 0 || (end < rest.size() && rest[end] != ' ' && rest[end] != '\t')) continue;
+        const auto schedule_line = detail::to_int(rest.substr(colon + 1, end - colon - 1));
+        if (id.empty() || !schedule_line) return;
+        ops_.push_back({number, std::string(id), std::string(detail::trim(rest.substr(0, colon))),
+                        static_cast<int>(*schedule_line), std::string(detail::trim(rest.substr(end)))});
+        return;
+      }
     });
   }
 
