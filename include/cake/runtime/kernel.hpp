@@ -1,0 +1,215 @@
+#pragma once
+// From a Program to a launch: lower it, JIT-compile it (cached), load it on a device, and launch it
+// on tensors. The parameter block is packed from the same layout the emitter printed
+// (lower/args_layout.hpp), TMA descriptors are encoded from the plan's descriptor list, and the grid
+// comes from plan::plan_grid. Every mismatch between the arguments and the schedule (rank, a dim that
+// two tensors disagree on, a specialized dim with another value) is an error naming the tensor and dim.
+#include <array>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../jit.hpp"
+#include "../lower/lower.hpp"
+#include "../plan/grid.hpp"
+
+namespace cake {
+
+// A tensor argument: a device address, the extent of each dim (in the order the schedule declared
+// them, outermost first) and the element stride of each dim (innermost stride 1; default: packed).
+struct tensor_arg {
+  const void* ptr = nullptr;
+  int rank = 0;
+  long long dims[4]{};
+  long long strides[4]{};
+};
+
+inline tensor_arg tensor_view(const void* ptr, std::initializer_list<long long> dims, std::initializer_list<long long> strides = {}) {
+  tensor_arg t;
+  t.ptr = ptr;
+  t.rank = static_cast<int>(dims.size());
+  int i = 0;
+  for (long long d : dims) t.dims[i++] = d;
+  if (strides.size() == dims.size()) {
+    i = 0;
+    for (long long s : strides) t.strides[i++] = s;
+  } else {
+    long long s = 1;
+    for (int j = t.rank - 1; j >= 0; --j) {
+      t.strides[j] = s;
+      s *= t.dims[j];
+    }
+  }
+  return t;
+}
+
+namespace runtime_detail {
+
+inline jit::tma_dtype tma_dtype_of(dtype d) {
+  switch (d) {
+    case dtype::f32: return jit::tma_dtype::f32;
+    case dtype::f16: return jit::tma_dtype::f16;
+    case dtype::bf16: return jit::tma_dtype::bf16;
+    case dtype::tf32: return jit::tma_dtype::tf32;
+    case dtype::e4m3: return jit::tma_dtype::e4m3;
+    case dtype::e5m2: return jit::tma_dtype::e5m2;
+    case dtype::i8: return jit::tma_dtype::i8;
+    default: return jit::tma_dtype::i32;
+  }
+}
+inline jit::tma_swizzle tma_swizzle_of(swizzle s) {
+  switch (s) {
+    case swizzle::b32: return jit::tma_swizzle::b32;
+    case swizzle::b64: return jit::tma_swizzle::b64;
+    case swizzle::b128: return jit::tma_swizzle::b128;
+    default: return jit::tma_swizzle::none;
+  }
+}
+
+}  // namespace runtime_detail
+
+class runtime_kernel {
+ public:
+  // Lowers, compiles (through the JIT cache) and loads `p` for device `ordinal`. Throws jit::error with
+  // the lowering or compile diagnostics when the schedule cannot be turned into a kernel.
+  static runtime_kernel build(const program& p, lower::emit_options opt = {}, int ordinal = 0) {
+    runtime_kernel k;
+    k.program_ = p;
+    k.options_ = opt;
+    k.lowered_ = lower::lower(p, opt);
+    if (!k.lowered_.ok) throw jit::error("cannot lower kernel '" + std::string(p.kernel_name.view()) + "':\n" + k.lowered_.error);
+    k.artifacts_ = jit::build(k.lowered_.source, k.lowered_.entry, to_string(p.target));
+    if (!k.artifacts_.ok)
+      throw jit::error("kernel '" + k.lowered_.entry + "' does not compile for " + std::string(to_string(p.target)) + ":\n" + k.artifacts_.diagnostics());
+    k.module_ = jit::module::load(k.artifacts_, ordinal);
+    k.function_ = k.module_.get_kernel(k.lowered_.entry);
+    k.device_ = jit::driver::get().device(ordinal);
+    return k;
+  }
+
+  const lower::lowered_kernel& lowered() const { return lowered_; }
+  const jit::artifacts& artifacts() const { return artifacts_; }
+  const program& schedule() const { return program_; }
+  const jit::device_info& device() const { return device_; }
+
+  // The runtime value of every program dim, read from the tensors (and checked against each other).
+  std::vector<long long> dim_values(std::span<const tensor_arg> tensors) const {
+    const program& p = program_;
+    if (tensors.size() != p.tensors.size())
+      throw jit::error("kernel '" + lowered_.entry + "' takes " + std::to_string(p.tensors.size()) + " tensors, " + std::to_string(tensors.size()) + " given");
+    std::vector<long long> v(p.dims.size(), -1);
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      const auto& decl = p.tensors[t];
+      const std::string tn(decl.nm.view());
+      if (tensors[t].rank != decl.rank)
+        throw jit::error("tensor " + tn + " has rank " + std::to_string(decl.rank) + " in the schedule, " + std::to_string(tensors[t].rank) + " given");
+      if (!tensors[t].ptr) throw jit::error("tensor " + tn + ": null device pointer");
+      for (int i = 0; i < decl.rank; ++i) {
+        const int d = decl.dims[i];
+        const long long val = tensors[t].dims[i];
+        const std::string dn(p.dims[d].nm.view());
+        if (val < 1) throw jit::error("tensor " + tn + ": dim " + dn + " = " + std::to_string(val) + " (must be at least 1)");
+        if (v[d] >= 0 && v[d] != val)
+          throw jit::error("dim " + dn + " is " + std::to_string(v[d]) + " in one tensor and " + std::to_string(val) + " in tensor " + tn);
+        v[d] = val;
+      }
+    }
+    for (const auto& [d, val] : options_.specialized)
+      if (v[d] != val)
+        throw jit::error("dim " + std::string(p.dims[d].nm.view()) + " was specialized to " + std::to_string(val) + " when the kernel was compiled, but is " +
+                         std::to_string(v[d]) + " here: build a kernel for this value");
+    return v;
+  }
+
+  // The parameter block for these tensors (and scalars, in declaration order), 64-byte aligned inside
+  // its buffer.
+  struct param_block {
+    std::vector<unsigned char> bytes;
+    std::size_t offset = 0;
+    void* data() { return bytes.data() + offset; }
+  };
+  param_block pack(std::span<const tensor_arg> tensors, std::span<const double> scalars = {}) const {
+    const program& p = program_;
+    const auto& L = lowered_.args;
+    const auto dims = dim_values(tensors);
+    if (scalars.size() != p.scalars.size())
+      throw jit::error("kernel '" + lowered_.entry + "' takes " + std::to_string(p.scalars.size()) + " scalars, " + std::to_string(scalars.size()) + " given");
+    param_block block;
+    block.bytes.assign(L.size + 64, 0);
+    unsigned char* base = block.bytes.data();
+    while (reinterpret_cast<std::uintptr_t>(base) % 64) ++base;  // CUtensorMap needs 64-byte alignment
+    block.offset = static_cast<std::size_t>(base - block.bytes.data());
+    const auto& tma = lowered_.plan.tma;
+    for (int i = 0; i < tma.count; ++i) {
+      const auto& d = tma.descriptors[i];
+      const auto& decl = p.tensors[d.tensor];
+      const tensor_arg& t = tensors[d.tensor];
+      jit::tensor_map_spec s;
+      s.dtype = runtime_detail::tma_dtype_of(decl.dt);
+      s.rank = static_cast<unsigned>(decl.rank);
+      s.global_address = t.ptr;
+      const int eb = size_bits(decl.dt) / 8;
+      for (int j = 0; j < decl.rank; ++j) s.global_dims[j] = static_cast<std::uint64_t>(t.dims[decl.rank - 1 - j]);
+      for (int j = 1; j < decl.rank; ++j) s.global_strides_bytes[j - 1] = static_cast<std::uint64_t>(t.strides[decl.rank - 1 - j] * eb);
+      s.box_dims = {static_cast<std::uint32_t>(d.box_cols), static_cast<std::uint32_t>(d.box_rows), 1, 1, 1};
+      s.swizzle = runtime_detail::tma_swizzle_of(d.swz);
+      s.l2_promotion = jit::tma_l2_promotion::b256;
+      const CUtensorMap m = jit::encode_tensor_map(s);
+      std::memcpy(base + L.tmap_offset + static_cast<std::size_t>(i) * lower::tensor_map_bytes, &m, sizeof m);
+    }
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+      std::memcpy(base + L.ptr_offset + 8 * t, &tensors[t].ptr, sizeof(void*));
+      long long strides[4]{};
+      for (int j = 0; j < tensors[t].rank; ++j) strides[j] = tensors[t].strides[j];
+      std::memcpy(base + L.stride_offset + 32 * t, strides, sizeof strides);
+    }
+    for (std::size_t d = 0; d < dims.size(); ++d) std::memcpy(base + L.dim_offset + 8 * d, &dims[d], 8);
+    for (std::size_t s = 0; s < scalars.size(); ++s) {
+      unsigned long long bits = 0;
+      if (p.scalars[s].dt == dtype::f32) {
+        const float f = static_cast<float>(scalars[s]);
+        std::memcpy(&bits, &f, 4);
+      } else {
+        const long long i = static_cast<long long>(scalars[s]);
+        std::memcpy(&bits, &i, 8);
+      }
+      std::memcpy(base + L.scalar_offset + 8 * s, &bits, 8);
+    }
+    return block;
+  }
+
+  jit::launch_config config(std::span<const tensor_arg> tensors, CUstream stream = nullptr) const {
+    const auto dims = dim_values(tensors);
+    const auto g = plan::plan_grid(program_, [&](int d) { return dims[d]; }, device_.sm_count);
+    jit::launch_config c;
+    c.grid = {static_cast<unsigned>(g.ctas), 1, 1};
+    c.block = {static_cast<unsigned>(lowered_.block_threads), 1, 1};
+    c.dynamic_smem = static_cast<unsigned>(lowered_.smem_bytes);
+    c.stream = stream;
+    c.cluster = {static_cast<unsigned>(lowered_.cluster[0] * lowered_.cluster[1] * lowered_.cluster[2]), 1, 1};
+    c.programmatic_stream_serialization = program_.launch.pdl;
+    return c;
+  }
+
+  void launch(std::span<const tensor_arg> tensors, std::span<const double> scalars = {}, CUstream stream = nullptr) const {
+    auto block = pack(tensors, scalars);
+    void* params[] = {block.data()};
+    jit::launch(function_, config(tensors, stream), params);
+  }
+  void launch(std::initializer_list<tensor_arg> tensors, CUstream stream = nullptr) const {
+    launch(std::span<const tensor_arg>(tensors.begin(), tensors.size()), {}, stream);
+  }
+
+ private:
+  program program_{};
+  lower::emit_options options_;
+  lower::lowered_kernel lowered_;
+  jit::artifacts artifacts_;
+  jit::module module_;
+  jit::kernel function_;
+  jit::device_info device_;
+};
+
+}  // namespace cake
