@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto kernel = cake::runtime_kernel::build(gemm);
+  // The correctness runs use a build whose barrier waits trap after 3 s, so a hang becomes an error.
+  cake::lower::emit_options checked;
+  checked.hang_timeout_ns = 3'000'000'000ull;
+  auto checked_kernel = cake::runtime_kernel::build(gemm, checked);
   cake::harness::gemm_reference reference;
   auto rng = cake::harness::random_source::fresh();
   cublasHandle_t handle;
@@ -102,8 +106,8 @@ int main(int argc, char** argv) {
   for (const auto& s : checks) {
     gemm_buffers buf(s, rng);
     buf.d.fill_u32(0x7fff7fffu);  // bf16 NaN pairs
-    kernel.launch({cake::tensor_view(buf.a.address(), {s.m, s.k}), cake::tensor_view(buf.b.address(), {s.n, s.k}),
-                   cake::tensor_view(buf.d.address(), {s.m, s.n})});
+    checked_kernel.launch({cake::tensor_view(buf.a.address(), {s.m, s.k}), cake::tensor_view(buf.b.address(), {s.n, s.k}),
+                           cake::tensor_view(buf.d.address(), {s.m, s.n})});
     reference.run(buf.a.get(), buf.b.get(), buf.ref.get(), s.m, s.n, s.k, s.k, s.k, 0);
     std::vector<std::uint16_t> out(s.m * s.n);
     std::vector<float> ref(s.m * s.n);

@@ -205,6 +205,7 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
       mbar_wait_cluster(bar2, 0);
       mbar_arrive(bar2);
       mbar_arrive_cluster(mapa_shared(bar2, cluster_ctarank() ^ 1u));
+      mbar_arrive_cluster_release(mapa_shared(bar2, cluster_ctarank() ^ 1u));
     }
   } else {
     setmaxnreg_inc<232>();
@@ -212,6 +213,7 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
     mbar_wait(bar, 0);
     if (!mbar_wait_until(bar, 0, globaltimer_ns() + 2000000000ull)) trap();
     acc += mbar_try_wait_hint(bar, 0, 0x989680u) ? 1.f : 0.f;
+    mbar_wait_hint(bar, 0, 0x989680u);
     acc += mbar_test_wait(bar, 0) ? 1.f : 0.f;
     acc += (mbar_try_wait(bar, 0) && mbar_try_wait_cluster(bar, 0)) ? 1.f : 0.f;
     const u64 desc = make_wgmma_desc(base, 16, 1024, wgmma_swizzle_128b);
@@ -320,7 +322,7 @@ const std::vector<header_case>& cases() {
       {"cake/device/sm90.cuh",
        {{&sm90_kernel, "sm_90a"}},
        {"mbarrier.init.shared::cta.b64", "mbarrier.inval.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
-        "mbarrier.arrive.release.cluster.shared::cluster.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.arrive.shared::cluster.b64", "mbarrier.arrive.release.cluster.shared::cluster.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
         "mbarrier.expect_tx.relaxed.cta.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
         "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.shared::cta.b64",
         "fence.mbarrier_init.release.cluster", "fence.proxy.async.shared::cta",
@@ -403,8 +405,9 @@ TEST_CASE("every device wrapper is exercised by a test kernel") {
 
 TEST_CASE("NVRTC compiles every embedded device header to CUBIN for its target") {
   for (const auto& c : cases()) {
-    for (const auto& [kernel, arch] : c.kernels) {
-      const nvrtc_out r = nvrtc_compile(*kernel, arch);
+    for (const auto& kernel_and_arch : c.kernels) {
+      const std::string arch = kernel_and_arch.second;
+      const nvrtc_out r = nvrtc_compile(*kernel_and_arch.first, arch);
       INFO(c.include_name, " for ", arch, ":\n", r.log);
       REQUIRE(r.ok);
       CHECK(r.cubin_bytes > 0);

@@ -533,10 +533,18 @@ __device__ __forceinline__ void mbar_arrive(u32 bar) {
 __device__ __forceinline__ void mbar_arrive_count(u32 bar, u32 count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
-// mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on a barrier of another CTA of the
-// cluster; `remote_bar` comes from mapa_shared(bar, rank) [HF §1 Arrive]. Only arrive/expect_tx/
-// complete_tx may target a remote barrier; waits must stay local [HF §1 hang causes 5].
+// mbarrier.arrive.shared::cluster.b64: one arrival on a barrier of another CTA of the cluster (default
+// semantics: release at cta scope, as CUTLASS's ClusterBarrier::arrive(cta_id)); `remote_bar` comes from
+// mapa_shared(bar, rank) [HF §1 Arrive]. Only arrive/expect_tx/complete_tx may target a remote barrier;
+// waits must stay local [HF §1 hang causes 5]. This is the cheap form for pipeline releases: ptxas 13.0
+// emits a bare SYNCS.ARRIVE for it, whereas .release.cluster adds MEMBAR.ALL.GPU before every arrive.
 __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+}
+// mbarrier.arrive.release.cluster.shared::cluster.b64: remote arrive that also releases this thread's
+// prior generic memory writes at cluster scope (costs a GPU-wide MEMBAR; use only where a peer reads
+// data this thread wrote with ordinary stores).
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
@@ -613,6 +621,11 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
+// As mbar_wait, passing a suspend-time hint (ns) to each try_wait, e.g. 0x989680 as CUTLASS does.
+__device__ __forceinline__ void mbar_wait_hint(u32 bar, u32 parity, u32 suspend_ns) {
+  while (!mbar_try_wait_hint(bar, parity, suspend_ns)) {
+  }
+}
 // Cluster-scope acquiring variant of mbar_wait.
 __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
   while (!mbar_try_wait_cluster(bar, parity)) {
@@ -639,7 +652,8 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 // ---- TMA loads [HF §2 Load] -------------------------------------------------------------------------
 // `tmap` is the generic address of a CUtensorMap in .param/.const/.global (e.g. &kernel_param of a
 // `const __grid_constant__ CUtensorMap`); coordinates are element indices, innermost first. The copy
-// performs complete_tx(box bytes) on `bar` (same smem offset in every destination CTA for multicast).
+)cake_src"
+    R"cake_src(// performs complete_tx(box bytes) on `bar` (same smem offset in every destination CTA for multicast).
 
 // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 __device__ __forceinline__ void tma_load_2d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1) {
@@ -657,8 +671,7 @@ __device__ __forceinline__ void tma_load_3d(u32 dst_smem, const void* tmap, u32 
       "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
-)cake_src"
-    R"cake_src(// cp.async.bulk.tensor.2d....multicast::cluster: the box lands at `dst_smem` and completes on `bar` in
+// cp.async.bulk.tensor.2d....multicast::cluster: the box lands at `dst_smem` and completes on `bar` in
 // every CTA whose rank bit is set in the 16-bit `cta_mask` [HF §2 Multicast].
 __device__ __forceinline__ void tma_load_2d_multicast(u32 dst_smem, const void* tmap, u32 bar, u16 cta_mask, i32 c0,
                                                       i32 c1) {
@@ -768,7 +781,8 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 // Compiler-only fence on one accumulator register: keeps reads/writes of `r` from moving across the
-// wgmma wait/fence asm statements (the hardware ordering is given by wgmma_wait/wgmma_fence).
+)cake_src"
+    R"cake_src(// wgmma wait/fence asm statements (the hardware ordering is given by wgmma_wait/wgmma_fence).
 __device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void wgmma_fence_operand(u32& r) { asm volatile("" : "+r"(r)::"memory"); }
 
@@ -782,8 +796,7 @@ __device__ __forceinline__ void stmatrix_x1(u32 smem, u32 r0) {
 __device__ __forceinline__ void stmatrix_x2(u32 smem, u32 r0, u32 r1) {
   asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem), "r"(r0), "r"(r1) : "memory");
 }
-)cake_src"
-    R"cake_src(// stmatrix.sync.aligned.m8n8.x4.shared.b16: four matrices (all 32 lanes give addresses).
+// stmatrix.sync.aligned.m8n8.x4.shared.b16: four matrices (all 32 lanes give addresses).
 __device__ __forceinline__ void stmatrix_x4(u32 smem, u32 r0, u32 r1, u32 r2, u32 r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem), "r"(r0), "r"(r1), "r"(r2),
                "r"(r3)

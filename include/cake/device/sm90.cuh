@@ -29,10 +29,18 @@ __device__ __forceinline__ void mbar_arrive(u32 bar) {
 __device__ __forceinline__ void mbar_arrive_count(u32 bar, u32 count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
-// mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on a barrier of another CTA of the
-// cluster; `remote_bar` comes from mapa_shared(bar, rank) [HF §1 Arrive]. Only arrive/expect_tx/
-// complete_tx may target a remote barrier; waits must stay local [HF §1 hang causes 5].
+// mbarrier.arrive.shared::cluster.b64: one arrival on a barrier of another CTA of the cluster (default
+// semantics: release at cta scope, as CUTLASS's ClusterBarrier::arrive(cta_id)); `remote_bar` comes from
+// mapa_shared(bar, rank) [HF §1 Arrive]. Only arrive/expect_tx/complete_tx may target a remote barrier;
+// waits must stay local [HF §1 hang causes 5]. This is the cheap form for pipeline releases: ptxas 13.0
+// emits a bare SYNCS.ARRIVE for it, whereas .release.cluster adds MEMBAR.ALL.GPU before every arrive.
 __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+}
+// mbarrier.arrive.release.cluster.shared::cluster.b64: remote arrive that also releases this thread's
+// prior generic memory writes at cluster scope (costs a GPU-wide MEMBAR; use only where a peer reads
+// data this thread wrote with ordinary stores).
+__device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
@@ -107,6 +115,11 @@ __device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
 // parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   while (!mbar_try_wait(bar, parity)) {
+  }
+}
+// As mbar_wait, passing a suspend-time hint (ns) to each try_wait, e.g. 0x989680 as CUTLASS does.
+__device__ __forceinline__ void mbar_wait_hint(u32 bar, u32 parity, u32 suspend_ns) {
+  while (!mbar_try_wait_hint(bar, parity, suspend_ns)) {
   }
 }
 // Cluster-scope acquiring variant of mbar_wait.

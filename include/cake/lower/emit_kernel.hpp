@@ -363,6 +363,8 @@ class kernel_emitter : public op_emitter {
       return;
     }
     if (!commit && plan_.barriers.pipelines[pl].multicast) {
+      // The consumer only read the stage (through wgmma, completed by its wait): the plain remote
+      // arrive suffices, as in CUTLASS's ClusterBarrier::arrive(cta_id).
       w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster(cake_dev::mapa_shared(" + bar + ", r));");
       return;
     }
@@ -372,7 +374,8 @@ class kernel_emitter : public op_emitter {
   void emit_arrive(const op& o) {
     const std::string bar = user_barrier(o.d);
     if (o.has(flag_remote) && cluster() > 1)
-      w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster(cake_dev::mapa_shared(" + bar + ", r));");
+      // Release at cluster scope: a user protocol may hand ordinary writes to the peer CTAs.
+      w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + bar + ", r));");
     else
       w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
   }
