@@ -22,6 +22,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 DRIVER=${DRIVER:-unknown}
 
+if [ -n "${CAKE_PROTO_PREBUILT:-}" ] && [ -x "$BUILD/gemm_proto" ] && [ -x "$BUILD/gemm_proto_debug" ]; then
+  echo "== using prebuilt binaries in $BUILD (CAKE_PROTO_PREBUILT)"
+  cp "$BUILD/build.log" "$RESULTS/build.log" 2>/dev/null || true
+else
 echo "== generating wgmma text with cake::lower::ptx::wgmma_ss"
 g++ -std=c++20 -O2 -I include bench/proto/gen_wgmma.cpp -o "$BUILD/gen_wgmma" || exit 2
 "$BUILD/gen_wgmma" "$BUILD/wgmma_bf16.cuh" 256 192 176 128 || exit 2
@@ -68,6 +72,7 @@ if [ $RC1 -ne 0 ] || [ $RC2 -ne 0 ]; then
   exit 2
 fi
 echo "built in $(( $(date +%s) - T0 )) s"
+fi
 
 # registers / spills / smem per variant from ptxas -v (smem is dynamic: see kSmemBytes in the table)
 summarize() {

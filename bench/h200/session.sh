@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call's worth of work on the H200, from binaries prebuilt on the development machine in
+# build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
+# prototype GEMM. Each step has its own time limit; logs go to $OUT.
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo proto sanitize
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+OUT=${OUT:-/tmp/cake-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
+export CAKE_CACHE_DIR=${CAKE_CACHE_DIR:-/tmp/cake-cache}
+B=build-h200
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(info gputests demo proto)
+for s in "${steps[@]}"; do
+  echo "######## $s"
+  case $s in
+    info) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv ;;
+    gputests)
+      for t in $B/tests/gpu/cake_gpu_*; do
+        echo "== $t"; timeout 120 "$t" 2>&1 | tail -n 25 | tee "$OUT/$(basename "$t").log"
+      done ;;
+    demo) timeout 240 $B/tools/cake_demo --runs 100 2>&1 | grep -v "^    \|^  [a-z]" | tee "$OUT/demo.log" | tail -n 40 ;;
+    proto) CAKE_PROTO_PREBUILT=1 CAKE_PROTO_BUILD=$B/proto timeout 330 bash bench/proto/run_on_h200.sh 2>&1 | tail -n 70 ;;
+    sanitize)
+      for tool in memcheck racecheck synccheck; do
+        echo "== compute-sanitizer --tool $tool"
+        timeout 240 compute-sanitizer --tool $tool --print-limit 5 $B/tools/cake_demo --quick --runs 1 2>&1 | tail -n 6
+      done ;;
+  esac
+done
