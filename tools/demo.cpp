@@ -52,7 +52,7 @@ struct gemm_buffers {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int runs = 100;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
@@ -143,4 +143,13 @@ int main(int argc, char** argv) {
   std::printf("  geometric-mean ratio (cuBLAS time / Cake time): %.3f\n", std::exp(log_sum / timed.size()));
   cublasDestroy(handle);
   return failures ? 2 : 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cake_demo: error: %s\n", e.what());
+    return 1;
+  }
 }
