@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <cake/cake.hpp>
-#include <cake/harness/gemm_reference.hpp>
+#include <cake/harness/gemm_check.hpp>
 #include <cake/harness/timing.hpp>
 #include <cake/runtime/kernel.hpp>
 
@@ -41,14 +41,6 @@ void cublas_gemm(cublasHandle_t h, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, 
                "cublasGemmEx");
 }
 
-struct gemm_buffers {
-  cake::jit::device_buffer a, b, d, ref;
-  gemm_buffers(const shape& s, cake::harness::random_source& rng)
-      : a(2 * s.m * s.k), b(2 * s.n * s.k), d(2 * s.m * s.n), ref(4 * s.m * s.n) {
-    a.upload(cake::harness::random_vector<cake::harness::host_bf16>(s.m * s.k, rng));
-    b.upload(cake::harness::random_vector<cake::harness::host_bf16>(s.n * s.k, rng));
-  }
-};
 
 }  // namespace
 
@@ -99,24 +91,23 @@ int run(int argc, char** argv) {
   check_cublas(cublasCreate(&handle), "cublasCreate");
 
   std::printf("== correctness (fresh normal inputs, output poisoned with NaN, relative Frobenius error vs f32 reference)\n");
-  const std::vector<shape> checks = quick ? std::vector<shape>{{128, 256, 64}, {300, 200, 1000}, {4096, 2112, 7168}}
-                                          : std::vector<shape>{{128, 256, 64}, {1, 1, 8}, {129, 257, 72}, {300, 200, 1000}, {1000, 1000, 1000},
-                                                               {256, 512, 4096}, {4096, 2112, 7168}, {2048, 24576, 1536}};
+  using cake::harness::gemm_problem;
+  const std::vector<gemm_problem> checks =
+      quick ? std::vector<gemm_problem>{{128, 256, 64}, {300, 200, 1000}, {4096, 2112, 7168}}
+            : std::vector<gemm_problem>{{128, 256, 64}, {1, 8, 8}, {1, 1, 1}, {129, 257, 72}, {300, 200, 1000}, {777, 1111, 333},
+                                        {1000, 1000, 1000, 1000, 1000, 1024}, {256, 512, 4096}, {4096, 2112, 7168}, {2048, 24576, 1536}};
   int failures = 0;
-  for (const auto& s : checks) {
-    gemm_buffers buf(s, rng);
-    buf.d.fill_u32(0x7fff7fffu);  // bf16 NaN pairs
-    checked_kernel.launch({cake::tensor_view(buf.a.address(), {s.m, s.k}), cake::tensor_view(buf.b.address(), {s.n, s.k}),
-                           cake::tensor_view(buf.d.address(), {s.m, s.n})});
-    reference.run(buf.a.get(), buf.b.get(), buf.ref.get(), s.m, s.n, s.k, s.k, s.k, 0);
-    std::vector<std::uint16_t> out(s.m * s.n);
-    std::vector<float> ref(s.m * s.n);
-    buf.d.download(std::span<std::uint16_t>(out));
-    buf.ref.download(std::span<float>(ref));
-    const auto c = cake::harness::compare_16bit(out, ref);
-    const bool ok = c.ok(1e-2);
+  for (const auto& pr : checks) {
+    cake::harness::gemm_operands o(pr);
+    const auto r = cake::harness::check_gemm(o, rng, reference, [&](cake::harness::gemm_operands& x) {
+      const auto& q = x.p;
+      checked_kernel.launch({cake::tensor_view(x.a.address(), {q.m, q.k}, {q.lda, 1}), cake::tensor_view(x.b.address(), {q.n, q.k}, {q.ldb, 1}),
+                             cake::tensor_view(x.d.address(), {q.m, q.n}, {q.ldd, 1})});
+    });
+    const bool ok = r.ok(1e-2);
     failures += !ok;
-    std::printf("  %6lld x %6lld x %6lld  rel_err %.2e  nonfinite %lld  %s\n", s.m, s.n, s.k, c.rel_err, c.nonfinite, ok ? "ok" : "FAILED");
+    std::printf("  %-28s rel_err %.2e  nonfinite %lld  padding written %lld  %s\n", pr.describe().c_str(), r.cmp.rel_err, r.cmp.nonfinite,
+                r.padding_written, ok ? "ok" : "FAILED");
   }
 
   std::printf("== timing vs cuBLAS (L2 flushed, median of %d)\n", runs);
@@ -129,7 +120,9 @@ int run(int argc, char** argv) {
   topt.warmup = 5;
   double log_sum = 0;
   for (const auto& s : timed) {
-    gemm_buffers buf(s, rng);
+    cake::harness::gemm_operands buf(gemm_problem{s.m, s.n, s.k});
+    buf.a.upload(cake::harness::random_vector<cake::harness::host_bf16>(s.m * s.k, rng));
+    buf.b.upload(cake::harness::random_vector<cake::harness::host_bf16>(s.n * s.k, rng));
     const std::vector<cake::tensor_arg> args{cake::tensor_view(buf.a.address(), {s.m, s.k}), cake::tensor_view(buf.b.address(), {s.n, s.k}),
                                              cake::tensor_view(buf.d.address(), {s.m, s.n})};
     const auto tc = cake::harness::time_gpu([&](CUstream st) { kernel.launch(args, {}, st); }, topt);
