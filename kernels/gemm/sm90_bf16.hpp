@@ -1,32 +1,39 @@
 #pragma once
-// D[M,N] = A[M,K] * B[N,K]^T: bf16 in, f32 accumulate, bf16 out, on Hopper (sm_90a).
-// One producer warpgroup issues TMA; two consumer warpgroups issue wgmma, each on half the rows of the
-// tile. Persistent over tiles with a rasterized schedule; B is multicast to the CTAs of a cluster along
-// M (they share the N tile). The epilogue goes through stmatrix into a double-buffered smem chunk and a
-// TMA store, while the producer already loads the next tile.
+// D[M,N] = A[M,K] * B[N,K]^T on Hopper (sm_90a): bf16 (or fp8 e4m3 with a per-tensor scale) in, f32
+// accumulate, bf16 out. One producer warpgroup issues TMA; two consumer warpgroups issue wgmma, each
+// on half the rows of the tile. Persistent over tiles with a rasterized schedule; B is multicast to the
+// CTAs of a cluster along M (they share the N tile). The epilogue goes through stmatrix into a
+// double-buffered smem chunk and a TMA store while the producer already loads the next tile, or, for
+// outputs whose rows are not 16-byte multiples, stores the fragments directly.
 #include <cake/cake.hpp>
 
 namespace cake::kernels {
 
 struct gemm_sm90_config {
-  int bm = 128, bn = 256, bk = 64;  // output tile and K step
-  int stages = 4;                   // depth of the TMA -> wgmma pipeline
-  int cluster_m = 2;                // CTAs per cluster along M sharing (multicasting) the B tile
-  int raster_group = 8;             // tiles per rasterization group along M
+  int bm = 128, bn = 256;  // output tile (bm rows are split between the two consumer warpgroups)
+  int stages = 4;          // depth of the TMA -> wgmma pipeline
+  int cluster_m = 2;       // CTAs per cluster along M sharing (multicasting) the B tile
+  int raster_group = 8;    // tiles per rasterization group along M
   int producer_regs = 40, consumer_regs = 232;
+  bool direct_store = false;  // epilogue: st.global from registers instead of stmatrix + TMA store
 };
 
-constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) {
-  auto k = kernel("gemm_bf16_sm90").target(sm_90a).cluster(c.cluster_m, 1).persistent(raster::along_m(c.raster_group));
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = k.input<bf16>("B", dims("N", "K"));
+template <class In = bf16>
+constexpr program gemm_sm90(gemm_sm90_config c = {}) {
+  constexpr bool fp8 = is_float8(In::value);
+  auto k = kernel(fp8 ? "gemm_e4m3_sm90" : "gemm_bf16_sm90").target(sm_90a).cluster(c.cluster_m, 1);
+  k.persistent(raster::along_m(c.raster_group));
+  auto A = k.input<In>("A", dims("M", "K"));
+  auto B = k.input<In>("B", dims("N", "K"));
   auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(c.bm, c.bn, c.bk);
-  const int chunks = t.n / 64;  // the epilogue stores 64-column chunks (one 128B swizzle span)
+  auto t = k.tile(c.bm, c.bn, 128 / size_bytes(In::value));  // K step: one 128-byte swizzle span
+  // The epilogue stores chunks of the widest column count (64, 32, 16) that divides BN, each one swizzle span.
+  const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
+  const int chunks = t.n / chunk;
 
-  auto sA = k.smem<bf16>("sA", {t.m, t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {t.n, t.k}, swizzle::b128);
-  auto sD = k.smem<bf16>("sD", {t.m, 64}, swizzle::b128, copies(2));
+  auto sA = k.smem<In>("sA", {t.m, t.k}, swizzle::b128);
+  auto sB = k.smem<In>("sB", {t.n, t.k}, swizzle::b128);
+  auto sD = k.smem<bf16>("sD", {t.m, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(c.direct_store ? 1 : 2));
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
 
@@ -35,7 +42,8 @@ constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) {
       r.for_each_k(t, [&](auto kt) {
         auto s = r.acquire(ab);
         r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], B.tile(tile.n, kt)).multicast();
+        auto b = r.tma_load(s[sB], B.tile(tile.n, kt));
+        if (c.cluster_m > 1) b.multicast();
       });
     });
   });
@@ -51,7 +59,12 @@ constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) {
         r.wgmma_wait(0);
         r.release(ab, s);
       });
+      if constexpr (fp8) r.scale(acc, k.template param<f32>("scale"));
       auto out = r.convert<bf16>(acc);
+      if (c.direct_store) {
+        r.store(D.tile(tile.m * 2 + r.warpgroup(), tile.n), out);
+        return;
+      }
       r.for_range(chunks, [&](auto ch) {
         auto buf = sD.stage(ch % 2).rows(r.warpgroup(), 2);
         r.bulk_wait_read(1);  // the store that last read this buffer is done reading it
@@ -66,5 +79,7 @@ constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) {
   });
   return k.build();
 }
+
+constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) { return gemm_sm90<bf16>(c); }
 
 }  // namespace cake::kernels

@@ -107,7 +107,7 @@ constexpr const op_info& info(op_kind k) { return op_table[static_cast<int>(k)];
 constexpr std::string_view to_string(op_kind k) { return info(k).name; }
 
 // ---- operands ------------------------------------------------------------------------------
-enum class operand_kind : std::uint8_t { none, smem, tmem, reg, mbarrier, named_barrier, pipeline, global, tensor };
+enum class operand_kind : std::uint8_t { none, smem, tmem, reg, mbarrier, named_barrier, pipeline, global, tensor, scalar };
 enum class stage_sel : std::uint8_t {
   none,  // a single-copy region, or the whole region
   slot,  // the stage held by a pipeline slot (slot_op = op id of the acquire/wait that produced it)
@@ -145,6 +145,10 @@ enum op_flag : std::uint16_t {
   flag_static_trip = 1u << 5,      // loop: trip count imm[1] is a compile-time constant (unrolled)
 };
 enum class elementwise_op : std::uint8_t { add, sub, mul, max, min, scale, relu, exp2, neg };
+constexpr std::string_view to_string(elementwise_op f) {
+  constexpr std::string_view names[] = {"add", "sub", "mul", "max", "min", "scale", "relu", "exp2", "neg"};
+  return static_cast<unsigned>(f) < 9 ? names[static_cast<int>(f)] : "?";
+}
 enum class reduce_kind : std::uint8_t { max, sum };
 
 struct op {

@@ -67,6 +67,7 @@ inline std::string to_text(const program& p, const operand& o) {
     case operand_kind::reg: s = std::string(p.regs[o.index].nm.view()); break;
     case operand_kind::named_barrier: return std::string(p.named_barriers[o.index].nm.view());
     case operand_kind::tensor: return std::string(p.tensors[o.index].nm.view());
+    case operand_kind::scalar: return std::string(p.scalars[o.index].nm.view());
     case operand_kind::pipeline:
       s = std::string(p.pipelines[o.index].nm.view());
       if (o.sel == stage_sel::slot) s += " slot#" + std::to_string(o.slot_op);
@@ -105,6 +106,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::tile_loop: s += " over tiles"; break;
     case op_kind::loop:
       if (o.has(flag_static_trip)) s += " i" + std::to_string(id) + " in 0.." + std::to_string(o.imm[1]);
+      else if (o.imm[1] >= p.tile.count) s += " k" + std::to_string(id) + " in 0..? (no tiling)";
       else {
         const auto& ax = p.tile.axes[o.imm[1]];
         s += " k" + std::to_string(id) + " in 0..ceil(" + std::string(p.dims[ax.dim].nm.view()) + " / " + std::to_string(ax.extent) + ")";
@@ -137,7 +139,10 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::bulk_wait: s += " " + std::to_string(o.imm[0]) + (o.has(flag_read_only) ? " read" : ""); break;
     case op_kind::setmaxnreg: s += " " + std::to_string(o.imm[0]); break;
     case op_kind::fill: s += " " + to_text(p, o.d) + " = " + std::to_string(__builtin_bit_cast(float, o.imm[0])); break;
-    case op_kind::elementwise: operands(" = "); s += " op " + std::to_string(o.imm[0]); break;
+    case op_kind::elementwise:  // d = f(a) or d = f(a, b)
+      s += " " + to_text(p, o.d) + " = " + std::string(to_string(static_cast<elementwise_op>(o.imm[0]))) + "(" + to_text(p, o.a) +
+           (o.b.kind != operand_kind::none ? ", " + to_text(p, o.b) : std::string()) + ")";
+      break;
     case op_kind::reduce_rows: operands(o.imm[0] == 0 ? " = max " : " = sum "); break;
     default:
       if (o.d.kind != operand_kind::none) operands(" <- ");
@@ -217,6 +222,7 @@ inline std::string to_text(const program& p, print_options opt = {}) {
     }
   }
   for (const auto& e : p.errors) s += "  build error [" + std::string(e.rule) + "] " + std::string(e.message) + " (value " + std::to_string(e.value) + ")\n";
+  if (p.errors_dropped) s += "  ... and " + std::to_string(p.errors_dropped) + " more build errors\n";
   return s;
 }
 

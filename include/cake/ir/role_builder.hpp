@@ -4,6 +4,7 @@
 // ops form the loop body.
 #include <type_traits>
 
+#include "../plan/operands.hpp"
 #include "kernel_builder.hpp"
 
 namespace cake {
@@ -15,6 +16,8 @@ struct op_ref {
   constexpr op& get() const { return k->p.ops[id]; }
   // TMA load to every CTA of the cluster (each CTA loads its share and all receive the whole tile).
   constexpr op_ref multicast() const {
+    if (get().kind != op_kind::tma_load)
+      k->fail<"ir.modifier", "multicast() applies to a tma_load (value: op#)">(id, get().loc);
     if (k->p.launch.cluster_size() < 2)
       k->fail<"instruction.multicast-without-cluster", "multicast needs a cluster of 2 or more CTAs: call k.cluster(...) first (value: op#)">(id, get().loc);
     get().flags |= flag_multicast;
@@ -22,11 +25,13 @@ struct op_ref {
   }
   // MMA writes D = A*B instead of D += A*B.
   constexpr op_ref overwrite() const {
+    check_mma();
     get().flags |= flag_overwrite;
     return *this;
   }
   // MMA writes D = A*B on the first iteration of loop `it`, accumulates afterwards.
   constexpr op_ref overwrite_on_first(index_expr it) const {
+    check_mma();
     if (it.term_count != 1 || it.terms[0].kind != var_kind::loop)
       k->fail<"ir.overwrite-first", "overwrite_on_first takes a loop variable (value: op#)">(id, get().loc);
     get().flags |= flag_overwrite_first;
@@ -35,8 +40,17 @@ struct op_ref {
   }
   // mbarrier arrive on the same barrier in every CTA of the cluster.
   constexpr op_ref remote() const {
+    if (get().kind != op_kind::mbarrier_arrive && get().kind != op_kind::mbarrier_arrive_expect_tx)
+      k->fail<"ir.modifier", "remote() applies to an mbarrier arrive (value: op#)">(id, get().loc);
     get().flags |= flag_remote;
     return *this;
+  }
+
+ private:
+  constexpr void check_mma() const {
+    const op_kind kd = get().kind;
+    if (kd != op_kind::wgmma && kd != op_kind::mma_sync && kd != op_kind::tcgen05_mma)
+      k->fail<"ir.modifier", "overwrite()/overwrite_on_first() apply to an MMA (value: op#)">(id, get().loc);
   }
 };
 
@@ -77,7 +91,7 @@ class role {
     if (ax < 0) k_->fail<"ir.no-reduce-axis", "for_each_k needs a tiling with a reduce axis, e.g. k.tile(m, n, k) (value: 0)">(0, at);
     op o;
     o.kind = op_kind::loop;
-    o.imm[1] = ax;
+    o.imm[1] = ax < 0 ? 0 : ax;  // an axis index that every reader can use, even after the error
     const int id = open(o, at);
     body(var_index(var_kind::loop, id));
     close(id);
@@ -107,6 +121,7 @@ class role {
     static_assert(is_smem_tile<A> || is_reg_tile<A>, "[memory.operand-space] wgmma reads A from shared memory or registers");
     static_assert(is_smem_tile<B>, "[memory.operand-space] wgmma reads B from shared memory: pass an smem tile");
     check_mma_types<Acc, A, B>();
+    static_assert(info(element_of<A>::value).operand_of & unit_wgmma, "[instruction.mma-operand-dtype] wgmma takes f16, bf16, tf32, e4m3, e5m2 or i8 operands");
     return mma(op_kind::wgmma, acc.o, a.o, b.o, at);
   }
   // Warp-level MMA (sm_80 mma.sync) over a K tile; operands from smem are read with ldmatrix.
@@ -116,6 +131,7 @@ class role {
     static_assert(is_smem_tile<A> || is_reg_tile<A>, "[memory.operand-space] mma_sync reads A from shared memory or registers");
     static_assert(is_smem_tile<B> || is_reg_tile<B>, "[memory.operand-space] mma_sync reads B from shared memory or registers");
     check_mma_types<Acc, A, B>();
+    static_assert(info(element_of<A>::value).operand_of & unit_mma_sync, "[instruction.mma-operand-dtype] mma_sync (sm_80) takes f16, bf16, tf32 or i8 operands; fp8 needs wgmma or tcgen05");
     return mma(op_kind::mma_sync, acc.o, a.o, b.o, at);
   }
   // sm_100a tensor-core MMA into tensor memory, issued by one thread.
@@ -124,6 +140,7 @@ class role {
     static_assert(is_smem_tile<A> || is_tmem_tile<A>, "[memory.operand-space] tcgen05.mma reads A from shared memory or tensor memory");
     static_assert(is_smem_tile<B>, "[memory.operand-space] tcgen05.mma reads B from shared memory");
     check_mma_types<tmem_tile, A, B>();
+    static_assert(info(element_of<A>::value).operand_of & unit_tcgen05, "[instruction.mma-operand-dtype] tcgen05.mma takes f16, bf16, tf32, e4m3, e5m2 or i8 operands");
     return mma(op_kind::tcgen05_mma, acc.o, a.o, b.o, at);
   }
   template <class T>
@@ -153,6 +170,18 @@ class role {
     o.a = a.o;
     o.b = b.o;
     o.imm[0] = static_cast<int>(f);
+    return emit(o, at);
+  }
+  // dst *= a scalar parameter (e.g. the product of per-tensor fp8 scales).
+  template <class T, class S>
+  constexpr op_ref scale(reg_tile<T> dst, scalar<S> factor, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::elementwise;
+    o.d = dst.o;
+    o.a = dst.o;
+    o.b.kind = operand_kind::scalar;
+    o.b.index = factor.index;
+    o.imm[0] = static_cast<int>(elementwise_op::scale);
     return emit(o, at);
   }
   // Row reductions into a column vector (a register tile with one column).
@@ -316,7 +345,24 @@ class role {
   kernel_builder* k_;
   std::uint8_t role_;
 
+  // Selections written on an operand (stage, part, barrier element) are checked as the op is recorded.
+  constexpr void check_operand(const operand& o, src_loc at) {
+    if (o.kind == operand_kind::none) return;
+    if (!o.stage.valid)
+      k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this stage/element index cannot be represented (value: 0)">(0, at);
+    if (o.part != part_axis::none) {
+      if (!o.part_index.valid)
+        k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this part index cannot be represented (value: 0)">(0, at);
+      const plan::extent2 full = plan::full_shape(k_->p, o);
+      const int extent = o.part == part_axis::rows ? full.rows : full.cols;
+      if (o.parts < 1 || (extent > 0 && extent % o.parts))
+        k_->fail<"ir.part-count", "rows(i, n) / cols(i, n) cut a tile into n equal parts: n must divide the extent (value: n)">(o.parts, at);
+    }
+  }
   constexpr op_ref emit(op o, src_loc at) {
+    check_operand(o.d, at);
+    check_operand(o.a, at);
+    check_operand(o.b, at);
     o.role = role_;
     o.parent = static_cast<std::int16_t>(k_->parent_);
     o.loc = at;
@@ -438,16 +484,6 @@ class role {
     static_assert(std::is_same_v<TA, TB>, "[instruction.mma-dtype-mismatch] the A and B operands of an MMA must have the same dtype");
     static_assert(accumulator_legal(TA::value, TD::value), "[representation.accumulator-dtype] this accumulator dtype is not legal for the operand dtype (bf16/tf32 -> f32; f16/fp8 -> f16 or f32; i8 -> i32)");
   }
-  // Rows and columns of an operand after part selection.
-  constexpr shape2 shape_of(const operand& o) const {
-    shape2 s{};
-    if (o.kind == operand_kind::reg) s = {k_->p.regs[o.index].rows, k_->p.regs[o.index].cols};
-    else if (o.kind == operand_kind::smem) s = {k_->p.smem[o.index].rows, k_->p.smem[o.index].cols};
-    else if (o.kind == operand_kind::tmem) s = {k_->p.tmem[o.index].lanes, k_->p.tmem[o.index].columns};
-    if (o.part == part_axis::rows && o.parts) s.rows /= o.parts;
-    if (o.part == part_axis::cols && o.parts) s.cols /= o.parts;
-    return s;
-  }
   constexpr op_ref mma(op_kind kind, operand d, operand a, operand b, src_loc at) {
     op o;
     o.kind = kind;
@@ -456,7 +492,7 @@ class role {
     o.b = b;
     const op_ref r = emit(o, at);
     const auto& t = k_->p.arch();
-    const shape2 acc = shape_of(d);
+    const plan::extent2 acc = plan::shape_of(k_->p, d);  // rows and columns after part selection
     if (kind == op_kind::wgmma) {
       if (decl().unit != role_unit::warpgroup)
         k_->fail<"instruction.wgmma-unit", "wgmma is issued by warpgroups: declare the role with warpgroups(n) (value: op#)">(r.id, at);
@@ -464,16 +500,22 @@ class role {
         k_->fail<"instruction.mma-shape", "wgmma: the accumulator's rows per warpgroup must be a multiple of 64 (value: rows)">(acc.rows, at);
       if (t.admitted(feature::wgmma) && !mma_shape_legal(t, unit_wgmma, 64, acc.cols))
         k_->fail<"instruction.mma-shape", "wgmma: N (the accumulator's columns) must be 8..256 in steps of 8 (value: N)">(acc.cols, at);
-      if (a.kind == operand_kind::smem && is_float8(k_->p.smem[a.index].dt) &&
-          (k_->p.smem[a.index].mj == major::mn || k_->p.smem[b.index].mj == major::mn))
-        k_->fail<"instruction.wgmma-major", "wgmma with fp8 operands takes K-major A and B only (value: op#)">(r.id, at);
+      // Transposed (MN-major) operands exist for 16-bit floats only (hardware-facts §3); B is always in
+      // smem, A may be in registers (then it has no major-ness).
+      const dtype dt = k_->p.smem[b.index].dt;
+      const bool mn = k_->p.smem[b.index].mj == major::mn || (a.kind == operand_kind::smem && k_->p.smem[a.index].mj == major::mn);
+      if (mn && !is_16bit_float(dt))
+        k_->fail<"instruction.wgmma-major", "wgmma takes MN-major (transposed) operands only for f16/bf16: fp8, tf32 and i8 operands must be K-major (value: op#)">(r.id, at);
+      // i8: N is 8, 16, 24, 32, then multiples of 16 (hardware-facts §3).
+      if (dt == dtype::i8 && acc.cols > 32 && acc.cols % 16)
+        k_->fail<"instruction.mma-shape", "wgmma with i8 operands: N above 32 must be a multiple of 16 (value: N)">(acc.cols, at);
     } else if (kind == op_kind::mma_sync) {
       if (decl().unit != role_unit::warp)
         k_->fail<"instruction.mma-sync-unit", "mma_sync is issued per warp: declare the role with warps(n) (value: op#)">(r.id, at);
       if (acc.rows % 16 || acc.cols % 8)
         k_->fail<"instruction.mma-shape", "mma.sync: a warp's accumulator tile must be a multiple of 16 x 8 (value: rows * 1000 + cols)">(static_cast<long long>(acc.rows) * 1000 + acc.cols, at);
     } else if (kind == op_kind::tcgen05_mma) {
-      const shape2 as = shape_of(a), bs = shape_of(b);
+      const plan::extent2 as = plan::shape_of(k_->p, a), bs = plan::shape_of(k_->p, b);
       const int m = (a.kind == operand_kind::smem && k_->p.smem[a.index].mj == major::mn) ? as.cols : as.rows;
       const int n = (k_->p.smem[b.index].mj == major::mn) ? bs.cols : bs.rows;
       if (t.admitted(feature::tcgen05) && !mma_shape_legal(t, unit_tcgen05, m, n))
@@ -491,6 +533,7 @@ constexpr void kernel_builder::role(std::string_view nm, units_t u, regs_t r, F 
   }
   role_decl d;
   set_name(d.nm, nm, at);
+  check_unique(p.roles, d.nm, at);
   d.unit = u.unit;
   d.count = u.count;
   d.regs = r.value;
@@ -499,6 +542,8 @@ constexpr void kernel_builder::role(std::string_view nm, units_t u, regs_t r, F 
   const auto& lim = p.arch().limits;
   if (r.value && (r.value % 8 || r.value < 24 || r.value > 256))
     fail<"resource.setmaxnreg-value", "regs(n) sets the role's registers with setmaxnreg: a multiple of 8 in 24..256 (value: n)">(r.value, at);
+  else if (r.value && !p.arch().admitted(feature::setmaxnreg))
+    fail<"instruction.not-admitted", "regs(n) switches registers with setmaxnreg, which needs sm_90a or sm_100a (value: n)">(r.value, at);
   const int id = add(p.roles, d, at);
   if (p.block_threads() > lim.max_threads_per_block)
     fail<"resource.threads-per-block", "the roles add up to more than 1024 threads per block (value: the threads)">(p.block_threads(), at);

@@ -221,6 +221,7 @@ class kernel_emitter : public op_emitter {
       case op_kind::griddep_launch: w_.line("cake_dev::griddep_launch_dependents();"); return;
       // compute
       case op_kind::fill: return emit_fill(id, o);
+      case op_kind::elementwise: return emit_elementwise(id, o);
       case op_kind::convert: return emit_convert(id, o);
       case op_kind::wgmma: return emit_wgmma(id, o);
       case op_kind::mma_sync: return emit_mma_sync(id, o);

@@ -84,6 +84,20 @@ class op_emitter : public emitter {
     w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(r)) + "; ++e) " + reg_name(r) + "[e] = " + std::to_string(v) + "f;");
   }
 
+  // Elementwise ops on a register tile; lowered so far: dst = dst * scalar parameter.
+  void emit_elementwise(int id, const op& o) {
+    const auto f = static_cast<elementwise_op>(o.imm[0]);
+    if (f != elementwise_op::scale || o.b.kind != operand_kind::scalar || o.d.kind != operand_kind::reg || o.a.index != o.d.index)
+      return fail(id, "elementwise ops other than scale-by-a-scalar are not lowered yet");
+    const int r = o.d.index;
+    if (p_.regs[r].dt != dtype::f32 || p_.scalars[o.b.index].dt != dtype::f32) return fail(id, "scale is lowered for f32 tiles and f32 scalars");
+    w_.open("");
+    w_.line("const float factor = __uint_as_float((u32)args.scalar[" + std::to_string(o.b.index) + "]);");
+    w_.line("#pragma unroll");
+    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(r)) + "; ++e) " + reg_name(r) + "[e] *= factor;");
+    w_.close();
+  }
+
   void emit_convert(int id, const op& o) {
     const int d = o.d.index, s = o.a.index;
     if (lazy_src_[d] >= 0) {
@@ -410,8 +424,10 @@ class op_emitter : public emitter {
     w_.line("unsigned short* dst = static_cast<unsigned short*>(args.ptr[" + ti + "]);");
     w_.line("const long long ld = args.stride[" + ti + "][0], rows = " + dim_name(t.dims[0]) + ", cols = " + dim_name(t.dims[1]) + ";");
     w_.line("const long long row0 = " + c[1] + ", col0 = " + c[0] + ";");
+    // A pair of adjacent 16-bit elements: one 32-bit store when aligned and inside, else element by element.
     const std::string store_pair =
-        "if (gr < rows) { if (gc + 1 < cols) *reinterpret_cast<u32*>(dst + gr * ld + gc) = v; else if (gc < cols) dst[gr * ld + gc] = (unsigned short)(v & 0xffffu); }";
+        "if (gr < rows) { const long long at = gr * ld + gc; if (gc + 1 < cols && (at & 1) == 0) *reinterpret_cast<u32*>(dst + at) = v; "
+        "else { if (gc < cols) dst[at] = (unsigned short)(v & 0xffffu); if (gc + 1 < cols) dst[at + 1] = (unsigned short)(v >> 16); } }";
     if (layout_[r] == frag_layout::mma_acc) {
       if (o.a.part != part_axis::none) return fail(id, "store of a part of an mma.sync tile is not lowered yet");
       const int mb = rs.rows / 16, nb = rs.cols / 8;
@@ -435,8 +451,26 @@ class op_emitter : public emitter {
       w_.line("const u32 v = " + packed_pair(r, "c") + ";");
       w_.line(store_pair);
       w_.close();
+    } else if (layout_[r] == frag_layout::wgmma_acc) {
+      // wgmma D fragment (hardware-facts §3): element i of 64-row block j sits at row 64j + 16w + lane/4
+      // + 8((i/2)%2), col 8(i/4) + 2(lane%4) + i%2; pairs (i, i+1) are adjacent columns.
+      if (o.a.part == part_axis::rows) return fail(id, "store of a row part of a wgmma accumulator is not lowered yet");
+      const int n = p_.regs[lazy_src_[r] >= 0 ? lazy_src_[r] : r].cols;
+      std::string c0 = "0";
+      if (o.a.part == part_axis::cols) c0 = "(int)" + part_index(o.a) + " * " + std::to_string(rs.cols);
+      w_.line("const int c0 = " + c0 + ";");
+      w_.line("#pragma unroll");
+      w_.open("for (int j = 0; j < " + std::to_string(rs.rows / 64) + "; ++j)");
+      w_.line("#pragma unroll");
+      w_.open("for (int i = 0; i < " + std::to_string(rs.cols / 2) + "; i += 2)");
+      w_.line("const int e = j * " + std::to_string(n / 2) + " + (c0 / 8) * 4 + i;");
+      w_.line("const long long gr = row0 + j * 64 + warp_in_unit * 16 + lane / 4 + 8 * ((i / 2) % 2), gc = col0 + 8 * (i / 4) + 2 * (lane % 4);");
+      w_.line("const u32 v = " + packed_pair(r, "e") + ";");
+      w_.line(store_pair);
+      w_.close();
+      w_.close();
     } else {
-      return fail(id, "store to global from this register layout is not lowered yet (use stmatrix + tma_store for wgmma accumulators)");
+      return fail(id, "store to global from this register layout is not lowered yet");
     }
     w_.close();
   }

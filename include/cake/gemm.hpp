@@ -1,0 +1,139 @@
+#pragma once
+// cake::gemm: the entry point an inference engine calls.
+//
+//   D[M,N] = A[M,K] * B[N,K]^T          (bf16 in, f32 accumulate, bf16 out)
+//   D[M,N] = scale * A[M,K] * B[N,K]^T  (fp8 e4m3 in, per-tensor scale = scale_a * scale_b, bf16 out)
+//
+// A and B are K-major (row-major with leading dimensions lda, ldb >= K), D is row-major (ldd >= N); all
+// on the device. M, N, K are runtime values and need not be multiples of any tile. The call picks a
+// schedule for the shape (choose_gemm), JIT-compiles it once per schedule and device (cached in
+// memory and on disk, see docs/jit.md) and launches it on `stream`.
+//
+// Requirements (checked, with an error naming the argument): sm_90a device (H100/H200); A, B, D 16-byte
+// aligned; lda and ldb multiples of 16 bytes (TMA row pitch). Outputs whose rows are not 16-byte
+// multiples (N or ldd not a multiple of 8) are written by a direct-store epilogue, so D's padding is
+// never touched.
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "kernels/gemm/sm90_bf16.hpp"
+#include "runtime/kernel.hpp"
+
+namespace cake {
+
+enum class gemm_input { bf16, e4m3 };
+
+struct gemm_choice {
+  kernels::gemm_sm90_config config;
+  long long tiles = 0;      // output tiles (cluster-padded)
+  long long waves = 0;      // ceil(tiles / concurrent CTAs)
+  double efficiency = 0;    // useful fraction of the tiles' work, times the tile width's relative speed
+  std::string why;
+};
+
+// Deepest pipeline whose stages (and epilogue staging) fit the sm_90a shared-memory opt-in limit.
+constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) {
+  const int stage = (c.bm + c.bn) * 128;  // one 128-byte K slice of A and B
+  const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
+  const int staging = c.direct_store ? c.bm * chunk * 2 : 2 * c.bm * chunk * 2;
+  const int budget = targets::sm90a.limits.smem_per_block_optin - staging - 256;
+  (void)in_bytes;
+  int s = budget / stage;
+  return s > 6 ? 6 : s;
+}
+
+// Shape-based choice among tile widths. A persistent CTA runs ceil(tiles / CTAs) tiles, so the cost
+// of a width is waves * width / (its measured relative speed): 256 is the fastest per FLOP, narrower
+// tiles win when they quantize better (N = 2112: 176 gives 12 even column tiles, 256 gives 8.25).
+// The relative speeds come from the prototype sweep on the H200 (docs/gemm.md).
+inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16) {
+  (void)K;
+  struct width {
+    int bn;
+    double speed;
+  };
+  constexpr width widths[] = {{256, 1.0}, {192, 0.96}, {176, 0.95}, {128, 0.90}};
+  gemm_choice best;
+  double best_cost = 0;
+  for (const auto& w : widths) {
+    kernels::gemm_sm90_config c;
+    c.bn = w.bn;
+    c.stages = max_gemm_stages(c, in == gemm_input::bf16 ? 2 : 1);
+    const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
+    const long long tiles = (tiles_m + c.cluster_m - 1) / c.cluster_m * c.cluster_m * tiles_n;
+    const long long ctas = sm_count / c.cluster_m * c.cluster_m;
+    const long long waves = (tiles + ctas - 1) / ctas;
+    const double cost = static_cast<double>(waves) * w.bn / w.speed;
+    if (best.tiles == 0 || cost < best_cost) {
+      best_cost = cost;
+      best.config = c;
+      best.tiles = tiles;
+      best.waves = waves;
+      best.efficiency = static_cast<double>(M) * N / (static_cast<double>(waves) * ctas * c.bm * c.bn) * w.speed;
+    }
+  }
+  best.why = "BN=" + std::to_string(best.config.bn) + ", " + std::to_string(best.config.stages) + " stages: " + std::to_string(best.tiles) + " tiles in " +
+             std::to_string(best.waves) + " waves";
+  return best;
+}
+
+namespace gemm_detail {
+
+inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm_input in, int device) {
+  using key = std::tuple<int, int, int, int, int, bool, int>;
+  static std::mutex mu;
+  static std::map<key, runtime_kernel> kernels;
+  const key k{c.bn, c.stages, c.cluster_m, c.raster_group, static_cast<int>(in), c.direct_store, device};
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = kernels.find(k);
+  if (it != kernels.end()) return it->second;
+  const program p = in == gemm_input::bf16 ? kernels::gemm_sm90<bf16>(c) : kernels::gemm_sm90<e4m3>(c);
+  if (!p.errors.empty())
+    throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                     std::string(p.errors[0].message));
+  return kernels.emplace(k, runtime_kernel::build(p, {}, device)).first->second;
+}
+
+inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+                       int in_bytes) {
+  auto bad = [](const std::string& why) { throw jit::error("cake::gemm: " + why); };
+  if (M < 1 || N < 1 || K < 1) bad("M, N, K must be at least 1 (got " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ")");
+  if (lda < K) bad("lda = " + std::to_string(lda) + " is smaller than K = " + std::to_string(K));
+  if (ldb < K) bad("ldb = " + std::to_string(ldb) + " is smaller than K = " + std::to_string(K));
+  if (ldd < N) bad("ldd = " + std::to_string(ldd) + " is smaller than N = " + std::to_string(N));
+  if ((lda * in_bytes) % 16) bad("lda * element size = " + std::to_string(lda * in_bytes) + " bytes is not a multiple of 16 (TMA row pitch)");
+  if ((ldb * in_bytes) % 16) bad("ldb * element size = " + std::to_string(ldb * in_bytes) + " bytes is not a multiple of 16 (TMA row pitch)");
+  for (auto [name, p] : {std::pair{"A", A}, std::pair{"B", B}, std::pair<const char*, const void*>{"D", D}})
+    if (!p || reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a non-null, 16-byte aligned device address");
+}
+
+inline void run(gemm_input in, const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+                double scale, CUstream stream, int device) {
+  const int eb = in == gemm_input::bf16 ? 2 : 1;
+  check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
+  const auto& dev = jit::driver::get().device(device);
+  if (dev.cc_major != 9 || dev.cc_minor != 0)
+    throw jit::error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
+  gemm_choice choice = choose_gemm(M, N, K, dev.sm_count, in);
+  choice.config.direct_store = N % 8 != 0 || ldd % 8 != 0;
+  const runtime_kernel& k = kernel_for(choice.config, in, device);
+  const tensor_arg args[] = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
+  const double scalars[] = {scale};
+  k.launch(args, std::span<const double>(scalars, in == gemm_input::bf16 ? 0 : 1), stream);
+}
+
+}  // namespace gemm_detail
+
+inline void gemm(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+                 CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(gemm_input::bf16, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device);
+}
+
+inline void gemm_fp8(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+                     float scale, CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(gemm_input::e4m3, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+}
+
+}  // namespace cake

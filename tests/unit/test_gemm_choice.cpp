@@ -1,0 +1,26 @@
+// The shape-based choice of cake::gemm (no GPU needed).
+#include <doctest/doctest.h>
+
+#include <cake/gemm.hpp>
+
+TEST_CASE("choose_gemm picks the tile width that quantizes best") {
+  // N = 2112: 176-wide tiles give 12 even column tiles (384 tiles, 3 waves on 132 SMs).
+  CHECK(cake::choose_gemm(4096, 2112, 7168, 132).config.bn == 176);
+  // Square sizes: the widest tile.
+  CHECK(cake::choose_gemm(4096, 4096, 4096, 132).config.bn == 256);
+  CHECK(cake::choose_gemm(8192, 8192, 8192, 132).config.bn == 256);
+}
+
+TEST_CASE("the chosen pipeline depth fits the shared-memory limit") {
+  for (int bn : {256, 192, 176, 128}) {
+    cake::kernels::gemm_sm90_config c;
+    c.bn = bn;
+    c.stages = cake::max_gemm_stages(c, 2);
+    CHECK(c.stages >= 3);
+    const auto p = cake::kernels::gemm_sm90<cake::bf16>(c);
+    CHECK(p.errors.empty());
+    CHECK(cake::plan::plan_smem(p).fits());
+    c.stages += 1;  // one more stage would not fit (or the cap of 6 was reached)
+    if (c.stages <= 6) CHECK_FALSE(cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(c)).fits());
+  }
+}
