@@ -22,10 +22,14 @@ for s in "${steps[@]}"; do
       done ;;
     demo) timeout 240 $B/tools/cake_demo --runs 100 > "$OUT/demo.log" 2>&1; echo "rc=$?"; sed -n '/^== lowered/,$p' "$OUT/demo.log" | tail -n 40 ;;
     proto) CAKE_PROTO_PREBUILT=1 CAKE_PROTO_BUILD=$B/proto timeout 330 bash bench/proto/run_on_h200.sh 2>&1 | tail -n 70 ;;
+    bench)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 400 $B/bench/cake_bench_gemm --runs 200 --driver "$DRIVER" --json "$OUT/gemm.json" > "$OUT/bench.log" 2>&1; echo "rc=$?"
+      grep -E "^gemm_|error" "$OUT/bench.log" | cut -c1-160 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"
-        timeout 240 compute-sanitizer --tool $tool --print-limit 5 $B/tools/cake_demo --quick --runs 1 2>&1 | tail -n 6
+        timeout 240 compute-sanitizer --tool $tool --print-limit 5 $B/tests/gpu/cake_gpu_test_lowered_kernels 2>&1 | tail -n 8
       done ;;
   esac
 done

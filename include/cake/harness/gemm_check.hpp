@@ -14,15 +14,18 @@ namespace cake::harness {
 
 struct gemm_problem {
   long long m = 0, n = 0, k = 0;
-  long long lda = 0, ldb = 0, ldd = 0;  // 0: packed (K, K, N rounded up to 8 elements for 16-byte rows)
+  long long lda = 0, ldb = 0, ldd = 0;  // 0: packed, rounded up to 16-byte rows
   fill_spec fill{};
+  bool fp8 = false;    // e4m3 inputs (else bf16); the output is bf16 either way
+  float scale = 1.0f;  // fp8: D = scale * A * B^T
 
+  int in_bytes() const { return fp8 ? 1 : 2; }
   gemm_problem resolved() const {
     gemm_problem p = *this;
-    const auto up8 = [](long long v) { return (v + 7) / 8 * 8; };
-    if (!p.lda) p.lda = up8(k);
-    if (!p.ldb) p.ldb = up8(k);
-    if (!p.ldd) p.ldd = up8(n);
+    const auto up = [](long long v, long long to) { return (v + to - 1) / to * to; };
+    if (!p.lda) p.lda = up(k, 16 / in_bytes());
+    if (!p.ldb) p.ldb = up(k, 16 / in_bytes());
+    if (!p.ldd) p.ldd = up(n, 8);
     return p;
   }
   std::string describe() const {
@@ -46,8 +49,8 @@ struct gemm_operands {
   jit::device_buffer a, b, d, ref;
   explicit gemm_operands(const gemm_problem& q)
       : p(q.resolved()),
-        a(static_cast<std::size_t>(2 * p.m * p.lda + 16)),
-        b(static_cast<std::size_t>(2 * p.n * p.ldb + 16)),
+        a(static_cast<std::size_t>(p.in_bytes() * p.m * p.lda + 16)),
+        b(static_cast<std::size_t>(p.in_bytes() * p.n * p.ldb + 16)),
         d(static_cast<std::size_t>((2 * p.m * p.ldd + 3) / 4 * 4)),
         ref(static_cast<std::size_t>(4 * p.m * p.n)) {}
 };
@@ -56,15 +59,22 @@ struct gemm_operands {
 inline gemm_check_result check_gemm(gemm_operands& o, random_source& rng, const gemm_reference& reference,
                                     const std::function<void(gemm_operands&)>& launch) {
   const auto& p = o.p;
-  o.a.upload(random_vector<host_bf16>(static_cast<std::size_t>(p.m * p.lda), rng, p.fill));
-  o.b.upload(random_vector<host_bf16>(static_cast<std::size_t>(p.n * p.ldb), rng, p.fill));
+  if (p.fp8) {
+    o.a.upload(random_vector<host_e4m3>(static_cast<std::size_t>(p.m * p.lda), rng, p.fill));
+    o.b.upload(random_vector<host_e4m3>(static_cast<std::size_t>(p.n * p.ldb), rng, p.fill));
+  } else {
+    o.a.upload(random_vector<host_bf16>(static_cast<std::size_t>(p.m * p.lda), rng, p.fill));
+    o.b.upload(random_vector<host_bf16>(static_cast<std::size_t>(p.n * p.ldb), rng, p.fill));
+  }
   o.d.fill_u32(0xffffffffu);  // NaN in every bf16 lane
   launch(o);
-  reference.run(o.a.get(), o.b.get(), o.ref.get(), p.m, p.n, p.k, p.lda, p.ldb, 0);
+  reference.run(o.a.get(), o.b.get(), o.ref.get(), p.m, p.n, p.k, p.lda, p.ldb, p.fp8 ? 2 : 0);
   std::vector<std::uint16_t> out(o.d.size() / 2);
   std::vector<float> ref(static_cast<std::size_t>(p.m * p.n));
   o.d.download(std::span<std::uint16_t>(out));
   o.ref.download(std::span<float>(ref));
+  if (p.scale != 1.0f)
+    for (auto& x : ref) x *= p.scale;
   std::vector<std::uint16_t> packed(static_cast<std::size_t>(p.m * p.n));
   gemm_check_result r;
   for (long long i = 0; i < p.m; ++i) {

@@ -8,6 +8,7 @@
 
 #include "../core/compile_error.hpp"
 #include "../plan/smem_plan.hpp"
+#include "../plan/tmem.hpp"
 #include "handles.hpp"
 #include "program.hpp"
 
@@ -30,10 +31,20 @@ class kernel_builder {
   template <fixed_string Rule, fixed_string Message>
   constexpr void fail(long long value, src_loc at) {
     reject<Rule, Message>(value);
-    p.errors.push_back({Rule.view(), Message.view(), value, at});
+    // build() repeats the target-dependent checks; the same finding at the same place is kept once.
+    for (const auto& e : p.errors)
+      if (e.rule == Rule.view() && e.message == Message.view() && e.value == value && e.loc.line == at.line && e.loc.column == at.column) return;
+    if (!p.errors.push_back({Rule.view(), Message.view(), value, at})) ++p.errors_dropped;
   }
   constexpr void set_name(name& dst, std::string_view s, src_loc at) {
     if (!dst.assign(s)) fail<"ir.name-too-long", "names are at most 31 characters (value: the name's length)">(static_cast<long long>(s.size()), at);
+  }
+  // Names identify resources in diagnostics and in generated code: unique within their kind.
+  template <class Vec>
+  constexpr void check_unique(const Vec& v, const name& n, src_loc at) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i].nm == n && !n.empty())
+        fail<"ir.duplicate-name", "another resource of this kind already has this name (value: the index of the first one)">(static_cast<long long>(i), at);
   }
   template <class Vec>
   constexpr int add(Vec& v, const typename std::remove_cvref_t<decltype(v[0])>& item, src_loc at) {
@@ -50,18 +61,27 @@ class kernel_builder {
     p.target = t;
     return *this;
   }
-  // CTAs per cluster along the tiling's parallel axes (x = first axis, e.g. M).
+  // CTAs per cluster along the tiling's first parallel axis (e.g. M); y and z must be 1.
   constexpr kernel_builder& cluster(int x, int y = 1, int z = 1, src_loc at = src_loc::current()) {
     p.launch.cluster[0] = x;
     p.launch.cluster[1] = y;
     p.launch.cluster[2] = z;
+    p.launch.cluster_loc = at;
+    check_cluster(at);
+    return *this;
+  }
+  constexpr void check_cluster(src_loc at) {
+    const int x = p.launch.cluster[0], y = p.launch.cluster[1], z = p.launch.cluster[2];
     const int size = x * y * z;
     if (x < 1 || y < 1 || z < 1) fail<"resource.cluster-size", "cluster dimensions must be at least 1 (value: the cluster size)">(size, at);
-    if (size > 1 && !p.arch().admitted(feature::cluster))
+    // The grid plan, the tile loop and multicast all group a cluster's CTAs along the first parallel
+    // axis; a shape along the others would be laid out as if it were along M, so it is refused.
+    else if (y != 1 || z != 1)
+      fail<"resource.cluster-shape", "a cluster groups CTAs along the tiling's first parallel axis: write cluster(n) (value: y * z)">(static_cast<long long>(y) * z, at);
+    else if (size > 1 && !p.arch().admitted(feature::cluster))
       fail<"instruction.not-admitted", "clusters need sm_90a or sm_100a; this kernel's target has none (value: the cluster size)">(size, at);
-    if (size > p.arch().limits.max_cluster_nonportable)
+    else if (size > p.arch().limits.max_cluster_nonportable)
       fail<"resource.cluster-size", "a cluster holds at most 16 CTAs (8 portable) (value: the cluster size)">(size, at);
-    return *this;
   }
   constexpr kernel_builder& persistent(raster r = raster::along_m(8)) {
     p.launch.persistent = true;
@@ -92,6 +112,7 @@ class kernel_builder {
   constexpr scalar<T> param(std::string_view nm, src_loc at = src_loc::current()) {
     scalar_param s;
     set_name(s.nm, nm, at);
+    check_unique(p.scalars, s.nm, at);
     s.dt = T::value;
     s.loc = at;
     return {static_cast<std::uint8_t>(add(p.scalars, s, at))};
@@ -116,6 +137,22 @@ class kernel_builder {
     return t;
   }
 
+  // An elementwise-shaped tiling: m x n tiles over dims M and N, no reduce axis.
+  constexpr tiling_ref tile(int m, int n, src_loc at = src_loc::current()) {
+    const int dm = p.find_dim("M"), dn = p.find_dim("N");
+    if (dm < 0 || dn < 0)
+      fail<"ir.tile-dims", "tile(m, n) tiles dims named M and N: declare tensors over them first (value: how many of the two are missing)">((dm < 0) + (dn < 0), at);
+    if (m <= 0 || n <= 0) fail<"ir.tile-extent", "tile extents must be positive (value: the smallest extent)">(m < n ? m : n, at);
+    p.tile.axes[0] = {static_cast<std::uint8_t>(dm < 0 ? 0 : dm), m, axis_kind::parallel};
+    p.tile.axes[1] = {static_cast<std::uint8_t>(dn < 0 ? 0 : dn), n, axis_kind::parallel};
+    p.tile.count = 2;
+    p.tile.loc = at;
+    tiling_ref t;
+    t.m = m, t.n = n;
+    t.extents[0] = m, t.extents[1] = n;
+    return t;
+  }
+
   // ---- shared memory ---------------------------------------------------------------------------
   // k.smem<bf16>("sA", {128, 64}, swizzle::b128 [, major::mn] [, copies(n)])
   template <element_type T, class... Opt>
@@ -124,6 +161,7 @@ class kernel_builder {
     const src_loc at = nm_at.loc;
     smem_region r;
     set_name(r.nm, nm, at);
+    check_unique(p.smem, r.nm, at);
     r.dt = T::value;
     r.rows = shape.rows;
     r.cols = shape.cols;
@@ -155,6 +193,7 @@ class kernel_builder {
       fail<"memory.tmem-columns", "a TMEM region holds 1..512 32-bit columns (value: the columns asked for)">(cols.value, at);
     tmem_region t;
     set_name(t.nm, nm, at);
+    check_unique(p.tmem, t.nm, at);
     t.columns = cols.value;
     t.loc = at;
     tmem_tile h;
@@ -169,6 +208,7 @@ class kernel_builder {
                                   src_loc at = src_loc::current()) {
     mbarrier_decl b;
     set_name(b.nm, nm, at);
+    check_unique(p.mbarriers, b.nm, at);
     b.arrivals = arr.value;
     b.count = count;
     b.loc = at;
@@ -192,6 +232,8 @@ class kernel_builder {
     // The regions whose stages this pipeline hands out; each gets the pipeline's stage count.
     template <class... R>
     constexpr pipeline_ref carries(R... regions) {
+      static_assert(((is_smem_tile<R> || is_tmem_tile<R>) && ...),
+                    "[memory.operand-space] a pipeline carries smem regions (k.smem) or TMEM regions (k.tmem)");
       (k->carry(index, regions.o, at), ...);
       return {index};
     }
@@ -199,6 +241,7 @@ class kernel_builder {
   constexpr pipeline_builder pipeline(std::string_view nm, stages_t s, src_loc at = src_loc::current()) {
     pipeline_decl d;
     set_name(d.nm, nm, at);
+    check_unique(p.pipelines, d.nm, at);
     d.stages = s.value;
     d.loc = at;
     if (s.value < 1 || s.value > 16) fail<"ir.stages", "a pipeline has 1..16 stages (value: the count)">(s.value, at);
@@ -216,6 +259,11 @@ class kernel_builder {
       fail<"ir.capacity", "a pipeline carries at most 4 regions (value: the capacity)">(4, at);
       return;
     }
+    // A region's copies are the pipeline's stages: a different copies(n) written on the region is a
+    // contradiction, not something to resolve silently.
+    const int declared = tmem ? p.tmem[region.index].stages : p.smem[region.index].stages;
+    if (declared != 1 && declared != d.stages)
+      fail<"ir.carried-copies", "a region carried by a pipeline gets the pipeline's stages: drop its copies(n) (value: the copies written)">(declared, at);
     d.carried_tmem[d.carried_count] = tmem;
     d.carried[d.carried_count++] = region.index;
     owner = pipe;
@@ -242,8 +290,23 @@ class kernel_builder {
         default: fail<"resource.smem-overflow", "the schedule needs more shared memory than sm_100a allows per block, 232448 bytes (value: bytes needed)">(smem.total, at); break;
       }
     }
-    // Admission is checked per op as it is recorded; a target changed afterwards is checked here.
-    for (std::size_t i = 0; i < p.ops.size(); ++i) admit(p.ops[i].kind, static_cast<int>(i), p.ops[i].loc);
+    const auto tm = plan::plan_tmem(p);
+    if (tm.used > p.arch().limits.tmem_columns && p.arch().admitted(feature::tcgen05))
+      fail<"resource.tmem-overflow", "the TMEM regions (columns x stages) need more than the 512 columns of tensor memory (value: columns needed)">(tm.used, at);
+    // Admission is checked as things are declared; a target set afterwards (kernel(...).cluster(2)
+    // .target(sm_80)) is checked here, so the order of the kernel-level calls does not matter.
+    check_cluster(p.launch.cluster_loc.known() ? p.launch.cluster_loc : at);
+    if (!p.arch().admitted(feature::tcgen05))
+      for (const auto& t : p.tmem)
+        fail<"instruction.tmem-off-sm100a", "tensor memory exists only on sm_100a; this kernel's target has none (value: the columns asked for)">(t.columns, t.loc);
+    if (!p.arch().admitted(feature::setmaxnreg))
+      for (const auto& r : p.roles)
+        if (r.regs) fail<"instruction.not-admitted", "regs(n) switches registers with setmaxnreg, which needs sm_90a or sm_100a (value: n)">(r.regs, r.loc);
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      admit(p.ops[i].kind, static_cast<int>(i), p.ops[i].loc);
+      if (p.ops[i].has(flag_multicast) && p.launch.cluster_size() < 2)
+        fail<"instruction.multicast-without-cluster", "multicast needs a cluster of 2 or more CTAs: call k.cluster(...) first (value: op#)">(static_cast<long long>(i), p.ops[i].loc);
+    }
     return p;
   }
 
@@ -256,12 +319,15 @@ class kernel_builder {
   constexpr tensor<T> add_tensor(std::string_view nm, dim_list d, bool output, src_loc at) {
     tensor_param t;
     set_name(t.nm, nm, at);
+    check_unique(p.tensors, t.nm, at);
     t.dt = T::value;
     t.output = output;
     t.loc = at;
     if (d.overflow || d.rank == 0) fail<"ir.tensor-rank", "a tensor has 1..4 dims (value: dims given, 0 when more than 4)">(d.overflow ? 0 : d.rank, at);
     t.rank = static_cast<std::uint8_t>(d.rank);
     for (int i = 0; i < d.rank; ++i) {
+      if (d.items[i].too_long)
+        fail<"ir.name-too-long", "dim names are at most 31 characters (value: the dim's position in this tensor)">(i, at);
       int idx = p.find_dim(d.items[i].nm.view());
       if (idx < 0) {
         idx = add(p.dims, dim_decl{d.items[i].nm, d.items[i].mode}, at);
@@ -278,6 +344,7 @@ class kernel_builder {
   constexpr named_barrier_ref add_named_barrier(std::string_view nm, int threads, bool per_unit, src_loc at) {
     named_barrier_decl b;
     set_name(b.nm, nm, at);
+    check_unique(p.named_barriers, b.nm, at);
     b.threads = threads;
     b.per_unit = per_unit;
     b.loc = at;
@@ -288,6 +355,11 @@ class kernel_builder {
   static constexpr void apply_smem_option(smem_region& r, swizzle s) { r.swz = s; }
   static constexpr void apply_smem_option(smem_region& r, major m) { r.mj = m; }
   static constexpr void apply_smem_option(smem_region& r, copies_t c) { r.stages = c.value; }
+  // Anything else (e.g. stages(n), which belongs to pipelines) gets a message instead of an overload list.
+  template <class Other>
+  static constexpr void apply_smem_option(smem_region&, Other) {
+    static_assert(sizeof(Other) == 0, "[ir.smem-option] k.smem<T>(name, {rows, cols}, ...) takes swizzle::..., major::... and copies(n); stages come from k.pipeline(...).carries(...)");
+  }
 };
 
 constexpr void kernel_builder::admit(op_kind k, int op_id, src_loc at) {
