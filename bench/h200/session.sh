@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH="$PWD/build-h200/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
 export CAKE_CACHE_DIR=${CAKE_CACHE_DIR:-/tmp/cake-cache}
 B=build-h200
 steps=("$@")
