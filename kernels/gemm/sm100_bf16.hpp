@@ -29,33 +29,8 @@ constexpr program gemm_bf16_sm100(gemm_sm100_config c = {}) {
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto accp = k.pipeline("accp", stages(1)).carries(tacc);
 
-  k.role("producer", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
-        auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], B.tile(tile.n, kt));
-      });
-    });
-  });
-
-  k.role("mma", warps(1), [&](role& r) {
-    r.tmem_alloc(tacc);
-    r.for_each_tile(t, [&](auto tile) {
-      auto a = r.acquire(accp);  // the epilogue has drained the accumulator
-      r.tcgen05_fence_after();
-      r.for_each_k(t, [&](auto kt) {
-        auto s = r.wait(ab);
-        r.tcgen05_fence_after();
-        r.tcgen05_mma(a[tacc], s[sA], s[sB]).overwrite_on_first(kt);
-        r.release(ab, s);  // tcgen05.commit: the stage is free once these MMAs have read it
-      });
-      r.commit(accp, a);  // tcgen05.commit: the accumulator is complete
-    });
-    r.acquire(accp);  // the epilogue has drained the last tile
-    r.tmem_dealloc(tacc);
-  });
-
+  // Declared first, so that its warps are 0..3: tcgen05.ld lets warp w reach TMEM lanes 32*(w%4)..+31
+  // only, and roles are laid out in declaration order (warps 2..5 would each miss their lanes).
   k.role("epilogue", warpgroups(1), [&](role& r) {
     auto frag = r.fragment<f32>("frag", {t.m, c.drain_cols});  // warp w holds lanes 32w..32w+31
     r.for_each_tile(t, [&](auto tile) {
@@ -69,6 +44,33 @@ constexpr program gemm_bf16_sm100(gemm_sm100_config c = {}) {
       r.tcgen05_fence_before();
       r.release(accp, a);
     });
+  });
+
+  k.role("producer", warps(1), [&](role& r) {
+    r.for_each_tile(t, [&](auto tile) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.acquire(ab);
+        r.tma_load(s[sA], A.tile(tile.m, kt));
+        r.tma_load(s[sB], B.tile(tile.n, kt));
+      });
+    });
+  });
+
+  k.role("mma", warps(1), [&](role& r) {
+    r.tmem_alloc(tacc);
+    r.for_each_tile(t, [&](auto) {
+      auto a = r.acquire(accp);  // the epilogue has drained the accumulator
+      r.tcgen05_fence_after();
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.wait(ab);
+        r.tcgen05_fence_after();
+        r.tcgen05_mma(a[tacc], s[sA], s[sB]).overwrite_on_first(kt);
+        r.release(ab, s);  // tcgen05.commit: the stage is free once these MMAs have read it
+      });
+      r.commit(accp, a);  // tcgen05.commit: the accumulator is complete
+    });
+    r.acquire(accp);  // the epilogue has drained the last tile
+    r.tmem_dealloc(tacc);
   });
   return k.build();
 }

@@ -3,12 +3,14 @@
 //
 // C++20 static_assert messages must be literals, so a check that runs during constant evaluation cannot
 // format numbers into them. Instead `reject<Rule, Message>(value)` reads element `value` of a one-element
-// array whose type names the rule and the message. Both g++ 12 and clang 14 then print, e.g.
+// array whose type names the rule and the message. g++ 12 then prints, e.g.
 //   error: array subscript value '245760' is outside the bounds of array
 //   'cake::compile_error<"resource.smem-overflow", "shared memory needed (bytes) exceeds ...">::the_value_is'
-// and the "in 'constexpr' expansion of" trace names the user's builder call and its line.
+// and its "in 'constexpr' expansion of" trace names the user's builder call and its line. clang 14 says
+// "note: in call to 'reject(245760)'" and quotes the fail<"rule", "message"> line of the builder, then
+// the user's call. (tests/compile_fail checks both forms.)
 // Outside constant evaluation reject() does nothing: the builder records the same finding as a build
-// error in the Program instead (see ir/builder.hpp), which the analyzer reports.
+// error in the Program instead (see ir/kernel_builder.hpp), which the analyzer reports.
 #include <type_traits>
 
 #include "fixed_string.hpp"

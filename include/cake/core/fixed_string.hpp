@@ -17,7 +17,7 @@ struct fixed_string {
   constexpr std::string_view view() const { return {text, N - 1}; }
 };
 
-// A name stored by value in a Program. Longer names are a builder error (see ir/builder.hpp), never
+// A name stored by value in a Program. Longer names are a builder error (see ir/kernel_builder.hpp), never
 // silently cut: the capacity is reported in that error.
 struct name {
   static constexpr std::size_t capacity = 31;
@@ -47,6 +47,8 @@ struct name {
   constexpr bool empty() const { return length == 0; }
   friend constexpr bool operator==(const name& a, const name& b) { return a.view() == b.view(); }
   friend constexpr bool operator==(const name& a, std::string_view b) { return a.view() == b; }
+  // Without this, `n == "sA"` is ambiguous (a literal converts to both name and string_view).
+  friend constexpr bool operator==(const name& a, const char* b) { return a.view() == std::string_view(b); }
 };
 
 }  // namespace cake

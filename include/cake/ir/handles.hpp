@@ -78,7 +78,7 @@ struct operand_view {
   constexpr Derived with_part(part_axis ax, index_expr i, int n) const {
     Derived d = static_cast<const Derived&>(*this);
     d.o.part = ax;
-    d.o.parts = static_cast<std::uint8_t>(n);
+    d.o.parts = static_cast<std::uint8_t>(n < 0 || n > 255 ? 0 : n);  // 0: out of range, reported by the builder
     d.o.part_index = i;
     return d;
   }

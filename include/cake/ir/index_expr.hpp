@@ -78,29 +78,43 @@ constexpr index_expr var_index(var_kind k, int ref) {
   return e;
 }
 
+// Coefficients are 16-bit and the constant 32-bit: a result that does not fit marks the expression
+// invalid (the builder reports it) instead of wrapping around.
+constexpr bool fits_coef(long long v) { return v >= -32768 && v <= 32767; }
+constexpr bool fits_constant(long long v) { return v >= -2147483647LL - 1 && v <= 2147483647LL; }
+
 constexpr index_expr operator+(index_expr a, int c) {
   if (!a.linear()) a.valid = false;
-  a.constant += c;
+  if (!fits_constant(static_cast<long long>(a.constant) + c)) a.valid = false;
+  else a.constant += c;
   return a;
 }
 constexpr index_expr operator+(int c, index_expr a) { return a + c; }
 constexpr index_expr operator-(index_expr a, int c) { return a + (-c); }
 constexpr index_expr operator*(index_expr a, int c) {
   if (!a.linear()) a.valid = false;
-  a.constant *= c;
-  for (int i = 0; i < a.term_count; ++i) a.terms[i].coef = static_cast<std::int16_t>(a.terms[i].coef * c);
+  if (!fits_constant(static_cast<long long>(a.constant) * c)) a.valid = false;
+  else a.constant *= c;
+  for (int i = 0; i < a.term_count; ++i) {
+    const long long coef = static_cast<long long>(a.terms[i].coef) * c;
+    if (!fits_coef(coef)) a.valid = false;
+    else a.terms[i].coef = static_cast<std::int16_t>(coef);
+  }
   return a;
 }
 constexpr index_expr operator*(int c, index_expr a) { return a * c; }
 constexpr index_expr operator+(index_expr a, const index_expr& b) {
   if (!a.linear() || !b.linear()) a.valid = false;
   a.valid = a.valid && b.valid;
-  a.constant += b.constant;
+  if (!fits_constant(static_cast<long long>(a.constant) + b.constant)) a.valid = false;
+  else a.constant += b.constant;
   for (int j = 0; j < b.term_count; ++j) {
     bool merged = false;
     for (int i = 0; i < a.term_count; ++i)
       if (a.terms[i].same_var(b.terms[j])) {
-        a.terms[i].coef = static_cast<std::int16_t>(a.terms[i].coef + b.terms[j].coef);
+        const long long coef = static_cast<long long>(a.terms[i].coef) + b.terms[j].coef;
+        if (!fits_coef(coef)) a.valid = false;
+        else a.terms[i].coef = static_cast<std::int16_t>(coef);
         merged = true;
       }
     if (merged) continue;
@@ -112,19 +126,26 @@ constexpr index_expr operator+(index_expr a, const index_expr& b) {
   }
   return a;
 }
+// a - b, and -a: linear expressions only (the difference of two divided sums is not representable).
+constexpr index_expr operator-(const index_expr& a) { return a * -1; }
+constexpr index_expr operator-(index_expr a, const index_expr& b) { return a + b * -1; }
 // A lone variable (warp / 2) keeps the division inside its term, so it can still be added to others.
 constexpr bool lone_variable(const index_expr& a) {
   return a.linear() && a.constant == 0 && a.term_count == 1 && a.terms[0].coef == 1 && a.terms[0].mod == 0;
 }
 constexpr index_expr operator/(index_expr a, int d) {
-  if (d <= 0) a.valid = false;
-  else if (lone_variable(a)) a.terms[0].div = static_cast<std::int16_t>(a.terms[0].div * d);
+  if (d <= 0 || d > 32767) a.valid = false;
+  else if (lone_variable(a)) {
+    const long long div = static_cast<long long>(a.terms[0].div) * d;
+    if (!fits_coef(div)) a.valid = false;
+    else a.terms[0].div = static_cast<std::int16_t>(div);
+  }
   else if (!a.linear()) a.valid = false;
   else a.div = static_cast<std::int16_t>(d);
   return a;
 }
 constexpr index_expr operator%(index_expr a, int m) {
-  if (m <= 0) a.valid = false;
+  if (m <= 0 || m > 32767) a.valid = false;
   else if (lone_variable(a)) a.terms[0].mod = static_cast<std::int16_t>(m);
   else if (a.mod != 0) a.valid = false;
   else a.mod = static_cast<std::int16_t>(m);

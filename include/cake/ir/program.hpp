@@ -44,6 +44,7 @@ struct program {
   static_vector<global_tile_ref, capacity::tile_refs> tile_refs;
   static_vector<op, capacity::ops> ops;
   static_vector<build_error, capacity::errors> errors;
+  int errors_dropped = 0;  // build errors beyond the capacity of `errors` (counted, never silently lost)
   src_loc loc;
 
   constexpr const target_info& arch() const { return target_of(target); }

@@ -25,12 +25,14 @@ struct dim_decl {
 struct dim_spec {  // what the user writes in dims(...): a name and a mode
   name nm;
   dim_mode mode = dim_mode::dynamic;
+  bool too_long = false;  // the written name did not fit (the builder reports ir.name-too-long)
   constexpr dim_spec() = default;
-  constexpr dim_spec(const char* s) : nm(s) {}
+  constexpr dim_spec(const char* s) { too_long = !nm.assign(s); }
+  constexpr dim_spec(const char* s, dim_mode m) : mode(m) { too_long = !nm.assign(s); }
   constexpr dim_spec(name n, dim_mode m) : nm(n), mode(m) {}
 };
-constexpr dim_spec dyn(const char* s) { return {name{s}, dim_mode::dynamic}; }
-constexpr dim_spec spec(const char* s) { return {name{s}, dim_mode::specialized}; }
+constexpr dim_spec dyn(const char* s) { return {s, dim_mode::dynamic}; }
+constexpr dim_spec spec(const char* s) { return {s, dim_mode::specialized}; }
 
 struct dim_list {
   static constexpr int max_rank = 4;
@@ -179,6 +181,7 @@ struct launch_decl {
   raster rast{};
   bool manual_barrier_init = false;  // the schedule initializes its own mbarriers (analyzer checks it)
   bool pdl = false;                  // launched with programmatic stream serialization
+  src_loc cluster_loc;               // where cluster(...) was written (its checks are repeated by build())
   constexpr int cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
 

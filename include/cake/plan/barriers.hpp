@@ -24,7 +24,9 @@ struct pipeline_barriers {
   int full_base = 0, empty_base = 0;  // index of stage 0's barrier in barrier_plan::objects
   int full_arrivals = 0;              // producer units that acquire (each arrives once, with expect_tx)
   int empty_arrivals = 0;             // releasing units x CTAs that multicast into this CTA
-  int tx_bytes = 0;                   // bytes one stage receives per CTA (full boxes, multicast included)
+  int tx_bytes = 0;                   // bytes each acquiring unit expects per stage: what its TMA loads deliver
+                                      // to this CTA (full boxes, multicast included); with one producer
+                                      // unit, the whole stage
   bool multicast = false;             // some load into the pipeline multicasts across the cluster
 };
 
@@ -34,12 +36,15 @@ struct barrier_plan {
   int count = 0;
   int user_base[capacity::mbarriers]{};
   pipeline_barriers pipelines[capacity::pipelines]{};
+  bool overflow = false;  // more barrier objects than max_objects: the rest are missing (report it)
 };
 
 constexpr int units_of_role(const program& p, int role) { return role < static_cast<int>(p.roles.size()) ? p.roles[role].count : 0; }
 
 // Bytes that the TMA loads issued into the stage handed out by acquire op `acquire_op` deliver to
 // each CTA: full smem boxes (out-of-bounds fill included, hardware-facts §1), whole region with multicast.
+// Every unit of the acquiring role runs these loads (on its own part, if it selects one) and expects
+// this many bytes with its own arrive.expect_tx.
 constexpr int tx_bytes_of_acquire(const program& p, int acquire_op) {
   int bytes = 0;
   for (const auto& o : p.ops)
@@ -64,7 +69,10 @@ constexpr barrier_plan plan_barriers(const program& p) {
   barrier_plan B;
   const smem_layout L = plan_smem(p);
   auto add = [&](barrier_origin origin, int source, int element, int arrivals, bool derived) {
-    if (B.count == barrier_plan::max_objects) return;
+    if (B.count == barrier_plan::max_objects) {
+      B.overflow = true;
+      return;
+    }
     B.objects[B.count] = {origin, static_cast<std::uint8_t>(source), element, arrivals, derived, L.barrier_offset + 8 * B.count};
     ++B.count;
   };

@@ -8,9 +8,11 @@
 namespace cake::plan {
 
 struct grid_shape {
-  long long tiles[2] = {1, 1};  // output tiles along the two parallel axes (cluster-padded on axis 0)
+  long long tiles[2] = {1, 1};  // output tiles along the two parallel axes (padded to whole clusters)
   long long tile_count = 1;
-  int cluster = 1;              // CTAs per cluster (along axis 0)
+  int cluster = 1;              // CTAs per cluster
+  int cluster_shape[2] = {1, 1};      // CTAs of a cluster along the two parallel axes (k.cluster(x, y))
+  long long cluster_tiles[2] = {1, 1};  // clusters along the two parallel axes (what raster_tile walks)
   long long clusters = 1;       // cluster-tiles in the problem
   long long ctas = 1;           // CTAs to launch
   long long k_iterations = 1;   // trips of the reduce loop
@@ -30,9 +32,15 @@ constexpr grid_shape plan_grid(const program& p, DimValue dim_value, int sm_coun
     if (ax.kind == axis_kind::reduce) g.k_iterations = n;
     else if (parallel < 2) g.tiles[parallel++] = n;
   }
-  g.tiles[0] = ceil_div(g.tiles[0], g.cluster) * g.cluster;  // every CTA of a cluster gets a tile
+  // Every CTA of a cluster gets a tile: pad each parallel axis to whole clusters along it.
+  g.cluster_shape[0] = p.launch.cluster[0];
+  g.cluster_shape[1] = p.launch.cluster[1];  // 1 today: the builder refuses clusters along other axes
+  for (int a = 0; a < 2; ++a) {
+    g.cluster_tiles[a] = ceil_div(g.tiles[a], g.cluster_shape[a]);
+    g.tiles[a] = g.cluster_tiles[a] * g.cluster_shape[a];
+  }
   g.tile_count = g.tiles[0] * g.tiles[1];
-  g.clusters = g.tile_count / g.cluster;
+  g.clusters = g.cluster_tiles[0] * g.cluster_tiles[1];
   if (p.launch.persistent) {
     long long max_clusters = sm_count / g.cluster;
     if (max_clusters < 1) max_clusters = 1;
@@ -45,7 +53,9 @@ constexpr grid_shape plan_grid(const program& p, DimValue dim_value, int sm_coun
 
 // The cluster-tile a cluster works on at step `index` of the schedule, rasterized: clusters walk
 // groups of `group` cluster-rows along axis 0, column by column, so that concurrently running CTAs
-// share operand tiles in L2. Returns {cluster-row, column}; the CTA of rank r takes row*cluster + r.
+// share operand tiles in L2. Pass grid_shape::cluster_tiles. Returns {cluster-row, cluster-column};
+// the CTA at (x, y) inside a cluster of shape (cx, cy) takes tile (row*cx + x, column*cy + y), which
+// for the usual cluster(n) along the first axis is (row*n + rank, column).
 struct tile_pos {
   long long m = 0, n = 0;
 };

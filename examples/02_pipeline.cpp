@@ -1,0 +1,61 @@
+// Step 2: a producer/consumer pipeline, and what Cake derives from it.
+//
+// pipeline("ab", stages(3)).carries(sA, sB) declares a ring of 3 stages of (sA, sB). The producer
+// acquires a free stage and fills it with TMA; the consumer waits for a filled stage and releases it.
+// The 'full' and 'empty' mbarriers of every stage, their arrival counts and the bytes each 'full'
+// barrier expects are derived: the schedule never states them.
+#include <cake/cake.hpp>
+#include <cstdio>
+
+using namespace cake;
+
+constexpr program pipelined() {
+  auto k = kernel("pipelined").target(sm_90a).cluster(2);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto B = k.input<bf16>("B", dims("N", "K"));
+  auto t = k.tile(128, 128, 64);
+  auto sA = k.smem<bf16>("sA", {t.m, t.k}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {t.n, t.k}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
+
+  k.role("producer", warps(1), [&](role& r) {
+    r.for_each_tile(t, [&](auto tile) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.acquire(ab);                                      // wait 'empty', expect the bytes on 'full'
+        r.tma_load(s[sA], A.tile(tile.m, kt));
+        r.tma_load(s[sB], B.tile(tile.n, kt)).multicast();           // both CTAs of the cluster receive sB
+      });
+    });
+  });
+  k.role("consumer", warpgroups(2), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {t.m / 2, t.n});
+    r.for_each_tile(t, [&](auto) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.wait(ab);                                         // wait 'full'
+        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
+        r.wgmma_wait(0);
+        r.release(ab, s);                                            // arrive on 'empty'
+      });
+    });
+  });
+  return k.build();
+}
+
+int main() {
+  constexpr program p = pipelined();
+  constexpr auto plan = plan::make_plan(p);
+  const auto& pb = plan.barriers.pipelines[0];
+  std::printf("pipeline 'ab': %d stages of %d bytes\n", p.pipelines[0].stages, p.pipeline_stage_bytes(0));
+  std::printf("  'full'  barriers: %d arrival(s) per phase (the producer's arrive.expect_tx), %d tx bytes per stage\n",
+              pb.full_arrivals, pb.tx_bytes);
+  std::printf("  'empty' barriers: %d arrivals per phase (2 consumer warpgroups x 2 CTAs: sB is multicast)\n", pb.empty_arrivals);
+  for (int i = 0; i < plan.barriers.count; ++i) {
+    const auto& b = plan.barriers.objects[i];
+    std::printf("  mbarrier %-5s stage %d  at smem offset %6d, init count %d\n",
+                b.origin == plan::barrier_origin::pipeline_full ? "full" : "empty", b.element, b.offset, b.arrivals);
+  }
+  std::printf("TMA boxes: A %dx%d, B %dx%d (each CTA loads half of the multicast tile)\n", plan.tma.descriptors[0].box_rows,
+              plan.tma.descriptors[0].box_cols, plan.tma.descriptors[1].box_rows, plan.tma.descriptors[1].box_cols);
+  // The numbers are exact: 128x64 + 128x64 bf16 = 32768 bytes; 2 warpgroups x cluster of 2 = 4.
+  return pb.tx_bytes == 32768 && pb.full_arrivals == 1 && pb.empty_arrivals == 4 ? 0 : 1;
+}

@@ -1,0 +1,45 @@
+// Compile-fail test: the roles add up to more than 1024 threads.
+// The .fail.cpp must not compile and its diagnostics must contain every EXPECT text (EXPECT-GCC /
+// EXPECT-CLANG only with that compiler); its .ok.cpp twin differs in one line and must compile.
+// EXPECT: resource.threads-per-block
+// EXPECT-GCC: array subscript value '1152'
+// EXPECT-CLANG: in call to 'reject(1152)'
+#include <cake/cake.hpp>
+
+using namespace cake;
+
+constexpr program schedule() {
+  auto k = kernel("k").target(sm_90a);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto B = k.input<bf16>("B", dims("N", "K"));
+  auto t = k.tile(64, 128, 64);
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(4)).carries(sA, sB);
+  k.role("producer", warpgroups(1), regs(40), [&](role& r) {
+    r.for_each_tile(t, [&](auto tile) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.acquire(ab);
+        r.tma_load(s[sA], A.tile(tile.m, kt));
+        r.tma_load(s[sB], B.tile(tile.n, kt));
+      });
+    });
+  });
+  k.role("consumer", warpgroups(7), regs(232), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 128});
+    r.for_each_tile(t, [&](auto) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.wait(ab);
+        r.wgmma_fence();
+        r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+        r.release(ab, s);
+      });
+    });
+  });
+  return k.build();
+}
+constexpr program p = schedule();
+
+int main() { return static_cast<int>(p.ops.size()) > 0 ? 0 : 1; }

@@ -1,0 +1,26 @@
+// Uses Cake from outside its source tree: declares a schedule, prints it and checks one derived number.
+#include <cake/cake.hpp>
+#include <cstdio>
+
+using namespace cake;
+
+constexpr program consumer_schedule() {
+  auto k = kernel("consumer").target(sm_90a);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto p = k.pipeline("p", stages(2)).carries(sA);
+  k.role("load", warps(1), [&](role& r) {
+    auto s = r.acquire(p);
+    r.tma_load(s[sA], A.tile(0, 0));
+  });
+  k.role("use", warpgroups(1), [&](role& r) { r.release(p, r.wait(p)); });
+  return k.build();
+}
+
+int main() {
+  constexpr program p = consumer_schedule();
+  constexpr auto plan = plan::make_plan(p);
+  std::fputs(to_text(p).c_str(), stdout);
+  std::printf("tx bytes per stage: %d\n", plan.barriers.pipelines[0].tx_bytes);
+  return plan.barriers.pipelines[0].tx_bytes == 8192 ? 0 : 1;
+}

@@ -1,0 +1,47 @@
+# Configures, builds and runs tests/install/consumer against Cake (cmake -P).
+#   -DMODE=find_package|add_subdirectory -DWORK_DIR=<scratch folder> -DCAKE_SOURCE_DIR=... -DCAKE_BINARY_DIR=...
+#   -DCONSUMER_DIR=... -DGENERATOR=... -DCXX_COMPILER=... [-DBoost_DIR=...]
+cmake_minimum_required(VERSION 3.25)
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(configure_args -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+                   -DCAKE_CONSUMER_MODE=${MODE})
+if(DEFINED Boost_DIR)
+  list(APPEND configure_args -DBoost_DIR=${Boost_DIR})
+endif()
+
+if(MODE STREQUAL "find_package")
+  run("cmake --install" ${CMAKE_COMMAND} --install ${CAKE_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
+  foreach(f include/cake/cake.hpp)
+    if(NOT EXISTS ${WORK_DIR}/prefix/${f})
+      message(FATAL_ERROR "cmake --install did not install ${f}")
+    endif()
+  endforeach()
+  file(GLOB_RECURSE config ${WORK_DIR}/prefix/*/cakeConfig.cmake)
+  if(NOT config)
+    message(FATAL_ERROR "cmake --install did not install cakeConfig.cmake")
+  endif()
+  list(APPEND configure_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+elseif(MODE STREQUAL "add_subdirectory")
+  list(APPEND configure_args -DCAKE_SOURCE_DIR=${CAKE_SOURCE_DIR})
+else()
+  message(FATAL_ERROR "MODE must be find_package or add_subdirectory, not '${MODE}'")
+endif()
+
+run("configure the consumer" ${CMAKE_COMMAND} ${configure_args})
+run("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run("run the consumer" ${WORK_DIR}/build/cake_consumer)
+string(FIND "${last_output}" "kernel consumer (sm_90a)" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "the consumer did not print its schedule:\n${last_output}")
+endif()
+message(STATUS "consumer via ${MODE}: configured, built and ran\n${last_output}")

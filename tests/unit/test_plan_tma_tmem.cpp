@@ -1,0 +1,109 @@
+// Unit tests for cake/plan/tma.hpp and tmem.hpp: the tensor maps a kernel needs (multicast loads split
+// the box across the cluster) and the TMEM column plan.
+#include <doctest/doctest.h>
+
+#include "../../kernels/gemm/sm100_bf16.hpp"
+#include "../../kernels/gemm/sm80_bf16.hpp"
+#include "../../kernels/gemm/sm90_bf16.hpp"
+#include "test_ir_support.hpp"
+
+using namespace cake;
+using namespace cake_test;
+
+TEST_CASE("tma plan: sm_90a GEMM: A box, B box split by the multicast, D store box") {
+  constexpr program p = kernels::gemm_bf16_sm90();
+  constexpr auto T = plan::plan_tma(p);
+  REQUIRE(T.count == 3);
+  CHECK_FALSE(T.overflow);
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 128, 64, swizzle::b128});  // A
+  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 128, 64, swizzle::b128});  // B: 256 rows over 2 CTAs
+  CHECK(T.descriptors[2] == plan::tma_descriptor{2, 64, 64, swizzle::b128});   // D: one warpgroup's half
+  const int load_a = find_op(p, op_kind::tma_load, 0), load_b = find_op(p, op_kind::tma_load, 1), store = find_op(p, op_kind::tma_store);
+  CHECK(T.of_op[load_a] == 0);
+  CHECK(T.of_op[load_b] == 1);
+  CHECK(T.of_op[store] == 2);
+  CHECK(T.split_of_op[load_a] == 1);
+  CHECK(T.split_of_op[load_b] == 2);
+  CHECK(T.of_op[0] == -1);  // the tile loop
+  CHECK(T.split_of_op[0] == 1);
+  CHECK(plan::tma_smem_side(p.ops[store]).kind == operand_kind::smem);
+  CHECK(plan::tma_global_side(p.ops[store]).kind == operand_kind::global);
+}
+
+TEST_CASE("tma plan: sm_100a GEMM loads whole boxes; sm_80 has no tensor maps") {
+  constexpr auto T = plan::plan_tma(kernels::gemm_bf16_sm100());
+  REQUIRE(T.count == 2);
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 128, 64, swizzle::b128});
+  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 256, 64, swizzle::b128});
+  CHECK(plan::plan_tma(kernels::gemm_bf16_sm80()).count == 0);  // cp.async needs none
+}
+
+TEST_CASE("tma plan: equal (tensor, box, swizzle) share one descriptor; a cluster of 4 splits by 4") {
+  auto k = kernel("k").cluster(4);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto s1 = k.smem<bf16>("s1", {128, 64}, swizzle::b128);
+  auto s2 = k.smem<bf16>("s2", {128, 64}, swizzle::b128);
+  auto s3 = k.smem<bf16>("s3", {128, 32}, swizzle::b64);
+  k.role("r", warps(1), [&](role& r) {
+    r.tma_load(s1, A.tile(0, 0));
+    r.tma_load(s2, A.tile(1, 0));               // same descriptor as s1
+    r.tma_load(s3, A.tile(0, 1));               // another box and swizzle
+    r.tma_load(s2, A.tile(0, 0)).multicast();   // 32 rows per CTA
+    r.fence_proxy_async();
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  const auto T = plan::plan_tma(p);
+  REQUIRE(T.count == 3);
+  CHECK(T.of_op[0] == T.of_op[1]);
+  CHECK(T.descriptors[1] == plan::tma_descriptor{0, 128, 32, swizzle::b64});
+  CHECK(T.descriptors[2].box_rows == 32);
+  CHECK(T.split_of_op[3] == 4);
+  CHECK(T.of_op[4] == -1);
+}
+
+TEST_CASE("tma plan: more than 8 distinct descriptors is flagged") {
+  auto k = kernel("k");
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto s = k.smem<bf16>("s", {128, 64});
+  k.role("r", warps(1), [&](role& r) {
+    for (int n = 1; n <= 9; ++n) r.tma_load(s.rows(0, n == 9 ? 64 : n), A.tile(0, 0));
+  });
+  // Nine distinct boxes: 128/n rows for n = 1..8 and 128/64 (3, 5, 6, 7 do not divide 128 rows: those
+  // are builder errors, but the plan still covers them).
+  const auto T = plan::plan_tma(k.p);
+  CHECK(T.count == plan::tma_plan::max_descriptors);
+  CHECK(T.overflow);
+}
+
+TEST_CASE("tmem plan: sm_100a GEMM allocates 256 columns for one 256-column accumulator") {
+  constexpr auto T = plan::plan_tmem(kernels::gemm_bf16_sm100());
+  CHECK(T.column_of[0] == 0);
+  CHECK(T.used == 256);
+  CHECK(T.allocated == 256);
+  CHECK(T.fits);
+}
+
+TEST_CASE("tmem plan: regions are packed; allocation is a power of two in 32..512") {
+  auto k = kernel("k").target(sm_100a);
+  auto a = k.tmem("a", columns(96));
+  auto b = k.tmem("b", columns(64));
+  k.pipeline("p", stages(2)).carries(b);
+  (void)a;
+  const auto T = plan::plan_tmem(k.p);
+  CHECK(T.column_of[0] == 0);
+  CHECK(T.column_of[1] == 96);
+  CHECK(T.used == 96 + 128);
+  CHECK(T.allocated == 256);
+  auto s = kernel("s").target(sm_100a);
+  s.tmem("x", columns(20));
+  CHECK(plan::plan_tmem(s.p).allocated == 32);
+  CHECK(plan::plan_tmem(kernel("none").p).allocated == 0);
+  auto o = kernel("o").target(sm_100a);
+  o.tmem("x", columns(512));
+  o.tmem("y", columns(1));
+  const auto over = plan::plan_tmem(o.p);
+  CHECK_FALSE(over.fits);
+  CHECK(over.allocated == 512);
+  CHECK(over.used == 513);
+}
