@@ -106,6 +106,8 @@ class kernel_emitter : public op_emitter {
 
   void prologue() {
     const auto& B = plan_.barriers;
+    if (B.overflow) fail(-1, "the kernel needs more than " + std::to_string(plan::barrier_plan::max_objects) + " mbarrier objects");
+    if (plan_.tma.overflow) fail(-1, "the kernel needs more than " + std::to_string(plan::tma_plan::max_descriptors) + " TMA descriptors");
     w_.line("// Derived: barrier init by thread 0 (init counts from the barrier plan), made visible to the cluster and the async proxy.");
     w_.open("if (tid == 0)");
     if (!p_.launch.manual_barrier_init) {
@@ -229,7 +231,7 @@ class kernel_emitter : public op_emitter {
       // memory
       case op_kind::tma_load:
       case op_kind::tma_store: return emit_tma(id, o);
-      case op_kind::tma_prefetch: w_.line("if (leader) cake_dev::prefetch_tensormap(&args.tmap[0]);"); return;
+      case op_kind::tma_prefetch: return emit_prefetch(id, o);
       case op_kind::cp_async: return emit_cp_async(id, o);
       case op_kind::stmatrix: return emit_stmatrix(id, o);
       case op_kind::store_global: return emit_store_global(id, o);
@@ -396,6 +398,11 @@ class kernel_emitter : public op_emitter {
     const std::string bid = nb.per_unit ? std::to_string(first) + "u + unit" : std::to_string(first) + "u";
     w_.line(std::string("cake_dev::named_barrier_") + (o.kind == op_kind::named_barrier_sync ? "sync" : "arrive") + "(" + bid + ", " + std::to_string(nb.threads) +
             "u);");
+  }
+  void emit_prefetch(int id, const op& o) {
+    for (int d = 0; d < plan_.tma.count; ++d)
+      if (plan_.tma.descriptors[d].tensor == o.a.index) w_.line("if (leader) cake_dev::prefetch_tensormap(&args.tmap[" + std::to_string(d) + "]);");
+    (void)id;
   }
   void emit_tmem_alloc(int id, const op&) {
     if (plan_.smem.tmem_slot_offset < 0) return fail(id, "no TMEM address slot in the smem plan");

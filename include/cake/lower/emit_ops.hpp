@@ -444,7 +444,7 @@ class op_emitter : public emitter {
       w_.close();
       w_.close();
     } else if (layout_[r] == frag_layout::tmem_rows) {
-      w_.line("const long long gr = row0 + warp_in_unit * 32 + lane;");
+      w_.line("const long long gr = row0 + (warp % 4u) * 32 + lane;  // the TMEM lane this thread read");
       w_.line("#pragma unroll");
       w_.open("for (int c = 0; c < " + std::to_string(rs.cols) + "; c += 2)");
       w_.line("const long long gc = col0 + c;");
@@ -483,7 +483,8 @@ class op_emitter : public emitter {
     if (!t.ok()) return fail(id, t.error);
     w_.open("");
     w_.line("u32 (&regs_u32)[" + std::to_string(rs.cols) + "] = *reinterpret_cast<u32(*)[" + std::to_string(rs.cols) + "]>(" + reg_name(r) + ");");
-    w_.line("const u32 taddr = " + tmem_base() + " + ((warp_in_unit * 32u) << 16) + " + tmem_column(o.a, id) + ";  // warp w reads lanes 32w..32w+31");
+    // The hardware lets warp w reach lanes 32*(w % 4) .. +31 only (hardware-facts §4), whatever its role.
+    w_.line("const u32 taddr = " + tmem_base() + " + (((warp % 4u) * 32u) << 16) + " + tmem_column(o.a, id) + ";");
     w_.raw(indent_block(t.text));
     w_.line("cake_dev::tmem_wait_ld();");
     w_.close();
