@@ -1,0 +1,446 @@
+#pragma once
+// What each op does in the protocol executor. exec() returns false when the op cannot proceed yet (a
+// wait whose phase has not completed); it is then retried when the unit is scheduled again, with no
+// effect having happened.
+#include "protocol_memory.hpp"
+
+namespace cake::analysis::proto {
+
+namespace detail {
+
+constexpr bool collective(const machine& m, int u, const operand& o) {
+  return m.p.roles[m.units[u].role].count > 1 && !op_uses_var(o, var_kind::warp) && !op_uses_var(o, var_kind::warpgroup);
+}
+
+constexpr void tc_fence_after_check(machine& m, int u, int id) {
+  unit_state& s = m.units[u];
+  if (!s.tc_after_needed) return;
+  s.tc_after_needed = false;
+  if (diagnostic* d = emit_op(m.c, rule_id::sync_tcgen05_fence, id)) {
+    d->message << "this tcgen05 op follows a thread synchronization without tcgen05_fence_after, so it may be ordered before it";
+    d->help << "r.tcgen05_fence_after() right after the wait";
+  }
+}
+
+// A thread synchronization that hands work to other threads: earlier tcgen05.ld/st need a fence before.
+constexpr void tc_fence_before_check(machine& m, int u, int id, bool commit_like) {
+  unit_state& s = m.units[u];
+  if (!s.tc_before_needed) return;
+  s.tc_before_needed = false;
+  if (commit_like) return;  // tcgen05.commit implies tcgen05.fence::before_thread_sync
+  if (diagnostic* d = emit_op(m.c, rule_id::sync_tcgen05_fence, id)) {
+    d->message << "this synchronization follows tcgen05.ld/st without tcgen05_fence_before, so they may be ordered after it";
+    d->help << "r.tcgen05_fence_before() before the arrive / release";
+  }
+}
+
+constexpr void tmem_use(machine& m, int u, int id) {
+  if (!m.tmem_allocated || (m.alloc_stamp.comp != u && !m.sees(u, m.alloc_stamp))) {
+    if (diagnostic* d = emit_op(m.c, rule_id::memory_tmem_alloc, id)) {
+      d->message << "uses tensor memory " << (m.tmem_allocated ? "before the tmem_alloc is ordered before it" : "before any tmem_alloc");
+      if (m.alloc_op >= 0) d->add_note(m.p.ops[m.alloc_op].loc) << "allocated here";
+      d->help << "r.tmem_alloc(region) in one warp before the first use, and a barrier between it and the users";
+    }
+  }
+  if (m.tmem_deallocated)
+    if (diagnostic* d = emit_op(m.c, rule_id::memory_tmem_dealloc, id)) {
+      d->message << "uses tensor memory after it was deallocated";
+      if (m.alloc_op >= 0) d->add_note(m.p.ops[m.alloc_op].loc) << "allocated here";
+    }
+}
+
+// The stage a pipeline op's slot refers to for unit u, -1 if the unit never received it.
+constexpr int slot_stage_of(const machine& m, int u, int slot_op) {
+  const int slot = slot_op < m.slot_of_op.size ? m.slot_of_op[slot_op] : -1;
+  return slot >= 0 ? m.slot_stage[u * m.slots + slot] : -1;
+}
+
+// Does another unit have uncommitted tcgen05 MMAs touching the stage objects of this pipeline stage?
+constexpr int foreign_tc_mma(machine& m, int u, int pipe, int stage) {
+  const auto& pl = m.p.pipelines[pipe];
+  for (int i = 0; i < pl.carried_count; ++i) {
+    const int o = (pl.carried_tmem[i] ? m.tmem_base[pl.carried[i]] : m.smem_base[pl.carried[i]]) + stage;
+    const memory_object& obj = m.mem[o];
+    for (int j = 0; j < obj.count; ++j) {
+      const access_rec& r = obj.recs[j];
+      if (r.unit == u || !r.done.valid()) continue;
+      const unit_state& v = m.units[r.unit];
+      if (v.tc_agent >= 0 && r.done.comp == v.tc_agent && r.done.value > v.tc_committed) return r.op;
+    }
+  }
+  return -1;
+}
+
+constexpr void commit_issuer_check(machine& m, int u, int id, int mma_op) {
+  if (mma_op < 0) return;
+  if (diagnostic* d = emit_op(m.c, rule_id::sync_tcgen05_commit_issuer, id)) {
+    m.write_unit(d->message, u);
+    d->message << " commits, but the tcgen05.mma ops it should track were issued by another thread; a commit only tracks its own thread's MMAs";
+    d->add_note(m.p.ops[mma_op].loc) << "the MMA (op#" << mma_op << ")";
+    d->help << "commit (or release the stage) from the role that issues the MMAs";
+  }
+}
+
+constexpr void mem_read(machine& m, int u, int id, const operand& o, std::uint8_t flags, stamp done) {
+  const place pl = locate(m, u, id, o);
+  for (int i = 0; i < pl.count; ++i) read_access(m, u, id, pl.first + i, pl.area, flags, done);
+}
+constexpr void mem_write(machine& m, int u, int id, const operand& o, std::uint8_t flags, stamp done, bool joint) {
+  const place pl = locate(m, u, id, o);
+  for (int i = 0; i < pl.count; ++i) write_access(m, u, id, pl.first + i, pl.area, flags, done, joint);
+}
+
+constexpr bool exec_pipeline(machine& m, int u, int id) {
+  const op& o = m.p.ops[id];
+  unit_state& s = m.units[u];
+  const int pipe = o.d.index;
+  const int stages = m.p.pipelines[pipe].stages;
+  const auto& pb = m.B.pipelines[pipe];
+  const int P = static_cast<int>(m.p.pipelines.size());
+  if (o.kind == op_kind::pipeline_acquire || o.kind == op_kind::pipeline_wait) {
+    const bool acquire = o.kind == op_kind::pipeline_acquire;
+    int& count = m.pipe_count[(u * P + pipe) * 2 + (acquire ? 0 : 1)];
+    const int stage = count % stages, round = count / stages;
+    // producers start on a fresh 'empty' (parity 1 passes at once); consumers wait 'full' from phase 0
+    const int obj = (acquire ? pb.empty_base : pb.full_base) + stage;
+    if (!wait_phase(m, u, obj, acquire ? round - 1 : round, id)) return false;
+    m.tick(u);
+    ++count;
+    m.slot_stage[u * m.slots + m.slot_of_op[id]] = stage;
+    if (acquire) {
+      const int tx = plan::tx_bytes_of_acquire(m.p, id);
+      if (tx > 0) {
+        tc_fence_before_check(m, u, id, false);
+        expect(m, pb.full_base + stage, tx, id);
+        arrive(m, u, pb.full_base + stage, 1, id, false);
+      }
+    }
+    return true;
+  }
+  // release / commit of a slot
+  m.tick(u);
+  const int stage = slot_stage_of(m, u, o.a.slot_op);
+  if (stage < 0) {
+    if (diagnostic* d = emit_op(m.c, rule_id::memory_stage_index, id)) {
+      d->message << "releases slot#" << o.a.slot_op << ", which ";
+      m.write_unit(d->message, u);
+      d->message << " has not received";
+      d->help << "release the slot in the role (and loop) whose acquire/wait produced it";
+    }
+    return true;
+  }
+  const bool tc = s.tc_issued > 0;
+  if (!tc) commit_issuer_check(m, u, id, foreign_tc_mma(m, u, pipe, stage));
+  tc_fence_before_check(m, u, id, tc);
+  if (o.kind == op_kind::pipeline_release) arrive(m, u, pb.empty_base + stage, pb.multicast ? m.cluster : 1, id, tc);
+  else arrive(m, u, pb.full_base + stage, 1, id, tc);
+  if (tc) s.tc_committed = s.tc_issued;
+  return true;
+}
+
+constexpr void exec_mma(machine& m, int u, int id) {
+  const op& o = m.p.ops[id];
+  unit_state& s = m.units[u];
+  const auto& accd = o.d;
+  if (o.kind == op_kind::wgmma) {
+    if (!s.wg_fenced)
+      if (diagnostic* d = emit_op(m.c, rule_id::sync_wgmma_fence, id)) {
+        d->message << "wgmma without a wgmma_fence " << (s.last_wgmma < 0 ? "before the warpgroup's first wgmma" : "after its registers were touched by other code");
+        d->help << "r.wgmma_fence() before the wgmma (once per batch of wgmma ops)";
+      }
+    s.wg_fenced = true;
+    const stamp st{s.wg_agent, s.wg_committed + 1};
+    if (o.a.kind == operand_kind::smem) mem_read(m, u, id, o.a, acc_async, st);
+    else reg_read(m, u, id, o.a, true);
+    mem_read(m, u, id, o.b, acc_async, st);
+  } else if (o.kind == op_kind::tcgen05_mma) {
+    tc_fence_after_check(m, u, id);
+    tmem_use(m, u, id);
+    ++s.tc_issued;
+    const stamp st{s.tc_agent, s.tc_issued};
+    mem_read(m, u, id, o.a, acc_async, st);
+    mem_read(m, u, id, o.b, acc_async, st);
+    const place pl = locate(m, u, id, accd);
+    const bool over = mma_overwrites(m, u, o);
+    for (int i = 0; i < pl.count; ++i) {
+      memory_object& obj = m.mem[pl.first + i];
+      if (!over) check_accumulate(m, u, id, obj.written, obj.init_tile, m.p.tmem[accd.index].nm.view(), m.p.tmem[accd.index].loc);
+      if (over) obj.written = true, obj.init_tile = s.tile_iter;
+      write_access(m, u, id, pl.first + i, pl.area, acc_async | acc_mma, st, false);
+    }
+    s.last_tc_mma = id;
+    return;
+  } else {
+    mem_read(m, u, id, o.a, 0, m.now(u));
+    reg_read(m, u, id, o.a);
+    mem_read(m, u, id, o.b, 0, m.now(u));
+    reg_read(m, u, id, o.b);
+  }
+  // register accumulator (wgmma, mma_sync)
+  if (accd.kind != operand_kind::reg) return;
+  reg_state& r = reg_of(m, u, accd.index);
+  const bool over = mma_overwrites(m, u, o);
+  if (!over) check_accumulate(m, u, id, r.written, r.init_tile, m.p.regs[accd.index].nm.view(), m.p.regs[accd.index].loc);
+  if (over) r.written = true, r.init_tile = s.tile_iter;
+  if (o.kind == op_kind::wgmma) {
+    r.wg_group = s.wg_committed + 1;
+    ++s.wg_open;
+    s.last_wgmma = id;
+  } else {
+    touch_wgmma_regs(m, u, accd);
+  }
+}
+
+}  // namespace detail
+
+constexpr bool exec(machine& m, int u, int id) {
+  using namespace detail;
+  const op& o = m.p.ops[id];
+  unit_state& s = m.units[u];
+  switch (o.kind) {
+    // ---- waits: no effect until they pass ----
+    case op_kind::pipeline_acquire:
+    case op_kind::pipeline_wait:
+    case op_kind::pipeline_release:
+    case op_kind::pipeline_commit: return exec_pipeline(m, u, id);
+    case op_kind::mbarrier_wait: {
+      const int obj = user_object(m, u, id, o.d);
+      if (obj < 0) break;
+      int& k = m.wait_count[u * m.NB + obj];
+      if (!wait_phase(m, u, obj, k, id)) return false;
+      ++k;
+      check_ready(m, u, obj, id, false, false);
+      break;
+    }
+    case op_kind::named_barrier_sync:
+    case op_kind::named_barrier_arrive: {
+      const int inst = m.named_inst[o.d.index * m.U + u];
+      if (inst < 0) break;
+      if (s.sync_inst != inst) tc_fence_before_check(m, u, id, false);
+      if (!named_sync(m, u, inst, o.kind == op_kind::named_barrier_sync)) return false;
+      break;
+    }
+    case op_kind::cluster_arrive: {
+      tc_fence_before_check(m, u, id, false);
+      const int gen = m.named[m.cluster_inst].gen;
+      for (int b = 0; b < m.NB; ++b) {
+        barrier_state& bs = m.bars[b];
+        if (bs.initialized && bs.init_unit == u && bs.fence.valid() && bs.visible_gen < 0) bs.visible_gen = gen;
+      }
+      named_sync(m, u, m.cluster_inst, false);
+      s.cluster_gen = gen;
+      break;
+    }
+    case op_kind::cluster_wait: {
+      if (s.cluster_gen < 0 || m.named[m.cluster_inst].gen <= s.cluster_gen) {
+        s.blocked = block_kind::cluster;
+        s.blocked_obj = m.cluster_inst;
+        return false;
+      }
+      s.blocked = block_kind::none;
+      m.join(m.vc(u), m.named_done(m.cluster_inst));
+      s.cluster_passed = m.named[m.cluster_inst].gen;
+      s.cluster_gen = -1;
+      s.tc_after_needed = true;
+      break;
+    }
+    // ---- compute ----
+    case op_kind::mma_sync:
+    case op_kind::wgmma:
+    case op_kind::tcgen05_mma: exec_mma(m, u, id); break;
+    case op_kind::fill: reg_write(m, u, id, o.d); break;
+    case op_kind::elementwise:
+    case op_kind::reduce_rows:
+    case op_kind::argmin_rows:
+    case op_kind::convert:
+      reg_read(m, u, id, o.a);
+      reg_read(m, u, id, o.b);
+      reg_write(m, u, id, o.d);
+      break;
+    // ---- memory ----
+    case op_kind::tma_load: {
+      int bar = -1;
+      if (o.b.kind == operand_kind::mbarrier) bar = user_object(m, u, id, o.b);
+      else if (o.d.sel == stage_sel::slot && o.d.slot_op < m.p.ops.size()) {
+        const int st = slot_stage_of(m, u, o.d.slot_op);
+        if (st >= 0) bar = m.B.pipelines[m.p.ops[o.d.slot_op].d.index].full_base + st;
+      }
+      const stamp st = bar >= 0 ? stamp{m.U + bar, m.bars[bar].completed + 1} : stamp{};
+      m.tick(u);
+      mem_write(m, u, id, o.d, acc_async, st, false);
+      if (bar >= 0) {
+        check_ready(m, u, bar, id, true, o.has(flag_multicast));
+        deliver(m, bar, plan::bytes_of(m.p, o.d), id);
+      }
+      return true;
+    }
+    case op_kind::tma_store:
+      m.tick(u);
+      mem_read(m, u, id, o.a, acc_async | acc_store_read, stamp{s.bulk_agent, s.bulk_committed + 1});
+      ++s.bulk_open;
+      s.last_store = id;
+      return true;
+    case op_kind::cp_async:
+      m.tick(u);
+      mem_write(m, u, id, o.d, acc_async | acc_generic, stamp{s.cp_agent, s.cp_committed + 1}, collective(m, u, o.d));
+      return true;
+    case op_kind::load_global: reg_write(m, u, id, o.d); break;
+    case op_kind::store_global: reg_read(m, u, id, o.a); break;
+    case op_kind::load_shared:
+    case op_kind::ldmatrix:
+      m.tick(u);
+      mem_read(m, u, id, o.a, 0, m.now(u));
+      reg_write(m, u, id, o.d);
+      return true;
+    case op_kind::store_shared:
+    case op_kind::stmatrix:
+      m.tick(u);
+      reg_read(m, u, id, o.a);
+      mem_write(m, u, id, o.d, acc_generic, m.now(u), collective(m, u, o.d));
+      return true;
+    case op_kind::tmem_load:
+      m.tick(u);
+      tc_fence_after_check(m, u, id);
+      tmem_use(m, u, id);
+      mem_read(m, u, id, o.a, 0, m.now(u));
+      reg_write(m, u, id, o.d);
+      s.tc_before_needed = true;
+      return true;
+    case op_kind::tmem_store:
+      m.tick(u);
+      tc_fence_after_check(m, u, id);
+      tmem_use(m, u, id);
+      reg_read(m, u, id, o.a);
+      mem_write(m, u, id, o.d, 0, m.now(u), false);
+      s.tc_before_needed = true;
+      return true;
+    case op_kind::tmem_alloc:
+      m.tick(u);
+      m.tmem_allocated = true;
+      m.tmem_deallocated = false;
+      m.alloc_op = id;
+      m.alloc_stamp = m.now(u);
+      return true;
+    case op_kind::tmem_dealloc: {
+      m.tick(u);
+      if (!m.tmem_allocated) {
+        tmem_use(m, u, id);
+        return true;
+      }
+      for (int o2 = 0; o2 < m.mem_count && !m.tmem_deallocated; ++o2) {
+        if (!m.is_tmem_object(o2)) continue;
+        const memory_object& obj = m.mem[o2];
+        for (int j = 0; j < obj.count; ++j) {
+          const access_rec& r = obj.recs[j];
+          if (r.is(acc_pending) || (r.unit == u && !r.is(acc_async)) || m.sees(u, r.done)) continue;
+          if (diagnostic* d = emit_op(m.c, rule_id::memory_tmem_dealloc, id)) {
+            d->message << "deallocates tensor memory while ";
+            if (r.unit == u) d->message << "this role's own tcgen05 ops (op#" << r.op << ") may still be in flight: nothing it waited for tracks them";
+            else {
+              m.write_unit(d->message, r.unit);
+              d->message << " may still use it (op#" << r.op << ")";
+            }
+            d->add_note(m.p.ops[r.op].loc) << "the use";
+            d->help << "wait until every user is done (e.g. acquire the accumulator pipeline once more) before tmem_dealloc";
+          }
+          break;
+        }
+      }
+      m.tmem_deallocated = true;
+      return true;
+    }
+    // ---- explicit mbarrier protocol ----
+    case op_kind::mbarrier_init: {
+      const int obj = user_object(m, u, id, o.d);
+      if (obj < 0 || !m.manual) break;
+      barrier_state& bs = m.bars[obj];
+      if (bs.initialized && bs.init_op >= 0) {
+        if (diagnostic* d = emit_op(m.c, rule_id::sync_double_init, id)) {
+          write_barrier_object(d->message, m.p, m.B, obj);
+          d->message << " is initialized again while live (first init: op#" << bs.init_op << ')';
+          d->add_note(m.p.ops[bs.init_op].loc) << "first initialized here";
+          d->help << "initialize each barrier once, outside loops, in one role";
+        }
+        break;
+      }
+      m.tick(u);
+      bs.initialized = true;
+      bs.init_count = o.imm[0];
+      bs.pending = o.imm[0];
+      bs.tx = 0;
+      bs.init_op = id;
+      bs.init_unit = u;
+      bs.init_clock = m.vc(u)[u];
+      return true;
+    }
+    case op_kind::mbarrier_arrive:
+    case op_kind::mbarrier_expect_tx:
+    case op_kind::mbarrier_arrive_expect_tx:
+    case op_kind::tcgen05_commit: {
+      const int obj = user_object(m, u, id, o.d);
+      if (obj < 0) break;
+      m.tick(u);
+      const bool commit = o.kind == op_kind::tcgen05_commit;
+      const bool remote = o.has(flag_remote);
+      check_ready(m, u, obj, id, commit, remote);
+      if (commit && s.tc_issued == 0) {
+        int other = -1;
+        for (int v = 0; v < m.U && other < 0; ++v)
+          if (v != u && m.units[v].tc_issued > m.units[v].tc_committed) other = m.units[v].last_tc_mma;
+        commit_issuer_check(m, u, id, other);
+      }
+      if (o.kind != op_kind::mbarrier_expect_tx) tc_fence_before_check(m, u, id, commit);
+      if (o.kind == op_kind::mbarrier_expect_tx || o.kind == op_kind::mbarrier_arrive_expect_tx) expect(m, obj, o.imm[0], id);
+      if (o.kind != op_kind::mbarrier_expect_tx) arrive(m, u, obj, remote ? m.cluster : 1, id, commit);
+      if (commit) s.tc_committed = s.tc_issued;
+      return true;
+    }
+    // ---- fences and async groups ----
+    case op_kind::fence_proxy_async: {
+      m.tick(u);
+      const stamp f = m.now(u);
+      for (int o2 = 0; o2 < m.mem_count; ++o2) {
+        memory_object& obj = m.mem[o2];
+        for (int j = 0; j < obj.count; ++j) {
+          access_rec& r = obj.recs[j];
+          if (r.unit == u && r.is(acc_generic) && r.is(acc_write) && !r.fence.valid()) r.fence = f;
+        }
+      }
+      return true;
+    }
+    case op_kind::fence_mbarrier_init:
+      m.tick(u);
+      for (int b = 0; b < m.NB; ++b)
+        if (m.bars[b].initialized && m.bars[b].init_unit == u) m.bars[b].fence = m.now(u);
+      return true;
+    case op_kind::tcgen05_fence_before: s.tc_before_needed = false; break;
+    case op_kind::tcgen05_fence_after: s.tc_after_needed = false; break;
+    case op_kind::wgmma_fence: s.wg_fenced = true; break;
+    case op_kind::wgmma_commit:
+      ++s.wg_committed;
+      s.wg_open = 0;
+      break;
+    case op_kind::wgmma_wait:
+      if (s.wg_open > 0)
+        if (diagnostic* d = emit_op(m.c, rule_id::sync_wgmma_commit, id)) {
+          d->message << "wgmma_wait(" << o.imm[0] << ") does not wait for the " << s.wg_open << " wgmma op(s) issued since the last wgmma_commit";
+          d->num("uncommitted", s.wg_open);
+          if (s.last_wgmma >= 0) d->add_note(m.p.ops[s.last_wgmma].loc) << "the uncommitted wgmma";
+          d->help << "r.wgmma_commit() after the wgmma ops, before the wait";
+        }
+      m.raise(u, s.wg_agent, s.wg_committed - o.imm[0]);
+      break;
+    case op_kind::cp_async_commit: ++s.cp_committed; break;
+    case op_kind::cp_async_wait: m.raise(u, s.cp_agent, s.cp_committed - o.imm[0]); break;
+    case op_kind::bulk_commit:
+      ++s.bulk_committed;
+      s.bulk_open = 0;
+      break;
+    case op_kind::bulk_wait: m.raise(u, s.bulk_agent, s.bulk_committed - o.imm[0]); break;
+    default: break;  // tma_prefetch, setmaxnreg, griddep: no protocol effect
+  }
+  m.tick(u);
+  return true;
+}
+
+}  // namespace cake::analysis::proto

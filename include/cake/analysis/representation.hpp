@@ -1,0 +1,209 @@
+#pragma once
+// Representation pass: producers and consumers of a tile must agree on what the bytes mean. A region
+// records dtype, shape, major-ness and swizzle once; TMA boxes (plan::plan_tma), MMA descriptors and
+// register moves all read it, so the checks here are about the places where two of them meet: the
+// tensor a copy reads vs the region's contiguous dimension, the box vs the swizzle span and the TMA
+// box limits, the three MMA operands vs each other, and the two sides of every move.
+#include "instruction.hpp"
+
+namespace cake::analysis {
+
+namespace detail {
+
+// The tensor a copy into `region` reads, and the op doing it: the first TMA load or cp.async into it.
+struct fill_source {
+  int op = -1;
+  int tensor = -1;
+};
+constexpr fill_source filled_from(const program& p, int region) {
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if ((o.kind == op_kind::tma_load || o.kind == op_kind::cp_async) && o.d.kind == operand_kind::smem && o.d.index == region &&
+        o.a.kind == operand_kind::global)
+      return {static_cast<int>(i), p.tile_refs[o.a.index].tensor};
+  }
+  return {};
+}
+
+constexpr bool used_by_mma_descriptor(const program& p, int region) {
+  for (const auto& o : p.ops)
+    if ((o.kind == op_kind::wgmma || o.kind == op_kind::tcgen05_mma) &&
+        ((o.a.kind == operand_kind::smem && o.a.index == region) || (o.b.kind == operand_kind::smem && o.b.index == region)))
+      return true;
+  return false;
+}
+
+}  // namespace detail
+
+constexpr void check_regions(context& c) {
+  const program& p = c.p;
+  for (std::size_t i = 0; i < p.smem.size(); ++i) {
+    const auto& r = p.smem[i];
+    const int span = swizzle_bytes(r.swz);
+    if (span && r.inner_bytes() > span)
+      if (diagnostic* d = emit_decl(c, rule_id::representation_swizzle_span, r.loc)) {
+        d->message << "'" << r.nm.view() << "' rows are " << r.inner_bytes() << " B (" << r.cols << " x " << to_string(r.dt)
+                   << ") but its swizzle spans " << span << " B";
+        d->num("row_bytes", r.inner_bytes()).num("swizzle_bytes", span);
+        d->help << "split the tile into " << span / size_bytes(r.dt) << "-column parts, or use a wider swizzle";
+      }
+    if (r.inner_bytes() % 16)
+      if (diagnostic* d = emit_decl(c, rule_id::representation_inner_bytes, r.loc)) {
+        d->message << "'" << r.nm.view() << "' rows are " << r.inner_bytes() << " B; TMA and ldmatrix move rows in multiples of 16 B";
+        d->num("row_bytes", r.inner_bytes());
+      }
+  }
+}
+
+// Region major-ness vs the tensor that fills it: the region's columns hold the tensor's last
+// (contiguous) dim; for an MMA operand that dim must be K exactly when the region says k-major.
+constexpr void check_major(context& c) {
+  const program& p = c.p;
+  const int red = p.reduce_axis();
+  if (red < 0) return;
+  const int kdim = p.tile.axes[red].dim;
+  for (std::size_t i = 0; i < p.smem.size(); ++i) {
+    bool operand = false;
+    for (const auto& o : p.ops)
+      if (is_mma(o.kind) && ((o.a.kind == operand_kind::smem && o.a.index == i) || (o.b.kind == operand_kind::smem && o.b.index == i))) operand = true;
+    if (!operand) continue;
+    const auto src = detail::filled_from(p, static_cast<int>(i));
+    if (src.op < 0) continue;
+    const auto& t = p.tensors[src.tensor];
+    if (t.rank < 1) continue;
+    const int last = t.dims[t.rank - 1];
+    const major wants = last == kdim ? major::k : major::mn;
+    const auto& r = p.smem[i];
+    if (wants == r.mj) continue;
+    if (diagnostic* d = emit_op(c, rule_id::representation_major_mismatch, src.op)) {
+      d->message << "'" << r.nm.view() << "' is declared " << to_string(r.mj) << ", but this copy puts " << t.nm.view() << "'s contiguous dim "
+                 << p.dims[last].nm.view() << " in its columns, which makes it " << to_string(wants);
+      d->add_note(r.loc) << "'" << r.nm.view() << "' declared " << to_string(r.mj) << " here";
+      d->add_note(t.loc) << "tensor " << t.nm.view() << " is row-major with " << p.dims[last].nm.view() << " contiguous";
+      d->help << "declare '" << r.nm.view() << "' with major::" << (wants == major::k ? "k" : "mn");
+    }
+  }
+}
+
+constexpr void check_mma_operands(context& c) {
+  const program& p = c.p;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (!is_mma(o.kind)) continue;
+    const int id = static_cast<int>(i);
+    const mma_dims m = mma_dims_of(p, o);
+    const int want_m = m.acc_rows, want_n = m.acc_cols;
+    if (m.a_m != want_m || m.b_n != want_n || m.a_k != m.b_k)
+      if (diagnostic* d = emit_op(c, rule_id::representation_mma_operand_shape, id)) {
+        d->message << "operands disagree: accumulator " << want_m << 'x' << want_n << ", A gives M=" << m.a_m << " K=" << m.a_k
+                   << ", B gives N=" << m.b_n << " K=" << m.b_k;
+        d->num("acc_m", want_m).num("acc_n", want_n).num("a_m", m.a_m).num("a_k", m.a_k).num("b_n", m.b_n).num("b_k", m.b_k);
+        if (m.a_m != want_m) d->help << "A's rows must equal the accumulator's rows: select A's part per unit, e.g. s[sA].rows(r.warpgroup(), n)";
+        else if (m.b_n != want_n) d->help << "B's rows must equal the accumulator's columns (N)";
+        else d->help << "A and B must cover the same K extent";
+      }
+    const dtype adt = plan::dtype_of(p, o.a), acc = plan::dtype_of(p, o.d);
+    if (!accumulator_legal(adt, acc))
+      if (diagnostic* d = emit_op(c, rule_id::representation_accumulator_dtype, id)) {
+        d->message << "a " << to_string(acc) << " accumulator is not legal for " << to_string(adt)
+                   << " operands (bf16/tf32 -> f32; f16/fp8 -> f16 or f32; i8 -> i32)";
+      }
+    for (const operand* x : {&o.a, &o.b}) {
+      if (x->kind != operand_kind::smem || o.kind == op_kind::mma_sync) continue;
+      const auto& r = p.smem[x->index];
+      const int span = swizzle_bytes(r.swz);
+      if (span && r.inner_bytes() != span)
+        if (diagnostic* d = emit_op(c, rule_id::representation_swizzle_atom, id)) {
+          d->message << "'" << r.nm.view() << "' rows are " << r.inner_bytes() << " B but its " << to_string(r.swz)
+                     << " swizzle atom needs rows of exactly " << span << " B for the MMA descriptor";
+          d->num("row_bytes", r.inner_bytes()).num("swizzle_bytes", span);
+          d->add_note(r.loc) << "'" << r.nm.view() << "' declared here";
+          d->help << "use the swizzle whose span equals the row (" << r.inner_bytes() << " B), or widen the tile";
+        }
+    }
+  }
+}
+
+constexpr void check_copies(context& c) {
+  const program& p = c.p;
+  const int cluster = p.launch.cluster_size();
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    const int id = static_cast<int>(i);
+    if (plan::is_tma_move(o.kind) || o.kind == op_kind::cp_async) {
+      const operand& s = o.kind == op_kind::cp_async ? o.d : plan::tma_smem_side(o);
+      const operand& g = o.kind == op_kind::cp_async ? o.a : plan::tma_global_side(o);
+      if (s.kind == operand_kind::smem && g.kind == operand_kind::global) {
+        const dtype sd = p.smem[s.index].dt, gd = p.tensors[p.tile_refs[g.index].tensor].dt;
+        if (sd != gd)
+          if (diagnostic* d = emit_op(c, o.kind == op_kind::cp_async ? rule_id::representation_copy_dtype : rule_id::representation_tma_dtype, id)) {
+            d->message << "copies bytes between " << to_string(sd) << " tile '" << p.smem[s.index].nm.view() << "' and " << to_string(gd)
+                       << " tensor " << p.tensors[p.tile_refs[g.index].tensor].nm.view();
+          }
+        if (o.kind != op_kind::cp_async) {
+          const auto box = plan::shape_of(p, s);
+          const int split = o.has(flag_multicast) ? cluster : 1;
+          const int rows = split > 0 ? box.rows / split : box.rows;
+          if ((split > 1 && box.rows % split) || rows < 1 || rows > 256 || box.cols < 1 || box.cols > 256)
+            if (diagnostic* d = emit_op(c, rule_id::representation_tma_box, id)) {
+              d->message << "TMA box " << rows << 'x' << box.cols;
+              if (split > 1) d->message << " (" << box.rows << " rows over " << split << " CTAs)";
+              d->message << ": each box dimension must be 1..256";
+              if (split > 1 && box.rows % split) d->message << " and the rows must split evenly across the cluster";
+              d->num("box_rows", rows).num("box_cols", box.cols).num("split", split);
+              d->help << "move the tile in parts, e.g. a region of at most 256 rows per box";
+            }
+        }
+      }
+      continue;
+    }
+    // Two-sided moves inside the CTA: the shapes must agree.
+    bool two_sided = false;
+    switch (o.kind) {
+      case op_kind::ldmatrix:
+      case op_kind::stmatrix:
+      case op_kind::load_shared:
+      case op_kind::store_shared:
+      case op_kind::tmem_load:
+      case op_kind::tmem_store:
+      case op_kind::convert: two_sided = true; break;
+      case op_kind::elementwise: two_sided = o.a.kind == operand_kind::reg; break;
+      default: break;
+    }
+    if (!two_sided) continue;
+    const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
+    bool bad = ds.rows != as.rows || ds.cols != as.cols;
+    if (o.kind == op_kind::elementwise && o.b.kind == operand_kind::reg) {
+      const auto bs = plan::shape_of(p, o.b);
+      // a column vector broadcasts along rows (row_max / row_sum results)
+      bad = bad || (bs.rows != as.rows || (bs.cols != as.cols && bs.cols != 1));
+    }
+    if (bad)
+      if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, id)) {
+        d->message << to_string(o.kind) << " moves " << as.rows << 'x' << as.cols << " ('" << resource_name(p, o.a) << "') into "
+                   << ds.rows << 'x' << ds.cols << " ('" << resource_name(p, o.d) << "')";
+        d->num("src_rows", as.rows).num("src_cols", as.cols).num("dst_rows", ds.rows).num("dst_cols", ds.cols);
+        d->help << "select matching parts with .rows(i, n) / .cols(i, n)";
+      }
+  }
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind != op_kind::reduce_rows && o.kind != op_kind::argmin_rows) continue;
+    const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
+    if (ds.rows != as.rows || ds.cols != 1)
+      if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, static_cast<int>(i))) {
+        d->message << "a row reduction of " << as.rows << 'x' << as.cols << " writes a " << as.rows << "x1 column; '" << resource_name(p, o.d)
+                   << "' is " << ds.rows << 'x' << ds.cols;
+        d->num("src_rows", as.rows).num("dst_rows", ds.rows).num("dst_cols", ds.cols);
+      }
+  }
+}
+
+constexpr void check_representation(context& c) {
+  check_regions(c);
+  check_major(c);
+  check_mma_operands(c);
+  check_copies(c);
+}
+
+}  // namespace cake::analysis

@@ -1,0 +1,232 @@
+#pragma once
+// Resource pass: what a block needs against what the target has. Every number comes from the plan
+// (plan::plan_smem, plan::plan_warps, the barrier and TMA plans) and the target's limits; nothing is
+// recomputed here. Overflows are itemised in notes, each pointing at the declaration it counts.
+#include "context.hpp"
+
+namespace cake::analysis {
+
+namespace detail {
+
+constexpr int role_tile_regs(const program& p, int role, int threads_per_unit) {
+  int regs = 0;
+  for (const auto& g : p.regs)
+    if (g.role == role) {
+      const long long bits = static_cast<long long>(g.rows) * g.cols * size_bits(g.dt);
+      regs += static_cast<int>((bits + 32LL * threads_per_unit - 1) / (32LL * threads_per_unit));
+    }
+  return regs;
+}
+
+constexpr bool named_barrier_used_by(const program& p, int nb, int role) {
+  for (const auto& o : p.ops)
+    if (o.role == role && o.d.kind == operand_kind::named_barrier && o.d.index == nb &&
+        (o.kind == op_kind::named_barrier_sync || o.kind == op_kind::named_barrier_arrive))
+      return true;
+  return false;
+}
+
+}  // namespace detail
+
+constexpr void check_smem(context& c) {
+  const program& p = c.p;
+  const auto& L = c.plan.smem;
+  if (L.fits()) return;
+  // Point at what is most worth trimming: the deepest pipeline, else the largest region.
+  int best = -1, best_bytes = 0;
+  for (std::size_t i = 0; i < p.pipelines.size(); ++i) {
+    const int b = p.pipeline_stage_bytes(static_cast<int>(i)) * p.pipelines[i].stages;
+    if (b > best_bytes) best = static_cast<int>(i), best_bytes = b;
+  }
+  int largest = -1;
+  for (std::size_t i = 0; i < p.smem.size(); ++i)
+    if (largest < 0 || p.smem[i].bytes() > p.smem[largest].bytes()) largest = static_cast<int>(i);
+  const src_loc at = best >= 0 ? p.pipelines[best].loc : largest >= 0 ? p.smem[largest].loc : p.loc;
+  diagnostic* d = emit_decl(c, rule_id::resource_smem_overflow, at);
+  if (!d) return;
+  d->message << "the shared-memory plan needs " << L.total << " bytes per block; " << to_string(p.target) << " allows "
+             << L.limit << " (over by " << (L.total - L.limit) << ")";
+  d->num("needed_bytes", L.total).num("limit_bytes", L.limit);
+  for (std::size_t i = 0; i < p.smem.size(); ++i) {
+    const auto& r = p.smem[i];
+    auto& n = d->add_note(r.loc);
+    n << r.nm.view() << ": " << r.stages << " x " << L.regions[i].bytes_per_stage << " B (";
+    write_dtype_shape(n, r.rows, r.cols, r.dt);
+    n << ") at offset " << L.regions[i].offset;
+  }
+  d->add_note() << "mbarriers: " << L.barrier_count << " x 8 B at offset " << L.barrier_offset << "; alignment padding: " << L.padding << " B";
+  if (best >= 0 && p.pipeline_stage_bytes(best) > 0) {
+    const int stage = p.pipeline_stage_bytes(best);
+    const int drop = (L.total - L.limit + stage - 1) / stage;
+    d->help << "pipeline '" << p.pipelines[best].nm.view() << "' takes " << stage << " B per stage: use stages("
+            << (p.pipelines[best].stages - drop) << ") or smaller tiles";
+  } else {
+    d->help << "use smaller tiles or fewer copies";
+  }
+}
+
+constexpr void check_registers(context& c) {
+  const program& p = c.p;
+  const auto& W = c.plan.warps;
+  const auto& lim = p.arch().limits;
+  if (W.regs_after_setmaxnreg > lim.regs_per_sm) {
+    int biggest = 0;  // the role holding most registers: where lowering regs(n) helps most
+    for (int i = 1; i < W.role_count; ++i)
+      if (W.roles[i].threads * (W.roles[i].regs ? W.roles[i].regs : W.entry_regs) >
+          W.roles[biggest].threads * (W.roles[biggest].regs ? W.roles[biggest].regs : W.entry_regs))
+        biggest = i;
+    if (diagnostic* d = emit_decl(c, rule_id::resource_register_file, W.role_count ? p.roles[biggest].loc : p.loc, W.role_count ? biggest : -1)) {
+      d->message << "the roles hold " << W.regs_after_setmaxnreg << " registers (threads x registers per thread); the register file has "
+                 << lim.regs_per_sm;
+      d->num("registers", W.regs_after_setmaxnreg).num("limit", lim.regs_per_sm);
+      for (int i = 0; i < W.role_count; ++i) {
+        const auto& rp = W.roles[i];
+        d->add_note(p.roles[i].loc) << "role '" << p.roles[i].nm.view() << "': " << rp.threads << " threads x "
+                                    << (rp.regs ? rp.regs : W.entry_regs) << (rp.regs ? " (regs)" : " (entry cap)") << " = "
+                                    << rp.threads * (rp.regs ? rp.regs : W.entry_regs);
+      }
+      d->help << "lower regs(n) of the roles that need fewer (producers run on 24..40)";
+    }
+  }
+  for (int i = 0; i < W.role_count; ++i) {
+    const auto& r = p.roles[i];
+    const auto& rp = W.roles[i];
+    const int budget = rp.regs ? rp.regs : W.entry_regs;
+    const int tiles = detail::role_tile_regs(p, i, rp.threads_per_unit);
+    if (tiles > budget) {
+      if (diagnostic* d = emit_decl(c, rule_id::resource_register_tiles, r.loc, i)) {
+        d->message << "role '" << r.nm.view() << "' keeps " << tiles << " registers per thread in register tiles; its budget is " << budget;
+        d->num("tile_registers", tiles).num("budget", budget);
+        for (const auto& g : p.regs)
+          if (g.role == i) {
+            auto& n = d->add_note(g.loc);
+            n << g.nm.view() << ": ";
+            write_dtype_shape(n, g.rows, g.cols, g.dt);
+            n << " per " << (r.unit == role_unit::warpgroup ? "warpgroup" : "warp");
+          }
+        d->help << "raise regs(n), split the tile across more units, or convert in smaller chunks";
+      }
+    }
+    if (r.regs && (r.regs % 8 || r.regs < 24 || r.regs > 256)) {
+      if (diagnostic* d = emit_decl(c, rule_id::resource_setmaxnreg_value, r.loc, i)) {
+        d->message << "regs(" << r.regs << ") of role '" << r.nm.view() << "': setmaxnreg takes a multiple of 8 in 24..256";
+        d->num("regs", r.regs);
+        d->help << "use regs(" << (r.regs < 24 ? 24 : r.regs > 256 ? 256 : r.regs / 8 * 8) << ")";
+      }
+    }
+    const bool whole = r.unit == role_unit::warpgroup ? rp.warpgroup_aligned : (rp.warpgroup_aligned && r.count % 4 == 0);
+    if ((r.regs || role_uses(p, i, op_kind::setmaxnreg)) && !whole) {
+      if (diagnostic* d = emit_decl(c, rule_id::resource_setmaxnreg_warpgroup, r.loc, i)) {
+        d->message << "role '" << r.nm.view() << "' sets its registers with setmaxnreg but occupies warps " << rp.first_warp << ".."
+                   << rp.first_warp + rp.warps - 1 << ", not whole warpgroups starting at a multiple of 4";
+        d->num("first_warp", rp.first_warp).num("warps", rp.warps);
+        d->help << "declare the role with warpgroups(n), and declare it before roles of single warps";
+      }
+    }
+    if (role_uses(p, i, op_kind::wgmma) && !rp.warpgroup_aligned) {
+      if (diagnostic* d = emit_decl(c, rule_id::resource_warpgroup_alignment, r.loc, i)) {
+        d->message << "role '" << r.nm.view() << "' issues wgmma but starts at warp " << rp.first_warp << ", not a multiple of 4";
+        d->num("first_warp", rp.first_warp);
+        for (int j = 0; j < i; ++j)
+          d->add_note(p.roles[j].loc) << "role '" << p.roles[j].nm.view() << "' occupies " << W.roles[j].warps << (W.roles[j].warps == 1 ? " warp" : " warps")
+                                      << " before it";
+        d->help << "declare warpgroup roles first, or make the roles before it a multiple of 4 warps";
+      }
+    }
+  }
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind == op_kind::setmaxnreg && (o.imm[0] % 8 || o.imm[0] < 24 || o.imm[0] > 256)) {
+      if (diagnostic* d = emit_op(c, rule_id::resource_setmaxnreg_value, static_cast<int>(i))) {
+        d->message << "setmaxnreg " << o.imm[0] << ": the value must be a multiple of 8 in 24..256";
+        d->num("regs", o.imm[0]);
+      }
+    }
+  }
+}
+
+constexpr void check_launch(context& c) {
+  const program& p = c.p;
+  const auto& lim = p.arch().limits;
+  const auto& W = c.plan.warps;
+  if (W.block_threads > lim.max_threads_per_block) {
+    int role = W.role_count - 1;
+    for (int i = 0; i < W.role_count; ++i)
+      if (W.roles[i].first_thread + W.roles[i].threads > lim.max_threads_per_block) {
+        role = i;
+        break;
+      }
+    if (diagnostic* d = emit_decl(c, rule_id::resource_threads_per_block, role >= 0 ? p.roles[role].loc : p.loc, role)) {
+      d->message << "the roles add up to " << W.block_threads << " threads; a block has at most " << lim.max_threads_per_block;
+      d->num("threads", W.block_threads).num("limit", lim.max_threads_per_block);
+      for (int i = 0; i < W.role_count; ++i) d->add_note(p.roles[i].loc) << "role '" << p.roles[i].nm.view() << "': " << W.roles[i].threads << " threads";
+    }
+  }
+  const auto& L = p.launch;
+  const int size = L.cluster_size();
+  const src_loc cl = L.cluster_loc.known() ? L.cluster_loc : p.loc;
+  if (L.cluster[0] >= 1 && L.cluster[1] >= 1 && L.cluster[2] >= 1 && (L.cluster[1] != 1 || L.cluster[2] != 1)) {
+    if (diagnostic* d = emit_decl(c, rule_id::resource_cluster_shape, cl)) {
+      d->message << "cluster " << L.cluster[0] << 'x' << L.cluster[1] << 'x' << L.cluster[2]
+                 << ": the grid and multicast group a cluster's CTAs along the first parallel axis only";
+      d->num("y", L.cluster[1]).num("z", L.cluster[2]);
+      d->help << "write cluster(" << size << ")";
+    }
+  } else if (L.cluster[0] < 1 || L.cluster[1] < 1 || L.cluster[2] < 1 || size > lim.max_cluster_nonportable) {
+    if (diagnostic* d = emit_decl(c, rule_id::resource_cluster_size, cl)) {
+      d->message << "cluster " << L.cluster[0] << 'x' << L.cluster[1] << 'x' << L.cluster[2] << ": " << to_string(p.target)
+                 << " supports 1.." << lim.max_cluster_nonportable << " CTAs per cluster (" << lim.max_cluster_portable << " portable)";
+      d->num("cluster_size", size).num("limit", lim.max_cluster_nonportable);
+    }
+  } else if (size > lim.max_cluster_portable && lim.max_cluster_portable > 1) {
+    if (diagnostic* d = emit_decl(c, rule_id::resource_cluster_nonportable, cl)) {
+      d->message << "a cluster of " << size << " CTAs is above the portable " << lim.max_cluster_portable
+                 << ": the launch must set the non-portable cluster size attribute";
+      d->num("cluster_size", size).num("portable", lim.max_cluster_portable);
+    }
+  }
+  // Hardware named barriers: one per declaration, or one per unit of each role that uses a per-unit one.
+  int used = 1;  // barrier 0: the block-wide barrier (__syncthreads, Cake's own setup sync)
+  for (std::size_t b = 0; b < p.named_barriers.size(); ++b) {
+    if (!p.named_barriers[b].per_unit) {
+      ++used;
+      continue;
+    }
+    for (std::size_t r = 0; r < p.roles.size(); ++r)
+      if (detail::named_barrier_used_by(p, static_cast<int>(b), static_cast<int>(r))) used += p.roles[r].count;
+  }
+  if (used > lim.named_barriers) {
+    if (diagnostic* d = emit_decl(c, rule_id::resource_named_barrier_count, p.named_barriers.empty() ? p.loc : p.named_barriers[0].loc)) {
+      d->message << "the schedule needs " << used << " hardware named barriers (barrier 0 included); " << to_string(p.target) << " has "
+                 << lim.named_barriers;
+      d->num("barriers", used).num("limit", lim.named_barriers);
+      d->help << "share one barrier between units, or use mbarriers";
+    }
+  }
+  if (c.plan.smem.barrier_count > plan::barrier_plan::max_objects) {
+    if (diagnostic* d = emit_decl(c, rule_id::resource_mbarrier_count, p.mbarriers.empty() ? p.loc : p.mbarriers[0].loc)) {
+      d->message << "the schedule needs " << c.plan.smem.barrier_count << " mbarrier objects; the barrier plan holds "
+                 << plan::barrier_plan::max_objects;
+      d->num("mbarriers", c.plan.smem.barrier_count).num("limit", plan::barrier_plan::max_objects);
+    }
+  }
+  if (c.plan.tma.overflow) {
+    int first = -1;
+    for (std::size_t i = 0; i < p.ops.size() && first < 0; ++i)
+      if (plan::is_tma_move(p.ops[i].kind) && c.plan.tma.of_op[i] < 0) first = static_cast<int>(i);
+    diagnostic* d = first >= 0 ? emit_op(c, rule_id::resource_tma_descriptor_count, first) : emit_decl(c, rule_id::resource_tma_descriptor_count, p.loc);
+    if (d) {
+      d->message << "the TMA ops need more than " << plan::tma_plan::max_descriptors << " distinct descriptors (tensor, box, swizzle)";
+      d->num("limit", plan::tma_plan::max_descriptors);
+      d->help << "move the same box shape for each tensor";
+    }
+  }
+}
+
+constexpr void check_resource(context& c) {
+  check_smem(c);
+  check_registers(c);
+  check_launch(c);
+}
+
+}  // namespace cake::analysis

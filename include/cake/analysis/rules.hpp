@@ -1,0 +1,254 @@
+#pragma once
+// The one list of Cake's rules. Every diagnostic names one of these ids; docs/diagnostics.md is
+// generated from this table (tests/unit/test_analysis_docs.cpp fails when the two disagree), the
+// verify corpus (tests/verify) holds a failing and a fixed schedule for every rule it can trigger, and
+// static_assert(cake::verify(p)) dispatches on it to name the failing rule in the compiler's error.
+//
+// Columns: enumerator, id (`category.name`, stable: agents match on it), category, severity, the pass
+// that reports it, one-line doc.
+// Passes: `structure`  the Program's indices, checked before anything else reads them
+//         `builder`    recorded by the builder in program::errors (a compile error for constexpr schedules)
+//         `type`       a static_assert in the builder: the schedule does not compile (no runtime form)
+//         `resource`, `instruction`, `representation`, `memory`, `sync`: static passes of the analyzer
+//         `protocol`   found by the abstract executor (analysis/protocol.hpp)
+// A rule with an analyzer pass may also be recorded by the builder under the same id; the analyzer
+// re-checks it so that Programs built or edited by other means are covered too.
+#include <cstdint>
+#include <string_view>
+
+namespace cake::analysis {
+
+enum class category : std::uint8_t { sync, memory, dataflow, resource, instruction, representation, ir };
+enum class severity : std::uint8_t { error, warning, note };
+enum class pass_id : std::uint8_t { structure, builder, type, resource, instruction, representation, memory, sync, protocol, coverage };
+
+constexpr std::string_view to_string(category c) {
+  constexpr std::string_view names[] = {"sync", "memory", "dataflow", "resource", "instruction", "representation", "ir"};
+  return names[static_cast<int>(c)];
+}
+constexpr std::string_view to_string(severity s) {
+  return s == severity::error ? "error" : s == severity::warning ? "warning" : "note";
+}
+constexpr std::string_view to_string(pass_id p) {
+  constexpr std::string_view names[] = {"structure", "builder", "type", "resource", "instruction", "representation", "memory", "sync", "protocol", "coverage"};
+  return names[static_cast<int>(p)];
+}
+
+// clang-format off
+#define CAKE_RULES(X)                                                                                          \
+  /* ---- sync ------------------------------------------------------------------------------------ */        \
+  X(sync_deadlock, "sync.deadlock", sync, error, protocol,                                                    \
+    "No role can make progress and not all have finished; each blocked op and what it waits for is listed")   \
+  X(sync_arrival_count, "sync.arrival-count", sync, error, protocol,                                          \
+    "A barrier phase receives a different number of arrivals than the barrier's init count")                  \
+  X(sync_expect_tx_mismatch, "sync.expect-tx-mismatch", sync, error, protocol,                                \
+    "The bytes a phase expects (expect_tx) differ from the bytes its TMA loads deliver (full boxes, per receiving CTA)") \
+  X(sync_phase_aliasing, "sync.phase-aliasing", sync, error, protocol,                                        \
+    "A barrier ran two or more phases ahead of a waiter, so the parity the waiter tests is ambiguous")        \
+  X(sync_remote_wait, "sync.remote-wait", sync, error, sync,                                                  \
+    "A wait on a barrier of another CTA; only arrive/expect_tx/complete_tx may target a remote barrier")      \
+  X(sync_uninitialized_barrier, "sync.uninitialized-barrier", sync, error, sync,                          \
+    "With manual_barrier_init, a barrier is used without an init, or before its init is ordered before the use") \
+  X(sync_double_init, "sync.double-init", sync, error, sync,                                                  \
+    "mbarrier.init on a live barrier (Cake initializes barriers itself unless manual_barrier_init is set)")   \
+  X(sync_missing_fence_mbarrier_init, "sync.missing-fence-mbarrier-init", sync, error, sync,              \
+    "A schedule-initialized barrier is used by TMA, tcgen05.commit or another CTA before fence.mbarrier_init and a cluster sync") \
+  X(sync_wgmma_fence, "sync.wgmma-fence", sync, error, protocol,                                              \
+    "wgmma without a wgmma_fence before the warpgroup's first wgmma or after its registers were touched by other code") \
+  X(sync_wgmma_commit, "sync.wgmma-commit", sync, error, protocol,                                            \
+    "wgmma ops not closed by wgmma_commit before a wgmma_wait, or still in flight when the role ends")        \
+  X(sync_tcgen05_commit_issuer, "sync.tcgen05-commit-issuer", sync, error, sync,                          \
+    "tcgen05.commit issued by a thread other than the one that issued the MMAs it must track")               \
+  X(sync_tcgen05_fence, "sync.tcgen05-fence", sync, error, protocol,                                          \
+    "A tcgen05 op after a thread sync without tcgen05_fence_after, or a thread sync after tcgen05.ld/st without tcgen05_fence_before") \
+  X(sync_named_barrier_count, "sync.named-barrier-count", sync, error, sync,                                  \
+    "A named barrier's thread count differs from the threads of the roles that use it")                       \
+  X(sync_missing_proxy_fence, "sync.missing-proxy-fence", sync, error, protocol,                              \
+    "Generic smem writes (st.shared, stmatrix, cp.async) read by the async proxy (TMA store, wgmma, tcgen05.mma) without fence.proxy.async") \
+  X(sync_tma_no_barrier, "sync.tma-no-barrier", sync, error, sync,                                            \
+    "A TMA load completes on no mbarrier: it neither fills a pipeline slot nor names a barrier")              \
+  X(sync_tx_count_range, "sync.tx-count-range", sync, error, builder,                                         \
+    "An mbarrier tx-count outside 0..2^20-1 bytes")                                                           \
+  X(sync_arrival_count_range, "sync.arrival-count-range", sync, error, builder,                               \
+    "An mbarrier arrival count outside 1..2^20-1")                                                            \
+  /* ---- memory ----------------------------------------------------------------------------------- */       \
+  X(memory_smem_bounds, "memory.smem-bounds", memory, error, memory,                                          \
+    "A part index outside the parts of its region (a constant one, or a loop/unit index when it runs)")                         \
+  X(memory_stage_index, "memory.stage-index", memory, error, protocol,                                        \
+    "A negative stage index, a barrier-array index past the array, or a slot used by a role it was not handed to") \
+  X(memory_tma_alignment, "memory.tma-alignment", memory, error, memory,                                      \
+    "A TMA smem box does not start on 128 B (1024/512/256 B for 128B/64B/32B swizzle)")                       \
+  X(memory_tmem_columns, "memory.tmem-columns", memory, error, builder,                                       \
+    "A TMEM region asks for a column count outside 1..512")                                                   \
+  X(memory_tmem_alloc, "memory.tmem-alloc", memory, error, protocol,                                          \
+    "Tensor memory used without tmem_alloc, or before the alloc is ordered before the use")                   \
+  X(memory_tmem_dealloc, "memory.tmem-dealloc", memory, error, protocol,                                      \
+    "TMEM not deallocated before its role exits, deallocated while others may use it, or used after dealloc") \
+  X(memory_tmem_lane_access, "memory.tmem-lane-access", memory, error, memory,                                \
+    "A tcgen05.ld/st by warp w touches lanes outside 32*(w%4)..32*(w%4)+31")                                  \
+  X(memory_foreign_registers, "memory.foreign-registers", memory, error, memory,                              \
+    "An op uses a register tile declared by another role (registers belong to the warps that declare them)")  \
+  X(memory_operand_space, "memory.operand-space", memory, error, type,                                        \
+    "An op's operand lives in the wrong memory space (e.g. wgmma B from registers)")                          \
+  /* ---- dataflow --------------------------------------------------------------------------------- */       \
+  X(dataflow_race, "dataflow.race", dataflow, error, protocol,                                                \
+    "A read of smem/TMEM not ordered after the write that fills it (e.g. a stage read before its full barrier completed)") \
+  X(dataflow_war, "dataflow.war", dataflow, error, protocol,                                                  \
+    "A stage overwritten before every consumer that read it released it")                                     \
+  X(dataflow_acc_read_before_complete, "dataflow.acc-read-before-complete", dataflow, error, protocol,        \
+    "An accumulator read or overwritten while an MMA that writes it may still be in flight")                  \
+  X(dataflow_acc_uninitialized, "dataflow.acc-uninitialized", dataflow, error, protocol,                      \
+    "An MMA accumulates into, or an op reads, an accumulator that nothing has written")                       \
+  X(dataflow_acc_stale, "dataflow.acc-stale", dataflow, error, protocol,                                      \
+    "An MMA accumulates onto a value initialized in a previous tile, so the result includes that tile")      \
+  X(dataflow_store_source_reuse, "dataflow.store-source-reuse", dataflow, error, protocol,                    \
+    "The smem source of a TMA store is overwritten before a bulk_wait_read covers the store")                 \
+  X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, warning, protocol,            \
+    "A role ends while its TMA stores may still read shared memory (end with bulk_wait_read(0))")             \
+  /* ---- resource --------------------------------------------------------------------------------- */       \
+  X(resource_smem_overflow, "resource.smem-overflow", resource, error, resource,                              \
+    "The shared-memory plan needs more bytes than the target allows per block")                               \
+  X(resource_register_file, "resource.register-file", resource, error, resource,                              \
+    "Threads x registers summed over roles exceed the register file")                                         \
+  X(resource_register_tiles, "resource.register-tiles", resource, warning, resource,                          \
+    "A role's register tiles need more registers per thread than its budget (spills)")                        \
+  X(resource_setmaxnreg_value, "resource.setmaxnreg-value", resource, error, resource,                        \
+    "A setmaxnreg value that is not a multiple of 8 in 24..256")                                              \
+  X(resource_setmaxnreg_warpgroup, "resource.setmaxnreg-warpgroup", resource, error, resource,                \
+    "A role with regs(n) is not made of whole, aligned warpgroups (setmaxnreg applies per warpgroup)")        \
+  X(resource_threads_per_block, "resource.threads-per-block", resource, error, resource,                      \
+    "The roles add up to more threads than a block may have")                                                 \
+  X(resource_cluster_size, "resource.cluster-size", resource, error, resource,                                \
+    "A cluster dimension below 1, or more CTAs per cluster than the target supports (16 non-portable)")       \
+  X(resource_cluster_nonportable, "resource.cluster-nonportable", resource, warning, resource,                \
+    "A cluster of more than 8 CTAs: launches only with the non-portable cluster size attribute")              \
+  X(resource_tmem_overflow, "resource.tmem-overflow", resource, error, resource,                              \
+    "TMEM regions (columns x stages) need more than the 512 columns of tensor memory")                        \
+  X(resource_cluster_shape, "resource.cluster-shape", resource, error, resource,                              \
+    "A cluster shaped along a second or third axis; CTAs are grouped along the first parallel axis only")     \
+  X(resource_warpgroup_alignment, "resource.warpgroup-alignment", resource, error, resource,                  \
+    "A role that issues wgmma does not start at a warp index divisible by 4")                                 \
+  X(resource_named_barrier_count, "resource.named-barrier-count", resource, error, resource,                  \
+    "More hardware named barriers than the target has (barrier 0 is reserved for the block)")                 \
+  X(resource_mbarrier_count, "resource.mbarrier-count", resource, error, resource,                            \
+    "More mbarrier objects than the barrier plan holds")                                                      \
+  X(resource_tma_descriptor_count, "resource.tma-descriptor-count", resource, error, resource,                \
+    "More distinct TMA descriptors than the TMA plan holds")                                                  \
+  /* ---- instruction ------------------------------------------------------------------------------ */       \
+  X(instruction_not_admitted, "instruction.not-admitted", instruction, error, instruction,                    \
+    "An op, flag or resource needs an instruction family the kernel's target does not have")                  \
+  X(instruction_mma_shape, "instruction.mma-shape", instruction, error, instruction,                          \
+    "An MMA shape the unit does not have (wgmma m64 x N 8..256/8; tcgen05 M 64|128, N 8..256/8; mma.sync 16x8)") \
+  X(instruction_mma_k, "instruction.mma-k", instruction, error, instruction,                                  \
+    "An MMA's K extent is not a multiple of the instruction K for its dtype")                                 \
+  X(instruction_wgmma_major, "instruction.wgmma-major", instruction, error, instruction,                      \
+    "An MN-major wgmma operand that is not f16/bf16 in smem (fp8, tf32 and i8 are K-major only)")             \
+  X(instruction_wgmma_unit, "instruction.wgmma-unit", instruction, error, instruction,                        \
+    "wgmma issued by a role whose units are warps, not warpgroups")                                           \
+  X(instruction_mma_sync_unit, "instruction.mma-sync-unit", instruction, error, instruction,                  \
+    "mma_sync issued by a role whose units are warpgroups, not warps")                                        \
+  X(instruction_tcgen05_single_issuer, "instruction.tcgen05-single-issuer", instruction, error, instruction,  \
+    "tcgen05.mma issued by a role of several units into one accumulator: every unit would issue it")         \
+  X(instruction_multicast_without_cluster, "instruction.multicast-without-cluster", instruction, error, instruction, \
+    "A multicast TMA load or remote arrive in a kernel without a cluster of 2 or more CTAs")                  \
+  X(instruction_tmem_off_sm100a, "instruction.tmem-off-sm100a", instruction, error, instruction,              \
+    "Tensor memory declared for a target that has none")                                                      \
+  X(instruction_mma_operand_dtype, "instruction.mma-operand-dtype", instruction, error, type,                \
+    "An MMA operand dtype the unit does not take (e.g. fp8 for mma.sync)")                                    \
+  X(instruction_mma_dtype_mismatch, "instruction.mma-dtype-mismatch", instruction, error, instruction,        \
+    "The A and B operands of an MMA have different dtypes")                                                   \
+  /* ---- representation --------------------------------------------------------------------------- */       \
+  X(representation_swizzle_span, "representation.swizzle-span", representation, error, representation,       \
+    "A tile's inner extent is wider than its swizzle span")                                                   \
+  X(representation_inner_bytes, "representation.inner-bytes", representation, error, representation,         \
+    "An smem tile row is not a multiple of 16 bytes")                                                         \
+  X(representation_swizzle_atom, "representation.swizzle-atom", representation, error, representation,       \
+    "An MMA operand in a swizzled region whose row does not fill the swizzle atom exactly")                   \
+  X(representation_major_mismatch, "representation.major-mismatch", representation, error, representation,   \
+    "A region's major-ness disagrees with the tensor dim its copies put in the contiguous columns")            \
+  X(representation_mma_operand_shape, "representation.mma-operand-shape", representation, error, representation, \
+    "MMA operands disagree on M, N or K (A rows = accumulator rows, B rows = N, equal K extents)")             \
+  X(representation_tma_box, "representation.tma-box", representation, error, representation,                 \
+    "A TMA box dimension outside 1..256, or a multicast box whose rows do not split across the cluster")      \
+  X(representation_tma_dtype, "representation.tma-dtype", representation, error, representation,            \
+    "A TMA copy between an smem tile and a tensor of different dtypes")                                       \
+  X(representation_copy_dtype, "representation.copy-dtype", representation, error, representation,          \
+    "A cp.async copy between an smem tile and a tensor of different dtypes")                                  \
+  X(representation_accumulator_dtype, "representation.accumulator-dtype", representation, error, representation, \
+    "An accumulator dtype that is not legal for the operands (bf16/tf32 -> f32; f16/fp8 -> f16|f32; i8 -> i32)") \
+  X(representation_copy_shape, "representation.copy-shape", representation, error, representation,          \
+    "The source and destination of a register/smem/TMEM move have different shapes")                          \
+  X(representation_ldmatrix_dtype, "representation.ldmatrix-dtype", representation, error, type,            \
+    "ldmatrix between tiles of different element widths")                                                     \
+  X(representation_stmatrix_dtype, "representation.stmatrix-dtype", representation, error, type,            \
+    "stmatrix from a register tile of another dtype than the smem tile")                                      \
+  /* ---- ir: the builder could not record the schedule as written --------------------------------- */      \
+  X(ir_name_too_long, "ir.name-too-long", ir, error, builder, "A name longer than 31 characters")             \
+  X(ir_capacity, "ir.capacity", ir, error, builder, "More items of one kind than a Program holds")            \
+  X(ir_tile_dims, "ir.tile-dims", ir, error, builder, "tile(m, n, k) without tensors over dims M, N and K")    \
+  X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "A tile extent that is not positive")               \
+  X(ir_smem_shape, "ir.smem-shape", ir, error, builder, "An smem tile without positive rows and columns")     \
+  X(ir_stages, "ir.stages", ir, error, builder, "Stages or copies outside 1..16 (pipelines) or 1..32 (copies)") \
+  X(ir_barrier_array, "ir.barrier-array", ir, error, builder, "An mbarrier array size outside 1..32")         \
+  X(ir_region_in_two_pipelines, "ir.region-in-two-pipelines", ir, error, builder,                             \
+    "A region carried by two pipelines")                                                                       \
+  X(ir_carried_copies, "ir.carried-copies", ir, error, builder,                                               \
+    "A region with copies(n) carried by a pipeline of a different stage count")                               \
+  X(ir_duplicate_name, "ir.duplicate-name", ir, error, builder, "Two resources of one kind with the same name") \
+  X(ir_modifier, "ir.modifier", ir, error, builder,                                                           \
+    "A modifier on an op it does not apply to (multicast() off a tma_load, remote() off an arrive, overwrite() off an MMA)") \
+  X(ir_part_count, "ir.part-count", ir, error, memory, "rows(i, n) / cols(i, n) with an n that does not divide the extent") \
+  X(ir_slot_region, "ir.slot-region", ir, error, builder, "slot[region] with a region its pipeline does not carry") \
+  X(ir_slot_pipeline, "ir.slot-pipeline", ir, error, builder, "release/commit of a slot from another pipeline") \
+  X(ir_overwrite_first, "ir.overwrite-first", ir, error, builder, "overwrite_on_first given something other than a loop variable") \
+  X(ir_no_tiling, "ir.no-tiling", ir, error, builder, "for_each_tile without k.tile(...)")                    \
+  X(ir_no_reduce_axis, "ir.no-reduce-axis", ir, error, builder, "for_each_k without a reduce axis")           \
+  X(ir_trip_count, "ir.trip-count", ir, error, builder, "for_range with a count outside 1..1024")             \
+  X(ir_wait_count, "ir.wait-count", ir, error, builder, "A wait_group count outside 0..7")                    \
+  X(ir_tile_rank, "ir.tile-rank", ir, error, builder, "tensor.tile(...) with a coordinate count other than the tensor's rank") \
+  X(ir_index_expr, "ir.index-expr", ir, error, builder, "An index expression that cannot be represented")     \
+  X(ir_reg_shape, "ir.reg-shape", ir, error, builder, "A register tile without positive rows and columns")    \
+  X(ir_nested_role, "ir.nested-role", ir, error, builder, "A role declared inside another role's body")       \
+  X(ir_role_size, "ir.role-size", ir, error, builder, "A role with no warps or warpgroups")                   \
+  X(ir_dim_mode_conflict, "ir.dim-mode-conflict", ir, error, builder, "A dim dynamic in one tensor and specialized in another") \
+  X(ir_tensor_rank, "ir.tensor-rank", ir, error, builder, "A tensor with no dims or more than 4")             \
+  X(ir_no_roles, "ir.no-roles", ir, error, builder, "A kernel without roles")                               \
+  X(ir_smem_option, "ir.smem-option", ir, error, type, "k.smem(...) given an option it does not take (e.g. stages(n))")                               \
+  X(ir_malformed, "ir.malformed", ir, error, structure,                                                      \
+    "The Program's indices are inconsistent (an operand, role or loop points outside its table); nothing else is checked")
+// clang-format on
+
+enum class rule_id : std::uint8_t {
+#define CAKE_X(e, id, c, s, p, doc) e,
+  CAKE_RULES(CAKE_X)
+#undef CAKE_X
+      count_
+};
+inline constexpr int rule_count = static_cast<int>(rule_id::count_);
+
+struct rule_info {
+  rule_id rule;
+  std::string_view id;
+  category cat;
+  severity sev;
+  pass_id pass;
+  std::string_view doc;
+};
+
+inline constexpr rule_info rule_table[rule_count] = {
+#define CAKE_X(e, id, c, s, p, doc) {rule_id::e, id, category::c, severity::s, pass_id::p, doc},
+    CAKE_RULES(CAKE_X)
+#undef CAKE_X
+};
+
+constexpr const rule_info& info(rule_id r) { return rule_table[static_cast<int>(r)]; }
+constexpr std::string_view to_string(rule_id r) { return info(r).id; }
+
+// The rule with this id, or rule_id::count_ when there is none.
+constexpr rule_id find_rule(std::string_view id) {
+  for (const auto& r : rule_table)
+    if (r.id == id) return r.rule;
+  return rule_id::count_;
+}
+
+}  // namespace cake::analysis

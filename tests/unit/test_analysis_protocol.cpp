@@ -1,0 +1,189 @@
+// The protocol executor and the report around it: how loops are bounded, what the reference kernels
+// yield, how builder findings and malformed Programs are reported, how verdicts per rule are counted.
+#include <doctest/doctest.h>
+
+#include <cake/cake.hpp>
+
+#include "../../kernels/gemm/sm100_bf16.hpp"
+#include "../../kernels/gemm/sm80_bf16.hpp"
+#include "../../kernels/gemm/sm90_bf16.hpp"
+
+using namespace cake;
+using analysis::rule_id;
+using analysis::rule_status;
+
+namespace {
+
+// A one-stage handoff: the producer arrives `per_phase` times per iteration on a barrier declared
+// for `declared` arrivals; a 'done' barrier holds the producer back.
+constexpr program handoff(int declared, int per_phase, bool back_pressure = true) {
+  auto k = kernel("handoff").target(sm_90a);
+  k.input<bf16>("A", dims("M", "K"));
+  k.input<bf16>("B", dims("N", "K"));
+  auto t = k.tile(128, 128, 64);
+  auto ready = k.mbarrier("ready", arrivals(declared));
+  auto done = k.mbarrier("done");
+  k.role("producer", warps(per_phase), [&](role& r) {
+    r.for_each_k(t, [&](auto) {
+      r.arrive(ready);
+      if (back_pressure) r.wait(done);
+    });
+  });
+  k.role("consumer", warps(1), [&](role& r) {
+    r.for_each_k(t, [&](auto) {
+      r.wait(ready);
+      r.arrive(done);
+    });
+  });
+  return k.build();
+}
+
+const analysis::diagnostic* find(const analysis::report& r, rule_id id) {
+  for (const auto& d : r.diagnostics)
+    if (d.rule == id) return &d;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("analysis protocol: the reference kernels have no errors; sm_90a warns about its last TMA stores") {
+  const auto r80 = analyze(kernels::gemm_bf16_sm80());
+  const auto r90 = analyze(kernels::gemm_bf16_sm90());
+  const auto r100 = analyze(kernels::gemm_bf16_sm100());
+  INFO(analysis::to_text(r80) << analysis::to_text(r90) << analysis::to_text(r100));
+  CHECK(r80.errors == 0);
+  CHECK(r90.errors == 0);
+  CHECK(r100.errors == 0);
+  CHECK(r80.warnings == 0);
+  CHECK(r100.warnings == 0);
+  // The sm_90a epilogue ends without bulk_wait_read(0): its last TMA stores may still read sD.
+  CHECK(r90.warnings == 1);
+  CHECK(r90.fired(rule_id::dataflow_store_pending_at_exit));
+  // Dynamic loops ran for the deepest ring + 2 trips (4 stages -> 6) and once more with 1 trip.
+  CHECK(r90.k_trips == 6);
+  CHECK(r90.tiles == 2);
+  CHECK(r80.tiles == 1);  // not persistent: one tile per CTA
+  CHECK(r90.protocol_runs == 2);
+  CHECK(r90.protocol_steps > 300);
+}
+
+TEST_CASE("analysis protocol: trip counts and tiles are parameters") {
+  analysis::analysis_options opt;
+  opt.k_trips = 9;
+  opt.single_trip_run = false;
+  opt.tiles = 3;
+  const auto a = analyze(kernels::gemm_bf16_sm90(), opt);
+  const auto b = analyze(kernels::gemm_bf16_sm90());
+  CHECK(a.k_trips == 9);
+  CHECK(a.tiles == 3);
+  CHECK(a.protocol_runs == 1);
+  CHECK(a.protocol_steps > b.protocol_steps / 2);
+  CHECK(a.errors == 0);
+  bool noted = false;
+  for (const auto& n : a.coverage) noted = noted || n.text.view().find("ran 9 trips, the persistent tile loop 3 tiles") != std::string_view::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("analysis protocol: arrival counts per phase against the barrier's count") {
+  CHECK(analyze(handoff(1, 1)).errors == 0);
+  CHECK(analyze(handoff(2, 2)).errors == 0);  // two warps arrive: two arrivals per phase
+  // Declared 2, one arrival per phase: the consumer's wait never completes.
+  const auto low = analyze(handoff(2, 1));
+  const auto* d = find(low, rule_id::sync_arrival_count);
+  REQUIRE(d != nullptr);
+  CHECK(low.errors == 1);
+  CHECK(d->numbers[0].value == 2);  // init_count
+  CHECK(d->numbers[1].value == 1);  // arrivals
+  // Declared 1, two arrivals per phase: phases complete twice as often as the consumer waits.
+  const auto high = analyze(handoff(1, 2));
+  CHECK(high.fired(rule_id::sync_phase_aliasing));
+}
+
+TEST_CASE("analysis protocol: a producer without back-pressure aliases phases only when it runs ahead") {
+  CHECK(analyze(handoff(1, 1, false)).fired(rule_id::sync_phase_aliasing));
+  analysis::analysis_options one;
+  one.k_trips = 1;
+  one.single_trip_run = false;
+  CHECK_FALSE(analyze(handoff(1, 1, false), one).fired(rule_id::sync_phase_aliasing));
+}
+
+TEST_CASE("analysis protocol: a deadlock lists every blocked unit with what it waits for") {
+  auto k = kernel("stuck").target(sm_90a);
+  auto a = k.mbarrier("a");
+  auto b = k.mbarrier("b");
+  k.role("x", warps(2), [&](role& r) {
+    r.wait(a);
+    r.arrive(b);
+  });
+  k.role("y", warps(1), [&](role& r) {
+    r.wait(b);
+    r.arrive(a);
+  });
+  const auto rep = analyze(k.build());
+  const auto* d = find(rep, rule_id::sync_deadlock);
+  REQUIRE(d != nullptr);
+  CHECK(d->op == 0);
+  CHECK(d->message.view().find("role 'x' warp 0 at op#0 mbarrier_wait waits for phase 0 of 'a' (0 of 1 arrivals)") != std::string_view::npos);
+  REQUIRE(d->note_count == 2);
+  CHECK(d->notes[0].text.view().find("role 'x' warp 1") != std::string_view::npos);
+  CHECK(d->notes[1].text.view().find("role 'y' at op#2 mbarrier_wait waits for phase 0 of 'b' (0 of 2 arrivals)") != std::string_view::npos);
+}
+
+TEST_CASE("analysis protocol: builder findings of a run-time build are diagnostics at the builder call") {
+  auto k = kernel("runtime_build").target(sm_90a);
+  k.role("a", warps(1), regs(36), [&](role& r) { r.fence_proxy_async(); });
+  const program p = k.build();
+  REQUIRE(p.errors.size() >= 1);
+  const auto r = analyze(p);
+  // resource.setmaxnreg-value is also re-checked by the analyzer: reported once, in the analyzer's words
+  int n = 0;
+  for (const auto& d : r.diagnostics) n += d.rule == rule_id::resource_setmaxnreg_value;
+  CHECK(n == 1);
+  // a builder-only finding keeps the builder's message with its value
+  auto k2 = kernel("runtime_build").target(sm_90a);
+  k2.role("a", warps(1), [&](role& r) { r.wgmma_wait(9); });
+  const auto r2 = analyze(k2.build());
+  REQUIRE(r2.diagnostics.size() == 1);
+  CHECK(r2.diagnostics[0].rule == rule_id::ir_wait_count);
+  CHECK(r2.diagnostics[0].message.view() == "a wait_group count is 0..7 (the count: 9)");
+  CHECK(r2.diagnostics[0].loc.line == __LINE__ - 5);
+  // an ir.* finding: nothing else is analyzed, and the analyzer's rules are not counted as passed
+  CHECK(r2.status[static_cast<int>(rule_id::sync_deadlock)] == rule_status::not_run);
+  CHECK(r2.status[static_cast<int>(rule_id::ir_wait_count)] == rule_status::failed);
+}
+
+TEST_CASE("analysis protocol: a malformed Program is reported, not read out of bounds") {
+  auto p = kernels::gemm_bf16_sm90();
+  p.ops[3].d.index = 200;  // the TMA load's destination region
+  const auto r = analyze(p);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].rule == rule_id::ir_malformed);
+  CHECK(r.diagnostics[0].op == 3);
+  auto q = kernels::gemm_bf16_sm90();
+  q.ops[3].parent = 7;  // a loop that does not enclose it
+  CHECK(analyze(q).fired(rule_id::ir_malformed));
+}
+
+TEST_CASE("analysis protocol: verdicts per rule; coverage notes make a rule partial, never passed") {
+  const auto r = analyze(kernels::gemm_bf16_sm90());
+  CHECK(r.status[static_cast<int>(rule_id::dataflow_store_pending_at_exit)] == rule_status::failed);
+  CHECK(r.status[static_cast<int>(rule_id::dataflow_war)] == rule_status::partial);  // cluster modelled in step
+  CHECK(r.status[static_cast<int>(rule_id::sync_deadlock)] == rule_status::passed);
+  CHECK(r.status[static_cast<int>(rule_id::memory_operand_space)] == rule_status::not_run);
+  CHECK(r.count(rule_status::passed) + r.count(rule_status::failed) + r.count(rule_status::partial) + r.count(rule_status::not_run) ==
+        analysis::rule_count);
+  const auto single = analyze(kernels::gemm_bf16_sm90({.cluster_m = 1}));
+  CHECK(single.status[static_cast<int>(rule_id::dataflow_war)] == rule_status::passed);
+}
+
+TEST_CASE("analysis protocol: the plan's numbers are read, not recomputed") {
+  // resource.smem-overflow itemises plan::plan_smem: offsets and bytes per region as the plan has them.
+  auto p = kernels::gemm_bf16_sm90({.stages = 8});
+  const auto plan = plan::plan_smem(p);
+  const auto r = analyze(p);
+  const auto* d = find(r, rule_id::resource_smem_overflow);
+  REQUIRE(d != nullptr);
+  CHECK(d->numbers[0].value == plan.total);
+  CHECK(d->numbers[1].value == plan.limit);
+  CHECK(d->notes[1].text.view().find("at offset " + std::to_string(plan.regions[1].offset)) != std::string_view::npos);
+}

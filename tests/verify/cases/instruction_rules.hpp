@@ -1,0 +1,269 @@
+// Instructions: target admission and MMA shapes per unit.
+#pragma once
+#include "corpus.hpp"
+
+// instruction.not-admitted: fence.proxy.async does not exist on sm_80.
+namespace verify_corpus::instruction_not_admitted {
+constexpr program build(bool fixed) {
+  auto k = kernel("not_admitted").target(fixed ? sm_90a : sm_80);
+  k.role("a", warps(1), [&](role& r) {
+    r.fence_proxy_async();  // EXPECT: instruction.not-admitted
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_not_admitted
+CAKE_VERIFY_CASE(instruction_not_admitted, "instruction.not-admitted")
+
+// instruction.mma-shape: an accumulator of 32 rows per warpgroup; wgmma is m64. Fix: 64 rows.
+namespace verify_corpus::instruction_mma_shape {
+constexpr program build(bool fixed) {
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+    const int parts = fixed ? 2 : 4;
+    k.role("consumer", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {g.t.m / parts, g.t.n});
+      r.for_each_tile(g.t, [&](auto tile) {
+        r.for_each_k(g.t, [&](auto kt) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), parts), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-shape
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.store(g.D.tile(tile.m * parts + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      });
+    });
+  });
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_mma_shape
+CAKE_VERIFY_CASE(instruction_mma_shape, "instruction.mma-shape")
+
+// instruction.mma-k: a K tile of 24 bf16 elements; the instruction K is 16. Fix: K = 32.
+namespace verify_corpus::instruction_mma_k {
+constexpr program build(bool fixed) {
+  return sm90_with(
+      [&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+        k.role("consumer", warpgroups(2), [&](role& r) {
+          auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
+          r.for_each_tile(g.t, [&](auto tile) {
+            r.for_each_k(g.t, [&](auto kt) {
+              auto s = r.wait(ab);
+              r.wgmma_fence();
+              r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-k
+              r.wgmma_commit();
+              r.wgmma_wait(0);
+              r.release(ab, s);
+            });
+            r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+          });
+        });
+      },
+      fixed ? 32 : 24, swizzle::none);
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_mma_k
+CAKE_VERIFY_CASE(instruction_mma_k, "instruction.mma-k")
+
+// instruction.wgmma-major: a tf32 B tile stored MN-major; wgmma transposes only 16-bit operands.
+// Fix: a K-major B (B[N, K]).
+namespace verify_corpus::instruction_wgmma_major {
+constexpr program build(bool fixed) {
+  auto k = kernel("wgmma_major").target(sm_90a);
+  auto A = k.input<tf32>("A", dims("M", "K"));
+  auto B = fixed ? k.input<tf32>("B", dims("N", "K")) : k.input<tf32>("B", dims("K", "N"));
+  auto D = k.output<bf16>("D", dims("M", "N"));
+  auto t = k.tile(128, 32, 32);
+  auto sA = k.smem<tf32>("sA", {128, 32}, swizzle::b128);
+  auto sB = fixed ? k.smem<tf32>("sB", {32, 32}, swizzle::b128) : k.smem<tf32>("sB", {32, 32}, swizzle::b128, major::mn);
+  auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
+  k.role("producer", warpgroups(1), [&](role& r) {
+    r.for_each_tile(t, [&](auto tile) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.acquire(ab);
+        r.tma_load(s[sA], A.tile(tile.m, kt));
+        r.tma_load(s[sB], fixed ? B.tile(tile.n, kt) : B.tile(kt, tile.n));
+      });
+    });
+  });
+  k.role("consumer", warpgroups(2), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 32});
+    r.for_each_tile(t, [&](auto tile) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.wait(ab);
+        r.wgmma_fence();
+        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.wgmma-major
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+        r.release(ab, s);
+      });
+      r.store(D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_wgmma_major
+CAKE_VERIFY_CASE(instruction_wgmma_major, "instruction.wgmma-major")
+
+// instruction.wgmma-unit: wgmma from a role of 4 warps; wgmma is issued by warpgroups (and each warp would
+// then hold a whole warpgroup's accumulator).
+// ALSO: resource.register-tiles
+namespace verify_corpus::instruction_wgmma_unit {
+constexpr program build(bool fixed) {
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+    k.role("consumer", fixed ? warpgroups(1) : warps(4), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {64, g.t.n});
+      r.for_each_tile(g.t, [&](auto tile) {
+        r.for_each_k(g.t, [&](auto kt) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(0, 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.wgmma-unit
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.store(g.D.tile(tile.m * 2, tile.n), r.convert<bf16>(acc));
+      });
+    });
+  });
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_wgmma_unit
+CAKE_VERIFY_CASE(instruction_wgmma_unit, "instruction.wgmma-unit")
+
+// instruction.mma-sync-unit: mma_sync from a warpgroup role; mma.sync is issued per warp.
+namespace verify_corpus::instruction_mma_sync_unit {
+constexpr program build(bool fixed) {
+  auto k = kernel("mma_sync_unit").target(sm_80);
+  auto g = gemm_tensors(k, 64, 64, 32);
+  auto sA = k.smem<bf16>("sA", {64, 32}, swizzle::b64);
+  auto sB = k.smem<bf16>("sB", {64, 32}, swizzle::b64);
+  auto cta = k.named_barrier("cta");
+  k.role("mma", fixed ? warps(1) : warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    r.for_each_tile(g.t, [&](auto tile) {
+      r.zero(acc);
+      r.for_each_k(g.t, [&](auto kt) {
+        r.cp_async(sA, g.A.tile(tile.m, kt));
+        r.cp_async(sB, g.B.tile(tile.n, kt));
+        r.cp_async_commit();
+        r.cp_async_wait(0);
+        r.sync(cta);
+        r.mma_sync(acc, sA, sB);  // EXPECT: instruction.mma-sync-unit
+        r.sync(cta);
+      });
+      r.store(g.D.tile(tile.m, tile.n), r.convert<bf16>(acc));
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_mma_sync_unit
+CAKE_VERIFY_CASE(instruction_mma_sync_unit, "instruction.mma-sync-unit")
+
+// instruction.tcgen05-single-issuer: tcgen05.mma from a role of 2 warps: each would issue the MMA.
+namespace verify_corpus::instruction_tcgen05_single_issuer {
+constexpr program build(bool fixed) {
+  auto k = kernel("single_issuer").target(sm_100a).persistent();
+  auto s = sm100_declare(k);
+  sm100_epilogue(k, s);
+  sm100_producer(k, s);
+  k.role("mma", warps(fixed ? 1 : 2), [&](role& r) {
+    r.tmem_alloc(s.acc);
+    r.for_each_tile(s.g.t, [&](auto) {
+      auto a = r.acquire(s.accp);
+      r.tcgen05_fence_after();
+      r.for_each_k(s.g.t, [&](auto kt) {
+        auto slot = r.wait(s.ab);
+        r.tcgen05_fence_after();
+        r.tcgen05_mma(a[s.acc], slot[s.sA], slot[s.sB]).overwrite_on_first(kt);  // EXPECT: instruction.tcgen05-single-issuer
+        r.release(s.ab, slot);
+      });
+      r.commit(s.accp, a);
+    });
+    r.acquire(s.accp);
+    r.tmem_dealloc(s.acc);
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_tcgen05_single_issuer
+CAKE_VERIFY_CASE(instruction_tcgen05_single_issuer, "instruction.tcgen05-single-issuer")
+
+// instruction.multicast-without-cluster: a multicast TMA load in a kernel without a cluster.
+namespace verify_corpus::instruction_multicast_without_cluster {
+constexpr program build(bool fixed) {
+  auto k = kernel("multicast").target(sm_90a);
+  if (fixed) k.cluster(2);
+  auto g = gemm_tensors(k);
+  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
+  k.role("producer", warpgroups(1), [&](role& r) {
+    r.for_each_tile(g.t, [&](auto tile) {
+      r.for_each_k(g.t, [&](auto kt) {
+        auto s = r.acquire(ab);
+        r.tma_load(s[sA], g.A.tile(tile.m, kt));
+        r.tma_load(s[sB], g.B.tile(tile.n, kt)).multicast();  // EXPECT: instruction.multicast-without-cluster
+      });
+    });
+  });
+  wgmma_consumer(k, g, sA, sB, ab);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_multicast_without_cluster
+CAKE_VERIFY_CASE(instruction_multicast_without_cluster, "instruction.multicast-without-cluster")
+
+// instruction.tmem-off-sm100a: tensor memory declared for sm_90a.
+namespace verify_corpus::instruction_tmem_off_sm100a {
+constexpr program build(bool fixed) {
+  auto k = kernel("tmem_off").target(sm_90a);
+  if (!fixed) k.tmem("acc", columns(128));  // EXPECT: instruction.tmem-off-sm100a
+  k.role("a", warps(1), [&](role& r) { r.fence_proxy_async(); });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_tmem_off_sm100a
+CAKE_VERIFY_CASE(instruction_tmem_off_sm100a, "instruction.tmem-off-sm100a")
+
+// instruction.mma-dtype-mismatch: A bf16 with B f16. The builder refuses it at compile time, so the
+// bad twin edits B (tensor and tile) in the built Program.
+namespace verify_corpus::instruction_mma_dtype_mismatch {
+constexpr program good() {
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+    k.role("consumer", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
+      r.for_each_tile(g.t, [&](auto tile) {
+        r.for_each_k(g.t, [&](auto kt) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-dtype-mismatch
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      });
+    });
+  });
+}
+constexpr program bad() {
+  auto p = good();
+  p.tensors[1].dt = dtype::f16;  // B
+  p.smem[1].dt = dtype::f16;     // sB
+  return p;
+}
+}  // namespace verify_corpus::instruction_mma_dtype_mismatch
+CAKE_VERIFY_CASE(instruction_mma_dtype_mismatch, "instruction.mma-dtype-mismatch")

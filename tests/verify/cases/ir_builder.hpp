@@ -1,0 +1,431 @@
+// Builder findings: the schedule could not be recorded as written. Built at run time, each lands in
+// program::errors and is reported with the line of the builder call; a constexpr schedule stops
+// compiling at the same line instead (tests/compile_fail). When the builder reports an ir.* finding,
+// the analyzer reports only the builder's findings.
+#pragma once
+#include "corpus.hpp"
+
+namespace verify_corpus {
+// The smallest schedule: one warp that fences.
+constexpr void one_role(kernel_builder& k) {
+  k.role("a", warps(1), [&](role& r) { r.fence_proxy_async(); });
+}
+}  // namespace verify_corpus
+
+namespace verify_corpus::ir_name_too_long {
+constexpr program build(bool fixed) {
+  auto k = kernel(fixed ? "short" : "a_kernel_name_that_is_longer_than_31_chars").target(sm_90a);  // EXPECT: ir.name-too-long
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_name_too_long
+CAKE_VERIFY_CASE(ir_name_too_long, "ir.name-too-long")
+
+namespace verify_corpus::ir_capacity {
+constexpr program build(bool fixed) {
+  auto k = kernel("capacity").target(sm_90a);
+  const char* names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16"};
+  for (int i = 0; i < (fixed ? 16 : 17); ++i) k.smem<bf16>(names[i], {8, 64});  // EXPECT: ir.capacity
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_capacity
+CAKE_VERIFY_CASE(ir_capacity, "ir.capacity")
+
+namespace verify_corpus::ir_tile_dims {
+constexpr program build(bool fixed) {
+  auto k = kernel("tile_dims").target(sm_90a);
+  if (fixed) gemm_tensors(k);
+  else k.tile(128, 128, 64);  // EXPECT: ir.tile-dims
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_tile_dims
+CAKE_VERIFY_CASE(ir_tile_dims, "ir.tile-dims")
+
+namespace verify_corpus::ir_tile_extent {
+constexpr program build(bool fixed) {
+  auto k = kernel("tile_extent").target(sm_90a);
+  k.input<bf16>("A", dims("M", "K"));
+  k.input<bf16>("B", dims("N", "K"));
+  k.tile(fixed ? 128 : 0, 128, 64);  // EXPECT: ir.tile-extent
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_tile_extent
+CAKE_VERIFY_CASE(ir_tile_extent, "ir.tile-extent")
+
+namespace verify_corpus::ir_smem_shape {
+constexpr program build(bool fixed) {
+  auto k = kernel("smem_shape").target(sm_90a);
+  k.smem<bf16>("sX", {fixed ? 8 : 0, 64});  // EXPECT: ir.smem-shape
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_smem_shape
+CAKE_VERIFY_CASE(ir_smem_shape, "ir.smem-shape")
+
+namespace verify_corpus::ir_stages {
+constexpr program build(bool fixed) {
+  auto k = kernel("stages").target(sm_90a);
+  auto sX = k.smem<bf16>("sX", {8, 64});
+  k.pipeline("p", stages(fixed ? 2 : 0)).carries(sX);  // EXPECT: ir.stages
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_stages
+CAKE_VERIFY_CASE(ir_stages, "ir.stages")
+
+namespace verify_corpus::ir_barrier_array {
+constexpr program build(bool fixed) {
+  auto k = kernel("barrier_array").target(sm_90a);
+  k.mbarrier("b", arrivals(1), fixed ? 2 : 40);  // EXPECT: ir.barrier-array
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_barrier_array
+CAKE_VERIFY_CASE(ir_barrier_array, "ir.barrier-array")
+
+namespace verify_corpus::ir_region_in_two_pipelines {
+constexpr program build(bool fixed) {
+  auto k = kernel("two_pipelines").target(sm_90a);
+  auto sX = k.smem<bf16>("sX", {8, 64});
+  auto sY = k.smem<bf16>("sY", {8, 64});
+  k.pipeline("p", stages(2)).carries(sX);
+  k.pipeline("q", stages(2)).carries(fixed ? sY : sX);  // EXPECT: ir.region-in-two-pipelines
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_region_in_two_pipelines
+CAKE_VERIFY_CASE(ir_region_in_two_pipelines, "ir.region-in-two-pipelines")
+
+namespace verify_corpus::ir_carried_copies {
+constexpr program build(bool fixed) {
+  auto k = kernel("carried_copies").target(sm_90a);
+  auto sX = k.smem<bf16>("sX", {8, 64}, copies(fixed ? 1 : 3));
+  k.pipeline("p", stages(2)).carries(sX);  // EXPECT: ir.carried-copies
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_carried_copies
+CAKE_VERIFY_CASE(ir_carried_copies, "ir.carried-copies")
+
+namespace verify_corpus::ir_duplicate_name {
+constexpr program build(bool fixed) {
+  auto k = kernel("duplicate").target(sm_90a);
+  k.smem<bf16>("sX", {8, 64});
+  k.smem<bf16>(fixed ? "sY" : "sX", {8, 64});  // EXPECT: ir.duplicate-name
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_duplicate_name
+CAKE_VERIFY_CASE(ir_duplicate_name, "ir.duplicate-name")
+
+namespace verify_corpus::ir_slot_region {
+constexpr program build(bool fixed) {
+  auto k = kernel("slot_region").target(sm_90a);
+  auto g = gemm_tensors(k);
+  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(2)).carries(sA);
+  k.role("producer", warps(1), [&](role& r) {
+    auto s = r.acquire(ab);  // EXPECT: ir.slot-region
+    r.tma_load(s[fixed ? sA : sB], g.A.tile(0, 0));  // the builder points at the slot's acquire
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_slot_region
+CAKE_VERIFY_CASE(ir_slot_region, "ir.slot-region")
+
+namespace verify_corpus::ir_slot_pipeline {
+constexpr program build(bool fixed) {
+  auto k = kernel("slot_pipeline").target(sm_90a);
+  auto sX = k.smem<bf16>("sX", {8, 64});
+  auto sY = k.smem<bf16>("sY", {8, 64});
+  auto p = k.pipeline("p", stages(2)).carries(sX);
+  auto q = k.pipeline("q", stages(2)).carries(sY);
+  k.role("producer", warps(1), [&](role& r) {
+    auto s = r.acquire(p);
+    r.commit(p, s);
+  });
+  k.role("consumer", warps(1), [&](role& r) {
+    auto s = r.wait(p);
+    r.release(fixed ? p : q, s);  // EXPECT: ir.slot-pipeline
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_slot_pipeline
+CAKE_VERIFY_CASE(ir_slot_pipeline, "ir.slot-pipeline")
+
+namespace verify_corpus::ir_modifier {
+constexpr program build(bool fixed) {
+  auto k = kernel("modifier").target(sm_90a).cluster(2);
+  auto b = k.mbarrier("b");
+  k.role("a", warps(1), [&](role& r) {
+    if (fixed) r.arrive(b).remote();
+    else r.wait(b).remote();  // EXPECT: ir.modifier
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_modifier
+CAKE_VERIFY_CASE(ir_modifier, "ir.modifier")
+
+namespace verify_corpus::ir_overwrite_first {
+constexpr program build(bool fixed) {
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+    k.role("consumer", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
+      r.for_each_tile(g.t, [&](auto tile) {
+        r.for_each_k(g.t, [&](auto kt) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(fixed ? kt : r.warpgroup());  // EXPECT: ir.overwrite-first
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      });
+    });
+  });
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_overwrite_first
+CAKE_VERIFY_CASE(ir_overwrite_first, "ir.overwrite-first")
+
+namespace verify_corpus::ir_no_tiling {
+constexpr program build(bool fixed) {
+  auto k = kernel("no_tiling").target(sm_90a);
+  tiling_ref t{};
+  if (fixed) t = gemm_tensors(k).t;
+  k.role("a", warps(1), [&](role& r) {
+    r.for_each_tile(t, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.no-tiling
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_no_tiling
+CAKE_VERIFY_CASE(ir_no_tiling, "ir.no-tiling")
+
+namespace verify_corpus::ir_no_reduce_axis {
+constexpr program build(bool fixed) {
+  auto k = kernel("no_reduce").target(sm_90a);
+  tiling_ref t{};
+  if (fixed) t = gemm_tensors(k).t;
+  k.role("a", warps(1), [&](role& r) {
+    r.for_each_k(t, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.no-reduce-axis
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_no_reduce_axis
+CAKE_VERIFY_CASE(ir_no_reduce_axis, "ir.no-reduce-axis")
+
+namespace verify_corpus::ir_trip_count {
+constexpr program build(bool fixed) {
+  auto k = kernel("trip_count").target(sm_90a);
+  k.role("a", warps(1), [&](role& r) {
+    r.for_range(fixed ? 4 : 0, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.trip-count
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_trip_count
+CAKE_VERIFY_CASE(ir_trip_count, "ir.trip-count")
+
+namespace verify_corpus::ir_wait_count {
+constexpr program build(bool fixed) {
+  auto k = kernel("wait_count").target(sm_90a);
+  k.role("a", warpgroups(1), [&](role& r) {
+    r.wgmma_wait(fixed ? 0 : 9);  // EXPECT: ir.wait-count
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_wait_count
+CAKE_VERIFY_CASE(ir_wait_count, "ir.wait-count")
+
+namespace verify_corpus::ir_tile_rank {
+constexpr program build(bool fixed) {
+  auto k = kernel("tile_rank").target(sm_90a);
+  auto g = gemm_tensors(k);
+  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
+  auto full = k.mbarrier("full");
+  k.role("producer", warps(1), [&](role& r) {
+    r.arrive_expect_tx(full, 16384);
+    r.tma_load(sA, fixed ? g.A.tile(0, 0) : g.A.tile(0), full);  // EXPECT: ir.tile-rank
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_tile_rank
+CAKE_VERIFY_CASE(ir_tile_rank, "ir.tile-rank")
+
+namespace verify_corpus::ir_index_expr {
+constexpr program build(bool fixed) {
+  auto k = kernel("index_expr").target(sm_80);
+  auto g = gemm_tensors(k);
+  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128, copies(2));
+  k.role("copy", warps(1), [&](role& r) {
+    r.for_each_k(g.t, [&](auto kt) {
+      auto stage = fixed ? kt % 2 : (kt + 1) / 2 + kt;  // a divided sum plus a term: not representable
+      r.cp_async(sA.stage(stage), g.A.tile(0, kt));  // EXPECT: ir.index-expr
+      r.cp_async_commit();
+      r.cp_async_wait(0);
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_index_expr
+CAKE_VERIFY_CASE(ir_index_expr, "ir.index-expr")
+
+namespace verify_corpus::ir_part_count {
+constexpr program build(bool fixed) {
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
+    k.role("consumer", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
+      r.for_each_tile(g.t, [&](auto tile) {
+        r.for_each_k(g.t, [&](auto kt) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), fixed ? 2 : 3), s[sB]).overwrite_on_first(kt);  // EXPECT: ir.part-count
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      });
+    });
+  });
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_part_count
+CAKE_VERIFY_CASE(ir_part_count, "ir.part-count")
+
+namespace verify_corpus::ir_reg_shape {
+constexpr program build(bool fixed) {
+  auto k = kernel("reg_shape").target(sm_90a);
+  k.role("a", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, fixed ? 64 : 0});  // EXPECT: ir.reg-shape
+    r.zero(acc);
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_reg_shape
+CAKE_VERIFY_CASE(ir_reg_shape, "ir.reg-shape")
+
+namespace verify_corpus::ir_nested_role {
+constexpr program build(bool fixed) {
+  auto k = kernel("nested").target(sm_90a);
+  k.role("outer", warps(1), [&](role& r) {
+    r.fence_proxy_async();
+    if (!fixed) k.role("inner", warps(1), [&](role& q) { q.fence_proxy_async(); });  // EXPECT: ir.nested-role
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_nested_role
+CAKE_VERIFY_CASE(ir_nested_role, "ir.nested-role")
+
+namespace verify_corpus::ir_role_size {
+constexpr program build(bool fixed) {
+  auto k = kernel("role_size").target(sm_90a);
+  k.role("a", warps(fixed ? 1 : 0), [&](role& r) { r.fence_proxy_async(); });  // EXPECT: ir.role-size
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_role_size
+CAKE_VERIFY_CASE(ir_role_size, "ir.role-size")
+
+namespace verify_corpus::ir_dim_mode_conflict {
+constexpr program build(bool fixed) {
+  auto k = kernel("dim_mode").target(sm_90a);
+  k.input<bf16>("A", dims(spec("M"), "K"));
+  k.input<bf16>("B", dims(fixed ? spec("M") : dim_spec("M"), "K"));  // EXPECT: ir.dim-mode-conflict
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_dim_mode_conflict
+CAKE_VERIFY_CASE(ir_dim_mode_conflict, "ir.dim-mode-conflict")
+
+namespace verify_corpus::ir_tensor_rank {
+constexpr program build(bool fixed) {
+  auto k = kernel("tensor_rank").target(sm_90a);
+  k.input<bf16>("A", fixed ? dims("M", "K") : dims());  // EXPECT: ir.tensor-rank
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_tensor_rank
+CAKE_VERIFY_CASE(ir_tensor_rank, "ir.tensor-rank")
+
+namespace verify_corpus::ir_no_roles {
+constexpr program build(bool fixed) {
+  auto k = kernel("no_roles").target(sm_90a);
+  if (fixed) one_role(k);
+  return k.build();  // EXPECT: ir.no-roles
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_no_roles
+CAKE_VERIFY_CASE(ir_no_roles, "ir.no-roles")
+
+// ir.malformed: a Program whose op points at a role that does not exist (not something the builder
+// makes; a tool editing Programs could). No other check runs on it.
+namespace verify_corpus::ir_malformed {
+constexpr program good() {
+  auto k = kernel("malformed").target(sm_90a);
+  k.role("a", warps(1), [&](role& r) {
+    r.fence_proxy_async();  // EXPECT: ir.malformed
+  });
+  return k.build();
+}
+constexpr program bad() {
+  auto p = good();
+  p.ops[0].role = 5;
+  return p;
+}
+}  // namespace verify_corpus::ir_malformed
+CAKE_VERIFY_CASE(ir_malformed, "ir.malformed")

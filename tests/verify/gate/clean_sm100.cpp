@@ -1,0 +1,7 @@
+// The reference sm100 schedule passes the compile-time gate.
+// GATE: clean
+#include <cake/cake.hpp>
+
+#include "kernels/gemm/sm100_bf16.hpp"
+
+static_assert(cake::verify(cake::kernels::gemm_bf16_sm100()));
