@@ -18,23 +18,26 @@ constexpr program pipelined() {
   auto sB = k.smem<bf16>("sB", {t.n, t.k}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
 
+  // Warpgroup roles first: a warpgroup must start at a warp index divisible by 4.
+  k.role("consumer", warpgroups(2), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {t.m / 2, t.n});
+    r.for_each_tile(t, [&](auto) {
+      r.for_each_k(t, [&](auto kt) {
+        auto s = r.wait(ab);                                         // wait 'full'
+        r.wgmma_fence();
+        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
+        r.wgmma_commit();
+        r.wgmma_wait(0);                                             // the wgmma has read the stage
+        r.release(ab, s);                                            // arrive on 'empty'
+      });
+    });
+  });
   k.role("producer", warps(1), [&](role& r) {
     r.for_each_tile(t, [&](auto tile) {
       r.for_each_k(t, [&](auto kt) {
         auto s = r.acquire(ab);                                      // wait 'empty', expect the bytes on 'full'
         r.tma_load(s[sA], A.tile(tile.m, kt));
         r.tma_load(s[sB], B.tile(tile.n, kt)).multicast();           // both CTAs of the cluster receive sB
-      });
-    });
-  });
-  k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {t.m / 2, t.n});
-    r.for_each_tile(t, [&](auto) {
-      r.for_each_k(t, [&](auto kt) {
-        auto s = r.wait(ab);                                         // wait 'full'
-        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
-        r.wgmma_wait(0);
-        r.release(ab, s);                                            // arrive on 'empty'
       });
     });
   });

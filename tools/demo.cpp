@@ -1,4 +1,4 @@
-// The README's main job: check, lower and JIT-compile Cake's sm_90a GEMM schedule; on a machine with a
+// The README's main job: check (the analyzer), lower and JIT-compile Cake's sm_90a GEMM schedule; on a machine with a
 // GPU, run it on fresh random inputs against a reference and time it against cuBLAS (same process,
 // L2 flushed before every run, median of many runs).
 //
@@ -55,6 +55,8 @@ int run(int argc, char** argv) {
   constexpr auto gemm = cake::kernels::gemm_bf16_sm90();
   std::printf("== schedule (kernels/gemm/sm90_bf16.hpp)\n%s\n", cake::to_text(gemm).c_str());
 
+  const auto report = cake::analyze(gemm);
+  std::printf("== analysis\n%s\n", cake::analysis::to_text(report).c_str());
   const auto lowered = cake::lower::lower(gemm);
   if (!lowered.ok) {
     std::fprintf(stderr, "%s\n", lowered.error.c_str());

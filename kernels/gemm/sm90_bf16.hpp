@@ -65,6 +65,7 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         r.store(D.tile(tile.m * 2 + r.warpgroup(), tile.n), out);
         return;
       }
+      r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
       r.for_range(chunks, [&](auto ch) {
         auto buf = sD.stage(ch % 2).rows(r.warpgroup(), 2);
         r.bulk_wait_read(1);  // the store that last read this buffer is done reading it

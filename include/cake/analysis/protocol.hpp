@@ -71,11 +71,13 @@ constexpr void finish_unit(machine& m, int u) {
       d->message << " ends with wgmma ops " << (s.wg_open > 0 ? "never committed" : "committed but never waited for");
       d->help << "end the MMA loop with r.wgmma_commit(); r.wgmma_wait(0);";
     }
-  if (s.last_store >= 0 && (s.bulk_open > 0 || (s.bulk_agent >= 0 && m.vc(u)[s.bulk_agent] < s.bulk_committed)))
+  // Lowering ends every role that issued TMA stores with cp.async.bulk.wait_group 0, which covers the
+  // committed groups only: a store never committed may still read shared memory when the CTA exits.
+  if (s.last_store >= 0 && s.bulk_open > 0)
     if (diagnostic* d = emit_op(m.c, rule_id::dataflow_store_pending_at_exit, s.last_store)) {
       m.write_unit(d->message, u);
-      d->message << " ends while this TMA store may still read shared memory that the next CTA on the SM can reuse";
-      d->help << "end the role with r.bulk_wait_read(0) (after a bulk_commit)";
+      d->message << " ends with this TMA store never committed, so the exit drain does not wait for it to read shared memory";
+      d->help << "follow the last tma_store with r.bulk_commit()";
     }
 }
 

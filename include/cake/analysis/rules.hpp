@@ -103,8 +103,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An MMA accumulates onto a value initialized in a previous tile, so the result includes that tile")      \
   X(dataflow_store_source_reuse, "dataflow.store-source-reuse", dataflow, error, protocol,                    \
     "The smem source of a TMA store is overwritten before a bulk_wait_read covers the store")                 \
-  X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, warning, protocol,            \
-    "A role ends while its TMA stores may still read shared memory (end with bulk_wait_read(0))")             \
+  X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, error, protocol,              \
+    "A role ends with TMA stores never committed (bulk_commit); lowering drains only committed groups at exit") \
   /* ---- resource --------------------------------------------------------------------------------- */       \
   X(resource_smem_overflow, "resource.smem-overflow", resource, error, resource,                              \
     "The shared-memory plan needs more bytes than the target allows per block")                               \

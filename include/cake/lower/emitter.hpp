@@ -22,6 +22,8 @@ struct emit_options {
   // When > 0, every mbarrier wait traps after this many nanoseconds and prints the op id: a schedule
   // that would hang becomes an error (used by tests and `cake run`).
   unsigned long long hang_timeout_ns = 0;
+  // Run the analyzer first and refuse a Program it finds errors in (the diagnostics are returned).
+  bool analyze = true;
 };
 
 // How a register tile's elements are spread over the threads of its unit, fixed by the op that writes it.

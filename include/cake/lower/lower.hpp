@@ -1,10 +1,13 @@
 #pragma once
 // lower(program) -> CUDA C++ source plus everything the runtime needs to launch it (block size,
-// dynamic smem bytes, cluster shape, parameter block layout, TMA descriptors). A schedule that cannot
-// be lowered (an op not lowered yet for its target, a missing specialized dim) gets an error naming the
-// op and its schedule line, never partial code.
+// dynamic smem bytes, cluster shape, parameter block layout, TMA descriptors). A Program the analyzer
+// finds errors in is not lowered: the diagnostics are the answer. A schedule that cannot be lowered (an
+// op not lowered yet for its target, a missing specialized dim) gets an error naming the op and its
+// schedule line, never partial code.
 #include <string>
 
+#include "../analysis/analyze.hpp"
+#include "../analysis/output.hpp"
 #include "emit_kernel.hpp"
 
 namespace cake::lower {
@@ -31,6 +34,14 @@ inline lowered_kernel lower(const program& p, const emit_options& opt = {}) {
     k.error = std::string(e.loc.file) + ":" + std::to_string(e.loc.line) + ":" + std::to_string(e.loc.column) + ": error: [" + std::string(e.rule) + "] " +
               std::string(e.message) + " (value " + std::to_string(e.value) + ")";
     return k;
+  }
+  if (opt.analyze) {
+    const auto report = analyze(p);
+    if (report.errors > 0) {
+      k.error = "the analyzer rejects kernel '" + std::string(p.kernel_name.view()) + "' (" + std::to_string(report.errors) +
+                " error(s)); it is not lowered:\n" + analysis::to_text(report);
+      return k;
+    }
   }
   kernel_emitter em(p, opt);
   std::string src = em.run();
