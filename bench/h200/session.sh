@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo proto sanitize
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -26,6 +26,7 @@ for s in "${steps[@]}"; do
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout 400 $B/bench/cake_bench_gemm --runs 200 --driver "$DRIVER" --json "$OUT/gemm.json" > "$OUT/bench.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/bench.log" | cut -c1-160 ;;
+    jit) CAKE_CACHE_DIR=/tmp/cake-jit-bench timeout 120 $B/bench/cake_bench_jit 2>&1 | tail -n 6 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"
