@@ -11,6 +11,7 @@
 #include "kernels/gemm/sm100_bf16.hpp"
 #include "kernels/gemm/sm80_bf16.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
+#include <cake/gemm.hpp>
 
 namespace {
 
@@ -102,4 +103,24 @@ TEST_CASE("barrier init counts and tx bytes in the generated code are the plan's
         std::string::npos);
   CHECK(pb.empty_arrivals == 4);  // 2 consumer warpgroups x 2 CTAs multicasting into each other
   CHECK(pb.tx_bytes == (128 * 64 + 256 * 64) * 2);
+}
+
+TEST_CASE("sm_90a GEMM family: fp8, the tile widths cake::gemm picks and the direct-store epilogue all assemble") {
+  using cake::kernels::gemm_sm90;
+  constexpr auto fp8 = gemm_sm90<cake::e4m3>();
+  const auto b = lower_and_build(fp8);
+  CHECK(has(b.art.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
+  CHECK(b.art.resources.spill_stores == 0);
+  for (int bn : {192, 176, 128}) {
+    cake::kernels::gemm_sm90_config c;
+    c.bn = bn;
+    c.stages = cake::max_gemm_stages(c, 2);
+    const auto x = lower_and_build(gemm_sm90<cake::bf16>(c));
+    CHECK(has(x.art.ptx, "m64n" + std::to_string(bn) + "k16"));
+    CHECK(x.art.resources.spill_stores == 0);
+  }
+  cake::kernels::gemm_sm90_config d;
+  d.direct_store = true;
+  const auto y = lower_and_build(gemm_sm90<cake::bf16>(d));
+  CHECK_FALSE(has(y.art.ptx, "cp.async.bulk.tensor.2d.global.shared::cta"));  // no TMA store
 }
