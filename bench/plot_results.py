@@ -45,11 +45,16 @@ def chart(data, title):
 def main():
     for path in sorted((ROOT / "bench" / "results").glob("*/*.json")):
         data = json.loads(path.read_text())
-        if not data.get("rows"):
-            continue
+        if not data.get("rows") or str(data.get("schema", "")).startswith("cake.cost"):
+            continue  # the cost model's files have their own chart (bench/cost/plot_sweep.py, below)
         out = ROOT / "docs" / "img" / f"{path.parent.name}-{path.stem}.svg"
         out.write_text(chart(data, f"{path.stem}: Cake vs peer on {data['gpu']}"))
         print("wrote", out.relative_to(ROOT))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("plot_sweep", ROOT / "bench" / "cost" / "plot_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    sweep.main()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,138 @@
+#pragma once
+// Registration of kernels in a schedule file for the `cake` command-line tool (docs/cli.md).
+//
+//   #include <cake/cake.hpp>
+//   #include "kernels/gemm/sm90_bf16.hpp"
+//
+//   CAKE_EXPORT(gemm_bf16, cake::kernels::gemm_bf16_sm90(),
+//               reference("gemm"), peer("cublas"), shape(4096, 4096, 4096), shape(129, 256, 72));
+//
+// CAKE_EXPORT(name, program, options...) evaluates `program` at compile time (a constexpr cake::program:
+// every builder check that fails is a compile error, which `cake check` reports with its rule id, line
+// and value) and registers it under `name` with its options:
+//
+//   reference("gemm")      what `cake run` checks it against: "gemm" is D[M,N] = A[M,K] * B[N,K]^T
+//                          (tensors A, B, D in that order; bf16 or e4m3 inputs, bf16 output; an e4m3
+//                          kernel takes one f32 scalar, the scale). No other reference exists yet.
+//   peer("cublas")         what `cake bench` times it against: "cublas" (bf16), "cublaslt" (e4m3).
+//   shape(M, N, K)         a problem size for run/bench/estimate (dims named M, N, K); repeatable.
+//   shape({{"M", 64}, {"N", 128}, {"K", 256}})   the same for any dim names.
+//   scalar_value("scale", 0.5)  the value of a scalar parameter (k.param) in run/bench.
+//   tolerance(1e-2)        largest relative Frobenius error `cake run` accepts.
+//
+// The option names are found inside the macro (no `cake::cli::` needed). The tool compiles the file
+// with this header already included, so a schedule file needs only <cake/cake.hpp>; include this header
+// too to compile the file on its own.
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../ir/program.hpp"
+#include "../version.hpp"
+
+namespace cake::cli {
+
+struct dim_assignment {
+  std::string name;
+  long long value = 0;
+};
+using problem_shape = std::vector<dim_assignment>;
+
+struct export_options {
+  std::string reference;  // "" = none
+  std::string peer;       // "" = none
+  std::vector<problem_shape> shapes;
+  std::vector<std::pair<std::string, double>> scalars;
+  double tolerance = 0;   // 0 = the reference's default
+};
+
+// One option, applied in order.
+struct option {
+  void (*apply)(export_options&, const option&) = nullptr;
+  std::string text;
+  problem_shape shape;
+  double number = 0;
+};
+
+inline option reference(std::string_view what) {
+  return {[](export_options& o, const option& x) { o.reference = x.text; }, std::string(what), {}, 0};
+}
+inline option peer(std::string_view who) {
+  return {[](export_options& o, const option& x) { o.peer = x.text; }, std::string(who), {}, 0};
+}
+inline option shape(long long m, long long n, long long k) {
+  return {[](export_options& o, const option& x) { o.shapes.push_back(x.shape); }, {}, {{"M", m}, {"N", n}, {"K", k}}, 0};
+}
+inline option shape(std::initializer_list<dim_assignment> dims) {
+  return {[](export_options& o, const option& x) { o.shapes.push_back(x.shape); }, {}, problem_shape(dims), 0};
+}
+inline option scalar_value(std::string_view name, double value) {
+  return {[](export_options& o, const option& x) { o.scalars.emplace_back(x.text, x.number); }, std::string(name), {}, value};
+}
+inline option tolerance(double rel_err) {
+  return {[](export_options& o, const option& x) { o.tolerance = x.number; }, {}, {}, rel_err};
+}
+
+template <class... Options>
+export_options make_options(const Options&... opts) {
+  export_options o;
+  (opts.apply(o, opts), ...);
+  return o;
+}
+
+struct exported_kernel {
+  std::string name;
+  const program* schedule = nullptr;  // static storage in the schedule's library
+  export_options options;
+  const char* file = "";
+  int line = 0;
+};
+
+struct registry {
+  std::vector<exported_kernel> kernels;
+};
+
+// One registry per schedule library (the tool compiles it with hidden visibility, so each library
+// has its own; the tool reads it through the library's cake_cli_registry_v1()).
+inline registry& the_registry() {
+  static registry r;
+  return r;
+}
+
+struct registrar {
+  registrar(std::string name, const program* p, export_options o, const char* file, int line) {
+    the_registry().kernels.push_back({std::move(name), p, std::move(o), file, line});
+  }
+};
+
+// A fingerprint of the types the tool and a schedule library exchange: a library built from other
+// headers than the tool is refused instead of being misread.
+constexpr unsigned long long abi_mix(unsigned long long h, unsigned long long v) { return (h ^ v) * 1099511628211ull; }
+constexpr unsigned long long abi_fingerprint() {
+  unsigned long long h = 1469598103934665603ull;
+  for (char c : std::string_view(CAKE_VERSION_STRING)) h = abi_mix(h, static_cast<unsigned char>(c));
+  const unsigned long long sizes[] = {sizeof(program), sizeof(op), sizeof(build_error), sizeof(src_loc), sizeof(smem_region), sizeof(role_decl),
+                                      sizeof(exported_kernel), sizeof(export_options), static_cast<unsigned long long>(op_kind_count),
+                                      static_cast<unsigned long long>(capacity::ops), static_cast<unsigned long long>(capacity::roles)};
+  for (unsigned long long v : sizes)
+    h = abi_mix(h, v);
+  return h;
+}
+
+}  // namespace cake::cli
+
+// CAKE_EXPORT(name, program_expression, options...): see the top of this file. A program expression
+// with a comma outside parentheses (a template argument list) must be wrapped in parentheses.
+#define CAKE_EXPORT(name, ...) CAKE_CLI_EXPORT_IMPL_(name, __VA_ARGS__)
+#define CAKE_CLI_EXPORT_IMPL_(name, expr, ...)                                                                                 \
+  namespace cake_export_##name {                                                                                               \
+  inline constexpr ::cake::program schedule = (expr);                                                                          \
+  inline const ::cake::cli::registrar registered{#name, &schedule,                                                            \
+                                                 [] {                                                                          \
+                                                   using namespace ::cake::cli;                                                \
+                                                   return ::cake::cli::make_options(__VA_ARGS__);                              \
+                                                 }(),                                                                          \
+                                                 __FILE__, __LINE__};                                                          \
+  }

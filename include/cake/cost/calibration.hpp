@@ -1,0 +1,71 @@
+#pragma once
+// What the cost model knows about a GPU: rates and latencies measured by bench/cost/calibrate.cpp on
+// that GPU, fitted by bench/cost/derive_calibration.py and committed with their provenance under
+// cost/calibration/. Nothing here is a datasheet number. A target without a table gets no estimate
+// (find_calibration returns nullptr and the model says so); docs/cost-model.md says how to add one.
+#include <span>
+#include <string_view>
+
+#include "../core/dtype.hpp"
+#include "../target/target.hpp"
+
+namespace cake::cost {
+
+// Time of one 128-byte K block of the calibration's MMA pattern on one SM, with every SM busy: two
+// warpgroups, each issuing the wgmma of a 64 x N tile over 128 bytes of K (4 x k16 for 16-bit inputs,
+// 4 x k32 for fp8), then commit and wait(0) -- the inner step of the sm_90a GEMM's mainloop.
+struct mma_rate {
+  dtype in = dtype::bf16;
+  int n = 0;
+  double kblock_us = 0;
+};
+
+struct calibration {
+  // Provenance.
+  std::string_view id;       // "sm_90a/h200"
+  target_id target = target_id::sm_90a;
+  std::string_view gpu, driver, cuda, date, command, raw_data;  // raw_data: the committed raw JSON files
+  // The device.
+  int sm_count = 0;
+  double l2_bytes = 0;
+  double l2_effective_bytes = 0;  // working set up to which streaming re-reads keep 90% of the L2 rate
+  int max_active_clusters_2 = 0;  // 2-CTA clusters of the GEMM that fit at once; 0 = not measured
+  // Tensor cores.
+  std::span<const mma_rate> mma;  // sorted by (dtype, n)
+  double mma_in_situ = 1.0;       // the GEMM's time per K block at BN = 256 over the microbenchmark's
+  // The TMA -> smem pipeline of one SM.
+  double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
+  double pipeline_round_trip_us = 0;  // a stage's round trip in the GEMM (free -> loaded -> consumed -> free), MMA excluded
+  double tma_latency_us = 0, tma_latency_us_per_kib = 0;  // unloaded TMA round trip of one stage (for reference)
+  double tma_latency_hbm_us = 0;                           // the same when the load misses L2
+  // Bandwidth.
+  double l2_read_gbps = 0;                 // aggregate TMA reads from L2 (issued bytes; a multicast box counts once)
+  double l2_read_microbenchmark_gbps = 0;  // what the scattered-box microbenchmark reached (for reference)
+  double hbm_read_gbps = 0, hbm_write_gbps = 0, hbm_copy_gbps = 0;
+  // Per tile and per launch.
+  double epilogue_us_per_store = 0;  // per TMA store (chunk) a warpgroup issues per tile
+  double epilogue_us_per_kib = 0;    // per KiB of the output tile
+  double launch_us = 0;              // launch, prologue, first fill and drain of a persistent GEMM
+};
+
+// Linear interpolation in a table sorted by x (clamped at the ends). `clamped` says whether x was outside.
+template <class Row, class X, class Y>
+constexpr double interpolate(std::span<const Row> rows, double x, X xof, Y yof, bool* clamped = nullptr) {
+  if (clamped) *clamped = false;
+  if (rows.empty()) return 0;
+  if (x <= xof(rows.front()) || rows.size() == 1) {
+    if (clamped) *clamped = x < xof(rows.front());
+    return yof(rows.front());
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (x <= xof(rows[i])) {
+      const double x0 = xof(rows[i - 1]), x1 = xof(rows[i]);
+      const double t = (x - x0) / (x1 - x0);
+      return yof(rows[i - 1]) + t * (yof(rows[i]) - yof(rows[i - 1]));
+    }
+  }
+  if (clamped) *clamped = true;
+  return yof(rows.back());
+}
+
+}  // namespace cake::cost

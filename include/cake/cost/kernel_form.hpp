@@ -1,0 +1,192 @@
+#pragma once
+// The cost model reads a Program as a tiled kernel: a (persistent) loop over output tiles, inside it a
+// loop over the reduce axis in which a producer role fills a pipeline with TMA loads and a consumer
+// role issues wgmma on each stage, then an epilogue that stores the tile. read_kernel_form extracts the
+// numbers the model needs from the Program and its plan (what moves per K block, from where, into which
+// stage, how much MMA work it feeds, what the epilogue writes) and says plainly when a Program is not of
+// this form, rather than estimating something it does not model.
+#include <string>
+#include <vector>
+
+#include "../ir/program.hpp"
+#include "../plan/operands.hpp"
+#include "../plan/plan.hpp"
+
+namespace cake::cost {
+
+// One TMA load issued in every K iteration.
+struct tma_stream {
+  int op = -1;
+  int tensor = -1;
+  int axis = -1;                // parallel axis (0 or 1) whose tile coordinate selects its rows; -1 = none
+  double bytes_received = 0;    // lands in this CTA's smem per K iteration (the whole box, multicast included)
+  double bytes_issued = 0;      // requested from L2 by this CTA per K iteration (its share of a multicast box)
+  bool multicast = false;
+};
+
+struct kernel_form {
+  bool ok = false;
+  std::string why;               // when !ok: what the Program lacks, in the schedule's terms
+  int tile[2] = {0, 0};          // output tile extents along the two parallel axes (BM, BN)
+  int axis_dim[2] = {-1, -1};    // program dim of each parallel axis
+  int tile_k = 0;                // reduce-axis step (elements)
+  int k_dim = -1;                // program dim of the reduce axis
+  int stages = 0;                // depth of the pipeline the K loop consumes
+  int pipeline = -1;
+  double stage_bytes = 0;        // smem bytes of one stage of that pipeline
+  // MMA work per K iteration, in units of the calibration's K block (2 warpgroups x m64 x N x 128 B).
+  dtype mma_in = dtype::bf16;
+  int mma_n = 0;
+  double mma_blocks = 0;
+  int consumer_warpgroups = 0;
+  int mma_op = -1;
+  // Memory per K iteration.
+  std::vector<tma_stream> loads;
+  double bytes_received = 0, bytes_issued = 0, bytes_issued_multicast = 0;
+  // Epilogue per output tile.
+  double out_bytes_per_tile = 0;
+  double stores_per_tile = 0;  // store instructions of the epilogue per unit (TMA stores: one per chunk)
+  bool epilogue_tma_store = false, epilogue_direct = false;
+  int out_tensor = -1;
+  // Things the model assumes about the form (reported as notes with the estimate).
+  std::vector<std::string> notes;
+};
+
+namespace detail {
+
+constexpr bool inside(const program& p, int op_id, int loop) { return loop >= 0 && p.inside(op_id, loop); }
+
+inline int loop_axis_of(const program& p, int loop) {
+  const op& o = p.ops[loop];
+  if (o.kind != op_kind::loop || o.has(flag_static_trip)) return -1;
+  return o.imm[1];
+}
+
+// The parallel axis (0 or 1) a global tile coordinate follows, -1 if it follows none.
+inline int axis_of_coord(const index_expr& e) {
+  for (int i = 0; i < e.term_count; ++i)
+    if (e.terms[i].kind == var_kind::tile_coord) return e.terms[i].ref;
+  return -1;
+}
+
+// Trip count of a static loop (for_range) enclosing op `id` inside `outer`, multiplied over nesting.
+inline long long static_trips(const program& p, int id, int outer) {
+  long long trips = 1;
+  for (int q = p.ops[id].parent; q >= 0 && q != outer; q = p.ops[q].parent)
+    if (p.ops[q].kind == op_kind::loop && p.ops[q].has(flag_static_trip)) trips *= p.ops[q].imm[1];
+  return trips;
+}
+
+}  // namespace detail
+
+inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& plan) {
+  kernel_form f;
+  auto fail = [&](std::string why) {
+    f.ok = false;
+    f.why = std::move(why);
+    return f;
+  };
+  if (!p.errors.empty()) return fail("the schedule has build errors (run cake check)");
+  // The tiling: two parallel axes and a reduce axis.
+  int parallel = 0;
+  for (int i = 0; i < p.tile.count; ++i) {
+    const auto& ax = p.tile.axes[i];
+    if (ax.kind == axis_kind::reduce) {
+      f.tile_k = ax.extent;
+      f.k_dim = ax.dim;
+    } else if (parallel < 2) {
+      f.tile[parallel] = ax.extent;
+      f.axis_dim[parallel] = ax.dim;
+      ++parallel;
+    }
+  }
+  if (parallel == 0 || f.k_dim < 0) return fail("the kernel has no tiling with a reduce axis (k.tile(m, n, k)): the cost model covers tiled kernels with a K loop");
+  if (parallel == 1) {
+    f.tile[1] = 1;
+    f.notes.push_back("one parallel axis: the second is taken as 1 tile wide");
+  }
+  // The MMA: wgmma inside a loop over the reduce axis.
+  int k_loop_consumer = -1;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind == op_kind::mma_sync || o.kind == op_kind::tcgen05_mma)
+      return fail(std::string("the kernel uses ") + std::string(to_string(o.kind)) + ": the cost model is calibrated for wgmma (sm_90a) only");
+    if (o.kind != op_kind::wgmma) continue;
+    int loop = -1;
+    for (int q = o.parent; q >= 0; q = p.ops[q].parent)
+      if (detail::loop_axis_of(p, q) >= 0 && p.tile.axes[detail::loop_axis_of(p, q)].kind == axis_kind::reduce) {
+        loop = q;
+        break;
+      }
+    if (loop < 0) return fail("op#" + std::to_string(i) + " wgmma is not inside a loop over the reduce axis (r.for_each_k)");
+    if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
+    k_loop_consumer = loop;
+    const plan::extent2 a = plan::shape_of(p, o.a), b = plan::shape_of(p, o.b);
+    const dtype in = plan::dtype_of(p, o.a);
+    const int role_wgs = p.roles[o.role].unit == role_unit::warpgroup ? p.roles[o.role].count : 1;
+    const int k_bytes = a.cols * size_bits(in) / 8;
+    const int n = p.smem[o.b.index].mj == major::k ? b.rows : b.cols;
+    // Work in calibration K blocks: (rows per warpgroup / 64) m64 blocks x warpgroups x (K bytes / 128), over 2 warpgroups.
+    const double blocks = static_cast<double>(a.rows) / 64.0 * role_wgs * (k_bytes / 128.0) / 2.0 *
+                          static_cast<double>(detail::static_trips(p, static_cast<int>(i), loop));
+    if (f.mma_op >= 0 && (n != f.mma_n || in != f.mma_in)) f.notes.push_back("several wgmma shapes: each is costed at its own N");
+    f.mma_blocks += blocks;
+    f.mma_n = n;
+    f.mma_in = in;
+    f.mma_op = static_cast<int>(i);
+    f.consumer_warpgroups = role_wgs;
+    if (p.smem[o.b.index].mj != major::k) f.notes.push_back("MN-major B operand: costed as K-major");
+  }
+  if (f.mma_op < 0) return fail("the kernel issues no wgmma: the cost model covers tensor-core mainloops");
+  if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");
+  // The pipeline the consumer waits on in its K loop, and the TMA loads that fill it.
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind == op_kind::pipeline_wait && detail::inside(p, static_cast<int>(i), k_loop_consumer)) f.pipeline = o.d.index;
+  }
+  if (f.pipeline < 0) return fail("the K loop with the wgmma waits on no pipeline (r.wait(pipeline)): the cost model follows TMA -> wgmma pipelines");
+  f.stages = p.pipelines[f.pipeline].stages;
+  f.stage_bytes = p.pipeline_stage_bytes(f.pipeline);
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind == op_kind::cp_async) return fail("cp.async loads are not calibrated (the cost model follows TMA pipelines)");
+    if (o.kind != op_kind::tma_load || o.d.kind != operand_kind::smem || p.smem[o.d.index].pipeline != f.pipeline) continue;
+    tma_stream s;
+    s.op = static_cast<int>(i);
+    s.tensor = p.tile_refs[o.a.index].tensor;
+    const auto& ref = p.tile_refs[o.a.index];
+    for (int c = 0; c < ref.rank; ++c)
+      if (int ax = detail::axis_of_coord(ref.coords[c]); ax >= 0) s.axis = ax;
+    s.bytes_received = plan::bytes_of(p, o.d);
+    const int split = plan.tma.split_of_op[i] > 0 ? plan.tma.split_of_op[i] : 1;
+    s.bytes_issued = s.bytes_received / split;
+    s.multicast = o.has(flag_multicast);
+    f.bytes_received += s.bytes_received;
+    if (s.multicast) f.bytes_issued_multicast += s.bytes_issued;
+    f.bytes_issued += s.bytes_issued;
+    f.loads.push_back(s);
+  }
+  if (f.loads.empty()) return fail("no TMA load fills pipeline '" + std::string(p.pipelines[f.pipeline].nm.view()) + "'");
+  // The epilogue: what the consumer stores per tile after its K loop.
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.role != p.ops[f.mma_op].role || detail::inside(p, static_cast<int>(i), k_loop_consumer)) continue;
+    if (o.kind == op_kind::tma_store && o.a.kind == operand_kind::smem) {
+      f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count;
+      f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));
+      f.epilogue_tma_store = true;
+      f.out_tensor = p.tile_refs[o.d.index].tensor;
+    } else if (o.kind == op_kind::store_global) {
+      f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count;
+      f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));
+      f.epilogue_direct = true;
+      f.out_tensor = p.tile_refs[o.d.index].tensor;
+    }
+  }
+  if (f.epilogue_direct) f.notes.push_back("direct-store epilogue: costed with the TMA-store epilogue's calibration");
+  if (!f.epilogue_tma_store && !f.epilogue_direct) f.notes.push_back("no epilogue store found: no epilogue cost");
+  f.ok = true;
+  return f;
+}
+
+}  // namespace cake::cost

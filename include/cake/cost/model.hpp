@@ -1,0 +1,405 @@
+#pragma once
+// The cost model: estimated time of a kernel on a calibrated target for given dim values, from the
+// Program and its plan alone. docs/cost-model.md derives every term; in short, per CTA:
+//
+//   per K block  t_k = max(mma, turnover, l2, latency)
+//                mma      = MMA work x the calibrated wgmma time for its N (x the in-situ factor)
+//                turnover = the fastest one SM's TMA pipeline turns over a stage of this many bytes
+//                l2       = bytes the concurrent CTAs request from L2 / the aggregate L2 read rate
+//                           (a multicast box is requested once per cluster)
+//                latency  = (the pipeline's round trip + mma) / stages           (Little's law)
+//   per tile     k_iterations x t_k + epilogue (per TMA store + per KiB of the tile)
+//   per launch   launch + max(tiles_per_CTA x per tile, HBM bytes / HBM bandwidth)
+//
+// tiles_per_CTA = ceil(cluster-tiles / concurrent clusters) (wave quantization of a persistent grid);
+// HBM bytes come from the tile schedule (cost/traffic.hpp). Hints re-evaluate the same formula with one
+// decision changed (stages, tile width, cluster, raster group) and report what it would gain.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "calibration.hpp"
+#include "calibrations.hpp"
+#include "kernel_form.hpp"
+#include "traffic.hpp"
+
+namespace cake::cost {
+
+struct dim_value {
+  std::string name;
+  long long value = 0;
+};
+
+struct hint {
+  std::string change;  // "stages 2 -> 4", "BN 256 -> 176", "cluster 1 -> 2", "raster group 8 -> 16", "epilogue"
+  std::string text;    // one sentence with the numbers
+  double time_us = 0;  // estimated time with the change (0: not estimated)
+};
+
+struct cost_estimate {
+  bool ok = false;
+  std::string reason;  // when !ok: why there is no estimate
+  std::string kernel, target, calibration;
+  std::vector<dim_value> dims;
+  double time_us = 0, flops = 0, tflops = 0;
+  // "tensor cores", "pipeline turnover", "L2 -> SMEM bandwidth", "TMA latency (pipeline depth)", "HBM bandwidth", "epilogue"
+  std::string bottleneck;
+  // Per K block (one CTA).
+  double mma_us = 0, turnover_us = 0, l2_us = 0, latency_us = 0, kblock_us = 0;
+  double tma_round_trip_us = 0;
+  int stages = 0;
+  // The grid.
+  int tile_m = 0, tile_n = 0, cluster = 1;
+  long long k_iterations = 0, tiles = 0, ctas = 0, tiles_per_cta = 0;
+  double waves = 0;            // tiles / CTAs (fractional)
+  double wave_efficiency = 0;  // tiles / (tiles_per_cta x CTAs)
+  double tile_fill = 0;        // useful fraction of the padded tiles' area
+  // Totals along the critical CTA.
+  double launch_us = 0, mainloop_us = 0, epilogue_us = 0, epilogue_tile_us = 0, hbm_us = 0;
+  // Traffic.
+  double hbm_read_bytes = 0, hbm_write_bytes = 0, compulsory_read_bytes = 0, l2_to_smem_bytes = 0;
+  std::vector<hint> hints;
+  std::vector<std::string> notes;
+};
+
+namespace detail {
+
+// One evaluation of the formula for a configuration (the Program's own, or one with a decision changed).
+struct eval_config {
+  program grid_program;  // its tiling and launch give the grid (plan::plan_grid)
+  int stages = 0;
+  double stage_bytes = 0;
+  dtype in = dtype::bf16;
+  int mma_n = 0;
+  double mma_blocks = 0;
+  double issued = 0, issued_multicast = 0;  // requested from L2 per K iteration per CTA (a multicast share counted once)
+  double out_bytes_per_tile = 0, stores_per_tile = 0;
+  std::vector<panel_stream> streams;       // bytes per K iteration per panel (filled in with K below)
+};
+
+struct eval_result {
+  bool ok = false;
+  std::string why;
+  plan::grid_shape g{};
+  long long concurrent_clusters = 0, tiles_per_cta = 0;
+  double mma = 0, turnover = 0, l2 = 0, latency = 0, round_trip = 0, kblock = 0, epi_tile = 0;
+  double mainloop = 0, epilogue = 0, hbm = 0, total = 0;
+  traffic tr{};
+  double l2_bytes = 0;
+  bool mma_extrapolated = false;
+};
+
+inline double mma_kblock_us(const calibration& cal, dtype in, int n, bool& extrapolated, std::vector<std::string>* notes) {
+  dtype table = dtype::bf16;
+  double factor = 1;
+  switch (in) {
+    case dtype::bf16: case dtype::f16: table = dtype::bf16; break;
+    case dtype::e4m3: case dtype::e5m2: table = dtype::e4m3; break;
+    case dtype::i8:
+      table = dtype::e4m3;
+      if (notes) notes->push_back("i8 wgmma is costed at the calibrated e4m3 rate (same K bytes per instruction)");
+      break;
+    case dtype::tf32:
+      factor = 2;
+      if (notes) notes->push_back("tf32 wgmma is costed at twice the calibrated bf16 time (half the K elements per instruction)");
+      break;
+    default: break;
+  }
+  std::vector<mma_rate> rows;
+  for (const auto& r : cal.mma)
+    if (r.in == table) rows.push_back(r);
+  bool clamped = false;
+  const double us = interpolate(std::span<const mma_rate>(rows), n, [](const mma_rate& r) { return double(r.n); },
+                                [](const mma_rate& r) { return r.kblock_us; }, &clamped);
+  if (clamped) {
+    extrapolated = true;
+    // Outside the measured N: scale the nearest point by N (the tensor cores' time is linear in N there).
+    const auto& edge = n < rows.front().n ? rows.front() : rows.back();
+    return edge.kblock_us * n / edge.n * factor;
+  }
+  return us * factor;
+}
+
+template <class DimValue>
+eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal) {
+  eval_result r;
+  const program& p = c.grid_program;
+  r.g = plan::plan_grid(p, dim, cal.sm_count);
+  const int cl = r.g.cluster;
+  long long launched = r.g.ctas / cl;
+  long long concurrent = p.launch.persistent ? launched : std::max(1, cal.sm_count / cl);
+  if (cl == 2 && cal.max_active_clusters_2 > 0) concurrent = std::min<long long>(concurrent, cal.max_active_clusters_2);
+  concurrent = std::max<long long>(1, std::min(concurrent, r.g.clusters));
+  r.concurrent_clusters = concurrent;
+  r.tiles_per_cta = (r.g.clusters + concurrent - 1) / concurrent;
+  const double ctas = static_cast<double>(concurrent * cl);
+  r.mma = mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ;
+  r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
+  r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
+  r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0;
+  const double k_it = static_cast<double>(r.g.k_iterations);
+  r.epilogue = static_cast<double>(r.tiles_per_cta) * r.epi_tile;
+  // HBM traffic from the schedule.
+  std::vector<panel_stream> streams = c.streams;
+  for (auto& s : streams) s.bytes_per_panel *= k_it;
+  // Output bytes: the tile's output bytes per element times the useful (unpadded) output area.
+  double area = 1, tile_elems = 1;
+  for (int a = 0; a < p.tile.count; ++a)
+    if (p.tile.axes[a].kind == axis_kind::parallel) {
+      area *= static_cast<double>(dim(p.tile.axes[a].dim));
+      tile_elems *= p.tile.axes[a].extent;
+    }
+  const double write_bytes = c.out_bytes_per_tile / tile_elems * area;
+  r.tr = simulate_traffic(r.g, p.launch.rast, static_cast<int>(concurrent), streams, write_bytes, cal.l2_effective_bytes);
+  r.hbm = r.tr.hbm_read_bytes / (cal.hbm_read_gbps * 1e3) + r.tr.hbm_write_bytes / (cal.hbm_write_gbps * 1e3);
+  r.l2_bytes = c.issued * k_it * static_cast<double>(r.g.tile_count);
+  r.round_trip = cal.pipeline_round_trip_us;
+  r.latency = (r.round_trip + r.mma) / std::max(1, c.stages);
+  r.kblock = std::max({r.mma, r.turnover, r.l2, r.latency});
+  r.mainloop = static_cast<double>(r.tiles_per_cta) * k_it * r.kblock;
+  r.total = cal.launch_us + std::max(r.mainloop + r.epilogue, r.hbm);
+  r.ok = true;
+  return r;
+}
+
+inline std::string fmt(double v, int digits = 1) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+}  // namespace detail
+
+// Estimate the time of `p` on its target for the given dim values (by name; every dim the tiling uses
+// needs one). `cal` defaults to the committed calibration of the Program's target.
+inline cost_estimate estimate(const program& p, const std::vector<dim_value>& dims, const calibration* cal = nullptr) {
+  cost_estimate e;
+  e.kernel = std::string(p.kernel_name.view());
+  e.target = std::string(to_string(p.target));
+  e.dims = dims;
+  if (!cal) cal = find_calibration(p.target);
+  if (!cal) {
+    e.reason = "no cost-model calibration for " + e.target + ": the model only estimates targets measured with bench/cost/calibrate (sm_90a on the H200); see docs/cost-model.md";
+    return e;
+  }
+  e.calibration = std::string(cal->id) + " (" + std::string(cal->gpu) + ", " + std::string(cal->date) + ")";
+  const auto plan = plan::make_plan(p);
+  const kernel_form f = read_kernel_form(p, plan);
+  if (!f.ok) {
+    e.reason = "not estimated: " + f.why;
+    return e;
+  }
+  e.notes = f.notes;
+  // Dim values by program dim index.
+  std::vector<long long> values(p.dims.size(), -1);
+  for (const auto& d : dims) {
+    const int i = p.find_dim(d.name);
+    if (i < 0) {
+      e.reason = "the kernel has no dim named '" + d.name + "'";
+      return e;
+    }
+    if (d.value < 1) {
+      e.reason = "dim " + d.name + " = " + std::to_string(d.value) + " (must be at least 1)";
+      return e;
+    }
+    values[static_cast<std::size_t>(i)] = d.value;
+  }
+  for (int a = 0; a < p.tile.count; ++a)
+    if (values[p.tile.axes[a].dim] < 0) {
+      e.reason = "dim " + std::string(p.dims[p.tile.axes[a].dim].nm.view()) + " has no value (give every tiled dim, e.g. M=4096,N=4096,K=4096)";
+      return e;
+    }
+  auto dim = [&](int i) { return values[static_cast<std::size_t>(i)]; };
+
+  detail::eval_config base;
+  base.grid_program = p;
+  base.stages = f.stages;
+  base.stage_bytes = f.stage_bytes;
+  base.in = f.mma_in;
+  base.mma_n = f.mma_n;
+  base.mma_blocks = f.mma_blocks;
+  base.issued = f.bytes_issued;
+  base.issued_multicast = f.bytes_issued_multicast;
+  base.out_bytes_per_tile = f.out_bytes_per_tile;
+  base.stores_per_tile = f.stores_per_tile;
+  for (const auto& l : f.loads) base.streams.push_back({l.tensor, l.axis, l.bytes_received});
+  const auto r = detail::evaluate(base, dim, *cal);
+  if (r.mma_extrapolated) e.notes.push_back("wgmma N=" + std::to_string(f.mma_n) + " is outside the calibrated range: its time is scaled from the nearest measured N");
+
+  e.ok = true;
+  e.time_us = r.total;
+  e.flops = 2.0;
+  for (int a = 0; a < p.tile.count; ++a) e.flops *= static_cast<double>(dim(p.tile.axes[a].dim));
+  e.tflops = e.flops / (e.time_us * 1e-6) / 1e12;
+  e.mma_us = r.mma;
+  e.turnover_us = r.turnover;
+  e.l2_us = r.l2;
+  e.latency_us = r.latency;
+  e.kblock_us = r.kblock;
+  e.tma_round_trip_us = r.round_trip;
+  e.stages = f.stages;
+  e.tile_m = f.tile[0];
+  e.tile_n = f.tile[1];
+  e.cluster = r.g.cluster;
+  e.k_iterations = r.g.k_iterations;
+  e.tiles = r.g.tile_count;
+  e.ctas = r.concurrent_clusters * r.g.cluster;
+  e.tiles_per_cta = r.tiles_per_cta;
+  e.waves = static_cast<double>(r.g.tile_count) / static_cast<double>(e.ctas);
+  e.wave_efficiency = static_cast<double>(r.g.tile_count) / static_cast<double>(r.tiles_per_cta * e.ctas);
+  {
+    double useful = 1, padded = 1;
+    for (int a = 0; a < p.tile.count; ++a) {
+      const auto& ax = p.tile.axes[a];
+      if (ax.kind != axis_kind::parallel) continue;
+      useful *= static_cast<double>(dim(ax.dim));
+    }
+    padded = static_cast<double>(r.g.tile_count) * f.tile[0] * f.tile[1];
+    e.tile_fill = useful / padded;
+  }
+  e.launch_us = cal->launch_us;
+  e.mainloop_us = r.mainloop;
+  e.epilogue_us = r.epilogue;
+  e.epilogue_tile_us = r.epi_tile;
+  e.hbm_us = r.hbm;
+  e.hbm_read_bytes = r.tr.hbm_read_bytes;
+  e.hbm_write_bytes = r.tr.hbm_write_bytes;
+  e.compulsory_read_bytes = r.tr.compulsory_read_bytes;
+  e.l2_to_smem_bytes = r.l2_bytes;
+  if (r.hbm > r.mainloop + r.epilogue) e.bottleneck = "HBM bandwidth";
+  else if (r.epilogue > 0.5 * (r.mainloop + r.epilogue)) e.bottleneck = "epilogue";
+  else if (r.kblock == r.mma) e.bottleneck = "tensor cores";
+  else if (r.kblock == r.turnover) e.bottleneck = "pipeline turnover";
+  else if (r.kblock == r.l2) e.bottleneck = "L2 -> SMEM bandwidth";
+  else e.bottleneck = "TMA latency (pipeline depth)";
+
+  using detail::fmt;
+  const double limit = static_cast<double>(p.arch().limits.smem_per_block_optin);
+  const double other_smem = static_cast<double>(plan.smem.total) - f.stages * f.stage_bytes;
+  const auto better = [&](double t) { return t < e.time_us * 0.99; };
+  // Deeper pipeline.
+  {
+    const int fit = static_cast<int>(std::floor((limit - other_smem) / f.stage_bytes));
+    double best = e.time_us;
+    int best_s = f.stages;
+    for (int s = f.stages + 1; s <= std::min(fit, 8); ++s) {
+      auto c = base;
+      c.stages = s;
+      c.grid_program.pipelines[f.pipeline].stages = s;
+      const double t = detail::evaluate(c, dim, *cal).total;
+      if (t < best - 1e-9) best = t, best_s = s;
+    }
+    if (best_s != f.stages && better(best))
+      e.hints.push_back({"stages " + std::to_string(f.stages) + " -> " + std::to_string(best_s),
+                         "stages " + std::to_string(f.stages) + " -> " + std::to_string(best_s) + " hides the " + fmt(r.round_trip, 2) +
+                             " us pipeline round trip (TMA load, hand-off, release) behind the wgmma of the other stages (est. " + fmt(e.time_us) + " -> " +
+                             fmt(best) + " us)",
+                         best});
+    else if (e.bottleneck == "TMA latency (pipeline depth)" && fit <= f.stages)
+      e.notes.push_back("the pipeline is latency-bound but a deeper one does not fit in shared memory (" + std::to_string(plan.smem.total) + " of " +
+                        fmt(limit, 0) + " bytes)");
+  }
+  // Another tile width along the second parallel axis (GEMM-like forms: B rows, MMA N and the output
+  // tile's columns all equal the tile's N extent).
+  int axis_n_tile = -1;
+  for (int a = 0, par = 0; a < p.tile.count; ++a)
+    if (p.tile.axes[a].kind == axis_kind::parallel && par++ == 1) axis_n_tile = a;
+  bool scalable = axis_n_tile >= 0 && f.mma_n == f.tile[1];
+  for (const auto& l : f.loads) scalable = scalable && (l.axis == 0 || l.axis == 1);
+  if (scalable) {
+    double b_stage = 0;
+    for (const auto& l : f.loads)
+      if (l.axis == 1) b_stage += l.bytes_received;
+    double best = e.time_us;
+    int best_n = f.tile[1], best_s = f.stages;
+    double best_waves = 0, best_eff = 0;
+    for (int n = 64; n <= 256; n += 16) {
+      if (n == f.tile[1]) continue;
+      const double scale = static_cast<double>(n) / f.tile[1];
+      auto c = base;
+      c.mma_n = n;
+      c.stage_bytes = f.stage_bytes + b_stage * (scale - 1);
+      c.stages = std::min(f.stages, static_cast<int>(std::floor((limit - other_smem) / c.stage_bytes)));  // one change at a time
+      if (c.stages < 2) continue;
+      c.issued = 0;
+      c.issued_multicast = 0;
+      for (std::size_t i = 0; i < f.loads.size(); ++i) {
+        const auto& l = f.loads[i];
+        const double s = l.axis == 1 ? scale : 1.0;
+        c.issued += l.bytes_issued * s;
+        if (l.multicast) c.issued_multicast += l.bytes_issued * s;
+        c.streams[i].bytes_per_panel = l.bytes_received * s;
+      }
+      c.out_bytes_per_tile = f.out_bytes_per_tile * scale;
+      c.stores_per_tile = f.stores_per_tile * scale;  // the epilogue's chunks scale with the tile width
+      c.grid_program.tile.axes[axis_n_tile].extent = n;
+      c.grid_program.pipelines[f.pipeline].stages = c.stages;
+      const auto rr = detail::evaluate(c, dim, *cal);
+      if (rr.total < best - 1e-9) {
+        best = rr.total, best_n = n, best_s = c.stages;
+        best_waves = static_cast<double>(rr.g.tile_count) / static_cast<double>(rr.concurrent_clusters * rr.g.cluster);
+        best_eff = static_cast<double>(rr.g.tile_count) / static_cast<double>(rr.tiles_per_cta * rr.concurrent_clusters * rr.g.cluster);
+      }
+    }
+    if (best_n != f.tile[1] && best < e.time_us * 0.97) {
+      std::string why = best_eff > e.wave_efficiency + 0.05
+                            ? "removes a partial wave (" + fmt(e.waves, 2) + " -> " + fmt(best_waves, 2) + " waves of " + std::to_string(e.ctas) + " CTAs)"
+                            : "fits the problem better";
+      e.hints.push_back({"BN " + std::to_string(f.tile[1]) + " -> " + std::to_string(best_n),
+                         "BN " + std::to_string(f.tile[1]) + " -> " + std::to_string(best_n) + (best_s != f.stages ? " (" + std::to_string(best_s) + " stages)" : "") +
+                             " " + why + " (est. " + fmt(e.time_us) + " -> " + fmt(best) + " us)",
+                         best});
+    }
+  }
+  // Multicast across a cluster when L2 -> SMEM traffic limits the K loop.
+  if (e.cluster == 1 && r.l2 >= 0.9 * r.mma) {
+    bool has_b = false;
+    for (const auto& l : f.loads) has_b = has_b || l.axis == 1;
+    if (has_b) {
+      auto c = base;
+      c.grid_program.launch.cluster[0] = 2;
+      c.issued = 0;
+      c.issued_multicast = 0;
+      for (const auto& l : f.loads) {
+        const double issued = l.axis == 1 ? l.bytes_issued / 2 : l.bytes_issued;
+        c.issued += issued;
+        if (l.axis == 1) c.issued_multicast += issued;
+      }
+      const double t = detail::evaluate(c, dim, *cal).total;
+      if (better(t))
+        e.hints.push_back({"cluster 1 -> 2", "cluster 1 -> 2 with the B load multicast halves B's L2 -> SMEM traffic (" + fmt(r.l2, 2) + " us per K block against " +
+                                                 fmt(r.mma, 2) + " us of wgmma; est. " + fmt(e.time_us) + " -> " + fmt(t) + " us)",
+                           t});
+    }
+  }
+  // Raster group when HBM traffic matters.
+  if (r.hbm > 0.5 * (r.mainloop + r.epilogue) && p.launch.persistent) {
+    double best = e.time_us;
+    int best_g = p.launch.rast.group;
+    for (int g : {1, 2, 4, 8, 16, 32}) {
+      if (g == p.launch.rast.group) continue;
+      auto c = base;
+      c.grid_program.launch.rast.group = g;
+      const double t = detail::evaluate(c, dim, *cal).total;
+      if (t < best - 1e-9) best = t, best_g = g;
+    }
+    if (best_g != p.launch.rast.group && better(best))
+      e.hints.push_back({"raster group " + std::to_string(p.launch.rast.group) + " -> " + std::to_string(best_g),
+                         "raster group " + std::to_string(p.launch.rast.group) + " -> " + std::to_string(best_g) + " keeps more operand panels in L2 (HBM reads " +
+                             fmt(r.tr.hbm_read_bytes / 1048576.0, 0) + " MiB, compulsory " + fmt(r.tr.compulsory_read_bytes / 1048576.0, 0) + " MiB; est. " +
+                             fmt(e.time_us) + " -> " + fmt(best) + " us)",
+                         best});
+  }
+  // The epilogue does not overlap the consumers' mainloop in this form.
+  if (r.epilogue > 0.15 * e.time_us)
+    e.hints.push_back({"epilogue", "the epilogue is " + fmt(100 * r.epilogue / e.time_us, 0) + "% of the time (" + fmt(r.epi_tile, 2) + " us per tile against " +
+                                       fmt(r.g.k_iterations * r.kblock, 2) + " us of K loop): overlap it with the next tile's mainloop (consumer warpgroups on alternate tiles) or use longer tiles",
+                       0});
+  std::sort(e.hints.begin(), e.hints.end(), [](const hint& a, const hint& b) {
+    return (a.time_us > 0 ? a.time_us : 1e300) < (b.time_us > 0 ? b.time_us : 1e300);
+  });
+  return e;
+}
+
+}  // namespace cake::cost

@@ -1,0 +1,94 @@
+// Unit tests for cake/cost/kernel_form.hpp: what the cost model reads from a Program (the mainloop's
+// MMA work, the bytes each K iteration moves, the epilogue), and the plain refusals for Programs it
+// does not model.
+#include <doctest/doctest.h>
+
+#include <cake/cost.hpp>
+
+#include "../../kernels/gemm/sm100_bf16.hpp"
+#include "../../kernels/gemm/sm80_bf16.hpp"
+#include "../../kernels/gemm/sm90_bf16.hpp"
+
+using namespace cake;
+
+namespace {
+cost::kernel_form form_of(const program& p) { return cost::read_kernel_form(p, plan::make_plan(p)); }
+}  // namespace
+
+TEST_CASE("cost form: the default sm_90a GEMM, per K iteration and per tile") {
+  const auto f = form_of(kernels::gemm_bf16_sm90());
+  REQUIRE(f.ok);
+  CHECK(f.tile[0] == 128);
+  CHECK(f.tile[1] == 256);
+  CHECK(f.tile_k == 64);
+  CHECK(f.stages == 4);
+  CHECK(f.stage_bytes == 49152);
+  CHECK(f.mma_in == dtype::bf16);
+  CHECK(f.mma_n == 256);
+  CHECK(f.consumer_warpgroups == 2);
+  CHECK(f.mma_blocks == doctest::Approx(1.0));  // 2 warpgroups x one m64 block x 128 B of K: one calibration block
+  REQUIRE(f.loads.size() == 2);
+  CHECK(f.loads[0].axis == 0);  // A follows the tile's rows
+  CHECK(f.loads[1].axis == 1);  // B follows its columns
+  CHECK(f.bytes_received == 16384 + 32768);
+  CHECK(f.bytes_issued == 16384 + 16384);  // B multicast: each CTA of the pair requests half
+  CHECK(f.bytes_issued_multicast == 16384);
+  CHECK(f.out_bytes_per_tile == 128 * 256 * 2);
+  CHECK(f.stores_per_tile == 4);  // four 64-column chunks per warpgroup
+  CHECK(f.epilogue_tma_store);
+  CHECK_FALSE(f.epilogue_direct);
+}
+
+TEST_CASE("cost form: cluster 1 requests the whole B tile; fp8 moves 128 K elements per step") {
+  kernels::gemm_sm90_config c;
+  c.cluster_m = 1;
+  const auto f1 = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(f1.ok);
+  CHECK(f1.bytes_issued == 49152);
+  CHECK(f1.bytes_issued_multicast == 0);
+  const auto f8 = form_of(kernels::gemm_sm90<e4m3>());
+  REQUIRE(f8.ok);
+  CHECK(f8.mma_in == dtype::e4m3);
+  CHECK(f8.tile_k == 128);
+  CHECK(f8.bytes_received == 49152);
+  CHECK(f8.mma_blocks == doctest::Approx(1.0));
+}
+
+TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
+  kernels::gemm_sm90_config c;
+  c.bn = 176;
+  c.stages = 5;
+  const auto f = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(f.ok);
+  CHECK(f.mma_n == 176);
+  CHECK(f.stores_per_tile == 11);  // 16-column chunks
+  c.direct_store = true;
+  const auto d = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(d.ok);
+  CHECK(d.epilogue_direct);
+  CHECK(d.out_bytes_per_tile == 128 * 176 * 2);
+  bool noted = false;
+  for (const auto& n : d.notes) noted = noted || n.find("direct-store") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("cost form: kernels outside the model are refused with the reason") {
+  const auto f80 = form_of(kernels::gemm_bf16_sm80());
+  CHECK_FALSE(f80.ok);
+  CHECK(f80.why.find("mma_sync") != std::string::npos);
+  const auto f100 = form_of(kernels::gemm_bf16_sm100());
+  CHECK_FALSE(f100.ok);
+  CHECK(f100.why.find("tcgen05") != std::string::npos);
+  // A kernel with no reduce axis.
+  constexpr program copy = [] {
+    auto k = kernel("copy").target(sm_90a);
+    auto A = k.input<bf16>("A", dims("M", "N"));
+    auto t = k.tile(128, 64);
+    auto sA = k.smem<bf16>("sA", {t.m, t.n}, swizzle::b128);
+    k.role("load", warps(1), [&](role& r) { r.for_each_tile(t, [&](auto tile) { r.tma_load(sA, A.tile(tile.m, tile.n)); }); });
+    return k.build();
+  }();
+  const auto fc = form_of(copy);
+  CHECK_FALSE(fc.ok);
+  CHECK(fc.why.find("reduce axis") != std::string::npos);
+}

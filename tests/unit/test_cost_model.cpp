@@ -1,0 +1,126 @@
+// Unit tests for cake/cost/model.hpp against the committed sm_90a/H200 calibration: the grid and wave
+// quantization, the terms of the K block, the bottleneck, the hints, and what targets without a
+// calibration get. The figures against measurements live in bench/results/h200/cost_sweep.json.
+#include <doctest/doctest.h>
+
+#include <cake/cost.hpp>
+
+#include "../../kernels/gemm/sm80_bf16.hpp"
+#include "../../kernels/gemm/sm90_bf16.hpp"
+
+using namespace cake;
+
+namespace {
+cost::cost_estimate gemm(int bn, int stages, int cluster, long long m, long long n, long long k) {
+  kernels::gemm_sm90_config c;
+  c.bn = bn;
+  c.stages = stages;
+  c.cluster_m = cluster;
+  return cost::estimate(kernels::gemm_bf16_sm90(c), {{"M", m}, {"N", n}, {"K", k}});
+}
+bool has_hint(const cost::cost_estimate& e, const std::string& change_prefix) {
+  for (const auto& h : e.hints)
+    if (h.change.rfind(change_prefix, 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("cost model: the committed calibration is the H200's and is complete") {
+  const auto* cal = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(cal != nullptr);
+  CHECK(cal->sm_count == 132);
+  CHECK_FALSE(cal->gpu.empty());
+  CHECK_FALSE(cal->date.empty());
+  CHECK_FALSE(cal->raw_data.empty());
+  CHECK(cal->mma.size() >= 10);
+  for (const auto& r : cal->mma) CHECK(r.kblock_us > 0);
+  CHECK(cal->pipeline_round_trip_us > 0);
+  CHECK(cal->stage_turnover_us > 0);
+  CHECK(cal->l2_read_gbps > 0);
+  CHECK(cal->hbm_read_gbps > 0);
+  CHECK(cal->launch_us > 0);
+  CHECK(cost::find_calibration(target_id::sm_80) == nullptr);
+  CHECK(cost::find_calibration(target_id::sm_100a) == nullptr);
+}
+
+TEST_CASE("cost model: no calibration, no estimate, and the reason says so") {
+  const auto e = cost::estimate(kernels::gemm_bf16_sm80(), {{"M", 512}, {"N", 512}, {"K", 512}});
+  CHECK_FALSE(e.ok);
+  CHECK(e.reason.find("no cost-model calibration for sm_80") != std::string::npos);
+  CHECK(cost::to_json(e).find("\"ok\":false") != std::string::npos);
+}
+
+TEST_CASE("cost model: missing or unknown dims are errors naming the dim") {
+  const auto p = kernels::gemm_bf16_sm90();
+  const auto missing = cost::estimate(p, {{"M", 4096}, {"N", 4096}});
+  CHECK_FALSE(missing.ok);
+  CHECK(missing.reason.find("dim K has no value") != std::string::npos);
+  const auto unknown = cost::estimate(p, {{"M", 64}, {"N", 64}, {"K", 64}, {"Q", 1}});
+  CHECK_FALSE(unknown.ok);
+  CHECK(unknown.reason.find("'Q'") != std::string::npos);
+}
+
+TEST_CASE("cost model: 4096^3 on the default GEMM: grid, K block, bottleneck") {
+  const auto e = gemm(256, 4, 2, 4096, 4096, 4096);
+  REQUIRE(e.ok);
+  CHECK(e.tiles == 512);
+  CHECK(e.ctas == 132);
+  CHECK(e.tiles_per_cta == 4);  // 256 cluster-tiles over 66 clusters
+  CHECK(e.k_iterations == 64);
+  CHECK(e.wave_efficiency == doctest::Approx(512.0 / (4 * 132)));
+  CHECK(e.kblock_us == doctest::Approx(e.mma_us));
+  CHECK(e.bottleneck == "tensor cores");
+  // launch + 4 tiles x (64 K blocks + epilogue), and plausible against the ~0.19 ms measured.
+  CHECK(e.time_us == doctest::Approx(e.launch_us + 4 * (64 * e.kblock_us + e.epilogue_tile_us)));
+  CHECK(e.time_us > 140);
+  CHECK(e.time_us < 240);
+  CHECK(e.tflops == doctest::Approx(2.0 * 4096 * 4096 * 4096 / (e.time_us * 1e-6) / 1e12));
+  CHECK(e.hbm_read_bytes >= e.compulsory_read_bytes);
+  CHECK(e.compulsory_read_bytes == doctest::Approx(2.0 * 4096 * 4096 * 2));
+}
+
+TEST_CASE("cost model: a shallow pipeline is latency-bound and gets a deeper-pipeline hint") {
+  const auto s2 = gemm(256, 2, 2, 4096, 4096, 4096);
+  const auto s3 = gemm(256, 3, 2, 4096, 4096, 4096);
+  const auto s4 = gemm(256, 4, 2, 4096, 4096, 4096);
+  REQUIRE((s2.ok && s3.ok && s4.ok));
+  CHECK(s2.bottleneck == "TMA latency (pipeline depth)");
+  CHECK(s2.time_us > s3.time_us);
+  CHECK(s3.time_us >= s4.time_us);
+  REQUIRE(has_hint(s2, "stages 2 -> "));
+  CHECK(s2.hints.front().text.find("round trip") != std::string::npos);
+  CHECK(s2.hints.front().time_us < s2.time_us);
+  CHECK_FALSE(has_hint(s4, "stages"));
+}
+
+TEST_CASE("cost model: wave quantization on N = 2112 and the tile-width hint") {
+  const auto wide = gemm(256, 4, 2, 4096, 2112, 7168);
+  const auto narrow = gemm(176, 5, 2, 4096, 2112, 7168);
+  REQUIRE((wide.ok && narrow.ok));
+  CHECK(wide.tiles_per_cta == 3);  // 288 tiles, 144 cluster-tiles over 66 clusters
+  CHECK(wide.wave_efficiency < 0.8);
+  CHECK(narrow.wave_efficiency > 0.95);
+  CHECK(narrow.time_us < wide.time_us * 0.8);
+  REQUIRE(has_hint(wide, "BN 256 -> "));
+  bool partial = false;
+  for (const auto& h : wide.hints) partial = partial || h.text.find("removes a partial wave") != std::string::npos;
+  CHECK(partial);
+}
+
+TEST_CASE("cost model: short K makes the epilogue count; hints are ordered by estimated time") {
+  const auto e = gemm(128, 6, 2, 16384, 16384, 256);
+  REQUIRE(e.ok);
+  CHECK(e.epilogue_us > 0.05 * e.time_us);
+  for (std::size_t i = 1; i < e.hints.size(); ++i)
+    if (e.hints[i].time_us > 0) CHECK(e.hints[i - 1].time_us <= e.hints[i].time_us);
+}
+
+TEST_CASE("cost model: text and JSON carry the estimate") {
+  const auto e = gemm(256, 4, 2, 4096, 4096, 4096);
+  const auto text = cost::to_text(e);
+  CHECK(text.find("bottleneck: tensor cores") != std::string::npos);
+  CHECK(text.find("4 tiles per CTA") != std::string::npos);
+  const auto json = cost::to_json(e);
+  for (const char* key : {"\"time_us\":", "\"bottleneck\":", "\"per_kblock_us\":", "\"grid\":", "\"traffic_bytes\":", "\"hints\":", "\"calibration\":"})
+    CHECK(json.find(key) != std::string::npos);
+}

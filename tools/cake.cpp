@@ -1,0 +1,146 @@
+// cake: the command-line harness for Cake schedules (docs/cli.md).
+//
+//   cake check    FILE [--json] [--kernel NAME]                       diagnostics: compile-time checks + analyzer
+//   cake lower    FILE [--target T] [--out DIR] [--json]              CUDA, PTX, CUBIN, ptxas report
+//   cake estimate FILE [--shape M=..,N=..,K=..]... [--json]           the cost model's estimate, bottleneck, hints
+//   cake run      FILE [--timeout S] [--hang-timeout S] [--sanitize TOOL] [--json]   correctness on the GPU
+//   cake bench    FILE [--runs N] [--timeout S] [--json]              correctness, then timing against the peer
+//
+// Every answer is text for people or, with --json, one JSON object of the schema "cake.cli/1".
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <cake/version.hpp>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+const char* usage_text =
+    "usage: cake <command> FILE [options]\n"
+    "\n"
+    "commands:\n"
+    "  check     compile FILE, report compile-time check failures and the analyzer's diagnostics\n"
+    "  lower     write the generated CUDA, PTX, CUBIN and ptxas report of every kernel (--out DIR, default cake-lower)\n"
+    "  estimate  the cost model's time, bottleneck and hints for each declared shape (or --shape M=..,N=..,K=..)\n"
+    "  run       on a GPU: check every kernel against its reference on fresh random inputs over its shapes\n"
+    "  bench     on a GPU: run, then time every kernel against its declared peer\n"
+    "\n"
+    "options:\n"
+    "  --json             one JSON object (schema cake.cli/1) instead of text\n"
+    "  --kernel NAME      only this exported kernel\n"
+    "  --target T         lower: only kernels written for T (sm_80, sm_90a, sm_100a)\n"
+    "  --out DIR          lower: where to write the files\n"
+    "  --shape S          estimate: NAME=VALUE,... (repeatable); replaces the declared shapes\n"
+    "  --runs N           bench: timed runs per side (default 50)\n"
+    "  --timeout S        run/bench: time limit of the GPU process per kernel (default 180)\n"
+    "  --hang-timeout S   run/bench: every mbarrier wait traps after S seconds (default 2)\n"
+    "  --sanitize TOOL    run/bench: under compute-sanitizer (memcheck, racecheck, synccheck)\n"
+    "  --force            run/bench: also kernels the analyzer rejects\n"
+    "  --cxx COMPILER     host compiler for the schedule file (default: $CAKE_CXX, else cake's own)\n"
+    "\n"
+    "exit codes: 0 ok, 1 the candidate failed, 2 usage error, 3 environment error, 4 no estimate, 77 no GPU\n"
+    "docs/cli.md documents the schedule file's CAKE_EXPORT form and the JSON schema.\n";
+
+int emit(const cake_cli::options& opt, const cake_cli::outcome& o, double ms) {
+  if (opt.json) {
+    std::string j = "{\"schema\":\"cake.cli/1\",\"cake\":" + cake_cli::json_string(CAKE_VERSION_STRING) + ",\"command\":" + cake_cli::json_string(opt.command) +
+                    ",\"file\":" + (opt.file.empty() ? std::string("null") : cake_cli::json_string(opt.file)) + ",\"ok\":" + (o.code == 0 ? "true" : "false") +
+                    ",\"exit_code\":" + std::to_string(o.code) + ",\"error\":" + o.error_json + o.json_fields + ",\"ms\":" + cake_cli::json_number(ms) + "}\n";
+    std::fwrite(j.data(), 1, j.size(), stdout);
+  } else {
+    std::fwrite(o.text.data(), 1, o.text.size(), o.code == cake_cli::exit_usage || o.code == cake_cli::exit_environment ? stderr : stdout);
+  }
+  return o.code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cake_cli::stopwatch clock;
+  cake_cli::options opt;
+  // The GPU child: cake __gpu run|bench LIBRARY KERNEL RESULT RUNS HANG_TIMEOUT force|checked (tools/cli/gpu.hpp).
+  if (argc >= 2 && !std::strcmp(argv[1], "__gpu")) {
+    if (argc != 9) return cake_cli::exit_usage;
+    cake_cli::gpu_options g;
+    g.bench = !std::strcmp(argv[2], "bench");
+    g.runs = std::atoi(argv[6]);
+    g.hang_timeout_s = std::atof(argv[7]);
+    g.force = !std::strcmp(argv[8], "force");
+    return cake_cli::gpu_child(argv[3], argv[4], argv[5], g);
+  }
+  cake_cli::outcome o;
+  auto usage_error = [&](const std::string& message) {
+    cake_cli::fail_usage(o, "cli.usage", message);
+    if (!opt.json) o.text += "\n" + std::string(usage_text);
+    return emit(opt, o, clock.ms());
+  };
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--json")) opt.json = true;
+  if (argc < 2) return usage_error("no command given");
+  const std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(usage_text, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("cake %s\n", CAKE_VERSION_STRING);
+    return 0;
+  }
+  opt.command = cmd;
+  if (cmd != "check" && cmd != "lower" && cmd != "estimate" && cmd != "run" && cmd != "bench") return usage_error("unknown command '" + cmd + "'");
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* what) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)what;
+      return argv[++i];
+    };
+    const char* v = nullptr;
+    if (a == "--json") continue;
+    if (a == "--force") {
+      opt.force = true;
+      continue;
+    }
+    if (a == "--kernel" || a == "--target" || a == "--out" || a == "--shape" || a == "--runs" || a == "--timeout" || a == "--hang-timeout" || a == "--cxx" ||
+        a == "--sanitize") {
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      if (a == "--kernel") opt.kernel = v;
+      else if (a == "--target") opt.target = v;
+      else if (a == "--out") opt.out_dir = v;
+      else if (a == "--shape") opt.shapes.push_back(v);
+      else if (a == "--cxx") opt.cxx = v;
+      else if (a == "--sanitize") {
+        opt.sanitizer = v;
+        if (opt.sanitizer != "memcheck" && opt.sanitizer != "racecheck" && opt.sanitizer != "synccheck" && opt.sanitizer != "initcheck")
+          return usage_error("--sanitize takes memcheck, racecheck, synccheck or initcheck, not '" + opt.sanitizer + "'");
+      } else {
+        char* end = nullptr;
+        const double d = std::strtod(v, &end);
+        if (!end || *end || d <= 0) return usage_error(a + " takes a positive number, not '" + std::string(v) + "'");
+        if (a == "--runs") opt.runs = static_cast<int>(d);
+        else if (a == "--timeout") opt.timeout_s = d;
+        else opt.hang_timeout_s = d;
+      }
+      continue;
+    }
+    if (a.rfind("--", 0) == 0) return usage_error("unknown option '" + a + "'");
+    if (!opt.file.empty()) return usage_error("one schedule file per call ('" + opt.file + "' and '" + a + "' given)");
+    opt.file = a;
+  }
+  if (opt.file.empty()) return usage_error("cake " + cmd + " needs a schedule FILE");
+  if (!opt.target.empty() && cmd != "lower") return usage_error("--target applies to cake lower");
+  if (!opt.shapes.empty() && cmd != "estimate") return usage_error("--shape applies to cake estimate (run and bench take the shapes the file declares)");
+  try {
+    if (cmd == "check") o = cake_cli::cmd_check(opt);
+    else if (cmd == "lower") o = cake_cli::cmd_lower(opt);
+    else if (cmd == "estimate") o = cake_cli::cmd_estimate(opt);
+    else o = cake_cli::cmd_gpu(opt);
+  } catch (const std::exception& e) {
+    o = {};
+    cake_cli::fail_usage(o, "cli.internal", std::string("internal error: ") + e.what(), cake_cli::exit_environment);
+  }
+  return emit(opt, o, clock.ms());
+}
