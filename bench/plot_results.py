@@ -47,6 +47,8 @@ def main():
         data = json.loads(path.read_text())
         if not data.get("rows") or str(data.get("schema", "")).startswith("cake.cost"):
             continue  # the cost model's files have their own chart (bench/cost/plot_sweep.py, below)
+        if "_run" in path.stem or "_cluster" in path.stem:
+            continue  # repeat runs and variants are data for the docs' tables, not charts of their own
         out = ROOT / "docs" / "img" / f"{path.parent.name}-{path.stem}.svg"
         out.write_text(chart(data, f"{path.stem}: Cake vs peer on {data['gpu']}"))
         print("wrote", out.relative_to(ROOT))

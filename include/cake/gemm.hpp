@@ -109,16 +109,16 @@ inline void check_args(const void* A, const void* B, void* D, long long M, long 
     if (!p || reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a non-null, 16-byte aligned device address");
 }
 
-inline void run(gemm_input in, const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
-                double scale, CUstream stream, int device) {
+inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
+                long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device) {
   const int eb = in == gemm_input::bf16 ? 2 : 1;
   check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
   const auto& dev = jit::driver::get().device(device);
   if (dev.cc_major != 9 || dev.cc_minor != 0)
     throw jit::error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
-  gemm_choice choice = choose_gemm(M, N, K, dev.sm_count, in);
-  choice.config.direct_store = N % 8 != 0 || ldd % 8 != 0;
-  const runtime_kernel& k = kernel_for(choice.config, in, device);
+  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in).config;
+  config.direct_store = config.direct_store || N % 8 != 0 || ldd % 8 != 0;
+  const runtime_kernel& k = kernel_for(config, in, device);
   const tensor_arg args[] = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
   const double scalars[] = {scale};
   k.launch(args, std::span<const double>(scalars, in == gemm_input::bf16 ? 0 : 1), stream);
@@ -128,12 +128,18 @@ inline void run(gemm_input in, const void* A, const void* B, void* D, long long 
 
 inline void gemm(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
                  CUstream stream = nullptr, int device = 0) {
-  gemm_detail::run(gemm_input::bf16, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device);
+  gemm_detail::run(gemm_input::bf16, nullptr, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device);
+}
+
+// The same with an explicit schedule configuration instead of choose_gemm's (tuning, experiments).
+inline void gemm_with(const kernels::gemm_sm90_config& config, gemm_input in, const void* A, const void* B, void* D, long long M, long long N,
+                      long long K, long long lda, long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(in, &config, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
 }
 
 inline void gemm_fp8(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
                      float scale, CUstream stream = nullptr, int device = 0) {
-  gemm_detail::run(gemm_input::e4m3, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+  gemm_detail::run(gemm_input::e4m3, nullptr, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
 }
 
 }  // namespace cake
