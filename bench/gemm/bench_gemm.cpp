@@ -36,6 +36,7 @@ struct row {
 
 int g_runs = 100;
 int g_cluster = 0;  // --cluster N: override the cluster size of the chosen schedule (0: as chosen)
+bool g_direct = false;  // --direct-store: the chosen schedule with the direct-store epilogue
 std::vector<row> g_rows;
 
 void cublas_check(cublasStatus_t s, const char* what) {
@@ -206,6 +207,7 @@ void bench_shape(benchmark::State& state, shape s, bool fp8) {
   r.config = cake::choose_gemm(s.m, s.n, s.k, cake::jit::driver::get().device(0).sm_count, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16).why;
   auto config = cake::choose_gemm(s.m, s.n, s.k, cake::jit::driver::get().device(0).sm_count, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16).config;
   if (g_cluster > 0) config.cluster_m = g_cluster, r.config += ", cluster " + std::to_string(g_cluster);
+  if (g_direct) config.direct_store = true, r.config += ", direct store";
   auto run_cake = [&](CUstream st) {
     cake::gemm_with(config, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16, o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k,
                     o.p.lda, o.p.ldb, o.p.ldd, pr.scale, st);
@@ -297,6 +299,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i], command += std::string(" ") + argv[i];
     else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i], command += std::string(" ") + argv[i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--direct-store")) g_direct = true;
     else if (!std::strcmp(argv[i], "--cluster") && i + 1 < argc) g_cluster = std::atoi(argv[++i]), command += std::string(" ") + argv[i];
     else if (!std::strcmp(argv[i], "--probe-fp8")) {
       probe_fp8();
