@@ -1,13 +1,15 @@
 #pragma once
 // The compilation targets the JIT accepts, given as data ("sm_80", "sm_90a", "sm_100a").
 // Matching is exact: "sm_90" is not "sm_90a" and nothing is substituted silently (hardware-facts §7:
-// code built for an "a" target runs only on that exact compute capability). The DSL's target_id maps
-// onto these names one to one; the JIT keeps its own small table so that it depends on no DSL header.
+// code built for an "a" target runs only on that exact compute capability). Names and compute
+// capabilities come from the target tables (target/*.hpp), the one source of those facts; this table
+// adds what only the JIT needs.
 #include <array>
 #include <string>
 #include <string_view>
 
 #include <cake/jit/error.hpp>
+#include <cake/target/targets.hpp>
 
 namespace cake::jit {
 
@@ -21,11 +23,16 @@ struct arch_info {
   bool arch_specific;        // "a" target: runs only on exactly cc_major.cc_minor
 };
 
+constexpr arch_info from_target(arch id, const target_info& t, int nvrtc_number, bool arch_specific) {
+  return {id, t.name, nvrtc_number, t.cc_major, t.cc_minor, arch_specific};
+}
 inline constexpr std::array<arch_info, 3> arch_table{{
-    {arch::sm_80, "sm_80", 80, 8, 0, false},
-    {arch::sm_90a, "sm_90a", 90, 9, 0, true},
-    {arch::sm_100a, "sm_100a", 100, 10, 0, true},
+    from_target(arch::sm_80, targets::sm80, 80, false),
+    from_target(arch::sm_90a, targets::sm90a, 90, true),
+    from_target(arch::sm_100a, targets::sm100a, 100, true),
 }};
+// jit::arch and cake::target_id name the same targets in the same order.
+static_assert(static_cast<int>(arch::sm_90a) == static_cast<int>(target_id::sm_90a) && arch_table.size() == target_count);
 
 constexpr const arch_info& info(arch a) { return arch_table[static_cast<int>(a)]; }
 constexpr std::string_view to_string(arch a) { return info(a).name; }
