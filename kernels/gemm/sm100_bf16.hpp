@@ -17,29 +17,30 @@ struct gemm_sm100_config {
 
 constexpr program gemm_bf16_sm100(gemm_sm100_config c = {}) {
   auto k = kernel("gemm_bf16_sm100").target(sm_100a).persistent(raster::along_m(c.raster_group));
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = k.input<bf16>("B", dims("N", "K"));
-  auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(c.bm, c.bn, c.bk);
-  const int chunks = t.n / c.drain_cols;
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto tiles_mn = k.parallel(tiles(M, c.bm), tiles(N, c.bn));
+  const int chunks = c.bn / c.drain_cols;
 
-  auto sA = k.smem<bf16>("sA", {t.m, t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {t.n, t.k}, swizzle::b128);
-  auto tacc = k.tmem("acc", columns(t.n));  // 128 lanes (rows) x N f32 columns
+  auto sA = k.smem<bf16>("sA", {c.bm, c.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {c.bn, c.bk}, swizzle::b128);
+  auto tacc = k.tmem("acc", columns(c.bn));  // 128 lanes (rows) x N f32 columns
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto accp = k.pipeline("accp", stages(1)).carries(tacc);
 
   // Declared first, so that its warps are 0..3: tcgen05.ld lets warp w reach TMEM lanes 32*(w%4)..+31
   // only, and roles are laid out in declaration order (warps 2..5 would each miss their lanes).
   k.role("epilogue", warpgroups(1), [&](role& r) {
-    auto frag = r.fragment<f32>("frag", {t.m, c.drain_cols});  // warp w holds lanes 32w..32w+31
-    r.for_each_tile(t, [&](auto tile) {
+    auto frag = r.fragment<f32>("frag", {c.bm, c.drain_cols});  // warp w holds lanes 32w..32w+31
+    r.for_each(tiles_mn, [&](auto m, auto n) {
       auto a = r.wait(accp);
       r.tcgen05_fence_after();
       r.for_range(chunks, [&](auto ch) {
         r.tmem_load(frag, a[tacc].cols(ch, chunks));
         auto out = r.convert<bf16>(frag);
-        r.store(D.tile(tile.m, tile.n * chunks + ch), out);
+        r.store(D.tile(m, n * chunks + ch), out);
       });
       r.tcgen05_fence_before();
       r.release(accp, a);
@@ -47,21 +48,21 @@ constexpr program gemm_bf16_sm100(gemm_sm100_config c = {}) {
   });
 
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(tiles_mn, [&](auto m, auto n) {
+      r.loop(tiles(K, c.bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], B.tile(tile.n, kt));
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], B.tile(n, kt));
       });
     });
   });
 
   k.role("mma", warps(1), [&](role& r) {
     r.tmem_alloc(tacc);
-    r.for_each_tile(t, [&](auto) {
+    r.for_each(tiles_mn, [&](auto, auto) {
       auto a = r.acquire(accp);  // the epilogue has drained the accumulator
       r.tcgen05_fence_after();
-      r.for_each_k(t, [&](auto kt) {
+      r.loop(tiles(K, c.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(a[tacc], s[sA], s[sB]).overwrite_on_first(kt);

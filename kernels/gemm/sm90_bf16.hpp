@@ -23,35 +23,37 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   constexpr bool fp8 = is_float8(In::value);
   auto k = kernel(fp8 ? "gemm_e4m3_sm90" : "gemm_bf16_sm90").target(sm_90a).cluster(c.cluster_m, 1);
   k.persistent(raster::along_m(c.raster_group));
-  auto A = k.input<In>("A", dims("M", "K"));
-  auto B = k.input<In>("B", dims("N", "K"));
-  auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(c.bm, c.bn, 128 / size_bytes(In::value));  // K step: one 128-byte swizzle span
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<In>("A", dims(M, K));
+  auto B = k.input<In>("B", dims(N, K));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto tiles_mn = k.parallel(tiles(M, c.bm), tiles(N, c.bn));
+  const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span
   // The epilogue stores chunks of the widest column count (64, 32, 16) that divides BN, each one swizzle span.
   const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
-  const int chunks = t.n / chunk;
+  const int chunks = c.bn / chunk;
 
-  auto sA = k.smem<In>("sA", {t.m, t.k}, swizzle::b128);
-  auto sB = k.smem<In>("sB", {t.n, t.k}, swizzle::b128);
-  auto sD = k.smem<bf16>("sD", {t.m, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(c.direct_store ? 1 : 2));
+  auto sA = k.smem<In>("sA", {c.bm, bk}, swizzle::b128);
+  auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
+  auto sD = k.smem<bf16>("sD", {c.bm, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(c.direct_store ? 1 : 2));
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
 
   k.role("producer", warpgroups(1), regs(c.producer_regs), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(tiles_mn, [&](auto m, auto n) {
+      r.loop(tiles(K, bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        auto b = r.tma_load(s[sB], B.tile(tile.n, kt));
+        r.tma_load(s[sA], A.tile(m, kt));
+        auto b = r.tma_load(s[sB], B.tile(n, kt));
         if (c.cluster_m > 1) b.multicast();
       });
     });
   });
 
   k.role("consumer", warpgroups(2), regs(c.consumer_regs), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {t.m / 2, t.n});
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {c.bm / 2, c.bn});
+    r.for_each(tiles_mn, [&](auto m, auto n) {
+      r.loop(tiles(K, bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
@@ -62,7 +64,7 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
       if constexpr (fp8) r.scale(acc, k.template param<f32>("scale"));
       auto out = r.convert<bf16>(acc);
       if (c.direct_store) {
-        r.store(D.tile(tile.m * 2 + r.warpgroup(), tile.n), out);
+        r.store(D.tile(m * 2 + r.warpgroup(), n), out);
         return;
       }
       r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
@@ -73,7 +75,7 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         r.stmatrix(buf, out.cols(ch, chunks));
         r.fence_proxy_async();
         r.sync(epi);
-        r.tma_store(D.tile(tile.m * 2 + r.warpgroup(), tile.n * chunks + ch), buf);
+        r.tma_store(D.tile(m * 2 + r.warpgroup(), n * chunks + ch), buf);
         r.bulk_commit();
       });
     });

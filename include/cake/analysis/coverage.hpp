@@ -46,9 +46,10 @@ constexpr void check_coverage(context& c) {
                  "ordering against the previous and next kernel (griddepcontrol) is not modelled");
   if (c.out.protocol_runs > 0 && has_dynamic_loop(p)) {
     fixed_text<232> t;
-    t << "protocol: loops over the reduce axis ran " << c.out.k_trips << (c.opt.single_trip_run && c.out.k_trips != 1 ? " and 1 trips" : " trips");
-    if (p.launch.persistent) t << ", the persistent tile loop " << c.out.tiles << " tiles";
-    t << "; other trip counts are assumed to behave alike";
+    t << "protocol: dims were given " << c.out.k_trips << (c.opt.single_trip_run && c.out.k_trips != 1 ? " and 1 blocks" : " blocks")
+      << " (loops over tiles(dim, b) ran that many trips, bounds evaluated per tile)";
+    if (p.launch.persistent) t << ", the persistent walk " << c.out.tiles << " points along axis 0";
+    t << "; other extents are assumed to behave alike";
     add_coverage(c, rule_id::count_, -1, p.loc, t.view());
   }
 }

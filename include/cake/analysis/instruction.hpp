@@ -12,16 +12,17 @@ struct mma_dims {
   int b_n = 0, b_k = 0;
 };
 
-constexpr mma_dims mma_dims_of(const program& p, const op& o) {
+constexpr mma_dims mma_dims_of(const program& p, const plan::kernel_plan& plan, int op_id) {
+  const op& o = p.ops[op_id];
   mma_dims m;
   const auto acc = plan::shape_of(p, o.d);
   m.acc_rows = acc.rows, m.acc_cols = acc.cols;
   const auto a = plan::shape_of(p, o.a);
-  const bool a_mn = o.a.kind == operand_kind::smem && p.smem[o.a.index].mj == major::mn;
+  const bool a_mn = o.a.kind == operand_kind::smem && plan::operand_major(plan.dims, op_id, 0) == major::mn;
   m.a_m = a_mn ? a.cols : a.rows;
   m.a_k = a_mn ? a.rows : a.cols;
   const auto b = plan::shape_of(p, o.b);
-  const bool b_mn = o.b.kind == operand_kind::smem && p.smem[o.b.index].mj == major::mn;
+  const bool b_mn = o.b.kind == operand_kind::smem && plan::operand_major(plan.dims, op_id, 1) == major::mn;
   m.b_n = b_mn ? b.cols : b.rows;
   m.b_k = b_mn ? b.rows : b.cols;
   return m;
@@ -84,7 +85,7 @@ constexpr void check_mma(context& c) {
     if (!is_mma(o.kind)) continue;
     const int id = static_cast<int>(i);
     const auto& role = p.roles[o.role];
-    const mma_dims m = mma_dims_of(p, o);
+    const mma_dims m = mma_dims_of(p, c.plan, id);
     const dtype adt = plan::dtype_of(p, o.a), bdt = plan::dtype_of(p, o.b);
     if (adt != bdt)
       if (diagnostic* d = emit_op(c, rule_id::instruction_mma_dtype_mismatch, id)) {
@@ -104,7 +105,7 @@ constexpr void check_mma(context& c) {
           d->num("m", m.acc_rows).num("n", m.acc_cols);
         }
       for (const operand* x : {&o.a, &o.b})
-        if (x->kind == operand_kind::smem && p.smem[x->index].mj == major::mn && !is_16bit_float(p.smem[x->index].dt))
+        if (x->kind == operand_kind::smem && plan::operand_major(c.plan.dims, id, x == &o.a ? 0 : 1) == major::mn && !is_16bit_float(p.smem[x->index].dt))
           if (diagnostic* d = emit_op(c, rule_id::instruction_wgmma_major, id)) {
             d->message << "'" << p.smem[x->index].nm.view() << "' is " << to_string(p.smem[x->index].dt)
                        << " and mn-major; wgmma transposes only f16/bf16 operands";

@@ -46,7 +46,14 @@ constexpr int step(machine& m, int u) {
   if (o.kind == op_kind::tile_loop || o.kind == op_kind::loop) {
     int trips = 1;
     if (o.kind == op_kind::tile_loop) trips = p.launch.persistent ? m.tiles : 1;
-    else trips = o.has(flag_static_trip) ? o.imm[1] : m.k_trips;
+    else if (o.has(flag_static_trip)) trips = o.imm[1];
+    else {
+      // Dynamic bounds are evaluated with the unit's indices (a causal loop runs tile + 1 trips).
+      const long long t = p.bound_of(s.pc) ? m.trips_of(u, *p.bound_of(s.pc)) : m.k_trips;
+      constexpr long long cap = 64;
+      if (t > cap) add_coverage(m.c, rule_id::count_, s.pc, o.loc, "protocol: a loop whose bounds evaluate past 64 trips is run for 64");
+      trips = static_cast<int>(t > cap ? cap : t);
+    }
     if (trips <= 0 || s.depth == max_depth) {
       if (s.depth == max_depth) add_coverage(m.c, rule_id::count_, s.pc, o.loc, "protocol: loops nested deeper than 8 are skipped");
       s.pc = o.end;

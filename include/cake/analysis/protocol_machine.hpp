@@ -213,15 +213,36 @@ struct machine {
     const unit_state& s = units[u];
     const bool wg = p.roles[s.role].unit == role_unit::warpgroup;
     switch (t.kind) {
-      case var_kind::tile_coord: return t.ref == 0 && s.tile_iter > 0 ? s.tile_iter : 0;
+      case var_kind::tile_coord: return t.ref == 0 && s.tile_iter > 0 ? s.tile_iter : 0;  // the walk runs along axis 0
+      case var_kind::dim: return t.ref < p.dims.size() ? dim_value(t.ref) : 0;
       case var_kind::loop:
         for (int d = s.depth - 1; d >= 0; --d)
           if (s.stack[d].op == t.ref) return s.stack[d].iter;
         return 0;
       case var_kind::warpgroup: return wg ? s.index : s.index / 4;
       case var_kind::warp: return wg ? 4 * s.index : s.index;
-      default: return 0;  // cluster_rank: the executor models CTA rank 0 (coverage note)
+      default: return 0;  // cluster_rank, cta: the executor models CTA rank 0 of CTA 0 (coverage note)
     }
+  }
+  // The extent the executor gives a dim: k_trips blocks of the largest block any loop or axis cuts it
+  // into, so that a loop over tiles(dim, that block) runs k_trips times (1 in the single-trip run).
+  constexpr long long dim_value(int d) const {
+    long long block = 1;
+    for (const auto& b : p.loops)
+      if (b.block > 0 && b.dim == d && b.block > block) block = b.block;
+    for (int a = 0; a < p.space.count; ++a)
+      if (p.space.axes[a].kind == axis_kind::tiles && p.space.axes[a].dim == d && p.space.axes[a].extent > block) block = p.space.axes[a].extent;
+    return k_trips * block;
+  }
+  // Trips of a dynamic loop for unit u at the loop's start: ceil((min(hi, hi2) - lo) / step), at least 0.
+  constexpr long long trips_of(int u, const loop_bound& b) const {
+    long long hi = eval(u, b.hi);
+    if (b.has_hi2) {
+      const long long h2 = eval(u, b.hi2);
+      if (h2 < hi) hi = h2;
+    }
+    const long long n = hi - eval(u, b.lo);
+    return n <= 0 ? 0 : (n + b.step - 1) / b.step;
   }
   constexpr long long eval(int u, const index_expr& e) const {
     return e.eval([&](const index_term& t) { return var_value(u, t); });

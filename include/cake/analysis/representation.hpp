@@ -55,32 +55,42 @@ constexpr void check_regions(context& c) {
   }
 }
 
-// Region major-ness vs the tensor that fills it: the region's columns hold the tensor's last
-// (contiguous) dim; for an MMA operand that dim must be K exactly when the region says k-major.
+// What each MMA contracts and the major-ness of its operands (plan/dims.hpp): the contracted dim must be
+// one both operands hold, unambiguously, and a major-ness declared on a region must agree with it.
 constexpr void check_major(context& c) {
   const program& p = c.p;
-  const int red = p.reduce_axis();
-  if (red < 0) return;
-  const int kdim = p.tile.axes[red].dim;
-  for (std::size_t i = 0; i < p.smem.size(); ++i) {
-    bool operand = false;
-    for (const auto& o : p.ops)
-      if (is_mma(o.kind) && ((o.a.kind == operand_kind::smem && o.a.index == i) || (o.b.kind == operand_kind::smem && o.b.index == i))) operand = true;
-    if (!operand) continue;
-    const auto src = detail::filled_from(p, static_cast<int>(i));
-    if (src.op < 0) continue;
-    const auto& t = p.tensors[src.tensor];
-    if (t.rank < 1) continue;
-    const int last = t.dims[t.rank - 1];
-    const major wants = last == kdim ? major::k : major::mn;
-    const auto& r = p.smem[i];
-    if (wants == r.mj) continue;
-    if (diagnostic* d = emit_op(c, rule_id::representation_major_mismatch, src.op)) {
-      d->message << "'" << r.nm.view() << "' is declared " << to_string(r.mj) << ", but this copy puts " << t.nm.view() << "'s contiguous dim "
-                 << p.dims[last].nm.view() << " in its columns, which makes it " << to_string(wants);
-      d->add_note(r.loc) << "'" << r.nm.view() << "' declared " << to_string(r.mj) << " here";
-      d->add_note(t.loc) << "tensor " << t.nm.view() << " is row-major with " << p.dims[last].nm.view() << " contiguous";
-      d->help << "declare '" << r.nm.view() << "' with major::" << (wants == major::k ? "k" : "mn");
+  const auto& D = c.plan.dims;
+  auto dim_name = [&](std::uint8_t d) { return d < p.dims.size() ? p.dims[d].nm.view() : std::string_view("?"); };
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (!is_mma(o.kind)) continue;
+    const int id = static_cast<int>(i);
+    const plan::contraction& m = D.mma[i];
+    const plan::dim_pair a = plan::detail::operand_dims(p, D, o.a), b = plan::detail::operand_dims(p, D, o.b);
+    if (m.status == plan::contraction_status::ambiguous || m.status == plan::contraction_status::none_shared ||
+        m.status == plan::contraction_status::not_in_operand) {
+      if (diagnostic* d = emit_op(c, rule_id::representation_mma_reduce_dim, id)) {
+        d->message << "A holds (" << dim_name(a.rows) << ", " << dim_name(a.cols) << "), B holds (" << dim_name(b.rows) << ", " << dim_name(b.cols) << "): ";
+        if (m.status == plan::contraction_status::ambiguous) d->message << "they share both dims, so the contracted one is ambiguous";
+        else if (m.status == plan::contraction_status::none_shared) d->message << "they share no dim, so nothing can be contracted";
+        else d->message << "over(" << dim_name(m.reduce) << ") names a dim " << (m.missing_in == 0 ? "A" : "B") << " does not hold";
+        d->help << "name the contracted dim with .over(dim), and copy each operand from a tensor tile that holds it";
+      }
+      continue;
+    }
+    for (int w = 0; w < 2; ++w) {
+      const operand& x = w == 0 ? o.a : o.b;
+      if (x.kind != operand_kind::smem) continue;
+      const auto& r = p.smem[x.index];
+      const major derived = plan::operand_major(D, id, w);
+      if (!r.mj_declared || r.mj == derived || m.status != plan::contraction_status::ok) continue;
+      if (diagnostic* d = emit_op(c, rule_id::representation_major_mismatch, id)) {
+        const plan::dim_pair rd = D.smem[x.index];
+        d->message << "'" << r.nm.view() << "' is declared " << to_string(r.mj) << ", but it holds (" << dim_name(rd.rows) << ", " << dim_name(rd.cols)
+                   << ") and this MMA contracts " << dim_name(m.reduce) << ", which makes it " << to_string(derived);
+        d->add_note(r.loc) << "'" << r.nm.view() << "' declared " << to_string(r.mj) << " here";
+        d->help << "drop major::" << (r.mj == major::k ? "k" : "mn") << " from '" << r.nm.view() << "' (Cake derives it), or copy the other dim into its columns";
+      }
     }
   }
 }
@@ -91,7 +101,7 @@ constexpr void check_mma_operands(context& c) {
     const op& o = p.ops[i];
     if (!is_mma(o.kind)) continue;
     const int id = static_cast<int>(i);
-    const mma_dims m = mma_dims_of(p, o);
+    const mma_dims m = mma_dims_of(p, c.plan, id);
     const int want_m = m.acc_rows, want_n = m.acc_cols;
     if (m.a_m != want_m || m.b_n != want_n || m.a_k != m.b_k)
       if (diagnostic* d = emit_op(c, rule_id::representation_mma_operand_shape, id)) {

@@ -165,7 +165,9 @@ constexpr std::string_view to_string(pass_id p) {
   X(representation_swizzle_atom, "representation.swizzle-atom", representation, error, representation,       \
     "An MMA operand in a swizzled region whose row does not fill the swizzle atom exactly")                   \
   X(representation_major_mismatch, "representation.major-mismatch", representation, error, representation,   \
-    "A region's major-ness disagrees with the tensor dim its copies put in the contiguous columns")            \
+    "A major-ness declared on a region disagrees with the one derived from the dim an MMA contracts")          \
+  X(representation_mma_reduce_dim, "representation.mma-reduce-dim", representation, error, representation,   \
+    "An MMA whose contracted dim is ambiguous, absent from an operand, or shared by neither (write .over(dim))") \
   X(representation_mma_operand_shape, "representation.mma-operand-shape", representation, error, representation, \
     "MMA operands disagree on M, N or K (A rows = accumulator rows, B rows = N, equal K extents)")             \
   X(representation_tma_box, "representation.tma-box", representation, error, representation,                 \
@@ -185,8 +187,12 @@ constexpr std::string_view to_string(pass_id p) {
   /* ---- ir: the builder could not record the schedule as written --------------------------------- */      \
   X(ir_name_too_long, "ir.name-too-long", ir, error, builder, "A name longer than 31 characters")             \
   X(ir_capacity, "ir.capacity", ir, error, builder, "More items of one kind than a Program holds")            \
-  X(ir_tile_dims, "ir.tile-dims", ir, error, builder, "tile(m, n, k) without tensors over dims M, N and K")    \
-  X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "A tile extent that is not positive")               \
+  X(ir_unknown_dim, "ir.unknown-dim", ir, error, builder, "An axis, loop or over() names a dim label no tensor or k.dim declares") \
+  X(ir_space_axes, "ir.space-axes", ir, error, builder, "k.parallel(...) with more than 5 axes, or an argument that is not an axis") \
+  X(ir_space_redeclared, "ir.space-redeclared", ir, error, builder, "k.parallel(...) called twice: a kernel has one parallel iteration space") \
+  X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "An axis block size or slice count that is not positive") \
+  X(ir_loop_bound, "ir.loop-bound", ir, error, builder, "A loop bound that is min() of more than two, a step outside 1..32767, or depends on an element's row/column") \
+  X(ir_tile_rows, "ir.tile-rows", ir, error, builder, "tensor.tile(...).rows_at(pos) with pos at or after the tensor's last dim") \
   X(ir_smem_shape, "ir.smem-shape", ir, error, builder, "An smem tile without positive rows and columns")     \
   X(ir_stages, "ir.stages", ir, error, builder, "Stages or copies outside 1..16 (pipelines) or 1..32 (copies)") \
   X(ir_barrier_array, "ir.barrier-array", ir, error, builder, "An mbarrier array size outside 1..32")         \
@@ -201,8 +207,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_slot_region, "ir.slot-region", ir, error, builder, "slot[region] with a region its pipeline does not carry") \
   X(ir_slot_pipeline, "ir.slot-pipeline", ir, error, builder, "release/commit of a slot from another pipeline") \
   X(ir_overwrite_first, "ir.overwrite-first", ir, error, builder, "overwrite_on_first given something other than a loop variable") \
-  X(ir_no_tiling, "ir.no-tiling", ir, error, builder, "for_each_tile without k.tile(...)")                    \
-  X(ir_no_reduce_axis, "ir.no-reduce-axis", ir, error, builder, "for_each_k without a reduce axis")           \
+  X(ir_no_space, "ir.no-space", ir, error, builder, "r.for_each(...) without k.parallel(...)")              \
   X(ir_trip_count, "ir.trip-count", ir, error, builder, "for_range with a count outside 1..1024")             \
   X(ir_wait_count, "ir.wait-count", ir, error, builder, "A wait_group count outside 0..7")                    \
   X(ir_tile_rank, "ir.tile-rank", ir, error, builder, "tensor.tile(...) with a coordinate count other than the tensor's rank") \

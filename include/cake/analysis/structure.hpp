@@ -32,6 +32,19 @@ constexpr bool operand_ok(const program& p, const operand& o) {
   return false;
 }
 
+// An index expression every reader can evaluate: valid, no division by zero, variables inside their tables.
+constexpr bool expr_ok(const program& p, const index_expr& e) {
+  bool ok = e.valid && e.div != 0 && e.mod >= 0 && e.term_count <= index_expr::max_terms;
+  for (int t = 0; t < e.term_count && ok; ++t) {
+    const index_term& v = e.terms[t];
+    ok = v.div != 0 && v.mod >= 0;
+    if (v.kind == var_kind::dim) ok = ok && v.ref < p.dims.size();
+    if (v.kind == var_kind::tile_coord) ok = ok && v.ref < iteration_space::max_axes;
+    if (v.kind == var_kind::loop) ok = ok && v.ref < p.ops.size() && p.ops[v.ref].kind == op_kind::loop;
+  }
+  return ok;
+}
+
 constexpr malformed find_malformed(const program& p) {
   for (const auto& r : p.smem)
     if (r.stages < 1 || r.rows < 1 || r.cols < 1 || (r.pipeline != no_index && r.pipeline >= p.pipelines.size())) return {-1, "an smem region's shape, stages or pipeline", 0};
@@ -48,9 +61,11 @@ constexpr malformed find_malformed(const program& p) {
     if (r.count < 1) return {-1, "a role's unit count", r.count};
   for (const auto& g : p.regs)
     if (g.role >= p.roles.size()) return {-1, "a register tile's role", g.role};
-  for (int i = 0; i < p.tile.count && i < 4; ++i)
-    if (p.tile.axes[i].dim >= p.dims.size() || p.tile.axes[i].extent < 1) return {-1, "a tiling axis", i};
-  if (p.tile.count < 0 || p.tile.count > 4) return {-1, "the tiling's axis count", p.tile.count};
+  if (p.space.count < 0 || p.space.count > iteration_space::max_axes) return {-1, "the parallel space's axis count", p.space.count};
+  for (int i = 0; i < p.space.count; ++i) {
+    const auto& ax = p.space.axes[i];
+    if ((ax.kind != axis_kind::split && ax.dim >= p.dims.size()) || ax.extent < 1) return {-1, "a parallel axis", i};
+  }
   for (const auto& t : p.tensors)
     for (int d = 0; d < t.rank && d < dim_list::max_rank; ++d)
       if (t.dims[d] >= p.dims.size()) return {-1, "a tensor's dim", d};
@@ -65,7 +80,13 @@ constexpr malformed find_malformed(const program& p) {
       if ((par.kind != op_kind::loop && par.kind != op_kind::tile_loop) || par.end <= i || par.role != o.role) return {i, "the op's enclosing loop", o.parent};
     }
     if ((o.kind == op_kind::loop || o.kind == op_kind::tile_loop) && (o.end <= i || o.end > n)) return {i, "the loop's end", o.end};
-    if (o.kind == op_kind::loop && !o.has(flag_static_trip) && (o.imm[1] < 0 || o.imm[1] >= p.tile.count)) return {i, "the loop's tiling axis", o.imm[1]};
+    if (o.kind == op_kind::loop && !o.has(flag_static_trip)) {
+      if (!p.bound_of(i)) return {i, "the loop's bounds", o.imm[1]};
+      const loop_bound& b = *p.bound_of(i);
+      if (b.step < 1) return {i, "the loop's step", b.step};
+      for (const index_expr* e : {&b.lo, &b.hi, &b.hi2})
+        if (!expr_ok(p, *e)) return {i, "a loop bound", 0, rule_id::ir_index_expr};
+    }
     for (const operand* x : {&o.d, &o.a, &o.b}) {
       if (!operand_ok(p, *x)) return {i, "an operand's resource index", x->index};
       if (x->sel == stage_sel::slot) {
@@ -74,11 +95,8 @@ constexpr malformed find_malformed(const program& p) {
         if (k != op_kind::pipeline_acquire && k != op_kind::pipeline_wait) return {i, "a slot's op", x->slot_op};
       }
       if (x->part != part_axis::none && x->parts < 1) return {i, "an operand's part count", x->parts};
-      for (const index_expr* e : {&x->stage, &x->part_index}) {
-        bool ok = e->valid && e->div != 0 && e->mod >= 0 && e->term_count <= index_expr::max_terms;
-        for (int t = 0; t < e->term_count && ok; ++t) ok = e->terms[t].div != 0 && e->terms[t].mod >= 0;
-        if (!ok) return {i, "a stage or part index expression", 0, rule_id::ir_index_expr};
-      }
+      for (const index_expr* e : {&x->stage, &x->part_index})
+        if (!expr_ok(p, *e)) return {i, "a stage or part index expression", 0, rule_id::ir_index_expr};
     }
     const bool pipe_op = o.kind == op_kind::pipeline_acquire || o.kind == op_kind::pipeline_wait || o.kind == op_kind::pipeline_release ||
                          o.kind == op_kind::pipeline_commit;

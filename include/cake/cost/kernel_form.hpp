@@ -56,10 +56,10 @@ namespace detail {
 
 constexpr bool inside(const program& p, int op_id, int loop) { return loop >= 0 && p.inside(op_id, loop); }
 
-inline int loop_axis_of(const program& p, int loop) {
-  const op& o = p.ops[loop];
-  if (o.kind != op_kind::loop || o.has(flag_static_trip)) return -1;
-  return o.imm[1];
+// The dim a dynamic loop walks in blocks (r.loop(tiles(K, 64), ...)), -1 if it is not written that way.
+inline int loop_dim_of(const program& p, int loop) {
+  const loop_bound* b = p.bound_of(loop);
+  return b && b->block > 0 && !b->has_hi2 ? b->dim : -1;
 }
 
 // The parallel axis (0 or 1) a global tile coordinate follows, -1 if it follows none.
@@ -87,20 +87,16 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     return f;
   };
   if (!p.errors.empty()) return fail("the schedule has build errors (run cake check)");
-  // The tiling: two parallel axes and a reduce axis.
+  // The parallel space: two tiles(...) axes.
   int parallel = 0;
-  for (int i = 0; i < p.tile.count; ++i) {
-    const auto& ax = p.tile.axes[i];
-    if (ax.kind == axis_kind::reduce) {
-      f.tile_k = ax.extent;
-      f.k_dim = ax.dim;
-    } else if (parallel < 2) {
-      f.tile[parallel] = ax.extent;
-      f.axis_dim[parallel] = ax.dim;
-      ++parallel;
-    }
+  for (int i = 0; i < p.space.count; ++i) {
+    const auto& ax = p.space.axes[i];
+    if (ax.kind != axis_kind::tiles || i >= 2) return fail("the parallel space is not two tiles(dim, block) axes: the cost model covers tiled GEMM-like kernels");
+    f.tile[parallel] = ax.extent;
+    f.axis_dim[parallel] = ax.dim;
+    ++parallel;
   }
-  if (parallel == 0 || f.k_dim < 0) return fail("the kernel has no tiling with a reduce axis (k.tile(m, n, k)): the cost model covers tiled kernels with a K loop");
+  if (parallel == 0) return fail("the kernel has no parallel space of tiles (k.parallel(tiles(M, bm), tiles(N, bn))): the cost model covers tiled kernels");
   if (parallel == 1) {
     f.tile[1] = 1;
     f.notes.push_back("one parallel axis: the second is taken as 1 tile wide");
@@ -114,18 +110,21 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     if (o.kind != op_kind::wgmma) continue;
     int loop = -1;
     for (int q = o.parent; q >= 0; q = p.ops[q].parent)
-      if (detail::loop_axis_of(p, q) >= 0 && p.tile.axes[detail::loop_axis_of(p, q)].kind == axis_kind::reduce) {
+      if (detail::loop_dim_of(p, q) >= 0) {
         loop = q;
         break;
       }
-    if (loop < 0) return fail("op#" + std::to_string(i) + " wgmma is not inside a loop over the reduce axis (r.for_each_k)");
+    if (loop < 0) return fail("op#" + std::to_string(i) + " wgmma is not inside a loop over blocks of a dim (r.loop(tiles(K, bk), ...))");
+    f.k_dim = detail::loop_dim_of(p, loop);
+    f.tile_k = p.bound_of(loop)->block;
     if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
     k_loop_consumer = loop;
     const plan::extent2 a = plan::shape_of(p, o.a), b = plan::shape_of(p, o.b);
     const dtype in = plan::dtype_of(p, o.a);
     const int role_wgs = p.roles[o.role].unit == role_unit::warpgroup ? p.roles[o.role].count : 1;
     const int k_bytes = a.cols * size_bits(in) / 8;
-    const int n = p.smem[o.b.index].mj == major::k ? b.rows : b.cols;
+    const bool b_mn = plan::operand_major(plan.dims, static_cast<int>(i), 1) == major::mn;
+    const int n = b_mn ? b.cols : b.rows;
     // Work in calibration K blocks: (rows per warpgroup / 64) m64 blocks x warpgroups x (K bytes / 128), over 2 warpgroups.
     const double blocks = static_cast<double>(a.rows) / 64.0 * role_wgs * (k_bytes / 128.0) / 2.0 *
                           static_cast<double>(detail::static_trips(p, static_cast<int>(i), loop));
@@ -135,7 +134,7 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     f.mma_in = in;
     f.mma_op = static_cast<int>(i);
     f.consumer_warpgroups = role_wgs;
-    if (p.smem[o.b.index].mj != major::k) f.notes.push_back("MN-major B operand: costed as K-major");
+    if (b_mn) f.notes.push_back("MN-major B operand: costed as K-major");
   }
   if (f.mma_op < 0) return fail("the kernel issues no wgmma: the cost model covers tensor-core mainloops");
   if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");

@@ -67,7 +67,8 @@ namespace detail {
 
 // One evaluation of the formula for a configuration (the Program's own, or one with a decision changed).
 struct eval_config {
-  program grid_program;  // its tiling and launch give the grid (plan::plan_grid)
+  program grid_program;  // its parallel space and launch give the grid (plan::plan_grid)
+  int k_dim = -1, tile_k = 1;  // the mainloop walks ceil(dim / tile_k) blocks
   int stages = 0;
   double stage_bytes = 0;
   dtype in = dtype::bf16;
@@ -82,7 +83,7 @@ struct eval_result {
   bool ok = false;
   std::string why;
   plan::grid_shape g{};
-  long long concurrent_clusters = 0, tiles_per_cta = 0;
+  long long concurrent_clusters = 0, tiles_per_cta = 0, k_iterations = 1;
   double mma = 0, turnover = 0, l2 = 0, latency = 0, round_trip = 0, kblock = 0, epi_tile = 0;
   double mainloop = 0, epilogue = 0, hbm = 0, total = 0;
   traffic tr{};
@@ -138,17 +139,18 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
   r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
   r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0;
-  const double k_it = static_cast<double>(r.g.k_iterations);
+  r.k_iterations = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
+  const double k_it = static_cast<double>(r.k_iterations);
   r.epilogue = static_cast<double>(r.tiles_per_cta) * r.epi_tile;
   // HBM traffic from the schedule.
   std::vector<panel_stream> streams = c.streams;
   for (auto& s : streams) s.bytes_per_panel *= k_it;
   // Output bytes: the tile's output bytes per element times the useful (unpadded) output area.
   double area = 1, tile_elems = 1;
-  for (int a = 0; a < p.tile.count; ++a)
-    if (p.tile.axes[a].kind == axis_kind::parallel) {
-      area *= static_cast<double>(dim(p.tile.axes[a].dim));
-      tile_elems *= p.tile.axes[a].extent;
+  for (int a = 0; a < p.space.count; ++a)
+    if (p.space.axes[a].kind == axis_kind::tiles) {
+      area *= static_cast<double>(dim(p.space.axes[a].dim));
+      tile_elems *= p.space.axes[a].extent;
     }
   const double write_bytes = c.out_bytes_per_tile / tile_elems * area;
   r.tr = simulate_traffic(r.g, p.launch.rast, static_cast<int>(concurrent), streams, write_bytes, cal.l2_effective_bytes);
@@ -205,15 +207,20 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
     }
     values[static_cast<std::size_t>(i)] = d.value;
   }
-  for (int a = 0; a < p.tile.count; ++a)
-    if (values[p.tile.axes[a].dim] < 0) {
-      e.reason = "dim " + std::string(p.dims[p.tile.axes[a].dim].nm.view()) + " has no value (give every tiled dim, e.g. M=4096,N=4096,K=4096)";
+  for (int a = 0; a <= p.space.count; ++a) {
+    const int d = a < p.space.count ? p.space.axes[a].dim : f.k_dim;
+    if (a < p.space.count && p.space.axes[a].kind == axis_kind::split) continue;
+    if (values[d] < 0) {
+      e.reason = "dim " + std::string(p.dims[d].nm.view()) + " has no value (give every tiled dim, e.g. M=4096,N=4096,K=4096)";
       return e;
     }
+  }
   auto dim = [&](int i) { return values[static_cast<std::size_t>(i)]; };
 
   detail::eval_config base;
   base.grid_program = p;
+  base.k_dim = f.k_dim;
+  base.tile_k = f.tile_k;
   base.stages = f.stages;
   base.stage_bytes = f.stage_bytes;
   base.in = f.mma_in;
@@ -230,7 +237,9 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   e.ok = true;
   e.time_us = r.total;
   e.flops = 2.0;
-  for (int a = 0; a < p.tile.count; ++a) e.flops *= static_cast<double>(dim(p.tile.axes[a].dim));
+  for (int a = 0; a < p.space.count; ++a)
+    if (p.space.axes[a].kind == axis_kind::tiles) e.flops *= static_cast<double>(dim(p.space.axes[a].dim));
+  e.flops *= static_cast<double>(dim(f.k_dim));
   e.tflops = e.flops / (e.time_us * 1e-6) / 1e12;
   e.mma_us = r.mma;
   e.turnover_us = r.turnover;
@@ -242,7 +251,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   e.tile_m = f.tile[0];
   e.tile_n = f.tile[1];
   e.cluster = r.g.cluster;
-  e.k_iterations = r.g.k_iterations;
+  e.k_iterations = r.k_iterations;
   e.tiles = r.g.tile_count;
   e.ctas = r.concurrent_clusters * r.g.cluster;
   e.tiles_per_cta = r.tiles_per_cta;
@@ -250,9 +259,9 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   e.wave_efficiency = static_cast<double>(r.g.tile_count) / static_cast<double>(r.tiles_per_cta * e.ctas);
   {
     double useful = 1, padded = 1;
-    for (int a = 0; a < p.tile.count; ++a) {
-      const auto& ax = p.tile.axes[a];
-      if (ax.kind != axis_kind::parallel) continue;
+    for (int a = 0; a < p.space.count; ++a) {
+      const auto& ax = p.space.axes[a];
+      if (ax.kind != axis_kind::tiles) continue;
       useful *= static_cast<double>(dim(ax.dim));
     }
     padded = static_cast<double>(r.g.tile_count) * f.tile[0] * f.tile[1];
@@ -303,8 +312,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   // Another tile width along the second parallel axis (GEMM-like forms: B rows, MMA N and the output
   // tile's columns all equal the tile's N extent).
   int axis_n_tile = -1;
-  for (int a = 0, par = 0; a < p.tile.count; ++a)
-    if (p.tile.axes[a].kind == axis_kind::parallel && par++ == 1) axis_n_tile = a;
+  if (p.space.count >= 2 && p.space.axes[1].kind == axis_kind::tiles) axis_n_tile = 1;
   bool scalable = axis_n_tile >= 0 && f.mma_n == f.tile[1];
   for (const auto& l : f.loads) scalable = scalable && (l.axis == 0 || l.axis == 1);
   if (scalable) {
@@ -333,7 +341,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
       }
       c.out_bytes_per_tile = f.out_bytes_per_tile * scale;
       c.stores_per_tile = f.stores_per_tile * scale;  // the epilogue's chunks scale with the tile width
-      c.grid_program.tile.axes[axis_n_tile].extent = n;
+      c.grid_program.space.axes[axis_n_tile].extent = n;
       c.grid_program.pipelines[f.pipeline].stages = c.stages;
       const auto rr = detail::evaluate(c, dim, *cal);
       if (rr.total < best - 1e-9) {
@@ -394,7 +402,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   // The epilogue does not overlap the consumers' mainloop in this form.
   if (r.epilogue > 0.15 * e.time_us)
     e.hints.push_back({"epilogue", "the epilogue is " + fmt(100 * r.epilogue / e.time_us, 0) + "% of the time (" + fmt(r.epi_tile, 2) + " us per tile against " +
-                                       fmt(r.g.k_iterations * r.kblock, 2) + " us of K loop): overlap it with the next tile's mainloop (consumer warpgroups on alternate tiles) or use longer tiles",
+                                       fmt(r.k_iterations * r.kblock, 2) + " us of K loop): overlap it with the next tile's mainloop (consumer warpgroups on alternate tiles) or use longer tiles",
                        0});
   std::sort(e.hints.begin(), e.hints.end(), [](const hint& a, const hint& b) {
     return (a.time_us > 0 ? a.time_us : 1e300) < (b.time_us > 0 ? b.time_us : 1e300);

@@ -186,6 +186,127 @@ __device__ __forceinline__ u32 mapa_shared(u32 local_smem_addr, u32 cta_rank) {
 }  // namespace cake_dev
 )cake_src";
 
+inline constexpr std::string_view compute_cuh =
+    R"cake_src(// cake/device/compute.cuh — register compute every target shares: integer helpers for loop bounds,
+// the elementwise math functions of Cake's op table, conversions between element types, warp
+// reductions, and vector/atomic global memory access. Generated kernels call these with every physical
+// choice (lane masks, widths) passed in by the caller.
+//
+// NVRTC-clean: no host headers. The approximate special functions are the PTX .approx instructions
+// (ex2, lg2, tanh on sm_75+); [PTX §9.7.3] documents their error bounds.
+#pragma once
+
+#include "cake/device/common.cuh"
+
+namespace cake_dev {
+
+// ---- integers ------------------------------------------------------------------------------------
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ long long max_ll(long long a, long long b) { return a > b ? a : b; }
+
+// ---- math [PTX §9.7.3 floating-point instructions] ------------------------------------------------
+// ex2.approx.ftz.f32: 2^x (max relative error 2^-22 over the normal range; -inf gives +0).
+__device__ __forceinline__ float exp2f_fast(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// lg2.approx.ftz.f32: log2(x) (max absolute error 2^-22.6 for x in [0.5, 2]).
+__device__ __forceinline__ float log2f_fast(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// tanh.approx.f32 (sm_75+): max relative error 2^-10.987.
+__device__ __forceinline__ float tanhf_fast(float x) {
+  float r;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// rcp.rn.f32: correctly rounded reciprocal.
+__device__ __forceinline__ float rcpf(float x) {
+  float r;
+  asm("rcp.rn.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float expf_fast(float x) { return exp2f_fast(x * 1.4426950408889634f); }
+__device__ __forceinline__ float logf_fast(float x) { return log2f_fast(x) * 0.6931471805599453f; }
+__device__ __forceinline__ float sigmoidf(float x) { return rcpf(1.0f + exp2f_fast(-x * 1.4426950408889634f)); }
+__device__ __forceinline__ float siluf(float x) { return x * sigmoidf(x); }
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as cuBLASLt's GELU epilogue.
+__device__ __forceinline__ float gelu_tanhf(float x) {
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf_fast(u));
+}
+// GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
+__device__ __forceinline__ float gelu_erff(float x) { return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)); }
+__device__ __forceinline__ float reluf(float x) { return x > 0.0f ? x : 0.0f; }
+
+// ---- conversions [PTX §9.7.9.21 cvt] ----------------------------------------------------------------
+__device__ __forceinline__ float bf16_to_f32(u16 h) { return __uint_as_float(static_cast<u32>(h) << 16); }
+__device__ __forceinline__ u16 f32_to_bf16(float x) { return static_cast<u16>(pack_bf16x2(x, 0.0f) & 0xffffu); }
+__device__ __forceinline__ float f16_to_f32(u16 h) {
+  float r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+  return r;
+}
+__device__ __forceinline__ u16 f32_to_f16(float x) {
+  u16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lo_bf16(u32 v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float hi_bf16(u32 v) { return __uint_as_float(v & 0xffff0000u); }
+__device__ __forceinline__ float lo_f16(u32 v) { return f16_to_f32(static_cast<u16>(v & 0xffffu)); }
+__device__ __forceinline__ float hi_f16(u32 v) { return f16_to_f32(static_cast<u16>(v >> 16)); }
+
+// ---- warp reductions [PTX §9.7.8.6 shfl.sync] -----------------------------------------------------
+// Reduce over the lanes that differ in the bits of `mask_bits` (a butterfly over xor distances
+// lo..hi, powers of two): the lanes that hold one row of a fragment.
+template <int Lo, int Hi>
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
+template <int Lo, int Hi>
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+  return v;
+}
+// (value, index) pairs: the smaller value wins, ties go to the smaller index (a deterministic argmin).
+template <int Lo, int Hi>
+__device__ __forceinline__ void warp_argmin(float& v, int& i) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, d);
+    const int oi = __shfl_xor_sync(0xffffffffu, i, d);
+    if (ov < v || (ov == v && oi < i)) v = ov, i = oi;
+  }
+}
+template <int Lo, int Hi>
+__device__ __forceinline__ void warp_argmax(float& v, int& i) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, d);
+    const int oi = __shfl_xor_sync(0xffffffffu, i, d);
+    if (ov > v || (ov == v && oi < i)) v = ov, i = oi;
+  }
+}
+
+// ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
+__device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
+// red.global.add.noftz.bf16x2 (sm_90+): two adjacent bf16 (4-byte aligned) in one atomic.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {
+  asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
+}  // namespace cake_dev
+)cake_src";
+
 inline constexpr std::string_view sm100_cuh =
     R"cake_src(// cake/device/sm100.cuh — sm_100a (Blackwell) device helpers: tensor-memory allocation, tcgen05.mma
 // (kind::f16, A/B from smem descriptors), commit to an mbarrier, tcgen05 fences, tcgen05.ld/st
@@ -671,6 +792,21 @@ __device__ __forceinline__ void tma_load_3d(u32 dst_smem, const void* tmap, u32 
       "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
+// cp.async.bulk.tensor.4d / .5d: tensors of rank 4 and 5 (e.g. [B, S, H, D] with a box over S and D).
+__device__ __forceinline__ void tma_load_4d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];" ::"r"(dst_smem),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_5d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, "
+      "%7}], [%2];" ::"r"(dst_smem),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
 // cp.async.bulk.tensor.2d....multicast::cluster: the box lands at `dst_smem` and completes on `bar` in
 // every CTA whose rank bit is set in the 16-bit `cta_mask` [HF §2 Multicast].
 __device__ __forceinline__ void tma_load_2d_multicast(u32 dst_smem, const void* tmap, u32 bar, u16 cta_mask, i32 c0,
@@ -726,6 +862,17 @@ __device__ __forceinline__ void tma_store_3d(const void* tmap, u32 src_smem, i32
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2)
                : "memory");
 }
+// cp.async.bulk.tensor.4d / .5d stores.
+__device__ __forceinline__ void tma_store_4d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(tmap),
+               "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
+               "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+               : "memory");
+}
 // cp.async.bulk.commit_group: close this thread's current bulk async-group (TMA stores).
 __device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // cp.async.bulk.wait_group N: at most N of this thread's bulk groups still pending (writes complete).
@@ -760,7 +907,8 @@ enum wgmma_swizzle : u32 { wgmma_swizzle_none = 0, wgmma_swizzle_128b = 1, wgmma
 // K-major with 128B swizzle: SBO = 1024 (8 rows × 128 B), LBO unused (pass 16, i.e. enc 1), base
 // offset 0 when the tile starts on a 1024 B boundary; step K by adding 32 B per k16 to the start.
 __host__ __device__ __forceinline__ constexpr u64 make_wgmma_desc(u32 start_smem, u32 lbo_bytes, u32 sbo_bytes,
-                                                                  u32 swizzle, u32 base_offset = 0) {
+)cake_src"
+    R"cake_src(                                                                  u32 swizzle, u32 base_offset = 0) {
   return (static_cast<u64>((start_smem & 0x3FFFFu) >> 4)) | (static_cast<u64>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
          (static_cast<u64>((sbo_bytes & 0x3FFFFu) >> 4) << 32) | (static_cast<u64>(base_offset & 7u) << 49) |
          (static_cast<u64>(swizzle & 3u) << 62);
@@ -781,8 +929,7 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 // Compiler-only fence on one accumulator register: keeps reads/writes of `r` from moving across the
-)cake_src"
-    R"cake_src(// wgmma wait/fence asm statements (the hardware ordering is given by wgmma_wait/wgmma_fence).
+// wgmma wait/fence asm statements (the hardware ordering is given by wgmma_wait/wgmma_fence).
 __device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void wgmma_fence_operand(u32& r) { asm volatile("" : "+r"(r)::"memory"); }
 
@@ -838,8 +985,9 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 }  // namespace cake_dev
 )cake_src";
 
-inline constexpr std::array<embedded_header, 4> embedded_headers{{
+inline constexpr std::array<embedded_header, 5> embedded_headers{{
     {"cake/device/common.cuh", common_cuh},
+    {"cake/device/compute.cuh", compute_cuh},
     {"cake/device/sm100.cuh", sm100_cuh},
     {"cake/device/sm80.cuh", sm80_cuh},
     {"cake/device/sm90.cuh", sm90_cuh},

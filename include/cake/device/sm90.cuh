@@ -166,6 +166,21 @@ __device__ __forceinline__ void tma_load_3d(u32 dst_smem, const void* tmap, u32 
       "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
+// cp.async.bulk.tensor.4d / .5d: tensors of rank 4 and 5 (e.g. [B, S, H, D] with a box over S and D).
+__device__ __forceinline__ void tma_load_4d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];" ::"r"(dst_smem),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_5d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, "
+      "%7}], [%2];" ::"r"(dst_smem),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
 // cp.async.bulk.tensor.2d....multicast::cluster: the box lands at `dst_smem` and completes on `bar` in
 // every CTA whose rank bit is set in the 16-bit `cta_mask` [HF §2 Multicast].
 __device__ __forceinline__ void tma_load_2d_multicast(u32 dst_smem, const void* tmap, u32 bar, u16 cta_mask, i32 c0,
@@ -219,6 +234,17 @@ __device__ __forceinline__ void tma_store_2d(const void* tmap, u32 src_smem, i32
 __device__ __forceinline__ void tma_store_3d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(tmap),
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+// cp.async.bulk.tensor.4d / .5d stores.
+__device__ __forceinline__ void tma_store_4d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(tmap),
+               "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
+               "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
 }
 // cp.async.bulk.commit_group: close this thread's current bulk async-group (TMA stores).

@@ -40,6 +40,13 @@ template <element_type T>
 struct global_tile {
   global_tile_ref ref{};
   int given = 0;  // coordinates the user wrote (checked against the tensor's rank)
+  // The tile's rows run along the dim at position `pos` of the tensor (default: the second-to-last), e.g.
+  // Q[B, S, H, D] tiled as Q.tile(b, q, h, 0).rows_at(1): rows over S, columns over D.
+  constexpr global_tile rows_at(int pos) const {
+    global_tile g = *this;
+    g.ref.row_pos = static_cast<std::uint8_t>(pos < 0 || pos > 254 ? 254 : pos);
+    return g;
+  }
 };
 
 template <element_type T>
@@ -128,17 +135,75 @@ struct slot {
   constexpr tmem_tile operator[](tmem_tile region) const;
 };
 
-// The tiling declared with k.tile(...): extents by name.
-struct tiling_ref {
-  int m = 0, n = 0, k = 0;
-  int extents[4]{};
+// ---- dims, the parallel iteration space and loop extents ---------------------------------------------
+// Names a dim by handle or by label (resolved by the builder).
+struct dim_name_or_ref {
+  std::uint8_t index = no_index;
+  name nm;
+  constexpr dim_name_or_ref(dim_ref d) : index(d.index), nm(d.nm) {}
+  constexpr dim_name_or_ref(const char* s) : nm(s) {}
+};
+
+// tiles(dim, block): blocks of `block` elements of a dim. A parallel axis (k.parallel(tiles(M, 128), ...))
+// or a loop extent (r.loop(tiles(K, 64), ...), which runs ceil(K / 64) times).
+struct tiles_t {
+  dim_name_or_ref dim;
+  int block;
+  src_loc loc;
+};
+constexpr tiles_t tiles(dim_name_or_ref d, int block, src_loc at = src_loc::current()) { return {d, block, at}; }
+// each(dim): one index per element of a dim (heads, batch entries).
+struct each_t {
+  dim_name_or_ref dim;
+  src_loc loc;
+};
+constexpr each_t each(dim_name_or_ref d, src_loc at = src_loc::current()) { return {d, at}; }
+// split(n): n slices of work that no dim names (split-K); the slice index is the axis coordinate.
+struct split_t {
+  int count;
+  src_loc loc;
+};
+constexpr split_t split(int n, src_loc at = src_loc::current()) { return {n, at}; }
+
+// The parallel iteration space from k.parallel(axes...): N axes, walked by r.for_each.
+template <int N>
+struct space {
+  int extents[N > 0 ? N : 1]{};  // block size of each axis (1 for each(), the slice count for split())
   constexpr int extent(int axis) const { return extents[axis]; }
 };
-// Coordinates of the current tile inside for_each_tile.
-struct tile_coords {
-  index_expr m, n;
+// The coordinates of the current point of the space inside r.for_each: t[i] is axis i's index.
+template <int N>
+struct space_point {
   constexpr index_expr operator[](int axis) const { return var_index(var_kind::tile_coord, axis); }
 };
+
+// How far a loop runs: up to an index expression, tiles(dim, block) (= ceil(dim / block)), or the
+// smaller of two of those (min(q + 1, tiles(T, 128))). The builder resolves dims given by label.
+struct loop_extent {
+  struct side {
+    index_expr e{};
+    tiles_t t{"", 0, {}};
+    bool is_tiles = false;
+  };
+  side sides[2]{};
+  int count = 1;
+  bool too_many = false;  // min() of more than two
+  constexpr loop_extent(index_expr e) { sides[0].e = e; }
+  constexpr loop_extent(int n) { sides[0].e = index_expr(n); }
+  constexpr loop_extent(tiles_t t) {
+    sides[0].t = t;
+    sides[0].is_tiles = true;
+  }
+};
+constexpr loop_extent min(loop_extent a, loop_extent b) {
+  if (a.count + b.count > 2) {
+    a.too_many = true;
+    return a;
+  }
+  a.sides[1] = b.sides[0];
+  a.count = 2;
+  return a;
+}
 
 // ---- traits used by the builder's checks ---------------------------------------------------------
 template <class X> inline constexpr bool is_smem_tile = false;

@@ -1,20 +1,26 @@
 #pragma once
-// Index expressions: how an op names "which tile" or "which stage/part" without the user writing
-// addresses. An expression is ((c + sum of coef * term) / div) % mod, each term being
-// (var / tdiv) % tmod of one symbolic variable:
-// the current tile's coordinates, loop counters, the warpgroup/warp index inside a role and the CTA rank
-// inside the cluster. Lowering turns it into C++ arithmetic; the analyzer evaluates it abstractly.
+// Index expressions: how an op names "which tile", "which stage/part", how far a loop runs or which
+// elements a mask keeps, without the user writing addresses. An expression is
+// ((c + sum of coef * term) / div) % mod, each term being (var / tdiv) % tmod of one symbolic variable:
+// the coordinates of the parallel iteration space, loop counters, the warpgroup/warp index inside a role,
+// the CTA rank inside the cluster and the CTA index in the grid, the run-time extent of a dim, and (in
+// masks only) the row/column of a register-tile element. Lowering turns it into C++ arithmetic; the
+// analyzer evaluates it abstractly.
 #include <cstdint>
 
 namespace cake {
 
 enum class var_kind : std::uint8_t {
   none,
-  tile_coord,    // ref = axis of the tiling (0 = first parallel axis, ...)
+  tile_coord,    // ref = axis of the parallel iteration space (0 = first axis, ...)
   loop,          // ref = op id of the loop
   warpgroup,     // index of the warpgroup inside its role
   warp,          // index of the warp inside its role
   cluster_rank,  // %cluster_ctarank
+  dim,           // ref = program dim: its extent at run time (loop bounds, ragged tails)
+  cta,           // the CTA's index in the grid (blockIdx.x)
+  elem_row,      // masks: the row of a register-tile element inside the tile (0..rows-1)
+  elem_col,      // masks: the column of a register-tile element inside the tile (0..cols-1)
 };
 
 struct index_term {

@@ -3,6 +3,7 @@
 // build() returns the Program. Misuse that can be decided while building is reported through
 // cake::reject (a compile error naming the rule and a number when the schedule is constexpr) and
 // recorded in program::errors otherwise.
+#include <array>
 #include <string_view>
 #include <type_traits>
 
@@ -118,39 +119,88 @@ class kernel_builder {
     return {static_cast<std::uint8_t>(add(p.scalars, s, at))};
   }
 
-  // ---- tiling ----------------------------------------------------------------------------------
-  // The GEMM-shaped tiling: output tiles of m x n over dims M and N, a loop over K in steps of k.
-  constexpr tiling_ref tile(int m, int n, int k, src_loc at = src_loc::current()) {
-    const int dm = p.find_dim("M"), dn = p.find_dim("N"), dk = p.find_dim("K");
-    if (dm < 0 || dn < 0 || dk < 0)
-      fail<"ir.tile-dims", "tile(m, n, k) tiles dims named M, N and K: declare tensors over them first (value: how many of the three are missing)">(
-          (dm < 0) + (dn < 0) + (dk < 0), at);
-    if (m <= 0 || n <= 0 || k <= 0) fail<"ir.tile-extent", "tile extents must be positive (value: the smallest extent)">(m < n ? (m < k ? m : k) : (n < k ? n : k), at);
-    p.tile.axes[0] = {static_cast<std::uint8_t>(dm < 0 ? 0 : dm), m, axis_kind::parallel};
-    p.tile.axes[1] = {static_cast<std::uint8_t>(dn < 0 ? 0 : dn), n, axis_kind::parallel};
-    p.tile.axes[2] = {static_cast<std::uint8_t>(dk < 0 ? 0 : dk), k, axis_kind::reduce};
-    p.tile.count = 3;
-    p.tile.loc = at;
-    tiling_ref t;
-    t.m = m, t.n = n, t.k = k;
-    t.extents[0] = m, t.extents[1] = n, t.extents[2] = k;
-    return t;
+  // ---- dims and the parallel iteration space ----------------------------------------------------
+  // A dim by label: k.dim("T"), k.dim("D", dim_mode::specialized). Tensors declared over the same label
+  // share the dim. Labels carry no meaning: nothing is inferred from a dim's name.
+  constexpr dim_ref dim(std::string_view nm, dim_mode mode = dim_mode::dynamic, src_loc at = src_loc::current()) {
+    dim_ref d;
+    set_name(d.nm, nm, at);
+    d.mode = mode;
+    int idx = p.find_dim(d.nm.view());
+    if (idx < 0) idx = add(p.dims, dim_decl{d.nm, mode}, at);
+    else if (p.dims[idx].mode != mode)
+      fail<"ir.dim-mode-conflict", "a dim is dynamic in one declaration and specialized in another (value: the dim's index)">(idx, at);
+    d.index = static_cast<std::uint8_t>(idx);
+    return d;
+  }
+  // Several dims at once: auto [M, N, K] = k.dims("M", "N", "K"); spec("D") makes one specialized.
+  template <class... S>
+  constexpr std::array<dim_ref, sizeof...(S)> dims(S... specs) {
+    return {dim_of(dim_spec(specs))...};
+  }
+  constexpr dim_ref dim_of(const dim_spec& s) {
+    if (s.too_long) fail<"ir.name-too-long", "dim names are at most 31 characters (value: 0)">(0, s.loc);
+    return dim(s.nm.view(), s.mode, s.loc);
+  }
+  // The dim a handle or label names; -1 (and an error) when the label was never declared.
+  constexpr int resolve_dim(const dim_name_or_ref& d, src_loc at) {
+    if (d.index != no_index && d.index < p.dims.size()) return d.index;
+    const int i = p.find_dim(d.nm.view());
+    if (i < 0) fail<"ir.unknown-dim", "no tensor or k.dim(...) declares a dim with this label (value: 0)">(0, at);
+    return i;
   }
 
-  // An elementwise-shaped tiling: m x n tiles over dims M and N, no reduce axis.
-  constexpr tiling_ref tile(int m, int n, src_loc at = src_loc::current()) {
-    const int dm = p.find_dim("M"), dn = p.find_dim("N");
-    if (dm < 0 || dn < 0)
-      fail<"ir.tile-dims", "tile(m, n) tiles dims named M and N: declare tensors over them first (value: how many of the two are missing)">((dm < 0) + (dn < 0), at);
-    if (m <= 0 || n <= 0) fail<"ir.tile-extent", "tile extents must be positive (value: the smallest extent)">(m < n ? m : n, at);
-    p.tile.axes[0] = {static_cast<std::uint8_t>(dm < 0 ? 0 : dm), m, axis_kind::parallel};
-    p.tile.axes[1] = {static_cast<std::uint8_t>(dn < 0 ? 0 : dn), n, axis_kind::parallel};
-    p.tile.count = 2;
-    p.tile.loc = at;
-    tiling_ref t;
-    t.m = m, t.n = n;
-    t.extents[0] = m, t.extents[1] = n;
-    return t;
+  // The parallel iteration space: k.parallel(tiles(M, 128), tiles(N, 256)), k.parallel(tiles(S, 128),
+  // each(H), each(B)), k.parallel(tiles(M, 64), tiles(N, 128), split(4)). The grid (or a persistent
+  // walk, see persistent()) covers every point once; clusters group CTAs along the first axis.
+  template <class A0, class... A>
+  constexpr space<static_cast<int>(1 + sizeof...(A))> parallel(A0 first, A... axes) {
+    const src_loc at = first.loc;
+    if (p.space.count != 0) fail<"ir.space-redeclared", "a kernel has one parallel iteration space (value: axes declared before)">(p.space.count, at);
+    if (1 + sizeof...(A) > iteration_space::max_axes)
+      fail<"ir.space-axes", "a parallel iteration space has 1..5 axes (value: axes given)">(static_cast<long long>(1 + sizeof...(A)), at);
+    p.space = iteration_space{};
+    p.space.loc = at;
+    space<static_cast<int>(1 + sizeof...(A))> sp;
+    sp.extents[0] = add_axis(first);
+    int i = 1;
+    ((i < iteration_space::max_axes ? (void)(sp.extents[i] = add_axis(axes), ++i) : (void)0), ...);
+    return sp;
+  }
+
+ private:
+  constexpr int push_axis(parallel_axis ax, src_loc at) {
+    if (ax.extent < 1) fail<"ir.tile-extent", "an axis' block size or slice count must be positive (value: the extent)">(ax.extent, at);
+    p.space.axes[p.space.count++] = ax;
+    return ax.extent;
+  }
+  constexpr int add_axis(tiles_t t) {
+    const int d = resolve_dim(t.dim, t.loc);
+    return push_axis({axis_kind::tiles, static_cast<std::uint8_t>(d < 0 ? 0 : d), t.block}, t.loc);
+  }
+  constexpr int add_axis(each_t e) {
+    const int d = resolve_dim(e.dim, e.loc);
+    return push_axis({axis_kind::each, static_cast<std::uint8_t>(d < 0 ? 0 : d), 1}, e.loc);
+  }
+  constexpr int add_axis(split_t s) { return push_axis({axis_kind::split, no_index, s.count}, s.loc); }
+  template <class Other>
+  static constexpr int add_axis(Other) {
+    static_assert(sizeof(Other) == 0, "[ir.space-axes] k.parallel(...) takes tiles(dim, block), each(dim) and split(n)");
+    return 0;
+  }
+
+ public:
+  // A loop extent as the bounds of a dynamic loop (tiles(dim, block) becomes ceil(dim / block)).
+  constexpr index_expr resolve_extent_side(const loop_extent::side& s, loop_bound& b, src_loc at) {
+    if (!s.is_tiles) return s.e;
+    const int d = resolve_dim(s.t.dim, at);
+    if (s.t.block < 1 || s.t.block > 32767) {
+      fail<"ir.tile-extent", "tiles(dim, block) needs a block size in 1..32767 (value: the block size)">(s.t.block, at);
+      return index_expr(0);
+    }
+    b.dim = static_cast<std::uint8_t>(d < 0 ? 0 : d);
+    b.block = s.t.block;
+    return (var_index(var_kind::dim, d < 0 ? 0 : d) + (s.t.block - 1)) / s.t.block;
   }
 
   // ---- shared memory ---------------------------------------------------------------------------
@@ -353,7 +403,10 @@ class kernel_builder {
     return {static_cast<std::uint8_t>(add(p.named_barriers, b, at))};
   }
   static constexpr void apply_smem_option(smem_region& r, swizzle s) { r.swz = s; }
-  static constexpr void apply_smem_option(smem_region& r, major m) { r.mj = m; }
+  static constexpr void apply_smem_option(smem_region& r, major m) {
+    r.mj = m;
+    r.mj_declared = true;
+  }
   static constexpr void apply_smem_option(smem_region& r, copies_t c) { r.stages = c.value; }
   // Anything else (e.g. stages(n), which belongs to pipelines) gets a message instead of an overload list.
   template <class Other>

@@ -129,9 +129,12 @@ struct operand {
 };
 
 // A tile of a global tensor, in units of the tile that moves (the smem region's shape, i.e. one box).
+// The region's columns hold the tensor's last (contiguous) dim; its rows hold the dim at `row_pos`
+// (default: the second-to-last); every other dim is a box of extent 1.
 struct global_tile_ref {
   std::uint8_t tensor = no_index;
   std::uint8_t rank = 0;
+  std::uint8_t row_pos = no_index;  // no_index: rank - 2
   index_expr coords[dim_list::max_rank]{};
 };
 
@@ -142,7 +145,9 @@ enum op_flag : std::uint16_t {
   flag_overwrite = 1u << 2,        // MMA: D = A*B (scale-d = 0)
   flag_overwrite_first = 1u << 3,  // MMA: D = A*B on the first iteration of loop imm[2], else D += A*B
   flag_remote = 1u << 4,           // mbarrier_arrive: on the barrier of every CTA of the cluster
-  flag_static_trip = 1u << 5,      // loop: trip count imm[1] is a compile-time constant (unrolled)
+  flag_static_trip = 1u << 5,      // loop: trip count imm[1] is a compile-time constant (unrolled); else imm[1]
+                                   // indexes program::loops
+  flag_over = 1u << 6,             // MMA: contracts dim imm[1] (over(dim)); else the dim A and B share
 };
 enum class elementwise_op : std::uint8_t { add, sub, mul, max, min, scale, relu, exp2, neg };
 constexpr std::string_view to_string(elementwise_op f) {

@@ -15,13 +15,19 @@ struct print_options {
 
 namespace detail {
 
+// The index of parallel axis `ax` as printed: tile.M for tiles(M, ..), the dim's label for each(H),
+// split for split(n).
+inline std::string axis_name(const program& p, int ax) {
+  if (ax >= p.space.count) return "axis" + std::to_string(ax);
+  const auto& a = p.space.axes[ax];
+  if (a.kind == axis_kind::split) return "split";
+  const std::string d = a.dim < p.dims.size() ? std::string(p.dims[a.dim].nm.view()) : "?";
+  return a.kind == axis_kind::tiles ? "tile." + d : d;
+}
+
 inline std::string var_name(const program& p, const index_term& t) {
   switch (t.kind) {
-    case var_kind::tile_coord: {
-      const int ax = t.ref;
-      if (ax < p.tile.count) return "tile." + std::string(p.dims[p.tile.axes[ax].dim].nm.view());
-      return "tile." + std::to_string(ax);
-    }
+    case var_kind::tile_coord: return axis_name(p, t.ref);
     case var_kind::loop: {
       const auto& lo = p.ops[t.ref];
       return std::string(lo.has(flag_static_trip) ? "i" : "k") + std::to_string(t.ref);
@@ -29,6 +35,10 @@ inline std::string var_name(const program& p, const index_term& t) {
     case var_kind::warpgroup: return "wg";
     case var_kind::warp: return "warp";
     case var_kind::cluster_rank: return "rank";
+    case var_kind::cta: return "cta";
+    case var_kind::dim: return t.ref < p.dims.size() ? std::string(p.dims[t.ref].nm.view()) : "dim?";
+    case var_kind::elem_row: return "row";
+    case var_kind::elem_col: return "col";
     default: return "?";
   }
 }
@@ -90,6 +100,20 @@ inline std::string to_text(const program& p, const operand& o) {
   return s;
 }
 
+// lo..hi [step s]; tiles(K, 64) prints as ceil(K / 64).
+inline std::string bound_text(const program& p, const loop_bound& b) {
+  auto side = [&](const index_expr& e, bool tiles) {
+    if (tiles && b.dim < p.dims.size()) return "ceil(" + std::string(p.dims[b.dim].nm.view()) + " / " + std::to_string(b.block) + ")";
+    return to_text(p, e);
+  };
+  const index_expr tiles_hi = b.block > 0 ? (var_index(var_kind::dim, b.dim) + (b.block - 1)) / b.block : index_expr{};
+  std::string hi = side(b.hi, b.block > 0 && b.hi == tiles_hi);
+  if (b.has_hi2) hi = "min(" + hi + ", " + side(b.hi2, b.block > 0 && b.hi2 == tiles_hi) + ")";
+  std::string s = to_text(p, b.lo) + ".." + hi;
+  if (b.step != 1) s += " step " + std::to_string(b.step);
+  return s;
+}
+
 inline std::string at(const program&, src_loc l, const print_options& opt) {
   return opt.locations && l.known() ? "  @ line " + std::to_string(l.line) : "";
 }
@@ -103,14 +127,11 @@ inline std::string op_text(const program& p, int id) {
     if (o.b.kind != operand_kind::none && o.kind != op_kind::tma_load) s += ", " + to_text(p, o.b);
   };
   switch (o.kind) {
-    case op_kind::tile_loop: s += " over tiles"; break;
+    case op_kind::tile_loop: s += " over the parallel space"; break;
     case op_kind::loop:
       if (o.has(flag_static_trip)) s += " i" + std::to_string(id) + " in 0.." + std::to_string(o.imm[1]);
-      else if (o.imm[1] >= p.tile.count) s += " k" + std::to_string(id) + " in 0..? (no tiling)";
-      else {
-        const auto& ax = p.tile.axes[o.imm[1]];
-        s += " k" + std::to_string(id) + " in 0..ceil(" + std::string(p.dims[ax.dim].nm.view()) + " / " + std::to_string(ax.extent) + ")";
-      }
+      else if (const loop_bound* b = p.bound_of(id)) s += " k" + std::to_string(id) + " in " + bound_text(p, *b);
+      else s += " k" + std::to_string(id) + " in ? (no bounds)";
       break;
     case op_kind::mma_sync:
     case op_kind::wgmma:
@@ -118,6 +139,7 @@ inline std::string op_text(const program& p, int id) {
       operands(" += ");
       if (o.has(flag_overwrite)) s += " overwrite";
       if (o.has(flag_overwrite_first)) s += " overwrite-on-first(k" + std::to_string(o.imm[2]) + ")";
+      if (o.has(flag_over) && o.imm[1] >= 0 && o.imm[1] < static_cast<int>(p.dims.size())) s += " over " + std::string(p.dims[o.imm[1]].nm.view());
       break;
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
@@ -175,17 +197,20 @@ inline std::string to_text(const program& p, print_options opt = {}) {
     s += std::string("] ") + (t.output ? "output" : "input") + at(p, t.loc, opt) + "\n";
   }
   for (const auto& c : p.scalars) s += "  scalar " + std::string(c.nm.view()) + ": " + std::string(to_string(c.dt)) + at(p, c.loc, opt) + "\n";
-  if (p.has_tiling()) {
-    s += "  tile:";
-    for (int i = 0; i < p.tile.count; ++i) {
-      const auto& ax = p.tile.axes[i];
-      s += std::string(i ? "," : "") + " " + std::string(p.dims[ax.dim].nm.view()) + " " + std::to_string(ax.extent) + (ax.kind == axis_kind::reduce ? " (reduce)" : "");
+  if (p.has_space()) {
+    s += "  parallel:";
+    for (int i = 0; i < p.space.count; ++i) {
+      const auto& ax = p.space.axes[i];
+      const std::string d = ax.dim < p.dims.size() ? std::string(p.dims[ax.dim].nm.view()) : "?";
+      s += std::string(i ? "," : "") + " " +
+           (ax.kind == axis_kind::tiles ? "tiles(" + d + ", " + std::to_string(ax.extent) + ")" : ax.kind == axis_kind::each ? "each(" + d + ")" : "split(" + std::to_string(ax.extent) + ")");
     }
-    s += at(p, p.tile.loc, opt) + "\n";
+    s += at(p, p.space.loc, opt) + "\n";
   }
   for (const auto& r : p.smem) {
-    s += "  smem " + std::string(r.nm.view()) + ": " + std::string(to_string(r.dt)) + " [" + std::to_string(r.rows) + " x " + std::to_string(r.cols) + "] " +
-         to_string(r.mj) + ", swizzle " + to_string(r.swz);
+    s += "  smem " + std::string(r.nm.view()) + ": " + std::string(to_string(r.dt)) + " [" + std::to_string(r.rows) + " x " + std::to_string(r.cols) + "]";
+    if (r.mj_declared) s += std::string(" declared ") + to_string(r.mj);
+    s += std::string(", swizzle ") + to_string(r.swz);
     if (r.stages > 1) s += ", x" + std::to_string(r.stages);
     if (r.pipeline != no_index) s += " (pipeline " + std::string(p.pipelines[r.pipeline].nm.view()) + ")";
     s += at(p, r.loc, opt) + "\n";

@@ -23,14 +23,14 @@ struct build_error {
 namespace capacity {
 inline constexpr std::size_t dims = 8, tensors = 8, scalars = 8, smem = 16, tmem = 4, mbarriers = 16,
                              named_barriers = 8, pipelines = 4, roles = 6, regs = 16, tile_refs = 48,
-                             ops = 160, errors = 8;
+                             ops = 160, errors = 8, loops = 32;
 }
 
 struct program {
   name kernel_name;
   target_id target = target_id::sm_90a;
   launch_decl launch{};
-  tiling tile{};
+  iteration_space space{};
   static_vector<dim_decl, capacity::dims> dims;
   static_vector<tensor_param, capacity::tensors> tensors;
   static_vector<scalar_param, capacity::scalars> scalars;
@@ -43,34 +43,35 @@ struct program {
   static_vector<reg_decl, capacity::regs> regs;
   static_vector<global_tile_ref, capacity::tile_refs> tile_refs;
   static_vector<op, capacity::ops> ops;
+  static_vector<loop_bound, capacity::loops> loops;  // bounds of dynamic loops (op::imm[1] indexes them)
   static_vector<build_error, capacity::errors> errors;
   int errors_dropped = 0;  // build errors beyond the capacity of `errors` (counted, never silently lost)
   src_loc loc;
 
   constexpr const target_info& arch() const { return target_of(target); }
-  constexpr bool has_tiling() const { return tile.count > 0; }
+  constexpr bool has_space() const { return space.count > 0; }
 
   constexpr int block_threads() const {
     int t = 0;
     for (const auto& r : roles) t += r.threads();
     return t;
   }
-  // Index of the first reduce axis of the tiling, -1 if none.
-  constexpr int reduce_axis() const {
-    for (int i = 0; i < tile.count; ++i)
-      if (tile.axes[i].kind == axis_kind::reduce) return i;
-    return -1;
-  }
   constexpr int find_dim(std::string_view n) const {
     for (std::size_t i = 0; i < dims.size(); ++i)
       if (dims[i].nm == n) return static_cast<int>(i);
     return -1;
   }
-  // The tiling axis over a tensor dim, -1 if the dim is not tiled.
+  // The parallel axis that walks a dim, -1 if none.
   constexpr int axis_of_dim(int dim) const {
-    for (int i = 0; i < tile.count; ++i)
-      if (tile.axes[i].dim == dim) return i;
+    for (int i = 0; i < space.count; ++i)
+      if (space.axes[i].kind != axis_kind::split && space.axes[i].dim == dim) return i;
     return -1;
+  }
+  // The bounds of a dynamic loop op (nullptr for a static loop or a malformed index).
+  constexpr const loop_bound* bound_of(int loop_op) const {
+    const op& o = ops[loop_op];
+    if (o.kind != op_kind::loop || o.has(flag_static_trip) || o.imm[1] < 0 || o.imm[1] >= static_cast<int>(loops.size())) return nullptr;
+    return &loops[o.imm[1]];
   }
   // Ops of the body of a control op, or of a role (parent == -1): iterate i from first to end.
   constexpr bool inside(int op_id, int ancestor) const {

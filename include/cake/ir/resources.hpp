@@ -7,6 +7,7 @@
 #include "../core/dtype.hpp"
 #include "../core/fixed_string.hpp"
 #include "../core/source_location.hpp"
+#include "index_expr.hpp"
 
 namespace cake {
 
@@ -22,17 +23,28 @@ struct dim_decl {
   dim_mode mode = dim_mode::dynamic;
 };
 
-struct dim_spec {  // what the user writes in dims(...): a name and a mode
+// A dim declared with k.dim(name) / k.dims(names...): usable in tensor declarations (dims(M, K)), axes
+// (tiles(M, 128)) and index expressions (its run-time extent: M.extent()).
+struct dim_ref {
+  std::uint8_t index = no_index;
+  name nm;
+  dim_mode mode = dim_mode::dynamic;
+  constexpr index_expr extent() const { return var_index(var_kind::dim, index); }
+};
+
+struct dim_spec {  // what the user writes in dims(...): a label (or a dim handle) and a mode
   name nm;
   dim_mode mode = dim_mode::dynamic;
   bool too_long = false;  // the written name did not fit (the builder reports ir.name-too-long)
+  src_loc loc;
   constexpr dim_spec() = default;
-  constexpr dim_spec(const char* s) { too_long = !nm.assign(s); }
-  constexpr dim_spec(const char* s, dim_mode m) : mode(m) { too_long = !nm.assign(s); }
+  constexpr dim_spec(const char* s, src_loc at = src_loc::current()) : loc(at) { too_long = !nm.assign(s); }
+  constexpr dim_spec(const char* s, dim_mode m, src_loc at = src_loc::current()) : mode(m), loc(at) { too_long = !nm.assign(s); }
   constexpr dim_spec(name n, dim_mode m) : nm(n), mode(m) {}
+  constexpr dim_spec(dim_ref d, src_loc at = src_loc::current()) : nm(d.nm), mode(d.mode), loc(at) {}
 };
-constexpr dim_spec dyn(const char* s) { return {s, dim_mode::dynamic}; }
-constexpr dim_spec spec(const char* s) { return {s, dim_mode::specialized}; }
+constexpr dim_spec dyn(const char* s, src_loc at = src_loc::current()) { return {s, dim_mode::dynamic, at}; }
+constexpr dim_spec spec(const char* s, src_loc at = src_loc::current()) { return {s, dim_mode::specialized, at}; }
 
 struct dim_list {
   static constexpr int max_rank = 4;
@@ -84,7 +96,8 @@ struct smem_region {
   dtype dt = dtype::bf16;
   int rows = 0, cols = 0;
   swizzle swz = swizzle::none;
-  major mj = major::k;
+  major mj = major::k;               // declared with major::...; what MMAs use is derived (plan/dims.hpp)
+  bool mj_declared = false;
   int stages = 1;                    // copies; set by pipeline(...).carries(...) or .copies(n)
   std::uint8_t pipeline = no_index;  // the pipeline that carries it
   src_loc loc;
@@ -154,19 +167,41 @@ struct reg_decl {
   src_loc loc;
 };
 
-// ---- tiling and launch -----------------------------------------------------------------------
-enum class axis_kind : std::uint8_t { parallel, reduce };
-struct tile_axis {
-  std::uint8_t dim = no_index;  // index into program::dims
-  int extent = 0;
-  axis_kind kind = axis_kind::parallel;
+// ---- iteration space and loops ----------------------------------------------------------------
+// The parallel iteration space: the axes the grid (or a persistent walk) covers, outermost last. Dims
+// are labels: an axis names the dim it walks, nothing is inferred from a dim's name.
+enum class axis_kind : std::uint8_t {
+  tiles,  // ceil(dim / extent) blocks of `extent` elements of a dim
+  each,   // one index per element of a dim (e.g. a head or batch index)
+  split,  // `extent` slices of work with no dim (e.g. split-K)
 };
-struct tiling {
-  tile_axis axes[4]{};
+struct parallel_axis {
+  axis_kind kind = axis_kind::tiles;
+  std::uint8_t dim = 0xff;  // index into program::dims (none for split)
+  int extent = 1;           // tiles: block size; split: slice count; each: 1
+};
+struct iteration_space {
+  static constexpr int max_axes = 5;
+  parallel_axis axes[max_axes]{};
   int count = 0;
   src_loc loc;
 };
 
+// The bounds of a sequential loop: i = lo, lo + step, ... while i < min(hi, hi2). Bounds are index
+// expressions of the enclosing indices and of dims' run-time extents (e.g. key blocks up to the
+// diagonal: min(q + 1, ceil(T / 128))). `dim`/`block` remember a loop written as tiles(dim, block)
+// (printing, cost model); they carry no semantics beyond `hi`.
+struct loop_bound {
+  index_expr lo{};
+  index_expr hi{};
+  index_expr hi2{};
+  bool has_hi2 = false;
+  int step = 1;
+  std::uint8_t dim = 0xff;  // tiles(dim, block): hi == ceil(dim / block)
+  int block = 0;
+};
+
+// ---- launch ------------------------------------------------------------------------------------
 enum class raster_order : std::uint8_t { along_m, along_n };
 struct raster {
   raster_order order = raster_order::along_m;
@@ -176,7 +211,7 @@ struct raster {
 };
 
 struct launch_decl {
-  int cluster[3] = {1, 1, 1};  // CTAs of a cluster along the tiling's parallel axes (x = first axis)
+  int cluster[3] = {1, 1, 1};  // CTAs of a cluster along the parallel axes (x = first axis)
   bool persistent = false;
   raster rast{};
   bool manual_barrier_init = false;  // the schedule initializes its own mbarriers (analyzer checks it)

@@ -3,6 +3,7 @@
 // records one op (with the caller's source line) into the role being built; loops take a lambda whose
 // ops form the loop body.
 #include <type_traits>
+#include <utility>
 
 #include "../plan/operands.hpp"
 #include "kernel_builder.hpp"
@@ -38,6 +39,14 @@ struct op_ref {
     get().imm[2] = it.terms[0].ref;
     return *this;
   }
+  // MMA contracts this dim (by default: the one dim A and B hold in common). S = Q Kᵀ: over(D).
+  constexpr op_ref over(dim_name_or_ref d) const {
+    check_mma();
+    const int idx = k->resolve_dim(d, get().loc);
+    get().flags |= flag_over;
+    get().imm[1] = idx < 0 ? 0 : idx;
+    return *this;
+  }
   // mbarrier arrive on the same barrier in every CTA of the cluster.
   constexpr op_ref remote() const {
     if (get().kind != op_kind::mbarrier_arrive && get().kind != op_kind::mbarrier_arrive_expect_tx)
@@ -58,12 +67,20 @@ template <class X> using element_of = typename X::element;
 
 class role {
  public:
+  template <class F, int N, int... I>
+  static constexpr void call_with_axes(F& body, space_point<N> pt, std::integer_sequence<int, I...>) {
+    if constexpr (std::is_invocable_v<F&, space_point<N>>) body(pt);
+    else body(pt[I]...);
+  }
+
   constexpr role(kernel_builder* k, int role) : k_(k), role_(static_cast<std::uint8_t>(role)) {}
 
   // ---- index variables ------------------------------------------------------------------------
   constexpr index_expr warpgroup() const { return var_index(var_kind::warpgroup, 0); }
   constexpr index_expr warp() const { return var_index(var_kind::warp, 0); }
   constexpr index_expr cluster_rank() const { return var_index(var_kind::cluster_rank, 0); }
+  // The CTA's index in the grid (blockIdx.x).
+  constexpr index_expr cta() const { return var_index(var_kind::cta, 0); }
   constexpr const role_decl& decl() const { return k_->p.roles[role_]; }
 
   // ---- register tiles ----------------------------------------------------------------------------
@@ -74,24 +91,45 @@ class role {
   constexpr reg_tile<T> fragment(located_name nm, shape2 s) { return add_reg<T>(nm, s, false); }
 
   // ---- control --------------------------------------------------------------------------------------
-  // The persistent tile loop (or the single tile of a non-persistent CTA).
-  template <class F>
-  constexpr void for_each_tile(const tiling_ref&, F body, src_loc at = src_loc::current()) {
-    if (!k_->p.has_tiling()) k_->fail<"ir.no-tiling", "for_each_tile needs k.tile(...) first (value: 0)">(0, at);
+  // The walk over the parallel iteration space: every point the grid (or this CTA's share of a
+  // persistent walk) covers. The body takes the point (t[0], t[1], ...) or one index per axis:
+  //   r.for_each(tiles, [&](auto m, auto n) { ... });
+  template <int N, class F>
+  constexpr void for_each(const space<N>&, F body, src_loc at = src_loc::current()) {
+    if (!k_->p.has_space()) k_->fail<"ir.no-space", "for_each needs k.parallel(...) first (value: 0)">(0, at);
     op o;
     o.kind = op_kind::tile_loop;
     const int id = open(o, at);
-    body(tile_coords{var_index(var_kind::tile_coord, 0), var_index(var_kind::tile_coord, 1)});
+    call_with_axes(body, space_point<N>{}, std::make_integer_sequence<int, N>{});
     close(id);
   }
-  // A loop over the tiling's reduce axis: ceil(K / k) iterations.
+  // A sequential loop: i = 0, 1, ... while i < extent, where the extent is an index expression of the
+  // enclosing indices and dims (tiles(K, 64), min(q + 1, tiles(T, 128)), K.extent() / 8).
   template <class F>
-  constexpr void for_each_k(const tiling_ref&, F body, src_loc at = src_loc::current()) {
-    const int ax = k_->p.reduce_axis();
-    if (ax < 0) k_->fail<"ir.no-reduce-axis", "for_each_k needs a tiling with a reduce axis, e.g. k.tile(m, n, k) (value: 0)">(0, at);
+  constexpr void loop(loop_extent extent, F body, src_loc at = src_loc::current()) {
+    loop(index_expr(0), extent, 1, body, at);
+  }
+  // i = from, from + step, ... while i < extent (e.g. split-K slices: loop(s, tiles(K, 64), 4, ...)).
+  template <class F>
+  constexpr void loop(index_expr from, loop_extent extent, int step, F body, src_loc at = src_loc::current()) {
+    loop_bound b;
+    b.lo = from;
+    b.step = step;
+    if (extent.too_many) k_->fail<"ir.loop-bound", "a loop extent is min() of at most two bounds (value: 0)">(0, at);
+    b.hi = k_->resolve_extent_side(extent.sides[0], b, at);
+    if (extent.count > 1) {
+      b.hi2 = k_->resolve_extent_side(extent.sides[1], b, at);
+      b.has_hi2 = true;
+    }
+    if (step < 1 || step > 32767) k_->fail<"ir.loop-bound", "a loop step is 1..32767 (value: the step)">(step, at);
+    for (const index_expr* e : {&b.lo, &b.hi, &b.hi2})
+      if (!e->valid)
+        k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this loop bound cannot be represented (value: 0)">(0, at);
+      else if (e->uses(var_kind::elem_row) || e->uses(var_kind::elem_col))
+        k_->fail<"ir.loop-bound", "a loop bound cannot depend on a register-tile element's row or column (value: 0)">(0, at);
     op o;
     o.kind = op_kind::loop;
-    o.imm[1] = ax < 0 ? 0 : ax;  // an axis index that every reader can use, even after the error
+    o.imm[1] = k_->add(k_->p.loops, b, at);
     const int id = open(o, at);
     body(var_index(var_kind::loop, id));
     close(id);
@@ -438,6 +476,8 @@ class role {
     for (int i = 0; i < g.ref.rank; ++i)
       if (!g.ref.coords[i].valid)
         k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this one cannot be represented (value: the coordinate's position)">(i, at);
+    if (g.ref.row_pos != no_index && g.ref.row_pos + 1 >= g.ref.rank)
+      k_->fail<"ir.tile-rows", "rows_at(pos): the rows dim must come before the tensor's last (contiguous) dim (value: pos)">(g.ref.row_pos, at);
     operand o;
     o.kind = operand_kind::global;
     o.index = static_cast<std::uint8_t>(k_->add_tile_ref(g.ref, at));

@@ -30,6 +30,7 @@ class kernel_emitter : public op_emitter {
             "), schedule " + p_.loc.file + ". Do not edit: regenerate.");
     w_.line("// Every statement block is annotated '// @op N file:line' with the schedule op it comes from.");
     paste("cake/device/common.cuh");
+    paste("cake/device/compute.cuh");
     if (tgt == target_id::sm_80) paste("cake/device/sm80.cuh");
     if (tgt != target_id::sm_80) paste("cake/device/sm90.cuh");
     if (tgt == target_id::sm_100a) paste("cake/device/sm100.cuh");
@@ -281,35 +282,54 @@ class kernel_emitter : public op_emitter {
   }
 
   // ---- control -----------------------------------------------------------------------------------------
+  // The walk over the parallel space (plan::point_at does the same arithmetic): the plane of the first
+  // two axes is rasterized, the other axes are outer (axis 2 fastest); a cluster takes one point along
+  // axis 0 per CTA.
+  std::string axis_count(int a) const {
+    const auto& ax = p_.space.axes[a];
+    switch (ax.kind) {
+      case axis_kind::tiles: return "(" + dim_name(ax.dim) + " + " + std::to_string(ax.extent - 1) + ") / " + std::to_string(ax.extent);
+      case axis_kind::each: return dim_name(ax.dim);
+      default: return std::to_string(ax.extent) + "LL";
+    }
+  }
   void emit_tile_loop(int id) {
     const int C = cluster();
-    const auto& t = p_.tile;
-    if (t.count < 2 || t.axes[0].kind != axis_kind::parallel || t.axes[1].kind != axis_kind::parallel)
-      return fail(id, "the tile loop is lowered for tilings with two parallel axes");
+    const int n = p_.space.count;
+    if (n < 1) return fail(id, "for_each without a parallel space");
     w_.open("");
-    w_.line("const long long tiles_n = (" + dim_name(t.axes[1].dim) + " + " + std::to_string(t.axes[1].extent - 1) + ") / " + std::to_string(t.axes[1].extent) + ";");
-    w_.line("const long long tiles_m = (" + dim_name(t.axes[0].dim) + " + " + std::to_string(t.axes[0].extent - 1) + ") / " + std::to_string(t.axes[0].extent) + ";");
-    w_.line("const long long cluster_rows = (tiles_m + " + std::to_string(C - 1) + ") / " + std::to_string(C) + ";  // every CTA of a cluster gets a tile");
-    w_.line("const long long cluster_tiles = cluster_rows * tiles_n;");
+    for (int a = 0; a < n; ++a) w_.line("const long long n_ax" + std::to_string(a) + " = " + axis_count(a) + ";");
+    w_.line("const long long cluster_rows = (n_ax0 + " + std::to_string(C - 1) + ") / " + std::to_string(C) + ";  // every CTA of a cluster gets a point");
+    w_.line(std::string("const long long tiles_n = ") + (n > 1 ? "n_ax1" : "1LL") + ", plane = cluster_rows * tiles_n;");
+    std::string walk = "plane";
+    for (int a = 2; a < n; ++a) walk += " * n_ax" + std::to_string(a);
+    w_.line("const long long walk = " + walk + ";");
     if (p_.launch.persistent)
-      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < cluster_tiles; t_iter += gridDim.x / " + std::to_string(C) + ")");
+      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter += gridDim.x / " + std::to_string(C) + ")");
     else
-      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < cluster_tiles; t_iter = cluster_tiles)");
+      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter = walk)");
+    w_.line("const long long t_plane = t_iter % plane, t_outer = t_iter / plane;");
+    w_.line("(void)t_outer;");
     emit_raster();
-    w_.line("const long long tile_m = cm * " + std::to_string(C) + " + cta_rank, tile_n = cn;");
-    w_.line("(void)tile_m; (void)tile_n;");
+    w_.line("const long long ax0 = cm * " + std::to_string(C) + " + cta_rank, ax1 = cn;");
+    w_.line("(void)ax0; (void)ax1;");
+    std::string outer = "t_outer";
+    for (int a = 2; a < n; ++a) {
+      w_.line("const long long ax" + std::to_string(a) + " = (" + outer + ") % n_ax" + std::to_string(a) + ";");
+      outer = "(" + outer + ") / n_ax" + std::to_string(a);
+    }
     emit_body(id);
     w_.close();
     w_.close();
   }
-  // Same arithmetic as plan::raster_tile (plan/grid.hpp).
+  // Same arithmetic as plan::raster_tile (plan/grid.hpp), on the index inside the plane.
   void emit_raster() {
     const auto& r = p_.launch.rast;
     const bool along_m = r.order == raster_order::along_m;
     const std::string rows = along_m ? "cluster_rows" : "tiles_n", cols = along_m ? "tiles_n" : "cluster_rows";
     w_.line("const long long rg = " + std::to_string(r.group < 1 ? 1 : r.group) + ";  // raster group");
-    w_.line("const long long per_group = rg * " + cols + ", first = (t_iter / per_group) * rg;");
-    w_.line("const long long rows_here = " + rows + " - first < rg ? " + rows + " - first : rg, in_group = t_iter % per_group;");
+    w_.line("const long long per_group = rg * " + cols + ", first = (t_plane / per_group) * rg;");
+    w_.line("const long long rows_here = " + rows + " - first < rg ? " + rows + " - first : rg, in_group = t_plane % per_group;");
     w_.line("const long long a0 = first + in_group % rows_here, a1 = in_group / rows_here;");
     w_.line(along_m ? "const long long cm = a0, cn = a1;" : "const long long cm = a1, cn = a0;");
   }
@@ -321,9 +341,12 @@ class kernel_emitter : public op_emitter {
       w_.line("#pragma unroll");
       w_.open("for (int " + v + " = 0; " + v + " < " + std::to_string(o.imm[1]) + "; ++" + v + ")");
     } else {
-      const auto& ax = p_.tile.axes[o.imm[1]];
-      w_.open("for (long long " + v + " = 0, " + v + "_n = (" + dim_name(ax.dim) + " + " + std::to_string(ax.extent - 1) + ") / " + std::to_string(ax.extent) + "; " +
-              v + " < " + v + "_n; ++" + v + ")");
+      const loop_bound* b = p_.bound_of(id);
+      if (!b) return fail(id, "a dynamic loop without bounds");
+      std::string hi = expr(b->hi);
+      if (b->has_hi2) hi = "cake_dev::min_ll(" + hi + ", " + expr(b->hi2) + ")";
+      w_.open("for (long long " + v + " = " + expr(b->lo) + ", " + v + "_end = " + hi + "; " + v + " < " + v + "_end; " + v +
+              (b->step == 1 ? "++" : " += " + std::to_string(b->step)) + ")");
     }
     emit_body(id);
     w_.close();

@@ -127,7 +127,12 @@ class op_emitter : public emitter {
   // scale-d of k step `kk`: 0 where the MMA overwrites the accumulator.
   std::string scale_d(const op& o) const {
     if (o.has(flag_overwrite)) return "(kk > 0 ? 1u : 0u)";
-    if (o.has(flag_overwrite_first)) return "((" + loop_var(o.imm[2]) + " > 0 || kk > 0) ? 1u : 0u)";
+    if (o.has(flag_overwrite_first)) {
+      // The first iteration of the loop is its lower bound (a split-K loop starts at its slice).
+      const loop_bound* b = p_.bound_of(o.imm[2]);
+      const std::string first = b ? expr(b->lo) : "0";
+      return "((" + loop_var(o.imm[2]) + " != " + first + " || kk > 0) ? 1u : 0u)";
+    }
     return "1u";
   }
   // Descriptor geometry of a swizzled MMA operand (K-major: rows are M or N, cols are K).
@@ -136,11 +141,12 @@ class op_emitter : public emitter {
     bool mn_major = false;
     int swizzle_code90 = 0, swizzle_code100 = 0;
   };
-  mma_operand_geom geom(int id, const operand& x, int instr_k) {
+  // which: 0 = A, 1 = B (major-ness is derived from the dim the MMA contracts, plan/dims.hpp).
+  mma_operand_geom geom(int id, const operand& x, int instr_k, int which) {
     mma_operand_geom g;
     const auto& r = p_.smem[x.index];
     g.row_bytes = r.inner_bytes();
-    g.mn_major = r.mj == major::mn;
+    g.mn_major = plan::operand_major(plan_.dims, id, which) == major::mn;
     if (r.swz == swizzle::none || g.row_bytes != swizzle_bytes(r.swz))
       fail(id, "an MMA operand from smem must be swizzled with its rows exactly one swizzle span wide (region " + std::string(r.nm.view()) + ": " +
                    std::to_string(g.row_bytes) + " B rows, swizzle " + to_string(r.swz) + ")");
@@ -160,7 +166,7 @@ class op_emitter : public emitter {
     if (o.a.kind != operand_kind::smem) return fail(id, "wgmma with A from registers is not lowered yet");
     const dtype dt = p_.smem[o.a.index].dt;
     const int instr_k = info(dt).mma_k;
-    const auto ga = geom(id, o.a, instr_k), gb = geom(id, o.b, instr_k);
+    const auto ga = geom(id, o.a, instr_k, 0), gb = geom(id, o.b, instr_k, 1);
     const plan::extent2 a_shape = plan::shape_of(p_, o.a), b_shape = plan::shape_of(p_, o.b);
     const int k_extent = ga.mn_major ? a_shape.rows : a_shape.cols;
     const int n = as.cols;
@@ -224,7 +230,8 @@ class op_emitter : public emitter {
     if (!is_16bit_float(dt) || p_.regs[o.d.index].dt != dtype::f32) return fail(id, "mma_sync is lowered for bf16/f16 inputs with f32 accumulators");
     const auto& ra = p_.smem[o.a.index];
     const auto& rb = p_.smem[o.b.index];
-    if (ra.mj != major::k || rb.mj != major::k) return fail(id, "mma_sync is lowered for K-major operands only");
+    if (plan::operand_major(plan_.dims, id, 0) != major::k || plan::operand_major(plan_.dims, id, 1) != major::k)
+      return fail(id, "mma_sync is lowered for K-major operands only");
     const int mb = as.rows / 16, nb = as.cols / 8, ks = plan::shape_of(p_, o.a).cols / 16;
     if (nb % 2) return fail(id, "mma_sync warp tiles need an even number of 8-column blocks");
     const std::string acc = reg_name(o.d.index);
@@ -263,7 +270,7 @@ class op_emitter : public emitter {
     const dtype dt = p_.smem[o.a.index].dt;
     if (!is_16bit_float(dt)) return fail(id, "tcgen05.mma is lowered for kind::f16 (bf16/f16 inputs) only");
     const int instr_k = info(dt).mma_k;
-    const auto ga = geom(id, o.a, instr_k), gb = geom(id, o.b, instr_k);
+    const auto ga = geom(id, o.a, instr_k, 0), gb = geom(id, o.b, instr_k, 1);
     const plan::extent2 a_shape = plan::shape_of(p_, o.a), b_shape = plan::shape_of(p_, o.b);
     const int m = ga.mn_major ? a_shape.cols : a_shape.rows;
     const int n = gb.mn_major ? b_shape.cols : b_shape.rows;
@@ -295,17 +302,21 @@ class op_emitter : public emitter {
 
   // ---- memory ---------------------------------------------------------------------------------------
   // Element coordinates of a global tile along the tensor's dims, innermost first (TMA order).
+  // The tile's columns run along the last dim, its rows along the row dim (default: the second-to-last).
+  static int row_pos_of(const global_tile_ref& ref) { return ref.row_pos != no_index ? ref.row_pos : ref.rank - 2; }
   std::vector<std::string> tile_coords(const operand& g, const plan::extent2& box_units) const {
     const auto& ref = p_.tile_refs[g.index];
     std::vector<std::string> c;
     for (int i = ref.rank - 1; i >= 0; --i) {
       long long unit = 1;
       if (i == ref.rank - 1) unit = box_units.cols;
-      else if (i == ref.rank - 2) unit = box_units.rows;
+      else if (i == row_pos_of(ref)) unit = box_units.rows;
       c.push_back(expr(ref.coords[i]) + " * " + std::to_string(unit) + "LL");
     }
     return c;
   }
+  // Index (in tile_coords' innermost-first order) of the row coordinate.
+  static int row_coord_index(const global_tile_ref& ref) { return ref.rank - 1 - row_pos_of(ref); }
 
   void emit_tma(int id, const op& o) {
     const bool load = o.kind == op_kind::tma_load;
@@ -314,14 +325,15 @@ class op_emitter : public emitter {
     const int desc = plan_.tma.of_op[id];
     if (desc < 0) return fail(id, "TMA op without a descriptor (the smem side must be an smem tile, the other a tensor tile)");
     const auto& ref = p_.tile_refs[g.index];
-    if (ref.rank < 2 || ref.rank > 3) return fail(id, "TMA is lowered for 2-D and 3-D tensors");
+    if (ref.rank < 2 || ref.rank > 5) return fail(id, "TMA is lowered for tensors of rank 2 to 5");
+    if (o.has(flag_multicast) && ref.rank > 3) return fail(id, "a multicast TMA load is lowered for tensors of rank 2 and 3");
     const plan::extent2 box = plan::shape_of(p_, s);
     auto c = tile_coords(g, box);
     const int split = plan_.tma.split_of_op[id];
     std::string dst = smem_addr(s, id);
     if (split > 1) {
       const int rows = box.rows / split;
-      c[1] += " + (long long)cta_rank * " + std::to_string(rows);
+      c[row_coord_index(ref)] += " + (long long)cta_rank * " + std::to_string(rows);
       dst = "(" + dst + " + cta_rank * " + std::to_string(rows * p_.smem[s.index].inner_bytes()) + "u)";
     }
     std::string coords;

@@ -80,7 +80,11 @@ class emitter {
   // ---- index expressions ------------------------------------------------------------------------
   std::string var_text(const index_term& t) const {
     switch (t.kind) {
-      case var_kind::tile_coord: return t.ref == 0 ? "tile_m" : t.ref == 1 ? "tile_n" : "tile_" + std::to_string(t.ref);
+      case var_kind::tile_coord: return "ax" + std::to_string(t.ref);
+      case var_kind::dim: return dim_name(t.ref);
+      case var_kind::cta: return "(long long)blockIdx.x";
+      case var_kind::elem_row: return "(long long)er";  // set by the element loop of a mask
+      case var_kind::elem_col: return "(long long)ec";
       case var_kind::loop: return "(long long)" + loop_var(t.ref);
       case var_kind::warpgroup: return "(long long)warpgroup_in_role";
       case var_kind::warp: return "(long long)warp_in_role";

@@ -1,46 +1,55 @@
 #pragma once
-// The grid: how many output tiles a problem has, how CTAs are grouped into clusters along the first
-// parallel axis, and how many CTAs a launch needs (one per tile, or one per SM when persistent). The
-// tile order (rasterization) is a pure function of the tile index, shared by lowering (which emits
-// the same arithmetic) and the cost model.
+// The grid: how many points the parallel iteration space has along each axis, how CTAs are grouped into
+// clusters along the first axis, and how many CTAs a launch needs (one per point, or one per SM when
+// persistent). The order in which points are walked (rasterization of the first two axes, the others
+// outermost) is a pure function of the point's linear index, shared by lowering (which emits the same
+// arithmetic) and the cost model.
 #include "../ir/program.hpp"
 
 namespace cake::plan {
 
 struct grid_shape {
-  long long tiles[2] = {1, 1};  // output tiles along the two parallel axes (padded to whole clusters)
-  long long tile_count = 1;
-  int cluster = 1;              // CTAs per cluster
-  int cluster_shape[2] = {1, 1};      // CTAs of a cluster along the two parallel axes (k.cluster(x, y))
-  long long cluster_tiles[2] = {1, 1};  // clusters along the two parallel axes (what raster_tile walks)
-  long long clusters = 1;       // cluster-tiles in the problem
-  long long ctas = 1;           // CTAs to launch
-  long long k_iterations = 1;   // trips of the reduce loop
+  int axes = 0;
+  long long counts[iteration_space::max_axes] = {1, 1, 1, 1, 1};  // points along each axis (axis 0 padded to whole clusters)
+  long long tiles[2] = {1, 1};          // points along the first two axes (the rasterized plane)
+  long long outer = 1;                  // points along the remaining axes (each is one plane)
+  long long tile_count = 1;             // points of the whole space
+  int cluster = 1;                      // CTAs per cluster
+  int cluster_shape[2] = {1, 1};        // CTAs of a cluster along the first two axes (k.cluster(x, y))
+  long long cluster_tiles[2] = {1, 1};  // clusters along the first two axes (what raster_tile walks)
+  long long clusters = 1;               // cluster work items of the whole space (planes x outer)
+  long long ctas = 1;                   // CTAs to launch
 };
 
 constexpr long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// dim_value(i) gives the runtime extent of program dim i.
+// Points along one axis for the given dim extents.
+template <class DimValue>
+constexpr long long axis_points(const parallel_axis& ax, DimValue dim_value) {
+  switch (ax.kind) {
+    case axis_kind::tiles: return ceil_div(dim_value(ax.dim), ax.extent);
+    case axis_kind::each: return dim_value(ax.dim);
+    default: return ax.extent;
+  }
+}
+
+// dim_value(i) gives the runtime extent of program dim i. A kernel without a parallel space has one point.
 template <class DimValue>
 constexpr grid_shape plan_grid(const program& p, DimValue dim_value, int sm_count) {
   grid_shape g;
   g.cluster = p.launch.cluster_size();
-  int parallel = 0;
-  for (int i = 0; i < p.tile.count; ++i) {
-    const auto& ax = p.tile.axes[i];
-    const long long n = ceil_div(dim_value(ax.dim), ax.extent);
-    if (ax.kind == axis_kind::reduce) g.k_iterations = n;
-    else if (parallel < 2) g.tiles[parallel++] = n;
-  }
-  // Every CTA of a cluster gets a tile: pad each parallel axis to whole clusters along it.
+  g.axes = p.space.count;
+  for (int i = 0; i < p.space.count; ++i) g.counts[i] = axis_points(p.space.axes[i], dim_value);
+  // Every CTA of a cluster gets a point: pad the first axis to whole clusters along it.
   g.cluster_shape[0] = p.launch.cluster[0];
   g.cluster_shape[1] = p.launch.cluster[1];  // 1 today: the builder refuses clusters along other axes
   for (int a = 0; a < 2; ++a) {
-    g.cluster_tiles[a] = ceil_div(g.tiles[a], g.cluster_shape[a]);
-    g.tiles[a] = g.cluster_tiles[a] * g.cluster_shape[a];
+    g.cluster_tiles[a] = ceil_div(g.counts[a], g.cluster_shape[a]);
+    g.tiles[a] = g.counts[a] = g.cluster_tiles[a] * g.cluster_shape[a];
   }
-  g.tile_count = g.tiles[0] * g.tiles[1];
-  g.clusters = g.cluster_tiles[0] * g.cluster_tiles[1];
+  for (int a = 2; a < g.axes; ++a) g.outer *= g.counts[a];
+  g.tile_count = g.tiles[0] * g.tiles[1] * g.outer;
+  g.clusters = g.cluster_tiles[0] * g.cluster_tiles[1] * g.outer;
   if (p.launch.persistent) {
     long long max_clusters = sm_count / g.cluster;
     if (max_clusters < 1) max_clusters = 1;
@@ -51,11 +60,11 @@ constexpr grid_shape plan_grid(const program& p, DimValue dim_value, int sm_coun
   return g;
 }
 
-// The cluster-tile a cluster works on at step `index` of the schedule, rasterized: clusters walk
-// groups of `group` cluster-rows along axis 0, column by column, so that concurrently running CTAs
-// share operand tiles in L2. Pass grid_shape::cluster_tiles. Returns {cluster-row, cluster-column};
-// the CTA at (x, y) inside a cluster of shape (cx, cy) takes tile (row*cx + x, column*cy + y), which
-// for the usual cluster(n) along the first axis is (row*n + rank, column).
+// The cluster-tile a cluster works on at step `index` of the walk of one plane, rasterized: clusters
+// walk groups of `group` cluster-rows along axis 0, column by column, so that concurrently running CTAs
+// share operand tiles in L2. Pass grid_shape::cluster_tiles. Returns {cluster-row, cluster-column}; the
+// CTA at rank r of a cluster of n along the first axis takes point (row * n + r, column). Indices past
+// one plane continue in the next point of the outer axes (index / plane), axis 2 fastest.
 struct tile_pos {
   long long m = 0, n = 0;
 };
@@ -74,6 +83,26 @@ constexpr tile_pos raster_tile(long long index, long long cluster_rows, long lon
   tile_pos t{first_row + in_group % rows_here, in_group / rows_here};
   if (r.order == raster_order::along_n) return {t.n, t.m};
   return t;
+}
+
+// The coordinates of the point a cluster visits at walk step `index` (the CTA's rank in the cluster is
+// added to axis 0 by the caller): the plane is rasterized, the outer axes are row-major with axis 2
+// fastest.
+struct point {
+  long long c[iteration_space::max_axes] = {0, 0, 0, 0, 0};
+};
+constexpr point point_at(long long index, const grid_shape& g, raster r) {
+  point pt;
+  const long long plane = g.cluster_tiles[0] * g.cluster_tiles[1];
+  const auto t = raster_tile(index % plane, g.cluster_tiles[0], g.cluster_tiles[1], r);
+  pt.c[0] = t.m * g.cluster_shape[0];
+  pt.c[1] = t.n;
+  long long outer = index / plane;
+  for (int a = 2; a < g.axes; ++a) {
+    pt.c[a] = outer % g.counts[a];
+    outer /= g.counts[a];
+  }
+  return pt;
 }
 
 }  // namespace cake::plan

@@ -2,6 +2,7 @@
 // All derivations of a Program, computed once. Analyzer, cost model and emitter read a kernel_plan;
 // none of them recomputes what is here.
 #include "barriers.hpp"
+#include "dims.hpp"
 #include "grid.hpp"
 #include "named_barriers.hpp"
 #include "operands.hpp"
@@ -19,10 +20,11 @@ struct kernel_plan {
   tma_plan tma;
   tmem_plan tmem;
   named_barrier_plan named;
+  dims_plan dims;
 };
 
 constexpr kernel_plan make_plan(const program& p) {
-  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p), plan_named_barriers(p)};
+  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p), plan_named_barriers(p), plan_dims(p)};
 }
 
 }  // namespace cake::plan

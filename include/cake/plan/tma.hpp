@@ -9,7 +9,8 @@ namespace cake::plan {
 
 struct tma_descriptor {
   std::uint8_t tensor = no_index;
-  int box_rows = 0, box_cols = 0;  // box over the tensor's last two dims (cols contiguous)
+  std::uint8_t row_pos = 0;        // the tensor dim the box's rows run along (its columns: the last dim)
+  int box_rows = 0, box_cols = 0;  // the box's extents along those dims; 1 along every other dim
   swizzle swz = swizzle::none;
   friend constexpr bool operator==(const tma_descriptor&, const tma_descriptor&) = default;
 };
@@ -41,7 +42,9 @@ constexpr tma_plan plan_tma(const program& p) {
     if (s.kind != operand_kind::smem || g.kind != operand_kind::global) continue;
     const extent2 box = shape_of(p, s);
     const int split = o.has(flag_multicast) ? p.launch.cluster_size() : 1;
-    tma_descriptor d{p.tile_refs[g.index].tensor, split > 0 ? box.rows / split : box.rows, box.cols, p.smem[s.index].swz};
+    const auto& ref = p.tile_refs[g.index];
+    const int row_pos = ref.row_pos != no_index ? ref.row_pos : (ref.rank >= 2 ? ref.rank - 2 : 0);
+    tma_descriptor d{ref.tensor, static_cast<std::uint8_t>(row_pos), split > 0 ? box.rows / split : box.rows, box.cols, p.smem[s.index].swz};
     int found = -1;
     for (int j = 0; j < T.count; ++j)
       if (T.descriptors[j] == d) found = j;

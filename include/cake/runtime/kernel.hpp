@@ -153,7 +153,9 @@ class runtime_kernel {
       const int eb = size_bits(decl.dt) / 8;
       for (int j = 0; j < decl.rank; ++j) s.global_dims[j] = static_cast<std::uint64_t>(t.dims[decl.rank - 1 - j]);
       for (int j = 1; j < decl.rank; ++j) s.global_strides_bytes[j - 1] = static_cast<std::uint64_t>(t.strides[decl.rank - 1 - j] * eb);
-      s.box_dims = {static_cast<std::uint32_t>(d.box_cols), static_cast<std::uint32_t>(d.box_rows), 1, 1, 1};
+      s.box_dims = {1, 1, 1, 1, 1};
+      s.box_dims[0] = static_cast<std::uint32_t>(d.box_cols);
+      if (decl.rank >= 2) s.box_dims[decl.rank - 1 - d.row_pos] = static_cast<std::uint32_t>(d.box_rows);
       s.swizzle = runtime_detail::tma_swizzle_of(d.swz);
       s.l2_promotion = jit::tma_l2_promotion::b256;
       const CUtensorMap m = jit::encode_tensor_map(s);

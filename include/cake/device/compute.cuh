@@ -1,0 +1,118 @@
+// cake/device/compute.cuh — register compute every target shares: integer helpers for loop bounds,
+// the elementwise math functions of Cake's op table, conversions between element types, warp
+// reductions, and vector/atomic global memory access. Generated kernels call these with every physical
+// choice (lane masks, widths) passed in by the caller.
+//
+// NVRTC-clean: no host headers. The approximate special functions are the PTX .approx instructions
+// (ex2, lg2, tanh on sm_75+); [PTX §9.7.3] documents their error bounds.
+#pragma once
+
+#include "cake/device/common.cuh"
+
+namespace cake_dev {
+
+// ---- integers ------------------------------------------------------------------------------------
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ long long max_ll(long long a, long long b) { return a > b ? a : b; }
+
+// ---- math [PTX §9.7.3 floating-point instructions] ------------------------------------------------
+// ex2.approx.ftz.f32: 2^x (max relative error 2^-22 over the normal range; -inf gives +0).
+__device__ __forceinline__ float exp2f_fast(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// lg2.approx.ftz.f32: log2(x) (max absolute error 2^-22.6 for x in [0.5, 2]).
+__device__ __forceinline__ float log2f_fast(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// tanh.approx.f32 (sm_75+): max relative error 2^-10.987.
+__device__ __forceinline__ float tanhf_fast(float x) {
+  float r;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// rcp.rn.f32: correctly rounded reciprocal.
+__device__ __forceinline__ float rcpf(float x) {
+  float r;
+  asm("rcp.rn.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float expf_fast(float x) { return exp2f_fast(x * 1.4426950408889634f); }
+__device__ __forceinline__ float logf_fast(float x) { return log2f_fast(x) * 0.6931471805599453f; }
+__device__ __forceinline__ float sigmoidf(float x) { return rcpf(1.0f + exp2f_fast(-x * 1.4426950408889634f)); }
+__device__ __forceinline__ float siluf(float x) { return x * sigmoidf(x); }
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as cuBLASLt's GELU epilogue.
+__device__ __forceinline__ float gelu_tanhf(float x) {
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf_fast(u));
+}
+// GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
+__device__ __forceinline__ float gelu_erff(float x) { return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)); }
+__device__ __forceinline__ float reluf(float x) { return x > 0.0f ? x : 0.0f; }
+
+// ---- conversions [PTX §9.7.9.21 cvt] ----------------------------------------------------------------
+__device__ __forceinline__ float bf16_to_f32(u16 h) { return __uint_as_float(static_cast<u32>(h) << 16); }
+__device__ __forceinline__ u16 f32_to_bf16(float x) { return static_cast<u16>(pack_bf16x2(x, 0.0f) & 0xffffu); }
+__device__ __forceinline__ float f16_to_f32(u16 h) {
+  float r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+  return r;
+}
+__device__ __forceinline__ u16 f32_to_f16(float x) {
+  u16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lo_bf16(u32 v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float hi_bf16(u32 v) { return __uint_as_float(v & 0xffff0000u); }
+__device__ __forceinline__ float lo_f16(u32 v) { return f16_to_f32(static_cast<u16>(v & 0xffffu)); }
+__device__ __forceinline__ float hi_f16(u32 v) { return f16_to_f32(static_cast<u16>(v >> 16)); }
+
+// ---- warp reductions [PTX §9.7.8.6 shfl.sync] -----------------------------------------------------
+// Reduce over the lanes that differ in the bits of `mask_bits` (a butterfly over xor distances
+// lo..hi, powers of two): the lanes that hold one row of a fragment.
+template <int Lo, int Hi>
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
+template <int Lo, int Hi>
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+  return v;
+}
+// (value, index) pairs: the smaller value wins, ties go to the smaller index (a deterministic argmin).
+template <int Lo, int Hi>
+__device__ __forceinline__ void warp_argmin(float& v, int& i) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, d);
+    const int oi = __shfl_xor_sync(0xffffffffu, i, d);
+    if (ov < v || (ov == v && oi < i)) v = ov, i = oi;
+  }
+}
+template <int Lo, int Hi>
+__device__ __forceinline__ void warp_argmax(float& v, int& i) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, d);
+    const int oi = __shfl_xor_sync(0xffffffffu, i, d);
+    if (ov > v || (ov == v && oi < i)) v = ov, i = oi;
+  }
+}
+
+// ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
+__device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
+// red.global.add.noftz.bf16x2 (sm_90+): two adjacent bf16 (4-byte aligned) in one atomic.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {
+  asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
+}  // namespace cake_dev
