@@ -43,6 +43,12 @@ constexpr int step(machine& m, int u) {
     ++s.pc;
     return 1;
   }
+  if (o.kind == op_kind::when) {
+    // Run the body only where the condition holds for this unit's indices.
+    if (!m.condition(u, o.imm[0] + o.imm[1] - 1)) s.pc = o.end;
+    else ++s.pc;
+    return 1;
+  }
   if (o.kind == op_kind::tile_loop || o.kind == op_kind::loop) {
     int trips = 1;
     if (o.kind == op_kind::tile_loop) trips = p.launch.persistent ? m.tiles : 1;

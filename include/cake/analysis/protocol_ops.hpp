@@ -251,12 +251,14 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::fill: reg_write(m, u, id, o.d); break;
     case op_kind::elementwise:
     case op_kind::reduce_rows:
-    case op_kind::argmin_rows:
+    case op_kind::arg_reduce_rows:
     case op_kind::convert:
-      reg_read(m, u, id, o.a);
-      reg_read(m, u, id, o.b);
-      reg_write(m, u, id, o.d);
+    case op_kind::cluster_reduce:
+      m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); });
+      m.p.reg_writes(id, [&](const operand& x) { reg_write(m, u, id, x); });
       break;
+    case op_kind::atomic_add:
+    case op_kind::scatter_add: m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); }); break;
     // ---- memory ----
     case op_kind::tma_load: {
       int bar = -1;

@@ -198,7 +198,7 @@ constexpr void check_copies(context& c) {
   }
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
-    if (o.kind != op_kind::reduce_rows && o.kind != op_kind::argmin_rows) continue;
+    if (o.kind != op_kind::reduce_rows && o.kind != op_kind::arg_reduce_rows) continue;
     const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
     if (ds.rows != as.rows || ds.cols != 1)
       if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, static_cast<int>(i))) {

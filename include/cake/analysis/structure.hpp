@@ -77,9 +77,22 @@ constexpr malformed find_malformed(const program& p) {
     if (o.parent >= i || o.parent < -1) return {i, "the op's enclosing loop", o.parent};
     if (o.parent >= 0) {
       const op& par = p.ops[o.parent];
-      if ((par.kind != op_kind::loop && par.kind != op_kind::tile_loop) || par.end <= i || par.role != o.role) return {i, "the op's enclosing loop", o.parent};
+      if (!p.is_control(par.kind) || par.end <= i || par.role != o.role) return {i, "the op's enclosing loop", o.parent};
     }
-    if ((o.kind == op_kind::loop || o.kind == op_kind::tile_loop) && (o.end <= i || o.end > n)) return {i, "the loop's end", o.end};
+    if (p.is_control(o.kind) && (o.end <= i || o.end > n)) return {i, "the loop's end", o.end};
+    if (o.kind == op_kind::elementwise || o.kind == op_kind::when) {
+      const int first = o.imm[0], count = o.imm[1];
+      if (first < 0 || count < 1 || first + count > static_cast<int>(p.exprs.size())) return {i, "the op's expression", first};
+      for (int e = first; e < first + count; ++e) {
+        const expr_node& x = p.exprs[e];
+        if (static_cast<int>(x.fn) >= math_fn_count) return {i, "an expression node's function", e};
+        for (int k = 0; k < info(x.fn).arity; ++k)
+          if (x.kid[k] < first || x.kid[k] >= e) return {i, "an expression node's operand", e};
+        if (x.fn == math_fn::tile && x.ref >= p.regs.size()) return {i, "an expression's register tile", x.ref};
+        if (x.fn == math_fn::scalar && x.ref >= p.scalars.size()) return {i, "an expression's scalar", x.ref};
+        if (x.fn == math_fn::index && !expr_ok(p, x.ix)) return {i, "an index in an expression", 0, rule_id::ir_index_expr};
+      }
+    }
     if (o.kind == op_kind::loop && !o.has(flag_static_trip)) {
       if (!p.bound_of(i)) return {i, "the loop's bounds", o.imm[1]};
       const loop_bound& b = *p.bound_of(i);

@@ -81,6 +81,12 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 template <int Lo, int Hi>
+__device__ __forceinline__ float warp_min(float v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
+template <int Lo, int Hi>
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int d = Lo; d <= Hi; d *= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
@@ -106,12 +112,37 @@ __device__ __forceinline__ void warp_argmax(float& v, int& i) {
   }
 }
 
+// ---- global vector access [PTX §9.7.9.8 ld, §9.7.9.10 st] ---------------------------------------------
+// N 32-bit words (N = 1, 2, 4) at an address aligned to 4 * N bytes.
+template <int N>
+__device__ __forceinline__ void ld_global_words(u32* r, const u32* p) {
+  if constexpr (N == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+  } else if constexpr (N == 2) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    r[0] = v.x, r[1] = v.y;
+  } else {
+    r[0] = *p;
+  }
+}
+template <int N>
+__device__ __forceinline__ void st_global_words(u32* p, const u32* r) {
+  if constexpr (N == 4) *reinterpret_cast<uint4*>(p) = make_uint4(r[0], r[1], r[2], r[3]);
+  else if constexpr (N == 2) *reinterpret_cast<uint2*>(p) = make_uint2(r[0], r[1]);
+  else *p = r[0];
+}
+
 // ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
 __device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
 // red.global.add.noftz.bf16x2 (sm_90+): two adjacent bf16 (4-byte aligned) in one atomic.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {
   asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// red.global.add.noftz.bf16 (sm_90+): one bf16 (2-byte aligned).
+__device__ __forceinline__ void red_add_bf16(void* p, u16 v) {
+  asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
 }
 #endif
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "../core/dtype.hpp"
+#include "expr.hpp"
 #include "index_expr.hpp"
 #include "ops.hpp"
 #include "resources.hpp"
@@ -72,6 +73,8 @@ struct scalar {
   using element = T;
   std::uint8_t index = no_index;
 };
+template <element_type T>
+constexpr rx to_rx(const scalar<T>& s) { return rx::leaf(math_fn::scalar, s.index); }
 
 // ---- operand views: a resource plus which stage and which part -----------------------------------
 template <class Derived>
@@ -107,6 +110,9 @@ template <element_type T>
 struct reg_tile : operand_view<reg_tile<T>> {
   using element = T;
 };
+// Register tiles and scalar parameters are leaves of register expressions (ir/expr.hpp).
+template <element_type T>
+constexpr rx to_rx(const reg_tile<T>& t) { return rx::leaf(math_fn::tile, t.o.index); }
 
 struct tmem_tile : operand_view<tmem_tile> {
   using element = f32;

@@ -24,66 +24,79 @@ enum class issuer : std::uint8_t {
   all,     // every thread of the unit (collective instructions: .sync.aligned)
 };
 
-#define CAKE_OP_KINDS(X)                                                                   \
-  /* compute */                                                                            \
-  X(mma_sync, compute, mma_sync, all)                                                      \
-  X(wgmma, compute, wgmma, all)                                                            \
-  X(tcgen05_mma, compute, tcgen05, leader)                                                 \
-  X(fill, compute, count_, all)                                                            \
-  X(elementwise, compute, count_, all)                                                     \
-  X(reduce_rows, compute, count_, all)                                                     \
-  X(argmin_rows, compute, count_, all)                                                     \
-  X(convert, compute, count_, all)                                                         \
-  /* memory */                                                                             \
-  X(tma_load, memory, tma, leader)                                                         \
-  X(tma_store, memory, tma, leader)                                                        \
-  X(tma_prefetch, memory, tma, leader)                                                     \
-  X(cp_async, memory, cp_async, all)                                                       \
-  X(load_global, memory, count_, all)                                                      \
-  X(store_global, memory, count_, all)                                                     \
-  X(load_shared, memory, count_, all)                                                      \
-  X(store_shared, memory, count_, all)                                                     \
-  X(ldmatrix, memory, ldmatrix, all)                                                       \
-  X(stmatrix, memory, stmatrix, all)                                                       \
-  X(tmem_load, memory, tcgen05, all)                                                       \
-  X(tmem_store, memory, tcgen05, all)                                                      \
-  X(tmem_alloc, memory, tcgen05, all)                                                      \
-  X(tmem_dealloc, memory, tcgen05, all)                                                    \
-  /* sync */                                                                               \
-  X(mbarrier_init, sync, mbarrier, leader)                                                 \
-  X(mbarrier_arrive, sync, mbarrier, leader)                                               \
-  X(mbarrier_expect_tx, sync, mbarrier_tx, leader)                                         \
-  X(mbarrier_arrive_expect_tx, sync, mbarrier_tx, leader)                                  \
-  X(mbarrier_wait, sync, mbarrier, all)                                                    \
-  X(named_barrier_sync, sync, named_barrier, all)                                          \
-  X(named_barrier_arrive, sync, named_barrier, all)                                        \
-  X(fence_proxy_async, sync, fence_proxy_async, all)                                       \
-  X(fence_mbarrier_init, sync, cluster, leader)                                            \
-  X(tcgen05_fence_before, sync, tcgen05, all)                                              \
-  X(tcgen05_fence_after, sync, tcgen05, all)                                               \
-  X(cluster_arrive, sync, cluster, all)                                                    \
-  X(cluster_wait, sync, cluster, all)                                                      \
-  X(wgmma_fence, sync, wgmma, all)                                                         \
-  X(wgmma_commit, sync, wgmma, all)                                                        \
-  X(wgmma_wait, sync, wgmma, all)                                                          \
-  X(cp_async_commit, sync, cp_async, all)                                                  \
-  X(cp_async_wait, sync, cp_async, all)                                                    \
-  X(bulk_commit, sync, tma, leader)                                                        \
-  X(bulk_wait, sync, tma, leader)                                                          \
-  X(tcgen05_commit, sync, tcgen05, leader)                                                 \
-  X(pipeline_acquire, sync, mbarrier, leader)                                              \
-  X(pipeline_wait, sync, mbarrier, all)                                                    \
-  X(pipeline_release, sync, mbarrier, leader)                                              \
-  X(pipeline_commit, sync, mbarrier, leader)                                               \
-  /* control */                                                                            \
-  X(tile_loop, control, count_, all)                                                       \
-  X(loop, control, count_, all)                                                            \
-  X(setmaxnreg, control, setmaxnreg, all)                                                  \
-  X(griddep_wait, control, griddepcontrol, all)                                            \
-  X(griddep_launch, control, griddepcontrol, all)
+// Targets on which lowering emits an op (the "lowered" column of docs/language.md). Admission (the
+// target's instruction families) says what the hardware has; this says what Cake's emitter implements.
+// Forms of an op that are not lowered on an otherwise-lowered target are listed by
+// lower/support.hpp; the analyzer reports both as instruction.not-lowered before lowering runs.
+inline constexpr unsigned on_sm80 = 1u, on_sm90a = 2u, on_sm100a = 4u, on_all = 7u, on_none = 0u;
+constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_sm80 : t == target_id::sm_90a ? on_sm90a : on_sm100a; }
+
+// Columns: kind, category, instruction family a target must admit (count_ = generic code), issuer,
+// targets it is lowered on, one-line description (docs).
+#define CAKE_OP_KINDS(X)                                                                                                          \
+  /* compute */                                                                                                                   \
+  X(mma_sync, compute, mma_sync, all, on_all, "warp MMA (mma.sync m16n8k16), A/B from smem (ldmatrix) or registers")             \
+  X(wgmma, compute, wgmma, all, on_sm90a, "warpgroup MMA (wgmma.mma_async), A from smem or registers, B from smem")             \
+  X(tcgen05_mma, compute, tcgen05, leader, on_sm100a, "tensor-core MMA into tensor memory (tcgen05.mma), one thread issues")      \
+  X(fill, compute, count_, all, on_all, "every element of a register tile = a constant")                                           \
+  X(elementwise, compute, count_, all, on_all, "r.set(dst, expression): element-wise math over tiles, vectors, scalars, indices") \
+  X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile into a row vector (across the row's threads)") \
+  X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax: value and column index per row")                          \
+  X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
+  /* memory */                                                                                                                    \
+  X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
+  X(tma_store, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile store from smem (bulk group)")                                \
+  X(tma_prefetch, memory, tma, leader, on_sm90a | on_sm100a, "prefetch of a tensor map")                                         \
+  X(cp_async, memory, cp_async, all, on_all, "cooperative cp.async of an smem tile (16-byte chunks, zero-filled outside)")        \
+  X(load_global, memory, count_, all, on_all, "register tile <- global tile (vectorized, bounds-checked per element)")             \
+  X(store_global, memory, count_, all, on_all, "global tile <- register tile (bounds-checked per element)")                       \
+  X(load_shared, memory, count_, all, on_all, "register tile <- smem tile")                                                        \
+  X(store_shared, memory, count_, all, on_all, "smem tile <- register tile")                                                      \
+  X(ldmatrix, memory, ldmatrix, all, on_none, "ldmatrix into a register tile (used inside mma_sync; not lowered as an op)")        \
+  X(stmatrix, memory, stmatrix, all, on_sm90a | on_sm100a, "stmatrix of a 16-bit register tile into smem")                        \
+  X(tmem_load, memory, tcgen05, all, on_sm100a, "tcgen05.ld: tensor memory -> registers")                                       \
+  X(tmem_store, memory, tcgen05, all, on_sm100a, "tcgen05.st: registers -> tensor memory")                                      \
+  X(tmem_alloc, memory, tcgen05, all, on_sm100a, "tcgen05.alloc of the kernel's tensor memory")                                 \
+  X(tmem_dealloc, memory, tcgen05, all, on_sm100a, "tcgen05.dealloc")                                                           \
+  X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \
+  X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
+  X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM)")    \
+  /* sync */                                                                                                                      \
+  X(mbarrier_init, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.init")                                                 \
+  X(mbarrier_arrive, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.arrive (local or, .remote(), in every CTA)")       \
+  X(mbarrier_expect_tx, sync, mbarrier_tx, leader, on_sm90a | on_sm100a, "mbarrier.expect_tx")                                    \
+  X(mbarrier_arrive_expect_tx, sync, mbarrier_tx, leader, on_sm90a | on_sm100a, "mbarrier.arrive.expect_tx")                      \
+  X(mbarrier_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "mbarrier wait on the tracked phase")                               \
+  X(named_barrier_sync, sync, named_barrier, all, on_all, "bar.sync on a named barrier")                                          \
+  X(named_barrier_arrive, sync, named_barrier, all, on_all, "bar.arrive on a named barrier")                                      \
+  X(fence_proxy_async, sync, fence_proxy_async, all, on_sm90a | on_sm100a, "fence.proxy.async.shared::cta")                      \
+  X(fence_mbarrier_init, sync, cluster, leader, on_sm90a | on_sm100a, "fence.mbarrier_init.release.cluster")                      \
+  X(tcgen05_fence_before, sync, tcgen05, all, on_sm100a, "tcgen05.fence::before_thread_sync")                                   \
+  X(tcgen05_fence_after, sync, tcgen05, all, on_sm100a, "tcgen05.fence::after_thread_sync")                                     \
+  X(cluster_arrive, sync, cluster, all, on_sm90a | on_sm100a, "barrier.cluster.arrive.release")                                   \
+  X(cluster_wait, sync, cluster, all, on_sm90a | on_sm100a, "barrier.cluster.wait.acquire")                                       \
+  X(wgmma_fence, sync, wgmma, all, on_sm90a, "wgmma.fence")                                                                      \
+  X(wgmma_commit, sync, wgmma, all, on_sm90a, "wgmma.commit_group")                                                              \
+  X(wgmma_wait, sync, wgmma, all, on_sm90a, "wgmma.wait_group n")                                                                \
+  X(cp_async_commit, sync, cp_async, all, on_all, "cp.async.commit_group")                                                        \
+  X(cp_async_wait, sync, cp_async, all, on_all, "cp.async.wait_group n")                                                          \
+  X(bulk_commit, sync, tma, leader, on_sm90a | on_sm100a, "cp.async.bulk.commit_group")                                           \
+  X(bulk_wait, sync, tma, leader, on_sm90a | on_sm100a, "cp.async.bulk.wait_group[.read] n")                                      \
+  X(tcgen05_commit, sync, tcgen05, leader, on_sm100a, "tcgen05.commit to an mbarrier")                                          \
+  X(pipeline_acquire, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer takes a free stage (waits 'empty', expects tx)")    \
+  X(pipeline_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "consumer waits for a filled stage ('full')")                       \
+  X(pipeline_release, sync, mbarrier, leader, on_sm90a | on_sm100a, "consumer frees a stage ('empty'), optionally n iterations later") \
+  X(pipeline_commit, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer completes a stage by other means than TMA")          \
+  /* control */                                                                                                                   \
+  X(tile_loop, control, count_, all, on_all, "the walk over the parallel iteration space")                                        \
+  X(loop, control, count_, all, on_all, "a sequential loop (static: unrolled; dynamic: index-expression bounds)")                 \
+  X(when, control, count_, all, on_all, "a body run only where a condition over uniform indices holds")                           \
+  X(setmaxnreg, control, setmaxnreg, all, on_sm90a | on_sm100a, "setmaxnreg.inc/dec")                                             \
+  X(griddep_wait, control, griddepcontrol, all, on_sm90a | on_sm100a, "griddepcontrol.wait")                                      \
+  X(griddep_launch, control, griddepcontrol, all, on_sm90a | on_sm100a, "griddepcontrol.launch_dependents")
 
 enum class op_kind : std::uint8_t {
-#define CAKE_X(n, c, f, i) n,
+#define CAKE_X(n, c, f, i, l, doc) n,
   CAKE_OP_KINDS(CAKE_X)
 #undef CAKE_X
   count_
@@ -95,9 +108,12 @@ struct op_info {
   op_category category;
   feature needs;  // feature::count_ = generic code, admitted everywhere
   issuer who;
+  unsigned lowered_on;  // on_sm80 | on_sm90a | on_sm100a
+  std::string_view doc;
+  constexpr bool lowered(target_id t) const { return (lowered_on & target_bit(t)) != 0; }
 };
 inline constexpr op_info op_table[op_kind_count] = {
-#define CAKE_X(n, c, f, i) {#n, op_category::c, feature::f, issuer::i},
+#define CAKE_X(n, c, f, i, l, doc) {#n, op_category::c, feature::f, issuer::i, l, doc},
     CAKE_OP_KINDS(CAKE_X)
 #undef CAKE_X
 };
@@ -148,21 +164,27 @@ enum op_flag : std::uint16_t {
   flag_static_trip = 1u << 5,      // loop: trip count imm[1] is a compile-time constant (unrolled); else imm[1]
                                    // indexes program::loops
   flag_over = 1u << 6,             // MMA: contracts dim imm[1] (over(dim)); else the dim A and B share
+  flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value
+  flag_release_later = 1u << 8,    // pipeline_release: imm[1] iterations of the enclosing loop later
 };
-enum class elementwise_op : std::uint8_t { add, sub, mul, max, min, scale, relu, exp2, neg };
-constexpr std::string_view to_string(elementwise_op f) {
-  constexpr std::string_view names[] = {"add", "sub", "mul", "max", "min", "scale", "relu", "exp2", "neg"};
-  return static_cast<unsigned>(f) < 9 ? names[static_cast<int>(f)] : "?";
+// reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax).
+enum class reduce_kind : std::uint8_t { max, sum, min, argmin, argmax };
+constexpr std::string_view to_string(reduce_kind k) {
+  constexpr std::string_view names[] = {"max", "sum", "min", "argmin", "argmax"};
+  return static_cast<unsigned>(k) < 5 ? names[static_cast<int>(k)] : "?";
 }
-enum class reduce_kind : std::uint8_t { max, sum };
 
+// elementwise: the expression's nodes are program::exprs[imm[0] .. imm[0] + imm[1]), its root last.
+// when: the condition likewise. arg_reduce_rows: d = value vector, b = index vector, ix = the column
+// index of the tile's column 0. load_global: imm[2] = the bits of the float filled in outside the tensor.
 struct op {
   op_kind kind = op_kind::fill;
   std::uint8_t role = no_index;
-  std::int16_t parent = -1;  // enclosing loop / tile_loop op, -1 at role level
+  std::int16_t parent = -1;  // enclosing loop / tile_loop / when op, -1 at role level
   std::int16_t end = 0;      // control ops: one past the last op of the body
   operand d{}, a{}, b{};
   std::int32_t imm[3]{};
+  index_expr ix{};
   std::uint16_t flags = 0;
   src_loc loc;
 

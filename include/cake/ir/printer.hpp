@@ -118,6 +118,35 @@ inline std::string at(const program&, src_loc l, const print_options& opt) {
   return opt.locations && l.known() ? "  @ line " + std::to_string(l.line) : "";
 }
 
+// An expression tree, from its root node (program::exprs).
+inline std::string expr_text(const program& p, int node) {
+  if (node < 0 || node >= static_cast<int>(p.exprs.size())) return "?";
+  const expr_node& n = p.exprs[node];
+  switch (n.fn) {
+    case math_fn::tile: return n.ref < p.regs.size() ? std::string(p.regs[n.ref].nm.view()) : "reg?";
+    case math_fn::scalar: return n.ref < p.scalars.size() ? std::string(p.scalars[n.ref].nm.view()) : "scalar?";
+    case math_fn::imm: {
+      const float v = __builtin_bit_cast(float, n.bits);
+      if (v == neg_inf) return "-inf";
+      if (v == pos_inf) return "inf";
+      std::string t = std::to_string(v);
+      while (t.size() > 1 && t.back() == '0' && t[t.size() - 2] != '.') t.pop_back();
+      return t;
+    }
+    case math_fn::index: return "[" + to_text(p, n.ix) + "]";
+    default: break;
+  }
+  const auto& m = info(n.fn);
+  auto kid = [&](int i) { return expr_text(p, n.kid[i]); };
+  constexpr std::string_view infix[] = {"add", "+", "sub", "-", "mul", "*", "div", "/", "lt", "<", "le", "<=", "gt", ">", "ge", ">=", "eq", "==", "ne", "!=", "and", "&&", "or", "||"};
+  if (m.arity == 2)
+    for (int i = 0; i < 24; i += 2)
+      if (m.name == infix[i]) return "(" + kid(0) + " " + std::string(infix[i + 1]) + " " + kid(1) + ")";
+  std::string s = std::string(m.name) + "(";
+  for (int i = 0; i < m.arity; ++i) s += (i ? ", " : "") + kid(i);
+  return s + ")";
+}
+
 inline std::string op_text(const program& p, int id) {
   const op& o = p.ops[id];
   std::string s = "#" + std::to_string(id) + " " + std::string(to_string(o.kind));
@@ -144,7 +173,10 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
     case op_kind::pipeline_release:
-    case op_kind::pipeline_commit: s += " " + to_text(p, o.a); break;
+    case op_kind::pipeline_commit:
+      s += " " + to_text(p, o.a);
+      if (o.has(flag_release_later)) s += " " + std::to_string(o.imm[1]) + " iteration(s) later";
+      break;
     case op_kind::mbarrier_init: s += " " + to_text(p, o.d) + " count " + std::to_string(o.imm[0]); break;
     case op_kind::mbarrier_arrive_expect_tx:
     case op_kind::mbarrier_expect_tx: s += " " + to_text(p, o.d) + " bytes " + std::to_string(o.imm[0]); break;
@@ -161,11 +193,19 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::bulk_wait: s += " " + std::to_string(o.imm[0]) + (o.has(flag_read_only) ? " read" : ""); break;
     case op_kind::setmaxnreg: s += " " + std::to_string(o.imm[0]); break;
     case op_kind::fill: s += " " + to_text(p, o.d) + " = " + std::to_string(__builtin_bit_cast(float, o.imm[0])); break;
-    case op_kind::elementwise:  // d = f(a) or d = f(a, b)
-      s += " " + to_text(p, o.d) + " = " + std::string(to_string(static_cast<elementwise_op>(o.imm[0]))) + "(" + to_text(p, o.a) +
-           (o.b.kind != operand_kind::none ? ", " + to_text(p, o.b) : std::string()) + ")";
+    case op_kind::elementwise: s += " " + to_text(p, o.d) + " = " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
+    case op_kind::when: s += " " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
+    case op_kind::reduce_rows:
+      s += " " + to_text(p, o.d) + (o.has(flag_accumulate) ? " = " + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.d) + ", " : " = ") +
+           "row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.a) + ")" + (o.has(flag_accumulate) ? ")" : "");
       break;
-    case op_kind::reduce_rows: operands(o.imm[0] == 0 ? " = max " : " = sum "); break;
+    case op_kind::arg_reduce_rows:
+      s += " (" + to_text(p, o.d) + ", " + to_text(p, o.b) + ") = row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.a) +
+           ", col0 " + to_text(p, o.ix) + ")" + (o.has(flag_accumulate) ? " accumulate" : "");
+      break;
+    case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;
+    case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
+    case op_kind::cluster_reduce: s += " " + to_text(p, o.d) + " = sum over the cluster"; break;
     default:
       if (o.d.kind != operand_kind::none) operands(" <- ");
       break;

@@ -6,6 +6,7 @@
 
 #include "../core/static_vector.hpp"
 #include "../target/targets.hpp"
+#include "expr.hpp"
 #include "ops.hpp"
 #include "resources.hpp"
 
@@ -23,7 +24,7 @@ struct build_error {
 namespace capacity {
 inline constexpr std::size_t dims = 8, tensors = 8, scalars = 8, smem = 16, tmem = 4, mbarriers = 16,
                              named_barriers = 8, pipelines = 4, roles = 6, regs = 16, tile_refs = 48,
-                             ops = 160, errors = 8, loops = 32;
+                             ops = 160, errors = 8, loops = 32, exprs = 192;
 }
 
 struct program {
@@ -44,6 +45,7 @@ struct program {
   static_vector<global_tile_ref, capacity::tile_refs> tile_refs;
   static_vector<op, capacity::ops> ops;
   static_vector<loop_bound, capacity::loops> loops;  // bounds of dynamic loops (op::imm[1] indexes them)
+  static_vector<expr_node, capacity::exprs> exprs;   // expression nodes of elementwise / when ops
   static_vector<build_error, capacity::errors> errors;
   int errors_dropped = 0;  // build errors beyond the capacity of `errors` (counted, never silently lost)
   src_loc loc;
@@ -83,6 +85,53 @@ struct program {
     int d = 0;
     for (int p = ops[op_id].parent; p >= 0; p = ops[p].parent) ++d;
     return d;
+  }
+  constexpr bool is_control(op_kind k) const { return k == op_kind::loop || k == op_kind::tile_loop || k == op_kind::when; }
+  // The register tiles an op reads: its source operands, the leaves of its expression, the destination
+  // of an accumulating reduction. f(operand) is called once per mention.
+  template <class F>
+  constexpr void reg_reads(int op_id, F&& f) const {
+    const op& o = ops[op_id];
+    auto reg = [&](int index) {
+      operand x;
+      x.kind = operand_kind::reg;
+      x.index = static_cast<std::uint8_t>(index);
+      f(x);
+    };
+    switch (o.kind) {
+      case op_kind::elementwise:
+        for (int i = o.imm[0]; i < o.imm[0] + o.imm[1] && i < static_cast<int>(exprs.size()); ++i)
+          if (exprs[i].fn == math_fn::tile) reg(exprs[i].ref);
+        return;
+      case op_kind::when: return;
+      case op_kind::reduce_rows:
+      case op_kind::arg_reduce_rows:
+        if (o.a.kind == operand_kind::reg) f(o.a);
+        if (o.has(flag_accumulate)) {
+          if (o.d.kind == operand_kind::reg) f(o.d);
+          if (o.kind == op_kind::arg_reduce_rows && o.b.kind == operand_kind::reg) f(o.b);
+        }
+        return;
+      case op_kind::cluster_reduce:
+        if (o.d.kind == operand_kind::reg) f(o.d);
+        return;
+      case op_kind::mma_sync:
+      case op_kind::wgmma:
+        if (o.a.kind == operand_kind::reg) f(o.a);
+        if (o.b.kind == operand_kind::reg) f(o.b);
+        return;
+      default:
+        if (o.a.kind == operand_kind::reg) f(o.a);
+        if (o.b.kind == operand_kind::reg) f(o.b);
+        return;
+    }
+  }
+  // The register tiles an op writes (destinations; an argmin's index vector too).
+  template <class F>
+  constexpr void reg_writes(int op_id, F&& f) const {
+    const op& o = ops[op_id];
+    if (o.d.kind == operand_kind::reg) f(o.d);
+    if (o.kind == op_kind::arg_reduce_rows && o.b.kind == operand_kind::reg) f(o.b);
   }
   // Total smem bytes of a pipeline stage (all carried regions).
   constexpr int pipeline_stage_bytes(int pipe) const {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "../plan/operands.hpp"
+#include "expr.hpp"
 #include "kernel_builder.hpp"
 
 namespace cake {
@@ -47,6 +48,29 @@ struct op_ref {
     get().imm[1] = idx < 0 ? 0 : idx;
     return *this;
   }
+  // Reductions: combine with the destination's current value instead of overwriting it.
+  constexpr op_ref accumulate() const {
+    if (get().kind != op_kind::reduce_rows && get().kind != op_kind::arg_reduce_rows)
+      k->fail<"ir.modifier", "accumulate() applies to a row reduction (value: op#)">(id, get().loc);
+    get().flags |= flag_accumulate;
+    return *this;
+  }
+  // Loads from global: the value elements outside the tensor get (default 0).
+  constexpr op_ref fill_outside(float v) const {
+    if (get().kind != op_kind::load_global) k->fail<"ir.modifier", "fill_outside() applies to a load from a global tile (value: op#)">(id, get().loc);
+    get().imm[2] = __builtin_bit_cast(std::int32_t, v);
+    return *this;
+  }
+  // A pipeline release that takes effect n iterations of the enclosing loop later (the stage stays
+  // held while wgmma groups that read it may be in flight: the wgmma_wait(1) pattern). The last n
+  // releases happen when the loop ends.
+  constexpr op_ref later(int n) const {
+    if (get().kind != op_kind::pipeline_release) k->fail<"ir.modifier", "later(n) applies to a pipeline release (value: op#)">(id, get().loc);
+    if (n < 1 || n > 4) k->fail<"ir.modifier", "later(n) takes 1..4 iterations (value: n)">(n, get().loc);
+    get().flags |= flag_release_later;
+    get().imm[1] = n;
+    return *this;
+  }
   // mbarrier arrive on the same barrier in every CTA of the cluster.
   constexpr op_ref remote() const {
     if (get().kind != op_kind::mbarrier_arrive && get().kind != op_kind::mbarrier_arrive_expect_tx)
@@ -69,8 +93,10 @@ class role {
  public:
   template <class F, int N, int... I>
   static constexpr void call_with_axes(F& body, space_point<N> pt, std::integer_sequence<int, I...>) {
-    if constexpr (std::is_invocable_v<F&, space_point<N>>) body(pt);
-    else body(pt[I]...);
+    // One axis: the index itself. Several: one index per parameter, or the point (pt[0], pt[1], ...).
+    if constexpr (N == 1) body(pt[0]);
+    else if constexpr (std::is_invocable_v<F&, decltype(pt[I])...>) body(pt[I]...);
+    else body(pt);
   }
 
   constexpr role(kernel_builder* k, int role) : k_(k), role_(static_cast<std::uint8_t>(role)) {}
@@ -89,6 +115,11 @@ class role {
   constexpr reg_tile<T> accumulator(located_name nm, shape2 s) { return add_reg<T>(nm, s, true); }
   template <element_type T>
   constexpr reg_tile<T> fragment(located_name nm, shape2 s) { return add_reg<T>(nm, s, false); }
+  // A rows x 1 vector (one value per row, broadcast along the columns) and a 1 x cols vector.
+  template <element_type T>
+  constexpr reg_tile<T> row_vector(located_name nm, int rows) { return add_reg<T>(nm, {rows, 1}, false); }
+  template <element_type T>
+  constexpr reg_tile<T> col_vector(located_name nm, int cols) { return add_reg<T>(nm, {1, cols}, false); }
 
   // ---- control --------------------------------------------------------------------------------------
   // The walk over the parallel iteration space: every point the grid (or this CTA's share of a
@@ -191,44 +222,38 @@ class role {
   }
   template <class T>
   constexpr op_ref zero(reg_tile<T> dst, src_loc at = src_loc::current()) { return fill(dst, 0.0f, at); }
-  template <class T, class U>
-  constexpr op_ref elementwise(elementwise_op f, reg_tile<T> dst, reg_tile<U> a, src_loc at = src_loc::current()) {
+  // dst = expression, element by element (ir/expr.hpp): r.set(p, exp2(s * scale_log2 - m)). Row (M x 1)
+  // and column (1 x N) vectors broadcast by shape; row() / col() are an element's position in dst.
+  template <class T, class E>
+    requires rx_like<E>
+  constexpr op_ref set(reg_tile<T> dst, const E& value, src_loc at = src_loc::current()) {
     op o;
     o.kind = op_kind::elementwise;
     o.d = dst.o;
-    o.a = a.o;
-    o.imm[0] = static_cast<int>(f);
-    return emit(o, at);
-  }
-  template <class T, class U, class V>
-  constexpr op_ref elementwise(elementwise_op f, reg_tile<T> dst, reg_tile<U> a, reg_tile<V> b, src_loc at = src_loc::current()) {
-    op o;
-    o.kind = op_kind::elementwise;
-    o.d = dst.o;
-    o.a = a.o;
-    o.b = b.o;
-    o.imm[0] = static_cast<int>(f);
+    record_expr(o, as_rx(value), at);
     return emit(o, at);
   }
   // dst *= a scalar parameter (e.g. the product of per-tensor fp8 scales).
   template <class T, class S>
-  constexpr op_ref scale(reg_tile<T> dst, scalar<S> factor, src_loc at = src_loc::current()) {
-    op o;
-    o.kind = op_kind::elementwise;
-    o.d = dst.o;
-    o.a = dst.o;
-    o.b.kind = operand_kind::scalar;
-    o.b.index = factor.index;
-    o.imm[0] = static_cast<int>(elementwise_op::scale);
-    return emit(o, at);
-  }
-  // Row reductions into a column vector (a register tile with one column).
+  constexpr op_ref scale(reg_tile<T> dst, scalar<S> factor, src_loc at = src_loc::current()) { return set(dst, dst * factor, at); }
+  // Row reductions into a row vector (rows x 1), across the threads that hold a row in the tile's
+  // fragment layout. .accumulate() combines with dst's current value (m = max(m, row_max(s))).
   template <class T, class U>
   constexpr op_ref row_max(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::max, dst.o, src.o, at); }
   template <class T, class U>
   constexpr op_ref row_sum(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::sum, dst.o, src.o, at); }
   template <class T, class U>
-  constexpr op_ref row_argmin(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::argmin_rows, reduce_kind::max, dst.o, src.o, at); }
+  constexpr op_ref row_min(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::min, dst.o, src.o, at); }
+  // Per row, the smallest (largest) value and its column index, col0 + the column inside the tile
+  // (ties: the smaller index). With .accumulate() the running (value, index) pair is kept when it wins.
+  template <class T, class I, class U>
+  constexpr op_ref row_argmin(reg_tile<T> value, reg_tile<I> index, reg_tile<U> src, index_expr col0, src_loc at = src_loc::current()) {
+    return arg_reduce(reduce_kind::argmin, value.o, index.o, src.o, col0, at);
+  }
+  template <class T, class I, class U>
+  constexpr op_ref row_argmax(reg_tile<T> value, reg_tile<I> index, reg_tile<U> src, index_expr col0, src_loc at = src_loc::current()) {
+    return arg_reduce(reduce_kind::argmax, value.o, index.o, src.o, col0, at);
+  }
   // A converted copy of a register tile: auto out = r.convert<bf16>(acc);
   template <element_type T, class U>
   constexpr reg_tile<T> convert(reg_tile<U> src, src_loc at = src_loc::current()) {
@@ -300,6 +325,43 @@ class role {
       static_assert(is_smem_tile<Dst>, "[memory.operand-space] store writes a global tile or an smem tile");
       return move(op_kind::store_shared, dst.o, src.o, at);
     }
+  }
+  // Global tile += register tile, atomically per element (red.global.add: f32, bf16 pairs on sm_90a+).
+  template <class T, class U>
+  constexpr op_ref atomic_add(global_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) {
+    return move(op_kind::atomic_add, global_operand(dst, at), src.o, at);
+  }
+  // Row i of `src` is added atomically to row index[i] of the tensor, at the columns of dst's tile (its
+  // row coordinate is ignored): the scatter-add of a segmented sum (k-means centroid update).
+  template <class T, class U, class I>
+  constexpr op_ref scatter_add(global_tile<T> dst, reg_tile<U> src, reg_tile<I> index, src_loc at = src_loc::current()) {
+    auto r = move(op_kind::scatter_add, global_operand(dst, at), src.o, at);
+    r.get().b = index.o;
+    return r;
+  }
+  // Every CTA of the cluster ends with the sum of `tile` over the cluster's CTAs (through distributed
+  // shared memory; the scratch and both cluster barriers are derived).
+  template <class T>
+  constexpr op_ref cluster_sum(reg_tile<T> tile, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::cluster_reduce;
+    o.d = tile.o;
+    o.imm[0] = static_cast<int>(reduce_kind::sum);
+    if (k_->p.launch.cluster_size() < 2)
+      k_->fail<"instruction.multicast-without-cluster", "cluster_sum needs a cluster of 2 or more CTAs: call k.cluster(n) first (value: the cluster size)">(
+          k_->p.launch.cluster_size(), at);
+    return emit(o, at);
+  }
+  // A body that runs only where `cond` (a comparison of uniform index expressions) holds:
+  // r.when(r.cluster_rank() == 0, [&] { r.store(...); }), r.when(j == last - 1, [&] { mask... }).
+  template <class F>
+  constexpr void when(const rx& cond, F body, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::when;
+    record_expr(o, cond, at);
+    const int id = open(o, at);
+    body();
+    close(id);
   }
   template <class T, class U>
   constexpr op_ref ldmatrix(reg_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
@@ -434,6 +496,35 @@ class role {
     o.d = d;
     o.a = a;
     return emit(o, at);
+  }
+  constexpr op_ref arg_reduce(reduce_kind rk, operand value, operand index, operand src, index_expr col0, src_loc at) {
+    op o;
+    o.kind = op_kind::arg_reduce_rows;
+    o.d = value;
+    o.a = src;
+    o.b = index;
+    o.ix = col0;
+    o.imm[0] = static_cast<int>(rk);
+    if (!col0.valid)
+      k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this column origin cannot be represented (value: 0)">(0, at);
+    return emit(o, at);
+  }
+  // Appends an expression's nodes to program::exprs; the op refers to them by imm[0] (first) and imm[1] (count).
+  constexpr void record_expr(op& o, const rx& e, src_loc at) {
+    if (e.overflow || e.count == 0) {
+      k_->fail<"ir.expr-size", "an expression holds at most 24 nodes: split it into several r.set(...) (value: 0)">(0, at);
+      return;
+    }
+    o.imm[0] = static_cast<int>(k_->p.exprs.size());
+    o.imm[1] = e.count;
+    for (int i = 0; i < e.count; ++i) {
+      expr_node n = e.nodes[i];
+      for (auto& kid : n.kid)
+        if (kid >= 0) kid = static_cast<std::int16_t>(kid + o.imm[0]);
+      if (n.fn == math_fn::index && !n.ix.valid)
+        k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: one in this expression cannot be represented (value: 0)">(0, at);
+      k_->add(k_->p.exprs, n, at);
+    }
   }
   constexpr op_ref reduce(op_kind kind, reduce_kind rk, operand d, operand a, src_loc at) {
     op o;

@@ -223,9 +223,12 @@ class kernel_emitter : public op_emitter {
       case op_kind::griddep_wait: w_.line("cake_dev::griddep_wait();"); return;
       case op_kind::griddep_launch: w_.line("cake_dev::griddep_launch_dependents();"); return;
       // compute
+      case op_kind::when: return emit_when(id);
       case op_kind::fill: return emit_fill(id, o);
       case op_kind::elementwise: return emit_elementwise(id, o);
       case op_kind::convert: return emit_convert(id, o);
+      case op_kind::reduce_rows:
+      case op_kind::arg_reduce_rows: return emit_reduce(id, o);
       case op_kind::wgmma: return emit_wgmma(id, o);
       case op_kind::mma_sync: return emit_mma_sync(id, o);
       case op_kind::tcgen05_mma: return emit_tcgen05_mma(id, o);
@@ -236,6 +239,11 @@ class kernel_emitter : public op_emitter {
       case op_kind::cp_async: return emit_cp_async(id, o);
       case op_kind::stmatrix: return emit_stmatrix(id, o);
       case op_kind::store_global: return emit_store_global(id, o);
+      case op_kind::load_global:
+      case op_kind::atomic_add: return emit_global_tile(id, o);
+      case op_kind::load_shared:
+      case op_kind::store_shared: return emit_shared_tile(id, o);
+      case op_kind::scatter_add: return emit_scatter_add(id, o);
       case op_kind::tmem_load: return emit_tmem_load(id, o);
       case op_kind::tmem_alloc: return emit_tmem_alloc(id, o);
       case op_kind::tmem_dealloc:
@@ -334,6 +342,15 @@ class kernel_emitter : public op_emitter {
     w_.line(along_m ? "const long long cm = a0, cn = a1;" : "const long long cm = a1, cn = a0;");
   }
 
+  // A body that runs where a uniform condition holds.
+  void emit_when(int id) {
+    const op& o = p_.ops[id];
+    plan::reg_layout none{};
+    const int root = o.imm[0] + o.imm[1] - 1;
+    w_.open("if (" + node_code(root, none, "0") + ")");
+    emit_body(id);
+    w_.close();
+  }
   void emit_loop(int id) {
     const op& o = p_.ops[id];
     const std::string v = loop_var(id);

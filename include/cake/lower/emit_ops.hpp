@@ -5,113 +5,16 @@
 #include <string>
 
 #include "../core/dtype.hpp"
-#include "emitter.hpp"
+#include "emit_compute.hpp"
 #include "ptx_text.hpp"
 
 namespace cake::lower {
 
-class op_emitter : public emitter {
+class op_emitter : public compute_emitter {
  public:
-  using emitter::emitter;
+  using compute_emitter::compute_emitter;
 
  protected:
-  // ---- register tiles --------------------------------------------------------------------------
-  // Declares the register arrays of the current role's tiles, in the layout of the op that writes them.
-  void declare_reg_tiles() {
-    for (std::size_t i = 0; i < p_.ops.size(); ++i) {
-      const op& o = p_.ops[i];
-      if (o.role != role_ || o.d.kind != operand_kind::reg) continue;
-      const int r = o.d.index;
-      if (layout_[r] != frag_layout::none) continue;
-      if (o.kind == op_kind::wgmma) layout_[r] = frag_layout::wgmma_acc;
-      else if (o.kind == op_kind::mma_sync) layout_[r] = frag_layout::mma_acc;
-      else if (o.kind == op_kind::tmem_load) layout_[r] = frag_layout::tmem_rows;
-    }
-    // Accumulators zeroed by fill before any MMA take the MMA's layout.
-    for (const auto& o : p_.ops) {
-      if (o.role != role_ || o.kind != op_kind::convert) continue;
-      layout_[o.d.index] = layout_[o.a.index];
-      lazy_src_[o.d.index] = converted_lazily(o) ? o.a.index : -1;
-    }
-    for (std::size_t r = 0; r < p_.regs.size(); ++r) {
-      const auto& g = p_.regs[r];
-      if (g.role != role_ || lazy_src_[r] >= 0) continue;
-      if (layout_[r] == frag_layout::none) layout_[r] = g.scope == role_unit::warpgroup ? frag_layout::wgmma_acc : frag_layout::mma_acc;
-      const int n = elements_per_thread(static_cast<int>(r));
-      const std::string ty = g.dt == dtype::f32 ? "float" : "u32";
-      const int count = g.dt == dtype::f32 || g.dt == dtype::i32 ? n : (n + 1) / 2;
-      w_.line(ty + " " + reg_name(static_cast<int>(r)) + "[" + std::to_string(count) + "];  // " + std::string(g.nm.view()) + ": " +
-              std::string(to_string(g.dt)) + " " + std::to_string(g.rows) + "x" + std::to_string(g.cols) + " per " +
-              (g.scope == role_unit::warpgroup ? "warpgroup" : "warp"));
-    }
-  }
-  // A 16-bit conversion of an f32 tile is computed where it is read, as long as the source is not
-  // written again before (saves the registers of a second copy).
-  bool converted_lazily(const op& conv) const {
-    const auto& src = p_.regs[conv.a.index];
-    const auto& dst = p_.regs[conv.d.index];
-    if (src.dt != dtype::f32 || size_bits(dst.dt) != 16) return false;
-    const int conv_id = static_cast<int>(&conv - p_.ops.begin());
-    for (std::size_t i = conv_id + 1; i < p_.ops.size(); ++i) {
-      const op& o = p_.ops[i];
-      if (o.role == conv.role && o.d.kind == operand_kind::reg && o.d.index == conv.a.index) return false;
-    }
-    return true;
-  }
-  int elements_per_thread(int r) const {
-    const auto& g = p_.regs[r];
-    const int threads = g.scope == role_unit::warpgroup ? 128 : 32;
-    return g.rows * g.cols / threads;
-  }
-  // Element (as C++ text) of a 16-bit packed pair `pair` of register tile r: reads the f32 source when
-  // the tile is a lazy conversion.
-  std::string packed_pair(int r, const std::string& first_index) const {
-    if (lazy_src_[r] >= 0) {
-      const std::string s = reg_name(lazy_src_[r]);
-      const std::string fn = p_.regs[r].dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
-      return fn + "(" + s + "[" + first_index + "], " + s + "[" + first_index + " + 1])";
-    }
-    return reg_name(r) + "[(" + first_index + ") / 2]";
-  }
-
-  // ---- compute ------------------------------------------------------------------------------------
-  void emit_fill(int id, const op& o) {
-    const int r = o.d.index;
-    const auto& g = p_.regs[r];
-    const float v = __builtin_bit_cast(float, o.imm[0]);
-    if (g.dt != dtype::f32) return fail(id, "fill of a non-f32 register tile is not lowered yet");
-    w_.line("#pragma unroll");
-    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(r)) + "; ++e) " + reg_name(r) + "[e] = " + std::to_string(v) + "f;");
-  }
-
-  // Elementwise ops on a register tile; lowered so far: dst = dst * scalar parameter.
-  void emit_elementwise(int id, const op& o) {
-    const auto f = static_cast<elementwise_op>(o.imm[0]);
-    if (f != elementwise_op::scale || o.b.kind != operand_kind::scalar || o.d.kind != operand_kind::reg || o.a.index != o.d.index)
-      return fail(id, "elementwise ops other than scale-by-a-scalar are not lowered yet");
-    const int r = o.d.index;
-    if (p_.regs[r].dt != dtype::f32 || p_.scalars[o.b.index].dt != dtype::f32) return fail(id, "scale is lowered for f32 tiles and f32 scalars");
-    w_.open("");
-    w_.line("const float factor = __uint_as_float((u32)args.scalar[" + std::to_string(o.b.index) + "]);");
-    w_.line("#pragma unroll");
-    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(r)) + "; ++e) " + reg_name(r) + "[e] *= factor;");
-    w_.close();
-  }
-
-  void emit_convert(int id, const op& o) {
-    const int d = o.d.index, s = o.a.index;
-    if (lazy_src_[d] >= 0) {
-      w_.line("// " + reg_name(d) + " is read as a conversion of " + reg_name(s) + " where it is used");
-      return;
-    }
-    const auto& dg = p_.regs[d];
-    if (p_.regs[s].dt != dtype::f32 || size_bits(dg.dt) != 16) return fail(id, "convert is lowered from f32 to bf16/f16 only");
-    const std::string fn = dg.dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
-    w_.line("#pragma unroll");
-    w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(s) / 2) + "; ++e) " + reg_name(d) + "[e] = " + fn + "(" + reg_name(s) +
-            "[2 * e], " + reg_name(s) + "[2 * e + 1]);");
-  }
-
   static ptx::mma_type mma_type_of(dtype d) {
     switch (d) {
       case dtype::f16: return ptx::mma_type::f16;
@@ -216,7 +119,7 @@ class op_emitter : public emitter {
   void emit_fence_accumulators() {
     for (std::size_t r = 0; r < p_.regs.size(); ++r) {
       const auto& g = p_.regs[r];
-      if (g.role != role_ || !g.accumulator || layout_[r] != frag_layout::wgmma_acc) continue;
+      if (g.role != role_ || !g.accumulator || lay(static_cast<int>(r)).f.kind != plan::frag_kind::wgmma_acc) continue;
       w_.line("#pragma unroll");
       w_.line("for (int e = 0; e < " + std::to_string(elements_per_thread(static_cast<int>(r))) + "; ++e) cake_dev::wgmma_fence_operand(" +
               reg_name(static_cast<int>(r)) + "[e]);");
@@ -394,7 +297,7 @@ class op_emitter : public emitter {
   // stmatrix of a 16-bit register tile in wgmma accumulator layout into a 128B-swizzled smem part.
   void emit_stmatrix(int id, const op& o) {
     const int r = o.a.index;
-    if (layout_[r] != frag_layout::wgmma_acc) return fail(id, "stmatrix is lowered from wgmma accumulator fragments only");
+    if (lay(r).f.kind != plan::frag_kind::wgmma_acc) return fail(id, "stmatrix is lowered from wgmma accumulator fragments only");
     const auto& sr = p_.smem[o.d.index];
     const plan::extent2 ss = plan::shape_of(p_, o.d), rs = plan::shape_of(p_, o.a);
     if (ss.rows != rs.rows || ss.cols != rs.cols)
@@ -422,8 +325,10 @@ class op_emitter : public emitter {
     w_.close();
   }
 
-  // Register tile -> global tile, bounds-checked per element pair.
+  // Register tile -> global tile. A whole tile goes through the generic path (emit_compute.hpp); a column
+  // part of an accumulator (the direct-store epilogue) is stored here, bounds-checked per element pair.
   void emit_store_global(int id, const op& o) {
+    if (o.a.part == part_axis::none) return emit_global_tile(id, o);
     const int r = o.a.index;
     const auto& ref = p_.tile_refs[o.d.index];
     const auto& t = p_.tensors[ref.tensor];
@@ -440,7 +345,8 @@ class op_emitter : public emitter {
     const std::string store_pair =
         "if (gr < rows) { const long long at = gr * ld + gc; if (gc + 1 < cols && (at & 1) == 0) *reinterpret_cast<u32*>(dst + at) = v; "
         "else { if (gc < cols) dst[at] = (unsigned short)(v & 0xffffu); if (gc + 1 < cols) dst[at + 1] = (unsigned short)(v >> 16); } }";
-    if (layout_[r] == frag_layout::mma_acc) {
+    const plan::frag_kind kind = lay(lay(r).lazy_src >= 0 ? lay(r).lazy_src : r).f.kind;
+    if (kind == plan::frag_kind::mma_acc) {
       if (o.a.part != part_axis::none) return fail(id, "store of a part of an mma.sync tile is not lowered yet");
       const int mb = rs.rows / 16, nb = rs.cols / 8;
       w_.line("#pragma unroll");
@@ -455,7 +361,7 @@ class op_emitter : public emitter {
       w_.close();
       w_.close();
       w_.close();
-    } else if (layout_[r] == frag_layout::tmem_rows) {
+    } else if (kind == plan::frag_kind::tmem_rows) {
       w_.line("const long long gr = row0 + (warp % 4u) * 32 + lane;  // the TMEM lane this thread read");
       w_.line("#pragma unroll");
       w_.open("for (int c = 0; c < " + std::to_string(rs.cols) + "; c += 2)");
@@ -463,11 +369,11 @@ class op_emitter : public emitter {
       w_.line("const u32 v = " + packed_pair(r, "c") + ";");
       w_.line(store_pair);
       w_.close();
-    } else if (layout_[r] == frag_layout::wgmma_acc) {
+    } else if (kind == plan::frag_kind::wgmma_acc) {
       // wgmma D fragment (hardware-facts §3): element i of 64-row block j sits at row 64j + 16w + lane/4
       // + 8((i/2)%2), col 8(i/4) + 2(lane%4) + i%2; pairs (i, i+1) are adjacent columns.
       if (o.a.part == part_axis::rows) return fail(id, "store of a row part of a wgmma accumulator is not lowered yet");
-      const int n = p_.regs[lazy_src_[r] >= 0 ? lazy_src_[r] : r].cols;
+      const int n = p_.regs[lay(r).lazy_src >= 0 ? lay(r).lazy_src : r].cols;
       std::string c0 = "0";
       if (o.a.part == part_axis::cols) c0 = "(int)" + part_index(o.a) + " * " + std::to_string(rs.cols);
       w_.line("const int c0 = " + c0 + ";");

@@ -26,20 +26,9 @@ struct emit_options {
   bool analyze = true;
 };
 
-// How a register tile's elements are spread over the threads of its unit, fixed by the op that writes it.
-enum class frag_layout : unsigned char {
-  none,
-  wgmma_acc,  // wgmma D fragment (hardware-facts §3 Fragments), per warpgroup, 64-row blocks
-  mma_acc,    // mma.sync C fragment (hardware-facts §5), per warp, m16 x n8 blocks
-  tmem_rows,  // tcgen05.ld 32x32b: thread = one row (lane), consecutive columns in registers
-};
-
 class emitter {
  public:
-  emitter(const program& p, emit_options opt) : p_(p), opt_(std::move(opt)), plan_(plan::make_plan(p)), args_(make_args_layout(p, plan_.tma)) {
-    for (auto& l : layout_) l = frag_layout::none;
-    for (auto& s : lazy_src_) s = -1;
-  }
+  emitter(const program& p, emit_options opt) : p_(p), opt_(std::move(opt)), plan_(plan::make_plan(p)), args_(make_args_layout(p, plan_.tma)) {}
 
   const plan::kernel_plan& plan() const { return plan_; }
   const args_layout& args() const { return args_; }
@@ -54,8 +43,6 @@ class emitter {
   writer w_;
   std::string error_;
   int role_ = -1;
-  frag_layout layout_[capacity::regs];
-  int lazy_src_[capacity::regs];  // a converted tile computed on the fly from this source tile (-1: materialized)
 
   // ---- errors ----------------------------------------------------------------------------------
   void fail(int op_id, const std::string& why) {

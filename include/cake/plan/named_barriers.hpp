@@ -3,6 +3,7 @@
 // gets one id, a per-unit barrier one id per unit of each role that uses it. The thread count is the
 // declared one, or the threads of the roles (per-unit: of one unit) that use it.
 #include "../ir/program.hpp"
+#include "fragments.hpp"
 
 namespace cake::plan {
 
@@ -15,6 +16,8 @@ struct named_barrier_slot {
 struct named_barrier_plan {
   named_barrier_slot barriers[capacity::named_barriers]{};
   int ids_used = 1;  // including id 0
+  // Derived per-unit barriers of roles whose row reductions cross warps: the id of unit 0, -1 if none.
+  int reduce_first_id[capacity::roles]{};
 };
 
 constexpr bool role_uses_named(const program& p, int role, int nb) {
@@ -44,6 +47,13 @@ constexpr named_barrier_plan plan_named_barriers(const program& p) {
       }
     }
     s.threads = d.threads ? d.threads : threads;
+  }
+  const fragment_plan F = plan_fragments(p);
+  for (std::size_t r = 0; r < capacity::roles; ++r) {
+    P.reduce_first_id[r] = -1;
+    if (r >= p.roles.size() || !F.unit_barrier[r]) continue;
+    P.reduce_first_id[r] = P.ids_used;
+    P.ids_used += p.roles[r].count;
   }
   return P;
 }

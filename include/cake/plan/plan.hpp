@@ -3,6 +3,7 @@
 // none of them recomputes what is here.
 #include "barriers.hpp"
 #include "dims.hpp"
+#include "fragments.hpp"
 #include "grid.hpp"
 #include "named_barriers.hpp"
 #include "operands.hpp"
@@ -21,10 +22,11 @@ struct kernel_plan {
   tmem_plan tmem;
   named_barrier_plan named;
   dims_plan dims;
+  fragment_plan frags;
 };
 
 constexpr kernel_plan make_plan(const program& p) {
-  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p), plan_named_barriers(p), plan_dims(p)};
+  return {plan_smem(p), plan_warps(p), plan_barriers(p), plan_tma(p), plan_tmem(p), plan_named_barriers(p), plan_dims(p), plan_fragments(p)};
 }
 
 }  // namespace cake::plan

@@ -3,6 +3,7 @@
 // dynamic shared memory window. The one function that owns these offsets; the builder's overflow check,
 // the analyzer's resource pass, the cost model and the emitter all read it.
 #include "../ir/program.hpp"
+#include "fragments.hpp"
 
 namespace cake::plan {
 
@@ -18,6 +19,7 @@ struct smem_layout {
   int barrier_offset = 0;  // mbarriers, 8 B each, in barrier-plan order
   int barrier_count = 0;
   int tmem_slot_offset = -1;  // 4 B written by tcgen05.alloc, when the kernel uses TMEM
+  int scratch_offset[capacity::roles]{};  // per role: cross-warp reduction / cluster-sum scratch (-1: none)
   int padding = 0;            // bytes lost to alignment
   int total = 0;              // dynamic shared memory bytes to request at launch
   int limit = 0;              // the target's per-block opt-in limit
@@ -58,6 +60,13 @@ constexpr smem_layout plan_smem(const program& p) {
   if (!p.tmem.empty()) {
     L.tmem_slot_offset = align_up(cursor, 16);
     cursor = L.tmem_slot_offset + 16;
+  }
+  const fragment_plan F = plan_fragments(p);
+  for (std::size_t r = 0; r < capacity::roles; ++r) {
+    L.scratch_offset[r] = -1;
+    if (r >= p.roles.size() || F.scratch_bytes[r] == 0) continue;
+    L.scratch_offset[r] = align_up(cursor, 16);
+    cursor = L.scratch_offset[r] + F.scratch_bytes[r];
   }
   L.total = cursor;
   return L;

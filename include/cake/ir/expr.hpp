@@ -1,0 +1,250 @@
+#pragma once
+// Register math as expressions. `r.set(p, exp2(s * scale - m))` records ONE op whose expression tree
+// (a few nodes in program::exprs) is evaluated element by element: no temporaries, one fused loop in
+// the generated code. Leaves are register tiles (full tiles, M x 1 row vectors and 1 x N column vectors
+// broadcast by shape), scalar parameters, float immediates and index expressions (which may use the
+// element's row() and col() inside its tile, for masks). Float math is f32; comparisons give
+// predicates for select(). The op table (math_table) is the one list of functions: the builder, the
+// analyzer, lowering and docs/language.md read it.
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "../core/dtype.hpp"
+#include "index_expr.hpp"
+
+namespace cake {
+
+// Columns: enumerator, printed name, arity (0 = leaf), result (f: float, p: predicate).
+#define CAKE_MATH_FNS(X)                                                     \
+  X(tile, "tile", 0, 'f')        /* a register tile (ref = reg index) */     \
+  X(scalar, "scalar", 0, 'f')    /* a scalar parameter (ref = index) */      \
+  X(imm, "imm", 0, 'f')          /* a float constant (bits) */               \
+  X(index, "index", 0, 'i')      /* an index expression (ix) */              \
+  X(neg, "neg", 1, 'f')                                                      \
+  X(abs, "abs", 1, 'f')                                                      \
+  X(exp2, "exp2", 1, 'f')                                                    \
+  X(log2, "log2", 1, 'f')                                                    \
+  X(exp, "exp", 1, 'f')                                                      \
+  X(log, "log", 1, 'f')                                                      \
+  X(rcp, "rcp", 1, 'f')                                                      \
+  X(sqrt, "sqrt", 1, 'f')                                                    \
+  X(rsqrt, "rsqrt", 1, 'f')                                                  \
+  X(tanh, "tanh", 1, 'f')                                                    \
+  X(erf, "erf", 1, 'f')                                                      \
+  X(gelu_tanh, "gelu_tanh", 1, 'f')                                          \
+  X(gelu_erf, "gelu_erf", 1, 'f')                                            \
+  X(silu, "silu", 1, 'f')                                                    \
+  X(sigmoid, "sigmoid", 1, 'f')                                              \
+  X(relu, "relu", 1, 'f')                                                    \
+  X(round_bf16, "round_bf16", 1, 'f')  /* cast through bf16 and back */      \
+  X(round_f16, "round_f16", 1, 'f')                                          \
+  X(not_, "not", 1, 'p')                                                     \
+  X(add, "add", 2, 'f')                                                      \
+  X(sub, "sub", 2, 'f')                                                      \
+  X(mul, "mul", 2, 'f')                                                      \
+  X(div, "div", 2, 'f')                                                      \
+  X(max, "max", 2, 'f')                                                      \
+  X(min, "min", 2, 'f')                                                      \
+  X(lt, "lt", 2, 'p')                                                        \
+  X(le, "le", 2, 'p')                                                        \
+  X(gt, "gt", 2, 'p')                                                        \
+  X(ge, "ge", 2, 'p')                                                        \
+  X(eq, "eq", 2, 'p')                                                        \
+  X(ne, "ne", 2, 'p')                                                        \
+  X(and_, "and", 2, 'p')                                                     \
+  X(or_, "or", 2, 'p')                                                       \
+  X(fma, "fma", 3, 'f')                                                      \
+  X(select, "select", 3, 'f')
+
+enum class math_fn : std::uint8_t {
+#define CAKE_X(e, n, a, r) e,
+  CAKE_MATH_FNS(CAKE_X)
+#undef CAKE_X
+      count_
+};
+inline constexpr int math_fn_count = static_cast<int>(math_fn::count_);
+
+struct math_info {
+  std::string_view name;
+  int arity;
+  char result;  // 'f' float, 'p' predicate, 'i' index (an integer value)
+};
+inline constexpr math_info math_table[math_fn_count] = {
+#define CAKE_X(e, n, a, r) {n, a, r},
+    CAKE_MATH_FNS(CAKE_X)
+#undef CAKE_X
+};
+#undef CAKE_MATH_FNS
+constexpr const math_info& info(math_fn f) { return math_table[static_cast<int>(f)]; }
+constexpr std::string_view to_string(math_fn f) { return info(f).name; }
+
+// One node of an expression tree. Children are indices into the same node array (program::exprs when
+// recorded; a local array while the expression is being written).
+struct expr_node {
+  math_fn fn = math_fn::imm;
+  std::uint8_t ref = 0xff;    // tile: reg index; scalar: scalar index
+  std::int16_t kid[3] = {-1, -1, -1};
+  std::int32_t bits = 0;      // imm: the float's bits
+  index_expr ix{};            // index leaves
+  friend constexpr bool operator==(const expr_node&, const expr_node&) = default;
+};
+
+// An expression being written: up to max_nodes nodes, the root last.
+struct rx {
+  static constexpr int max_nodes = 24;
+  expr_node nodes[max_nodes]{};
+  int count = 0;
+  bool overflow = false;
+
+  constexpr rx() = default;
+  constexpr rx(float v) {
+    nodes[0].fn = math_fn::imm;
+    nodes[0].bits = __builtin_bit_cast(std::int32_t, v);
+    count = 1;
+  }
+  constexpr rx(double v) : rx(static_cast<float>(v)) {}
+  constexpr rx(int v) : rx(static_cast<float>(v)) {}
+  constexpr rx(index_expr e) {
+    nodes[0].fn = math_fn::index;
+    nodes[0].ix = e;
+    count = 1;
+  }
+  static constexpr rx leaf(math_fn f, int ref) {
+    rx r;
+    r.nodes[0].fn = f;
+    r.nodes[0].ref = static_cast<std::uint8_t>(ref);
+    r.count = 1;
+    return r;
+  }
+  constexpr const expr_node& root() const { return nodes[count - 1]; }
+};
+
+namespace detail {
+// Append `src` to `dst`, shifting its child indices; returns the index of src's root in dst (-1 on overflow).
+constexpr int append(rx& dst, const rx& src) {
+  if (src.overflow || dst.count + src.count > rx::max_nodes) {
+    dst.overflow = true;
+    return -1;
+  }
+  const int base = dst.count;
+  for (int i = 0; i < src.count; ++i) {
+    expr_node n = src.nodes[i];
+    for (auto& k : n.kid)
+      if (k >= 0) k = static_cast<std::int16_t>(k + base);
+    dst.nodes[dst.count++] = n;
+  }
+  return dst.count - 1;
+}
+constexpr rx make(math_fn f, const rx& a) {
+  rx r;
+  const int ia = append(r, a);
+  if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
+  r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), -1, -1}, 0, {}};
+  ++r.count;
+  return r;
+}
+constexpr rx make(math_fn f, const rx& a, const rx& b) {
+  rx r;
+  const int ia = append(r, a), ib = append(r, b);
+  if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
+  r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), static_cast<std::int16_t>(ib), -1}, 0, {}};
+  ++r.count;
+  return r;
+}
+constexpr rx make(math_fn f, const rx& a, const rx& b, const rx& c) {
+  rx r;
+  const int ia = append(r, a), ib = append(r, b), ic = append(r, c);
+  if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
+  r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), static_cast<std::int16_t>(ib), static_cast<std::int16_t>(ic)}, 0, {}};
+  ++r.count;
+  return r;
+}
+}  // namespace detail
+
+// The element's row and column inside the register tile an expression is evaluated over (masks):
+// r.set(s, select(q * 128 + row() < j * 128 + col(), -inf, s)).
+constexpr index_expr row() { return var_index(var_kind::elem_row, 0); }
+constexpr index_expr col() { return var_index(var_kind::elem_col, 0); }
+inline constexpr float neg_inf = -__builtin_huge_valf();
+inline constexpr float pos_inf = __builtin_huge_valf();
+
+// Anything that converts to an expression: rx, register tiles and scalars (their handles define
+// to_rx), numbers, index expressions.
+template <class X>
+concept rx_like = requires(const X& x) { to_rx(x); } || std::is_convertible_v<X, rx>;
+template <class X>
+constexpr rx as_rx(const X& x) {
+  if constexpr (requires { to_rx(x); }) return to_rx(x);
+  else return rx(x);
+}
+// At least one side must be a register expression (so that index arithmetic stays index arithmetic).
+template <class A, class B>
+concept rx_pair = rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>) &&
+                  (!std::is_same_v<A, index_expr> || !std::is_same_v<B, index_expr>) &&
+                  !(std::is_same_v<A, index_expr> && std::is_arithmetic_v<B>) && !(std::is_arithmetic_v<A> && std::is_same_v<B, index_expr>);
+
+template <class A, class B> requires rx_pair<A, B>
+constexpr rx operator+(const A& a, const B& b) { return detail::make(math_fn::add, as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_pair<A, B>
+constexpr rx operator-(const A& a, const B& b) { return detail::make(math_fn::sub, as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_pair<A, B>
+constexpr rx operator*(const A& a, const B& b) { return detail::make(math_fn::mul, as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_pair<A, B>
+constexpr rx operator/(const A& a, const B& b) { return detail::make(math_fn::div, as_rx(a), as_rx(b)); }
+template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A> && !std::is_same_v<A, index_expr>)
+constexpr rx operator-(const A& a) { return detail::make(math_fn::neg, as_rx(a)); }
+
+// Comparisons give predicates. Between two index expressions they compare indices (masks).
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
+constexpr rx operator<(const A& a, const B& b) { return detail::make(math_fn::lt, as_rx(a), as_rx(b)); }
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
+constexpr rx operator<=(const A& a, const B& b) { return detail::make(math_fn::le, as_rx(a), as_rx(b)); }
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
+constexpr rx operator>(const A& a, const B& b) { return detail::make(math_fn::gt, as_rx(a), as_rx(b)); }
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
+constexpr rx operator>=(const A& a, const B& b) { return detail::make(math_fn::ge, as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_like<A> && rx_like<B>
+constexpr rx eq(const A& a, const B& b) { return detail::make(math_fn::eq, as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_like<A> && rx_like<B>
+constexpr rx ne(const A& a, const B& b) { return detail::make(math_fn::ne, as_rx(a), as_rx(b)); }
+constexpr rx operator&&(const rx& a, const rx& b) { return detail::make(math_fn::and_, a, b); }
+constexpr rx operator||(const rx& a, const rx& b) { return detail::make(math_fn::or_, a, b); }
+constexpr rx operator!(const rx& a) { return detail::make(math_fn::not_, a); }
+
+#define CAKE_RX_UNARY(fname, fn)                                      \
+  template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A>) \
+  constexpr rx fname(const A& a) { return detail::make(math_fn::fn, as_rx(a)); }
+CAKE_RX_UNARY(abs, abs)
+CAKE_RX_UNARY(exp2, exp2)
+CAKE_RX_UNARY(log2, log2)
+CAKE_RX_UNARY(exp, exp)
+CAKE_RX_UNARY(log, log)
+CAKE_RX_UNARY(rcp, rcp)
+CAKE_RX_UNARY(sqrt, sqrt)
+CAKE_RX_UNARY(rsqrt, rsqrt)
+CAKE_RX_UNARY(tanh, tanh)
+CAKE_RX_UNARY(erf, erf)
+CAKE_RX_UNARY(gelu_tanh, gelu_tanh)
+CAKE_RX_UNARY(gelu_erf, gelu_erf)
+CAKE_RX_UNARY(silu, silu)
+CAKE_RX_UNARY(sigmoid, sigmoid)
+CAKE_RX_UNARY(relu, relu)
+CAKE_RX_UNARY(round_bf16, round_bf16)
+CAKE_RX_UNARY(round_f16, round_f16)
+#undef CAKE_RX_UNARY
+// gelu(x): the tanh form (what cuBLASLt's GELU epilogue computes).
+template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A>)
+constexpr rx gelu(const A& a) { return gelu_tanh(a); }
+
+template <class A, class B> requires(rx_like<A> && rx_like<B> && !std::is_same_v<A, index_expr> && !std::is_same_v<B, index_expr>)
+constexpr rx max(const A& a, const B& b) { return detail::make(math_fn::max, as_rx(a), as_rx(b)); }
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (std::is_same_v<A, rx> || std::is_same_v<B, rx> || (!std::is_convertible_v<A, index_expr> && !std::is_convertible_v<B, index_expr>)))
+constexpr rx min(const A& a, const B& b) { return detail::make(math_fn::min, as_rx(a), as_rx(b)); }
+template <class A, class B, class C> requires rx_like<A> && rx_like<B> && rx_like<C>
+constexpr rx fma(const A& a, const B& b, const C& c) { return detail::make(math_fn::fma, as_rx(a), as_rx(b), as_rx(c)); }
+// select(pred, a, b): a where pred holds, else b.
+template <class P, class A, class B> requires rx_like<A> && rx_like<B>
+constexpr rx select(const P& pred, const A& a, const B& b) { return detail::make(math_fn::select, as_rx(pred), as_rx(a), as_rx(b)); }
+
+}  // namespace cake

@@ -1,0 +1,661 @@
+#pragma once
+// Lowering of register compute: register-tile declarations in their fragment layouts (plan/fragments.hpp),
+// element loops for r.set(...) expressions, row reductions across the threads that hold a row,
+// conversions, loads and stores between register tiles and global or shared memory (vectorized,
+// bounds-checked per element), atomics, scatter-add and the cluster sum through distributed shared
+// memory. Everything here is generic CUDA C++: it is the same for sm_80, sm_90a and sm_100a.
+//
+// Element e of a tile (0 .. count-1, unrolled so that every index below is a compile-time constant
+// except the thread's lane / warp) sits at (row_of(e), col_of(e)) of its frame; a row vector's slot
+// for e is row_slot(e), a column vector's col_slot(e).
+#include <string>
+
+#include "../core/dtype.hpp"
+#include "emitter.hpp"
+
+namespace cake::lower {
+
+class compute_emitter : public emitter {
+ public:
+  using emitter::emitter;
+
+ protected:
+  const plan::reg_layout& lay(int r) const { return plan_.frags.regs[r]; }
+  static std::string S(long long v) { return std::to_string(v); }
+  static std::string par(const std::string& s) { return "(" + s + ")"; }
+
+  // ---- coordinates -------------------------------------------------------------------------------
+  // The thread's index inside its unit, for blocked frames.
+  std::string unit_thread(const plan::reg_layout& L) const { return "(int)(role_thread % " + S(L.threads) + "u)"; }
+  // Row / column inside the frame of element E (C++ text of a compile-time index) of a tile laid out as L.
+  std::string row_of(const plan::reg_layout& L, const std::string& E) const {
+    const auto& f = L.f;
+    const std::string e = par(E);
+    switch (f.kind) {
+      case plan::frag_kind::wgmma_acc:
+        if (L.cls == plan::shape_class::row_vec) return "(64 * (" + e + " / 2) + 16 * (int)warp_in_unit + (int)lane / 4 + 8 * (" + e + " % 2))";
+        if (L.cls == plan::shape_class::full) {
+          const std::string h = S(f.cols / 2);
+          return "(64 * (" + e + " / " + h + ") + 16 * (int)warp_in_unit + (int)lane / 4 + 8 * ((" + e + " % " + h + ") / 2 % 2))";
+        }
+        return "0";
+      case plan::frag_kind::mma_acc:
+        if (L.cls == plan::shape_class::row_vec) return "(16 * (" + e + " / 2) + (int)lane / 4 + 8 * (" + e + " % 2))";
+        if (L.cls == plan::shape_class::full) return "(16 * (" + e + " / 4 / " + S(f.cols / 8) + ") + (int)lane / 4 + 8 * (" + e + " % 4 / 2))";
+        return "0";
+      case plan::frag_kind::tmem_rows:
+        if (L.cls == plan::shape_class::col_vec) return "0";
+        return "(32 * (int)(warp % 4u) + (int)lane)";
+      case plan::frag_kind::blocked: {
+        const int rpp = f.rpp(L.threads), per_row = f.cols / (f.vec * f.tpr) * f.vec;
+        const std::string t = unit_thread(L);
+        if (L.cls == plan::shape_class::row_vec) return "(" + e + " * " + S(rpp) + " + " + t + " / " + S(f.tpr) + ")";
+        if (L.cls == plan::shape_class::full) return "((" + e + " / " + S(per_row) + ") * " + S(rpp) + " + " + t + " / " + S(f.tpr) + ")";
+        return "0";
+      }
+      default: return "0";
+    }
+  }
+  std::string col_of(const plan::reg_layout& L, const std::string& E) const {
+    const auto& f = L.f;
+    const std::string e = par(E);
+    switch (f.kind) {
+      case plan::frag_kind::wgmma_acc:
+        if (L.cls == plan::shape_class::col_vec) return "(8 * (" + e + " / 2) + 2 * ((int)lane % 4) + " + e + " % 2)";
+        if (L.cls == plan::shape_class::full) {
+          const std::string h = S(f.cols / 2);
+          return "(8 * ((" + e + " % " + h + ") / 4) + 2 * ((int)lane % 4) + (" + e + " % " + h + ") % 2)";
+        }
+        return "0";
+      case plan::frag_kind::mma_acc:
+        if (L.cls == plan::shape_class::col_vec) return "(8 * (" + e + " / 2) + 2 * ((int)lane % 4) + " + e + " % 2)";
+        if (L.cls == plan::shape_class::full) return "(8 * (" + e + " / 4 % " + S(f.cols / 8) + ") + 2 * ((int)lane % 4) + " + e + " % 2)";
+        return "0";
+      case plan::frag_kind::tmem_rows: return L.cls == plan::shape_class::row_vec || L.cls == plan::shape_class::scalar ? "0" : e;
+      case plan::frag_kind::blocked: {
+        const int per_row = f.cols / (f.vec * f.tpr) * f.vec;
+        const std::string t = unit_thread(L);
+        if (L.cls == plan::shape_class::row_vec || L.cls == plan::shape_class::scalar) return "0";
+        const std::string rem = L.cls == plan::shape_class::full ? "(" + e + " % " + S(per_row) + ")" : e;
+        return "(((" + rem + " / " + S(f.vec) + ") * " + S(f.tpr) + " + " + t + " % " + S(f.tpr) + ") * " + S(f.vec) + " + " + rem + " % " + S(f.vec) + ")";
+      }
+      default: return "0";
+    }
+  }
+  // The slot of a row (column) vector of frame f that full-tile element E uses.
+  static std::string row_slot(const plan::frame& f, const std::string& E) {
+    const std::string e = par(E);
+    switch (f.kind) {
+      case plan::frag_kind::wgmma_acc: {
+        const std::string h = S(f.cols / 2);
+        return "(2 * (" + e + " / " + h + ") + (" + e + " % " + h + ") / 2 % 2)";
+      }
+      case plan::frag_kind::mma_acc: return "(2 * (" + e + " / 4 / " + S(f.cols / 8) + ") + " + e + " % 4 / 2)";
+      case plan::frag_kind::blocked: return "(" + e + " / " + S(f.cols / (f.vec * f.tpr) * f.vec) + ")";
+      default: return "0";
+    }
+  }
+  static std::string col_slot(const plan::frame& f, const std::string& E) {
+    const std::string e = par(E);
+    switch (f.kind) {
+      case plan::frag_kind::wgmma_acc: {
+        const std::string h = S(f.cols / 2);
+        return "(2 * ((" + e + " % " + h + ") / 4) + (" + e + " % " + h + ") % 2)";
+      }
+      case plan::frag_kind::mma_acc: return "(2 * (" + e + " / 4 % " + S(f.cols / 8) + ") + " + e + " % 2)";
+      case plan::frag_kind::tmem_rows: return e;
+      case plan::frag_kind::blocked: return "(" + e + " % " + S(f.cols / (f.vec * f.tpr) * f.vec) + ")";
+      default: return "0";
+    }
+  }
+  // Index of tile r's element that goes with element E of a tile laid out as `dst` (broadcast by shape).
+  std::string source_index(int r, const plan::reg_layout& dst, const std::string& E) const {
+    const auto& L = lay(r);
+    if (L.cls == plan::shape_class::scalar) return "0";
+    if (L.cls == dst.cls) return E;
+    if (dst.cls == plan::shape_class::full) return L.cls == plan::shape_class::row_vec ? row_slot(dst.f, E) : col_slot(dst.f, E);
+    return E;  // mismatched vectors: the analyzer refuses them (representation.broadcast)
+  }
+
+  // ---- storage ----------------------------------------------------------------------------------------
+  // f32 -> float[], i32 -> int[], 16-bit -> u32[] of packed pairs, 8-bit -> u32[] of packed quads.
+  std::string storage_type(dtype d) const { return d == dtype::f32 ? "float" : d == dtype::i32 ? "int" : "u32"; }
+  static int storage_words(dtype d, int count) {
+    const int b = size_bits(d);
+    return b == 32 ? count : b == 16 ? (count + 1) / 2 : (count + 3) / 4;
+  }
+  // Element I (text) of tile r as a float expression.
+  std::string read_elem(int r, const std::string& I) const {
+    const auto& g = p_.regs[r];
+    const auto& L = lay(r);
+    if (L.lazy_src >= 0) return reg_name(L.lazy_src) + "[" + I + "]";
+    const std::string a = reg_name(r);
+    switch (g.dt) {
+      case dtype::f32: return a + "[" + I + "]";
+      case dtype::i32: return "(float)" + a + "[" + I + "]";
+      case dtype::bf16: return "(" + par(I) + " % 2 ? cake_dev::hi_bf16(" + a + "[" + par(I) + " / 2]) : cake_dev::lo_bf16(" + a + "[" + par(I) + " / 2]))";
+      case dtype::f16: return "(" + par(I) + " % 2 ? cake_dev::hi_f16(" + a + "[" + par(I) + " / 2]) : cake_dev::lo_f16(" + a + "[" + par(I) + " / 2]))";
+      default: return "0.0f";
+    }
+  }
+  // Statement(s) writing float values v0 (element I) [and v1 (element I + 1)] into tile r.
+  std::string write_one(int r, const std::string& I, const std::string& v) const {
+    const auto& g = p_.regs[r];
+    const std::string a = reg_name(r);
+    if (g.dt == dtype::f32) return a + "[" + I + "] = " + v + ";";
+    if (g.dt == dtype::i32) return a + "[" + I + "] = (int)(" + v + ");";
+    return "";
+  }
+  std::string write_pair(int r, const std::string& I, const std::string& v0, const std::string& v1) const {
+    const auto& g = p_.regs[r];
+    const std::string fn = g.dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
+    return reg_name(r) + "[" + par(I) + " / 2] = " + fn + "(" + v0 + ", " + v1 + ");";
+  }
+  bool is16(int r) const { return size_bits(p_.regs[r].dt) == 16; }
+
+  // Declares the register arrays of the current role's tiles (lazy conversions have none).
+  void declare_reg_tiles() {
+    for (std::size_t r = 0; r < p_.regs.size(); ++r) {
+      const auto& g = p_.regs[r];
+      const auto& L = lay(static_cast<int>(r));
+      if (g.role != role_ || L.lazy_src >= 0) continue;
+      w_.line(storage_type(g.dt) + " " + reg_name(static_cast<int>(r)) + "[" + S(storage_words(g.dt, L.count > 0 ? L.count : 1)) + "];  // " +
+              std::string(g.nm.view()) + ": " + std::string(to_string(g.dt)) + " " + S(g.rows) + "x" + S(g.cols) + " per " +
+              (g.scope == role_unit::warpgroup ? "warpgroup" : "warp") + ", " + std::string(plan::to_string(L.f.kind)) + " layout, " + S(L.count) +
+              " per thread");
+    }
+  }
+  int elements_per_thread(int r) const { return lay(r).count; }
+  // A packed pair (C++ u32 text) of 16-bit elements I, I+1 of tile r (a lazy conversion packs its source).
+  std::string packed_pair(int r, const std::string& first_index) const {
+    const auto& L = lay(r);
+    if (L.lazy_src >= 0) {
+      const std::string s = reg_name(L.lazy_src);
+      const std::string fn = p_.regs[r].dt == dtype::bf16 ? "cake_dev::pack_bf16x2" : "cake_dev::pack_f16x2";
+      return fn + "(" + s + "[" + first_index + "], " + s + "[" + first_index + " + 1])";
+    }
+    return reg_name(r) + "[(" + first_index + ") / 2]";
+  }
+
+  // ---- expressions -------------------------------------------------------------------------------------
+  // C++ text of expression node `n` at element E of a tile laid out as `dst`. Predicates are bool
+  // text; index leaves are long long; everything else float.
+  char node_type(int n) const {
+    const auto& x = p_.exprs[n];
+    if (x.fn == math_fn::index) return 'i';
+    return info(x.fn).result;
+  }
+  std::string as_float(int n, const std::string& text) const { return node_type(n) == 'f' ? text : "(float)(" + text + ")"; }
+  std::string node_code(int n, const plan::reg_layout& dst, const std::string& E) const {
+    const expr_node& x = p_.exprs[n];
+    auto k = [&](int i) { return node_code(x.kid[i], dst, E); };
+    auto kf = [&](int i) { return as_float(x.kid[i], k(i)); };
+    switch (x.fn) {
+      case math_fn::tile: return read_elem(x.ref, source_index(x.ref, dst, E));
+      case math_fn::scalar:
+        return p_.scalars[x.ref].dt == dtype::f32 ? "__uint_as_float((u32)args.scalar[" + S(x.ref) + "])" : "(float)(long long)args.scalar[" + S(x.ref) + "]";
+      case math_fn::imm: {
+        const float v = __builtin_bit_cast(float, x.bits);
+        if (v == neg_inf) return "(-__int_as_float(0x7f800000))";
+        if (v == pos_inf) return "__int_as_float(0x7f800000)";
+        return "__int_as_float(" + S(x.bits) + ")";
+      }
+      case math_fn::index: return "(long long)" + expr(x.ix);
+      case math_fn::neg: return "(-" + kf(0) + ")";
+      case math_fn::abs: return "fabsf(" + kf(0) + ")";
+      case math_fn::exp2: return "cake_dev::exp2f_fast(" + kf(0) + ")";
+      case math_fn::log2: return "cake_dev::log2f_fast(" + kf(0) + ")";
+      case math_fn::exp: return "cake_dev::expf_fast(" + kf(0) + ")";
+      case math_fn::log: return "cake_dev::logf_fast(" + kf(0) + ")";
+      case math_fn::rcp: return "cake_dev::rcpf(" + kf(0) + ")";
+      case math_fn::sqrt: return "sqrtf(" + kf(0) + ")";
+      case math_fn::rsqrt: return "rsqrtf(" + kf(0) + ")";
+      case math_fn::tanh: return "cake_dev::tanhf_fast(" + kf(0) + ")";
+      case math_fn::erf: return "erff(" + kf(0) + ")";
+      case math_fn::gelu_tanh: return "cake_dev::gelu_tanhf(" + kf(0) + ")";
+      case math_fn::gelu_erf: return "cake_dev::gelu_erff(" + kf(0) + ")";
+      case math_fn::silu: return "cake_dev::siluf(" + kf(0) + ")";
+      case math_fn::sigmoid: return "cake_dev::sigmoidf(" + kf(0) + ")";
+      case math_fn::relu: return "cake_dev::reluf(" + kf(0) + ")";
+      case math_fn::round_bf16: return "cake_dev::bf16_to_f32(cake_dev::f32_to_bf16(" + kf(0) + "))";
+      case math_fn::round_f16: return "cake_dev::f16_to_f32(cake_dev::f32_to_f16(" + kf(0) + "))";
+      case math_fn::not_: return "(!" + k(0) + ")";
+      case math_fn::add: return "(" + kf(0) + " + " + kf(1) + ")";
+      case math_fn::sub: return "(" + kf(0) + " - " + kf(1) + ")";
+      case math_fn::mul: return "(" + kf(0) + " * " + kf(1) + ")";
+      case math_fn::div: return "(" + kf(0) + " / " + kf(1) + ")";
+      case math_fn::max: return "fmaxf(" + kf(0) + ", " + kf(1) + ")";
+      case math_fn::min: return "fminf(" + kf(0) + ", " + kf(1) + ")";
+      case math_fn::lt:
+      case math_fn::le:
+      case math_fn::gt:
+      case math_fn::ge:
+      case math_fn::eq:
+      case math_fn::ne: {
+        constexpr const char* ops[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        const char* o = ops[static_cast<int>(x.fn) - static_cast<int>(math_fn::lt)];
+        const bool ints = node_type(x.kid[0]) == 'i' && node_type(x.kid[1]) == 'i';
+        return ints ? "(" + k(0) + o + k(1) + ")" : "(" + kf(0) + o + kf(1) + ")";
+      }
+      case math_fn::and_: return "(" + k(0) + " && " + k(1) + ")";
+      case math_fn::or_: return "(" + k(0) + " || " + k(1) + ")";
+      case math_fn::fma: return "fmaf(" + kf(0) + ", " + kf(1) + ", " + kf(2) + ")";
+      case math_fn::select: return "(" + k(0) + " ? " + kf(1) + " : " + kf(2) + ")";
+      default: return "0.0f";
+    }
+  }
+  bool expr_uses_position(int first, int count) const {
+    for (int i = first; i < first + count; ++i)
+      if (p_.exprs[i].fn == math_fn::index && (p_.exprs[i].ix.uses(var_kind::elem_row) || p_.exprs[i].ix.uses(var_kind::elem_col))) return true;
+    return false;
+  }
+  // The element's position for masks: er / ec (see emitter::var_text).
+  std::string position_decl(const plan::reg_layout& L, const std::string& E) const {
+    return "const int er = " + row_of(L, E) + ", ec = " + col_of(L, E) + "; (void)er; (void)ec;";
+  }
+
+  // ---- compute ops ----------------------------------------------------------------------------------------
+  void emit_fill(int id, const op& o) {
+    const int r = o.d.index;
+    const float v = __builtin_bit_cast(float, o.imm[0]);
+    const auto& g = p_.regs[r];
+    const int n = elements_per_thread(r);
+    const std::string val = "__int_as_float(" + S(o.imm[0]) + ")";
+    (void)id;
+    (void)v;
+    w_.line("#pragma unroll");
+    if (g.dt == dtype::f32) w_.line("for (int e = 0; e < " + S(n) + "; ++e) " + reg_name(r) + "[e] = " + val + ";");
+    else if (g.dt == dtype::i32) w_.line("for (int e = 0; e < " + S(n) + "; ++e) " + reg_name(r) + "[e] = (int)" + val + ";");
+    else if (is16(r)) w_.line("for (int e = 0; e < " + S(n) + "; e += 2) " + write_pair(r, "e", val, val));
+    else return fail(id, "fill of an 8-bit register tile is not lowered");
+  }
+
+  void emit_elementwise(int id, const op& o) {
+    const int d = o.d.index;
+    const auto& L = lay(d);
+    const int root = o.imm[0] + o.imm[1] - 1;
+    const bool pos = expr_uses_position(o.imm[0], o.imm[1]);
+    const int n = L.count;
+    w_.line("#pragma unroll");
+    if (is16(d)) {
+      // Pairs of adjacent elements are packed together; each element has its own position.
+      w_.open("for (int e = 0; e < " + S(n) + "; e += 2)");
+      w_.line("float v[2];");
+      w_.line("#pragma unroll");
+      w_.open("for (int h = 0; h < 2; ++h)");
+      if (pos) w_.line(position_decl(L, "e + h"));
+      w_.line("v[h] = " + as_float(root, node_code(root, L, "e + h")) + ";");
+      w_.close();
+      w_.line(write_pair(d, "e", "v[0]", "v[1]"));
+      w_.close();
+    } else if (p_.regs[d].dt == dtype::f32 || p_.regs[d].dt == dtype::i32) {
+      w_.open("for (int e = 0; e < " + S(n) + "; ++e)");
+      if (pos) w_.line(position_decl(L, "e"));
+      w_.line(write_one(d, "e", as_float(root, node_code(root, L, "e"))));
+      w_.close();
+    } else {
+      return fail(id, "r.set into an 8-bit register tile is not lowered (convert from f32 with r.convert)");
+    }
+  }
+
+  void emit_convert(int id, const op& o) {
+    const int d = o.d.index, s = o.a.index;
+    if (lay(d).lazy_src >= 0) {
+      w_.line("// " + reg_name(d) + " is read as a conversion of " + reg_name(s) + " where it is used");
+      return;
+    }
+    const auto& L = lay(d);
+    const int n = L.count;
+    w_.line("#pragma unroll");
+    if (is16(d)) w_.line("for (int e = 0; e < " + S(n) + "; e += 2) " + write_pair(d, "e", read_elem(s, "e"), read_elem(s, "e + 1")));
+    else if (p_.regs[d].dt == dtype::f32 || p_.regs[d].dt == dtype::i32) w_.line("for (int e = 0; e < " + S(n) + "; ++e) " + write_one(d, "e", read_elem(s, "e")));
+    else return fail(id, "convert into an 8-bit register tile is not lowered");
+  }
+
+  // Lanes of a warp that hold one row of a tile of layout L: butterfly distances Lo..Hi (Lo > Hi: none).
+  static std::pair<int, int> row_lanes(const plan::reg_layout& L) {
+    switch (L.f.kind) {
+      case plan::frag_kind::wgmma_acc:
+      case plan::frag_kind::mma_acc: return {1, 2};
+      case plan::frag_kind::blocked: return {1, (L.f.tpr > 32 ? 32 : L.f.tpr) / 2};
+      default: return {1, 0};
+    }
+  }
+  // The identity and combine step of a reduction, as C++ text.
+  static std::string identity(reduce_kind k) {
+    return k == reduce_kind::sum ? "0.0f" : (k == reduce_kind::max || k == reduce_kind::argmax) ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)";
+  }
+  static std::string combine(reduce_kind k, const std::string& a, const std::string& b) {
+    return k == reduce_kind::sum ? "(" + a + " + " + b + ")" : k == reduce_kind::max ? "fmaxf(" + a + ", " + b + ")" : "fminf(" + a + ", " + b + ")";
+  }
+
+  void emit_reduce(int id, const op& o) {
+    const int d = o.d.index, s = o.a.index;
+    const auto& Ls = lay(s);
+    const auto& Ld = lay(d);
+    const auto k = static_cast<reduce_kind>(o.imm[0]);
+    const bool arg = o.kind == op_kind::arg_reduce_rows;
+    const int slots = Ld.count;
+    const int idx = arg ? o.b.index : -1;
+    w_.open("");
+    w_.line("float red[" + S(slots) + "];");
+    if (arg) w_.line("int redi[" + S(slots) + "];");
+    w_.line("#pragma unroll");
+    w_.line("for (int q = 0; q < " + S(slots) + "; ++q) { red[q] = " + identity(k) + ";" + (arg ? " redi[q] = 0x7fffffff;" : "") + " }");
+    if (arg) w_.line("const long long col0 = " + expr(o.ix) + ";");
+    // Thread-local part: elements in order of their column, so ties keep the smallest index.
+    w_.line("#pragma unroll");
+    w_.open("for (int e = 0; e < " + S(Ls.count) + "; ++e)");
+    w_.line("const int q = " + row_slot(Ls.f, "e") + ";");
+    w_.line("const float x = " + read_elem(s, "e") + ";");
+    if (arg) {
+      w_.line("const int c = (int)(col0 + " + col_of(Ls, "e") + ");");
+      const char* better = k == reduce_kind::argmin ? "<" : ">";
+      w_.line(std::string("if (x ") + better + " red[q] || (x == red[q] && c < redi[q])) { red[q] = x; redi[q] = c; }");
+    } else {
+      w_.line("red[q] = " + combine(k, "red[q]", "x") + ";");
+    }
+    w_.close();
+    // Across the lanes of a warp that hold the row.
+    const auto [lo, hi] = row_lanes(Ls);
+    if (lo <= hi) {
+      w_.line("#pragma unroll");
+      const std::string fn = arg ? (k == reduce_kind::argmin ? "warp_argmin" : "warp_argmax") : (k == reduce_kind::sum ? "warp_sum" : k == reduce_kind::max ? "warp_max" : "warp_min");
+      if (arg) w_.line("for (int q = 0; q < " + S(slots) + "; ++q) cake_dev::" + fn + "<" + S(lo) + ", " + S(hi) + ">(red[q], redi[q]);");
+      else w_.line("for (int q = 0; q < " + S(slots) + "; ++q) red[q] = cake_dev::" + fn + "<" + S(lo) + ", " + S(hi) + ">(red[q]);");
+    }
+    // Across the warps of the unit that share a row (blocked rows wider than a warp).
+    if (Ls.f.kind == plan::frag_kind::blocked && Ls.f.tpr > 32) emit_cross_warp(id, Ls, k, arg, slots);
+    // Into the destination (combined with its current value when accumulating).
+    w_.line("#pragma unroll");
+    w_.open("for (int q = 0; q < " + S(slots) + "; ++q)");
+    if (arg) {
+      const char* better = k == reduce_kind::argmin ? "<" : ">";
+      if (o.has(flag_accumulate))
+        w_.line(std::string("if (!(") + read_elem(d, "q") + " " + better + "= red[q] && (" + read_elem(d, "q") + " != red[q] || " + reg_name(idx) +
+                "[q] <= redi[q]))) { " + write_one(d, "q", "red[q]") + " " + reg_name(idx) + "[q] = redi[q]; }");
+      else w_.line(write_one(d, "q", "red[q]") + " " + reg_name(idx) + "[q] = redi[q];");
+    } else {
+      const std::string v = o.has(flag_accumulate) ? combine(k, read_elem(d, "q"), "red[q]") : "red[q]";
+      if (is16(d)) return fail(id, "a row reduction into a 16-bit vector is not lowered (reduce into an f32 vector)");
+      w_.line(write_one(d, "q", v));
+    }
+    w_.close();
+    w_.close();
+  }
+  // ---- memory: register tile <-> global / shared ---------------------------------------------------------
+  // Consecutive elements of a tile that are consecutive columns of one row (one vector access).
+  int group_of(int r) const {
+    const auto& L = lay(r);
+    if (L.cls == plan::shape_class::row_vec || L.cls == plan::shape_class::scalar) return 1;
+    switch (L.f.kind) {
+      case plan::frag_kind::blocked: return L.f.vec;
+      case plan::frag_kind::wgmma_acc:
+      case plan::frag_kind::mma_acc: return 2;
+      case plan::frag_kind::tmem_rows: return L.count < 8 ? L.count : 8;
+      default: return 1;
+    }
+  }
+  // Which tensor dims a register tile's rows and columns run along: (row dim position or -1, col position).
+  std::pair<int, int> tile_dims(const global_tile_ref& ref, int r) const {
+    const auto cls = lay(r).cls;
+    if (ref.rank == 1) return cls == plan::shape_class::row_vec ? std::pair{0, -1} : std::pair{-1, 0};
+    return {ref.row_pos != no_index ? ref.row_pos : ref.rank - 2, ref.rank - 1};
+  }
+  // Declares base (element pointer offset of the tile's origin), row0/col0 and the in-bounds test of the
+  // dims the tile does not span. Returns the C++ condition for "the other dims are inside".
+  std::string global_origin(const operand& g, int r) {
+    const auto& ref = p_.tile_refs[g.index];
+    const auto& t = p_.tensors[ref.tensor];
+    const auto [rd, cd] = tile_dims(ref, r);
+    const auto& pg = p_.regs[r];
+    const std::string ti = S(ref.tensor);
+    std::string base = "0LL", inside = "true";
+    for (int i = 0; i < ref.rank; ++i) {
+      const std::string c = expr(ref.coords[i]);
+      if (i == rd) w_.line("const long long row0 = " + c + " * " + S(pg.rows) + "LL;");
+      else if (i == cd) w_.line("const long long col0 = " + c + " * " + S(pg.cols) + "LL;");
+      else {
+        base += " + " + c + " * args.stride[" + ti + "][" + S(i) + "]";
+        inside += " && " + c + " < " + dim_name(t.dims[i]);
+      }
+    }
+    if (rd < 0) w_.line("const long long row0 = 0;");
+    if (cd < 0) w_.line("const long long col0 = 0;");
+    w_.line("const long long base = " + base + ";");
+    w_.line("const long long rows = " + (rd >= 0 ? dim_name(t.dims[rd]) : std::string("1")) + ", cols = " + (cd >= 0 ? dim_name(t.dims[cd]) : std::string("1")) +
+            ", ld = " + (rd >= 0 ? "args.stride[" + ti + "][" + S(rd) + "]" : std::string("0")) + ";");
+    w_.line("const bool inside = " + inside + ";");
+    w_.line("(void)row0; (void)col0; (void)rows; (void)cols; (void)ld;");
+    return "inside";
+  }
+  // Raw bits of element j of a group held in u32 raw[]: C++ text of a float.
+  static std::string raw_to_float(dtype d, const std::string& j) {
+    switch (d) {
+      case dtype::f32: return "__uint_as_float(raw[" + j + "])";
+      case dtype::i32: return "(float)(int)raw[" + j + "]";
+      case dtype::bf16: return "__uint_as_float((raw[(" + j + ") / 2] >> (16 * ((" + j + ") % 2))) << 16)";
+      case dtype::f16: return "cake_dev::f16_to_f32((u16)(raw[(" + j + ") / 2] >> (16 * ((" + j + ") % 2))))";
+      default: return "0.0f";
+    }
+  }
+  // Statement storing float v as element j of raw[] (16-bit: into its half of the word).
+  static std::string float_to_raw(dtype d, const std::string& j, const std::string& v) {
+    switch (d) {
+      case dtype::f32: return "raw[" + j + "] = __float_as_uint(" + v + ");";
+      case dtype::i32: return "raw[" + j + "] = (u32)(int)(" + v + ");";
+      case dtype::bf16:
+        return "raw[(" + j + ") / 2] = (raw[(" + j + ") / 2] & (0xffff0000u >> (16 * ((" + j + ") % 2)))) | ((u32)cake_dev::f32_to_bf16(" + v + ") << (16 * ((" + j + ") % 2)));";
+      case dtype::f16:
+        return "raw[(" + j + ") / 2] = (raw[(" + j + ") / 2] & (0xffff0000u >> (16 * ((" + j + ") % 2)))) | ((u32)cake_dev::f32_to_f16(" + v + ") << (16 * ((" + j + ") % 2)));";
+      default: return ";";
+    }
+  }
+  // Global element pointer text for (gr, gc) of tensor t.
+  std::string gptr(int tensor, const std::string& type) const {
+    return "(static_cast<" + type + "*>(args.ptr[" + S(tensor) + "]) + base + gr * ld + gc)";
+  }
+  static std::string raw_type(dtype d) { return size_bits(d) == 16 ? "unsigned short" : size_bits(d) == 8 ? "unsigned char" : "unsigned"; }
+
+  // load_global / store_global / atomic_add of a whole register tile, in groups of consecutive columns:
+  // one vector access when the group is inside the tensor and aligned, element by element otherwise.
+  void emit_global_tile(int id, const op& o) {
+    const bool load = o.kind == op_kind::load_global;
+    const bool atomic = o.kind == op_kind::atomic_add;
+    const operand& g = load ? o.a : o.d;
+    const int r = load ? o.d.index : o.a.index;
+    const auto& L = lay(r);
+    const auto& ref = p_.tile_refs[g.index];
+    const dtype td = p_.tensors[ref.tensor].dt;
+    const int eb = size_bits(td) / 8;
+    if (eb < 2) return fail(id, "register loads and stores of 8-bit tensors are not lowered");
+    int grp = group_of(r);
+    while (grp > 1 && grp * eb > 16) grp /= 2;
+    if (atomic && td == dtype::f32) grp = 1;
+    if (atomic && td != dtype::f32 && !(is16(r) || p_.regs[r].dt == dtype::f32)) return fail(id, "atomic_add of this tile is not lowered");
+    if (atomic && td != dtype::f32 && td != dtype::bf16) return fail(id, "atomic_add is lowered for f32 and bf16 tensors");
+    if (atomic && td == dtype::bf16 && p_.target == target_id::sm_80) return fail(id, "bf16 atomic_add needs sm_90a or sm_100a (red.add.bf16x2)");
+    if (atomic && td == dtype::bf16 && grp > 2) grp = 2;
+    const int words = (grp * eb + 3) / 4;
+    const std::string fill = "__int_as_float(" + S(o.imm[2]) + ")";
+    w_.open("");
+    const std::string inside = global_origin(g, r);
+    w_.line("#pragma unroll");
+    w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+    w_.line("const long long gr = row0 + " + row_of(L, "e0") + ", gc = col0 + " + col_of(L, "e0") + ";");
+    w_.line("const bool row_in = " + inside + " && gr < rows;");
+    w_.line("u32 raw[" + S(words) + "] = {};");
+    const std::string ty = raw_type(td);
+    if (load) {
+      w_.line("const " + ty + "* src = " + gptr(ref.tensor, "const " + ty) + ";");
+      if (grp * eb >= 4) {
+        w_.open("if (row_in && gc + " + S(grp) + " <= cols && (reinterpret_cast<unsigned long long>(src) % " + S(grp * eb) + "u) == 0)");
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(words) + "; q += 4 > " + S(words) + " ? " + S(words) + " : 4) cake_dev::ld_global_words<" +
+                S(words < 4 ? words : 4) + ">(raw + q, reinterpret_cast<const u32*>(src) + q);");
+        w_.close();
+        w_.open("else");
+      } else {
+        w_.open("");
+      }
+      w_.line("#pragma unroll");
+      w_.line("for (int j = 0; j < " + S(grp) + "; ++j) { const float v = (row_in && gc + j < cols) ? " +
+              std::string(td == dtype::f32 ? "__uint_as_float(reinterpret_cast<const u32*>(src)[j])" : td == dtype::i32 ? "(float)reinterpret_cast<const int*>(src)[j]"
+                          : td == dtype::bf16 ? "cake_dev::bf16_to_f32(src[j])" : "cake_dev::f16_to_f32(src[j])") +
+              " : " + fill + "; " + float_to_raw(td, "j", "v") + " }");
+      w_.close();
+      // Into the register tile (same 16-bit dtype: whole words).
+      if (is16(r) && p_.regs[r].dt == td && grp % 2 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) " + reg_name(r) + "[e0 / 2 + q] = raw[q];");
+      } else if (is16(r)) {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; j += 2) " + write_pair(r, "e0 + j", raw_to_float(td, "j"), raw_to_float(td, "j + 1")));
+      } else {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; ++j) " + write_one(r, "e0 + j", raw_to_float(td, "j")));
+      }
+    } else {
+      // From the register tile into raw[] in the tensor's dtype.
+      if (is16(r) && p_.regs[r].dt == td && grp % 2 == 0 && lay(r).lazy_src < 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) raw[q] = " + reg_name(r) + "[e0 / 2 + q];");
+      } else if (is16(r) && p_.regs[r].dt == td && grp % 2 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) raw[q] = " + packed_pair(r, "e0 + 2 * q") + ";");
+      } else {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; ++j) { " + float_to_raw(td, "j", read_elem(r, "e0 + j")) + " }");
+      }
+      w_.line(ty + "* dst = " + gptr(ref.tensor, ty) + ";");
+      if (atomic) {
+        if (td == dtype::f32) {
+          w_.line("if (row_in && gc < cols) cake_dev::red_add_f32(reinterpret_cast<float*>(dst), __uint_as_float(raw[0]));");
+        } else {
+          w_.line("if (row_in && gc + 2 <= cols && (reinterpret_cast<unsigned long long>(dst) % 4u) == 0) cake_dev::red_add_bf16x2(dst, raw[0]);");
+          w_.line("else { if (row_in && gc < cols) cake_dev::red_add_bf16(dst, (u16)(raw[0] & 0xffffu)); if (row_in && gc + 1 < cols) cake_dev::red_add_bf16(dst + 1, (u16)(raw[0] >> 16)); }");
+        }
+      } else {
+        if (grp * eb >= 4) {
+          w_.open("if (row_in && gc + " + S(grp) + " <= cols && (reinterpret_cast<unsigned long long>(dst) % " + S(grp * eb) + "u) == 0)");
+          w_.line("#pragma unroll");
+          w_.line("for (int q = 0; q < " + S(words) + "; q += 4 > " + S(words) + " ? " + S(words) + " : 4) cake_dev::st_global_words<" +
+                  S(words < 4 ? words : 4) + ">(reinterpret_cast<u32*>(dst) + q, raw + q);");
+          w_.close();
+          w_.open("else");
+        } else {
+          w_.open("");
+        }
+        const std::string elem = td == dtype::f32 || td == dtype::i32 ? "raw[j]" : "(" + ty + ")(raw[j / 2] >> (16 * (j % 2)))";
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; ++j) if (row_in && gc + j < cols) dst[j] = " + elem + ";");
+        w_.close();
+      }
+    }
+    w_.close();
+    w_.close();
+  }
+
+  // Row i of the tile is added to row index[i] of the tensor (f32 atomics), at the tile's columns.
+  void emit_scatter_add(int id, const op& o) {
+    const int r = o.a.index, ix = o.b.index;
+    const auto& L = lay(r);
+    const auto& ref = p_.tile_refs[o.d.index];
+    if (p_.tensors[ref.tensor].dt != dtype::f32) return fail(id, "scatter_add is lowered into f32 tensors");
+    if (ref.rank != 2) return fail(id, "scatter_add is lowered for 2-D tensors");
+    w_.open("");
+    const std::string inside = global_origin(o.d, r);
+    w_.line("#pragma unroll");
+    w_.open("for (int e = 0; e < " + S(L.count) + "; ++e)");
+    w_.line("const long long gr = (long long)" + reg_name(ix) + "[" + source_index(ix, L, "e") + "], gc = col0 + " + col_of(L, "e") + ";");
+    w_.line("if (" + inside + " && gr >= 0 && gr < rows && gc < cols) cake_dev::red_add_f32(" + gptr(ref.tensor, "float") + ", " + read_elem(r, "e") + ");");
+    w_.close();
+    w_.close();
+  }
+
+  // Register tile <-> one stage / part of an smem region, in groups inside a 16-byte chunk.
+  void emit_shared_tile(int id, const op& o) {
+    const bool load = o.kind == op_kind::load_shared;
+    const operand& sm = load ? o.a : o.d;
+    const int r = load ? o.d.index : o.a.index;
+    const auto& L = lay(r);
+    const auto& reg = p_.smem[sm.index];
+    const int eb = size_bits(reg.dt) / 8;
+    if (eb < 2) return fail(id, "register loads and stores of 8-bit smem tiles are not lowered");
+    int grp = group_of(r);
+    while (grp > 1 && grp * eb > 16) grp /= 2;
+    const int words = (grp * eb + 3) / 4;
+    w_.open("");
+    w_.line("const u32 region = " + smem_addr(sm, id) + ";");
+    w_.line("#pragma unroll");
+    w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+    w_.line("const u32 off = " + swizzled(reg.swz, "(u32)(" + row_of(L, "e0") + ") * " + S(reg.inner_bytes()) + "u + (u32)(" + col_of(L, "e0") + ") * " + S(eb) + "u") + ";");
+    w_.line("u32 raw[" + S(words) + "] = {};");
+    if (load) {
+      if (grp * eb >= 4) w_.line("for (int q = 0; q < " + S(words) + "; ++q) asm volatile(\"ld.shared.b32 %0, [%1];\" : \"=r\"(raw[q]) : \"r\"(region + off + 4u * q));");
+      else w_.line("{ unsigned short h; asm volatile(\"ld.shared.b16 %0, [%1];\" : \"=h\"(h) : \"r\"(region + off)); raw[0] = h; }");
+      if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) " + reg_name(r) + "[e0 / 2 + q] = raw[q];");
+      } else if (is16(r)) {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; j += 2) " + write_pair(r, "e0 + j", raw_to_float(reg.dt, "j"), raw_to_float(reg.dt, "j + 1")));
+      } else {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; ++j) " + write_one(r, "e0 + j", raw_to_float(reg.dt, "j")));
+      }
+    } else {
+      if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) raw[q] = " + packed_pair(r, "e0 + 2 * q") + ";");
+      } else {
+        w_.line("#pragma unroll");
+        w_.line("for (int j = 0; j < " + S(grp) + "; ++j) { " + float_to_raw(reg.dt, "j", read_elem(r, "e0 + j")) + " }");
+      }
+      if (grp * eb >= 4) w_.line("for (int q = 0; q < " + S(words) + "; ++q) asm volatile(\"st.shared.b32 [%0], %1;\" :: \"r\"(region + off + 4u * q), \"r\"(raw[q]) : \"memory\");");
+      else w_.line("asm volatile(\"st.shared.b16 [%0], %1;\" :: \"r\"(region + off), \"h\"((unsigned short)raw[0]) : \"memory\");");
+    }
+    w_.close();
+    w_.close();
+  }
+
+  // Warps of a unit that hold parts of the same rows exchange their partial results through the role's
+  // scratch (plan_smem) between two syncs of the unit's derived named barrier.
+  void emit_cross_warp(int id, const plan::reg_layout& L, reduce_kind k, bool arg, int slots) {
+    const int wpr = L.f.tpr / 32;  // warps per row group
+    const int warps = L.threads / 32;
+    const int bar = plan_.named.reduce_first_id[role_];
+    const int off = plan_.smem.scratch_offset[role_];
+    if (bar < 0 || off < 0) return fail(id, "a cross-warp row reduction without its derived scratch or barrier");
+    const std::string base = "(smem + " + S(off) + "u + unit * " + S(warps * slots * 8) + "u)";
+    const std::string sync = "cake_dev::named_barrier_sync(" + S(bar) + "u + unit, " + S(L.threads) + "u);";
+    w_.line("// across the " + S(wpr) + " warps that share each row: scratch and the unit's barrier are derived");
+    w_.line(sync + "  // the previous use of the scratch is over");
+    w_.open("if (lane == 0)");
+    w_.line("#pragma unroll");
+    w_.line("for (int q = 0; q < " + S(slots) + "; ++q) { asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + (u32)((warp_in_unit * " +
+            S(slots) + " + q) * 8)), \"f\"(red[q]) : \"memory\"); " +
+            (arg ? "asm volatile(\"st.shared.s32 [%0], %1;\" :: \"r\"(" + base + " + (u32)((warp_in_unit * " + S(slots) + " + q) * 8 + 4)), \"r\"(redi[q]) : \"memory\"); " : "") + "}");
+    w_.close();
+    w_.line(sync);
+    w_.line("#pragma unroll");
+    w_.open("for (int q = 0; q < " + S(slots) + "; ++q)");
+    w_.line("float acc = " + identity(k) + ";" + (arg ? " int acci = 0x7fffffff;" : ""));
+    w_.line("#pragma unroll");
+    w_.open("for (int w = 0; w < " + S(wpr) + "; ++w)");
+    w_.line("const u32 at = " + base + " + (u32)((((int)warp_in_unit / " + S(wpr) + ") * " + S(wpr) + " + w) * " + S(slots) + " + q) * 8;");
+    w_.line("float x; asm volatile(\"ld.shared.f32 %0, [%1];\" : \"=f\"(x) : \"r\"(at) : \"memory\");");
+    if (arg) {
+      w_.line("int xi; asm volatile(\"ld.shared.s32 %0, [%1];\" : \"=r\"(xi) : \"r\"(at + 4u) : \"memory\");");
+      const char* better = k == reduce_kind::argmin ? "<" : ">";
+      w_.line(std::string("if (x ") + better + " acc || (x == acc && xi < acci)) { acc = x; acci = xi; }");
+    } else {
+      w_.line("acc = " + combine(k, "acc", "x") + ";");
+    }
+    w_.close();
+    w_.line(std::string("red[q] = acc;") + (arg ? " redi[q] = acci;" : ""));
+    w_.close();
+  }
+};
+
+}  // namespace cake::lower
