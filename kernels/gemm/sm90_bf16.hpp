@@ -9,6 +9,21 @@
 
 namespace cake::kernels {
 
+// What the epilogue computes on the f32 accumulator before it is stored:
+//   D = act(acc * row_scale[m] * col_scale[n] + bias[n]) + residual[m, n]
+// (fp8: acc is first scaled by the per-tensor scale). Every part is optional; the kernel has a tensor
+// parameter for each part that is on, in this order after A, B, D: bias, row_scale, col_scale, residual.
+enum class gemm_activation { none, gelu_tanh, gelu_erf, silu, relu };
+struct gemm_epilogue {
+  bool bias = false;        // bf16 [N]
+  bool row_scale = false;   // f32 [M]
+  bool col_scale = false;   // f32 [N]
+  bool residual = false;    // bf16 [M, N] (its own leading dimension)
+  gemm_activation act = gemm_activation::none;
+  constexpr bool any() const { return bias || row_scale || col_scale || residual || act != gemm_activation::none; }
+  friend constexpr bool operator==(const gemm_epilogue&, const gemm_epilogue&) = default;
+};
+
 struct gemm_sm90_config {
   int bm = 128, bn = 256;  // output tile (bm rows are split between the two consumer warpgroups)
   int stages = 4;          // depth of the TMA -> wgmma pipeline
@@ -16,6 +31,7 @@ struct gemm_sm90_config {
   int raster_group = 8;    // tiles per rasterization group along M
   int producer_regs = 40, consumer_regs = 232;
   bool direct_store = false;  // epilogue: st.global from registers instead of stmatrix + TMA store
+  gemm_epilogue epi{};
 };
 
 template <class In = bf16>
@@ -27,6 +43,13 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   auto A = k.input<In>("A", dims(M, K));
   auto B = k.input<In>("B", dims(N, K));
   auto D = k.output<bf16>("D", dims(M, N));
+  const gemm_epilogue e = c.epi;
+  tensor<bf16> Bias, Res;
+  tensor<f32> RowScale, ColScale;
+  if (e.bias) Bias = k.input<bf16>("bias", dims(N));
+  if (e.row_scale) RowScale = k.input<f32>("row_scale", dims(M));
+  if (e.col_scale) ColScale = k.input<f32>("col_scale", dims(N));
+  if (e.residual) Res = k.input<bf16>("residual", dims(M, N));
   auto tiles_mn = k.parallel(tiles(M, c.bm), tiles(N, c.bn));
   const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span
   // The epilogue stores chunks of the widest column count (64, 32, 16) that divides BN, each one swizzle span.
@@ -62,6 +85,19 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         r.release(ab, s);
       });
       if constexpr (fp8) r.scale(acc, k.template param<f32>("scale"));
+      if (e.any()) {
+        // One fused element loop over the accumulator; the vectors broadcast along rows / columns.
+        rx v = acc;
+        if (e.row_scale) v = v * r.loaded(r.row_vector<f32>("rs", c.bm / 2), RowScale.tile(m * 2 + r.warpgroup()));
+        if (e.col_scale) v = v * r.loaded(r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
+        if (e.bias) v = v + r.loaded(r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
+        if (e.act == gemm_activation::gelu_tanh) v = gelu_tanh(v);
+        if (e.act == gemm_activation::gelu_erf) v = gelu_erf(v);
+        if (e.act == gemm_activation::silu) v = silu(v);
+        if (e.act == gemm_activation::relu) v = relu(v);
+        if (e.residual) v = v + r.loaded(r.fragment<bf16>("res", {c.bm / 2, c.bn}), Res.tile(m * 2 + r.warpgroup(), n));
+        r.set(acc, v);
+      }
       auto out = r.convert<bf16>(acc);
       if (c.direct_store) {
         r.store(D.tile(m * 2 + r.warpgroup(), n), out);

@@ -72,6 +72,7 @@ template <element_type T>
 struct scalar {
   using element = T;
   std::uint8_t index = no_index;
+  constexpr operator rx() const { return rx::leaf(math_fn::scalar, index); }
 };
 template <element_type T>
 constexpr rx to_rx(const scalar<T>& s) { return rx::leaf(math_fn::scalar, s.index); }
@@ -109,6 +110,7 @@ struct smem_tile : operand_view<smem_tile<T>> {
 template <element_type T>
 struct reg_tile : operand_view<reg_tile<T>> {
   using element = T;
+  constexpr operator rx() const { return rx::leaf(math_fn::tile, this->o.index); }  // rx v = acc;
 };
 // Register tiles and scalar parameters are leaves of register expressions (ir/expr.hpp).
 template <element_type T>

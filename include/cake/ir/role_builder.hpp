@@ -318,6 +318,12 @@ class role {
       return move(op_kind::load_shared, dst.o, src.o, at);
     }
   }
+  // Loads and returns the tile, for use in an expression: v = v + r.loaded(bias, Bias.tile(n)).
+  template <class T, class Src>
+  constexpr reg_tile<T> loaded(reg_tile<T> dst, Src src, src_loc at = src_loc::current()) {
+    load(dst, src, at);
+    return dst;
+  }
   template <class Dst, class T>
   constexpr op_ref store(Dst dst, reg_tile<T> src, src_loc at = src_loc::current()) {
     if constexpr (is_global_tile<Dst>) return move(op_kind::store_global, global_operand(dst, at), src.o, at);

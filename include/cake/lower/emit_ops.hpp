@@ -62,41 +62,60 @@ class op_emitter : public compute_emitter {
     return g;
   }
 
+  // One warpgroup MMA over the operands' K extent: a wgmma per instruction K step and per 64-row block
+  // of the accumulator. A from smem (descriptor) or from registers (a 16-bit tile in the accumulator
+  // fragment layout, e.g. P = convert(S): its k-step kk is words 4kk..4kk+3 of each 64-row block,
+  // hardware-facts §3 Fragments). The accumulator may be a column part (acc.cols(i, n)): its registers
+  // are contiguous per 64-row block.
   void emit_wgmma(int id, const op& o) {
     const int acc = o.d.index;
     const auto& ag = p_.regs[acc];
     const plan::extent2 as = plan::shape_of(p_, o.d);
-    if (o.a.kind != operand_kind::smem) return fail(id, "wgmma with A from registers is not lowered yet");
-    const dtype dt = p_.smem[o.a.index].dt;
+    const bool a_regs = o.a.kind == operand_kind::reg;
+    const dtype dt = plan::dtype_of(p_, o.a);
     const int instr_k = info(dt).mma_k;
-    const auto ga = geom(id, o.a, instr_k, 0), gb = geom(id, o.b, instr_k, 1);
+    const auto gb = geom(id, o.b, instr_k, 1);
+    const auto ga = a_regs ? mma_operand_geom{} : geom(id, o.a, instr_k, 0);
     const plan::extent2 a_shape = plan::shape_of(p_, o.a), b_shape = plan::shape_of(p_, o.b);
-    const int k_extent = ga.mn_major ? a_shape.rows : a_shape.cols;
+    const int k_extent = a_regs ? a_shape.cols : ga.mn_major ? a_shape.rows : a_shape.cols;
     const int n = as.cols;
     if (gb.mn_major && b_shape.cols != n) return fail(id, "an MN-major wgmma B operand must be exactly N columns wide");
-    if (o.d.part != part_axis::none) return fail(id, "wgmma into part of an accumulator is not lowered yet");
+    if (o.d.part == part_axis::rows) return fail(id, "wgmma into a row part of an accumulator is not lowered");
+    if (a_regs && (!is_16bit_float(dt) || o.a.part != part_axis::none || lay(o.a.index).f.kind != plan::frag_kind::wgmma_acc))
+      return fail(id, "wgmma with A from registers is lowered for whole 16-bit tiles in the accumulator layout");
     const int blocks = as.rows / 64;
-    const int per_block = n / 2;
+    const int full_n = ag.cols;  // registers per 64-row block of the whole accumulator: full_n / 2
     if (ag.dt != dtype::f32) return fail(id, "wgmma is lowered with f32 accumulators only");
+    const std::string part_off = o.d.part == part_axis::cols ? " + " + part_index(o.d) + " * " + std::to_string(n / 2) : "";
     w_.open("");
-    w_.line("const u32 a_addr = " + smem_addr(o.a, id) + ";");
+    if (!a_regs) w_.line("const u32 a_addr = " + smem_addr(o.a, id) + ";");
     w_.line("const u32 b_addr = " + smem_addr(o.b, id) + ";");
     for (int j = 0; j < blocks; ++j) {
       const std::string acc_name = reg_name(acc) + "_m" + std::to_string(j);
-      w_.line("float (&" + acc_name + ")[" + std::to_string(per_block) + "] = *reinterpret_cast<float(*)[" + std::to_string(per_block) + "]>(" +
-              reg_name(acc) + " + " + std::to_string(j * per_block) + ");");
-      w_.line("const u64 da" + std::to_string(j) + " = cake_dev::make_wgmma_desc(a_addr + " + std::to_string(j * ga.block_bytes) + "u, 16u, " +
-              std::to_string(ga.sbo) + "u, " + std::to_string(ga.swizzle_code90) + "u);");
+      w_.line("float (&" + acc_name + ")[" + std::to_string(n / 2) + "] = *reinterpret_cast<float(*)[" + std::to_string(n / 2) + "]>(" + reg_name(acc) + " + " +
+              std::to_string(j * full_n / 2) + part_off + ");");
+      if (!a_regs)
+        w_.line("const u64 da" + std::to_string(j) + " = cake_dev::make_wgmma_desc(a_addr + " + std::to_string(j * ga.block_bytes) + "u, 16u, " +
+                std::to_string(ga.sbo) + "u, " + std::to_string(ga.swizzle_code90) + "u);");
     }
     w_.line("const u64 db = cake_dev::make_wgmma_desc(b_addr, 16u, " + std::to_string(gb.sbo) + "u, " + std::to_string(gb.swizzle_code90) + "u);");
     w_.line("#pragma unroll");
     w_.open("for (int kk = 0; kk < " + std::to_string(k_extent / instr_k) + "; ++kk)");
     w_.line("const u32 sd = " + scale_d(o) + ";");
     for (int j = 0; j < blocks; ++j) {
-      const auto t = ptx::wgmma_ss(64, n, instr_k, mma_type_of(dt), mma_type_of(p_.smem[o.b.index].dt), ptx::mma_type::f32, ga.mn_major,
-                                   gb.mn_major, reg_name(acc) + "_m" + std::to_string(j),
-                                   "da" + std::to_string(j) + " + (u64)((kk * " + std::to_string(ga.k_step_bytes) + ") >> 4)",
-                                   "db + (u64)((kk * " + std::to_string(gb.k_step_bytes) + ") >> 4)", "sd");
+      const std::string db = "db + (u64)((kk * " + std::to_string(gb.k_step_bytes) + ") >> 4)";
+      ptx::asm_text t;
+      if (a_regs) {
+        const std::string base = std::to_string(j * a_shape.cols / 2) + " + 8 * kk";
+        w_.line("const u32 afrag" + std::to_string(j) + "[4] = {" + packed_pair(o.a.index, base) + ", " + packed_pair(o.a.index, base + " + 2") + ", " +
+                packed_pair(o.a.index, base + " + 4") + ", " + packed_pair(o.a.index, base + " + 6") + "};");
+        t = ptx::wgmma_rs(64, n, instr_k, mma_type_of(dt), mma_type_of(p_.smem[o.b.index].dt), ptx::mma_type::f32, gb.mn_major,
+                          reg_name(acc) + "_m" + std::to_string(j), "afrag" + std::to_string(j), db, "sd");
+      } else {
+        t = ptx::wgmma_ss(64, n, instr_k, mma_type_of(dt), mma_type_of(p_.smem[o.b.index].dt), ptx::mma_type::f32, ga.mn_major, gb.mn_major,
+                          reg_name(acc) + "_m" + std::to_string(j), "da" + std::to_string(j) + " + (u64)((kk * " + std::to_string(ga.k_step_bytes) + ") >> 4)", db,
+                          "sd");
+      }
       if (!t.ok()) return fail(id, t.error);
       w_.raw(indent_block(t.text));
     }
@@ -126,37 +145,67 @@ class op_emitter : public compute_emitter {
     }
   }
 
+  // Warp MMA (m16n8k16) over the operands' K extent. A from smem (ldmatrix) or from registers (a
+  // 16-bit tile in the mma.sync accumulator layout: its n8 blocks 2kk, 2kk+1 are the A fragment of
+  // k-step kk, hardware-facts §5); B from smem, K-major (ldmatrix) or MN-major (ldmatrix.trans).
   void emit_mma_sync(int id, const op& o) {
     const plan::extent2 as = plan::shape_of(p_, o.d);
-    if (o.a.kind != operand_kind::smem || o.b.kind != operand_kind::smem) return fail(id, "mma_sync is lowered with A and B from smem only");
-    const dtype dt = p_.smem[o.a.index].dt;
+    const bool a_regs = o.a.kind == operand_kind::reg;
+    if (o.b.kind != operand_kind::smem) return fail(id, "mma_sync is lowered with B from smem");
+    const dtype dt = plan::dtype_of(p_, o.a);
     if (!is_16bit_float(dt) || p_.regs[o.d.index].dt != dtype::f32) return fail(id, "mma_sync is lowered for bf16/f16 inputs with f32 accumulators");
-    const auto& ra = p_.smem[o.a.index];
+    if (o.d.part != part_axis::none) return fail(id, "mma_sync into part of an accumulator is not lowered");
+    const bool b_mn = plan::operand_major(plan_.dims, id, 1) == major::mn;
+    if (!a_regs && plan::operand_major(plan_.dims, id, 0) != major::k) return fail(id, "mma_sync is lowered for a K-major A operand from smem");
+    if (a_regs && (o.a.part != part_axis::none || lay(o.a.index).f.kind != plan::frag_kind::mma_acc))
+      return fail(id, "mma_sync with A from registers is lowered for whole 16-bit tiles in the mma.sync accumulator layout");
     const auto& rb = p_.smem[o.b.index];
-    if (plan::operand_major(plan_.dims, id, 0) != major::k || plan::operand_major(plan_.dims, id, 1) != major::k)
-      return fail(id, "mma_sync is lowered for K-major operands only");
-    const int mb = as.rows / 16, nb = as.cols / 8, ks = plan::shape_of(p_, o.a).cols / 16;
+    const plan::extent2 a_shape = plan::shape_of(p_, o.a);
+    const int mb = as.rows / 16, nb = as.cols / 8, ks = a_shape.cols / 16;
     if (nb % 2) return fail(id, "mma_sync warp tiles need an even number of 8-column blocks");
     const std::string acc = reg_name(o.d.index);
     const std::string fn = dt == dtype::bf16 ? "cake_dev::mma_m16n8k16_bf16_f32" : "cake_dev::mma_m16n8k16_f16_f32";
     w_.open("");
-    w_.line("const u32 a_base = " + smem_addr(o.a, id) + ";");
+    if (!a_regs) w_.line("const u32 a_base = " + smem_addr(o.a, id) + ";");
     w_.line("const u32 b_base = " + smem_addr(o.b, id) + ";");
     w_.line("float (&acc4)[" + std::to_string(mb * nb) + "][4] = *reinterpret_cast<float(*)[" + std::to_string(mb * nb) + "][4]>(" + acc + ");");
+    if (o.has(flag_overwrite) || o.has(flag_overwrite_first)) {
+      // mma.sync has no scale-d: D = A*B is an accumulation into zeros (on the loop's first trip).
+      const loop_bound* b = o.has(flag_overwrite_first) ? p_.bound_of(o.imm[2]) : nullptr;
+      const std::string first = o.has(flag_overwrite) ? "true" : loop_var(o.imm[2]) + " == " + (b ? expr(b->lo) : std::string("0"));
+      w_.line("if (" + first + ") {");
+      w_.line("#pragma unroll");
+      w_.line("  for (int e = 0; e < " + std::to_string(mb * nb * 4) + "; ++e) " + acc + "[e] = 0.0f;");
+      w_.line("}");
+    }
     w_.line("#pragma unroll");
     w_.open("for (int kk = 0; kk < " + std::to_string(ks) + "; ++kk)");
     w_.line("u32 af[" + std::to_string(mb) + "][4];");
     w_.line("u32 bf[" + std::to_string(nb) + "][2];");
     w_.line("#pragma unroll");
     w_.open("for (int mi = 0; mi < " + std::to_string(mb) + "; ++mi)");
-    w_.line("const u32 row = mi * 16 + ((lane / 8) % 2) * 8 + lane % 8, chunk = kk * 2 + lane / 16;");
-    w_.line("cake_dev::ldmatrix_x4(af[mi], a_base + " + swizzled(ra.swz, "row * " + std::to_string(ra.inner_bytes()) + "u + chunk * 16u") + ");");
+    if (a_regs) {
+      const std::string blk = "(mi * " + std::to_string(a_shape.cols / 8) + " + 2 * kk) * 4";
+      w_.line("af[mi][0] = " + packed_pair(o.a.index, blk) + "; af[mi][1] = " + packed_pair(o.a.index, blk + " + 2") + ";");
+      w_.line("af[mi][2] = " + packed_pair(o.a.index, blk + " + 4") + "; af[mi][3] = " + packed_pair(o.a.index, blk + " + 6") + ";");
+    } else {
+      const auto& ra = p_.smem[o.a.index];
+      w_.line("const u32 row = mi * 16 + ((lane / 8) % 2) * 8 + lane % 8, chunk = kk * 2 + lane / 16;");
+      w_.line("cake_dev::ldmatrix_x4(af[mi], a_base + " + swizzled(ra.swz, "row * " + std::to_string(ra.inner_bytes()) + "u + chunk * 16u") + ");");
+    }
     w_.close();
     w_.line("#pragma unroll");
     w_.open("for (int nj = 0; nj < " + std::to_string(nb) + "; nj += 2)");
-    w_.line("const u32 row = nj * 8 + (lane / 16) * 8 + lane % 8, chunk = kk * 2 + (lane / 8) % 2;");
-    w_.line("u32 t[4];");
-    w_.line("cake_dev::ldmatrix_x4(t, b_base + " + swizzled(rb.swz, "row * " + std::to_string(rb.inner_bytes()) + "u + chunk * 16u") + ");");
+    if (b_mn) {
+      // B stored [K x N]: the transposing load gives each thread (k = 2 (lane % 4) + {0, 1}, n = lane / 4).
+      w_.line("const u32 row = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8, chunk = nj + lane / 16;");
+      w_.line("u32 t[4];");
+      w_.line("cake_dev::ldmatrix_x4_trans(t, b_base + " + swizzled(rb.swz, "row * " + std::to_string(rb.inner_bytes()) + "u + chunk * 16u") + ");");
+    } else {
+      w_.line("const u32 row = nj * 8 + (lane / 16) * 8 + lane % 8, chunk = kk * 2 + (lane / 8) % 2;");
+      w_.line("u32 t[4];");
+      w_.line("cake_dev::ldmatrix_x4(t, b_base + " + swizzled(rb.swz, "row * " + std::to_string(rb.inner_bytes()) + "u + chunk * 16u") + ");");
+    }
     w_.line("bf[nj][0] = t[0]; bf[nj][1] = t[1]; bf[nj + 1][0] = t[2]; bf[nj + 1][1] = t[3];");
     w_.close();
     w_.line("#pragma unroll");
