@@ -16,6 +16,22 @@ namespace cake::analysis {
 
 namespace proto {
 
+// The stages a point of an alternating walk consumes, for the unit that skips it (same rule as lowering:
+// pipeline ops at the walk's level once, those in a dynamic loop directly inside it once per trip).
+constexpr void skip_point(machine& m, int u, int tile_op) {
+  const program& p = m.p;
+  const int P = static_cast<int>(p.pipelines.size());
+  for (int i = tile_op + 1; i < p.ops[tile_op].end; ++i) {
+    const op& o = p.ops[i];
+    if (o.role != m.units[u].role || (o.kind != op_kind::pipeline_acquire && o.kind != op_kind::pipeline_wait)) continue;
+    long long n = 0;
+    if (o.parent == tile_op) n = 1;
+    else if (const loop_bound* b = p.bound_of(o.parent); b && p.ops[o.parent].parent == tile_op) n = m.trips_of(u, *b);
+    else add_coverage(m.c, rule_id::count_, i, o.loc, "protocol: a pipeline op nested deeper inside an alternating walk is not skipped");
+    m.pipe_count[(u * P + o.d.index) * 2 + (o.kind == op_kind::pipeline_acquire ? 0 : 1)] += static_cast<int>(n);
+  }
+}
+
 // 0: blocked, 1: advanced, 2: finished
 constexpr int step(machine& m, int u) {
   unit_state& s = m.units[u];
@@ -37,6 +53,18 @@ constexpr int step(machine& m, int u) {
   if (s.pc >= s.end) {
     s.finished = true;
     return 2;
+  }
+  // An alternating walk: at the start of an iteration that belongs to another unit of the role, skip it
+  // and move past the stages that point consumes.
+  if (s.depth > 0) {
+    frame& f = s.stack[s.depth - 1];
+    const op& lo = p.ops[f.op];
+    const int count = p.roles[s.role].count;
+    if (lo.kind == op_kind::tile_loop && lo.has(flag_alternate) && count > 1 && s.pc == f.op + 1 && f.iter % count != s.index) {
+      skip_point(m, u, f.op);
+      s.pc = lo.end;
+      return 1;
+    }
   }
   const op& o = p.ops[s.pc];
   if (o.role != s.role) {
@@ -294,7 +322,10 @@ constexpr void check_protocol(context& c) {
     return;
   }
   const int k = c.opt.k_trips > 0 ? c.opt.k_trips : deepest_ring(c.p) + 2;
-  const int tiles = c.opt.tiles < 2 ? 2 : c.opt.tiles;
+  int tiles = c.opt.tiles < 2 ? 2 : c.opt.tiles;
+  // An alternating walk needs two rounds of its units to exercise the hand-over of pipeline positions.
+  for (const auto& o : c.p.ops)
+    if (o.kind == op_kind::tile_loop && o.has(flag_alternate) && 2 * c.p.roles[o.role].count > tiles) tiles = 2 * c.p.roles[o.role].count;
   c.out.k_trips = k;
   c.out.tiles = c.p.launch.persistent ? tiles : 1;
   proto::run_once(c, k, tiles);

@@ -17,6 +17,7 @@ struct machine {
   int U = 0, NB = 0, NI = 0, C = 0, R = 0, slots = 0, mem_count = 0;
   unit_state units[max_units]{};
   int role_first[capacity::roles]{}, role_end[capacity::roles]{};
+  int role_unit0[capacity::roles]{};  // index in units[] of each role's unit 0
   buffer<int> clocks;           // unit clocks, barrier acc/done, named acc/done (each C wide)
   buffer<barrier_state> bars;   // one per plan barrier object
   buffer<named_state> named;    // hardware named-barrier instances, then the cluster barrier
@@ -74,6 +75,7 @@ struct machine {
         }
       if (role_first[r] < 0) role_first[r] = role_end[r] = 0;
       truncated = truncated || U + p.roles[r].count > max_units;
+      role_unit0[r] = U;
       for (int i = 0; i < p.roles[r].count && U < max_units; ++i) {
         unit_state& s = units[U++];
         s.role = static_cast<int>(r);
@@ -117,7 +119,8 @@ struct machine {
   constexpr bool role_uses_named(int role, int b) const {
     for (const auto& o : p.ops)
       if (o.role == role && o.d.kind == operand_kind::named_barrier && o.d.index == b &&
-          (o.kind == op_kind::named_barrier_sync || o.kind == op_kind::named_barrier_arrive))
+          (o.kind == op_kind::named_barrier_sync || o.kind == op_kind::named_barrier_arrive || o.kind == op_kind::turn_take ||
+           o.kind == op_kind::turn_pass))
         return true;
     return false;
   }
@@ -133,7 +136,7 @@ struct machine {
       for (int u = 0; u < U; ++u) {
         if (!role_uses_named(units[u].role, b)) continue;
         if (decl.per_unit) {
-          named[NI] = {units[u].threads, 0, 0, 1u << u, b};
+          named[NI] = {units[u].threads * (decl.turns ? 2 : 1), 0, 0, 1u << u, b};
           named_inst[b * U + u] = NI++;
           continue;
         }
@@ -144,6 +147,17 @@ struct machine {
         named[shared].users |= 1u << u;
         if (decl.threads == 0) named[shared].expected += units[u].threads;
         named_inst[b * U + u] = shared;
+      }
+    }
+    // Turns: unit 0 holds the first turn, as if the role's last unit had passed it (derived prologue).
+    for (int b = 0; b < nbs; ++b) {
+      if (!p.named_barriers[b].turns) continue;
+      for (std::size_t r = 0; r < p.roles.size(); ++r) {
+        const int u0 = role_unit0[r], count = p.roles[r].count;
+        if (count < 2 || !role_uses_named(static_cast<int>(r), b) || u0 + count > U) continue;
+        const int inst = named_inst[b * U + u0];
+        if (inst >= 0) named[inst].arrived += units[u0 + count - 1].threads;
+        if (inst >= 0) named[inst].users |= 1u << (u0 + count - 1);
       }
     }
     cluster_inst = NI++;

@@ -119,6 +119,10 @@ struct unit_state {
   int tc_issued = 0, tc_committed = 0, last_tc_mma = -1;
   bool tc_after_needed = false, tc_before_needed = false;
   unsigned wg_regs = 0;  // register tiles this unit's wgmmas use (a fence is needed after others touch them)
+  // stages held by deferred releases (release(...).later(n)), oldest first
+  static constexpr int max_pending = 8;
+  int pend_op[max_pending]{}, pend_pipe[max_pending]{}, pend_stage[max_pending]{};
+  int npend = 0;
 };
 
 struct barrier_state {

@@ -8,8 +8,13 @@ namespace cake::analysis::proto {
 
 namespace detail {
 
+// Do all units of the role write (their share of) this operand together? Not inside an alternating walk,
+// where one unit runs each point, nor when the operand is selected by the unit's own index.
 constexpr bool collective(const machine& m, int u, const operand& o) {
-  return m.p.roles[m.units[u].role].count > 1 && !op_uses_var(o, var_kind::warp) && !op_uses_var(o, var_kind::warpgroup);
+  const unit_state& s = m.units[u];
+  for (int d = 0; d < s.depth; ++d)
+    if (m.p.ops[s.stack[d].op].kind == op_kind::tile_loop && m.p.ops[s.stack[d].op].has(flag_alternate)) return false;
+  return m.p.roles[s.role].count > 1 && !op_uses_var(o, var_kind::warp) && !op_uses_var(o, var_kind::warpgroup);
 }
 
 constexpr void tc_fence_after_check(machine& m, int u, int id) {
@@ -90,6 +95,18 @@ constexpr void mem_write(machine& m, int u, int id, const operand& o, std::uint8
   for (int i = 0; i < pl.count; ++i) write_access(m, u, id, pl.first + i, pl.area, flags, done, joint);
 }
 
+// The consumer frees `stage` of pipeline `pipe` (release op `id`): an arrival on its 'empty' barrier (in
+// every CTA of the cluster for a multicast ring), or a tcgen05.commit when the unit issued tcgen05 MMAs.
+constexpr void free_stage(machine& m, int u, int id, int pipe, int stage) {
+  unit_state& s = m.units[u];
+  const auto& pb = m.B.pipelines[pipe];
+  const bool tc = s.tc_issued > 0;
+  if (!tc) commit_issuer_check(m, u, id, foreign_tc_mma(m, u, pipe, stage));
+  tc_fence_before_check(m, u, id, tc);
+  arrive(m, u, pb.empty_base + stage, pb.multicast ? m.cluster : 1, id, tc);
+  if (tc) s.tc_committed = s.tc_issued;
+}
+
 constexpr bool exec_pipeline(machine& m, int u, int id) {
   const op& o = m.p.ops[id];
   unit_state& s = m.units[u];
@@ -117,6 +134,16 @@ constexpr bool exec_pipeline(machine& m, int u, int id) {
     }
     return true;
   }
+  if (o.kind == op_kind::pipeline_flush) {
+    m.tick(u);
+    for (int q = 0; q < s.npend; ++q)
+      if (s.pend_pipe[q] == pipe) {
+        free_stage(m, u, s.pend_op[q], pipe, s.pend_stage[q]);
+        for (int r = q + 1; r < s.npend; ++r) s.pend_op[r - 1] = s.pend_op[r], s.pend_pipe[r - 1] = s.pend_pipe[r], s.pend_stage[r - 1] = s.pend_stage[r];
+        --s.npend, --q;
+      }
+    return true;
+  }
   // release / commit of a slot
   m.tick(u);
   const int stage = slot_stage_of(m, u, o.a.slot_op);
@@ -129,11 +156,32 @@ constexpr bool exec_pipeline(machine& m, int u, int id) {
     }
     return true;
   }
+  if (o.kind == op_kind::pipeline_release && o.has(flag_release_later)) {
+    // Held until n more releases of this op: then the oldest is freed, now.
+    if (s.npend == unit_state::max_pending) {
+      add_coverage(m.c, rule_id::count_, id, o.loc, "protocol: more than 8 stages held by deferred releases; the oldest is freed early");
+      free_stage(m, u, s.pend_op[0], s.pend_pipe[0], s.pend_stage[0]);
+      for (int r = 1; r < s.npend; ++r) s.pend_op[r - 1] = s.pend_op[r], s.pend_pipe[r - 1] = s.pend_pipe[r], s.pend_stage[r - 1] = s.pend_stage[r];
+      --s.npend;
+    }
+    s.pend_op[s.npend] = id, s.pend_pipe[s.npend] = pipe, s.pend_stage[s.npend] = stage, ++s.npend;
+    int held = 0;
+    for (int q = 0; q < s.npend; ++q) held += s.pend_op[q] == id;
+    if (held > o.imm[1])
+      for (int q = 0; q < s.npend; ++q)
+        if (s.pend_op[q] == id) {
+          free_stage(m, u, id, pipe, s.pend_stage[q]);
+          for (int r = q + 1; r < s.npend; ++r) s.pend_op[r - 1] = s.pend_op[r], s.pend_pipe[r - 1] = s.pend_pipe[r], s.pend_stage[r - 1] = s.pend_stage[r];
+          --s.npend;
+          break;
+        }
+    return true;
+  }
+  if (o.kind == op_kind::pipeline_release) return free_stage(m, u, id, pipe, stage), true;
   const bool tc = s.tc_issued > 0;
   if (!tc) commit_issuer_check(m, u, id, foreign_tc_mma(m, u, pipe, stage));
   tc_fence_before_check(m, u, id, tc);
-  if (o.kind == op_kind::pipeline_release) arrive(m, u, pb.empty_base + stage, pb.multicast ? m.cluster : 1, id, tc);
-  else arrive(m, u, pb.full_base + stage, 1, id, tc);
+  arrive(m, u, pb.full_base + stage, 1, id, tc);
   if (tc) s.tc_committed = s.tc_issued;
   return true;
 }
@@ -202,7 +250,8 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait:
     case op_kind::pipeline_release:
-    case op_kind::pipeline_commit: return exec_pipeline(m, u, id);
+    case op_kind::pipeline_commit:
+    case op_kind::pipeline_flush: return exec_pipeline(m, u, id);
     case op_kind::mbarrier_wait: {
       const int obj = user_object(m, u, id, o.d);
       if (obj < 0) break;
@@ -210,6 +259,18 @@ constexpr bool exec(machine& m, int u, int id) {
       if (!wait_phase(m, u, obj, k, id)) return false;
       ++k;
       check_ready(m, u, obj, id, false, false);
+      break;
+    }
+    case op_kind::turn_take:
+    case op_kind::turn_pass: {
+      // take: this unit's barrier; pass: the next unit's (round robin inside the role).
+      const int count = m.p.roles[s.role].count;
+      const int v = o.kind == op_kind::turn_take ? u : m.role_unit0[s.role] + (s.index + 1) % count;
+      if (count < 2 || v >= m.U) break;
+      const int inst = m.named_inst[o.d.index * m.U + v];
+      if (inst < 0) break;
+      if (o.kind == op_kind::turn_pass) m.named[inst].users |= 1u << u;
+      if (!named_sync(m, u, inst, o.kind == op_kind::turn_take)) return false;
       break;
     }
     case op_kind::named_barrier_sync:

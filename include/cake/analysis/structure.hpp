@@ -112,13 +112,14 @@ constexpr malformed find_malformed(const program& p) {
         if (!expr_ok(p, *e)) return {i, "a stage or part index expression", 0, rule_id::ir_index_expr};
     }
     const bool pipe_op = o.kind == op_kind::pipeline_acquire || o.kind == op_kind::pipeline_wait || o.kind == op_kind::pipeline_release ||
-                         o.kind == op_kind::pipeline_commit;
+                         o.kind == op_kind::pipeline_commit || o.kind == op_kind::pipeline_flush;
     if (pipe_op && o.d.kind != operand_kind::pipeline) return {i, "a pipeline op's pipeline", 0};
     if ((o.kind == op_kind::pipeline_release || o.kind == op_kind::pipeline_commit) && o.a.sel != stage_sel::slot) return {i, "a release's slot", 0};
     const bool bar_op = o.kind == op_kind::mbarrier_init || o.kind == op_kind::mbarrier_arrive || o.kind == op_kind::mbarrier_expect_tx ||
                         o.kind == op_kind::mbarrier_arrive_expect_tx || o.kind == op_kind::mbarrier_wait || o.kind == op_kind::tcgen05_commit;
     if (bar_op && o.d.kind != operand_kind::mbarrier) return {i, "a barrier op's barrier", 0};
-    if ((o.kind == op_kind::named_barrier_sync || o.kind == op_kind::named_barrier_arrive) && o.d.kind != operand_kind::named_barrier)
+    if ((o.kind == op_kind::named_barrier_sync || o.kind == op_kind::named_barrier_arrive || o.kind == op_kind::turn_take || o.kind == op_kind::turn_pass) &&
+        o.d.kind != operand_kind::named_barrier)
       return {i, "a named-barrier op's barrier", 0};
     if (is_mma(o.kind) && (o.d.kind == operand_kind::none || o.a.kind == operand_kind::none || o.b.kind == operand_kind::none))
       return {i, "an MMA's operands", 0};

@@ -179,6 +179,15 @@ struct space {
   int extents[N > 0 ? N : 1]{};  // block size of each axis (1 for each(), the slice count for split())
   constexpr int extent(int axis) const { return extents[axis]; }
 };
+// alternating(space): the units of a role take the CTA's points in turn (unit 0 the first, unit 1 the
+// second, ...), e.g. two consumer warpgroups on alternate tiles (ping-pong).
+template <int N>
+struct alternating_space {
+  space<N> s;
+};
+template <int N>
+constexpr alternating_space<N> alternating(space<N> s) { return {s}; }
+
 // The coordinates of the current point of the space inside r.for_each: t[i] is axis i's index.
 template <int N>
 struct space_point {

@@ -274,6 +274,13 @@ class kernel_builder {
   constexpr named_barrier_ref named_barrier(std::string_view nm, per_unit_t, src_loc at = src_loc::current()) {
     return add_named_barrier(nm, 0, true, at);
   }
+  // Turns: ordered sections between the units of a role (r.take_turn / r.pass_turn), e.g. ping-pong
+  // consumers issuing their MMAs one after the other. One hardware barrier per unit; derived.
+  constexpr named_barrier_ref turns(std::string_view nm, src_loc at = src_loc::current()) {
+    auto r = add_named_barrier(nm, 0, true, at);
+    p.named_barriers[r.index].turns = true;
+    return r;
+  }
 
   struct pipeline_builder {
     kernel_builder* k;

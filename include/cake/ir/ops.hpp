@@ -87,6 +87,9 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(pipeline_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "consumer waits for a filled stage ('full')")                       \
   X(pipeline_release, sync, mbarrier, leader, on_sm90a | on_sm100a, "consumer frees a stage ('empty'), optionally n iterations later") \
   X(pipeline_commit, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer completes a stage by other means than TMA")          \
+  X(pipeline_flush, sync, mbarrier, leader, on_sm90a | on_sm100a, "frees the stages still held by deferred releases (.later(n))") \
+  X(turn_take, sync, named_barrier, all, on_all, "waits until the previous unit of the role passed the turn (ordered sections)") \
+  X(turn_pass, sync, named_barrier, all, on_all, "passes the turn to the next unit of the role")                                 \
   /* control */                                                                                                                   \
   X(tile_loop, control, count_, all, on_all, "the walk over the parallel iteration space")                                        \
   X(loop, control, count_, all, on_all, "a sequential loop (static: unrolled; dynamic: index-expression bounds)")                 \
@@ -166,6 +169,7 @@ enum op_flag : std::uint16_t {
   flag_over = 1u << 6,             // MMA: contracts dim imm[1] (over(dim)); else the dim A and B share
   flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value
   flag_release_later = 1u << 8,    // pipeline_release: imm[1] iterations of the enclosing loop later
+  flag_alternate = 1u << 9,        // tile_loop: the role's units take the CTA's points in turn (ping-pong)
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax).
 enum class reduce_kind : std::uint8_t { max, sum, min, argmin, argmax };

@@ -156,7 +156,7 @@ inline std::string op_text(const program& p, int id) {
     if (o.b.kind != operand_kind::none && o.kind != op_kind::tma_load) s += ", " + to_text(p, o.b);
   };
   switch (o.kind) {
-    case op_kind::tile_loop: s += " over the parallel space"; break;
+    case op_kind::tile_loop: s += std::string(" over the parallel space") + (o.has(flag_alternate) ? ", units alternating" : ""); break;
     case op_kind::loop:
       if (o.has(flag_static_trip)) s += " i" + std::to_string(id) + " in 0.." + std::to_string(o.imm[1]);
       else if (const loop_bound* b = p.bound_of(id)) s += " k" + std::to_string(id) + " in " + bound_text(p, *b);
@@ -185,6 +185,9 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::tcgen05_commit:
     case op_kind::named_barrier_sync:
     case op_kind::named_barrier_arrive:
+    case op_kind::turn_take:
+    case op_kind::turn_pass:
+    case op_kind::pipeline_flush:
     case op_kind::tmem_alloc:
     case op_kind::tmem_dealloc: s += " " + to_text(p, o.d); break;
     case op_kind::tma_prefetch: s += " " + to_text(p, o.a); break;

@@ -129,6 +129,7 @@ struct named_barrier_decl {
   name nm;
   int threads = 0;        // 0 = derived from the roles that use it
   bool per_unit = false;  // one hardware barrier per unit (warp/warpgroup) of each role that uses it
+  bool turns = false;     // k.turns(...): per unit, taken by its unit and passed by the previous one
   src_loc loc;
 };
 // A ring of stages handed from producers to consumers. It carries smem regions (filled by TMA, whose

@@ -127,12 +127,13 @@ class role {
   //   r.for_each(tiles, [&](auto m, auto n) { ... });
   template <int N, class F>
   constexpr void for_each(const space<N>&, F body, src_loc at = src_loc::current()) {
-    if (!k_->p.has_space()) k_->fail<"ir.no-space", "for_each needs k.parallel(...) first (value: 0)">(0, at);
-    op o;
-    o.kind = op_kind::tile_loop;
-    const int id = open(o, at);
-    call_with_axes(body, space_point<N>{}, std::make_integer_sequence<int, N>{});
-    close(id);
+    walk<N>(body, 0, at);
+  }
+  // Each unit of the role takes every count-th point of the CTA's walk (unit u: the u-th, u+count-th, ...);
+  // its pipeline positions skip the stages the other units consume (derived).
+  template <int N, class F>
+  constexpr void for_each(const alternating_space<N>&, F body, src_loc at = src_loc::current()) {
+    walk<N>(body, flag_alternate, at);
   }
   // A sequential loop: i = 0, 1, ... while i < extent, where the extent is an index expression of the
   // enclosing indices and dims (tiles(K, 64), min(q + 1, tiles(T, 128)), K.extent() / 8).
@@ -411,6 +412,20 @@ class role {
     r.get().kind = op_kind::pipeline_commit;
     return r;
   }
+  // Frees every stage of `pl` that a deferred release (release(...).later(n)) of this role still holds;
+  // write it after the loop, once the MMAs that read those stages are complete (r.wgmma_wait(0)).
+  constexpr op_ref release_pending(pipeline_ref pl, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::pipeline_flush;
+    o.d.kind = operand_kind::pipeline;
+    o.d.index = pl.index;
+    return emit(o, at);
+  }
+  // Ordered sections between the units of this role (ping-pong): take_turn waits until the previous
+  // unit (round robin, unit 0 first) passed the turn; pass_turn hands it to the next unit. The
+  // hardware barriers and the first turn of unit 0 are derived.
+  constexpr op_ref take_turn(named_barrier_ref t, src_loc at = src_loc::current()) { return named_op(op_kind::turn_take, t, at); }
+  constexpr op_ref pass_turn(named_barrier_ref t, src_loc at = src_loc::current()) { return named_op(op_kind::turn_pass, t, at); }
   // Explicit mbarrier ops (for hand-written protocols; pipelines derive these).
   constexpr op_ref init(mbarrier_ref b, int count, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_init, b, count, at); }
   constexpr op_ref arrive(mbarrier_ref b, src_loc at = src_loc::current()) { return barrier_op(op_kind::mbarrier_arrive, b, 1, at); }
@@ -450,6 +465,17 @@ class role {
  private:
   kernel_builder* k_;
   std::uint8_t role_;
+
+  template <int N, class F>
+  constexpr void walk(F& body, std::uint16_t flags, src_loc at) {
+    if (!k_->p.has_space()) k_->fail<"ir.no-space", "for_each needs k.parallel(...) first (value: 0)">(0, at);
+    op o;
+    o.kind = op_kind::tile_loop;
+    o.flags = flags;
+    const int id = open(o, at);
+    call_with_axes(body, space_point<N>{}, std::make_integer_sequence<int, N>{});
+    close(id);
+  }
 
   // Selections written on an operand (stage, part, barrier element) are checked as the op is recorded.
   constexpr void check_operand(const operand& o, src_loc at) {

@@ -167,6 +167,17 @@ class kernel_emitter : public op_emitter {
       if (role_uses_pipeline(static_cast<int>(pi))) w_.line("u32 " + pipe_name(static_cast<int>(pi)) + "_stage = 0, " + pipe_name(static_cast<int>(pi)) + "_phase = 0;");
     for (std::size_t b = 0; b < p_.mbarriers.size(); ++b)
       if (role_waits_barrier(static_cast<int>(b))) w_.line("u32 bar" + std::to_string(b) + "_phases = 0;  // parity per element of " + std::string(p_.mbarriers[b].nm.view()));
+    for (std::size_t i = 0; i < p_.ops.size(); ++i)
+      if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_release && p_.ops[i].has(flag_release_later))
+        w_.line("u32 pend" + std::to_string(i) + "[" + std::to_string(p_.ops[i].imm[1]) + "]; u32 npend" + std::to_string(i) +
+                " = 0;  // stages a deferred release still holds");
+    // Turns: unit 0 takes the first turn as if the last unit had passed it.
+    for (std::size_t b = 0; b < p_.named_barriers.size(); ++b) {
+      const auto& nb = plan_.named.barriers[b];
+      if (!p_.named_barriers[b].turns || nb.first_id[r] < 0 || d.count < 2) continue;
+      w_.line("if (unit == " + std::to_string(d.count - 1) + "u) cake_dev::named_barrier_arrive(" + std::to_string(nb.first_id[r]) + "u, " +
+              std::to_string(nb.threads) + "u);  // turns '" + std::string(p_.named_barriers[b].nm.view()) + "': unit 0 goes first");
+    }
     const bool solo = leader_only_role(r);
     if (solo) w_.open("if (leader)");
     emit_body(-1);
@@ -252,7 +263,10 @@ class kernel_emitter : public op_emitter {
       // sync
       case op_kind::pipeline_acquire: return emit_acquire(id, o);
       case op_kind::pipeline_wait: return emit_pipeline_wait(id, o);
-      case op_kind::pipeline_release: return emit_release(id, o, false);
+      case op_kind::pipeline_release: return o.has(flag_release_later) ? emit_release_later(id, o) : emit_release(id, o, false);
+      case op_kind::pipeline_flush: return emit_flush(id, o);
+      case op_kind::turn_take:
+      case op_kind::turn_pass: return emit_turn(id, o);
       case op_kind::pipeline_commit: return emit_release(id, o, true);
       case op_kind::mbarrier_init: w_.line("if (leader) cake_dev::mbar_init(" + user_barrier(o.d) + ", " + std::to_string(o.imm[0]) + "u);"); return;
       case op_kind::mbarrier_arrive: return emit_arrive(o);
@@ -312,6 +326,8 @@ class kernel_emitter : public op_emitter {
     std::string walk = "plane";
     for (int a = 2; a < n; ++a) walk += " * n_ax" + std::to_string(a);
     w_.line("const long long walk = " + walk + ";");
+    const bool alternate = p_.ops[id].has(flag_alternate) && p_.roles[role_].count > 1;
+    if (alternate) w_.line("long long t_seq = 0;  // the CTA's points, taken in turn by the role's units");
     if (p_.launch.persistent)
       w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter += gridDim.x / " + std::to_string(C) + ")");
     else
@@ -326,9 +342,38 @@ class kernel_emitter : public op_emitter {
       w_.line("const long long ax" + std::to_string(a) + " = (" + outer + ") % n_ax" + std::to_string(a) + ";");
       outer = "(" + outer + ") / n_ax" + std::to_string(a);
     }
+    if (alternate) {
+      w_.open("if (t_seq++ % " + std::to_string(p_.roles[role_].count) + " != (long long)unit)");
+      emit_skip_point(id);
+      w_.line("continue;");
+      w_.close();
+    }
     emit_body(id);
     w_.close();
     w_.close();
+  }
+  // Another unit takes this point: move this unit's position in every pipeline it uses past the stages
+  // that point consumes (its pipeline ops at the walk's level count once, those in a dynamic loop directly
+  // inside it once per trip of that loop at this point).
+  void emit_skip_point(int tile_op) {
+    for (std::size_t pl = 0; pl < p_.pipelines.size(); ++pl) {
+      std::string adv;
+      for (int i = tile_op + 1; i < p_.ops[tile_op].end; ++i) {
+        const op& o = p_.ops[i];
+        if (o.role != role_ || (o.kind != op_kind::pipeline_acquire && o.kind != op_kind::pipeline_wait) || o.d.index != static_cast<int>(pl)) continue;
+        if (o.parent == tile_op) adv += " + 1";
+        else if (const loop_bound* b = p_.bound_of(o.parent); b && p_.ops[o.parent].parent == tile_op) {
+          std::string hi = expr(b->hi);
+          if (b->has_hi2) hi = "cake_dev::min_ll(" + hi + ", " + expr(b->hi2) + ")";
+          adv += " + cake_dev::max_ll(0LL, (" + hi + " - " + expr(b->lo) + " + " + std::to_string(b->step - 1) + ") / " + std::to_string(b->step) + ")";
+        } else {
+          return fail(i, "a pipeline op of an alternating walk must sit at the walk's level or in a dynamic loop directly inside it");
+        }
+      }
+      if (adv.empty()) continue;
+      const std::string n = pipe_name(static_cast<int>(pl)), S = std::to_string(p_.pipelines[pl].stages);
+      w_.line("{ const long long pos = (long long)" + n + "_stage" + adv + "; " + n + "_phase ^= (u32)((pos / " + S + ") & 1); " + n + "_stage = (u32)(pos % " + S + "); }");
+    }
   }
   // Same arithmetic as plan::raster_tile (plan/grid.hpp), on the index inside the plane.
   void emit_raster() {
@@ -405,14 +450,58 @@ class kernel_emitter : public op_emitter {
       w_.line("if (leader) cake_dev::tcgen05_commit_cg1(" + bar + ");  // arrives when this thread's MMAs complete");
       return;
     }
-    if (!commit && plan_.barriers.pipelines[pl].multicast) {
-      // The consumer only read the stage (through wgmma, completed by its wait): the plain remote
-      // arrive suffices, as in CUTLASS's ClusterBarrier::arrive(cta_id).
+    (void)id;
+    if (!commit) return emit_free_stage(pl, slot_name(o.a.slot_op));
+    w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
+  }
+  // A release that takes effect n trips later: the stage joins the role's pending list and the oldest
+  // pending stage is freed once n are held.
+  void emit_release_later(int id, const op& o) {
+    const int n = o.imm[1];
+    const std::string pend = "pend" + std::to_string(id), np = "npend" + std::to_string(id);
+    w_.open("");
+    w_.open("if (" + np + " == " + std::to_string(n) + "u)");
+    emit_free_stage(o.d.index, pend + "[0]");
+    for (int q = 0; q + 1 < n; ++q) w_.line(pend + "[" + std::to_string(q) + "] = " + pend + "[" + std::to_string(q + 1) + "];");
+    w_.line("--" + np + ";");
+    w_.close();
+    w_.line(pend + "[" + np + "++] = " + slot_name(o.a.slot_op) + ";");
+    w_.close();
+  }
+  void emit_flush(int id, const op& o) {
+    (void)id;
+    for (std::size_t i = 0; i < p_.ops.size(); ++i) {
+      const op& q = p_.ops[i];
+      if (q.role != role_ || q.kind != op_kind::pipeline_release || !q.has(flag_release_later) || q.d.index != o.d.index) continue;
+      const std::string pend = "pend" + std::to_string(i), np = "npend" + std::to_string(i);
+      w_.open("for (u32 q = 0; q < " + np + "; ++q)");
+      emit_free_stage(o.d.index, pend + "[q]");
+      w_.close();
+      w_.line(np + " = 0;");
+    }
+  }
+  // The consumer side of a release: arrive on 'empty' of `stage`; for a multicast ring in every CTA of
+  // the cluster (the consumer only read the stage, through MMAs its wait completed: the plain remote
+  // arrive suffices, as in CUTLASS's ClusterBarrier::arrive(cta_id)).
+  void emit_free_stage(int pl, const std::string& stage) {
+    const std::string bar = pipeline_barrier(pl, false, stage);
+    if (plan_.barriers.pipelines[pl].multicast)
       w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster(cake_dev::mapa_shared(" + bar + ", r));");
+    else
+      w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
+  }
+  void emit_turn(int id, const op& o) {
+    const auto& nb = plan_.named.barriers[o.d.index];
+    const int first = nb.first_id[role_], count = p_.roles[role_].count;
+    if (first < 0) return fail(id, "turns without barrier ids for this role");
+    if (count < 2) {
+      w_.line("// a role of one unit always has the turn");
       return;
     }
-    (void)id;
-    w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
+    if (o.kind == op_kind::turn_take)
+      w_.line("cake_dev::named_barrier_sync(" + std::to_string(first) + "u + unit, " + std::to_string(nb.threads) + "u);");
+    else
+      w_.line("cake_dev::named_barrier_arrive(" + std::to_string(first) + "u + (unit + 1u) % " + std::to_string(count) + "u, " + std::to_string(nb.threads) + "u);");
   }
   void emit_arrive(const op& o) {
     const std::string bar = user_barrier(o.d);

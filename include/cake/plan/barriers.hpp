@@ -40,6 +40,13 @@ struct barrier_plan {
 };
 
 constexpr int units_of_role(const program& p, int role) { return role < static_cast<int>(p.roles.size()) ? p.roles[role].count : 0; }
+// Units of its role that execute an op at each point of the walk: all of them, or one inside an
+// alternating walk (the units take the points in turn).
+constexpr int units_per_point(const program& p, int op_id) {
+  for (int q = p.ops[op_id].parent; q >= 0; q = p.ops[q].parent)
+    if (p.ops[q].kind == op_kind::tile_loop && p.ops[q].has(flag_alternate)) return 1;
+  return units_of_role(p, p.ops[op_id].role);
+}
 
 // Bytes that the TMA loads issued into the stage handed out by acquire op `acquire_op` deliver to
 // each CTA: full smem boxes (out-of-bounds fill included, hardware-facts §1), whole region with multicast.
@@ -91,11 +98,11 @@ constexpr barrier_plan plan_barriers(const program& p) {
       // 'full' completes by the producer's arrive.expect_tx plus TMA bytes, or by a commit.
       if (o.kind == op_kind::pipeline_acquire) {
         const int tx = tx_bytes_of_acquire(p, static_cast<int>(i));
-        if (tx > 0) pb.full_arrivals += units_of_role(p, o.role);
+        if (tx > 0) pb.full_arrivals += units_per_point(p, static_cast<int>(i));
         if (pb.tx_bytes == 0) pb.tx_bytes = tx;
       }
-      if (o.kind == op_kind::pipeline_commit) pb.full_arrivals += units_of_role(p, o.role);
-      if (o.kind == op_kind::pipeline_release) pb.empty_arrivals += units_of_role(p, o.role);
+      if (o.kind == op_kind::pipeline_commit) pb.full_arrivals += units_per_point(p, static_cast<int>(i));
+      if (o.kind == op_kind::pipeline_release) pb.empty_arrivals += units_per_point(p, static_cast<int>(i));
     }
     for (const auto& o : p.ops)
       if (o.kind == op_kind::tma_load && o.has(flag_multicast) && o.d.kind == operand_kind::smem && p.smem[o.d.index].pipeline == pi) pb.multicast = true;

@@ -22,7 +22,7 @@ struct named_barrier_plan {
 
 constexpr bool role_uses_named(const program& p, int role, int nb) {
   for (const auto& o : p.ops)
-    if (o.role == role && o.d.kind == operand_kind::named_barrier && o.d.index == nb) return true;
+    if (o.role == role && o.d.kind == operand_kind::named_barrier && o.d.index == nb) return true;  // syncs, arrives, turns
   return false;
 }
 
@@ -39,7 +39,7 @@ constexpr named_barrier_plan plan_named_barriers(const program& p) {
       if (d.per_unit) {
         s.first_id[r] = P.ids_used;
         P.ids_used += p.roles[r].count;
-        threads = p.roles[r].unit == role_unit::warpgroup ? 128 : 32;
+        threads = (p.roles[r].unit == role_unit::warpgroup ? 128 : 32) * (d.turns ? 2 : 1);  // turns: taker + passer
       } else {
         if (shared_id < 0) shared_id = P.ids_used++;
         s.first_id[r] = shared_id;
