@@ -28,7 +28,7 @@ struct shape {
   long long m, n, k;
 };
 struct row {
-  std::string dtype, peer, config;
+  std::string kernel = "gemm", dtype, peer, config;
   shape s;
   double cake_ms = 0, peer_ms = 0, max_rel_err = 0;
   bool ok = false;
@@ -37,6 +37,23 @@ struct row {
 int g_runs = 100;
 int g_cluster = 0;  // --cluster N: override the cluster size of the chosen schedule (0: as chosen)
 bool g_direct = false;  // --direct-store: the chosen schedule with the direct-store epilogue
+
+// --variants a,b,...: each shape is timed with each named schedule variant (the peer alongside). The
+// tile width and depth of a variant are fixed; "chosen" is choose_gemm's pick.
+bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, bool fp8) {
+  auto fit = [&] { c.stages = cake::max_gemm_stages(c, fp8 ? 1 : 2); };
+  if (v == "chosen") return true;
+  if (v == "coop1") return c.in_flight = 1, true;                                               // cooperative, one wgmma group in flight
+  if (v == "coop1_bn128") return c.in_flight = 1, c.bn = 128, fit(), true;
+  if (v == "pp128") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 1, fit(), true;  // ping-pong 128x128 per warpgroup
+  if (v == "pp128_f0") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 0, fit(), true;
+  if (v == "pp64") return c.pingpong = true, c.bm = 64, c.bn = 256, c.in_flight = 1, fit(), true;    // ping-pong 64x256 per warpgroup
+  if (v == "pp128_c1") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 1, c.cluster_m = 1, fit(), true;
+  return false;
+}
+std::vector<std::string> g_variants;
+bool g_no_fp8 = false;
+bool g_epilogue = false;  // --epilogue: bias + GELU (tanh) fused, against cuBLASLt's CUBLASLT_EPILOGUE_GELU_BIAS
 std::vector<row> g_rows;
 
 void cublas_check(cublasStatus_t s, const char* what) {
@@ -60,6 +77,45 @@ struct peers {
                               reinterpret_cast<void*>(A), CUDA_R_16BF, int(s.k), &zero, reinterpret_cast<void*>(D), CUDA_R_16BF, int(s.n),
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
+  }
+  // cuBLASLt bf16 with the fused epilogue D = GELU(A B^T + bias) (CUBLASLT_EPILOGUE_GELU_BIAS, the tanh
+  // form; bias bf16 per column of row-major D, i.e. per row of the column-major D^T Lt computes).
+  struct lt_plan {
+    cublasLtMatmulDesc_t op{};
+    cublasLtMatrixLayout_t a{}, b{}, d{};
+    cublasLtMatmulHeuristicResult_t algo{};
+  };
+  lt_plan plan_gelu_bias(const shape& s, CUdeviceptr bias) {
+    lt_plan p;
+    cublas_check(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+    cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
+    cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n);
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "EPILOGUE");
+    const void* bp = reinterpret_cast<const void*>(bias);
+    cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp), "BIAS_POINTER");
+    const cudaDataType bt = CUDA_R_16BF;
+    cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt), "BIAS_DATA_TYPE");
+    cublas_check(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, s.k, s.n, s.k), "layout A");
+    cublas_check(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, s.k, s.m, s.k), "layout B");
+    cublas_check(cublasLtMatrixLayoutCreate(&p.d, CUDA_R_16BF, s.n, s.m, s.n), "layout D");
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    const std::size_t ws = workspace.size();
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    int found = 0;
+    cublas_check(cublasLtMatmulAlgoGetHeuristic(lt, p.op, p.a, p.b, p.d, p.d, pref, 1, &p.algo, &found), "cublasLtMatmulAlgoGetHeuristic (GELU_BIAS)");
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (found == 0) throw cake::jit::error("cuBLASLt offers no algorithm for GELU_BIAS at this shape");
+    return p;
+  }
+  void gelu_bias(const lt_plan& p, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, CUstream st) {
+    const float one = 1.f, zero = 0.f;
+    cublas_check(cublasLtMatmul(lt, p.op, &one, reinterpret_cast<void*>(B), p.a, reinterpret_cast<void*>(A), p.b, &zero, reinterpret_cast<void*>(D), p.d,
+                                reinterpret_cast<void*>(D), p.d, &p.algo.algo, reinterpret_cast<void*>(workspace.get()), workspace.size(),
+                                reinterpret_cast<cudaStream_t>(st)),
+                 "cublasLtMatmul (GELU_BIAS)");
   }
   // cuBLASLt fp8: e4m3 inputs, per-tensor scales (device pointers), bf16 output, f32 compute.
   struct fp8_plan {
@@ -193,7 +249,7 @@ cake::harness::gemm_reference& the_reference() {
   return r;
 }
 
-void bench_shape(benchmark::State& state, shape s, bool fp8) {
+void bench_shape(benchmark::State& state, shape s, bool fp8, std::string variant = "") {
   auto& P = the_peers();
   auto rng = cake::harness::random_source::fresh();
   cake::harness::gemm_problem pr{s.m, s.n, s.k};
@@ -208,6 +264,11 @@ void bench_shape(benchmark::State& state, shape s, bool fp8) {
   auto config = cake::choose_gemm(s.m, s.n, s.k, cake::jit::driver::get().device(0).sm_count, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16).config;
   if (g_cluster > 0) config.cluster_m = g_cluster, r.config += ", cluster " + std::to_string(g_cluster);
   if (g_direct) config.direct_store = true, r.config += ", direct store";
+  if (!variant.empty()) {
+    if (!apply_variant(config, variant, fp8)) throw cake::jit::error("unknown --variants entry '" + variant + "'");
+    r.config = variant + ": bm " + std::to_string(config.bm) + " bn " + std::to_string(config.bn) + " stages " + std::to_string(config.stages) + " cluster " +
+               std::to_string(config.cluster_m) + (config.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(config.in_flight);
+  }
   auto run_cake = [&](CUstream st) {
     cake::gemm_with(config, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16, o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k,
                     o.p.lda, o.p.ldb, o.p.ldd, pr.scale, st);
@@ -247,6 +308,68 @@ void bench_shape(benchmark::State& state, shape s, bool fp8) {
   g_rows.push_back(r);
 }
 
+// The fused bias + GELU epilogue against cuBLASLt's: same inputs, outputs compared with each other.
+void bench_epilogue(benchmark::State& state, shape s) {
+  auto& P = the_peers();
+  auto rng = cake::harness::random_source::fresh();
+  cake::harness::gemm_problem pr{s.m, s.n, s.k};
+  cake::harness::gemm_operands o(pr);
+  o.a.upload(cake::harness::random_vector<cake::harness::host_bf16>(static_cast<std::size_t>(s.m * o.p.lda), rng));
+  o.b.upload(cake::harness::random_vector<cake::harness::host_bf16>(static_cast<std::size_t>(s.n * o.p.ldb), rng));
+  auto bias = cake::jit::to_device(cake::harness::random_vector<cake::harness::host_bf16>(static_cast<std::size_t>(s.n), rng));
+  cake::jit::device_buffer dpeer(o.d.size());
+  row r;
+  r.kernel = "gemm_bias_gelu";
+  r.dtype = "bf16";
+  r.peer = "cublasLt_gelu_bias";
+  r.s = s;
+  cake::gemm_epilogue_args e;
+  e.bias = bias.address();
+  e.activation = cake::kernels::gemm_activation::gelu_tanh;
+  r.config = cake::choose_gemm(s.m, s.n, s.k, cake::jit::driver::get().device(0).sm_count, cake::gemm_input::bf16, e.flags()).why;
+  auto run_cake = [&](CUstream st) { cake::gemm(o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k, o.p.lda, o.p.ldb, o.p.ldd, e, st); };
+  const auto plan = P.plan_gelu_bias(s, bias.get());
+  auto run_peer = [&](CUstream st) { P.gelu_bias(plan, o.a.get(), o.b.get(), dpeer.get(), st); };
+  o.d.fill_u32(0xffffffffu);
+  run_cake(nullptr);
+  run_peer(nullptr);
+  cake::jit::driver::get().cuCtxSynchronize();
+  {
+    auto x = o.d.download<std::uint16_t>(), y = dpeer.download<std::uint16_t>();
+    double num = 0, den = 0;
+    long long bad = 0;
+    for (long long m = 0; m < s.m; ++m)
+      for (long long n = 0; n < s.n; ++n) {
+        const double a = cake::harness::bf16_bits_to_float(x[static_cast<std::size_t>(m * o.p.ldd + n)]);
+        const double b = cake::harness::bf16_bits_to_float(y[static_cast<std::size_t>(m * s.n + n)]);
+        if (!std::isfinite(a)) ++bad;
+        else num += (a - b) * (a - b), den += b * b;
+      }
+    r.max_rel_err = den > 0 ? std::sqrt(num / den) : 0;
+    r.ok = bad == 0 && r.max_rel_err < 1e-2;
+  }
+  constexpr int rounds = 4;
+  cake::harness::timing_options topt;
+  topt.runs = (g_runs + rounds - 1) / rounds;
+  topt.warmup = 5;
+  for (auto _ : state) {
+    std::vector<double> cs, ps;
+    for (int round = 0; round < rounds; ++round) {
+      const auto tc = cake::harness::time_gpu(run_cake, topt);
+      const auto tp = cake::harness::time_gpu(run_peer, topt);
+      cs.insert(cs.end(), tc.samples_ms.begin(), tc.samples_ms.end());
+      ps.insert(ps.end(), tp.samples_ms.begin(), tp.samples_ms.end());
+    }
+    r.cake_ms = cake::harness::summarize(cs).median_ms;
+    r.peer_ms = cake::harness::summarize(ps).median_ms;
+    state.SetIterationTime(r.cake_ms / 1e3);
+  }
+  state.counters["ratio"] = r.peer_ms / r.cake_ms;
+  state.counters["rel_err"] = r.max_rel_err;
+  if (!r.ok) state.SkipWithError("Cake and cuBLASLt disagree");
+  g_rows.push_back(r);
+}
+
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char b[16];
@@ -264,13 +387,13 @@ void write_json(const std::string& path, const std::string& command, const std::
     << " runs in 4 alternating rounds of Cake and the peer, same process, same buffers, after a 2 s warm-up; fp8 peer: cuBLASLt with "
        "CUBLASLT_MATMUL_DESC_FAST_ACCUM=1 (native fp8 accumulation, as Cake's wgmma)\",\n"
     << "  \"rows\": [\n";
-  double log_bf16 = 0, log_fp8 = 0;
-  int n_bf16 = 0, n_fp8 = 0;
+  double log_bf16 = 0, log_fp8 = 0, log_epi = 0;
+  int n_bf16 = 0, n_fp8 = 0, n_epi = 0;
   for (std::size_t i = 0; i < g_rows.size(); ++i) {
     const auto& r = g_rows[i];
     const double flop = 2.0 * r.s.m * r.s.n * r.s.k;
     j.precision(4);
-    j << "    {\"kernel\": \"gemm\", \"dtype\": \"" << r.dtype << "\", \"shape\": {\"M\": " << r.s.m << ", \"N\": " << r.s.n << ", \"K\": " << r.s.k
+    j << "    {\"kernel\": \"" << r.kernel << "\", \"dtype\": \"" << r.dtype << "\", \"shape\": {\"M\": " << r.s.m << ", \"N\": " << r.s.n << ", \"K\": " << r.s.k
       << "}, \"cake_ms\": " << r.cake_ms << ", \"peer\": \"" << r.peer << "\", \"peer_ms\": " << r.peer_ms;
     if (r.ok) j << ", \"ratio\": " << r.peer_ms / r.cake_ms;
     j.precision(1);
@@ -278,11 +401,13 @@ void write_json(const std::string& path, const std::string& command, const std::
     j.precision(5);
     j << ", \"max_rel_err\": " << r.max_rel_err << ", \"ok\": " << (r.ok ? "true" : "false") << ", \"config\": \"" << r.config << "\"}"
       << (i + 1 < g_rows.size() ? "," : "") << "\n";
-    if (r.ok) (r.dtype == "bf16" ? log_bf16 : log_fp8) += std::log(r.peer_ms / r.cake_ms), ++(r.dtype == "bf16" ? n_bf16 : n_fp8);
+    if (r.ok && r.kernel == "gemm") (r.dtype == "bf16" ? log_bf16 : log_fp8) += std::log(r.peer_ms / r.cake_ms), ++(r.dtype == "bf16" ? n_bf16 : n_fp8);
+    if (r.ok && r.kernel != "gemm") log_epi += std::log(r.peer_ms / r.cake_ms), ++n_epi;
   }
   j.precision(4);
   j << "  ],\n  \"summary\": {\"bf16_geomean_ratio\": " << (n_bf16 ? std::exp(log_bf16 / n_bf16) : 0.0)
-    << ", \"fp8_geomean_ratio\": " << (n_fp8 ? std::exp(log_fp8 / n_fp8) : 0.0) << "}\n}\n";
+    << ", \"fp8_geomean_ratio\": " << (n_fp8 ? std::exp(log_fp8 / n_fp8) : 0.0) << ", \"bias_gelu_geomean_ratio\": " << (n_epi ? std::exp(log_epi / n_epi) : 0.0)
+    << "}\n}\n";
   std::ofstream(path) << j.str();
   std::printf("%s", j.str().c_str());
 }
@@ -301,6 +426,17 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--direct-store")) g_direct = true;
     else if (!std::strcmp(argv[i], "--cluster") && i + 1 < argc) g_cluster = std::atoi(argv[++i]), command += std::string(" ") + argv[i];
+    else if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) {
+      std::string list = argv[++i];
+      command += " " + list;
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = list.find(',', at);
+        g_variants.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    } else if (!std::strcmp(argv[i], "--epilogue")) g_epilogue = true;
+    else if (!std::strcmp(argv[i], "--no-fp8")) g_no_fp8 = true;
     else if (!std::strcmp(argv[i], "--probe-fp8")) {
       probe_fp8();
       return 0;
@@ -319,14 +455,23 @@ int main(int argc, char** argv) {
                                          : std::vector<shape>{{8192, 8192, 8192}, {4096, 7168, 2048}, {4096, 4096, 4096}};
     // fp8 first: after the bf16 runs, cuBLASLt's fp8 heuristic was seen to offer a single algorithm that
     // then fails with CUBLAS_STATUS_NOT_SUPPORTED (H200, CUDA 13.0); in a fresh process all of them run.
-    for (const auto& s : fp8)
-      benchmark::RegisterBenchmark(("gemm_e4m3/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
-                                   [s](benchmark::State& st) { bench_shape(st, s, true); })
-          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-    for (const auto& s : bf16)
-      benchmark::RegisterBenchmark(("gemm_bf16/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
-                                   [s](benchmark::State& st) { bench_shape(st, s, false); })
-          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    auto name = [](const char* kind, const shape& s, const std::string& v) {
+      return std::string(kind) + "/" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + (v.empty() ? "" : "/" + v);
+    };
+    const std::vector<std::string> variants = g_variants.empty() ? std::vector<std::string>{""} : g_variants;
+    if (!g_no_fp8 && !g_epilogue)
+      for (const auto& s : fp8)
+        benchmark::RegisterBenchmark(name("gemm_e4m3", s, "").c_str(), [s](benchmark::State& st) { bench_shape(st, s, true); })
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    if (g_epilogue)
+      for (const auto& s : bf16)
+        benchmark::RegisterBenchmark(name("gemm_bias_gelu", s, "").c_str(), [s](benchmark::State& st) { bench_epilogue(st, s); })
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    else
+      for (const auto& s : bf16)
+        for (const auto& v : variants)
+          benchmark::RegisterBenchmark(name("gemm_bf16", s, v).c_str(), [s, v](benchmark::State& st) { bench_shape(st, s, false, v); })
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     {  // warm the GPU up to its sustained clock before anything is timed
       cake::harness::gemm_operands w(cake::harness::gemm_problem{8192, 8192, 8192});
       const auto t0 = std::chrono::steady_clock::now();

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "runtime/kernel.hpp"
@@ -24,6 +25,26 @@
 namespace cake {
 
 enum class gemm_input { bf16, e4m3 };
+
+// Fused epilogue of cake::gemm: D = act(acc * row_scale[m] * col_scale[n] + bias[n]) + residual[m, n],
+// each part optional (a null pointer leaves it out). All on the device, 16-byte aligned.
+struct gemm_epilogue_args {
+  const void* bias = nullptr;         // bf16 [N]
+  const float* row_scale = nullptr;   // f32 [M]
+  const float* col_scale = nullptr;   // f32 [N]
+  const void* residual = nullptr;     // bf16 [M, N], leading dimension ldr (>= N)
+  long long ldr = 0;
+  kernels::gemm_activation activation = kernels::gemm_activation::none;
+  constexpr kernels::gemm_epilogue flags() const {
+    kernels::gemm_epilogue e;
+    e.bias = bias != nullptr;
+    e.row_scale = row_scale != nullptr;
+    e.col_scale = col_scale != nullptr;
+    e.residual = residual != nullptr;
+    e.act = activation;
+    return e;
+  }
+};
 
 struct gemm_choice {
   kernels::gemm_sm90_config config;
@@ -37,7 +58,8 @@ struct gemm_choice {
 constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) {
   const int stage = (c.bm + c.bn) * 128;  // one 128-byte K slice of A and B
   const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
-  const int staging = c.direct_store ? c.bm * chunk * 2 : 2 * c.bm * chunk * 2;
+  const int buffers = c.direct_store ? 1 : c.pingpong ? 4 : 2;  // as the schedule declares sD
+  const int staging = buffers * c.bm * chunk * 2;
   const int budget = targets::sm90a.limits.smem_per_block_optin - staging - 256;
   (void)in_bytes;
   int s = budget / stage;
@@ -48,8 +70,12 @@ constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) 
 // of a width is waves * width / (its measured relative speed): 256 is the fastest per FLOP, narrower
 // tiles win when they quantize better (N = 2112: 176 gives 12 even column tiles, 256 gives 8.25).
 // The relative speeds come from the prototype sweep on the H200 (docs/gemm.md).
-inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16) {
+inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16,
+                               kernels::gemm_epilogue epi = {}) {
   (void)K;
+  // A residual tile or a column-scale vector in registers next to a 64 x BN accumulator spills above
+  // BN = 128 (NVRTC's report, tests/lowering): those epilogues take BN <= 128.
+  const int max_bn = epi.residual || epi.col_scale ? 128 : 256;
   struct width {
     int bn;
     double speed;
@@ -58,8 +84,10 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
   gemm_choice best;
   double best_cost = 0;
   for (const auto& w : widths) {
+    if (w.bn > max_bn) continue;
     kernels::gemm_sm90_config c;
     c.bn = w.bn;
+    c.epi = epi;
     c.stages = max_gemm_stages(c, in == gemm_input::bf16 ? 2 : 1);
     const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
     const long long tiles = (tiles_m + c.cluster_m - 1) / c.cluster_m * c.cluster_m * tiles_n;
@@ -82,10 +110,13 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
 namespace gemm_detail {
 
 inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm_input in, int device) {
-  using key = std::tuple<int, int, int, int, int, bool, int>;
+  const auto& e = c.epi;
+  const int epi = (e.bias ? 1 : 0) | (e.row_scale ? 2 : 0) | (e.col_scale ? 4 : 0) | (e.residual ? 8 : 0) | (static_cast<int>(e.act) << 4);
+  const int shape = c.bm * 1000 + c.bn, form = (c.direct_store ? 1 : 0) | (c.pingpong ? 2 : 0) | (c.in_flight << 2);
+  using key = std::tuple<int, int, int, int, int, int, int, int>;
   static std::mutex mu;
   static std::map<key, runtime_kernel> kernels;
-  const key k{c.bn, c.stages, c.cluster_m, c.raster_group, static_cast<int>(in), c.direct_store, device};
+  const key k{shape, c.stages, c.cluster_m, c.raster_group, static_cast<int>(in), form, epi, device};
   std::lock_guard<std::mutex> lock(mu);
   auto it = kernels.find(k);
   if (it != kernels.end()) return it->second;
@@ -110,16 +141,27 @@ inline void check_args(const void* A, const void* B, void* D, long long M, long 
 }
 
 inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
-                long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device) {
+                long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device, const gemm_epilogue_args& epi = {}) {
   const int eb = in == gemm_input::bf16 ? 2 : 1;
   check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
+  auto bad = [](const std::string& why) { throw jit::error("cake::gemm: " + why); };
+  for (auto [name, p] : {std::pair<const char*, const void*>{"bias", epi.bias}, std::pair<const char*, const void*>{"row_scale", epi.row_scale},
+                         std::pair<const char*, const void*>{"col_scale", epi.col_scale}, std::pair<const char*, const void*>{"residual", epi.residual}})
+    if (p && reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a 16-byte aligned device address");
+  if (epi.residual && epi.ldr < N) bad("ldr = " + std::to_string(epi.ldr) + " is smaller than N = " + std::to_string(N) + " (residual's leading dimension)");
   const auto& dev = jit::driver::get().device(device);
   if (dev.cc_major != 9 || dev.cc_minor != 0)
     throw jit::error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
-  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in).config;
+  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags()).config;
+  if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || N % 8 != 0 || ldd % 8 != 0;
   const runtime_kernel& k = kernel_for(config, in, device);
-  const tensor_arg args[] = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
+  // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
+  std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
+  if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
+  if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));
+  if (epi.col_scale) args.push_back(tensor_view(epi.col_scale, {N}));
+  if (epi.residual) args.push_back(tensor_view(epi.residual, {M, N}, {epi.ldr, 1}));
   const double scalars[] = {scale};
   k.launch(args, std::span<const double>(scalars, in == gemm_input::bf16 ? 0 : 1), stream);
 }
@@ -129,6 +171,12 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
 inline void gemm(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
                  CUstream stream = nullptr, int device = 0) {
   gemm_detail::run(gemm_input::bf16, nullptr, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device);
+}
+
+// The same with a fused epilogue (bias, activation, residual, row/column scales).
+inline void gemm(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+                 const gemm_epilogue_args& epilogue, CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(gemm_input::bf16, nullptr, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device, epilogue);
 }
 
 // The same with an explicit schedule configuration instead of choose_gemm's (tuning, experiments).

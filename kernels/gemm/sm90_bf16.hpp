@@ -1,8 +1,11 @@
 #pragma once
 // D[M,N] = A[M,K] * B[N,K]^T on Hopper (sm_90a): bf16 (or fp8 e4m3 with a per-tensor scale) in, f32
-// accumulate, bf16 out. One producer warpgroup issues TMA; two consumer warpgroups issue wgmma, each
-// on half the rows of the tile. Persistent over tiles with a rasterized schedule; B is multicast to the
-// CTAs of a cluster along M (they share the N tile). The epilogue goes through stmatrix into a
+// accumulate, bf16 out, with an optional fused epilogue. One producer warpgroup issues TMA; two
+// consumer warpgroups issue wgmma, either cooperatively (each on half the rows of one tile) or in
+// ping-pong (each on whole tiles, alternately: one's epilogue overlaps the other's MMAs, their mainloops
+// ordered by turns). Persistent over tiles with a rasterized schedule; B is multicast to the CTAs of a
+// cluster along M (they share the N tile). wgmma groups may stay in flight across the stage release
+// (wgmma_wait(1) with a release one iteration later). The epilogue goes through stmatrix into a
 // double-buffered smem chunk and a TMA store while the producer already loads the next tile, or, for
 // outputs whose rows are not 16-byte multiples, stores the fragments directly.
 #include <cake/cake.hpp>
@@ -31,6 +34,8 @@ struct gemm_sm90_config {
   int raster_group = 8;    // tiles per rasterization group along M
   int producer_regs = 40, consumer_regs = 232;
   bool direct_store = false;  // epilogue: st.global from registers instead of stmatrix + TMA store
+  bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
+  int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
   gemm_epilogue epi{};
 };
 
@@ -58,9 +63,13 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
 
   auto sA = k.smem<In>("sA", {c.bm, bk}, swizzle::b128);
   auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
-  auto sD = k.smem<bf16>("sD", {c.bm, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(c.direct_store ? 1 : 2));
+  // Epilogue staging: two chunk buffers per consumer warpgroup in ping-pong (their epilogues overlap),
+  // two shared ones (each warpgroup its rows) otherwise.
+  const int buffers = c.direct_store ? 1 : c.pingpong ? 4 : 2;
+  auto sD = k.smem<bf16>("sD", {c.bm, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(buffers));
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
+  auto mma_turn = k.turns("mma");  // ping-pong: one warpgroup's mainloop at a time, in tile order
 
   k.role("producer", warpgroups(1), regs(c.producer_regs), [&](role& r) {
     r.for_each(tiles_mn, [&](auto m, auto n) {
@@ -74,47 +83,60 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   });
 
   k.role("consumer", warpgroups(2), regs(c.consumer_regs), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {c.bm / 2, c.bn});
-    r.for_each(tiles_mn, [&](auto m, auto n) {
+    // Rows of the tile this warpgroup owns, and that block's row coordinate in units of those rows.
+    const int rows = c.pingpong ? c.bm : c.bm / 2;
+    auto acc = r.accumulator<f32>("acc", {rows, c.bn});
+    auto body = [&](auto m, auto n) {
+      const index_expr row_block = c.pingpong ? m : m * 2 + r.warpgroup();
+      if (c.pingpong) r.take_turn(mma_turn);
       r.loop(tiles(K, bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
-        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
+        if (c.pingpong) r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);
+        else r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
         r.wgmma_commit();
-        r.wgmma_wait(0);
-        r.release(ab, s);
+        r.wgmma_wait(c.in_flight);
+        if (c.in_flight > 0) r.release(ab, s).later(c.in_flight);
+        else r.release(ab, s);
       });
+      if (c.pingpong) r.pass_turn(mma_turn);
+      if (c.in_flight > 0) {
+        r.wgmma_wait(0);
+        r.release_pending(ab);
+      }
       if constexpr (fp8) r.scale(acc, k.template param<f32>("scale"));
       if (e.any()) {
         // One fused element loop over the accumulator; the vectors broadcast along rows / columns.
         rx v = acc;
-        if (e.row_scale) v = v * r.loaded(r.row_vector<f32>("rs", c.bm / 2), RowScale.tile(m * 2 + r.warpgroup()));
+        if (e.row_scale) v = v * r.loaded(r.row_vector<f32>("rs", rows), RowScale.tile(row_block));
         if (e.col_scale) v = v * r.loaded(r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
         if (e.bias) v = v + r.loaded(r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
         if (e.act == gemm_activation::gelu_tanh) v = gelu_tanh(v);
         if (e.act == gemm_activation::gelu_erf) v = gelu_erf(v);
         if (e.act == gemm_activation::silu) v = silu(v);
         if (e.act == gemm_activation::relu) v = relu(v);
-        if (e.residual) v = v + r.loaded(r.fragment<bf16>("res", {c.bm / 2, c.bn}), Res.tile(m * 2 + r.warpgroup(), n));
+        if (e.residual) v = v + r.loaded(r.fragment<bf16>("res", {rows, c.bn}), Res.tile(row_block, n));
         r.set(acc, v);
       }
       auto out = r.convert<bf16>(acc);
       if (c.direct_store) {
-        r.store(D.tile(m * 2 + r.warpgroup(), n), out);
+        r.store(D.tile(row_block, n), out);
         return;
       }
       r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
       r.for_range(chunks, [&](auto ch) {
-        auto buf = sD.stage(ch % 2).rows(r.warpgroup(), 2);
+        auto buf = c.pingpong ? sD.stage(r.warpgroup() * 2 + ch % 2) : sD.stage(ch % 2).rows(r.warpgroup(), 2);
         r.bulk_wait_read(1);  // the store that last read this buffer is done reading it
         r.sync(epi);
         r.stmatrix(buf, out.cols(ch, chunks));
         r.fence_proxy_async();
         r.sync(epi);
-        r.tma_store(D.tile(m * 2 + r.warpgroup(), n * chunks + ch), buf);
+        r.tma_store(D.tile(row_block, n * chunks + ch), buf);
         r.bulk_commit();
       });
-    });
+    };
+    if (c.pingpong) r.for_each(alternating(tiles_mn), body);
+    else r.for_each(tiles_mn, body);
   });
   return k.build();
 }

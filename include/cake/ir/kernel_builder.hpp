@@ -159,7 +159,7 @@ class kernel_builder {
     if (p.space.count != 0) fail<"ir.space-redeclared", "a kernel has one parallel iteration space (value: axes declared before)">(p.space.count, at);
     if (1 + sizeof...(A) > iteration_space::max_axes)
       fail<"ir.space-axes", "a parallel iteration space has 1..5 axes (value: axes given)">(static_cast<long long>(1 + sizeof...(A)), at);
-    p.space = iteration_space{};
+    p.space.count = 0;
     p.space.loc = at;
     space<static_cast<int>(1 + sizeof...(A))> sp;
     sp.extents[0] = add_axis(first);
