@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute variants epilogue
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -27,6 +27,26 @@ for s in "${steps[@]}"; do
       timeout 400 $B/bench/cake_bench_gemm --runs 200 --driver "$DRIVER" --json "$OUT/gemm.json" > "$OUT/bench.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/bench.log" | cut -c1-160 ;;
     jit) CAKE_CACHE_DIR=/tmp/cake-jit-bench timeout 120 $B/bench/cake_bench_jit 2>&1 | tail -n 6 ;;
+    compute)
+      # every test case in its own process, with the hang trap on: a hang or a trap fails that case only
+      export CAKE_HANG_TIMEOUT_MS=${CAKE_HANG_TIMEOUT_MS:-3000}
+      for t in compute gemm norm; do
+        [ -x $B/tests/gpu/cake_gpu_test_$t ] || continue
+        $B/tests/gpu/cake_gpu_test_$t --list-test-cases 2>/dev/null | sed -n '/^====/,/^====/p' | grep -v '^====' | grep -v '^\[doctest\]' | while read -r tc; do
+          [ -n "$tc" ] || continue
+          res=$(timeout 120 $B/tests/gpu/cake_gpu_test_$t -tc="${tc//,/\\,}" 2>&1 | tee -a "$OUT/test_$t.log" | grep -E "test cases|waited past|ERROR" | head -n 3 | tr '\n' ' ')
+          echo "$t | $tc | ${res:-TIMEOUT}" | cut -c1-220
+        done
+      done ;;
+    variants)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 500 $B/bench/cake_bench_gemm --runs 100 --no-fp8 --variants ${CAKE_VARIANTS:-chosen,coop1,pp128,pp128_f0,pp64} --driver "$DRIVER" \
+        --json "$OUT/gemm_variants.json" > "$OUT/variants.log" 2>&1; echo "rc=$?"
+      grep -E "^gemm_|error" "$OUT/variants.log" | cut -c1-150 ;;
+    epilogue)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 300 $B/bench/cake_bench_gemm --runs 200 --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
+      grep -E "^gemm_|error" "$OUT/epilogue.log" | cut -c1-150 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"

@@ -24,6 +24,15 @@ inline bool env_flag(const char* name) {
   return !(*v == "0" || *v == "false" || *v == "FALSE" || *v == "no" || *v == "off" || *v == "OFF");
 }
 
+// CAKE_HANG_TIMEOUT_MS=<n>: kernels built by the runtime trap after an mbarrier wait of n ms and print
+// the op that waited (emit_options::hang_timeout_ns), so that a schedule that would hang fails instead.
+inline unsigned long long env_hang_timeout_ns() {
+  const auto v = env_string("CAKE_HANG_TIMEOUT_MS");
+  if (!v) return 0;
+  const unsigned long long ms = std::strtoull(v->c_str(), nullptr, 10);
+  return ms * 1000000ull;
+}
+
 // Where the CUDA toolkit is, and why that one. NVRTC needs the toolkit's include folders for
 // <cuda/std/...> (CCCL lives in $CUDA/include/cccl since CUDA 13, hardware-facts §7).
 struct toolkit_location {

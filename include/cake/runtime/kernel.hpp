@@ -77,6 +77,7 @@ class runtime_kernel {
   static runtime_kernel build(const program& p, lower::emit_options opt = {}, int ordinal = 0) {
     runtime_kernel k;
     k.program_ = p;
+    if (opt.hang_timeout_ns == 0) opt.hang_timeout_ns = jit::env_hang_timeout_ns();
     k.options_ = opt;
     k.lowered_ = lower::lower(p, opt);
     if (!k.lowered_.ok) throw jit::error("cannot lower kernel '" + std::string(p.kernel_name.view()) + "':\n" + k.lowered_.error);
