@@ -15,8 +15,9 @@ namespace {
 // handles point back into `k`.
 struct fixture {
   kernel_builder k;
+  dim_ref M, N, K;
   tensor<bf16> A, B, D;
-  tiling_ref t;
+  space<2> mn;
   smem_tile<bf16> sA, sB, sD;
   pipeline_ref ab;
   mbarrier_ref bar, bars;
@@ -24,10 +25,12 @@ struct fixture {
   explicit fixture(target_id target = sm_90a) : k(kernel("k")) {
     k.target(target);
     if (target != sm_80) k.cluster(2);
-    A = k.input<bf16>("A", dims("M", "K"));
-    B = k.input<bf16>("B", dims("N", "K"));
-    D = k.output<bf16>("D", dims("M", "N"));
-    t = k.tile(128, 256, 64);
+    const auto d = k.dims("M", "N", "K");
+    M = d[0], N = d[1], K = d[2];
+    A = k.input<bf16>("A", dims(M, K));
+    B = k.input<bf16>("B", dims(N, K));
+    D = k.output<bf16>("D", dims(M, N));
+    mn = k.parallel(tiles(M, 128), tiles(N, 256));
     sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
     sB = k.smem<bf16>("sB", {256, 64}, swizzle::b128);
     sD = k.smem<bf16>("sD", {128, 64}, swizzle::b128, copies(2));
@@ -84,14 +87,14 @@ TEST_CASE("ops: each role's ops carry the role index; ids are global and in prog
   CHECK(f.p().ops[2].kind == op_kind::cluster_wait);
 }
 
-TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and record parent and end") {
+TEST_CASE("control: for_each and loop open loops; bodies nest and record parent and end") {
   fixture f;
   unsigned l_tile = 0, l_k = 0, l_body = 0;
   index_expr tm, tn, kv;
   f.k.role("r", warpgroups(1), [&](role& r) {
-    l_tile = __LINE__; r.for_each_tile(f.t, [&](auto tile) {
-      tm = tile.m, tn = tile.n;
-      l_k = __LINE__; r.for_each_k(f.t, [&](auto kt) {
+    l_tile = __LINE__; r.for_each(f.mn, [&](auto m, auto n) {
+      tm = m, tn = n;
+      l_k = __LINE__; r.loop(tiles(f.K, 64), [&](auto kt) {
         kv = kt;
         r.wgmma_fence(); l_body = __LINE__;
       });
@@ -107,8 +110,17 @@ TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and rec
   check_op(p, 3, op_kind::wgmma_commit, l_body + 2, 0);
   CHECK(p.ops[0].end == 4);
   CHECK(p.ops[1].end == 3);
-  CHECK(p.ops[1].imm[1] == 2);  // the reduce axis
+  CHECK(p.ops[1].imm[1] == 0);  // its bounds: program::loops[0]
   CHECK_FALSE(p.ops[1].has(flag_static_trip));
+  REQUIRE(p.loops.size() == 1);
+  REQUIRE(p.bound_of(1) == &p.loops[0]);
+  CHECK(p.bound_of(0) == nullptr);  // the tile loop has no bounds
+  CHECK(p.loops[0].lo == index_expr(0));
+  CHECK(p.loops[0].hi == (f.K.extent() + 63) / 64);  // tiles(K, 64) = ceil(K / 64)
+  CHECK(p.loops[0].dim == f.K.index);
+  CHECK(p.loops[0].block == 64);
+  CHECK(p.loops[0].step == 1);
+  CHECK_FALSE(p.loops[0].has_hi2);
   CHECK(p.depth(2) == 2);
   CHECK(p.inside(2, 0));
   CHECK(p.inside(2, 1));
@@ -116,6 +128,28 @@ TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and rec
   CHECK(tm == var_index(var_kind::tile_coord, 0));
   CHECK(tn == var_index(var_kind::tile_coord, 1));
   CHECK(kv == var_index(var_kind::loop, 1));  // the loop variable names its loop op
+}
+
+TEST_CASE("control: for_each hands the body the point (pt[i]) or one index per axis") {
+  auto k = kernel("k");
+  auto [S, H, B] = k.dims("S", "H", "B");
+  auto sp = k.parallel(tiles(S, 128), each(H), each(B));
+  CHECK(sp.extent(0) == 128);
+  CHECK(sp.extent(1) == 1);
+  index_expr a0, a1, a2, b0, b1, b2;
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto pt) { a0 = pt[0], a1 = pt[1], a2 = pt[2]; });
+    r.for_each(sp, [&](auto s, auto h, auto b) { b0 = s, b1 = h, b2 = b; });
+  });
+  CHECK(a0 == var_index(var_kind::tile_coord, 0));
+  CHECK(a1 == var_index(var_kind::tile_coord, 1));
+  CHECK(a2 == var_index(var_kind::tile_coord, 2));
+  CHECK(b0 == a0);
+  CHECK(b1 == a1);
+  CHECK(b2 == a2);
+  CHECK(k.p.ops.size() == 2);
+  CHECK(k.p.ops[0].kind == op_kind::tile_loop);
+  CHECK(k.p.errors.empty());
 }
 
 TEST_CASE("control: for_range records a static trip count; setmaxnreg and griddepcontrol") {
@@ -170,7 +204,7 @@ TEST_CASE("compute: wgmma records accumulator, A and B with their stage and part
   unsigned line = 0;
   f.k.role("c", warpgroups(2), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 256});
-    r.for_each_k(f.t, [&](auto kt) {
+    r.loop(tiles(f.K, 64), [&](auto kt) {
       auto s = r.wait(f.ab);
       r.wgmma(acc, s[f.sA].rows(r.warpgroup(), 2), s[f.sB]).overwrite_on_first(kt); line = __LINE__;
     });
@@ -304,11 +338,11 @@ TEST_CASE("memory: tma_load into a pipeline slot records the global tile and its
   fixture f;
   unsigned l_a = 0, l_b = 0;
   f.k.role("p", warps(1), [&](role& r) {
-    r.for_each_tile(f.t, [&](auto tile) {
-      r.for_each_k(f.t, [&](auto kt) {
+    r.for_each(f.mn, [&](auto m, auto n) {
+      r.loop(tiles(f.K, 64), [&](auto kt) {
         auto s = r.acquire(f.ab);
-        r.tma_load(s[f.sA], f.A.tile(tile.m, kt)); l_a = __LINE__;
-        r.tma_load(s[f.sB], f.B.tile(tile.n, kt)).multicast(); l_b = __LINE__;
+        r.tma_load(s[f.sA], f.A.tile(m, kt)); l_a = __LINE__;
+        r.tma_load(s[f.sB], f.B.tile(n, kt)).multicast(); l_b = __LINE__;
       });
     });
   });
