@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "test_ir_support.hpp"
 
@@ -149,6 +150,25 @@ TEST_CASE("control: for_each hands the body the point (pt[i]) or one index per a
   CHECK(b2 == a2);
   CHECK(k.p.ops.size() == 2);
   CHECK(k.p.ops[0].kind == op_kind::tile_loop);
+  CHECK(k.p.errors.empty());
+}
+
+TEST_CASE("control: with one axis, a generic body receives the point; an index_expr parameter the index") {
+  auto k = kernel("k");
+  auto M = k.dim("M");
+  auto sp = k.parallel(tiles(M, 64));
+  index_expr from_point, from_index;
+  bool got_point = false;
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto pt) {
+      got_point = std::is_same_v<decltype(pt), space_point<1>>;
+      from_point = pt[0];
+    });
+    r.for_each(sp, [&](index_expr m) { from_index = m; });
+  });
+  CHECK(got_point);  // [&](auto m) cannot be told from [&](auto pt) when the space has one axis
+  CHECK(from_point == var_index(var_kind::tile_coord, 0));
+  CHECK(from_index == from_point);
   CHECK(k.p.errors.empty());
 }
 

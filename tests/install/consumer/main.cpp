@@ -12,7 +12,7 @@ constexpr program consumer_schedule() {
   auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
   auto p = k.pipeline("p", stages(2)).carries(sA);
   k.role("load", warps(1), [&](role& r) {
-    r.for_each(rows, [&](auto m) {
+    r.for_each(rows, [&](index_expr m) {  // one axis: a generic [&](auto pt) would receive the point (pt[0])
       r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.acquire(p);
         r.tma_load(s[sA], A.tile(m, kt));
