@@ -153,6 +153,50 @@ TEST_CASE("control: for_each hands the body the point (pt[i]) or one index per a
   CHECK(k.p.errors.empty());
 }
 
+TEST_CASE("control: loop bounds are recorded in program::loops (tiles, min, from and step, index expressions)") {
+  auto k = kernel("k");
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto sp = k.parallel(tiles(M, 128), tiles(N, 128), split(4));
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto m, auto, auto s) {
+      r.loop(min(m + 1, tiles(K, 64)), [&](auto) {});  // op 1: loops[0]
+      r.loop(s, tiles(K, 64), 4, [&](auto) {});         // op 2: loops[1]
+      r.loop(K.extent() / 8, [&](auto) {});             // op 3: loops[2]
+      r.loop(index_expr(2), 10, 3, [&](auto) {});        // op 4: loops[3]
+    });
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  REQUIRE(p.loops.size() == 4);
+  const index_expr k_blocks = (K.extent() + 63) / 64;
+  // min(m + 1, tiles(K, 64)): two upper bounds; the tiles() side is remembered as (dim, block).
+  CHECK(p.bound_of(1) == &p.loops[0]);
+  CHECK(p.loops[0].lo == index_expr(0));
+  CHECK(p.loops[0].hi == var_index(var_kind::tile_coord, 0) + 1);
+  CHECK(p.loops[0].has_hi2);
+  CHECK(p.loops[0].hi2 == k_blocks);
+  CHECK(p.loops[0].dim == K.index);
+  CHECK(p.loops[0].block == 64);
+  CHECK(p.loops[0].step == 1);
+  // From the split index, in steps of 4.
+  CHECK(p.loops[1].lo == var_index(var_kind::tile_coord, 2));
+  CHECK(p.loops[1].hi == k_blocks);
+  CHECK_FALSE(p.loops[1].has_hi2);
+  CHECK(p.loops[1].step == 4);
+  // A plain index expression of a dim's extent: no (dim, block) is remembered.
+  CHECK(p.loops[2].hi == K.extent() / 8);
+  CHECK(p.loops[2].block == 0);
+  // Constant bounds.
+  CHECK(p.loops[3].lo == index_expr(2));
+  CHECK(p.loops[3].hi == index_expr(10));
+  CHECK(p.loops[3].step == 3);
+  for (int op = 1; op <= 4; ++op) {
+    CHECK(p.ops[op].kind == op_kind::loop);
+    CHECK_FALSE(p.ops[op].has(flag_static_trip));
+    CHECK(p.ops[op].imm[1] == op - 1);
+  }
+}
+
 TEST_CASE("control: with one axis, a generic body receives the point; an index_expr parameter the index") {
   auto k = kernel("k");
   auto M = k.dim("M");
