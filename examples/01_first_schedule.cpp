@@ -10,7 +10,7 @@ using namespace cake;
 
 constexpr program first_schedule() {
   auto k = kernel("first").target(sm_90a);
-  auto X = k.input<bf16>("X", dims("M", "N"));                  // a global tensor with named dims
+  auto X = k.input<bf16>("X", dims("M", "N"));                  // a global tensor over two dims (labels)
   auto sX = k.smem<bf16>("sX", {64, 64}, swizzle::b128);        // a 64x64 tile in shared memory
   auto loaded = k.mbarrier("loaded", arrivals(1));                // completes when the bytes have landed
 

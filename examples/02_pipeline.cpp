@@ -4,6 +4,10 @@
 // acquires a free stage and fills it with TMA; the consumer waits for a filled stage and releases it.
 // The 'full' and 'empty' mbarriers of every stage, their arrival counts and the bytes each 'full'
 // barrier expects are derived: the schedule never states them.
+//
+// Both roles walk the same parallel iteration space, k.parallel(tiles(M, 128), tiles(N, 128)): one
+// 128x128 output tile per point; r.for_each visits this CTA's points and r.loop(tiles(K, 64), ...) runs
+// over the 64-wide blocks of K.
 #include <cake/cake.hpp>
 #include <cstdio>
 
@@ -11,18 +15,19 @@ using namespace cake;
 
 constexpr program pipelined() {
   auto k = kernel("pipelined").target(sm_90a).cluster(2);
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = k.input<bf16>("B", dims("N", "K"));
-  auto t = k.tile(128, 128, 64);
-  auto sA = k.smem<bf16>("sA", {t.m, t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {t.n, t.k}, swizzle::b128);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto mn = k.parallel(tiles(M, 128), tiles(N, 128));
+  auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
 
   // Warpgroup roles first: a warpgroup must start at a warp index divisible by 4.
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {t.m / 2, t.n});
-    r.for_each_tile(t, [&](auto) {
-      r.for_each_k(t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {64, 128});               // each warpgroup: half of the rows
+    r.for_each(mn, [&](auto, auto) {
+      r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.wait(ab);                                         // wait 'full'
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
@@ -33,11 +38,11 @@ constexpr program pipelined() {
     });
   });
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.acquire(ab);                                      // wait 'empty', expect the bytes on 'full'
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], B.tile(tile.n, kt)).multicast();           // both CTAs of the cluster receive sB
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], B.tile(n, kt)).multicast();                // both CTAs of the cluster receive sB
       });
     });
   });

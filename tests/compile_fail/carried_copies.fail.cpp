@@ -10,25 +10,26 @@ using namespace cake;
 
 constexpr program schedule() {
   auto k = kernel("k").target(sm_90a);
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = k.input<bf16>("B", dims("N", "K"));
-  auto t = k.tile(64, 128, 64);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto mn = k.parallel(tiles(M, 64), tiles(N, 128));
   auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128, copies(2));
   auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(4)).carries(sA, sB);
   k.role("producer", warpgroups(1), regs(40), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], B.tile(tile.n, kt));
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], B.tile(n, kt));
       });
     });
   });
   k.role("consumer", warpgroups(1), regs(232), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 128});
-    r.for_each_tile(t, [&](auto) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto, auto) {
+      r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);

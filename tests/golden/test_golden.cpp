@@ -106,25 +106,67 @@ constexpr program small_sm90_mbarrier() {
 // Row reductions and conversions in an sm_90a epilogue-like role, persistent with programmatic launch.
 constexpr program small_sm90_rows() {
   auto k = kernel("rows_sm90").target(sm_90a).persistent(raster::along_n(2)).programmatic_launch();
-  auto X = k.input<f32>("X", dims("M", "N", "K"));
-  auto Y = k.output<bf16>("Y", dims("M", "N"));
-  auto t = k.tile(64, 128, 32);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto X = k.input<f32>("X", dims(M, N, K));
+  auto Y = k.output<bf16>("Y", dims(M, N));
+  auto mn = k.parallel(tiles(M, 64), tiles(N, 128));
   k.param<f32>("scale");
   k.role("rows", warpgroups(1), regs(168), [&](role& r) {
     auto x = r.fragment<f32>("x", {64, 128});
     auto m = r.fragment<f32>("m", {64, 1});
     auto s = r.fragment<f32>("s", {64, 1});
     r.griddep_wait();
-    r.for_each_tile(t, [&](auto tile) {
-      r.load(x, X.tile(tile.m, tile.n, 0));
+    r.for_each(mn, [&](auto tile_m, auto tile_n) {
+      r.load(x, X.tile(tile_m, tile_n, 0));
       r.row_max(m, x);
       r.elementwise(elementwise_op::sub, x, x, m);
       r.elementwise(elementwise_op::exp2, x, x);
       r.row_sum(s, x);
       auto y = r.convert<bf16>(x);
-      r.store(Y.tile(tile.m, tile.n), y);
+      r.store(Y.tile(tile_m, tile_n), y);
     });
     r.griddep_launch_dependents();
+  });
+  return k.build();
+}
+
+// A three-axis space with causal loop bounds (sm_90a): query blocks x heads x a split of the keys, a key
+// loop up to the diagonal, the score MMA contracting the head dim (over(D)), tiles of 3-D tensors with
+// rows along a chosen dim (rows_at), and the CTA index.
+constexpr program small_sm90_space() {
+  auto k = kernel("space_sm90").target(sm_90a);
+  auto [S, H, D] = k.dims("S", "H", spec("D"));
+  auto Q = k.input<bf16>("Q", dims(S, H, D));
+  auto Kx = k.input<bf16>("K", dims(S, H, D));
+  auto sp = k.parallel(tiles(S, 64), each(H), split(2));
+  auto sQ = k.smem<bf16>("sQ", {64, 64}, swizzle::b128);
+  auto sK = k.smem<bf16>("sK", {64, 64}, swizzle::b128);
+  auto kv = k.pipeline("kv", stages(2)).carries(sK);
+  auto qb = k.mbarrier("q");
+  k.role("load", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto q, auto h, auto part) {
+      r.arrive_expect_tx(qb, 8192);
+      r.tma_load(sQ, Q.tile(q, h, 0).rows_at(0), qb);
+      r.loop(part, min(q + 1, tiles(S, 64)), 2, [&](auto j) {
+        auto s = r.acquire(kv);
+        r.tma_load(s[sK], Kx.tile(j, h, 0).rows_at(0));
+      });
+    });
+  });
+  k.role("score", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("s", {64, 64});
+    r.for_each(sp, [&](auto q, auto, auto part) {
+      r.wait(qb);
+      r.loop(part, min(q + 1, tiles(S, 64)), 2, [&](auto j) {
+        auto s = r.wait(kv);
+        r.wgmma_fence();
+        r.wgmma(acc, sQ, s[sK]).overwrite_on_first(j).over(D);
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+        r.release(kv, s);
+      });
+      r.loop(D.extent() / 64 + r.cta() % 2, [&](auto) { r.wgmma_fence(); });
+    });
   });
   return k.build();
 }
@@ -178,6 +220,12 @@ TEST_CASE("explicit mbarrier protocol (sm_90a)") {
 TEST_CASE("row reductions, persistent, programmatic launch (sm_90a)") {
   constexpr program p = small_sm90_rows();
   check_golden("rows_sm90", p);
+}
+
+TEST_CASE("a three-axis space, causal loop bounds, over() and rows_at (sm_90a)") {
+  constexpr program p = small_sm90_space();
+  static_assert(p.errors.empty());
+  check_golden("space_sm90", p);
 }
 
 TEST_CASE("build errors are printed after the schedule") { check_golden("with_errors", small_with_errors()); }

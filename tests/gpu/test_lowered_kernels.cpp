@@ -26,23 +26,24 @@ bool hopper() { return jit::driver::available() && jit::driver::get().device(0).
 constexpr program tma_copy(bool multicast) {
   auto k = kernel(multicast ? "copy_multicast" : "copy").target(sm_90a).persistent(raster::along_m(4));
   if (multicast) k.cluster(2, 1);
-  auto X = k.input<bf16>("X", dims(multicast ? "MX" : "M", "N"));
-  auto Y = k.output<bf16>("Y", dims("M", "N"));
-  auto t = k.tile(64, 64);  // tiles of Y
+  auto [M, N] = k.dims("M", "N");
+  auto X = k.input<bf16>("X", dims(multicast ? k.dim("MX") : M, N));
+  auto Y = k.output<bf16>("Y", dims(M, N));
+  auto mn = k.parallel(tiles(M, 64), tiles(N, 64));  // tiles of Y
   auto s = k.smem<bf16>("s", {64, 64}, swizzle::b128);
   auto p = k.pipeline("p", stages(2)).carries(s);
   k.role("load", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
+    r.for_each(mn, [&](auto m, auto n) {
       auto slot = r.acquire(p);
-      // With multicast, both CTAs of a cluster (tile.m = 2i, 2i+1) receive X's row block i.
-      auto l = r.tma_load(slot[s], X.tile(multicast ? tile.m / 2 : tile.m, tile.n));
+      // With multicast, both CTAs of a cluster (m = 2i, 2i+1) receive X's row block i.
+      auto l = r.tma_load(slot[s], X.tile(multicast ? m / 2 : m, n));
       if (multicast) l.multicast();
     });
   });
   k.role("store", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
+    r.for_each(mn, [&](auto m, auto n) {
       auto slot = r.wait(p);
-      r.tma_store(Y.tile(tile.m, tile.n), slot[s]);
+      r.tma_store(Y.tile(m, n), slot[s]);
       r.bulk_commit();
       r.bulk_wait_read(0);  // the store has read the stage
       r.release(p, slot);
@@ -55,25 +56,26 @@ constexpr program tma_copy(bool multicast) {
 // multiplies and stores its accumulator directly.
 constexpr program one_wgmma_tile() {
   auto k = kernel("one_wgmma").target(sm_90a);
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = k.input<bf16>("B", dims("N", "K"));
-  auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(64, 128, 64);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto mn = k.parallel(tiles(M, 64), tiles(N, 128));  // K fits one 64-wide block
   auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
   auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
   auto full = k.mbarrier("full", arrivals(1));
   k.role("mma", warpgroups(1), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 128});
-    r.for_each_tile(t, [&](auto tile) {
+    r.for_each(mn, [&](auto m, auto n) {
       r.arrive_expect_tx(full, 64 * 64 * 2 + 128 * 64 * 2);
-      r.tma_load(sA, A.tile(tile.m, 0), full);
-      r.tma_load(sB, B.tile(tile.n, 0), full);
+      r.tma_load(sA, A.tile(m, 0), full);
+      r.tma_load(sB, B.tile(n, 0), full);
       r.wait(full);
       r.wgmma_fence();
       r.wgmma(acc, sA, sB).overwrite();
       r.wgmma_commit();
       r.wgmma_wait(0);
-      r.store(D.tile(tile.m, tile.n), r.convert<bf16>(acc));
+      r.store(D.tile(m, n), r.convert<bf16>(acc));
     });
   });
   return k.build();

@@ -20,19 +20,17 @@ namespace {
 // Two roles each waiting for the other first.
 constexpr program crossed_waits() {
   auto k = kernel("crossed").target(sm_90a);
-  k.input<bf16>("A", dims("M", "K"));
-  k.input<bf16>("B", dims("N", "K"));
-  auto t = k.tile(128, 128, 64);
+  auto K = k.dim("K");
   auto ping = k.mbarrier("ping");
   auto pong = k.mbarrier("pong");
   k.role("left", warps(1), [&](role& r) {
-    r.for_each_k(t, [&](auto) {
+    r.loop(tiles(K, 64), [&](auto) {
       r.wait(pong);
       r.arrive(ping);
     });
   });
   k.role("right", warps(1), [&](role& r) {
-    r.for_each_k(t, [&](auto) {
+    r.loop(tiles(K, 64), [&](auto) {
       r.wait(ping);
       r.arrive(pong);
     });

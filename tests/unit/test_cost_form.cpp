@@ -20,7 +20,8 @@ TEST_CASE("cost form: the default sm_90a GEMM, per K iteration and per tile") {
   REQUIRE(f.ok);
   CHECK(f.tile[0] == 128);
   CHECK(f.tile[1] == 256);
-  CHECK(f.tile_k == 64);
+  CHECK(f.tile_k == 64);  // read from the mainloop's bound, r.loop(tiles(K, 64), ...)
+  CHECK(f.k_dim == 2);     // K: dims are M, N, K
   CHECK(f.stages == 4);
   CHECK(f.stage_bytes == 49152);
   CHECK(f.mma_in == dtype::bf16);
@@ -79,16 +80,53 @@ TEST_CASE("cost form: kernels outside the model are refused with the reason") {
   const auto f100 = form_of(kernels::gemm_bf16_sm100());
   CHECK_FALSE(f100.ok);
   CHECK(f100.why.find("tcgen05") != std::string::npos);
-  // A kernel with no reduce axis.
+  // A tiled copy: a parallel space of tiles but no MMA mainloop.
   constexpr program copy = [] {
     auto k = kernel("copy").target(sm_90a);
-    auto A = k.input<bf16>("A", dims("M", "N"));
-    auto t = k.tile(128, 64);
-    auto sA = k.smem<bf16>("sA", {t.m, t.n}, swizzle::b128);
-    k.role("load", warps(1), [&](role& r) { r.for_each_tile(t, [&](auto tile) { r.tma_load(sA, A.tile(tile.m, tile.n)); }); });
+    auto [M, N] = k.dims("M", "N");
+    auto A = k.input<bf16>("A", dims(M, N));
+    auto mn = k.parallel(tiles(M, 128), tiles(N, 64));
+    auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
+    k.role("load", warps(1), [&](role& r) { r.for_each(mn, [&](auto m, auto n) { r.tma_load(sA, A.tile(m, n)); }); });
     return k.build();
   }();
   const auto fc = form_of(copy);
   CHECK_FALSE(fc.ok);
-  CHECK(fc.why.find("reduce axis") != std::string::npos);
+  CHECK(fc.why.find("no wgmma") != std::string::npos);
+  // A space that is not two tiles(...) axes (heads as a second axis).
+  const auto heads = [] {
+    auto k = kernel("heads").target(sm_90a);
+    auto [S, H] = k.dims("S", "H");
+    auto sp = k.parallel(tiles(S, 128), each(H));
+    k.role("r", warps(1), [&](role& r) { r.for_each(sp, [&](auto, auto) { r.fence_proxy_async(); }); });
+    return k.build();
+  }();
+  const auto fh = form_of(heads);
+  CHECK_FALSE(fh.ok);
+  CHECK(fh.why.find("not two tiles(dim, block) axes") != std::string::npos);
+  // No parallel space at all.
+  const auto bare = [] {
+    auto k = kernel("bare").target(sm_90a);
+    k.role("r", warps(1), [&](role& r) { r.fence_proxy_async(); });
+    return k.build();
+  }();
+  CHECK(form_of(bare).why.find("no parallel space") != std::string::npos);
+  // A wgmma whose loop is not written over blocks of a dim (a loop up to K / 64 is an index expression).
+  const auto unblocked = [] {
+    auto k = kernel("unblocked").target(sm_90a);
+    auto [M, N, K] = k.dims("M", "N", "K");
+    auto mn = k.parallel(tiles(M, 128), tiles(N, 128));
+    auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
+    auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
+    k.role("c", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {64, 128});
+      r.for_each(mn, [&](auto, auto) {
+        r.loop(K.extent() / 64, [&](auto) { r.wgmma(acc, sA.rows(r.warpgroup(), 2), sB); });
+      });
+    });
+    return k.build();
+  }();
+  const auto fu = form_of(unblocked);
+  CHECK_FALSE(fu.ok);
+  CHECK(fu.why.find("not inside a loop over blocks of a dim") != std::string::npos);
 }

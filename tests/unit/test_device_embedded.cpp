@@ -171,6 +171,28 @@ extern "C" __global__ void k_sm80(const unsigned short* g, float* out) {
 }
 )";
 
+const std::string compute_kernel = R"(
+#include "cake/device/compute.cuh"
+using namespace cake_dev;
+extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n) {
+  const u32 v = in[threadIdx.x];
+  float x = lo_bf16(v) + hi_bf16(v) + lo_f16(v) + hi_f16(v) + bf16_to_f32(f32_to_bf16(1.5f)) + f16_to_f32(f32_to_f16(2.5f));
+  x = exp2f_fast(x) + log2f_fast(x) + tanhf_fast(x) + rcpf(x) + expf_fast(x) + logf_fast(x);
+  x += sigmoidf(x) + siluf(x) + gelu_tanhf(x) + gelu_erff(x) + reluf(x);
+  float mx = warp_max<1, 16>(x), sm = warp_sum<1, 16>(x);
+  float lo = x, hi = x;
+  int ilo = int(threadIdx.x), ihi = int(threadIdx.x);
+  warp_argmin<1, 16>(lo, ilo);
+  warp_argmax<1, 16>(hi, ihi);
+  const long long trips = min_ll(n, 64) + max_ll(n, 1);
+  red_add_f32(out + 1, mx + sm + lo + hi + float(ilo + ihi + trips));
+#if __CUDA_ARCH__ >= 900
+  red_add_bf16x2(out + 2, v);
+#endif
+  out[threadIdx.x + 4] = x;
+}
+)";
+
 const std::string sm90_kernel = R"(
 #include "cake/device/sm90.cuh"
 using namespace cake_dev;
@@ -199,6 +221,8 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
       tma_load_2d_hint(base + 8192, &tm, bar, pol, 0, 64);
       tma_load_3d(base + 12288, &tm3, bar, 0, 0, 1);
       tma_load_3d_multicast(base, &tm3, bar, 0x1, 0, 0, 2);
+      tma_load_4d(base, &tm3, bar, 0, 0, 1, 2);
+      tma_load_5d(base, &tm3, bar, 0, 0, 1, 2, 3);
       tma_prefetch_l2_2d(&tm, 0, 128);
       mbar_expect_tx(bar2, 0);
       mbar_arrive_count(bar2, 2);
@@ -235,6 +259,8 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
     if (threadIdx.x == 128) {
       tma_store_2d(&tm, base, 0, 0);
       tma_store_3d(&tm3, base, 0, 0, 0);
+      tma_store_4d(&tm3, base, 0, 0, 0, 1);
+      tma_store_5d(&tm3, base, 0, 0, 0, 1, 2);
       bulk_commit_group();
       bulk_wait_group_read<1>();
       bulk_wait_group<0>();
@@ -311,6 +337,10 @@ const std::vector<header_case>& cases() {
        {{&common_kernel, "sm_80"}, {&common_kernel, "sm_90a"}, {&common_kernel, "sm_100a"}},
        {"%laneid", "bar.sync", "bar.arrive", "%globaltimer", "trap;", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32",
         "cvt.rna.tf32.f32"}},
+      {"cake/device/compute.cuh",
+       {{&compute_kernel, "sm_80"}, {&compute_kernel, "sm_90a"}, {&compute_kernel, "sm_100a"}},
+       {"ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "tanh.approx.f32", "rcp.rn.f32", "cvt.f32.f16", "cvt.rn.f16.f32",
+        "shfl.sync.bfly.b32", "atom.global.add.f32"}},
       {"cake/device/sm80.cuh",
        {{&sm80_kernel, "sm_80"}, {&sm80_kernel, "sm_90a"}},
        {"cp.async.ca.shared.global", "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 0",
@@ -331,8 +361,11 @@ const std::vector<header_case>& cases() {
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [",
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [",
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [",
         "createpolicy.fractional.L2::evict_last.b64", "createpolicy.fractional.L2::evict_first.b64",
         "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group",
+        "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group",
         "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1", "cp.async.bulk.wait_group 0",
         "prefetch.tensormap", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile", "wgmma.fence.sync.aligned",
         "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0", "stmatrix.sync.aligned.m8n8.x1.shared.b16",
@@ -424,6 +457,10 @@ TEST_CASE("NVRTC compiles every embedded device header to CUBIN for its target")
                              "barrier.cluster.arrive.release.aligned", "barrier.cluster.arrive.relaxed.aligned",
                              "barrier.cluster.wait.acquire.aligned"})
     CHECK_MESSAGE(c90.ptx.find(needle) != std::string::npos, "common.cuh PTX for sm_90a lacks `", needle, "`");
+  // red.global.add.noftz.bf16x2 exists from sm_90 on: present in the sm_90a build of the compute kernel.
+  const nvrtc_out k90 = nvrtc_compile(compute_kernel, "sm_90a");
+  REQUIRE(k90.ok);
+  CHECK(k90.ptx.find("red.global.add.noftz.bf16x2") != std::string::npos);
   // e4m3 mma.sync exists only from sm_89 on: present in the sm_90a build of the sm80 kernel.
   const nvrtc_out r90 = nvrtc_compile(sm80_kernel, "sm_90a");
   REQUIRE(r90.ok);

@@ -11,14 +11,17 @@ namespace {
 
 struct gemm {
   kernel_builder k;
+  dim_ref M, N, K;
   tensor<bf16> A, B, D;
-  tiling_ref t;
+  space<2> mn;
   explicit gemm(target_id target) : k(kernel("k")) {
     k.target(target);
-    A = k.input<bf16>("A", dims("M", "K"));
-    B = k.input<bf16>("B", dims("N", "K"));
-    D = k.output<bf16>("D", dims("M", "N"));
-    t = k.tile(128, 128, 64);
+    const auto d = k.dims("M", "N", "K");
+    M = d[0], N = d[1], K = d[2];
+    A = k.input<bf16>("A", dims(M, K));
+    B = k.input<bf16>("B", dims(N, K));
+    D = k.output<bf16>("D", dims(M, N));
+    mn = k.parallel(tiles(M, 128), tiles(N, 128));
   }
 };
 
@@ -334,15 +337,55 @@ TEST_CASE("errors: setmaxnreg takes a multiple of 8 in 24..256") {
   CHECK(p.errors.size() == 3);
 }
 
-TEST_CASE("errors: loops over tiles or K need the tiling") {
+TEST_CASE("errors: for_each needs the parallel space") {
   auto k = kernel("k");
   k.role("r", warps(1), [&](role& r) {
-    r.for_each_tile(tiling_ref{}, [](auto) {});
-    r.for_each_k(tiling_ref{}, [](auto) {});
+    r.for_each(space<2>{}, [](auto, auto) {});
   });
-  CHECK(has_error(k.p, "ir.no-tiling", 0));
-  CHECK(has_error(k.p, "ir.no-reduce-axis", 0));
-  CHECK(k.p.ops.size() == 2);
+  CHECK(has_error(k.p, "ir.no-space", 0));
+  CHECK(k.p.ops.size() == 1);  // the loop is still recorded, for the analyzer to point at
+  gemm g(sm_90a);
+  g.k.role("r", warps(1), [&](role& r) { r.for_each(g.mn, [](auto, auto) {}); });
+  CHECK(g.k.p.errors.empty());
+}
+
+TEST_CASE("errors: loop bounds (min of three, a step outside 1..32767, element rows, unknown dims, blocks)") {
+  gemm g(sm_90a);
+  g.k.role("r", warps(1), [&](role& r) {
+    r.loop(min(min(4, 5), 6), [](auto) {});                            // min() of three
+    r.loop(index_expr(0), tiles(g.K, 64), 0, [](auto) {});              // step 0
+    r.loop(index_expr(0), tiles(g.K, 64), 40000, [](auto) {});          // step too large
+    r.loop(var_index(var_kind::elem_row, 0) + 1, [](auto) {});           // a mask variable in a bound
+    r.loop(tiles("Q", 64), [](auto) {});                                // a label nothing declares
+    r.loop(tiles(g.K, 0), [](auto) {});                                 // block 0
+    r.loop(min(tiles(g.K, 64), (g.N.extent() + 1) / 2 + g.N.extent()), [](auto) {});  // unrepresentable
+  });
+  const program& p = g.k.p;
+  CHECK(count_errors(p, "ir.loop-bound") == 4);
+  CHECK(has_error(p, "ir.loop-bound", 0));
+  CHECK(has_error(p, "ir.loop-bound", 40000));
+  CHECK(has_error(p, "ir.unknown-dim", 0));
+  CHECK(has_error(p, "ir.tile-extent", 0));
+  CHECK(has_error(p, "ir.index-expr", 0));
+  CHECK(p.ops.size() == 7);  // every loop is still recorded
+  CHECK(p.loops.size() == 7);
+}
+
+TEST_CASE("errors: rows_at must name a dim before the tensor's last one") {
+  auto k = kernel("k");
+  auto [B, S, H, D] = k.dims("B", "S", "H", "D");
+  auto Q = k.input<bf16>("Q", dims(B, S, H, D));
+  auto s = k.smem<bf16>("s", {64, 64}, swizzle::b128);
+  auto bar = k.mbarrier("bar");
+  k.role("r", warps(1), [&](role& r) {
+    r.tma_load(s, Q.tile(0, 1, 2, 0).rows_at(1), bar);  // rows over S: fine
+    r.tma_load(s, Q.tile(0, 1, 2, 0).rows_at(3), bar);  // the last dim: columns already run along it
+    r.tma_load(s, Q.tile(0, 1, 2, 0).rows_at(7), bar);  // past the rank
+  });
+  CHECK(count_errors(k.p, "ir.tile-rows") == 2);
+  CHECK(has_error(k.p, "ir.tile-rows", 3));
+  CHECK(has_error(k.p, "ir.tile-rows", 7));
+  CHECK(k.p.tile_refs[0].row_pos == 1);
 }
 
 TEST_CASE("errors: names longer than 31 characters, anywhere") {

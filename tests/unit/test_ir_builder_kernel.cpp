@@ -1,5 +1,6 @@
-// Unit tests for the kernel-level builder (cake/ir/kernel_builder.hpp): parameters, tiling, resources,
-// roles and launch settings are recorded in the Program exactly as declared, with the caller's line.
+// Unit tests for the kernel-level builder (cake/ir/kernel_builder.hpp): parameters, dims, the parallel
+// iteration space, resources, roles and launch settings are recorded in the Program exactly as
+// declared, with the caller's line.
 #include <doctest/doctest.h>
 
 #include "test_ir_support.hpp"
@@ -106,59 +107,102 @@ TEST_CASE("param: scalar parameters") {
   CHECK(k.p.scalars[1].dt == dtype::i32);
 }
 
-TEST_CASE("tile: GEMM tiling over M, N (parallel) and K (reduce)") {
+TEST_CASE("dims: k.dims declares dims by label; handles, labels and tensors name the same dim") {
   auto k = kernel("k");
-  k.input<bf16>("A", dims("M", "K"));
-  k.input<bf16>("B", dims("N", "K"));
-  const auto t = k.tile(128, 256, 64); const unsigned line = __LINE__;
-  CHECK(t.m == 128);
-  CHECK(t.n == 256);
-  CHECK(t.k == 64);
-  CHECK(t.extent(0) == 128);
-  CHECK(t.extent(2) == 64);
-  REQUIRE(k.p.has_tiling());
-  CHECK(k.p.tile.count == 3);
-  CHECK(k.p.tile.axes[0].dim == k.p.find_dim("M"));
-  CHECK(k.p.tile.axes[1].dim == k.p.find_dim("N"));
-  CHECK(k.p.tile.axes[2].dim == k.p.find_dim("K"));
-  CHECK(k.p.tile.axes[0].kind == axis_kind::parallel);
-  CHECK(k.p.tile.axes[2].kind == axis_kind::reduce);
-  CHECK(k.p.tile.axes[1].extent == 256);
-  CHECK(k.p.reduce_axis() == 2);
-  CHECK(k.p.axis_of_dim(k.p.find_dim("N")) == 1);
-  CHECK(k.p.tile.loc.line == line);
+  auto [M, N, K] = k.dims("M", "N", "K"); const unsigned line = __LINE__;
+  REQUIRE(k.p.dims.size() == 3);
+  CHECK(M.index == 0);
+  CHECK(N.index == 1);
+  CHECK(K.index == 2);
+  CHECK(M.nm == "M");
+  CHECK(M.mode == dim_mode::dynamic);
+  CHECK(K.extent() == var_index(var_kind::dim, 2));  // the run-time extent, an index expression
+  k.input<bf16>("A", dims(M, K));
+  k.input<bf16>("B", dims("N", K));  // a label and a handle of the same kernel name one dim
+  CHECK(k.p.dims.size() == 3);
+  CHECK(k.p.tensors[1].dims[0] == N.index);
+  CHECK(k.p.tensors[1].dims[1] == K.index);
+  CHECK(k.dim("K").index == K.index);  // declaring a label again returns the same dim
+  auto D = k.dim("D", dim_mode::specialized);
+  CHECK(D.index == 3);
+  CHECK(k.p.dims[3].mode == dim_mode::specialized);
+  k.dim("D");  // dynamic here, specialized before
+  CHECK(has_error(k.p, "ir.dim-mode-conflict", 3));
+  CHECK(first_error(k.p, "ir.dim-mode-conflict")->loc.line > line);
+  auto [S, H] = k.dims("S", spec("H"));
+  CHECK(S.mode == dim_mode::dynamic);
+  CHECK(H.mode == dim_mode::specialized);
+  CHECK(k.p.dims.size() == 6);
+}
+
+TEST_CASE("parallel: tiles, each and split axes are recorded in order with their block sizes") {
+  auto k = kernel("k");
+  auto [M, N, K] = k.dims("M", "N", "K");
+  k.input<bf16>("A", dims(M, K));
+  auto H = k.dim("H");
+  const auto sp = k.parallel(tiles(M, 128), tiles("N", 256), each(H), split(4)); const unsigned line = __LINE__;
+  CHECK(sp.extent(0) == 128);
+  CHECK(sp.extent(1) == 256);
+  CHECK(sp.extent(2) == 1);
+  CHECK(sp.extent(3) == 4);
+  REQUIRE(k.p.has_space());
+  CHECK(k.p.space.count == 4);
+  CHECK(k.p.space.axes[0].kind == axis_kind::tiles);
+  CHECK(k.p.space.axes[0].dim == M.index);
+  CHECK(k.p.space.axes[0].extent == 128);
+  CHECK(k.p.space.axes[1].dim == N.index);  // given by label
+  CHECK(k.p.space.axes[2].kind == axis_kind::each);
+  CHECK(k.p.space.axes[2].dim == H.index);
+  CHECK(k.p.space.axes[2].extent == 1);
+  CHECK(k.p.space.axes[3].kind == axis_kind::split);
+  CHECK(k.p.space.axes[3].extent == 4);
+  CHECK(k.p.axis_of_dim(N.index) == 1);
+  CHECK(k.p.axis_of_dim(H.index) == 2);
+  CHECK(k.p.axis_of_dim(K.index) == -1);  // K is not walked by the space
+  CHECK(k.p.space.loc.line == line);
   CHECK(k.p.errors.empty());
+  CHECK_FALSE(kernel("none").p.has_space());
 }
 
-TEST_CASE("tile: the elementwise tiling over M and N has no reduce axis") {
+TEST_CASE("parallel: one to five axes; nothing is inferred from dim labels") {
   auto k = kernel("k");
-  k.input<f32>("X", dims("M", "N"));
-  const auto t = k.tile(64, 32); const unsigned line = __LINE__;
-  CHECK(t.m == 64);
-  CHECK(t.n == 32);
-  CHECK(k.p.tile.count == 2);
-  CHECK(k.p.tile.axes[0].dim == k.p.find_dim("M"));
-  CHECK(k.p.tile.axes[1].kind == axis_kind::parallel);
-  CHECK(k.p.reduce_axis() == -1);
-  CHECK(k.p.tile.loc.line == line);
-  k.role("r", warps(1), [&](role& r) { r.for_each_k(t, [](auto) {}); });
-  CHECK(has_error(k.p, "ir.no-reduce-axis", 0));
+  auto [X, Y] = k.dims("X", "Y");
+  k.parallel(tiles(Y, 64));  // one axis, over a dim that is not called M
+  CHECK(k.p.space.count == 1);
+  CHECK(k.p.space.axes[0].dim == Y.index);
+  CHECK(k.p.errors.empty());
   auto j = kernel("j");
-  j.input<f32>("X", dims("M", "K"));
-  j.tile(64, 32);
-  CHECK(has_error(j.p, "ir.tile-dims", 1));
+  auto [A, B, C, D, E] = j.dims("A", "B", "C", "D", "E");
+  const auto five = j.parallel(tiles(A, 8), tiles(B, 16), each(C), each(D), split(2));
+  CHECK(j.p.space.count == 5);
+  CHECK(five.extent(4) == 2);
+  CHECK(j.p.space.axes[4].kind == axis_kind::split);
+  CHECK(j.p.errors.empty());
+  (void)X, (void)E;
 }
 
-TEST_CASE("tile: needs dims M, N and K, and positive extents") {
+TEST_CASE("parallel: misuse (six axes, a second space, an unknown label, a block size below 1)") {
   auto k = kernel("k");
-  k.input<bf16>("A", dims("M", "K"));
-  k.tile(128, 128, 64);
-  CHECK(has_error(k.p, "ir.tile-dims", 1));  // N is missing
+  auto [A, B, C] = k.dims("A", "B", "C");
+  k.parallel(tiles(A, 8), each(B), each(C), split(2), split(2), split(2));
+  CHECK(has_error(k.p, "ir.space-axes", 6));
+  CHECK(k.p.space.count == 5);  // the sixth is not written past the space
   auto j = kernel("j");
-  j.input<bf16>("A", dims("M", "N", "K"));
-  j.tile(128, 0, 64);
-  CHECK(has_error(j.p, "ir.tile-extent", 0));
-  CHECK(kernel("none").p.reduce_axis() == -1);
+  auto [M, N] = j.dims("M", "N");
+  j.parallel(tiles(M, 128));
+  j.parallel(tiles(N, 128));
+  CHECK(has_error(j.p, "ir.space-redeclared", 1));
+  auto u = kernel("u");
+  u.dims("M");
+  u.parallel(tiles("Q", 64)); const unsigned line = __LINE__;
+  REQUIRE(first_error(u.p, "ir.unknown-dim") != nullptr);
+  CHECK(first_error(u.p, "ir.unknown-dim")->loc.line == line);
+  auto e = kernel("e");
+  auto [P, Q] = e.dims("P", "Q");
+  e.parallel(tiles(P, 0), split(-2));
+  CHECK(has_error(e.p, "ir.tile-extent", 0));
+  CHECK(has_error(e.p, "ir.tile-extent", -2));
+  (void)B, (void)Q;
 }
 
 TEST_CASE("smem: dtype, shape, swizzle, major-ness and copies, in any option order") {
@@ -177,6 +221,7 @@ TEST_CASE("smem: dtype, shape, swizzle, major-ness and copies, in any option ord
   CHECK(a.cols == 64);
   CHECK(a.swz == swizzle::b128);
   CHECK(a.mj == major::k);
+  CHECK_FALSE(a.mj_declared);  // major-ness is derived from the MMAs unless declared
   CHECK(a.stages == 1);
   CHECK(a.pipeline == no_index);
   CHECK(a.loc.line == line);
@@ -184,6 +229,7 @@ TEST_CASE("smem: dtype, shape, swizzle, major-ness and copies, in any option ord
   CHECK(a.inner_bytes() == 128);
   const auto& b = k.p.smem[1];
   CHECK(b.mj == major::mn);
+  CHECK(b.mj_declared);
   CHECK(b.swz == swizzle::b64);
   CHECK(b.stages == 3);
   CHECK(b.bytes() == 3 * 64 * 32 * 2);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "test_ir_support.hpp"
 
@@ -15,8 +16,9 @@ namespace {
 // handles point back into `k`.
 struct fixture {
   kernel_builder k;
+  dim_ref M, N, K;
   tensor<bf16> A, B, D;
-  tiling_ref t;
+  space<2> mn;
   smem_tile<bf16> sA, sB, sD;
   pipeline_ref ab;
   mbarrier_ref bar, bars;
@@ -24,10 +26,12 @@ struct fixture {
   explicit fixture(target_id target = sm_90a) : k(kernel("k")) {
     k.target(target);
     if (target != sm_80) k.cluster(2);
-    A = k.input<bf16>("A", dims("M", "K"));
-    B = k.input<bf16>("B", dims("N", "K"));
-    D = k.output<bf16>("D", dims("M", "N"));
-    t = k.tile(128, 256, 64);
+    const auto d = k.dims("M", "N", "K");
+    M = d[0], N = d[1], K = d[2];
+    A = k.input<bf16>("A", dims(M, K));
+    B = k.input<bf16>("B", dims(N, K));
+    D = k.output<bf16>("D", dims(M, N));
+    mn = k.parallel(tiles(M, 128), tiles(N, 256));
     sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
     sB = k.smem<bf16>("sB", {256, 64}, swizzle::b128);
     sD = k.smem<bf16>("sD", {128, 64}, swizzle::b128, copies(2));
@@ -84,14 +88,14 @@ TEST_CASE("ops: each role's ops carry the role index; ids are global and in prog
   CHECK(f.p().ops[2].kind == op_kind::cluster_wait);
 }
 
-TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and record parent and end") {
+TEST_CASE("control: for_each and loop open loops; bodies nest and record parent and end") {
   fixture f;
   unsigned l_tile = 0, l_k = 0, l_body = 0;
   index_expr tm, tn, kv;
   f.k.role("r", warpgroups(1), [&](role& r) {
-    l_tile = __LINE__; r.for_each_tile(f.t, [&](auto tile) {
-      tm = tile.m, tn = tile.n;
-      l_k = __LINE__; r.for_each_k(f.t, [&](auto kt) {
+    l_tile = __LINE__; r.for_each(f.mn, [&](auto m, auto n) {
+      tm = m, tn = n;
+      l_k = __LINE__; r.loop(tiles(f.K, 64), [&](auto kt) {
         kv = kt;
         r.wgmma_fence(); l_body = __LINE__;
       });
@@ -107,8 +111,17 @@ TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and rec
   check_op(p, 3, op_kind::wgmma_commit, l_body + 2, 0);
   CHECK(p.ops[0].end == 4);
   CHECK(p.ops[1].end == 3);
-  CHECK(p.ops[1].imm[1] == 2);  // the reduce axis
+  CHECK(p.ops[1].imm[1] == 0);  // its bounds: program::loops[0]
   CHECK_FALSE(p.ops[1].has(flag_static_trip));
+  REQUIRE(p.loops.size() == 1);
+  REQUIRE(p.bound_of(1) == &p.loops[0]);
+  CHECK(p.bound_of(0) == nullptr);  // the tile loop has no bounds
+  CHECK(p.loops[0].lo == index_expr(0));
+  CHECK(p.loops[0].hi == (f.K.extent() + 63) / 64);  // tiles(K, 64) = ceil(K / 64)
+  CHECK(p.loops[0].dim == f.K.index);
+  CHECK(p.loops[0].block == 64);
+  CHECK(p.loops[0].step == 1);
+  CHECK_FALSE(p.loops[0].has_hi2);
   CHECK(p.depth(2) == 2);
   CHECK(p.inside(2, 0));
   CHECK(p.inside(2, 1));
@@ -116,6 +129,91 @@ TEST_CASE("control: for_each_tile and for_each_k open loops; bodies nest and rec
   CHECK(tm == var_index(var_kind::tile_coord, 0));
   CHECK(tn == var_index(var_kind::tile_coord, 1));
   CHECK(kv == var_index(var_kind::loop, 1));  // the loop variable names its loop op
+}
+
+TEST_CASE("control: for_each hands the body the point (pt[i]) or one index per axis") {
+  auto k = kernel("k");
+  auto [S, H, B] = k.dims("S", "H", "B");
+  auto sp = k.parallel(tiles(S, 128), each(H), each(B));
+  CHECK(sp.extent(0) == 128);
+  CHECK(sp.extent(1) == 1);
+  index_expr a0, a1, a2, b0, b1, b2;
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto pt) { a0 = pt[0], a1 = pt[1], a2 = pt[2]; });
+    r.for_each(sp, [&](auto s, auto h, auto b) { b0 = s, b1 = h, b2 = b; });
+  });
+  CHECK(a0 == var_index(var_kind::tile_coord, 0));
+  CHECK(a1 == var_index(var_kind::tile_coord, 1));
+  CHECK(a2 == var_index(var_kind::tile_coord, 2));
+  CHECK(b0 == a0);
+  CHECK(b1 == a1);
+  CHECK(b2 == a2);
+  CHECK(k.p.ops.size() == 2);
+  CHECK(k.p.ops[0].kind == op_kind::tile_loop);
+  CHECK(k.p.errors.empty());
+}
+
+TEST_CASE("control: loop bounds are recorded in program::loops (tiles, min, from and step, index expressions)") {
+  auto k = kernel("k");
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto sp = k.parallel(tiles(M, 128), tiles(N, 128), split(4));
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto m, auto, auto s) {
+      r.loop(min(m + 1, tiles(K, 64)), [&](auto) {});  // op 1: loops[0]
+      r.loop(s, tiles(K, 64), 4, [&](auto) {});         // op 2: loops[1]
+      r.loop(K.extent() / 8, [&](auto) {});             // op 3: loops[2]
+      r.loop(index_expr(2), 10, 3, [&](auto) {});        // op 4: loops[3]
+    });
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  REQUIRE(p.loops.size() == 4);
+  const index_expr k_blocks = (K.extent() + 63) / 64;
+  // min(m + 1, tiles(K, 64)): two upper bounds; the tiles() side is remembered as (dim, block).
+  CHECK(p.bound_of(1) == &p.loops[0]);
+  CHECK(p.loops[0].lo == index_expr(0));
+  CHECK(p.loops[0].hi == var_index(var_kind::tile_coord, 0) + 1);
+  CHECK(p.loops[0].has_hi2);
+  CHECK(p.loops[0].hi2 == k_blocks);
+  CHECK(p.loops[0].dim == K.index);
+  CHECK(p.loops[0].block == 64);
+  CHECK(p.loops[0].step == 1);
+  // From the split index, in steps of 4.
+  CHECK(p.loops[1].lo == var_index(var_kind::tile_coord, 2));
+  CHECK(p.loops[1].hi == k_blocks);
+  CHECK_FALSE(p.loops[1].has_hi2);
+  CHECK(p.loops[1].step == 4);
+  // A plain index expression of a dim's extent: no (dim, block) is remembered.
+  CHECK(p.loops[2].hi == K.extent() / 8);
+  CHECK(p.loops[2].block == 0);
+  // Constant bounds.
+  CHECK(p.loops[3].lo == index_expr(2));
+  CHECK(p.loops[3].hi == index_expr(10));
+  CHECK(p.loops[3].step == 3);
+  for (int op = 1; op <= 4; ++op) {
+    CHECK(p.ops[op].kind == op_kind::loop);
+    CHECK_FALSE(p.ops[op].has(flag_static_trip));
+    CHECK(p.ops[op].imm[1] == op - 1);
+  }
+}
+
+TEST_CASE("control: with one axis, a generic body receives the point; an index_expr parameter the index") {
+  auto k = kernel("k");
+  auto M = k.dim("M");
+  auto sp = k.parallel(tiles(M, 64));
+  index_expr from_point, from_index;
+  bool got_point = false;
+  k.role("r", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto pt) {
+      got_point = std::is_same_v<decltype(pt), space_point<1>>;
+      from_point = pt[0];
+    });
+    r.for_each(sp, [&](index_expr m) { from_index = m; });
+  });
+  CHECK(got_point);  // [&](auto m) cannot be told from [&](auto pt) when the space has one axis
+  CHECK(from_point == var_index(var_kind::tile_coord, 0));
+  CHECK(from_index == from_point);
+  CHECK(k.p.errors.empty());
 }
 
 TEST_CASE("control: for_range records a static trip count; setmaxnreg and griddepcontrol") {
@@ -170,7 +268,7 @@ TEST_CASE("compute: wgmma records accumulator, A and B with their stage and part
   unsigned line = 0;
   f.k.role("c", warpgroups(2), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 256});
-    r.for_each_k(f.t, [&](auto kt) {
+    r.loop(tiles(f.K, 64), [&](auto kt) {
       auto s = r.wait(f.ab);
       r.wgmma(acc, s[f.sA].rows(r.warpgroup(), 2), s[f.sB]).overwrite_on_first(kt); line = __LINE__;
     });
@@ -304,11 +402,11 @@ TEST_CASE("memory: tma_load into a pipeline slot records the global tile and its
   fixture f;
   unsigned l_a = 0, l_b = 0;
   f.k.role("p", warps(1), [&](role& r) {
-    r.for_each_tile(f.t, [&](auto tile) {
-      r.for_each_k(f.t, [&](auto kt) {
+    r.for_each(f.mn, [&](auto m, auto n) {
+      r.loop(tiles(f.K, 64), [&](auto kt) {
         auto s = r.acquire(f.ab);
-        r.tma_load(s[f.sA], f.A.tile(tile.m, kt)); l_a = __LINE__;
-        r.tma_load(s[f.sB], f.B.tile(tile.n, kt)).multicast(); l_b = __LINE__;
+        r.tma_load(s[f.sA], f.A.tile(m, kt)); l_a = __LINE__;
+        r.tma_load(s[f.sB], f.B.tile(n, kt)).multicast(); l_b = __LINE__;
       });
     });
   });

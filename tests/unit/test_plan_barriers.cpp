@@ -44,17 +44,16 @@ TEST_CASE("barrier plan: without multicast the empty count is the releasing unit
     auto k = kernel("k").target(sm_90a);
     auto A = k.input<bf16>("A", dims("M", "K"));
     (void)k.input<bf16>("B", dims("N", "K"));
-    auto t = k.tile(128, 128, 64);
     auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
     auto ab = k.pipeline("ab", stages(2)).carries(sA);
     k.role("p", warpgroups(1), [&](role& r) {
-      r.for_each_k(t, [&](auto kt) {
+      r.loop(tiles("K", 64), [&](auto kt) {
         auto s = r.acquire(ab);
         r.tma_load(s[sA], A.tile(0, kt));
       });
     });
     k.role("c", warpgroups(3), [&](role& r) {
-      r.for_each_k(t, [&](auto) { r.release(ab, r.wait(ab)); });
+      r.loop(tiles("K", 64), [&](auto) { r.release(ab, r.wait(ab)); });
     });
     return k.build();
   }();
@@ -131,11 +130,10 @@ TEST_CASE("barrier plan: tx bytes follow the parts each unit loads; every unit a
   auto k = kernel("k").target(sm_90a);
   auto A = k.input<bf16>("A", dims("M", "K"));
   (void)k.input<bf16>("B", dims("N", "K"));
-  auto t = k.tile(128, 128, 64);
   auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(2)).carries(sA);
   k.role("p", warps(2), [&](role& r) {
-    r.for_each_k(t, [&](auto kt) {
+    r.loop(tiles("K", 64), [&](auto kt) {
       auto s = r.acquire(ab);
       r.tma_load(s[sA].rows(r.warp(), 2), A.tile(r.warp(), kt));  // each warp loads 64 of the 128 rows
     });

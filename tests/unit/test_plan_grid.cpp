@@ -1,8 +1,10 @@
-// Unit tests for cake/plan/grid.hpp: tile counts, cluster padding, CTAs per launch (one per tile, or one
-// per SM when persistent) and the rasterized tile order, which must be a bijection over the tiles.
+// Unit tests for cake/plan/grid.hpp: points per axis of the parallel space (tiles, each, split), cluster
+// padding of axis 0, CTAs per launch (one per point, or one per SM when persistent), the rasterized tile
+// order, which must be a bijection over the tiles, and plan::point_at, which must visit every point once.
 #include <doctest/doctest.h>
 
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "../../kernels/gemm/sm100_bf16.hpp"
@@ -14,11 +16,17 @@ using namespace cake;
 using namespace cake_test;
 
 namespace {
-// Dims are M, K, N in declaration order for the reference schedules.
+// Dims are M, N, K in declaration order for the reference schedules (k.dims("M", "N", "K")).
 struct mkn {
   long long m, n, k;
-  long long operator()(int dim) const { return dim == 0 ? m : dim == 1 ? k : n; }
+  long long operator()(int dim) const { return dim == 0 ? m : dim == 1 ? n : k; }
 };
+// Trips of the first dynamic loop of a Program (the GEMM mainloop, r.loop(tiles(K, bk), ...)) for the
+// given dim extents: the loop's bound evaluated as lowering evaluates it.
+long long mainloop_trips(const program& p, mkn d) {
+  REQUIRE_FALSE(p.loops.empty());
+  return p.loops[0].hi.eval([&](const index_term& t) { return t.kind == var_kind::dim ? d(t.ref) : 0LL; });
+}
 }  // namespace
 
 TEST_CASE("grid: one CTA per tile when not persistent (sm_80 GEMM)") {
@@ -30,10 +38,14 @@ TEST_CASE("grid: one CTA per tile when not persistent (sm_80 GEMM)") {
   CHECK(g.cluster == 1);
   CHECK(g.clusters == 64);
   CHECK(g.ctas == 64);
-  CHECK(g.k_iterations == 64);
+  CHECK(g.axes == 2);
+  CHECK(g.counts[0] == 8);
+  CHECK(g.counts[1] == 8);
+  CHECK(g.outer == 1);
+  CHECK(mainloop_trips(p, mkn{1000, 1000, 4096}) == 64);  // the K loop is a loop bound now, not part of the grid
   CHECK(plan::plan_grid(p, mkn{1, 1, 1}, 108).ctas == 1);
   CHECK(plan::plan_grid(p, mkn{128, 129, 65}, 108).tile_count == 2);
-  CHECK(plan::plan_grid(p, mkn{128, 129, 65}, 108).k_iterations == 2);
+  CHECK(mainloop_trips(p, mkn{128, 129, 65}) == 2);
 }
 
 TEST_CASE("grid: persistent with clusters of 2 (sm_90a GEMM): one cluster per pair of SMs") {
@@ -49,7 +61,7 @@ TEST_CASE("grid: persistent with clusters of 2 (sm_90a GEMM): one cluster per pa
   CHECK(g.cluster_tiles[1] == 16);
   CHECK(g.clusters == 256);
   CHECK(g.ctas == 132);  // 66 clusters fill the 132 SMs
-  CHECK(g.k_iterations == 64);
+  CHECK(mainloop_trips(p, mkn{4096, 4096, 4096}) == 64);
 }
 
 TEST_CASE("grid: tile rows are padded to whole clusters; small problems launch fewer CTAs") {
@@ -70,7 +82,7 @@ TEST_CASE("grid: persistent without clusters (sm_100a GEMM)") {
   CHECK(g.tiles[0] == 64);
   CHECK(g.tiles[1] == 32);
   CHECK(g.ctas == 148);
-  CHECK(g.k_iterations == 128);
+  CHECK(mainloop_trips(p, mkn{8192, 8192, 8192}) == 128);
   CHECK(plan::ceil_div(7, 2) == 4);
   CHECK(plan::ceil_div(8, 2) == 4);
 }
@@ -139,5 +151,158 @@ TEST_CASE("raster: consecutive CTAs of a group share a column (L2 reuse of the B
     const auto t = plan::raster_tile(i, 16, 16, raster::along_m(8));
     CHECK(t.n == 0);
     CHECK(t.m == i);
+  }
+}
+
+// ---- N-axis spaces ----------------------------------------------------------------------------------
+
+namespace {
+// A kernel over dims M, N, H, B (indices 0..3) with the given parallel space and launch.
+template <class... Axes>
+program space_kernel(int cluster, bool persistent, Axes... axes) {
+  auto k = kernel("space").target(sm_90a).cluster(cluster);
+  if (persistent) k.persistent(raster::along_m(2));
+  k.dims("M", "N", "H", "B");
+  k.parallel(axes...);
+  k.role("r", warps(1), [&](role& r) { r.fence_proxy_async(); });
+  return k.build();
+}
+struct mnhb {
+  long long m, n, h, b;
+  long long operator()(int dim) const { return dim == 0 ? m : dim == 1 ? n : dim == 2 ? h : b; }
+};
+}  // namespace
+
+TEST_CASE("grid: one axis (tiles): the second plane axis is one point wide") {
+  const program p = space_kernel(1, false, tiles("M", 64));
+  REQUIRE(p.errors.empty());
+  const auto g = plan::plan_grid(p, mnhb{1000, 1, 1, 1}, 132);
+  CHECK(g.axes == 1);
+  CHECK(g.counts[0] == 16);  // ceil(1000 / 64)
+  CHECK(g.counts[1] == 1);
+  CHECK(g.tiles[0] == 16);
+  CHECK(g.tiles[1] == 1);
+  CHECK(g.outer == 1);
+  CHECK(g.tile_count == 16);
+  CHECK(g.ctas == 16);
+  // Clusters of 2 along axis 0: 15 blocks are padded to 16.
+  const program c = space_kernel(2, false, tiles("M", 64));
+  const auto gc = plan::plan_grid(c, mnhb{900, 1, 1, 1}, 132);
+  CHECK(gc.counts[0] == 16);
+  CHECK(gc.cluster_tiles[0] == 8);
+  CHECK(gc.clusters == 8);
+  CHECK(gc.ctas == 16);
+}
+
+TEST_CASE("grid: two axes (tiles and each): each(H) has one point per element of H") {
+  const program p = space_kernel(1, false, tiles("M", 128), each("H"));
+  const auto g = plan::plan_grid(p, mnhb{1000, 1, 3, 1}, 132);
+  CHECK(g.axes == 2);
+  CHECK(g.counts[0] == 8);
+  CHECK(g.counts[1] == 3);
+  CHECK(g.tiles[1] == 3);
+  CHECK(g.outer == 1);
+  CHECK(g.tile_count == 24);
+  CHECK(g.ctas == 24);
+}
+
+TEST_CASE("grid: three axes (tiles, tiles, split): the third is outer; cluster padding and persistence") {
+  const program p = space_kernel(1, false, tiles("M", 128), tiles("N", 256), split(4));
+  const auto g = plan::plan_grid(p, mnhb{1000, 1000, 1, 1}, 132);
+  CHECK(g.axes == 3);
+  CHECK(g.counts[0] == 8);
+  CHECK(g.counts[1] == 4);
+  CHECK(g.counts[2] == 4);  // split(4): the slice count, whatever the dims
+  CHECK(g.outer == 4);
+  CHECK(g.tile_count == 128);
+  CHECK(g.clusters == 128);
+  CHECK(g.ctas == 128);
+  // Clusters of 2: axis 0 goes from 9 blocks to 10; every plane is padded alike.
+  const program c = space_kernel(2, false, tiles("M", 128), tiles("N", 256), split(4));
+  const auto gc = plan::plan_grid(c, mnhb{1100, 1000, 1, 1}, 132);
+  CHECK(gc.counts[0] == 10);
+  CHECK(gc.tiles[0] == 10);
+  CHECK(gc.cluster_tiles[0] == 5);
+  CHECK(gc.cluster_tiles[1] == 4);
+  CHECK(gc.clusters == 5 * 4 * 4);
+  CHECK(gc.tile_count == 10 * 4 * 4);
+  CHECK(gc.ctas == 160);
+  // Persistent: one cluster per pair of SMs, never more clusters than work items.
+  const program pp = space_kernel(2, true, tiles("M", 128), tiles("N", 256), split(4));
+  CHECK(plan::plan_grid(pp, mnhb{1100, 1000, 1, 1}, 132).ctas == 132);
+  CHECK(plan::plan_grid(pp, mnhb{256, 256, 1, 1}, 132).ctas == 2 * 4);  // 1 x 1 clusters x 4 slices
+  CHECK(plan::plan_grid(pp, mnhb{256, 256, 1, 1}, 1).ctas == 2);        // fewer SMs than a cluster
+}
+
+TEST_CASE("grid: five axes (tiles, tiles, each, each, split)") {
+  const program p = space_kernel(1, true, tiles("M", 64), tiles("N", 32), each("H"), each("B"), split(3));
+  REQUIRE(p.errors.empty());
+  const auto g = plan::plan_grid(p, mnhb{256, 100, 5, 2}, 100);
+  CHECK(g.axes == 5);
+  CHECK(g.counts[0] == 4);
+  CHECK(g.counts[1] == 4);  // ceil(100 / 32)
+  CHECK(g.counts[2] == 5);
+  CHECK(g.counts[3] == 2);
+  CHECK(g.counts[4] == 3);
+  CHECK(g.outer == 5 * 2 * 3);
+  CHECK(g.tile_count == 4 * 4 * 30);
+  CHECK(g.clusters == 480);
+  CHECK(g.ctas == 100);  // persistent: one CTA per SM
+}
+
+TEST_CASE("grid: a kernel without a parallel space has one point") {
+  auto k = kernel("none").target(sm_90a);
+  k.role("r", warps(1), [&](role& r) { r.fence_proxy_async(); });
+  const auto g = plan::plan_grid(k.build(), mnhb{1, 1, 1, 1}, 132);
+  CHECK(g.axes == 0);
+  CHECK(g.tile_count == 1);
+  CHECK(g.ctas == 1);
+}
+
+TEST_CASE("point_at: a 3-axis space is covered exactly once, in range, for clusters, rasters and persistence") {
+  for (int cluster : {1, 2})
+    for (raster r : {raster::along_m(2), raster::along_n(3), raster::along_m(1)}) {
+      const program p = space_kernel(cluster, true, tiles("M", 64), tiles("N", 64), each("H"));
+      const auto g = plan::plan_grid(p, mnhb{300, 130, 3, 1}, 8);  // 5 (padded to 6 with clusters of 2) x 3 x 3
+      CAPTURE(cluster);
+      CAPTURE(r.group);
+      CHECK(g.counts[0] == (cluster == 1 ? 5 : 6));
+      CHECK(g.counts[1] == 3);
+      CHECK(g.counts[2] == 3);
+      std::set<std::tuple<long long, long long, long long>> seen;
+      bool in_range = true;
+      long long visits = 0;
+      // Walk steps are cluster work items; each CTA of a cluster adds its rank along axis 0.
+      for (long long i = 0; i < g.clusters; ++i) {
+        const auto pt = plan::point_at(i, g, r);
+        for (int rank = 0; rank < g.cluster_shape[0]; ++rank) {
+          const long long c0 = pt.c[0] + rank;
+          in_range = in_range && c0 >= 0 && c0 < g.counts[0] && pt.c[1] >= 0 && pt.c[1] < g.counts[1] && pt.c[2] >= 0 && pt.c[2] < g.counts[2];
+          seen.insert({c0, pt.c[1], pt.c[2]});
+          ++visits;
+        }
+      }
+      CHECK(in_range);
+      CHECK(visits == g.tile_count);
+      CHECK(seen.size() == static_cast<std::size_t>(g.tile_count));
+      // Axis 2 is outer: the first plane is walked completely before H moves.
+      const long long plane = g.cluster_tiles[0] * g.cluster_tiles[1];
+      CHECK(plan::point_at(plane - 1, g, r).c[2] == 0);
+      CHECK(plan::point_at(plane, g, r).c[2] == 1);
+    }
+}
+
+TEST_CASE("point_at: outer axes are row-major with axis 2 fastest") {
+  const program p = space_kernel(1, false, tiles("M", 64), tiles("N", 64), each("H"), each("B"), split(2));
+  const auto g = plan::plan_grid(p, mnhb{64, 64, 3, 2}, 132);  // a plane of one point
+  REQUIRE(g.clusters == 12);
+  for (long long i = 0; i < 12; ++i) {
+    const auto pt = plan::point_at(i, g, raster::along_m(8));
+    CAPTURE(i);
+    CHECK(pt.c[0] == 0);
+    CHECK(pt.c[1] == 0);
+    CHECK(pt.c[2] == i % 3);
+    CHECK(pt.c[3] == (i / 3) % 2);
+    CHECK(pt.c[4] == i / 6);
   }
 }

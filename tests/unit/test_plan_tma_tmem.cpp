@@ -15,9 +15,9 @@ TEST_CASE("tma plan: sm_90a GEMM: A box, B box split by the multicast, D store b
   constexpr auto T = plan::plan_tma(p);
   REQUIRE(T.count == 3);
   CHECK_FALSE(T.overflow);
-  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 128, 64, swizzle::b128});  // A
-  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 128, 64, swizzle::b128});  // B: 256 rows over 2 CTAs
-  CHECK(T.descriptors[2] == plan::tma_descriptor{2, 64, 64, swizzle::b128});   // D: one warpgroup's half
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 0, 128, 64, swizzle::b128});  // A
+  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 0, 128, 64, swizzle::b128});  // B: 256 rows over 2 CTAs
+  CHECK(T.descriptors[2] == plan::tma_descriptor{2, 0, 64, 64, swizzle::b128});   // D: one warpgroup's half
   const int load_a = find_op(p, op_kind::tma_load, 0), load_b = find_op(p, op_kind::tma_load, 1), store = find_op(p, op_kind::tma_store);
   CHECK(T.of_op[load_a] == 0);
   CHECK(T.of_op[load_b] == 1);
@@ -33,8 +33,8 @@ TEST_CASE("tma plan: sm_90a GEMM: A box, B box split by the multicast, D store b
 TEST_CASE("tma plan: sm_100a GEMM loads whole boxes; sm_80 has no tensor maps") {
   constexpr auto T = plan::plan_tma(kernels::gemm_bf16_sm100());
   REQUIRE(T.count == 2);
-  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 128, 64, swizzle::b128});
-  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 256, 64, swizzle::b128});
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 0, 128, 64, swizzle::b128});
+  CHECK(T.descriptors[1] == plan::tma_descriptor{1, 0, 256, 64, swizzle::b128});
   CHECK(plan::plan_tma(kernels::gemm_bf16_sm80()).count == 0);  // cp.async needs none
 }
 
@@ -56,10 +56,32 @@ TEST_CASE("tma plan: equal (tensor, box, swizzle) share one descriptor; a cluste
   const auto T = plan::plan_tma(p);
   REQUIRE(T.count == 3);
   CHECK(T.of_op[0] == T.of_op[1]);
-  CHECK(T.descriptors[1] == plan::tma_descriptor{0, 128, 32, swizzle::b64});
+  CHECK(T.descriptors[1] == plan::tma_descriptor{0, 0, 128, 32, swizzle::b64});
   CHECK(T.descriptors[2].box_rows == 32);
   CHECK(T.split_of_op[3] == 4);
   CHECK(T.of_op[4] == -1);
+}
+
+TEST_CASE("tma plan: a rank-4 tensor tiled with rows_at: the box's rows run along the named dim") {
+  auto k = kernel("k");
+  auto [B, S, H, D] = k.dims("B", "S", "H", "D");
+  auto Q = k.input<bf16>("Q", dims(B, S, H, D));
+  auto sQ = k.smem<bf16>("sQ", {64, 64}, swizzle::b128);
+  auto sR = k.smem<bf16>("sR", {16, 64}, swizzle::b128);
+  auto bar = k.mbarrier("bar");
+  k.role("r", warps(1), [&](role& r) {
+    r.tma_load(sQ, Q.tile(1, 2, 3, 0).rows_at(1), bar);  // rows over S, columns over D
+    r.tma_load(sR, Q.tile(1, 2, 3, 0), bar);             // default: rows over H (the second-to-last)
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  const auto T = plan::plan_tma(p);
+  REQUIRE(T.count == 2);
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 1, 64, 64, swizzle::b128});
+  CHECK(T.descriptors[1] == plan::tma_descriptor{0, 2, 16, 64, swizzle::b128});
+  CHECK(p.tile_refs[p.ops[0].a.index].row_pos == 1);
+  CHECK(p.tile_refs[p.ops[1].a.index].row_pos == no_index);
+  (void)B, (void)S, (void)H, (void)D;
 }
 
 TEST_CASE("tma plan: more than 8 distinct descriptors is flagged") {

@@ -42,17 +42,23 @@ struct registrar {
 
 // ---- shared parts of the sm_90a schedules ---------------------------------------------------------
 
-// D[M,N] = A[M,K] * B[N,K]^T, bf16, 128 x 128 x 64 tiles (small enough for any number of stages).
+// D[M,N] = A[M,K] * B[N,K]^T, bf16, 128 x 128 output tiles over the parallel space (tiles(M, bm),
+// tiles(N, bn)) and a K loop in blocks of 64 (small enough for any number of stages).
 struct gemm_parts {
+  dim_ref M, N, K;
   tensor<bf16> A, B, D;
-  tiling_ref t;
+  space<2> mn;
+  int bm = 128, bn = 128, bk = 64;
 };
 constexpr gemm_parts gemm_tensors(kernel_builder& k, int bm = 128, int bn = 128, int bk = 64) {
   gemm_parts g;
-  g.A = k.input<bf16>("A", dims("M", "K"));
-  g.B = k.input<bf16>("B", dims("N", "K"));
-  g.D = k.output<bf16>("D", dims("M", "N"));
-  g.t = k.tile(bm, bn, bk);
+  const auto d = k.dims("M", "N", "K");
+  g.M = d[0], g.N = d[1], g.K = d[2];
+  g.A = k.input<bf16>("A", dims(g.M, g.K));
+  g.B = k.input<bf16>("B", dims(g.N, g.K));
+  g.D = k.output<bf16>("D", dims(g.M, g.N));
+  g.mn = k.parallel(tiles(g.M, bm), tiles(g.N, bn));
+  g.bm = bm, g.bn = bn, g.bk = bk;
   return g;
 }
 
@@ -60,11 +66,11 @@ constexpr gemm_parts gemm_tensors(kernel_builder& k, int bm = 128, int bn = 128,
 constexpr void tma_producer(kernel_builder& k, const gemm_parts& g, smem_tile<bf16> sA, smem_tile<bf16> sB, pipeline_ref ab,
                             bool multicast_b = false) {
   k.role("producer", warpgroups(1), [&](role& r) {
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], g.A.tile(tile.m, kt));
-        auto ld = r.tma_load(s[sB], g.B.tile(tile.n, kt));
+        r.tma_load(s[sA], g.A.tile(m, kt));
+        auto ld = r.tma_load(s[sB], g.B.tile(n, kt));
         if (multicast_b) ld.multicast();
       });
     });
@@ -74,9 +80,9 @@ constexpr void tma_producer(kernel_builder& k, const gemm_parts& g, smem_tile<bf
 // A clean wgmma consumer: two warpgroups, each on half the rows of sA; the accumulator goes to global.
 constexpr void wgmma_consumer(kernel_builder& k, const gemm_parts& g, smem_tile<bf16> sA, smem_tile<bf16> sB, pipeline_ref ab) {
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
@@ -85,7 +91,7 @@ constexpr void wgmma_consumer(kernel_builder& k, const gemm_parts& g, smem_tile<
         r.release(ab, s);
       });
       auto out = r.convert<bf16>(acc);
-      r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), out);
+      r.store(g.D.tile(m * 2 + r.warpgroup(), n), out);
     });
   });
 }
@@ -103,24 +109,24 @@ struct sm100_parts {
 constexpr sm100_parts sm100_declare(kernel_builder& k, int bn = 128) {
   sm100_parts s;
   s.g = gemm_tensors(k, 128, bn, 64);
-  s.sA = k.smem<bf16>("sA", {s.g.t.m, s.g.t.k}, swizzle::b128);
-  s.sB = k.smem<bf16>("sB", {s.g.t.n, s.g.t.k}, swizzle::b128);
-  s.acc = k.tmem("acc", columns(s.g.t.n));
+  s.sA = k.smem<bf16>("sA", {s.g.bm, s.g.bk}, swizzle::b128);
+  s.sB = k.smem<bf16>("sB", {s.g.bn, s.g.bk}, swizzle::b128);
+  s.acc = k.tmem("acc", columns(s.g.bn));
   s.ab = k.pipeline("ab", stages(2)).carries(s.sA, s.sB);
   s.accp = k.pipeline("accp", stages(1)).carries(s.acc);
-  s.chunks = s.g.t.n / 32;
+  s.chunks = s.g.bn / 32;
   return s;
 }
 constexpr void sm100_epilogue(kernel_builder& k, const sm100_parts& s) {
   k.role("epilogue", warpgroups(1), [&](role& r) {
-    auto frag = r.fragment<f32>("frag", {s.g.t.m, 32});
-    r.for_each_tile(s.g.t, [&](auto tile) {
+    auto frag = r.fragment<f32>("frag", {s.g.bm, 32});
+    r.for_each(s.g.mn, [&](auto m, auto n) {
       auto a = r.wait(s.accp);
       r.tcgen05_fence_after();
       r.for_range(s.chunks, [&](auto ch) {
         r.tmem_load(frag, a[s.acc].cols(ch, s.chunks));
         auto out = r.convert<bf16>(frag);
-        r.store(s.g.D.tile(tile.m, tile.n * s.chunks + ch), out);
+        r.store(s.g.D.tile(m, n * s.chunks + ch), out);
       });
       r.tcgen05_fence_before();
       r.release(s.accp, a);
@@ -129,11 +135,11 @@ constexpr void sm100_epilogue(kernel_builder& k, const sm100_parts& s) {
 }
 constexpr void sm100_producer(kernel_builder& k, const sm100_parts& s) {
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_tile(s.g.t, [&](auto tile) {
-      r.for_each_k(s.g.t, [&](auto kt) {
+    r.for_each(s.g.mn, [&](auto m, auto n) {
+      r.loop(tiles(s.g.K, s.g.bk), [&](auto kt) {
         auto slot = r.acquire(s.ab);
-        r.tma_load(slot[s.sA], s.g.A.tile(tile.m, kt));
-        r.tma_load(slot[s.sB], s.g.B.tile(tile.n, kt));
+        r.tma_load(slot[s.sA], s.g.A.tile(m, kt));
+        r.tma_load(slot[s.sB], s.g.B.tile(n, kt));
       });
     });
   });
@@ -141,10 +147,10 @@ constexpr void sm100_producer(kernel_builder& k, const sm100_parts& s) {
 constexpr void sm100_mma(kernel_builder& k, const sm100_parts& s) {
   k.role("mma", warps(1), [&](role& r) {
     r.tmem_alloc(s.acc);
-    r.for_each_tile(s.g.t, [&](auto) {
+    r.for_each(s.g.mn, [&](auto, auto) {
       auto a = r.acquire(s.accp);
       r.tcgen05_fence_after();
-      r.for_each_k(s.g.t, [&](auto kt) {
+      r.loop(tiles(s.g.K, s.g.bk), [&](auto kt) {
         auto slot = r.wait(s.ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(a[s.acc], slot[s.sA], slot[s.sB]).overwrite_on_first(kt);
@@ -170,8 +176,8 @@ template <class Consumer>
 constexpr program sm90_with(Consumer consumer, int bk = 64, swizzle swz = swizzle::b128) {
   auto k = kernel("sm90").target(sm_90a);
   auto g = gemm_tensors(k, 128, 128, bk);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swz);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swz);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swz);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swz);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   consumer(k, g, sA, sB, ab);
@@ -181,8 +187,8 @@ constexpr program sm90_with(Consumer consumer, int bk = 64, swizzle swz = swizzl
 constexpr program clean_sm90() {
   auto k = kernel("clean_sm90").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   wgmma_consumer(k, g, sA, sB, ab);

@@ -83,7 +83,7 @@ constexpr int step(machine& m, int u) {
     else if (o.has(flag_static_trip)) trips = o.imm[1];
     else {
       // Dynamic bounds are evaluated with the unit's indices (a causal loop runs tile + 1 trips).
-      const long long t = p.bound_of(s.pc) ? m.trips_of(u, *p.bound_of(s.pc)) : m.k_trips;
+      const long long t = p.has_bound(s.pc) ? m.trips_of(u, p.loops[o.imm[1]]) : m.k_trips;
       constexpr long long cap = 64;
       if (t > cap) add_coverage(m.c, rule_id::count_, s.pc, o.loc, "protocol: a loop whose bounds evaluate past 64 trips is run for 64");
       trips = static_cast<int>(t > cap ? cap : t);

@@ -94,8 +94,8 @@ constexpr malformed find_malformed(const program& p) {
       }
     }
     if (o.kind == op_kind::loop && !o.has(flag_static_trip)) {
-      if (!p.bound_of(i)) return {i, "the loop's bounds", o.imm[1]};
-      const loop_bound& b = *p.bound_of(i);
+      if (!p.has_bound(i)) return {i, "the loop's bounds", o.imm[1]};
+      const loop_bound& b = p.loops[o.imm[1]];
       if (b.step < 1) return {i, "the loop's step", b.step};
       for (const index_expr* e : {&b.lo, &b.hi, &b.hi2})
         if (!expr_ok(p, *e)) return {i, "a loop bound", 0, rule_id::ir_index_expr};

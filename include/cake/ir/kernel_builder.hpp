@@ -159,6 +159,9 @@ class kernel_builder {
     if (p.space.count != 0) fail<"ir.space-redeclared", "a kernel has one parallel iteration space (value: axes declared before)">(p.space.count, at);
     if (1 + sizeof...(A) > iteration_space::max_axes)
       fail<"ir.space-axes", "a parallel iteration space has 1..5 axes (value: axes given)">(static_cast<long long>(1 + sizeof...(A)), at);
+    // Reset field by field: assigning a temporary iteration_space{} here makes g++ 12 crash
+    // (internal compiler error in gimple_add_tmp_var) once two instantiations of parallel() meet in a TU.
+    for (auto& ax : p.space.axes) ax = parallel_axis{};
     p.space.count = 0;
     p.space.loc = at;
     space<static_cast<int>(1 + sizeof...(A))> sp;

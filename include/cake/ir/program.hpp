@@ -69,12 +69,15 @@ struct program {
       if (space.axes[i].kind != axis_kind::split && space.axes[i].dim == dim) return i;
     return -1;
   }
-  // The bounds of a dynamic loop op (nullptr for a static loop or a malformed index).
-  constexpr const loop_bound* bound_of(int loop_op) const {
+  // Whether a loop op is dynamic with bounds in `loops` (false for a static loop or a malformed index).
+  // Code that runs in constant evaluation asks this rather than comparing bound_of() with nullptr: g++ 12
+  // does not treat that comparison as a constant expression when the Program is a temporary.
+  constexpr bool has_bound(int loop_op) const {
     const op& o = ops[loop_op];
-    if (o.kind != op_kind::loop || o.has(flag_static_trip) || o.imm[1] < 0 || o.imm[1] >= static_cast<int>(loops.size())) return nullptr;
-    return &loops[o.imm[1]];
+    return o.kind == op_kind::loop && !o.has(flag_static_trip) && o.imm[1] >= 0 && o.imm[1] < static_cast<int>(loops.size());
   }
+  // The bounds of a dynamic loop op (nullptr for a static loop or a malformed index).
+  constexpr const loop_bound* bound_of(int loop_op) const { return has_bound(loop_op) ? &loops[ops[loop_op].imm[1]] : nullptr; }
   // Ops of the body of a control op, or of a role (parent == -1): iterate i from first to end.
   constexpr bool inside(int op_id, int ancestor) const {
     for (int p = ops[op_id].parent; p >= 0; p = ops[p].parent)

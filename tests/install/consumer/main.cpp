@@ -6,14 +6,22 @@ using namespace cake;
 
 constexpr program consumer_schedule() {
   auto k = kernel("consumer").target(sm_90a);
-  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto [M, K] = k.dims("M", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto rows = k.parallel(tiles(M, 64));
   auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
   auto p = k.pipeline("p", stages(2)).carries(sA);
   k.role("load", warps(1), [&](role& r) {
-    auto s = r.acquire(p);
-    r.tma_load(s[sA], A.tile(0, 0));
+    r.for_each(rows, [&](index_expr m) {  // one axis: a generic [&](auto pt) would receive the point (pt[0])
+      r.loop(tiles(K, 64), [&](auto kt) {
+        auto s = r.acquire(p);
+        r.tma_load(s[sA], A.tile(m, kt));
+      });
+    });
   });
-  k.role("use", warpgroups(1), [&](role& r) { r.release(p, r.wait(p)); });
+  k.role("use", warpgroups(1), [&](role& r) {
+    r.for_each(rows, [&](auto) { r.loop(tiles(K, 64), [&](auto) { r.release(p, r.wait(p)); }); });
+  });
   return k.build();
 }
 

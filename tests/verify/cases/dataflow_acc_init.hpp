@@ -8,14 +8,14 @@ namespace verify_corpus::dataflow_acc_uninitialized {
 constexpr program build(bool fixed) {
   auto k = kernel("acc_uninit").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         auto mma = r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);  // EXPECT: dataflow.acc-uninitialized
@@ -24,7 +24,7 @@ constexpr program build(bool fixed) {
         r.wgmma_wait(0);
         r.release(ab, s);
       });
-      r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
     });
   });
   return k.build();
@@ -40,16 +40,16 @@ namespace verify_corpus::dataflow_acc_stale {
 constexpr program build(bool fixed) {
   auto k = kernel("acc_stale").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
     if (!fixed) r.zero(acc);
-    r.for_each_tile(g.t, [&](auto tile) {
+    r.for_each(g.mn, [&](auto m, auto n) {
       if (fixed) r.zero(acc);
-      r.for_each_k(g.t, [&](auto) {
+      r.loop(tiles(g.K, g.bk), [&](auto) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);  // EXPECT: dataflow.acc-stale
@@ -57,7 +57,7 @@ constexpr program build(bool fixed) {
         r.wgmma_wait(0);
         r.release(ab, s);
       });
-      r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
     });
   });
   return k.build();

@@ -11,12 +11,12 @@ constexpr program build(bool fixed) {
   auto k = kernel("acc_early").target(sm_100a).persistent();
   auto s = sm100_declare(k);
   k.role("epilogue", warpgroups(1), [&](role& r) {
-    auto frag = r.fragment<f32>("frag", {s.g.t.m, 32});
-    r.for_each_tile(s.g.t, [&](auto tile) {
+    auto frag = r.fragment<f32>("frag", {s.g.bm, 32});
+    r.for_each(s.g.mn, [&](auto m, auto n) {
       auto drain = [&] {
         r.for_range(s.chunks, [&](auto ch) {
           r.tmem_load(frag, s.acc.cols(ch, s.chunks));  // EXPECT: dataflow.acc-read-before-complete
-          r.store(s.g.D.tile(tile.m, tile.n * s.chunks + ch), r.convert<bf16>(frag));
+          r.store(s.g.D.tile(m, n * s.chunks + ch), r.convert<bf16>(frag));
         });
       };
       if (!fixed) drain();

@@ -22,9 +22,9 @@ constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     const int parts = fixed ? 2 : 4;
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / parts, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / parts, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(r.warpgroup(), parts), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-shape
@@ -32,7 +32,7 @@ constexpr program build(bool fixed) {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * parts + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * parts + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });
@@ -48,9 +48,9 @@ constexpr program build(bool fixed) {
   return sm90_with(
       [&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
         k.role("consumer", warpgroups(2), [&](role& r) {
-          auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-          r.for_each_tile(g.t, [&](auto tile) {
-            r.for_each_k(g.t, [&](auto kt) {
+          auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+          r.for_each(g.mn, [&](auto m, auto n) {
+            r.loop(tiles(g.K, g.bk), [&](auto kt) {
               auto s = r.wait(ab);
               r.wgmma_fence();
               r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-k
@@ -58,7 +58,7 @@ constexpr program build(bool fixed) {
               r.wgmma_wait(0);
               r.release(ab, s);
             });
-            r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+            r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
           });
         });
       },
@@ -69,31 +69,33 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::instruction_mma_k
 CAKE_VERIFY_CASE(instruction_mma_k, "instruction.mma-k")
 
-// instruction.wgmma-major: a tf32 B tile stored MN-major; wgmma transposes only 16-bit operands.
+// instruction.wgmma-major: B is a tf32 tensor B[K, N], so its tile holds (K, N): the contracted K is its
+// rows and the operand is MN-major (derived, nothing declares it); wgmma transposes only 16-bit operands.
 // Fix: a K-major B (B[N, K]).
 namespace verify_corpus::instruction_wgmma_major {
 constexpr program build(bool fixed) {
   auto k = kernel("wgmma_major").target(sm_90a);
-  auto A = k.input<tf32>("A", dims("M", "K"));
-  auto B = fixed ? k.input<tf32>("B", dims("N", "K")) : k.input<tf32>("B", dims("K", "N"));
-  auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(128, 32, 32);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<tf32>("A", dims(M, K));
+  auto B = fixed ? k.input<tf32>("B", dims(N, K)) : k.input<tf32>("B", dims(K, N));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto mn = k.parallel(tiles(M, 128), tiles(N, 32));
   auto sA = k.smem<tf32>("sA", {128, 32}, swizzle::b128);
-  auto sB = fixed ? k.smem<tf32>("sB", {32, 32}, swizzle::b128) : k.smem<tf32>("sB", {32, 32}, swizzle::b128, major::mn);
+  auto sB = k.smem<tf32>("sB", {32, 32}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
   k.role("producer", warpgroups(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 32), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], fixed ? B.tile(tile.n, kt) : B.tile(kt, tile.n));
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], fixed ? B.tile(n, kt) : B.tile(kt, n));
       });
     });
   });
   k.role("consumer", warpgroups(2), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 32});
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 32), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.wgmma-major
@@ -101,7 +103,7 @@ constexpr program build(bool fixed) {
         r.wgmma_wait(0);
         r.release(ab, s);
       });
-      r.store(D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      r.store(D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
     });
   });
   return k.build();
@@ -118,9 +120,9 @@ namespace verify_corpus::instruction_wgmma_unit {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", fixed ? warpgroups(1) : warps(4), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {64, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {64, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(0, 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.wgmma-unit
@@ -128,7 +130,7 @@ constexpr program build(bool fixed) {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2, tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2, n), r.convert<bf16>(acc));
       });
     });
   });
@@ -148,18 +150,18 @@ constexpr program build(bool fixed) {
   auto cta = k.named_barrier("cta");
   k.role("mma", fixed ? warps(1) : warpgroups(1), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, 64});
-    r.for_each_tile(g.t, [&](auto tile) {
+    r.for_each(g.mn, [&](auto m, auto n) {
       r.zero(acc);
-      r.for_each_k(g.t, [&](auto kt) {
-        r.cp_async(sA, g.A.tile(tile.m, kt));
-        r.cp_async(sB, g.B.tile(tile.n, kt));
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
+        r.cp_async(sA, g.A.tile(m, kt));
+        r.cp_async(sB, g.B.tile(n, kt));
         r.cp_async_commit();
         r.cp_async_wait(0);
         r.sync(cta);
         r.mma_sync(acc, sA, sB);  // EXPECT: instruction.mma-sync-unit
         r.sync(cta);
       });
-      r.store(g.D.tile(tile.m, tile.n), r.convert<bf16>(acc));
+      r.store(g.D.tile(m, n), r.convert<bf16>(acc));
     });
   });
   return k.build();
@@ -178,10 +180,10 @@ constexpr program build(bool fixed) {
   sm100_producer(k, s);
   k.role("mma", warps(fixed ? 1 : 2), [&](role& r) {
     r.tmem_alloc(s.acc);
-    r.for_each_tile(s.g.t, [&](auto) {
+    r.for_each(s.g.mn, [&](auto, auto) {
       auto a = r.acquire(s.accp);
       r.tcgen05_fence_after();
-      r.for_each_k(s.g.t, [&](auto kt) {
+      r.loop(tiles(s.g.K, s.g.bk), [&](auto kt) {
         auto slot = r.wait(s.ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(a[s.acc], slot[s.sA], slot[s.sB]).overwrite_on_first(kt);  // EXPECT: instruction.tcgen05-single-issuer
@@ -205,15 +207,15 @@ constexpr program build(bool fixed) {
   auto k = kernel("multicast").target(sm_90a);
   if (fixed) k.cluster(2);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   k.role("producer", warpgroups(1), [&](role& r) {
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], g.A.tile(tile.m, kt));
-        r.tma_load(s[sB], g.B.tile(tile.n, kt)).multicast();  // EXPECT: instruction.multicast-without-cluster
+        r.tma_load(s[sA], g.A.tile(m, kt));
+        r.tma_load(s[sB], g.B.tile(n, kt)).multicast();  // EXPECT: instruction.multicast-without-cluster
       });
     });
   });
@@ -244,9 +246,9 @@ namespace verify_corpus::instruction_mma_dtype_mismatch {
 constexpr program good() {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: instruction.mma-dtype-mismatch
@@ -254,7 +256,7 @@ constexpr program good() {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });

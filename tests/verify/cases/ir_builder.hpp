@@ -36,32 +36,104 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_capacity
 CAKE_VERIFY_CASE(ir_capacity, "ir.capacity")
 
-namespace verify_corpus::ir_tile_dims {
+// ir.unknown-dim: an axis over a label that no tensor or k.dim declares (a typo: "m" for "M").
+namespace verify_corpus::ir_unknown_dim {
 constexpr program build(bool fixed) {
-  auto k = kernel("tile_dims").target(sm_90a);
-  if (fixed) gemm_tensors(k);
-  else k.tile(128, 128, 64);  // EXPECT: ir.tile-dims
+  auto k = kernel("unknown_dim").target(sm_90a);
+  k.input<bf16>("A", dims("M", "K"));
+  k.parallel(tiles(fixed ? "M" : "m", 128));  // EXPECT: ir.unknown-dim
   one_role(k);
   return k.build();
 }
 constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
-}  // namespace verify_corpus::ir_tile_dims
-CAKE_VERIFY_CASE(ir_tile_dims, "ir.tile-dims")
+}  // namespace verify_corpus::ir_unknown_dim
+CAKE_VERIFY_CASE(ir_unknown_dim, "ir.unknown-dim")
 
+// ir.tile-extent: blocks of 0 elements, as an axis of the parallel space and as a loop extent.
 namespace verify_corpus::ir_tile_extent {
 constexpr program build(bool fixed) {
   auto k = kernel("tile_extent").target(sm_90a);
-  k.input<bf16>("A", dims("M", "K"));
-  k.input<bf16>("B", dims("N", "K"));
-  k.tile(fixed ? 128 : 0, 128, 64);  // EXPECT: ir.tile-extent
-  one_role(k);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto mn = k.parallel(tiles(M, fixed ? 128 : 0), tiles(N, 128));  // EXPECT: ir.tile-extent
+  k.role("a", warps(1), [&](role& r) {
+    r.for_each(mn, [&](auto, auto) {
+      r.loop(tiles(K, fixed ? 64 : 0), [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.tile-extent
+    });
+  });
   return k.build();
 }
 constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_tile_extent
 CAKE_VERIFY_CASE(ir_tile_extent, "ir.tile-extent")
+
+// ir.space-axes: six axes; a parallel space has one to five. (An argument that is not an axis is a
+// static_assert under the same id: tests/compile_fail/space_axis_argument.)
+namespace verify_corpus::ir_space_axes {
+constexpr program build(bool fixed) {
+  auto k = kernel("space_axes").target(sm_90a);
+  auto [B, H, M, N] = k.dims("B", "H", "M", "N");
+  if (fixed) k.parallel(tiles(M, 128), tiles(N, 128), each(H), each(B), split(2));
+  else k.parallel(tiles(M, 128), tiles(N, 128), each(H), each(B), split(2), split(2));  // EXPECT: ir.space-axes
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_space_axes
+CAKE_VERIFY_CASE(ir_space_axes, "ir.space-axes")
+
+// ir.space-redeclared: a second k.parallel(...); a kernel has one parallel iteration space.
+namespace verify_corpus::ir_space_redeclared {
+constexpr program build(bool fixed) {
+  auto k = kernel("space_redeclared").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  k.parallel(tiles(M, 128), tiles(N, 128));
+  if (!fixed) k.parallel(tiles(N, 128));  // EXPECT: ir.space-redeclared
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_space_redeclared
+CAKE_VERIFY_CASE(ir_space_redeclared, "ir.space-redeclared")
+
+// ir.loop-bound: a loop with step 0 would never advance.
+namespace verify_corpus::ir_loop_bound {
+constexpr program build(bool fixed) {
+  auto k = kernel("loop_bound").target(sm_90a);
+  auto K = k.dim("K");
+  k.role("a", warps(1), [&](role& r) {
+    r.loop(index_expr(0), tiles(K, 64), fixed ? 1 : 0, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.loop-bound
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_loop_bound
+CAKE_VERIFY_CASE(ir_loop_bound, "ir.loop-bound")
+
+// ir.tile-rows: rows_at(2) on X[B, S, D] names the last dim, which the tile's columns already run along.
+// Fix: rows along S, rows_at(1) (the default for a rank-3 tensor).
+namespace verify_corpus::ir_tile_rows {
+constexpr program build(bool fixed) {
+  auto k = kernel("tile_rows").target(sm_90a);
+  auto [B, S, D] = k.dims("B", "S", "D");
+  auto X = k.input<bf16>("X", dims(B, S, D));
+  auto sX = k.smem<bf16>("sX", {128, 64}, swizzle::b128);
+  auto full = k.mbarrier("full");
+  k.role("producer", warps(1), [&](role& r) {
+    r.arrive_expect_tx(full, 16384);
+    r.tma_load(sX, X.tile(0, 0, 0).rows_at(fixed ? 1 : 2), full);  // EXPECT: ir.tile-rows
+  });
+  k.role("consumer", warps(1), [&](role& r) { r.wait(full); });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_tile_rows
+CAKE_VERIFY_CASE(ir_tile_rows, "ir.tile-rows")
 
 namespace verify_corpus::ir_smem_shape {
 constexpr program build(bool fixed) {
@@ -145,8 +217,8 @@ namespace verify_corpus::ir_slot_region {
 constexpr program build(bool fixed) {
   auto k = kernel("slot_region").target(sm_90a);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(2)).carries(sA);
   k.role("producer", warps(1), [&](role& r) {
     auto s = r.acquire(ab);  // EXPECT: ir.slot-region
@@ -200,9 +272,9 @@ namespace verify_corpus::ir_overwrite_first {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(fixed ? kt : r.warpgroup());  // EXPECT: ir.overwrite-first
@@ -210,7 +282,7 @@ constexpr program build(bool fixed) {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });
@@ -220,35 +292,22 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_overwrite_first
 CAKE_VERIFY_CASE(ir_overwrite_first, "ir.overwrite-first")
 
-namespace verify_corpus::ir_no_tiling {
+// ir.no-space: r.for_each(...) walks the parallel space, which the kernel never declared.
+namespace verify_corpus::ir_no_space {
 constexpr program build(bool fixed) {
-  auto k = kernel("no_tiling").target(sm_90a);
-  tiling_ref t{};
-  if (fixed) t = gemm_tensors(k).t;
+  auto k = kernel("no_space").target(sm_90a);
+  auto M = k.dim("M");
+  space<1> sp{};
+  if (fixed) sp = k.parallel(tiles(M, 128));
   k.role("a", warps(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.no-tiling
+    r.for_each(sp, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.no-space
   });
   return k.build();
 }
 constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
-}  // namespace verify_corpus::ir_no_tiling
-CAKE_VERIFY_CASE(ir_no_tiling, "ir.no-tiling")
-
-namespace verify_corpus::ir_no_reduce_axis {
-constexpr program build(bool fixed) {
-  auto k = kernel("no_reduce").target(sm_90a);
-  tiling_ref t{};
-  if (fixed) t = gemm_tensors(k).t;
-  k.role("a", warps(1), [&](role& r) {
-    r.for_each_k(t, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.no-reduce-axis
-  });
-  return k.build();
-}
-constexpr program bad() { return build(false); }
-constexpr program good() { return build(true); }
-}  // namespace verify_corpus::ir_no_reduce_axis
-CAKE_VERIFY_CASE(ir_no_reduce_axis, "ir.no-reduce-axis")
+}  // namespace verify_corpus::ir_no_space
+CAKE_VERIFY_CASE(ir_no_space, "ir.no-space")
 
 namespace verify_corpus::ir_trip_count {
 constexpr program build(bool fixed) {
@@ -280,7 +339,7 @@ namespace verify_corpus::ir_tile_rank {
 constexpr program build(bool fixed) {
   auto k = kernel("tile_rank").target(sm_90a);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
   auto full = k.mbarrier("full");
   k.role("producer", warps(1), [&](role& r) {
     r.arrive_expect_tx(full, 16384);
@@ -297,9 +356,9 @@ namespace verify_corpus::ir_index_expr {
 constexpr program build(bool fixed) {
   auto k = kernel("index_expr").target(sm_80);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128, copies(2));
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128, copies(2));
   k.role("copy", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto kt) {
+    r.loop(tiles(g.K, g.bk), [&](auto kt) {
       auto stage = fixed ? kt % 2 : (kt + 1) / 2 + kt;  // a divided sum plus a term: not representable
       r.cp_async(sA.stage(stage), g.A.tile(0, kt));  // EXPECT: ir.index-expr
       r.cp_async_commit();
@@ -317,9 +376,9 @@ namespace verify_corpus::ir_part_count {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(r.warpgroup(), fixed ? 2 : 3), s[sB]).overwrite_on_first(kt);  // EXPECT: ir.part-count
@@ -327,7 +386,7 @@ constexpr program build(bool fixed) {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });

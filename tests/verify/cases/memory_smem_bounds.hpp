@@ -8,14 +8,14 @@ namespace verify_corpus::memory_smem_bounds {
 constexpr program build(bool fixed) {
   auto k = kernel("smem_bounds").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         auto part = fixed ? r.warpgroup() : index_expr(2);
@@ -24,7 +24,7 @@ constexpr program build(bool fixed) {
         r.wgmma_wait(0);
         r.release(ab, s);
       });
-      r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+      r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
     });
   });
   return k.build();

@@ -7,9 +7,9 @@ namespace verify_corpus::memory_stage_index {
 constexpr program build(bool fixed) {
   auto k = kernel("stage_index").target(sm_80);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128, copies(2));
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128, copies(2));
   k.role("copy", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto kt) {
+    r.loop(tiles(g.K, g.bk), [&](auto kt) {
       r.cp_async(sA.stage(fixed ? kt : kt - 1), g.A.tile(0, kt));  // EXPECT: memory.stage-index
       r.cp_async_commit();
       r.cp_async_wait(0);

@@ -29,10 +29,10 @@ constexpr program build(bool fixed) {
   sm100_producer(k, s);
   k.role("mma", warps(1), [&](role& r) {
     if (fixed) r.tmem_alloc(s.acc);
-    r.for_each_tile(s.g.t, [&](auto) {
+    r.for_each(s.g.mn, [&](auto, auto) {
       auto a = r.acquire(s.accp);
       r.tcgen05_fence_after();
-      r.for_each_k(s.g.t, [&](auto kt) {
+      r.loop(tiles(s.g.K, s.g.bk), [&](auto kt) {
         auto slot = r.wait(s.ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(a[s.acc], slot[s.sA], slot[s.sB]).overwrite_on_first(kt);  // EXPECT: memory.tmem-alloc
@@ -60,10 +60,10 @@ constexpr program build(bool fixed) {
   sm100_producer(k, s);
   k.role("mma", warps(1), [&](role& r) {
     r.tmem_alloc(s.acc);  // EXPECT: memory.tmem-dealloc
-    r.for_each_tile(s.g.t, [&](auto) {
+    r.for_each(s.g.mn, [&](auto, auto) {
       auto a = r.acquire(s.accp);
       r.tcgen05_fence_after();
-      r.for_each_k(s.g.t, [&](auto kt) {
+      r.loop(tiles(s.g.K, s.g.bk), [&](auto kt) {
         auto slot = r.wait(s.ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(a[s.acc], slot[s.sA], slot[s.sB]).overwrite_on_first(kt);
@@ -92,11 +92,11 @@ constexpr program build(bool fixed) {
   auto epilogue = [&] {
     k.role("epilogue", warps(4), [&](role& r) {
       auto frag = r.fragment<f32>("frag", {32, 32});
-      r.for_each_tile(s.g.t, [&](auto tile) {
+      r.for_each(s.g.mn, [&](auto m, auto n) {
         auto a = r.wait(s.accp);
         r.tcgen05_fence_after();
         r.tmem_load(frag, a[s.acc].rows(r.warp(), 4));  // EXPECT: memory.tmem-lane-access
-        r.store(s.g.D.tile(tile.m * 4 + r.warp(), tile.n), r.convert<bf16>(frag));
+        r.store(s.g.D.tile(m * 4 + r.warp(), n), r.convert<bf16>(frag));
         r.tcgen05_fence_before();
         r.release(s.accp, a);
       });

@@ -35,9 +35,9 @@ constexpr program build(bool fixed) {
   return sm90_with(
       [&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
         k.role("consumer", warpgroups(2), [&](role& r) {
-          auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-          r.for_each_tile(g.t, [&](auto tile) {
-            r.for_each_k(g.t, [&](auto kt) {
+          auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+          r.for_each(g.mn, [&](auto m, auto n) {
+            r.loop(tiles(g.K, g.bk), [&](auto kt) {
               auto s = r.wait(ab);
               r.wgmma_fence();
               r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: representation.swizzle-atom
@@ -45,7 +45,7 @@ constexpr program build(bool fixed) {
               r.wgmma_wait(0);
               r.release(ab, s);
             });
-            r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+            r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
           });
         });
       },
@@ -56,28 +56,42 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::representation_swizzle_atom
 CAKE_VERIFY_CASE(representation_swizzle_atom, "representation.swizzle-atom")
 
-// representation.major-mismatch: B is declared B[K, N] (N contiguous) but sB is K-major, so its columns
-// would hold N. Fix: declare B[N, K] (or sB major::mn).
+// representation.major-mismatch: B is B[K, N], so sB holds (K, N); the MMA contracts K, its rows, which
+// makes sB MN-major, but sB declares major::k. Fix: declare what the dims say (major::mn), or nothing.
 namespace verify_corpus::representation_major_mismatch {
 constexpr program build(bool fixed) {
   auto k = kernel("major_mismatch").target(sm_90a);
-  auto A = k.input<bf16>("A", dims("M", "K"));
-  auto B = fixed ? k.input<bf16>("B", dims("N", "K")) : k.input<bf16>("B", dims("K", "N"));
-  auto D = k.output<bf16>("D", dims("M", "N"));
-  auto t = k.tile(128, 128, 64);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(K, N));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto mn = k.parallel(tiles(M, 128), tiles(N, 64));
   auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128, fixed ? major::mn : major::k);  // K rows, N columns
   auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
   k.role("producer", warpgroups(1), [&](role& r) {
-    r.for_each_tile(t, [&](auto tile) {
-      r.for_each_k(t, [&](auto kt) {
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], A.tile(tile.m, kt));
-        r.tma_load(s[sB], fixed ? B.tile(tile.n, kt) : B.tile(kt, tile.n));  // EXPECT: representation.major-mismatch
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], B.tile(kt, n));
       });
     });
   });
-  wgmma_consumer(k, {A, B, D, t}, sA, sB, ab);
+  k.role("consumer", warpgroups(2), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    r.for_each(mn, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
+        auto s = r.wait(ab);
+        r.wgmma_fence();
+        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: representation.major-mismatch
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+        r.release(ab, s);
+      });
+      r.store(D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
+    });
+  });
   return k.build();
 }
 constexpr program bad() { return build(false); }
@@ -91,9 +105,9 @@ namespace verify_corpus::representation_mma_operand_shape {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           auto a = fixed ? s[sA].rows(r.warpgroup(), 2) : s[sA];
@@ -102,7 +116,7 @@ constexpr program build(bool fixed) {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });
@@ -181,9 +195,9 @@ namespace verify_corpus::representation_accumulator_dtype {
 constexpr program good() {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
     k.role("consumer", warpgroups(2), [&](role& r) {
-      auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-      r.for_each_tile(g.t, [&](auto tile) {
-        r.for_each_k(g.t, [&](auto kt) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.loop(tiles(g.K, g.bk), [&](auto kt) {
           auto s = r.wait(ab);
           r.wgmma_fence();
           r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);  // EXPECT: representation.accumulator-dtype
@@ -191,7 +205,7 @@ constexpr program good() {
           r.wgmma_wait(0);
           r.release(ab, s);
         });
-        r.store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n), r.convert<bf16>(acc));
+        r.store(g.D.tile(m * 2 + r.warpgroup(), n), r.convert<bf16>(acc));
       });
     });
   });
@@ -210,16 +224,16 @@ namespace verify_corpus::representation_copy_shape {
 constexpr program build(bool fixed) {
   auto k = kernel("copy_shape").target(sm_90a);
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
-  auto sD = k.smem<bf16>("sD", {g.t.m, 64}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
+  auto sD = k.smem<bf16>("sD", {g.bm, 64}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
   tma_producer(k, g, sA, sB, ab);
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
@@ -236,7 +250,7 @@ constexpr program build(bool fixed) {
         else r.stmatrix(buf, out);  // EXPECT: representation.copy-shape
         r.fence_proxy_async();
         r.sync(epi);
-        r.tma_store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n * 2 + ch), buf);
+        r.tma_store(g.D.tile(m * 2 + r.warpgroup(), n * 2 + ch), buf);
         r.bulk_commit();
       });
     });

@@ -59,7 +59,7 @@ constexpr program build(bool fixed) {
   auto g = gemm_tensors(k);
   auto step = k.named_barrier("step", per_unit);  // EXPECT: resource.named-barrier-count
   k.role("math", warps(fixed ? 8 : 16), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) { r.sync(step); });
+    r.loop(tiles(g.K, g.bk), [&](auto) { r.sync(step); });
   });
   return k.build();
 }

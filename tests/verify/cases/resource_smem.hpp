@@ -7,8 +7,8 @@ namespace verify_corpus::resource_smem_overflow {
 constexpr program build(bool fixed) {
   auto k = kernel("smem_overflow").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(fixed ? 4 : 8)).carries(sA, sB);  // EXPECT: resource.smem-overflow
   tma_producer(k, g, sA, sB, ab);
   wgmma_consumer(k, g, sA, sB, ab);

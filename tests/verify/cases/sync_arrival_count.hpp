@@ -11,13 +11,13 @@ constexpr program build(bool fixed) {
   auto ready = k.mbarrier("ready", arrivals(fixed ? 1 : 2));
   auto done = k.mbarrier("done");
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.arrive(ready);
       r.wait(done);
     });
   });
   k.role("consumer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.wait(ready);  // EXPECT: sync.arrival-count
       r.arrive(done);
     });

@@ -11,13 +11,13 @@ constexpr program build(bool fixed) {
   auto ping = k.mbarrier("ping");
   auto pong = k.mbarrier("pong");
   k.role("left", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.wait(pong);  // EXPECT: sync.deadlock
       r.arrive(ping);
     });
   });
   k.role("right", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       if (!fixed) r.wait(ping);
       r.arrive(pong);
       if (fixed) r.wait(ping);

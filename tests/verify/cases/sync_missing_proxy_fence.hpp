@@ -8,16 +8,16 @@ namespace verify_corpus::sync_missing_proxy_fence {
 constexpr program build(bool fixed) {
   auto k = kernel("proxy_fence").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.t.m, g.t.k}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.t.n, g.t.k}, swizzle::b128);
-  auto sD = k.smem<bf16>("sD", {g.t.m, 64}, swizzle::b128, copies(2));
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
+  auto sD = k.smem<bf16>("sD", {g.bm, 64}, swizzle::b128, copies(2));
   auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
   tma_producer(k, g, sA, sB, ab);
   k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.t.m / 2, g.t.n});
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
@@ -33,7 +33,7 @@ constexpr program build(bool fixed) {
         r.stmatrix(buf, out.cols(ch, 2));  // EXPECT: sync.missing-proxy-fence
         if (fixed) r.fence_proxy_async();
         r.sync(epi);
-        r.tma_store(g.D.tile(tile.m * 2 + r.warpgroup(), tile.n * 2 + ch), buf);
+        r.tma_store(g.D.tile(m * 2 + r.warpgroup(), n * 2 + ch), buf);
         r.bulk_commit();
       });
     });

@@ -10,7 +10,7 @@ constexpr program build(bool fixed) {
   auto g = gemm_tensors(k);
   auto step = k.named_barrier("step", threads(fixed ? 128 : 64));  // EXPECT: sync.named-barrier-count
   k.role("math", warpgroups(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) { r.sync(step); });
+    r.loop(tiles(g.K, g.bk), [&](auto) { r.sync(step); });
   });
   return k.build();
 }

@@ -11,13 +11,13 @@ constexpr program build(bool fixed) {
   auto ready = k.mbarrier("ready");
   auto done = k.mbarrier("done");
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.arrive(ready);
       if (fixed) r.wait(done);
     });
   });
   k.role("consumer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.wait(ready);  // EXPECT: sync.phase-aliasing
       if (fixed) r.arrive(done);
     });

@@ -11,13 +11,13 @@ constexpr program good() {
   auto ready = k.mbarrier("ready");
   auto done = k.mbarrier("done");
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.arrive(ready).remote();
       r.wait(done);
     });
   });
   k.role("consumer", warps(1), [&](role& r) {
-    r.for_each_k(g.t, [&](auto) {
+    r.loop(tiles(g.K, g.bk), [&](auto) {
       r.wait(ready);  // EXPECT: sync.remote-wait
       r.arrive(done).remote();
     });

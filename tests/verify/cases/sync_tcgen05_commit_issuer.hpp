@@ -19,30 +19,30 @@ constexpr program build(bool fixed) {
   auto acc_empty = k.mbarrier("acc_empty");
   k.role("epilogue", warpgroups(1), [&](role& r) {
     auto frag = r.fragment<f32>("frag", {128, 32});
-    r.for_each_tile(g.t, [&](auto tile) {
+    r.for_each(g.mn, [&](auto m, auto n) {
       r.wait(acc_full);
       r.tcgen05_fence_after();
       r.for_range(4, [&](auto ch) {
         r.tmem_load(frag, acc.cols(ch, 4));
-        r.store(g.D.tile(tile.m, tile.n * 4 + ch), r.convert<bf16>(frag));
+        r.store(g.D.tile(m, n * 4 + ch), r.convert<bf16>(frag));
       });
       r.tcgen05_fence_before();
       r.arrive(acc_empty);
     });
   });
   k.role("producer", warps(1), [&](role& r) {
-    r.for_each_tile(g.t, [&](auto tile) {
-      r.for_each_k(g.t, [&](auto kt) {
+    r.for_each(g.mn, [&](auto m, auto n) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        r.tma_load(s[sA], g.A.tile(tile.m, kt));
-        r.tma_load(s[sB], g.B.tile(tile.n, kt));
+        r.tma_load(s[sA], g.A.tile(m, kt));
+        r.tma_load(s[sB], g.B.tile(n, kt));
       });
     });
   });
   k.role("mma", warps(1), [&](role& r) {
     r.tmem_alloc(acc);
-    r.for_each_tile(g.t, [&](auto) {
-      r.for_each_k(g.t, [&](auto kt) {
+    r.for_each(g.mn, [&](auto, auto) {
+      r.loop(tiles(g.K, g.bk), [&](auto kt) {
         auto s = r.wait(ab);
         r.tcgen05_fence_after();
         r.tcgen05_mma(acc, s[sA], s[sB]).overwrite_on_first(kt);
@@ -55,7 +55,7 @@ constexpr program build(bool fixed) {
   });
   if (!fixed)
     k.role("signal", warps(1), [&](role& r) {
-      r.for_each_tile(g.t, [&](auto) {
+      r.for_each(g.mn, [&](auto, auto) {
         r.tcgen05_commit(acc_full);  // EXPECT: sync.tcgen05-commit-issuer
       });
     });

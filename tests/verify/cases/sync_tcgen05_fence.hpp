@@ -9,13 +9,13 @@ constexpr program build(bool fixed) {
   auto k = kernel("tcgen05_fence").target(sm_100a).persistent();
   auto s = sm100_declare(k);
   k.role("epilogue", warpgroups(1), [&](role& r) {
-    auto frag = r.fragment<f32>("frag", {s.g.t.m, 32});
-    r.for_each_tile(s.g.t, [&](auto tile) {
+    auto frag = r.fragment<f32>("frag", {s.g.bm, 32});
+    r.for_each(s.g.mn, [&](auto m, auto n) {
       auto a = r.wait(s.accp);
       if (fixed) r.tcgen05_fence_after();
       r.for_range(s.chunks, [&](auto ch) {
         r.tmem_load(frag, a[s.acc].cols(ch, s.chunks));  // EXPECT: sync.tcgen05-fence
-        r.store(s.g.D.tile(tile.m, tile.n * s.chunks + ch), r.convert<bf16>(frag));
+        r.store(s.g.D.tile(m, n * s.chunks + ch), r.convert<bf16>(frag));
       });
       r.tcgen05_fence_before();
       r.release(s.accp, a);
