@@ -1,0 +1,113 @@
+#pragma once
+// The row schedule shared by the row kernels of kernels/norm/ (softmax.hpp, rmsnorm.hpp): which rows a
+// unit of threads holds in registers, how wide its register tile is, and how the units are grouped into
+// CTAs. The chooser per row width lives next to each kernel (softmax_config_for, rmsnorm_config_for).
+//
+// A unit (one warp or one warpgroup) holds `rows` whole rows of `width` columns in one register tile.
+// The layout of that tile is derived (plan/fragments.hpp, "blocked"): every row is cut into 16-byte
+// vectors (8 bf16) spread over as few consecutive threads as let the unit's threads cover its rows in
+// one pass. With warp units a row stays inside its warp (row reductions are shuffles only); a warpgroup
+// unit holding one row spreads it over its 4 warps, and row reductions then also go through a derived
+// shared-memory scratch between two syncs of the unit's derived named barrier.
+//
+//   elements per thread  E = rows * width / unit threads
+//   registers            E / 2 for the loaded rows (bf16 pairs, loaded and stored as they are, in
+//                        16-byte vectors), plus the working tile: E (f32) or E / 2 (bf16) or none
+//
+// The row dim C is specialized (baked in when the kernel is JIT-compiled); `width` is the register
+// tile's width, the next supported width >= C. Columns C..width-1 are masked: loads fill them (with
+// -inf for softmax, 0 for RMSNorm) and stores skip them. Rows past R are masked the same way.
+#include <string_view>
+
+#include <cake/cake.hpp>
+
+namespace cake::kernels {
+
+struct norm_config {
+  int width = 1024;         // register tile columns: the widest row this kernel takes (C <= width)
+  int rows = 1;             // rows per unit
+  bool warp_units = true;   // a unit is one warp (true) or one warpgroup of 4 warps (false)
+  int units = 4;            // units per CTA; a CTA takes rows * units consecutive rows per point
+  bool f32_work = true;     // the working tile (softmax: the exp values, RMSNorm: the squares) is f32;
+                            // false: bf16 (softmax works in place in the loaded tile, RMSNorm squares
+                            // into a bf16 tile): fewer registers, the values rounded to bf16 once more
+  bool persistent = false;  // one CTA per SM walking the points (k.persistent()); default: one CTA per point
+  target_id target = target_id::sm_90a;
+
+  friend constexpr bool operator==(const norm_config&, const norm_config&) = default;
+  constexpr int unit_threads() const { return warp_units ? 32 : 128; }
+  constexpr int cta_threads() const { return units * unit_threads(); }
+  constexpr int rows_per_cta() const { return rows * units; }
+  constexpr int elements_per_thread() const { return rows * width / unit_threads(); }
+};
+
+// The registers per thread a CTA of this schedule may use: __launch_bounds__(threads, 1) caps them at
+// 65536 / threads (at most 255), in multiples of 8. The analyzer's resource.register-tiles rule compares
+// the register tiles of the role with the same number.
+constexpr int norm_register_budget(const norm_config& c) {
+  const int cap = 65536 / c.cta_threads();
+  return (cap > 255 ? 255 : cap) / 8 * 8;
+}
+// What the row kernels' register tiles add up to per thread (the count that rule makes): the rows as
+// loaded (bf16 pairs, E / 2), the working tile (E in f32, E / 2 in bf16), for RMSNorm the weight (E / 2
+// at most: one value per column the thread holds) and a row vector or two (one register per row slot).
+constexpr int norm_tile_registers(const norm_config& c, bool rmsnorm) {
+  const int e = c.elements_per_thread();
+  return e / 2 + (c.f32_work ? e : e / 2) + (rmsnorm ? e / 2 + 1 : 2);
+}
+
+// The widest row the row kernels hold in registers.
+inline constexpr int norm_max_width = 16384;
+
+// The register tile width for a row of `cols` elements: powers of two up to 2048, multiples of 1024
+// above (so that 5000 runs in a 5120-wide tile rather than an 8192-wide one). 0 when cols is out of range.
+constexpr int norm_width_for(long long cols) {
+  if (cols < 1 || cols > norm_max_width) return 0;
+  if (cols <= 2048) {
+    int w = 128;
+    while (w < cols) w *= 2;
+    return w;
+  }
+  return static_cast<int>((cols + 1023) / 1024 * 1024);
+}
+
+// Every width norm_width_for can return, narrowest first (tests lower each of them).
+inline constexpr int norm_widths[] = {128,  256,  512,  1024, 2048,  3072,  4096,  5120,  6144,  7168,
+                                      8192, 9216, 10240, 11264, 12288, 13312, 14336, 15360, 16384};
+
+namespace norm_detail {
+// A kernel name that says which schedule it is: "softmax_w1024_1x4w_f32" (31 characters at most).
+struct name_buf {
+  char text[32]{};
+  int len = 0;
+  constexpr void put(std::string_view s) {
+    for (char ch : s)
+      if (len < 31) text[len++] = ch;
+  }
+  constexpr void put(int v) {
+    char d[12]{};
+    int n = 0;
+    if (v == 0) d[n++] = '0';
+    while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
+    while (n > 0 && len < 31) text[len++] = d[--n];
+  }
+  constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
+};
+constexpr name_buf kernel_name(std::string_view family, const norm_config& c) {
+  name_buf b;
+  b.put(family);
+  b.put("_w");
+  b.put(c.width);
+  b.put("_");
+  b.put(c.rows);
+  b.put("x");
+  b.put(c.units);
+  b.put(c.warp_units ? "w" : "g");
+  b.put(c.f32_work ? "_f32" : "_b16");
+  if (c.persistent) b.put("_p");
+  if (c.target == target_id::sm_80) b.put("_80");
+  return b;
+}
+}  // namespace norm_detail
+
+}  // namespace cake::kernels
