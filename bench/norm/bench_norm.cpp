@@ -204,7 +204,16 @@ void run_kernel(norm_kind kind, const norm_config& c, buffers& b, CUstream st) {
 }
 
 // One shape and one kernel with its default schedule: check, then time against the copy and the Cake copy.
+void bench_shape_or_throw(benchmark::State& state, norm_kind kind, shape s);
 void bench_shape(benchmark::State& state, norm_kind kind, shape s) {
+  try {
+    bench_shape_or_throw(state, kind, s);
+  } catch (const std::exception& e) {  // a failed build or launch skips the shape, the others still run
+    std::fprintf(stderr, "cake_bench_norm: %lldx%lld: %s\n", s.r, s.c, e.what());
+    state.SkipWithError(e.what());
+  }
+}
+void bench_shape_or_throw(benchmark::State& state, norm_kind kind, shape s) {
   auto rng = cake::harness::random_source::fresh();
   buffers b(s, rng);
   norm_config c = kind == norm_kind::softmax ? cake::kernels::softmax_config_for(s.c) : cake::kernels::rmsnorm_config_for(s.c);
