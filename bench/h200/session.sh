@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute variants epilogue
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop norm variants epilogue
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -40,12 +40,21 @@ for s in "${steps[@]}"; do
       done ;;
     variants)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      timeout 500 $B/bench/cake_bench_gemm --runs 100 --no-fp8 --variants ${CAKE_VARIANTS:-chosen,coop1,pp128,pp128_f0,pp64} --driver "$DRIVER" \
+      timeout ${CAKE_VARIANTS_TIMEOUT:-500} $B/bench/cake_bench_gemm --runs ${CAKE_VARIANTS_RUNS:-100} --no-fp8 --variants ${CAKE_VARIANTS:-chosen,coop1,pp128,pp128_f0,pp64} --driver "$DRIVER" \
         --json "$OUT/gemm_variants.json" > "$OUT/variants.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/variants.log" | cut -c1-150 ;;
+    coop)
+      CAKE_HANG_TIMEOUT_MS=3000 timeout 90 $B/tests/gpu/cake_gpu_test_compute -tc="mainloop: cooperative*" > "$OUT/coop.log" 2>&1
+      grep -E "MESSAGE|waited past|test cases" "$OUT/coop.log" | head -n 12 ;;
+    norm)
+      CAKE_HANG_TIMEOUT_MS=3000 timeout 150 $B/tests/gpu/cake_gpu_test_norm > "$OUT/test_norm.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past" "$OUT/test_norm.log" | head -n 12
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 150 $B/bench/cake_bench_norm --runs ${CAKE_NORM_RUNS:-100} --driver "$DRIVER" --json "$OUT/norm.json" > "$OUT/bench_norm.log" 2>&1; echo "rc=$?"
+      grep -E "^(softmax|rmsnorm|copy)|error" "$OUT/bench_norm.log" | cut -c1-150 | head -n 40 ;;
     epilogue)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      timeout 300 $B/bench/cake_bench_gemm --runs 200 --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
+      timeout ${CAKE_EPILOGUE_TIMEOUT:-300} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/epilogue.log" | cut -c1-150 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do

@@ -125,6 +125,7 @@ void check_mainloop(int bm, int bn, bool pingpong, int in_flight) {
   k.stages = max_gemm_stages(k, 2);
   const harness::gemm_problem shapes[] = {{128, 128, 64}, {1, 8, 8}, {129, 257, 72}, {777, 1111, 333, 344, 336, 1120}, {1000, 1000, 1000}, {2048, 2048, 4096}};
   for (const auto& pr : shapes) {
+    MESSAGE(pr.describe());  // which shape, should the kernel trap
     harness::gemm_operands o(pr);
     const auto r = harness::check_gemm(o, rng, reference, [&](harness::gemm_operands& x) {
       const auto& q = x.p;
