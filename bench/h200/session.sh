@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop norm variants epilogue
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe norm variants epilogue
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -46,6 +46,20 @@ for s in "${steps[@]}"; do
     coop)
       CAKE_HANG_TIMEOUT_MS=3000 timeout 90 $B/tests/gpu/cake_gpu_test_compute -tc="mainloop: cooperative*" > "$OUT/coop.log" 2>&1
       grep -E "MESSAGE|waited past|test cases" "$OUT/coop.log" | head -n 12 ;;
+    probe)
+      # one process per configuration (a trap ends the process): "M N K bm bn pingpong in_flight direct"
+      while read -r spec; do
+        [ -n "$spec" ] || continue
+        res=$(CAKE_MAINLOOP="$spec" CAKE_HANG_TIMEOUT_MS=2000 timeout 40 $B/tests/gpu/cake_gpu_test_compute -tc="mainloop: the shape in CAKE_MAINLOOP" 2>&1 | grep -E "rel_err|waited past" | head -n 2 | tr '\n' ' ')
+        echo "$spec | ${res:-TIMEOUT}" | cut -c1-200
+      done < "${CAKE_PROBE_FILE:-bench/h200/probe.txt}" ;;
+    sanitize2)
+      for tool in memcheck racecheck synccheck; do
+        for tc in "one-head attention*" "k-means*" "scatter-add*" "mainloop: ping-pong 128x128, in flight"; do
+          res=$(timeout 150 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_compute -tc="$tc" 2>&1 | tee -a "$OUT/sanitize2.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+          echo "$tool | $tc | ${res:-TIMEOUT}" | cut -c1-200
+        done
+      done ;;
     norm)
       CAKE_HANG_TIMEOUT_MS=3000 timeout 150 $B/tests/gpu/cake_gpu_test_norm > "$OUT/test_norm.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|waited past" "$OUT/test_norm.log" | head -n 12

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <vector>
 
@@ -142,6 +143,26 @@ void check_mainloop(int bm, int bn, bool pingpong, int in_flight) {
 }  // namespace
 
 TEST_CASE("mainloop: cooperative, one wgmma group in flight across the release") { check_mainloop(128, 256, false, 1); }
+// Diagnosis: CAKE_MAINLOOP="M N K bm bn pingpong in_flight direct" runs one shape and configuration.
+TEST_CASE("mainloop: the shape in CAKE_MAINLOOP") {
+  const char* spec = std::getenv("CAKE_MAINLOOP");
+  if (!gpu_ready() || !spec) return;
+  long long M, N, K;
+  int bm, bn, pp, inf, direct;
+  REQUIRE(std::sscanf(spec, "%lld %lld %lld %d %d %d %d %d", &M, &N, &K, &bm, &bn, &pp, &inf, &direct) == 8);
+  harness::gemm_reference reference;
+  auto rng = harness::random_source::fresh();
+  kernels::gemm_sm90_config k;
+  k.bm = bm, k.bn = bn, k.pingpong = pp, k.in_flight = inf, k.direct_store = direct;
+  k.stages = max_gemm_stages(k, 2);
+  harness::gemm_operands o(harness::gemm_problem{M, N, K});
+  const auto r = harness::check_gemm(o, rng, reference, [&](harness::gemm_operands& x) {
+    const auto& q = x.p;
+    gemm_with(k, gemm_input::bf16, x.a.address(), x.b.address(), x.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd);
+  });
+  MESSAGE(spec << " stages " << k.stages << ": rel_err " << r.cmp.rel_err << " nonfinite " << r.cmp.nonfinite);
+  CHECK(r.cmp.rel_err < 1e-2);
+}
 TEST_CASE("mainloop: ping-pong 128x128, in flight") { check_mainloop(128, 128, true, 1); }
 TEST_CASE("mainloop: ping-pong 128x128, waited") { check_mainloop(128, 128, true, 0); }
 TEST_CASE("mainloop: ping-pong 64x256, in flight") { check_mainloop(64, 256, true, 1); }
