@@ -95,6 +95,10 @@ constexpr void write_barrier_object(Text& t, const program& p, const plan::barri
     t << '\'';
     return;
   }
+  if (b.origin == plan::barrier_origin::cluster_ready || b.origin == plan::barrier_origin::cluster_done) {
+    t << "the cluster sum's '" << (b.origin == plan::barrier_origin::cluster_ready ? "ready" : "done") << "' barrier (op#" << b.source << ")";
+    return;
+  }
   t << '\'' << p.pipelines[b.source].nm.view() << (b.origin == plan::barrier_origin::pipeline_full ? ".full[" : ".empty[") << b.element << "]'";
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Instruction pass: every op, flag and resource against the target's admission table, and MMA shapes
 // per unit (target/ holds the shape rules; dtype_info holds the instruction K).
+#include "../lower/support.hpp"
 #include "context.hpp"
 
 namespace cake::analysis {
@@ -47,6 +48,11 @@ constexpr void check_admission(context& c) {
     const int id = static_cast<int>(i);
     const feature f = info(o.kind).needs;
     if (f != feature::count_ && !t.admitted(f)) detail::not_admitted(c, id, f, to_string(o.kind));
+    else if (const char* why = lower::unsupported(p, c.plan, id))
+      if (diagnostic* d = emit_op(c, rule_id::instruction_not_lowered, id)) {
+        d->message << to_string(o.kind) << " on " << to_string(p.target) << ": " << why;
+        d->help << "see the lowered column of docs/language.md; rewrite the op in a lowered form or retarget the kernel";
+      }
     if (o.has(flag_multicast) && !t.admitted(feature::tma_multicast)) detail::not_admitted(c, id, feature::tma_multicast, "a multicast load");
     if (o.has(flag_remote) && !t.admitted(feature::cluster)) detail::not_admitted(c, id, feature::cluster, "a remote arrive");
     if ((o.has(flag_multicast) || o.has(flag_remote)) && p.launch.cluster_size() < 2 && t.admitted(feature::cluster)) {

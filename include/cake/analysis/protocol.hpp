@@ -26,7 +26,7 @@ constexpr void skip_point(machine& m, int u, int tile_op) {
     if (o.role != m.units[u].role || (o.kind != op_kind::pipeline_acquire && o.kind != op_kind::pipeline_wait)) continue;
     long long n = 0;
     if (o.parent == tile_op) n = 1;
-    else if (const loop_bound* b = p.bound_of(o.parent); b && p.ops[o.parent].parent == tile_op) n = m.trips_of(u, *b);
+    else if (o.parent >= 0 && p.has_bound(o.parent) && p.ops[o.parent].parent == tile_op) n = m.trips_of(u, p.loops[p.ops[o.parent].imm[1]]);
     else add_coverage(m.c, rule_id::count_, i, o.loc, "protocol: a pipeline op nested deeper inside an alternating walk is not skipped");
     m.pipe_count[(u * P + o.d.index) * 2 + (o.kind == op_kind::pipeline_acquire ? 0 : 1)] += static_cast<int>(n);
   }

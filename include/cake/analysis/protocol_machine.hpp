@@ -205,7 +205,14 @@ struct machine {
       bs.initialized = !(user && manual);
       bs.init_count = bs.initialized ? ob.arrivals : 0;
       bs.pending = bs.init_count;
-      bs.arrivers = user ? user_arrivers(ob.source) : pipeline_arrivers(ob.source, ob.origin == plan::barrier_origin::pipeline_full);
+      const bool cluster_sum = ob.origin == plan::barrier_origin::cluster_ready || ob.origin == plan::barrier_origin::cluster_done;
+      if (cluster_sum) {
+        bs.arrivers = 0;
+        for (int v = 0; v < U; ++v)
+          if (ob.source < p.ops.size() && units[v].role == p.ops[ob.source].role) bs.arrivers |= 1u << v;
+      } else {
+        bs.arrivers = user ? user_arrivers(ob.source) : pipeline_arrivers(ob.source, ob.origin == plan::barrier_origin::pipeline_full);
+      }
     }
   }
 

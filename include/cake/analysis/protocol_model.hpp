@@ -123,6 +123,7 @@ struct unit_state {
   static constexpr int max_pending = 8;
   int pend_op[max_pending]{}, pend_pipe[max_pending]{}, pend_stage[max_pending]{};
   int npend = 0;
+  bool cr_arrived = false;  // a cluster sum: this unit has signalled 'ready' and waits for the peers
 };
 
 struct barrier_state {

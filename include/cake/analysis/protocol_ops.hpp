@@ -310,11 +310,32 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::wgmma:
     case op_kind::tcgen05_mma: exec_mma(m, u, id); break;
     case op_kind::fill: reg_write(m, u, id, o.d); break;
+    case op_kind::cluster_reduce: {
+      // Derived protocol (lowering): wait 'done' of the previous use, write, arrive 'ready' in every CTA,
+      // wait 'ready', read every CTA's scratch, arrive 'done' in every CTA. CTAs run in step here, so
+      // one arrival stands for the same unit of every CTA.
+      const int ready = m.B.cluster_ready[id];
+      if (ready < 0) break;
+      int& uses = m.wait_count[u * m.NB + ready];
+      if (!s.cr_arrived) {
+        if (uses > 0 && !wait_phase(m, u, ready + 1, uses - 1, id)) return false;
+        m.tick(u);
+        arrive(m, u, ready, m.cluster, id, false);
+        s.cr_arrived = true;
+      }
+      if (!wait_phase(m, u, ready, uses, id)) return false;
+      s.cr_arrived = false;
+      ++uses;
+      m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); });
+      m.p.reg_writes(id, [&](const operand& x) { reg_write(m, u, id, x); });
+      m.tick(u);
+      arrive(m, u, ready + 1, m.cluster, id, false);
+      break;
+    }
     case op_kind::elementwise:
     case op_kind::reduce_rows:
     case op_kind::arg_reduce_rows:
     case op_kind::convert:
-    case op_kind::cluster_reduce:
       m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); });
       m.p.reg_writes(id, [&](const operand& x) { reg_write(m, u, id, x); });
       break;

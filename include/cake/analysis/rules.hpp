@@ -137,6 +137,8 @@ constexpr std::string_view to_string(pass_id p) {
   /* ---- instruction ------------------------------------------------------------------------------ */       \
   X(instruction_not_admitted, "instruction.not-admitted", instruction, error, instruction,                    \
     "An op, flag or resource needs an instruction family the kernel's target does not have")                  \
+  X(instruction_not_lowered, "instruction.not-lowered", instruction, error, instruction,                      \
+    "An op, or a form of an op, that Cake does not lower for the kernel's target (reported here, never as a lowering failure)") \
   X(instruction_mma_shape, "instruction.mma-shape", instruction, error, instruction,                          \
     "An MMA shape the unit does not have (wgmma m64 x N 8..256/8; tcgen05 M 64|128, N 8..256/8; mma.sync 16x8)") \
   X(instruction_mma_k, "instruction.mma-k", instruction, error, instruction,                                  \

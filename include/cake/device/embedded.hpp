@@ -699,6 +699,12 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
 __device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
+// ld.shared::cluster.f32: a float from the shared memory of a CTA of the cluster (address from mapa).
+__device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_addr) : "memory");
+  return v;
+}
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
 // arrive once. With TMA, `tx_bytes` is the full box bytes this CTA receives, out-of-bounds fill and
 // multicast from peers included [HF §1 Measured, hang causes 1].
@@ -801,11 +807,11 @@ __device__ __forceinline__ void fence_mbarrier_init() { asm volatile("fence.mbar
 // before later async-proxy reads (TMA store, wgmma); each writing thread issues it before the barrier.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-// ---- TMA loads [HF §2 Load] -------------------------------------------------------------------------
+)cake_src"
+    R"cake_src(// ---- TMA loads [HF §2 Load] -------------------------------------------------------------------------
 // `tmap` is the generic address of a CUtensorMap in .param/.const/.global (e.g. &kernel_param of a
 // `const __grid_constant__ CUtensorMap`); coordinates are element indices, innermost first. The copy
-)cake_src"
-    R"cake_src(// performs complete_tx(box bytes) on `bar` (same smem offset in every destination CTA for multicast).
+// performs complete_tx(box bytes) on `bar` (same smem offset in every destination CTA for multicast).
 
 // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 __device__ __forceinline__ void tma_load_2d(u32 dst_smem, const void* tmap, u32 bar, i32 c0, i32 c1) {
@@ -935,11 +941,11 @@ enum wgmma_swizzle : u32 { wgmma_swizzle_none = 0, wgmma_swizzle_128b = 1, wgmma
 
 // sm_90 wgmma shared-memory matrix descriptor [HF §3 Smem descriptor]: enc(x) = (x & 0x3FFFF) >> 4;
 // start address bits 0-13, LBO bits 16-29, SBO bits 32-45, base offset bits 49-51, swizzle bits 62-63.
-// K-major with 128B swizzle: SBO = 1024 (8 rows × 128 B), LBO unused (pass 16, i.e. enc 1), base
+)cake_src"
+    R"cake_src(// K-major with 128B swizzle: SBO = 1024 (8 rows × 128 B), LBO unused (pass 16, i.e. enc 1), base
 // offset 0 when the tile starts on a 1024 B boundary; step K by adding 32 B per k16 to the start.
 __host__ __device__ __forceinline__ constexpr u64 make_wgmma_desc(u32 start_smem, u32 lbo_bytes, u32 sbo_bytes,
-)cake_src"
-    R"cake_src(                                                                  u32 swizzle, u32 base_offset = 0) {
+                                                                  u32 swizzle, u32 base_offset = 0) {
   return (static_cast<u64>((start_smem & 0x3FFFFu) >> 4)) | (static_cast<u64>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
          (static_cast<u64>((sbo_bytes & 0x3FFFFu) >> 4) << 32) | (static_cast<u64>(base_offset & 7u) << 49) |
          (static_cast<u64>(swizzle & 3u) << 62);

@@ -43,6 +43,12 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
 __device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
+// ld.shared::cluster.f32: a float from the shared memory of a CTA of the cluster (address from mapa).
+__device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_addr) : "memory");
+  return v;
+}
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
 // arrive once. With TMA, `tx_bytes` is the full box bytes this CTA receives, out-of-bounds fill and
 // multicast from peers included [HF §1 Measured, hang causes 1].

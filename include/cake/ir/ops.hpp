@@ -55,7 +55,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(ldmatrix, memory, ldmatrix, all, on_none, "ldmatrix into a register tile (used inside mma_sync; not lowered as an op)")        \
   X(stmatrix, memory, stmatrix, all, on_sm90a | on_sm100a, "stmatrix of a 16-bit register tile into smem")                        \
   X(tmem_load, memory, tcgen05, all, on_sm100a, "tcgen05.ld: tensor memory -> registers")                                       \
-  X(tmem_store, memory, tcgen05, all, on_sm100a, "tcgen05.st: registers -> tensor memory")                                      \
+  X(tmem_store, memory, tcgen05, all, on_none, "tcgen05.st: registers -> tensor memory (not lowered yet)")                                      \
   X(tmem_alloc, memory, tcgen05, all, on_sm100a, "tcgen05.alloc of the kernel's tensor memory")                                 \
   X(tmem_dealloc, memory, tcgen05, all, on_sm100a, "tcgen05.dealloc")                                                           \
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \

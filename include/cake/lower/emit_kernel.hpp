@@ -116,6 +116,8 @@ class kernel_emitter : public op_emitter {
         const auto& b = B.objects[i];
         std::string what;
         if (b.origin == plan::barrier_origin::user) what = std::string(p_.mbarriers[b.source].nm.view()) + "[" + std::to_string(b.element) + "]";
+        else if (b.origin == plan::barrier_origin::cluster_ready || b.origin == plan::barrier_origin::cluster_done)
+          what = std::string("cluster sum op#") + std::to_string(b.source) + (b.origin == plan::barrier_origin::cluster_ready ? " ready" : " done");
         else what = std::string(p_.pipelines[b.source].nm.view()) + (b.origin == plan::barrier_origin::pipeline_full ? ".full[" : ".empty[") + std::to_string(b.element) + "]";
         const int count = b.arrivals > 0 ? b.arrivals : 1;
         w_.line("cake_dev::mbar_init(smem + " + std::to_string(b.offset) + "u, " + std::to_string(count) + "u);  // " + what);
@@ -168,9 +170,10 @@ class kernel_emitter : public op_emitter {
     for (std::size_t b = 0; b < p_.mbarriers.size(); ++b)
       if (role_waits_barrier(static_cast<int>(b))) w_.line("u32 bar" + std::to_string(b) + "_phases = 0;  // parity per element of " + std::string(p_.mbarriers[b].nm.view()));
     for (std::size_t i = 0; i < p_.ops.size(); ++i)
+      if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::cluster_reduce) w_.line("u32 cr" + std::to_string(i) + "_round = 0;  // uses of the cluster sum");
+    for (std::size_t i = 0; i < p_.ops.size(); ++i)
       if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_release && p_.ops[i].has(flag_release_later))
-        w_.line("u32 pend" + std::to_string(i) + "[" + std::to_string(p_.ops[i].imm[1]) + "]; u32 npend" + std::to_string(i) +
-                " = 0;  // stages a deferred release still holds");
+        w_.line("u32 npend" + std::to_string(i) + " = 0, pend_last" + std::to_string(i) + " = 0;  // stages a deferred release holds, and the last one");
     // Turns: unit 0 takes the first turn as if the last unit had passed it.
     for (std::size_t b = 0; b < p_.named_barriers.size(); ++b) {
       const auto& nb = plan_.named.barriers[b];
@@ -255,6 +258,7 @@ class kernel_emitter : public op_emitter {
       case op_kind::load_shared:
       case op_kind::store_shared: return emit_shared_tile(id, o);
       case op_kind::scatter_add: return emit_scatter_add(id, o);
+      case op_kind::cluster_reduce: return emit_cluster_sum(id, o);
       case op_kind::tmem_load: return emit_tmem_load(id, o);
       case op_kind::tmem_alloc: return emit_tmem_alloc(id, o);
       case op_kind::tmem_dealloc:
@@ -454,28 +458,30 @@ class kernel_emitter : public op_emitter {
     if (!commit) return emit_free_stage(pl, slot_name(o.a.slot_op));
     w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
   }
-  // A release that takes effect n trips later: the stage joins the role's pending list and the oldest
-  // pending stage is freed once n are held.
+  // A release that takes effect n trips later. The slot's wait is the only op of its loop body that moves
+  // through the pipeline (the analyzer checks it), so the stage held n trips ago is (slot - n) mod stages:
+  // no stage is carried from trip to trip, only how many are held. (An earlier form kept the held stages in
+  // a small array carried across trips; ptxas 13.0 rewrote that into releasing the current stage when the
+  // epilogue raised register pressure, and the kernel hung on the H200.)
   void emit_release_later(int id, const op& o) {
-    const int n = o.imm[1];
-    const std::string pend = "pend" + std::to_string(id), np = "npend" + std::to_string(id);
-    w_.open("");
+    const int n = o.imm[1], S = p_.pipelines[o.d.index].stages;
+    const std::string np = "npend" + std::to_string(id), slot = slot_name(o.a.slot_op);
+    w_.line("pend_last" + std::to_string(id) + " = " + slot + ";");
     w_.open("if (" + np + " == " + std::to_string(n) + "u)");
-    emit_free_stage(o.d.index, pend + "[0]");
-    for (int q = 0; q + 1 < n; ++q) w_.line(pend + "[" + std::to_string(q) + "] = " + pend + "[" + std::to_string(q + 1) + "];");
-    w_.line("--" + np + ";");
+    emit_free_stage(o.d.index, "((" + slot + " + " + std::to_string(S - n % S) + "u) % " + std::to_string(S) + "u)");
     w_.close();
-    w_.line(pend + "[" + np + "++] = " + slot_name(o.a.slot_op) + ";");
-    w_.close();
+    w_.line("else ++" + np + ";");
   }
   void emit_flush(int id, const op& o) {
     (void)id;
     for (std::size_t i = 0; i < p_.ops.size(); ++i) {
       const op& q = p_.ops[i];
       if (q.role != role_ || q.kind != op_kind::pipeline_release || !q.has(flag_release_later) || q.d.index != o.d.index) continue;
-      const std::string pend = "pend" + std::to_string(i), np = "npend" + std::to_string(i);
-      w_.open("for (u32 q = 0; q < " + np + "; ++q)");
-      emit_free_stage(o.d.index, pend + "[q]");
+      const int S = p_.pipelines[q.d.index].stages;
+      const std::string np = "npend" + std::to_string(i), last = "pend_last" + std::to_string(i);
+      w_.line("// the stages still held: the last " + np + " slots, oldest first");
+      w_.open("for (u32 q = " + np + "; q > 0; --q)");
+      emit_free_stage(o.d.index, "((" + last + " + " + std::to_string(S) + "u - (q - 1u) % " + std::to_string(S) + "u) % " + std::to_string(S) + "u)");
       w_.close();
       w_.line(np + " = 0;");
     }
@@ -489,6 +495,45 @@ class kernel_emitter : public op_emitter {
       w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster(cake_dev::mapa_shared(" + bar + ", r));");
     else
       w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
+  }
+  // Sum of a register tile over the CTAs of the cluster, through distributed shared memory: every unit
+  // writes its values to its CTA's scratch, signals every CTA's 'ready' barrier (release at cluster scope),
+  // waits for its own, reads the same slots of every CTA in rank order (so every CTA gets the same sum),
+  // and signals 'done'; the next use first waits for 'done' so that no peer still reads the scratch.
+  void emit_cluster_sum(int id, const op& o) {
+    const int r = o.d.index;
+    const auto& L = lay(r);
+    const int C = cluster(), T = L.threads;
+    const int ready = plan_.barriers.cluster_ready[id];
+    const int bar = plan_.named.reduce_first_id[role_], off = plan_.smem.scratch_offset[role_];
+    if (ready < 0 || bar < 0 || off < 0) return fail(id, "a cluster sum without its derived barriers or scratch");
+    if (p_.regs[r].dt != dtype::f32) return fail(id, "cluster_sum is lowered for f32 tiles");
+    const std::string rd = "(smem + " + std::to_string(plan_.barriers.objects[ready].offset) + "u)";
+    const std::string dn = "(smem + " + std::to_string(plan_.barriers.objects[ready + 1].offset) + "u)";
+    const std::string round = "cr" + std::to_string(id) + "_round";
+    const std::string base = "(smem + " + std::to_string(off) + "u + unit * " + std::to_string(T * L.count * 4) + "u + (u32)(role_thread % " + std::to_string(T) + "u) * 4u)";
+    const std::string unit_sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, " + std::to_string(T) + "u);";
+    w_.open("");
+    w_.line("if (" + round + " > 0) { " + wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
+    w_.line("#pragma unroll");
+    w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; ++e) asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + (u32)e * " +
+            std::to_string(T * 4) + "u), \"f\"(" + reg_name(r) + "[e]) : \"memory\");");
+    w_.line(unit_sync);
+    w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + rd + ", q));");
+    if (opt_.hang_timeout_ns) w_.line(wait_call(rd, round + " & 1u", id) + " asm volatile(\"fence.acq_rel.cluster;\" ::: \"memory\");");
+    else w_.line("cake_dev::mbar_wait_cluster(" + rd + ", " + round + " & 1u);  // acquire at cluster scope: the peers' scratch is visible");
+    w_.line("#pragma unroll");
+    w_.open("for (int e = 0; e < " + std::to_string(L.count) + "; ++e)");
+    w_.line("float sum = 0.0f;");
+    w_.line("#pragma unroll");
+    w_.line("for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) sum += cake_dev::ld_shared_cluster_f32(cake_dev::mapa_shared(" + base + " + (u32)e * " +
+            std::to_string(T * 4) + "u, q));");
+    w_.line(reg_name(r) + "[e] = sum;");
+    w_.close();
+    w_.line(unit_sync);
+    w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + dn + ", q));");
+    w_.line("++" + round + ";");
+    w_.close();
   }
   void emit_turn(int id, const op& o) {
     const auto& nb = plan_.named.barriers[o.d.index];

@@ -9,7 +9,10 @@
 
 namespace cake::plan {
 
-enum class barrier_origin : std::uint8_t { user, pipeline_full, pipeline_empty };
+// cluster_ready / cluster_done: the two derived barriers of a cluster sum (source = its op id): 'ready'
+// completes when every unit of every CTA has written its scratch, 'done' when every one has read all of
+// them (so a scratch is not overwritten while a peer still reads it).
+enum class barrier_origin : std::uint8_t { user, pipeline_full, pipeline_empty, cluster_ready, cluster_done };
 
 struct barrier_object {
   barrier_origin origin = barrier_origin::user;
@@ -36,6 +39,7 @@ struct barrier_plan {
   int count = 0;
   int user_base[capacity::mbarriers]{};
   pipeline_barriers pipelines[capacity::pipelines]{};
+  std::int16_t cluster_ready[capacity::ops]{};  // per cluster_reduce op: its 'ready' object ('done' is the next), -1 otherwise
   bool overflow = false;  // more barrier objects than max_objects: the rest are missing (report it)
 };
 
@@ -112,6 +116,15 @@ constexpr barrier_plan plan_barriers(const program& p) {
     for (int s = 0; s < stages; ++s) add(barrier_origin::pipeline_full, static_cast<int>(pi), s, pb.full_arrivals, true);
     pb.empty_base = B.count;
     for (int s = 0; s < stages; ++s) add(barrier_origin::pipeline_empty, static_cast<int>(pi), s, pb.empty_arrivals, true);
+  }
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    B.cluster_ready[i] = -1;
+    if (p.ops[i].kind != op_kind::cluster_reduce) continue;
+    // Every unit of the role in every CTA of the cluster arrives on each CTA's barriers once per use.
+    const int arrivals = units_per_point(p, static_cast<int>(i)) * p.launch.cluster_size();
+    B.cluster_ready[i] = static_cast<std::int16_t>(B.count);
+    add(barrier_origin::cluster_ready, static_cast<int>(i), 0, arrivals, true);
+    add(barrier_origin::cluster_done, static_cast<int>(i), 0, arrivals, true);
   }
   return B;
 }

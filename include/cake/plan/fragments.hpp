@@ -281,6 +281,7 @@ constexpr fragment_plan plan_fragments(const program& p) {
       }
     } else if (o.kind == op_kind::cluster_reduce && o.d.kind == operand_kind::reg) {
       bytes = role.threads() * F.regs[o.d.index].count * 4;
+      F.unit_barrier[o.role] = true;  // the unit syncs before its leader signals the peers
     }
     if (bytes > F.scratch_bytes[o.role]) F.scratch_bytes[o.role] = bytes;
   }

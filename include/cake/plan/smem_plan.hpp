@@ -31,6 +31,7 @@ constexpr int mbarrier_objects(const program& p) {
   int n = 0;
   for (const auto& b : p.mbarriers) n += b.count;
   for (const auto& pl : p.pipelines) n += 2 * pl.stages;
+  for (const auto& o : p.ops) n += o.kind == op_kind::cluster_reduce ? 2 : 0;  // 'ready' and 'done' of a cluster sum
   return n;
 }
 

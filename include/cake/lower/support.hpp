@@ -1,0 +1,150 @@
+#pragma once
+// What lowering implements, per op and per operand form: the one list the analyzer checks
+// (instruction.not-lowered) before lowering runs, so that a schedule that passes `cake check` never fails
+// in the emitter. The op table (ir/ops.hpp, "lowered on" column) says which targets lower an op kind at
+// all; the forms below are the cases inside a lowered kind that the emitter does not implement.
+// Emitters keep their own guards as a second line of defence, with the same words.
+#include "../ir/program.hpp"
+#include "../plan/plan.hpp"
+
+namespace cake::lower {
+
+// nullptr when lowering implements op `id` of `p` on its target; otherwise why not, in the schedule's terms.
+constexpr const char* unsupported(const program& p, const plan::kernel_plan& plan, int id) {
+  const op& o = p.ops[id];
+  if (!info(o.kind).lowered(p.target)) return "this op is not lowered for the kernel's target";
+  auto reg_dt = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? p.regs[x.index].dt : dtype::f32; };
+  auto eight = [&](const operand& x) { return x.kind == operand_kind::reg && size_bits(reg_dt(x)) == 8; };
+  auto frame = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? plan.frags.regs[x.index].f.kind : plan::frag_kind::none; };
+  switch (o.kind) {
+    case op_kind::fill:
+    case op_kind::elementwise:
+      if (eight(o.d)) return "8-bit register tiles are not computed on: compute in f32 and convert";
+      if (o.kind == op_kind::elementwise)
+        for (int i = o.imm[0]; i < o.imm[0] + o.imm[1] && i < static_cast<int>(p.exprs.size()); ++i)
+          if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size() && size_bits(p.regs[p.exprs[i].ref].dt) == 8)
+            return "an 8-bit register tile is read in an expression: convert it first";
+      return nullptr;
+    case op_kind::convert:
+      if (eight(o.d) || eight(o.a)) return "conversions to and from 8-bit register tiles are not lowered";
+      return nullptr;
+    case op_kind::reduce_rows:
+    case op_kind::arg_reduce_rows:
+      if (eight(o.a)) return "reductions of 8-bit register tiles are not lowered";
+      if (size_bits(reg_dt(o.d)) != 32) return "a row reduction writes a 32-bit (f32 or i32) vector";
+      if (o.kind == op_kind::arg_reduce_rows && reg_dt(o.b) != dtype::i32) return "an argmin/argmax index vector is i32";
+      return nullptr;
+    case op_kind::load_global:
+    case op_kind::store_global:
+    case op_kind::atomic_add: {
+      const operand& g = o.kind == op_kind::load_global ? o.a : o.d;
+      const operand& r = o.kind == op_kind::load_global ? o.d : o.a;
+      if (g.kind != operand_kind::global || g.index >= p.tile_refs.size()) return nullptr;
+      const dtype td = p.tensors[p.tile_refs[g.index].tensor].dt;
+      if (size_bits(td) == 8 || eight(r)) return "register loads and stores of 8-bit data are not lowered";
+      if (o.kind == op_kind::atomic_add) {
+        if (td != dtype::f32 && td != dtype::bf16) return "atomic_add is lowered into f32 and bf16 tensors";
+        if (td == dtype::bf16 && p.target == target_id::sm_80) return "bf16 atomic_add needs sm_90a or sm_100a (red.add.bf16x2)";
+      }
+      if (r.part != part_axis::none) {
+        if (o.kind != op_kind::store_global) return "loads and atomics of a part of a register tile are not lowered: use a tile of the part's shape";
+        if (p.tile_refs[g.index].rank != 2 || size_bits(td) != 16 || size_bits(reg_dt(r)) != 16) return "a store of a tile part is lowered for 16-bit tiles into 2-D tensors";
+        if (r.part == part_axis::rows) return "a store of a row part of a register tile is not lowered";
+        if (frame(r) == plan::frag_kind::mma_acc) return "a store of a part of an mma.sync tile is not lowered";
+      }
+      return nullptr;
+    }
+    case op_kind::scatter_add:
+      if (o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::f32) return "scatter_add is lowered into f32 tensors";
+      if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].rank != 2) return "scatter_add is lowered for 2-D tensors";
+      if (eight(o.a)) return "scatter_add of an 8-bit tile is not lowered";
+      return nullptr;
+    case op_kind::load_shared:
+    case op_kind::store_shared: {
+      const operand& s = o.kind == op_kind::load_shared ? o.a : o.d;
+      if (s.kind == operand_kind::smem && s.index < p.smem.size() && size_bits(p.smem[s.index].dt) == 8) return "register loads and stores of 8-bit smem tiles are not lowered";
+      return nullptr;
+    }
+    case op_kind::wgmma:
+      if (reg_dt(o.d) != dtype::f32) return "wgmma is lowered with f32 accumulators";
+      if (o.d.part == part_axis::rows) return "wgmma into a row part of an accumulator is not lowered";
+      if (o.a.kind == operand_kind::reg) {
+        if (!is_16bit_float(reg_dt(o.a)) || o.a.part != part_axis::none || frame(o.a) != plan::frag_kind::wgmma_acc)
+          return "wgmma with A from registers is lowered for whole 16-bit tiles in the accumulator layout";
+      } else if (o.a.kind == operand_kind::smem && p.smem[o.a.index].swz == swizzle::none) {
+        return "an MMA operand from smem must be swizzled, its rows one swizzle span wide";
+      }
+      if (o.b.kind == operand_kind::smem && p.smem[o.b.index].swz == swizzle::none) return "an MMA operand from smem must be swizzled, its rows one swizzle span wide";
+      if (o.b.kind == operand_kind::smem && plan::operand_major(plan.dims, id, 1) == major::mn && plan::shape_of(p, o.b).cols != plan::shape_of(p, o.d).cols)
+        return "an MN-major wgmma B operand must be exactly N columns wide";
+      return nullptr;
+    case op_kind::mma_sync:
+      if (o.b.kind != operand_kind::smem) return "mma_sync is lowered with B from smem";
+      if (!is_16bit_float(plan::dtype_of(p, o.a)) || reg_dt(o.d) != dtype::f32) return "mma_sync is lowered for bf16/f16 inputs with f32 accumulators";
+      if (o.d.part != part_axis::none) return "mma_sync into part of an accumulator is not lowered";
+      if (o.a.kind == operand_kind::smem && plan::operand_major(plan.dims, id, 0) != major::k) return "mma_sync is lowered for a K-major A operand from smem";
+      if (o.a.kind == operand_kind::reg && (o.a.part != part_axis::none || frame(o.a) != plan::frag_kind::mma_acc))
+        return "mma_sync with A from registers is lowered for whole 16-bit tiles in the mma.sync accumulator layout";
+      if ((plan::shape_of(p, o.d).cols / 8) % 2) return "mma_sync warp tiles need an even number of 8-column blocks";
+      return nullptr;
+    case op_kind::tcgen05_mma:
+      if (o.a.kind != operand_kind::smem) return "tcgen05.mma with A from tensor memory is not lowered";
+      if (!is_16bit_float(plan::dtype_of(p, o.a))) return "tcgen05.mma is lowered for kind::f16 (bf16/f16 inputs)";
+      if (o.d.part == part_axis::rows) return "TMEM operands are split by columns only (lanes belong to warps)";
+      return nullptr;
+    case op_kind::tma_load:
+    case op_kind::tma_store: {
+      const operand& g = plan::tma_global_side(o);
+      if (g.kind != operand_kind::global || g.index >= p.tile_refs.size()) return nullptr;
+      const int rank = p.tile_refs[g.index].rank;
+      if (rank < 2) return "TMA is lowered for tensors of rank 2 to 4";
+      if (o.has(flag_multicast) && rank > 3) return "a multicast TMA load is lowered for tensors of rank 2 and 3";
+      return nullptr;
+    }
+    case op_kind::cp_async:
+      if (o.a.kind == operand_kind::global && o.a.index < p.tile_refs.size() && p.tile_refs[o.a.index].rank != 2) return "cp_async is lowered for 2-D tensors";
+      return nullptr;
+    case op_kind::stmatrix: {
+      if (frame(o.a) != plan::frag_kind::wgmma_acc && !(o.a.kind == operand_kind::reg && plan.frags.regs[o.a.index].lazy_src >= 0 &&
+                                                       plan.frags.regs[plan.frags.regs[o.a.index].lazy_src].f.kind == plan::frag_kind::wgmma_acc))
+        return "stmatrix is lowered from tiles in the wgmma accumulator layout";
+      const auto ss = plan::shape_of(p, o.d), rs = plan::shape_of(p, o.a);
+      if (ss.rows != rs.rows || ss.cols != rs.cols) return "stmatrix moves equal shapes: the smem part and the register part differ";
+      if (rs.rows % 64 || rs.cols % 16) return "stmatrix parts are multiples of 64 rows x 16 columns";
+      if (o.a.part == part_axis::rows) return "stmatrix from a row part of an accumulator is not lowered";
+      return nullptr;
+    }
+    case op_kind::tmem_load:
+      if (o.d.kind == operand_kind::reg && (p.regs[o.d.index].scope != role_unit::warpgroup || plan::shape_of(p, o.d).rows != 128))
+        return "tmem_load is lowered into a 128-row tile held by one warpgroup";
+      return nullptr;
+    case op_kind::pipeline_release:
+      if (o.has(flag_release_later)) {
+        // The released stage is computed from the slot: its wait must be in the same loop body and be the
+        // only op there that moves through this pipeline.
+        const int w = o.a.slot_op;
+        if (w >= static_cast<int>(p.ops.size()) || p.ops[w].parent != o.parent) return "a deferred release must be in the loop body of its slot's wait";
+        int movers = 0;
+        for (std::size_t i = 0; i < p.ops.size(); ++i) {
+          const op& q = p.ops[i];
+          if (q.role == o.role && (q.kind == op_kind::pipeline_wait || q.kind == op_kind::pipeline_acquire) && q.d.index == o.d.index &&
+              (q.parent == o.parent || (o.parent >= 0 && p.inside(static_cast<int>(i), o.parent))))
+            ++movers;
+        }
+        if (movers != 1) return "a deferred release needs its slot's wait to be the only wait on the pipeline inside the loop";
+      }
+      return nullptr;
+    case op_kind::pipeline_acquire:
+    case op_kind::pipeline_wait:
+      // A unit that skips the points of an alternating walk must count the stages they consume.
+      for (int q = o.parent; q >= 0; q = p.ops[q].parent)
+        if (p.ops[q].kind == op_kind::tile_loop && p.ops[q].has(flag_alternate)) {
+          const bool direct = o.parent == q, in_loop = !direct && p.has_bound(o.parent) && p.ops[o.parent].parent == q;
+          if (!direct && !in_loop) return "a pipeline op of an alternating walk must sit at the walk's level or in a dynamic loop directly inside it";
+        }
+      return nullptr;
+    default: return nullptr;
+  }
+}
+
+}  // namespace cake::lower
