@@ -52,10 +52,10 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(store_global, memory, count_, all, on_all, "global tile <- register tile (bounds-checked per element)")                       \
   X(load_shared, memory, count_, all, on_all, "register tile <- smem tile")                                                        \
   X(store_shared, memory, count_, all, on_all, "smem tile <- register tile")                                                      \
-  X(ldmatrix, memory, ldmatrix, all, on_none, "ldmatrix into a register tile (used inside mma_sync; not lowered as an op)")        \
+  X(ldmatrix, memory, ldmatrix, all, on_all, "ldmatrix of a 16-bit smem tile into a register tile in the mma.sync layout")         \
   X(stmatrix, memory, stmatrix, all, on_sm90a | on_sm100a, "stmatrix of a 16-bit register tile into smem")                        \
   X(tmem_load, memory, tcgen05, all, on_sm100a, "tcgen05.ld: tensor memory -> registers")                                       \
-  X(tmem_store, memory, tcgen05, all, on_none, "tcgen05.st: registers -> tensor memory (not lowered yet)")                                      \
+  X(tmem_store, memory, tcgen05, all, on_sm100a, "tcgen05.st: registers -> tensor memory")                                      \
   X(tmem_alloc, memory, tcgen05, all, on_sm100a, "tcgen05.alloc of the kernel's tensor memory")                                 \
   X(tmem_dealloc, memory, tcgen05, all, on_sm100a, "tcgen05.dealloc")                                                           \
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \

@@ -31,7 +31,8 @@ class kernel_emitter : public op_emitter {
     w_.line("// Every statement block is annotated '// @op N file:line' with the schedule op it comes from.");
     paste("cake/device/common.cuh");
     paste("cake/device/compute.cuh");
-    if (tgt == target_id::sm_80) paste("cake/device/sm80.cuh");
+    // cp.async, ldmatrix and mma.sync exist on every target (the op table lowers them on all three).
+    paste("cake/device/sm80.cuh");
     if (tgt != target_id::sm_80) paste("cake/device/sm90.cuh");
     if (tgt == target_id::sm_100a) paste("cake/device/sm100.cuh");
     w_.line("using cake_dev::u16; using cake_dev::u32; using cake_dev::u64;");
@@ -260,6 +261,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::scatter_add: return emit_scatter_add(id, o);
       case op_kind::cluster_reduce: return emit_cluster_sum(id, o);
       case op_kind::tmem_load: return emit_tmem_load(id, o);
+      case op_kind::tmem_store: return emit_tmem_store(id, o);
+      case op_kind::ldmatrix: return emit_ldmatrix(id, o);
       case op_kind::tmem_alloc: return emit_tmem_alloc(id, o);
       case op_kind::tmem_dealloc:
         w_.line("cake_dev::tmem_dealloc_cg1<" + std::to_string(plan_.tmem.allocated) + "u>(" + tmem_base() + ");");

@@ -442,6 +442,43 @@ class op_emitter : public compute_emitter {
     w_.close();
   }
 
+  // tcgen05.st of an f32 register tile held one row per thread (the layout tmem_load gives) into TMEM.
+  void emit_tmem_store(int id, const op& o) {
+    const int r = o.a.index;
+    const plan::extent2 rs = plan::shape_of(p_, o.a);
+    if (p_.regs[r].scope != role_unit::warpgroup || rs.rows != 128 || p_.regs[r].dt != dtype::f32)
+      return fail(id, "tmem_store is lowered from a 128-row f32 tile held by one warpgroup");
+    const auto t = ptx::tcgen05_st(ptx::tmem_shape::s32x32b, rs.cols, "taddr", "regs_u32");
+    if (!t.ok()) return fail(id, t.error);
+    w_.open("");
+    w_.line("u32 (&regs_u32)[" + std::to_string(rs.cols) + "] = *reinterpret_cast<u32(*)[" + std::to_string(rs.cols) + "]>(" + reg_name(r) + ");");
+    w_.line("const u32 taddr = " + tmem_base() + " + (((warp % 4u) * 32u) << 16) + " + tmem_column(o.d, id) + ";");
+    w_.raw(indent_block(t.text));
+    w_.line("cake_dev::tmem_wait_st();");
+    w_.close();
+  }
+  // ldmatrix of a 16-bit smem tile into a register tile in the mma.sync layout: one .x4 per 16 x 16 block
+  // (rows g and g + 8 of two n8 blocks: exactly the A fragment order, hardware-facts §5).
+  void emit_ldmatrix(int id, const op& o) {
+    const int r = o.d.index;
+    const auto& sr = p_.smem[o.a.index];
+    const plan::extent2 rs = plan::shape_of(p_, o.d), ss = plan::shape_of(p_, o.a);
+    if (lay(r).f.kind != plan::frag_kind::mma_acc || size_bits(p_.regs[r].dt) != 16 || o.d.part != part_axis::none)
+      return fail(id, "ldmatrix is lowered into whole 16-bit tiles in the mma.sync layout");
+    if (rs.rows != ss.rows || rs.cols != ss.cols || rs.rows % 16 || rs.cols % 16) return fail(id, "ldmatrix moves equal shapes of multiples of 16 x 16");
+    w_.open("");
+    w_.line("const u32 base = " + smem_addr(o.a, id) + ";");
+    w_.line("#pragma unroll");
+    w_.open("for (int mi = 0; mi < " + std::to_string(rs.rows / 16) + "; ++mi)");
+    w_.line("#pragma unroll");
+    w_.open("for (int pj = 0; pj < " + std::to_string(rs.cols / 16) + "; ++pj)");
+    w_.line("const u32 row = mi * 16 + ((lane / 8) % 2) * 8 + lane % 8, chunk = pj * 2 + lane / 16;");
+    w_.line("u32 (&q)[4] = *reinterpret_cast<u32(*)[4]>(" + reg_name(r) + " + (mi * " + std::to_string(rs.cols / 8) + " + 2 * pj) * 2);");
+    w_.line("cake_dev::ldmatrix_x4(q, base + " + swizzled(sr.swz, "row * " + std::to_string(sr.inner_bytes()) + "u + chunk * 16u") + ");");
+    w_.close();
+    w_.close();
+    w_.close();
+  }
   void emit_tmem_load(int id, const op& o) {
     const int r = o.d.index;
     const plan::extent2 rs = plan::shape_of(p_, o.d);

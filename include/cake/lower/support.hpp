@@ -114,6 +114,17 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.a.part == part_axis::rows) return "stmatrix from a row part of an accumulator is not lowered";
       return nullptr;
     }
+    case op_kind::tmem_store:
+      if (o.a.kind == operand_kind::reg && (p.regs[o.a.index].scope != role_unit::warpgroup || plan::shape_of(p, o.a).rows != 128 || reg_dt(o.a) != dtype::f32))
+        return "tmem_store is lowered from a 128-row f32 tile held by one warpgroup";
+      return nullptr;
+    case op_kind::ldmatrix: {
+      if (frame(o.d) != plan::frag_kind::mma_acc || size_bits(reg_dt(o.d)) != 16 || o.d.part != part_axis::none)
+        return "ldmatrix is lowered into whole 16-bit tiles in the mma.sync layout (a warps(n) role)";
+      const auto rs = plan::shape_of(p, o.d), ss = plan::shape_of(p, o.a);
+      if (rs.rows != ss.rows || rs.cols != ss.cols || rs.rows % 16 || rs.cols % 16) return "ldmatrix moves equal shapes of multiples of 16 x 16";
+      return nullptr;
+    }
     case op_kind::tmem_load:
       if (o.d.kind == operand_kind::reg && (p.regs[o.d.index].scope != role_unit::warpgroup || plan::shape_of(p, o.d).rows != 128))
         return "tmem_load is lowered into a 128-row tile held by one warpgroup";

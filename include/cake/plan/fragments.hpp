@@ -188,6 +188,8 @@ constexpr fragment_plan plan_fragments(const program& p) {
       U.seed(i, d, {frag_kind::tmem_rows, p.regs[d].rows, p.regs[d].cols});
     } else if (o.kind == op_kind::tmem_store && a >= 0) {
       U.seed(i, a, {frag_kind::tmem_rows, p.regs[a].rows, p.regs[a].cols});
+    } else if (o.kind == op_kind::ldmatrix && d >= 0) {
+      U.seed(i, d, {frag_kind::mma_acc, p.regs[d].rows, p.regs[d].cols});
     }
   }
   // 2. Spread through the ops that combine tiles, to a fixpoint; then give loaded tiles without a layout
