@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe norm variants epilogue
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 norm normsweep variants epilogue
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -53,6 +53,30 @@ for s in "${steps[@]}"; do
         res=$(CAKE_MAINLOOP="$spec" CAKE_HANG_TIMEOUT_MS=2000 timeout 40 $B/tests/gpu/cake_gpu_test_compute -tc="mainloop: the shape in CAKE_MAINLOOP" 2>&1 | grep -E "rel_err|waited past" | head -n 2 | tr '\n' ' ')
         echo "$spec | ${res:-TIMEOUT}" | cut -c1-200
       done < "${CAKE_PROBE_FILE:-bench/h200/probe.txt}" ;;
+    alltests)
+      # every GPU test case in its own process, with the hang trap on
+      export CAKE_HANG_TIMEOUT_MS=${CAKE_HANG_TIMEOUT_MS:-3000}
+      for t in $B/tests/gpu/cake_gpu_*; do
+        name=$(basename "$t")
+        "$t" --list-test-cases 2>/dev/null | sed -n '/^====/,/^====/p' | grep -v '^====' | grep -v '^\[doctest\]' | while read -r tc; do
+          [ -n "$tc" ] || continue
+          case "$tc" in *CAKE_MAINLOOP*) continue ;; esac
+          res=$(timeout 150 "$t" -tc="${tc//,/\\,}" 2>&1 | tee -a "$OUT/tests.log" | grep -E "test cases|waited past|ERROR" | head -n 2 | tr '\n' ' ')
+          echo "$name | $tc | ${res:-TIMEOUT}" | cut -c1-200
+        done
+      done ;;
+    sanitize3)
+      for tool in memcheck racecheck synccheck; do
+        for spec in "cake_gpu_test_compute|split-K*" "cake_gpu_test_compute|cake::gemm fused*" "cake_gpu_test_norm|*"; do
+          bin=${spec%%|*}; tc=${spec#*|}
+          res=$(timeout 120 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/$bin -tc="$tc" 2>&1 | tee -a "$OUT/sanitize3.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+          echo "$tool | $bin $tc | ${res:-TIMEOUT}" | cut -c1-200
+        done
+      done ;;
+    normsweep)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout ${CAKE_SWEEP_TIMEOUT:-150} $B/bench/cake_bench_norm --sweep --runs ${CAKE_SWEEP_RUNS:-60} --benchmark_filter=NONE --driver "$DRIVER" --json "$OUT/norm_sweep.json" > "$OUT/norm_sweep.log" 2>&1; echo "rc=$?"
+      tail -n 5 "$OUT/norm_sweep.log" | cut -c1-150 ;;
     sanitize2)
       for tool in memcheck racecheck synccheck; do
         for tc in "one-head attention*" "k-means*" "scatter-add*" "mainloop: ping-pong 128x128, in flight"; do
