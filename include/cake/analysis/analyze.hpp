@@ -2,7 +2,9 @@
 // cake::analyze(program) -> report: builder errors recorded in the Program, then every pass of the
 // pass list below on the Program and its plan (computed once here), then coverage. The same function
 // runs at compile time inside cake::verify.
+#include "control.hpp"
 #include "coverage.hpp"
+#include "global_access.hpp"
 #include "instruction.hpp"
 #include "memory.hpp"
 #include "protocol.hpp"
@@ -19,9 +21,9 @@ struct pass_entry {
   void (*run)(context&);
 };
 inline constexpr pass_entry pass_list[] = {
-    {pass_id::resource, &check_resource},   {pass_id::instruction, &check_instruction}, {pass_id::representation, &check_representation},
-    {pass_id::memory, &check_memory},       {pass_id::sync, &check_sync_static},        {pass_id::protocol, &check_protocol},
-    {pass_id::coverage, &check_coverage},
+    {pass_id::resource, &check_resource},     {pass_id::instruction, &check_instruction}, {pass_id::representation, &check_representation},
+    {pass_id::memory, &check_memory},         {pass_id::memory, &check_global_access},    {pass_id::sync, &check_sync_static},
+    {pass_id::sync, &check_control},          {pass_id::protocol, &check_protocol},       {pass_id::coverage, &check_coverage},
 };
 
 namespace detail {

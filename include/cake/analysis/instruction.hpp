@@ -2,6 +2,7 @@
 // Instruction pass: every op, flag and resource against the target's admission table, and MMA shapes
 // per unit (target/ holds the shape rules; dtype_info holds the instruction K).
 #include "../lower/support.hpp"
+#include "compute.hpp"
 #include "context.hpp"
 
 namespace cake::analysis {
@@ -48,7 +49,8 @@ constexpr void check_admission(context& c) {
     const int id = static_cast<int>(i);
     const feature f = info(o.kind).needs;
     if (f != feature::count_ && !t.admitted(f)) detail::not_admitted(c, id, f, to_string(o.kind));
-    else if (const char* why = lower::unsupported(p, c.plan, id))
+    // Dtypes of register compute and the shapes of moves have their own rules (compute.hpp): one report.
+    else if (const char* why = lower::unsupported(p, c.plan, id); why && compute_dtype_problem(p, id).reg < 0 && !move_shapes_differ(p, id))
       if (diagnostic* d = emit_op(c, rule_id::instruction_not_lowered, id)) {
         d->message << to_string(o.kind) << " on " << to_string(p.target) << ": " << why;
         d->help << "see the lowered column of docs/language.md; rewrite the op in a lowered form or retarget the kernel";
@@ -61,6 +63,15 @@ constexpr void check_admission(context& c) {
                    << p.launch.cluster_size() << " CTA";
         d->num("cluster_size", p.launch.cluster_size());
         d->help << "declare a cluster, e.g. k.cluster(2), or drop ." << (o.has(flag_multicast) ? "multicast()" : "remote()");
+      }
+    }
+    // The builder refuses a cluster_sum without a cluster under the same id; re-checked for edited Programs.
+    if (o.kind == op_kind::cluster_reduce && p.launch.cluster_size() < 2 && t.admitted(feature::cluster)) {
+      if (diagnostic* d = emit_op(c, rule_id::instruction_multicast_without_cluster, id)) {
+        d->message << "cluster_sum of '" << resource_name(p, o.d) << "' sums over the CTAs of the cluster, but the kernel's cluster has "
+                   << p.launch.cluster_size() << " CTA";
+        d->num("cluster_size", p.launch.cluster_size());
+        d->help << "declare the cluster the sum runs over, e.g. k.cluster(4), or drop the cluster_sum";
       }
     }
   }

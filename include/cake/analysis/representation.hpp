@@ -3,7 +3,9 @@
 // records dtype, shape, major-ness and swizzle once; TMA boxes (plan::plan_tma), MMA descriptors and
 // register moves all read it, so the checks here are about the places where two of them meet: the
 // tensor a copy reads vs the region's contiguous dimension, the box vs the swizzle span and the TMA
-// box limits, the three MMA operands vs each other, and the two sides of every move.
+// box limits, the three MMA operands vs each other, and the two sides of every move. Register compute
+// (r.set broadcasting, compute dtypes, fragment layouts) is checked in compute.hpp.
+#include "compute.hpp"
 #include "instruction.hpp"
 
 namespace cake::analysis {
@@ -168,45 +170,16 @@ constexpr void check_copies(context& c) {
       continue;
     }
     // Two-sided moves inside the CTA: the shapes must agree.
-    bool two_sided = false;
-    switch (o.kind) {
-      case op_kind::ldmatrix:
-      case op_kind::stmatrix:
-      case op_kind::load_shared:
-      case op_kind::store_shared:
-      case op_kind::tmem_load:
-      case op_kind::tmem_store:
-      case op_kind::convert: two_sided = true; break;
-      case op_kind::elementwise: two_sided = o.a.kind == operand_kind::reg; break;
-      default: break;
-    }
-    if (!two_sided) continue;
+    if (!move_shapes_differ(p, id)) continue;
     const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
-    bool bad = ds.rows != as.rows || ds.cols != as.cols;
-    if (o.kind == op_kind::elementwise && o.b.kind == operand_kind::reg) {
-      const auto bs = plan::shape_of(p, o.b);
-      // a column vector broadcasts along rows (row_max / row_sum results)
-      bad = bad || (bs.rows != as.rows || (bs.cols != as.cols && bs.cols != 1));
+    if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, id)) {
+      d->message << to_string(o.kind) << " moves " << as.rows << 'x' << as.cols << " ('" << resource_name(p, o.a) << "') into "
+                 << ds.rows << 'x' << ds.cols << " ('" << resource_name(p, o.d) << "')";
+      d->num("src_rows", as.rows).num("src_cols", as.cols).num("dst_rows", ds.rows).num("dst_cols", ds.cols);
+      d->help << "select matching parts with .rows(i, n) / .cols(i, n)";
     }
-    if (bad)
-      if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, id)) {
-        d->message << to_string(o.kind) << " moves " << as.rows << 'x' << as.cols << " ('" << resource_name(p, o.a) << "') into "
-                   << ds.rows << 'x' << ds.cols << " ('" << resource_name(p, o.d) << "')";
-        d->num("src_rows", as.rows).num("src_cols", as.cols).num("dst_rows", ds.rows).num("dst_cols", ds.cols);
-        d->help << "select matching parts with .rows(i, n) / .cols(i, n)";
-      }
   }
-  for (std::size_t i = 0; i < p.ops.size(); ++i) {
-    const op& o = p.ops[i];
-    if (o.kind != op_kind::reduce_rows && o.kind != op_kind::arg_reduce_rows) continue;
-    const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
-    if (ds.rows != as.rows || ds.cols != 1)
-      if (diagnostic* d = emit_op(c, rule_id::representation_copy_shape, static_cast<int>(i))) {
-        d->message << "a row reduction of " << as.rows << 'x' << as.cols << " writes a " << as.rows << "x1 column; '" << resource_name(p, o.d)
-                   << "' is " << ds.rows << 'x' << ds.cols;
-        d->num("src_rows", as.rows).num("dst_rows", ds.rows).num("dst_cols", ds.cols);
-      }
-  }
+  // Row reductions and element-wise ops: representation.broadcast (compute.hpp).
 }
 
 constexpr void check_representation(context& c) {
@@ -214,6 +187,7 @@ constexpr void check_representation(context& c) {
   check_major(c);
   check_mma_operands(c);
   check_copies(c);
+  check_compute_representation(c);
 }
 
 }  // namespace cake::analysis

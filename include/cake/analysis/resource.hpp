@@ -3,20 +3,11 @@
 // (plan::plan_smem, plan::plan_warps, the barrier and TMA plans) and the target's limits; nothing is
 // recomputed here. Overflows are itemised in notes, each pointing at the declaration it counts.
 #include "context.hpp"
+#include "liveness.hpp"
 
 namespace cake::analysis {
 
 namespace detail {
-
-constexpr int role_tile_regs(const program& p, int role, int threads_per_unit) {
-  int regs = 0;
-  for (const auto& g : p.regs)
-    if (g.role == role) {
-      const long long bits = static_cast<long long>(g.rows) * g.cols * size_bits(g.dt);
-      regs += static_cast<int>((bits + 32LL * threads_per_unit - 1) / (32LL * threads_per_unit));
-    }
-  return regs;
-}
 
 constexpr bool named_barrier_used_by(const program& p, int nb, int role) {
   for (const auto& o : p.ops)
@@ -92,19 +83,30 @@ constexpr void check_registers(context& c) {
     const auto& r = p.roles[i];
     const auto& rp = W.roles[i];
     const int budget = rp.regs ? rp.regs : W.entry_regs;
-    const int tiles = detail::role_tile_regs(p, i, rp.threads_per_unit);
-    if (tiles > budget) {
-      if (diagnostic* d = emit_decl(c, rule_id::resource_register_tiles, r.loc, i)) {
-        d->message << "role '" << r.nm.view() << "' keeps " << tiles << " registers per thread in register tiles; its budget is " << budget;
-        d->num("tile_registers", tiles).num("budget", budget);
-        for (const auto& g : p.regs)
-          if (g.role == i) {
-            auto& n = d->add_note(g.loc);
-            n << g.nm.view() << ": ";
-            write_dtype_shape(n, g.rows, g.cols, g.dt);
-            n << " per " << (r.unit == role_unit::warpgroup ? "warpgroup" : "warp");
-          }
-        d->help << "raise regs(n), split the tile across more units, or convert in smaller chunks";
+    const reg_pressure rt = role_reg_pressure(p, c.plan.frags, i);
+    const int available = budget - reg_overhead;
+    if (rt.peak_op >= 0 && rt.peak > available) {
+      if (diagnostic* d = emit_op(c, rule_id::resource_register_tiles, rt.peak_op)) {
+        d->message << "role '" << r.nm.view() << "' holds " << rt.peak << " registers per thread in live register tiles here; its budget is "
+                   << budget << (rp.regs ? " (regs)" : " (entry cap)") << " less " << reg_overhead << " for addresses and indices = " << available;
+        d->num("live_tile_registers", rt.peak).num("budget", budget).num("overhead", reg_overhead).num("available", available);
+        d->add_note(r.loc) << "role '" << r.nm.view() << "': " << (rp.regs ? "regs(" : "entry cap ") << budget << (rp.regs ? ")" : "") << ", "
+                           << rp.threads_per_unit << " threads per unit";
+        // The live tiles, largest first.
+        std::uint32_t left = rt.live;
+        while (left) {
+          int best = -1, best_words = -1;
+          for (int t = 0; t < static_cast<int>(p.regs.size()) && t < 32; ++t)
+            if ((left & (1u << t)) && tile_words(p, c.plan.frags, t) > best_words) best = t, best_words = tile_words(p, c.plan.frags, t);
+          if (best < 0) break;
+          left &= ~(1u << best);
+          const auto& g = p.regs[best];
+          auto& n = d->add_note(g.loc);
+          n << "'" << g.nm.view() << "' ";
+          write_dtype_shape(n, g.rows, g.cols, g.dt);
+          n << ", " << plan::to_string(c.plan.frags.regs[best].f.kind) << " layout: " << best_words << " registers per thread";
+        }
+        d->help << "raise regs(n), load what is used later closer to its use, or use narrower tiles (fewer elements per thread)";
       }
     }
     if (r.regs && (r.regs % 8 || r.regs < 24 || r.regs > 256)) {

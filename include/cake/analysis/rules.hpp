@@ -71,6 +71,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An mbarrier tx-count outside 0..2^20-1 bytes")                                                           \
   X(sync_arrival_count_range, "sync.arrival-count-range", sync, error, builder,                               \
     "An mbarrier arrival count outside 1..2^20-1")                                                            \
+  X(sync_cluster_sum_divergent, "sync.cluster-sum-divergent", sync, error, sync,                              \
+    "A cluster_sum that CTAs of one cluster may reach a different number of times (under a when or in a loop whose bounds differ per CTA): a hang") \
   /* ---- memory ----------------------------------------------------------------------------------- */       \
   X(memory_smem_bounds, "memory.smem-bounds", memory, error, memory,                                          \
     "A part index outside the parts of its region (a constant one, or a loop/unit index when it runs)")                         \
@@ -90,6 +92,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An op uses a register tile declared by another role (registers belong to the warps that declare them)")  \
   X(memory_operand_space, "memory.operand-space", memory, error, type,                                        \
     "An op's operand lives in the wrong memory space (e.g. wgmma B from registers)")                          \
+  X(memory_mask_coverage, "memory.mask-coverage", memory, warning, memory,                                    \
+    "A load's out-of-tensor fill value (fill_outside, default 0) reaches a row reduction it is not neutral for (row_max of 0s)") \
   /* ---- dataflow --------------------------------------------------------------------------------- */       \
   X(dataflow_race, "dataflow.race", dataflow, error, protocol,                                                \
     "A read of smem/TMEM not ordered after the write that fills it (e.g. a stage read before its full barrier completed)") \
@@ -105,13 +109,15 @@ constexpr std::string_view to_string(pass_id p) {
     "The smem source of a TMA store is overwritten before a bulk_wait_read covers the store")                 \
   X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, error, protocol,              \
     "A role ends with TMA stores never committed (bulk_commit); lowering drains only committed groups at exit") \
+  X(dataflow_atomic_mixed, "dataflow.atomic-mixed", dataflow, error, memory,                                  \
+    "A tensor written both atomically (atomic_add, scatter_add) and by plain stores in one kernel: unordered without a grid-wide sync") \
   /* ---- resource --------------------------------------------------------------------------------- */       \
   X(resource_smem_overflow, "resource.smem-overflow", resource, error, resource,                              \
     "The shared-memory plan needs more bytes than the target allows per block")                               \
   X(resource_register_file, "resource.register-file", resource, error, resource,                              \
     "Threads x registers summed over roles exceed the register file")                                         \
   X(resource_register_tiles, "resource.register-tiles", resource, warning, resource,                          \
-    "A role's register tiles need more registers per thread than its budget (spills)")                        \
+    "A role's live register tiles need more registers per thread than its budget less 24 for addresses and indices (spills)") \
   X(resource_setmaxnreg_value, "resource.setmaxnreg-value", resource, error, resource,                        \
     "A setmaxnreg value that is not a multiple of 8 in 24..256")                                              \
   X(resource_setmaxnreg_warpgroup, "resource.setmaxnreg-warpgroup", resource, error, resource,                \
@@ -152,7 +158,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(instruction_tcgen05_single_issuer, "instruction.tcgen05-single-issuer", instruction, error, instruction,  \
     "tcgen05.mma issued by a role of several units into one accumulator: every unit would issue it")         \
   X(instruction_multicast_without_cluster, "instruction.multicast-without-cluster", instruction, error, instruction, \
-    "A multicast TMA load or remote arrive in a kernel without a cluster of 2 or more CTAs")                  \
+    "A multicast TMA load, remote arrive or cluster_sum in a kernel without a cluster of 2 or more CTAs")     \
   X(instruction_tmem_off_sm100a, "instruction.tmem-off-sm100a", instruction, error, instruction,              \
     "Tensor memory declared for a target that has none")                                                      \
   X(instruction_mma_operand_dtype, "instruction.mma-operand-dtype", instruction, error, type,                \
@@ -186,6 +192,12 @@ constexpr std::string_view to_string(pass_id p) {
     "ldmatrix between tiles of different element widths")                                                     \
   X(representation_stmatrix_dtype, "representation.stmatrix-dtype", representation, error, type,            \
     "stmatrix from a register tile of another dtype than the smem tile")                                      \
+  X(representation_broadcast, "representation.broadcast", representation, error, representation,           \
+    "An r.set leaf that is not the destination's shape, its R x 1 or 1 x C vector or 1 x 1; a row reduction or scatter whose vectors are not R x 1") \
+  X(representation_compute_dtype, "representation.compute-dtype", representation, error, representation,   \
+    "Register compute on a dtype it does not take (f32/i32/bf16/f16; 8-bit only through convert; tf32 not in registers; i32 index vectors)") \
+  X(representation_layout_conflict, "representation.layout-conflict", representation, error, representation, \
+    "Two fragment layouts meet in one op, or a register tile does not split evenly over the threads of its unit") \
   /* ---- ir: the builder could not record the schedule as written --------------------------------- */      \
   X(ir_name_too_long, "ir.name-too-long", ir, error, builder, "A name longer than 31 characters")             \
   X(ir_capacity, "ir.capacity", ir, error, builder, "More items of one kind than a Program holds")            \
@@ -193,6 +205,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_space_axes, "ir.space-axes", ir, error, builder, "k.parallel(...) with more than 5 axes, or an argument that is not an axis") \
   X(ir_space_redeclared, "ir.space-redeclared", ir, error, builder, "k.parallel(...) called twice: a kernel has one parallel iteration space") \
   X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "An axis block size or slice count that is not positive") \
+  X(ir_expr_size, "ir.expr-size", ir, error, builder, "An r.set or when expression of more than 24 nodes (split it into several r.set)") \
   X(ir_loop_bound, "ir.loop-bound", ir, error, builder, "A loop bound that is min() of more than two, a step outside 1..32767, or depends on an element's row/column") \
   X(ir_tile_rows, "ir.tile-rows", ir, error, builder, "tensor.tile(...).rows_at(pos) with pos at or after the tensor's last dim") \
   X(ir_smem_shape, "ir.smem-shape", ir, error, builder, "An smem tile without positive rows and columns")     \
@@ -221,6 +234,8 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_tensor_rank, "ir.tensor-rank", ir, error, builder, "A tensor with no dims or more than 4")             \
   X(ir_no_roles, "ir.no-roles", ir, error, builder, "A kernel without roles")                               \
   X(ir_smem_option, "ir.smem-option", ir, error, type, "k.smem(...) given an option it does not take (e.g. stages(n))")                               \
+  X(ir_control_sanity, "ir.control-sanity", ir, warning, sync,                                                 \
+    "A dynamic loop that runs for no point, a min() bound with two identical sides, or a when whose condition is a constant (== on index expressions)") \
   X(ir_malformed, "ir.malformed", ir, error, structure,                                                      \
     "The Program's indices are inconsistent (an operand, role or loop points outside its table); nothing else is checked")
 // clang-format on

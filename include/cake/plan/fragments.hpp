@@ -48,6 +48,7 @@ struct fragment_plan {
   int conflict_op = -1;
   int conflict_a = -1, conflict_b = -1;
   const char* conflict_why = "";
+  frame conflict_frame_a{}, conflict_frame_b{};  // the layouts that met (kind none: the other side had none)
   // Shared-memory scratch each role needs for cross-warp row reductions and cluster reductions (bytes),
   // and whether it needs a per-unit named barrier for them.
   int scratch_bytes[capacity::roles]{};
@@ -88,6 +89,33 @@ constexpr bool fits(const frame& f, const reg_decl& g) {
   }
 }
 
+// A vector combined with tiles of two frames keeps one layout when its slots mean the same in both:
+// in accumulator frames a row vector's slots depend on the rows only and a column vector's on the
+// columns only (S = Q K^T of 64 keys and O of 128 columns share the row statistics of a flash
+// attention); blocked frames must also agree on how a row is spread over threads.
+constexpr bool vector_compatible(const frame& f, const frame& g, shape_class cls) {
+  if (f.kind != g.kind) return false;
+  if (cls == shape_class::row_vec) {
+    switch (f.kind) {
+      case frag_kind::wgmma_acc:
+      case frag_kind::mma_acc: return f.rows == g.rows;
+      case frag_kind::tmem_rows: return true;
+      case frag_kind::blocked: return f.rows == g.rows && f.tpr == g.tpr;
+      default: return false;
+    }
+  }
+  if (cls == shape_class::col_vec) {
+    switch (f.kind) {
+      case frag_kind::wgmma_acc:
+      case frag_kind::mma_acc:
+      case frag_kind::tmem_rows: return f.cols == g.cols;
+      case frag_kind::blocked: return f.cols == g.cols && f.vec == g.vec && f.tpr == g.tpr;
+      default: return false;
+    }
+  }
+  return cls == shape_class::scalar;
+}
+
 // The blocked frame for a full rows x cols tile of a unit of `threads`, in vectors of 16 bytes of
 // `dt`: as few threads per row as let the unit's threads cover the rows in whole passes (so that a row
 // stays inside a warp whenever the tile has enough rows: row reductions then need no shared memory).
@@ -124,21 +152,32 @@ struct unifier {
   fragment_plan& F;
   bool changed = false;
 
-  constexpr void conflict(int op, int a, int b, const char* why) {
+  constexpr void conflict(int op, int a, int b, const char* why, frame fa, frame fb) {
     if (F.conflict_op >= 0) return;
     F.conflict_op = op, F.conflict_a = a, F.conflict_b = b, F.conflict_why = why;
+    F.conflict_frame_a = fa, F.conflict_frame_b = fb;
   }
   constexpr void seed(int op, int r, frame f) {
     if (r < 0 || r >= static_cast<int>(p.regs.size())) return;
     auto& L = F.regs[r];
     if (class_of(p.regs[r]) == shape_class::scalar) return;
     if (L.f.kind == frag_kind::none) {
-      if (!fits(f, p.regs[r])) return conflict(op, r, -1, "the tile's shape does not fit the layout this op gives it");
+      if (!fits(f, p.regs[r])) return conflict(op, r, -1, "the tile's shape does not fit the layout this op gives it", f, frame{});
       L.f = f;
       changed = true;
     } else if (!(L.f == f)) {
-      conflict(op, r, -1, "the tile already has another layout (two ops fix different fragment layouts)");
+      conflict(op, r, -1, "the tile already has another layout (two ops fix different fragment layouts)", L.f, f);
     }
+  }
+  // A full tile without a layout combined with a vector laid out over another shape: the same kind of
+  // layout over the tile's own shape, when the vector's slots mean the same in it (a row vector of S
+  // used with O; see vector_compatible).
+  constexpr bool adopt(const frame& f, int vec, int tile, frame& out) const {
+    const shape_class cv = class_of(p.regs[vec]);
+    const auto& g = p.regs[tile];
+    if (cv == shape_class::full || cv == shape_class::scalar || class_of(g) != shape_class::full) return false;
+    out = f.kind == frag_kind::blocked ? blocked_frame(g.rows, g.cols, g.dt, unit_threads(g)) : frame{f.kind, g.rows, g.cols};
+    return frame_ok(out, unit_threads(g)) && fits(out, g) && vector_compatible(f, out, cv);
   }
   // Both tiles take part in one element-wise op (or a reduction): they must share a frame.
   constexpr void unify(int op, int a, int b) {
@@ -149,15 +188,22 @@ struct unifier {
     const bool sa = class_of(p.regs[a]) == shape_class::scalar, sb = class_of(p.regs[b]) == shape_class::scalar;
     if (sa || sb) return;
     if (A.f.kind != frag_kind::none && B.f.kind == frag_kind::none) {
-      if (!fits(A.f, p.regs[b])) return conflict(op, a, b, "the shapes do not broadcast (a full tile, an R x 1 or a 1 x C vector of the same R, C)");
-      B.f = A.f;
+      frame g = A.f;
+      if (!fits(A.f, p.regs[b]) && !adopt(A.f, a, b, g))
+        return conflict(op, a, b, "the shapes do not broadcast (a full tile, an R x 1 or a 1 x C vector of the same R, C)", A.f, frame{});
+      B.f = g;
       changed = true;
     } else if (B.f.kind != frag_kind::none && A.f.kind == frag_kind::none) {
-      if (!fits(B.f, p.regs[a])) return conflict(op, a, b, "the shapes do not broadcast (a full tile, an R x 1 or a 1 x C vector of the same R, C)");
-      A.f = B.f;
+      frame g = B.f;
+      if (!fits(B.f, p.regs[a]) && !adopt(B.f, b, a, g))
+        return conflict(op, a, b, "the shapes do not broadcast (a full tile, an R x 1 or a 1 x C vector of the same R, C)", frame{}, B.f);
+      A.f = g;
       changed = true;
     } else if (A.f.kind != frag_kind::none && !(A.f == B.f)) {
-      conflict(op, a, b, "the two tiles have different fragment layouts");
+      const shape_class ca = class_of(p.regs[a]), cb = class_of(p.regs[b]);
+      if (ca != shape_class::full && fits(B.f, p.regs[a]) && vector_compatible(A.f, B.f, ca)) return;
+      if (cb != shape_class::full && fits(A.f, p.regs[b]) && vector_compatible(B.f, A.f, cb)) return;
+      conflict(op, a, b, "the two tiles have different fragment layouts", A.f, B.f);
     }
   }
 };
@@ -248,6 +294,7 @@ constexpr fragment_plan plan_fragments(const program& p) {
       F.conflict_op = -2;
       F.conflict_a = static_cast<int>(r);
       F.conflict_why = "the tile does not split evenly over the threads of its unit in its layout";
+      F.conflict_frame_a = L.f;
     }
     L.count = elements(L.f, L.cls, L.threads);
   }

@@ -42,7 +42,10 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::instruction_mma_shape
 CAKE_VERIFY_CASE(instruction_mma_shape, "instruction.mma-shape")
 
-// instruction.mma-k: a K tile of 24 bf16 elements; the instruction K is 16. Fix: K = 32.
+// instruction.mma-k: a K tile of 24 bf16 elements; the instruction K is 16. Fix: K = 32 (in a 64B
+// swizzle, one span per row). Every swizzle span holds a multiple of the instruction K, so the bad twin's
+// unswizzled 48-byte rows are also not lowered (wgmma descriptors are lowered for swizzled rows only).
+// ALSO: instruction.not-lowered
 namespace verify_corpus::instruction_mma_k {
 constexpr program build(bool fixed) {
   return sm90_with(
@@ -62,7 +65,7 @@ constexpr program build(bool fixed) {
           });
         });
       },
-      fixed ? 32 : 24, swizzle::none);
+      fixed ? 32 : 24, fixed ? swizzle::b64 : swizzle::none);
 }
 constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
@@ -269,3 +272,26 @@ constexpr program bad() {
 }
 }  // namespace verify_corpus::instruction_mma_dtype_mismatch
 CAKE_VERIFY_CASE(instruction_mma_dtype_mismatch, "instruction.mma-dtype-mismatch")
+
+// instruction.not-lowered: an atomic_add of a bf16 tile into a bf16 tensor on sm_80, which has no
+// red.add.bf16x2 (lower/support.hpp). Fix: the same schedule for sm_90a.
+namespace verify_corpus::instruction_not_lowered {
+constexpr program build(bool fixed) {
+  auto k = kernel("not_lowered").target(fixed ? sm_90a : sm_80);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<bf16>("X", dims(R, C));
+  auto S = k.output<bf16>("S", dims(R, C));
+  auto rows = k.parallel(tiles(R, 32));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {32, 64});
+    r.for_each(rows, [&](auto i) {
+      r.load(x, X.tile(i, 0));
+      r.atomic_add(S.tile(i, 0), x);  // EXPECT: instruction.not-lowered
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::instruction_not_lowered
+CAKE_VERIFY_CASE(instruction_not_lowered, "instruction.not-lowered")

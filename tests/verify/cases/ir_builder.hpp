@@ -488,3 +488,32 @@ constexpr program bad() {
 }
 }  // namespace verify_corpus::ir_malformed
 CAKE_VERIFY_CASE(ir_malformed, "ir.malformed")
+
+// ir.expr-size: one r.set of a polynomial of 8 terms is 31 nodes; an expression holds 24. Fix: two r.set.
+namespace verify_corpus::ir_expr_size {
+constexpr program build(bool fixed) {
+  auto k = kernel("expr_size").target(sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<f32>("Y", dims(R, C));
+  auto rows = k.parallel(tiles(R, 32));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {32, 64});
+    auto y = r.fragment<f32>("y", {32, 64});
+    r.for_each(rows, [&](auto i) {
+      r.load(x, X.tile(i, 0));
+      if (fixed) {
+        r.set(y, x * 1.0f + x * 2.0f + x * 3.0f + x * 4.0f);
+        r.set(y, y + x * 5.0f + x * 6.0f + x * 7.0f + x * 8.0f);
+      } else {
+        r.set(y, x * 1.0f + x * 2.0f + x * 3.0f + x * 4.0f + x * 5.0f + x * 6.0f + x * 7.0f + x * 8.0f);  // EXPECT: ir.expr-size
+      }
+      r.store(Y.tile(i, 0), y);
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_expr_size
+CAKE_VERIFY_CASE(ir_expr_size, "ir.expr-size")

@@ -84,11 +84,14 @@ constexpr program good() { return build(true); }
 CAKE_VERIFY_CASE(memory_tmem_dealloc, "memory.tmem-dealloc")
 
 // memory.tmem-lane-access: a 4-warp epilogue declared after the producer and MMA warps sits at warps
-// 2..5; the warp at 2 reaches lanes 64..95 but loads lanes 0..31. Fix: declare the epilogue first.
+// 2..5; the warp at 2 reaches lanes 64..95 but loads lanes 0..31. Per-warp 32-row loads are not lowered
+// (tmem_load is lowered for a warpgroup's 128 rows). Fix: a warpgroup epilogue declared first.
+// ALSO: instruction.not-lowered
 namespace verify_corpus::memory_tmem_lane_access {
 constexpr program build(bool fixed) {
   auto k = kernel("tmem_lanes").target(sm_100a).persistent();
   auto s = sm100_declare(k, 32);
+  if (fixed) sm100_epilogue(k, s);
   auto epilogue = [&] {
     k.role("epilogue", warps(4), [&](role& r) {
       auto frag = r.fragment<f32>("frag", {32, 32});
@@ -102,7 +105,6 @@ constexpr program build(bool fixed) {
       });
     });
   };
-  if (fixed) epilogue();
   sm100_producer(k, s);
   sm100_mma(k, s);
   if (!fixed) epilogue();

@@ -190,7 +190,9 @@ constexpr program bad() {
 CAKE_VERIFY_CASE(representation_copy_dtype, "representation.copy-dtype")
 
 // representation.accumulator-dtype: a bf16 MMA into an f16 accumulator (bf16 accumulates in f32 only).
-// The builder refuses it at compile time; the bad twin edits the accumulator's dtype.
+// The builder refuses it at compile time; the bad twin edits the accumulator's dtype. wgmma is lowered
+// with f32 accumulators only, so the bad twin is also not lowered.
+// ALSO: instruction.not-lowered
 namespace verify_corpus::representation_accumulator_dtype {
 constexpr program good() {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {

@@ -1,0 +1,288 @@
+#pragma once
+// Register compute, the representation side: what r.set(...), the row reductions, convert, fill and the
+// register loads and stores may combine. Three rules, each the one owner of its facts:
+//   representation.broadcast        shapes: the leaves of an expression against its destination, a row
+//                                   reduction's source against its vectors, a scatter's index vector
+//   representation.compute-dtype    dtypes: what is computed on (f32, i32, bf16, f16), the 32-bit
+//                                   vectors reductions write, i32 index vectors; tf32 register tiles
+//   representation.layout-conflict  fragment layouts (plan/fragments.hpp): two layouts meet in one op, or
+//                                   a tile cannot be laid out over the threads of its unit
+// lower/support.hpp also refuses some of these forms (8-bit compute, non-32-bit reduction vectors, a
+// non-i32 argmin index); the instruction pass leaves an op whose dtypes this file reports to
+// representation.compute-dtype (compute_dtype_problem below), so that one fact is reported once.
+#include "context.hpp"
+
+namespace cake::analysis {
+
+// ---- dtypes ---------------------------------------------------------------------------------------
+
+// Register tiles are computed on in these dtypes (16-bit ones are unpacked to f32 and packed back).
+constexpr bool computed_dtype(dtype d) { return d == dtype::f32 || d == dtype::i32 || d == dtype::bf16 || d == dtype::f16; }
+
+// What is wrong with the dtypes of op `id`, if anything: the register tile concerned and why.
+struct dtype_problem {
+  int reg = -1;  // -1: nothing wrong
+  const char* why = "";
+  const char* help = "";
+};
+
+constexpr dtype_problem compute_dtype_problem(const program& p, int id) {
+  const op& o = p.ops[id];
+  auto reg = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? static_cast<int>(x.index) : -1; };
+  auto dt = [&](int r) { return p.regs[r].dt; };
+  constexpr const char* tf32_why = "tf32 is an MMA operand format in shared memory; register tiles are not held, loaded or stored as tf32";
+  constexpr const char* tf32_help = "hold the values as f32 (the MMA reads tf32 from smem)";
+  constexpr const char* eight_why = "8-bit register tiles are not computed on; they are only converted (r.convert) to and from a computed dtype";
+  constexpr const char* eight_help = "compute in f32 (or bf16/f16) and convert to the 8-bit dtype where it is stored";
+  auto computed = [&](int r) -> dtype_problem {
+    if (r < 0 || computed_dtype(dt(r))) return {};
+    if (dt(r) == dtype::tf32) return {r, tf32_why, tf32_help};
+    return {r, eight_why, eight_help};
+  };
+  auto not_tf32 = [&](int r) -> dtype_problem {
+    if (r >= 0 && dt(r) == dtype::tf32) return {r, tf32_why, tf32_help};
+    return {};
+  };
+  switch (o.kind) {
+    case op_kind::fill: return computed(reg(o.d));
+    case op_kind::elementwise: {
+      if (auto q = computed(reg(o.d)); q.reg >= 0) return q;
+      for (int i = o.imm[0]; i < o.imm[0] + o.imm[1] && i < static_cast<int>(p.exprs.size()); ++i)
+        if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size())
+          if (auto q = computed(p.exprs[i].ref); q.reg >= 0) return q;
+      return {};
+    }
+    case op_kind::reduce_rows:
+    case op_kind::arg_reduce_rows: {
+      if (auto q = computed(reg(o.a)); q.reg >= 0) return q;
+      const int d = reg(o.d);
+      if (d >= 0 && dt(d) != dtype::f32 && dt(d) != dtype::i32)
+        return {d, "a row reduction writes a 32-bit vector (f32, or i32 for integer results)", "reduce into an f32 row vector and convert it if needed"};
+      const int b = reg(o.b);
+      if (o.kind == op_kind::arg_reduce_rows && b >= 0 && dt(b) != dtype::i32)
+        return {b, "the index vector of a row argmin / argmax holds column indices: it is i32", "declare the index vector r.row_vector<i32>(...)"};
+      return {};
+    }
+    case op_kind::convert:
+      if (auto q = not_tf32(reg(o.a)); q.reg >= 0) return q;
+      return not_tf32(reg(o.d));
+    case op_kind::load_global:
+    case op_kind::load_shared: return not_tf32(reg(o.d));
+    case op_kind::store_global:
+    case op_kind::store_shared:
+    case op_kind::atomic_add: return not_tf32(reg(o.a));
+    case op_kind::scatter_add: {
+      if (auto q = not_tf32(reg(o.a)); q.reg >= 0) return q;
+      const int b = reg(o.b);
+      if (b >= 0 && dt(b) != dtype::i32)
+        return {b, "the index vector of a scatter_add holds row indices of the tensor: it is i32", "declare the index vector r.row_vector<i32>(...)"};
+      return {};
+    }
+    default: return {};
+  }
+}
+
+// ---- shapes ---------------------------------------------------------------------------------------
+
+// A move inside the CTA (registers, smem, TMEM) whose two sides have different shapes after part
+// selection: representation.copy-shape's fact (lower/support.hpp's "equal shapes" forms are left to it).
+constexpr bool move_shapes_differ(const program& p, int id) {
+  const op& o = p.ops[id];
+  switch (o.kind) {
+    case op_kind::ldmatrix:
+    case op_kind::stmatrix:
+    case op_kind::load_shared:
+    case op_kind::store_shared:
+    case op_kind::tmem_load:
+    case op_kind::tmem_store:
+    case op_kind::convert: break;
+    default: return false;
+  }
+  if (o.d.kind == operand_kind::none || o.a.kind == operand_kind::none) return false;
+  const auto ds = plan::shape_of(p, o.d), as = plan::shape_of(p, o.a);
+  return ds.rows != as.rows || ds.cols != as.cols;
+}
+
+namespace detail {
+
+template <class Text>
+constexpr void write_reg(Text& t, const program& p, int r) {
+  const auto& g = p.regs[r];
+  t << '\'' << g.nm.view() << "' (" << g.rows << 'x' << g.cols << ' ' << to_string(g.dt) << ')';
+}
+
+template <class Text>
+constexpr void write_frame(Text& t, const plan::frame& f) {
+  if (f.kind == plan::frag_kind::none) {
+    t << "no layout yet";
+    return;
+  }
+  t << plan::to_string(f.kind) << " layout over " << f.rows << 'x' << f.cols;
+  if (f.kind == plan::frag_kind::blocked) t << " (" << f.vec << "-element vectors, " << f.tpr << " threads per row)";
+}
+
+// Can a leaf of shape lr x lc take part in an element-wise op whose destination is dr x dc?
+constexpr bool broadcasts(int lr, int lc, int dr, int dc) {
+  if (lr == 1 && lc == 1) return true;
+  if (lr == dr && lc == dc) return true;
+  const bool dst_full = dr > 1 && dc > 1;
+  return dst_full && ((lr == dr && lc == 1) || (lr == 1 && lc == dc));
+}
+
+}  // namespace detail
+
+constexpr void check_broadcast(context& c) {
+  const program& p = c.p;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    const int id = static_cast<int>(i);
+    if (o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg) {
+      const auto& D = p.regs[o.d.index];
+      for (int e = o.imm[0]; e < o.imm[0] + o.imm[1]; ++e) {
+        const expr_node& x = p.exprs[e];
+        if (x.fn != math_fn::tile || detail::broadcasts(p.regs[x.ref].rows, p.regs[x.ref].cols, D.rows, D.cols)) continue;
+        bool seen = false;  // one finding per leaf tile
+        for (int f = o.imm[0]; f < e; ++f) seen = seen || (p.exprs[f].fn == math_fn::tile && p.exprs[f].ref == x.ref);
+        if (seen) continue;
+        const auto& L = p.regs[x.ref];
+        if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
+          d->message << "r.set into ";
+          detail::write_reg(d->message, p, o.d.index);
+          d->message << " reads ";
+          detail::write_reg(d->message, p, x.ref);
+          const bool dst_vector = D.rows == 1 || D.cols == 1;
+          if (dst_vector && L.rows > 1 && L.cols > 1)
+            d->message << ": a full tile cannot be assigned into a vector (reduce it first)";
+          else
+            d->message << ": a leaf is the destination's shape, its " << D.rows << "x1 row vector, its 1x" << D.cols << " column vector, or 1x1";
+          d->num("dst_rows", D.rows).num("dst_cols", D.cols).num("leaf_rows", L.rows).num("leaf_cols", L.cols);
+          d->add_note(L.loc) << "'" << L.nm.view() << "' declared here";
+          d->add_note(D.loc) << "'" << D.nm.view() << "' declared here";
+          if (dst_vector && L.rows > 1 && L.cols > 1) d->help << "reduce '" << L.nm.view() << "' into the vector with r.row_max / r.row_sum / r.row_min";
+          else d->help << "declare '" << L.nm.view() << "' as " << D.rows << "x" << D.cols << ", r.row_vector(" << D.rows << ") or r.col_vector(" << D.cols << ")";
+        }
+      }
+      continue;
+    }
+    const bool reduction = o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows;
+    if (reduction && o.a.kind == operand_kind::reg) {
+      const auto& S = p.regs[o.a.index];
+      for (const operand* v : {&o.d, &o.b}) {
+        if (v->kind != operand_kind::reg || (v == &o.b && o.kind != op_kind::arg_reduce_rows)) continue;
+        const auto& V = p.regs[v->index];
+        if (V.rows == S.rows && V.cols == 1) continue;
+        if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
+          d->message << "row_" << to_string(static_cast<reduce_kind>(o.imm[0])) << " of ";
+          detail::write_reg(d->message, p, o.a.index);
+          d->message << " gives one value per row, a " << S.rows << "x1 vector; " << (v == &o.b ? "the index vector " : "the destination ");
+          detail::write_reg(d->message, p, v->index);
+          d->message << " is not";
+          d->num("src_rows", S.rows).num("dst_rows", V.rows).num("dst_cols", V.cols);
+          d->add_note(V.loc) << "'" << V.nm.view() << "' declared here";
+          d->help << "declare '" << V.nm.view() << "' as r.row_vector<...>(\"" << V.nm.view() << "\", " << S.rows << ")";
+        }
+        break;
+      }
+      continue;
+    }
+    if (o.kind == op_kind::scatter_add && o.a.kind == operand_kind::reg && o.b.kind == operand_kind::reg) {
+      const auto& S = p.regs[o.a.index];
+      const auto& V = p.regs[o.b.index];
+      if (V.rows == S.rows && V.cols == 1) continue;
+      if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
+        d->message << "scatter_add adds row i of ";
+        detail::write_reg(d->message, p, o.a.index);
+        d->message << " at row index[i]: the index vector ";
+        detail::write_reg(d->message, p, o.b.index);
+        d->message << " must be " << S.rows << "x1";
+        d->num("src_rows", S.rows).num("index_rows", V.rows).num("index_cols", V.cols);
+        d->add_note(V.loc) << "'" << V.nm.view() << "' declared here";
+        d->help << "declare the index vector r.row_vector<i32>(\"" << V.nm.view() << "\", " << S.rows << ")";
+      }
+    }
+  }
+}
+
+constexpr void check_compute_dtype(context& c) {
+  const program& p = c.p;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const dtype_problem q = compute_dtype_problem(p, static_cast<int>(i));
+    if (q.reg < 0) continue;
+    const auto& g = p.regs[q.reg];
+    if (diagnostic* d = emit_op(c, rule_id::representation_compute_dtype, static_cast<int>(i))) {
+      d->message << to_string(p.ops[i].kind) << " on ";
+      detail::write_reg(d->message, p, q.reg);
+      d->message << ": " << q.why;
+      d->add_note(g.loc) << "'" << g.nm.view() << "' declared " << to_string(g.dt) << " here";
+      d->help << q.help;
+    }
+  }
+}
+
+// The first conflict the fragment plan recorded. A shape that does not broadcast is
+// representation.broadcast's finding; what is reported here is two valid shapes whose layouts differ.
+constexpr void check_layout_conflict(context& c) {
+  const program& p = c.p;
+  const auto& F = c.plan.frags;
+  if (F.conflict_op == -1 || F.conflict_a < 0 || F.conflict_a >= static_cast<int>(p.regs.size())) return;
+  for (const auto& d : c.out.diagnostics)
+    if (d.rule == rule_id::representation_broadcast && d.op == F.conflict_op) return;
+  const int a = F.conflict_a, b = F.conflict_b;
+  const auto& A = p.regs[a];
+  if (F.conflict_op == -2) {
+    // An accumulator layout that does not fit its unit comes from an MMA, ldmatrix or tmem_load whose own
+    // rules report the shape or the unit (instruction.mma-shape, instruction.wgmma-unit, ...): only the
+    // layout the plan chose by itself, blocked, is this rule's.
+    if (F.conflict_frame_a.kind != plan::frag_kind::blocked) return;
+    if (diagnostic* d = emit_decl(c, rule_id::representation_layout_conflict, A.loc, A.role)) {
+      d->message << "register tile ";
+      detail::write_reg(d->message, p, a);
+      d->message << " held by each " << (A.scope == role_unit::warpgroup ? "warpgroup (128 threads)" : "warp (32 threads)") << " in the ";
+      detail::write_frame(d->message, F.conflict_frame_a);
+      d->message << ": " << F.conflict_why;
+      const int threads = plan::unit_threads(A);
+      d->num("rows", A.rows).num("cols", A.cols).num("threads", threads);
+      // The blocked layout spreads a row over t threads, t the fewest that let the unit cover the rows in
+      // whole passes (plan::blocked_frame): the columns must fill t vectors, the rows whole passes.
+      int t = 1;
+      while (t < threads && threads / t > A.rows) t *= 2;
+      const int vec = F.conflict_frame_a.vec > 0 ? F.conflict_frame_a.vec : 1;
+      d->help << "with " << A.rows << " rows a row is spread over " << t << " threads: use a multiple of " << t * vec << " columns and of "
+              << threads / t << " rows, or hold the rows in " << (A.scope == role_unit::warpgroup ? "warp units" : "fewer threads");
+    }
+    return;
+  }
+  if (F.conflict_op < 0 || F.conflict_op >= static_cast<int>(p.ops.size())) return;
+  if (diagnostic* d = emit_op(c, rule_id::representation_layout_conflict, F.conflict_op)) {
+    auto has = [&](const plan::frame& f) {
+      d->message << (f.kind == plan::frag_kind::none ? " has " : " has the ");
+      detail::write_frame(d->message, f);
+    };
+    d->message << to_string(p.ops[F.conflict_op].kind) << ": ";
+    detail::write_reg(d->message, p, a);
+    has(F.conflict_frame_a);
+    if (b >= 0 && b < static_cast<int>(p.regs.size())) {
+      d->message << ", ";
+      detail::write_reg(d->message, p, b);
+      has(F.conflict_frame_b);
+      d->add_note(p.regs[b].loc) << "'" << p.regs[b].nm.view() << "' declared here";
+    } else {
+      d->message << ", this op gives it the ";
+      detail::write_frame(d->message, F.conflict_frame_b);
+    }
+    // The plan's "do not broadcast" is about layouts here: the shapes passed representation.broadcast.
+    const bool one_unset = F.conflict_frame_a.kind == plan::frag_kind::none || F.conflict_frame_b.kind == plan::frag_kind::none;
+    if (one_unset && b >= 0) d->message << " (no layout of that kind over the other tile's shape keeps the vector's slots and splits over its unit)";
+    else d->message << " (" << F.conflict_why << ')';
+    d->add_note(A.loc) << "'" << A.nm.view() << "' declared here";
+    d->help << "combine tiles whose layouts come from the same kind of op (one MMA, one tmem_load, or plain loads), or move the data through shared memory";
+  }
+}
+
+constexpr void check_compute_representation(context& c) {
+  check_broadcast(c);
+  check_compute_dtype(c);
+  check_layout_conflict(c);
+}
+
+}  // namespace cake::analysis

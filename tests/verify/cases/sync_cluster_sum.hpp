@@ -1,0 +1,52 @@
+// The cluster sum: every CTA of the cluster must reach it equally often.
+#pragma once
+#include "corpus.hpp"
+
+namespace verify_corpus {
+// Partial tiles of a cluster of 2 CTAs (the split axis first: clusters group CTAs along it) summed in
+// distributed shared memory; CTA 0 stores the sum. `form` selects the variant a case needs.
+enum class cluster_sum_form { ok, divergent, no_cluster };
+constexpr program cluster_sum_kernel(cluster_sum_form form) {
+  auto k = kernel("cluster_sum").target(sm_90a);
+  if (form != cluster_sum_form::no_cluster) k.cluster(2);
+  auto [M, N] = k.dims("M", "N");
+  auto X = k.input<f32>("X", dims(M, N));
+  auto Y = k.output<f32>("Y", dims(M, N));
+  auto work = k.parallel(split(2), tiles(M, 64));
+  k.role("math", warpgroups(1), [&](role& r) {
+    auto acc = r.fragment<f32>("acc", {64, 64});
+    r.for_each(work, [&](auto s, auto m) {
+      r.load(acc, X.tile(m, s));
+      if (form == cluster_sum_form::divergent)
+        r.loop(r.cluster_rank() + 1, [&](auto) {
+          r.cluster_sum(acc);  // EXPECT: sync.cluster-sum-divergent
+        });
+      else
+        r.cluster_sum(acc);  // EXPECT: instruction.multicast-without-cluster
+      r.when(eq(r.cluster_rank(), 0), [&] {
+        if (form == cluster_sum_form::divergent) r.cluster_sum(acc);  // EXPECT: sync.cluster-sum-divergent
+        r.store(Y.tile(m, 0), acc);
+      });
+    });
+  });
+  return k.build();
+}
+}  // namespace verify_corpus
+
+// sync.cluster-sum-divergent: a sum in a loop that runs rank + 1 times (CTA 1 sums once more than CTA 0
+// and waits for a partner that never comes), and one under r.when(rank == 0) (CTA 1 never arrives, so
+// CTA 0 waits forever). The protocol checker runs rank 0 only and sees neither. Fix: sum once in every
+// CTA, then store under the condition.
+namespace verify_corpus::sync_cluster_sum_divergent {
+constexpr program bad() { return cluster_sum_kernel(cluster_sum_form::divergent); }
+constexpr program good() { return cluster_sum_kernel(cluster_sum_form::ok); }
+}  // namespace verify_corpus::sync_cluster_sum_divergent
+CAKE_VERIFY_CASE(sync_cluster_sum_divergent, "sync.cluster-sum-divergent")
+
+// instruction.multicast-without-cluster for a cluster_sum: a kernel of single CTAs has nothing to sum
+// over (the builder refuses it; the analyzer re-checks it and reports it once). Fix: k.cluster(2).
+namespace verify_corpus::instruction_cluster_sum_without_cluster {
+constexpr program bad() { return cluster_sum_kernel(cluster_sum_form::no_cluster); }
+constexpr program good() { return cluster_sum_kernel(cluster_sum_form::ok); }
+}  // namespace verify_corpus::instruction_cluster_sum_without_cluster
+CAKE_VERIFY_CASE(instruction_cluster_sum_without_cluster, "instruction.multicast-without-cluster")
