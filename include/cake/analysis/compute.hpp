@@ -213,6 +213,7 @@ constexpr void check_compute_dtype(context& c) {
       d->message << to_string(p.ops[i].kind) << " on ";
       detail::write_reg(d->message, p, q.reg);
       d->message << ": " << q.why;
+      d->num("dtype_bits", size_bits(g.dt)).num("rows", g.rows).num("cols", g.cols);
       d->add_note(g.loc) << "'" << g.nm.view() << "' declared " << to_string(g.dt) << " here";
       d->help << q.help;
     }
@@ -274,6 +275,8 @@ constexpr void check_layout_conflict(context& c) {
     const bool one_unset = F.conflict_frame_a.kind == plan::frag_kind::none || F.conflict_frame_b.kind == plan::frag_kind::none;
     if (one_unset && b >= 0) d->message << " (no layout of that kind over the other tile's shape keeps the vector's slots and splits over its unit)";
     else d->message << " (" << F.conflict_why << ')';
+    d->num("rows", A.rows).num("cols", A.cols);
+    if (b >= 0 && b < static_cast<int>(p.regs.size())) d->num("other_rows", p.regs[b].rows).num("other_cols", p.regs[b].cols);
     d->add_note(A.loc) << "'" << A.nm.view() << "' declared here";
     d->help << "combine tiles whose layouts come from the same kind of op (one MMA, one tmem_load, or plain loads), or move the data through shared memory";
   }
