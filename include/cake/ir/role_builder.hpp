@@ -360,7 +360,13 @@ class role {
     return emit(o, at);
   }
   // A body that runs only where `cond` (a comparison of uniform index expressions) holds:
-  // r.when(r.cluster_rank() == 0, [&] { r.store(...); }), r.when(j == last - 1, [&] { mask... }).
+  // r.when(eq(r.cluster_rank(), 0), [&] { r.store(...); }), r.when(j < last, [&] { mask... }). Equality is
+  // eq(a, b) / ne(a, b): `==` on index expressions compares the expressions themselves (a C++ bool).
+  template <class B, class F>
+    requires std::same_as<B, bool>
+  constexpr void when(B, F, src_loc = src_loc::current()) {
+    static_assert(sizeof(B) == 0, "[ir.when-condition] r.when takes a condition over indices: write eq(a, b) / ne(a, b), not a == b (that compares the expressions and is a C++ bool)");
+  }
   template <class F>
   constexpr void when(const rx& cond, F body, src_loc at = src_loc::current()) {
     op o;

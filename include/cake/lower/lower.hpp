@@ -43,6 +43,14 @@ inline lowered_kernel lower(const program& p, const emit_options& opt = {}) {
       return k;
     }
   }
+  // The fragment plan's layout conflicts are errors (representation.layout-conflict); refused here too so
+  // that lowering without the analyzer (emit_options::analyze = false) never emits code for them.
+  if (const auto F = plan::plan_fragments(p); F.conflict_op != -1) {
+    const int op_id = F.conflict_op >= 0 ? F.conflict_op : -1;
+    const src_loc l = op_id >= 0 ? p.ops[op_id].loc : p.loc;
+    k.error = std::string(l.file) + ":" + std::to_string(l.line) + ": error: [representation.layout-conflict] " + F.conflict_why;
+    return k;
+  }
   kernel_emitter em(p, opt);
   std::string src = em.run();
   k.plan = em.plan();

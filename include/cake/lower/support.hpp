@@ -19,6 +19,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
   switch (o.kind) {
     case op_kind::fill:
     case op_kind::elementwise:
+      if (o.d.part != part_axis::none) return "register compute writes whole tiles: a part (.rows/.cols) of a destination is not lowered";
       if (eight(o.d)) return "8-bit register tiles are not computed on: compute in f32 and convert";
       if (o.kind == op_kind::elementwise)
         for (int i = o.imm[0]; i < o.imm[0] + o.imm[1] && i < static_cast<int>(p.exprs.size()); ++i)
@@ -26,10 +27,13 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
             return "an 8-bit register tile is read in an expression: convert it first";
       return nullptr;
     case op_kind::convert:
+      if (o.d.part != part_axis::none || o.a.part != part_axis::none) return "convert moves whole tiles: a part (.rows/.cols) is not lowered";
       if (eight(o.d) || eight(o.a)) return "conversions to and from 8-bit register tiles are not lowered";
       return nullptr;
     case op_kind::reduce_rows:
     case op_kind::arg_reduce_rows:
+      if (o.d.part != part_axis::none || o.a.part != part_axis::none || o.b.part != part_axis::none)
+        return "row reductions read and write whole tiles: a part (.rows/.cols) is not lowered";
       if (eight(o.a)) return "reductions of 8-bit register tiles are not lowered";
       if (size_bits(reg_dt(o.d)) != 32) return "a row reduction writes a 32-bit (f32 or i32) vector";
       if (o.kind == op_kind::arg_reduce_rows && reg_dt(o.b) != dtype::i32) return "an argmin/argmax index vector is i32";
@@ -45,6 +49,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.kind == op_kind::atomic_add) {
         if (td != dtype::f32 && td != dtype::bf16) return "atomic_add is lowered into f32 and bf16 tensors";
         if (td == dtype::bf16 && p.target == target_id::sm_80) return "bf16 atomic_add needs sm_90a or sm_100a (red.add.bf16x2)";
+        if (td == dtype::bf16 && !(reg_dt(r) == dtype::f32 || size_bits(reg_dt(r)) == 16)) return "atomic_add into a bf16 tensor takes an f32 or 16-bit tile";
       }
       if (r.part != part_axis::none) {
         if (o.kind != op_kind::store_global) return "loads and atomics of a part of a register tile are not lowered: use a tile of the part's shape";
@@ -153,6 +158,10 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
           const bool direct = o.parent == q, in_loop = !direct && p.has_bound(o.parent) && p.ops[o.parent].parent == q;
           if (!direct && !in_loop) return "a pipeline op of an alternating walk must sit at the walk's level or in a dynamic loop directly inside it";
         }
+      return nullptr;
+    case op_kind::cluster_reduce:
+      if (reg_dt(o.d) != dtype::f32) return "cluster_sum is lowered for f32 tiles";
+      if (o.d.part != part_axis::none) return "cluster_sum reduces whole tiles: a part is not lowered";
       return nullptr;
     default: return nullptr;
   }
