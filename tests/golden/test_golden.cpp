@@ -72,7 +72,7 @@ constexpr program small_sm80_copy() {
     r.cp_async_wait(0);
     r.sync(bar);
     r.load(x, s.stage(0).rows(r.warp(), 4));
-    r.elementwise(elementwise_op::relu, x, x);
+    r.set(x, relu(x));
     r.store(Y.tile(r.warp(), 0), x);
   });
   return k.build();
@@ -119,8 +119,8 @@ constexpr program small_sm90_rows() {
     r.for_each(mn, [&](auto tile_m, auto tile_n) {
       r.load(x, X.tile(tile_m, tile_n, 0));
       r.row_max(m, x);
-      r.elementwise(elementwise_op::sub, x, x, m);
-      r.elementwise(elementwise_op::exp2, x, x);
+      r.set(x, x - m);
+      r.set(x, exp2(x));
       r.row_sum(s, x);
       auto y = r.convert<bf16>(x);
       r.store(Y.tile(tile_m, tile_n), y);

@@ -8,23 +8,90 @@
 
 using namespace cake;
 
-TEST_CASE("an op without a lowering yet is an error with the op id and schedule line") {
-  auto k = kernel("rowmax").target(sm_90a);
-  auto X = k.input<f32>("X", dims("M", "N"));
-  (void)X;
-  k.role("math", warpgroups(1), [&](role& r) {
-    auto a = r.fragment<f32>("a", {64, 64});
-    auto m = r.fragment<f32>("m", {64, 1});
-    r.row_max(m, a);  // line of interest
+namespace {
+
+// sm_80 admits mbarriers (the hardware has them) but Cake lowers the mbarrier ops on sm_90a and sm_100a
+// only (the op table's lowered column): the analyzer refuses such a schedule before lowering runs.
+program mbarrier_on_sm80() {
+  auto k = kernel("mbar80").target(sm_80);
+  auto bar = k.mbarrier("bar", arrivals(1));
+  k.role("w", warps(1), [&](role& r) {
+    r.arrive(bar);  // line of interest
+    r.wait(bar);
   });
-  const program p = k.build();
+  return k.build();
+}
+
+// An mma.sync into a column part of its accumulator: mma_sync is lowered on every target, but not into
+// a part (lower/support.hpp); the emitter keeps its own guard with the same words.
+program mma_sync_into_a_part() {
+  auto k = kernel("mma_part").target(sm_80);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto B = k.input<bf16>("B", dims("N", "K"));
+  auto sA = k.smem<bf16>("sA", {16, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {8, 64}, swizzle::b128);
+  auto ready = k.named_barrier("ready");
+  k.role("w", warps(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {16, 16});
+    r.cp_async(sA, A.tile(0, 0));
+    r.cp_async(sB, B.tile(0, 0));
+    r.cp_async_commit();
+    r.cp_async_wait(0);
+    r.sync(ready);
+    r.fill(acc, 0.0f);
+    r.mma_sync(acc.cols(0, 2), sA, sB);  // line of interest: op #6
+  });
+  return k.build();
+}
+
+}  // namespace
+
+TEST_CASE("an op not lowered for the kernel's target is refused by the analyzer before lowering (instruction.not-lowered)") {
+  const program p = mbarrier_on_sm80();
+  REQUIRE(p.errors.empty());
+  REQUIRE(p.arch().admitted(info(op_kind::mbarrier_arrive).needs));
+  REQUIRE_FALSE(info(op_kind::mbarrier_arrive).lowered(p.target));
   const auto l = lower::lower(p);
   CHECK_FALSE(l.ok);
   CHECK(l.source.empty());
-  CHECK(l.error.find("[lower.unsupported]") != std::string::npos);
-  CHECK(l.error.find("reduce_rows is not lowered yet") != std::string::npos);
-  CHECK(l.error.find("op#0") != std::string::npos);
+  CHECK(l.error.find("the analyzer rejects kernel 'mbar80'") != std::string::npos);
+  CHECK(l.error.find("[instruction.not-lowered]") != std::string::npos);
+  CHECK(l.error.find("mbarrier_arrive on sm_80: this op is not lowered for the kernel's target") != std::string::npos);
   CHECK(l.error.find(":" + std::to_string(p.ops[0].loc.line) + ":") != std::string::npos);
+}
+
+TEST_CASE("a form of an op without a lowering is refused by the analyzer with the form's reason") {
+  const program p = mma_sync_into_a_part();
+  REQUIRE(p.errors.empty());
+  const auto l = lower::lower(p);
+  CHECK_FALSE(l.ok);
+  CHECK(l.error.find("[instruction.not-lowered]") != std::string::npos);
+  CHECK(l.error.find("mma_sync on sm_80: mma_sync into part of an accumulator is not lowered") != std::string::npos);
+  CHECK(l.error.find(":" + std::to_string(p.ops[6].loc.line) + ":") != std::string::npos);
+}
+
+TEST_CASE("the analyzer off: the emitter's own guard is an error with the op id and schedule line") {
+  const program p = mma_sync_into_a_part();
+  REQUIRE(p.ops[6].kind == op_kind::mma_sync);
+  lower::emit_options o;
+  o.analyze = false;
+  const auto l = lower::lower(p, o);
+  CHECK_FALSE(l.ok);
+  CHECK(l.source.empty());
+  CHECK(l.error.find("[lower.unsupported]") != std::string::npos);
+  CHECK(l.error.find("mma_sync into part of an accumulator is not lowered") != std::string::npos);
+  CHECK(l.error.find("op#6") != std::string::npos);
+  CHECK(l.error.find(":" + std::to_string(p.ops[6].loc.line) + ":") != std::string::npos);
+}
+
+TEST_CASE("the analyzer off: mbarrier ops on sm_80 are refused by the emitter's guard, not emitted") {
+  const program p = mbarrier_on_sm80();
+  lower::emit_options o;
+  o.analyze = false;
+  const auto l = lower::lower(p, o);
+  CHECK_FALSE(l.ok);
+  CHECK(l.source.empty());
+  CHECK(l.error.find("[lower.unsupported] mbarrier-based pipelines are lowered for sm_90a and sm_100a only") != std::string::npos);
 }
 
 TEST_CASE("a specialized dim needs its value at lowering") {

@@ -179,17 +179,27 @@ extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n
   float x = lo_bf16(v) + hi_bf16(v) + lo_f16(v) + hi_f16(v) + bf16_to_f32(f32_to_bf16(1.5f)) + f16_to_f32(f32_to_f16(2.5f));
   x = exp2f_fast(x) + log2f_fast(x) + tanhf_fast(x) + rcpf(x) + expf_fast(x) + logf_fast(x);
   x += sigmoidf(x) + siluf(x) + gelu_tanhf(x) + gelu_erff(x) + reluf(x);
-  float mx = warp_max<1, 16>(x), sm = warp_sum<1, 16>(x);
+  float mx = warp_max<1, 16>(x), sm = warp_sum<1, 16>(x), mn = warp_min<1, 2>(x);
   float lo = x, hi = x;
   int ilo = int(threadIdx.x), ihi = int(threadIdx.x);
   warp_argmin<1, 16>(lo, ilo);
   warp_argmax<1, 16>(hi, ihi);
   const long long trips = min_ll(n, 64) + max_ll(n, 1);
-  red_add_f32(out + 1, mx + sm + lo + hi + float(ilo + ihi + trips));
+  red_add_f32(out + 1, mx + sm + mn + lo + hi + float(ilo + ihi + trips));
 #if __CUDA_ARCH__ >= 900
   red_add_bf16x2(out + 2, v);
+  red_add_bf16(out + 3, static_cast<u16>(v >> 16));
 #endif
   out[threadIdx.x + 4] = x;
+  // 16-, 8- and 4-byte vector accesses (aligned by the caller)
+  u32 w4[4], w2[2], w1[1];
+  ld_global_words<4>(w4, in + 4 * threadIdx.x);
+  ld_global_words<2>(w2, in + 2 * threadIdx.x + 256);
+  ld_global_words<1>(w1, in + threadIdx.x + 512);
+  w4[0] += w2[1] + w1[0];
+  st_global_words<4>(reinterpret_cast<u32*>(out) + 1024 + 4 * threadIdx.x, w4);
+  st_global_words<2>(reinterpret_cast<u32*>(out) + 2048 + 2 * threadIdx.x, w2);
+  st_global_words<1>(reinterpret_cast<u32*>(out) + 3072 + threadIdx.x, w1);
 }
 )";
 
@@ -230,6 +240,7 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
       mbar_arrive(bar2);
       mbar_arrive_cluster(mapa_shared(bar2, cluster_ctarank() ^ 1u));
       mbar_arrive_cluster_release(mapa_shared(bar2, cluster_ctarank() ^ 1u));
+      acc += ld_shared_cluster_f32(mapa_shared(base + 16400, cluster_ctarank() ^ 1u));
     }
   } else {
     setmaxnreg_inc<232>();
@@ -340,7 +351,8 @@ const std::vector<header_case>& cases() {
       {"cake/device/compute.cuh",
        {{&compute_kernel, "sm_80"}, {&compute_kernel, "sm_90a"}, {&compute_kernel, "sm_100a"}},
        {"ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "tanh.approx.f32", "rcp.rn.f32", "cvt.f32.f16", "cvt.rn.f16.f32",
-        "shfl.sync.bfly.b32", "atom.global.add.f32"}},
+        "shfl.sync.bfly.b32", "atom.global.add.f32", "ld.global.v4.u32", "ld.global.v2.u32", "st.global.v4.u32",
+        "st.global.v2.u32"}},
       {"cake/device/sm80.cuh",
        {{&sm80_kernel, "sm_80"}, {&sm80_kernel, "sm_90a"}},
        {"cp.async.ca.shared.global", "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 0",
@@ -373,7 +385,7 @@ const std::vector<header_case>& cases() {
         "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
         "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "setmaxnreg.inc.sync.aligned.u32 232",
         "setmaxnreg.dec.sync.aligned.u32 40", "elect.sync", "mapa.shared::cluster.u32",
-        "barrier.cluster.arrive.release.aligned", "barrier.cluster.wait.acquire.aligned"}},
+        "barrier.cluster.arrive.release.aligned", "barrier.cluster.wait.acquire.aligned", "ld.shared::cluster.f32"}},
       {"cake/device/sm100.cuh",
        {{&sm100_kernel, "sm_100a"}},
        {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
@@ -461,6 +473,7 @@ TEST_CASE("NVRTC compiles every embedded device header to CUBIN for its target")
   const nvrtc_out k90 = nvrtc_compile(compute_kernel, "sm_90a");
   REQUIRE(k90.ok);
   CHECK(k90.ptx.find("red.global.add.noftz.bf16x2") != std::string::npos);
+  CHECK(k90.ptx.find("red.global.add.noftz.bf16 ") != std::string::npos);
   // e4m3 mma.sync exists only from sm_89 on: present in the sm_90a build of the sm80 kernel.
   const nvrtc_out r90 = nvrtc_compile(sm80_kernel, "sm_90a");
   REQUIRE(r90.ok);

@@ -197,22 +197,22 @@ TEST_CASE("control: loop bounds are recorded in program::loops (tiles, min, from
   }
 }
 
-TEST_CASE("control: with one axis, a generic body receives the point; an index_expr parameter the index") {
+TEST_CASE("control: with one axis, a generic body receives the index itself, as an index_expr parameter does") {
   auto k = kernel("k");
   auto M = k.dim("M");
   auto sp = k.parallel(tiles(M, 64));
-  index_expr from_point, from_index;
-  bool got_point = false;
+  index_expr from_generic, from_index;
+  bool got_index = false;
   k.role("r", warps(1), [&](role& r) {
-    r.for_each(sp, [&](auto pt) {
-      got_point = std::is_same_v<decltype(pt), space_point<1>>;
-      from_point = pt[0];
+    r.for_each(sp, [&](auto i) {
+      got_index = std::is_same_v<decltype(i), index_expr>;
+      from_generic = i;
     });
     r.for_each(sp, [&](index_expr m) { from_index = m; });
   });
-  CHECK(got_point);  // [&](auto m) cannot be told from [&](auto pt) when the space has one axis
-  CHECK(from_point == var_index(var_kind::tile_coord, 0));
-  CHECK(from_index == from_point);
+  CHECK(got_index);  // [&](auto i) with a one-axis space is the axis index, not the point
+  CHECK(from_generic == var_index(var_kind::tile_coord, 0));
+  CHECK(from_index == from_generic);
   CHECK(k.p.errors.empty());
 }
 
@@ -338,7 +338,7 @@ TEST_CASE("compute: tcgen05_mma writes a TMEM stage from smem operands") {
   CHECK(p.errors.empty());
 }
 
-TEST_CASE("compute: fill, zero, elementwise, row reductions, argmin and convert") {
+TEST_CASE("compute: fill, zero, set (one op per expression), row reductions, argmin and convert") {
   fixture f;
   unsigned l_fill = 0, l_zero = 0, l_add = 0, l_exp = 0, l_max = 0, l_sum = 0, l_arg = 0, l_cvt = 0;
   f.k.role("c", warpgroups(1), [&](role& r) {
@@ -348,33 +348,56 @@ TEST_CASE("compute: fill, zero, elementwise, row reductions, argmin and convert"
     auto i = r.fragment<i32>("i", {64, 1});
     r.fill(x, -1.5f); l_fill = __LINE__;
     r.zero(y); l_zero = __LINE__;
-    r.elementwise(elementwise_op::add, x, x, y); l_add = __LINE__;
-    r.elementwise(elementwise_op::exp2, y, x); l_exp = __LINE__;
+    r.set(x, x + y); l_add = __LINE__;
+    r.set(y, exp2(x)); l_exp = __LINE__;
     r.row_max(m, x); l_max = __LINE__;
     r.row_sum(m, y); l_sum = __LINE__;
-    r.row_argmin(i, x); l_arg = __LINE__;
+    r.row_argmin(m, i, x, index_expr(64)); l_arg = __LINE__;
     auto h = r.convert<bf16>(x); l_cvt = __LINE__;
     CHECK(h.o.index == 4);
   });
   const program& p = f.p();
+  REQUIRE(p.errors.empty());
   check_op(p, 0, op_kind::fill, l_fill);
   float v = 0;
   std::memcpy(&v, &p.ops[0].imm[0], sizeof v);
   CHECK(v == -1.5f);
   check_op(p, 1, op_kind::fill, l_zero);
   CHECK(p.ops[1].imm[0] == 0);
+  // r.set: the destination, and the expression's nodes in program::exprs (imm[0] first, imm[1] count, root last).
   check_op(p, 2, op_kind::elementwise, l_add);
-  CHECK(p.ops[2].imm[0] == static_cast<int>(elementwise_op::add));
-  CHECK(p.ops[2].b.index == 1);
+  CHECK(p.ops[2].d.index == 0);
+  CHECK(p.ops[2].a.kind == operand_kind::none);
+  REQUIRE(p.ops[2].imm[0] == 0);
+  REQUIRE(p.ops[2].imm[1] == 3);
+  CHECK(p.exprs[0].fn == math_fn::tile);
+  CHECK(p.exprs[0].ref == 0);
+  CHECK(p.exprs[1].fn == math_fn::tile);
+  CHECK(p.exprs[1].ref == 1);
+  CHECK(p.exprs[2].fn == math_fn::add);
+  CHECK(p.exprs[2].kid[0] == 0);
+  CHECK(p.exprs[2].kid[1] == 1);
   check_op(p, 3, op_kind::elementwise, l_exp);
-  CHECK(p.ops[3].b.kind == operand_kind::none);
+  CHECK(p.ops[3].d.index == 1);
+  REQUIRE(p.ops[3].imm[0] == 3);
+  REQUIRE(p.ops[3].imm[1] == 2);
+  CHECK(p.exprs[4].fn == math_fn::exp2);
+  CHECK(p.exprs[4].kid[0] == 3);  // child indices are absolute in program::exprs
+  CHECK(p.exprs[4].kid[1] == -1);
   check_op(p, 4, op_kind::reduce_rows, l_max);
   CHECK(p.ops[4].imm[0] == static_cast<int>(reduce_kind::max));
   CHECK(p.ops[4].d.index == 2);
+  CHECK(p.ops[4].a.index == 0);
+  CHECK_FALSE(p.ops[4].has(flag_accumulate));
   check_op(p, 5, op_kind::reduce_rows, l_sum);
   CHECK(p.ops[5].imm[0] == static_cast<int>(reduce_kind::sum));
-  check_op(p, 6, op_kind::argmin_rows, l_arg);
-  CHECK(p.ops[6].d.index == 3);
+  // argmin: d = the value vector, b = the index vector, a = the source, ix = the column of the tile's column 0.
+  check_op(p, 6, op_kind::arg_reduce_rows, l_arg);
+  CHECK(p.ops[6].imm[0] == static_cast<int>(reduce_kind::argmin));
+  CHECK(p.ops[6].d.index == 2);
+  CHECK(p.ops[6].b.index == 3);
+  CHECK(p.ops[6].a.index == 0);
+  CHECK(p.ops[6].ix == index_expr(64));
   check_op(p, 7, op_kind::convert, l_cvt);
   CHECK(p.ops[7].a.index == 0);
   CHECK(p.ops[7].d.index == 4);

@@ -171,7 +171,7 @@ TEST_CASE("printer: parts of operands, barrier elements and explicit TMA complet
     r.bulk_wait_read(1);
     r.setmaxnreg(240);
     r.fill(x, 0.5f);
-    r.elementwise(elementwise_op::relu, x, x);
+    r.set(x, relu(x));
   });
   const std::string text = to_text(k.p);
   CHECK(contains(text, "#0 tma_load s[stage 1] <- A.tile(0, 0) completes b[wg]\n"));
