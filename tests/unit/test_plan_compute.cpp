@@ -97,13 +97,9 @@ TEST_CASE("plan dims: a register A operand converted from an accumulator contrac
   CHECK(holds(D.regs[reg_index(p, "o")], Sq, Dh));
 }
 
-// The header of plan/dims.hpp says "converted and elementwise results keep their source's" dims, but the
-// elementwise branch of plan_dims reads op::a, which r.set never fills (an r.set's sources are the leaves
-// of its expression): a tile written only by r.set holds no dims, and an MMA reading it falls back to the
-// regions' declared major-ness. O = P V with P computed by r.set then takes V as K-major.
-TEST_CASE("plan dims: a tile written by r.set from a full tile keeps that tile's dims" *
-          doctest::skip(true) *
-          doctest::description("bug: plan_dims (plan/dims.hpp) reads op::a for elementwise ops; r.set records its sources in program::exprs")) {
+// A tile written by r.set takes the dims of a leaf of its own shape (an r.set's sources are the leaves of
+// its expression), so O = P V with P computed by r.set finds V's contracted dim and takes it as MN-major.
+TEST_CASE("plan dims: a tile written by r.set from a full tile keeps that tile's dims") {
   auto k = kernel("pv2").target(sm_90a);
   auto [Sq, Sk, Dh] = k.dims("Sq", "Sk", "D");
   auto Q = k.input<bf16>("Q", dims(Sq, Dh));

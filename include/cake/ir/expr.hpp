@@ -237,14 +237,22 @@ CAKE_RX_UNARY(round_f16, round_f16)
 template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A>)
 constexpr rx gelu(const A& a) { return gelu_tanh(a); }
 
-template <class A, class B> requires(rx_like<A> && rx_like<B> && !std::is_same_v<A, index_expr> && !std::is_same_v<B, index_expr>)
+// A value of register math (an expression, a register tile, a scalar parameter), as opposed to a number
+// or an index expression: min of two indices or numbers is a loop bound (handles.hpp), not math.
+template <class X>
+concept rx_valued = std::is_same_v<X, rx> || requires(const X& x) { to_rx(x); };
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (rx_valued<A> || rx_valued<B>))
 constexpr rx max(const A& a, const B& b) { return detail::make(math_fn::max, as_rx(a), as_rx(b)); }
-template <class A, class B> requires(rx_like<A> && rx_like<B> && (std::is_same_v<A, rx> || std::is_same_v<B, rx> || (!std::is_convertible_v<A, index_expr> && !std::is_convertible_v<B, index_expr>)))
+template <class A, class B> requires(rx_like<A> && rx_like<B> && (rx_valued<A> || rx_valued<B>))
 constexpr rx min(const A& a, const B& b) { return detail::make(math_fn::min, as_rx(a), as_rx(b)); }
 template <class A, class B, class C> requires rx_like<A> && rx_like<B> && rx_like<C>
 constexpr rx fma(const A& a, const B& b, const C& c) { return detail::make(math_fn::fma, as_rx(a), as_rx(b), as_rx(c)); }
 // select(pred, a, b): a where pred holds, else b.
-template <class P, class A, class B> requires rx_like<A> && rx_like<B>
-constexpr rx select(const P& pred, const A& a, const B& b) { return detail::make(math_fn::select, as_rx(pred), as_rx(a), as_rx(b)); }
+template <class A, class B> requires rx_like<A> && rx_like<B>
+constexpr rx select(const rx& pred, const A& a, const B& b) { return detail::make(math_fn::select, pred, as_rx(a), as_rx(b)); }
+// A C++ bool is decided when the schedule is built (a == b on index expressions compares the expressions):
+// it is not a predicate over elements. Refused: write eq(a, b) / ne(a, b) / a < b.
+template <class A, class B>
+rx select(bool, const A&, const B&) = delete;
 
 }  // namespace cake

@@ -138,7 +138,17 @@ constexpr dims_plan plan_dims(const program& p) {
         set(o.d, {detail::other_dim(detail::operand_dims(p, D, o.a), r), detail::other_dim(detail::operand_dims(p, D, o.b), r)});
       } else if (o.kind == op_kind::load_global || o.kind == op_kind::load_shared) {
         set(o.d, detail::operand_dims(p, D, o.a));
-      } else if (o.kind == op_kind::convert || o.kind == op_kind::elementwise) {
+      } else if (o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg && o.d.index < p.regs.size()) {
+        // r.set: the dims of a leaf of the destination's full shape (vectors hold only one of them).
+        for (int e = o.imm[0]; e >= 0 && e < o.imm[0] + o.imm[1] && e < static_cast<int>(p.exprs.size()); ++e) {
+          const expr_node& x = p.exprs[e];
+          if (x.fn != math_fn::tile || x.ref >= p.regs.size()) continue;
+          if (p.regs[x.ref].rows == p.regs[o.d.index].rows && p.regs[x.ref].cols == p.regs[o.d.index].cols && D.regs[x.ref].known()) {
+            set(o.d, D.regs[x.ref]);
+            break;
+          }
+        }
+      } else if (o.kind == op_kind::convert) {
         const dim_pair a = detail::operand_dims(p, D, o.a);
         // A row or column vector holds one of its source's dims only; a full tile holds both.
         if (o.d.kind == operand_kind::reg && o.a.kind == operand_kind::reg && o.d.index < p.regs.size() && o.a.index < p.regs.size() &&
