@@ -94,6 +94,32 @@ TEST_CASE("the analyzer off: mbarrier ops on sm_80 are refused by the emitter's 
   CHECK(l.error.find("[lower.unsupported] mbarrier-based pipelines are lowered for sm_90a and sm_100a only") != std::string::npos);
 }
 
+TEST_CASE("a fragment-layout conflict is refused: by the analyzer, and by lower() with the analyzer off") {
+  auto k = kernel("conflict").target(sm_90a);
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
+  auto sC = k.smem<bf16>("sC", {64, 64}, swizzle::b128);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto a1 = r.accumulator<f32>("a1", {64, 128});
+    auto a2 = r.accumulator<f32>("a2", {64, 64});
+    r.wgmma(a1, sA, sB).overwrite();
+    r.wgmma(a2, sA, sC).overwrite();
+    r.set(a1, a1 + a2);  // line of interest: two accumulator layouts meet
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  const auto l = lower::lower(p);
+  CHECK_FALSE(l.ok);
+  CHECK(l.error.find("the analyzer rejects kernel 'conflict'") != std::string::npos);  // the shapes do not broadcast
+  lower::emit_options o;
+  o.analyze = false;
+  const auto u = lower::lower(p, o);
+  CHECK_FALSE(u.ok);
+  CHECK(u.source.empty());
+  CHECK(u.error.find("[representation.layout-conflict] the two tiles have different fragment layouts") != std::string::npos);
+  CHECK(u.error.find(":" + std::to_string(p.ops[2].loc.line) + ":") != std::string::npos);
+}
+
 TEST_CASE("a specialized dim needs its value at lowering") {
   auto k = kernel("spec").target(sm_90a);
   auto A = k.input<bf16>("A", dims("M", spec("K")));

@@ -3,6 +3,11 @@
 // exactly (the analyzer reports it as instruction.not-lowered and the emitters guard with the same words).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <cake/lower/support.hpp>
@@ -768,4 +773,23 @@ TEST_CASE("lower::unsupported: cluster_sum of a tile that is not f32, or of a pa
   CHECK(why(k.p, 0) == "cluster_sum is lowered for f32 tiles");
   CHECK(why(k.p, 1) == "cluster_sum reduces whole tiles: a part is not lowered");
   CHECK(why(k.p, 2).empty());
+}
+
+TEST_CASE("lower::unsupported: every reason in lower/support.hpp is checked by a case of this file") {
+  auto read = [](const std::filesystem::path& f) {
+    std::ifstream in(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string support = read(std::filesystem::path(CAKE_SOURCE_DIR) / "include" / "cake" / "lower" / "support.hpp");
+  const std::string tests = read(std::filesystem::path(CAKE_SOURCE_DIR) / "tests" / "unit" / "test_lower_support.cpp");
+  const std::regex reason(R"re(return "([^"]+)")re");
+  std::set<std::string> reasons;
+  for (std::sregex_iterator it(support.begin(), support.end(), reason), end; it != end; ++it) reasons.insert((*it)[1]);
+  CHECK(reasons.size() >= 50);  // the scan works
+  for (const auto& r : reasons) {
+    INFO(r);
+    CHECK(tests.find("== \"" + r + "\"") != std::string::npos);
+  }
 }
