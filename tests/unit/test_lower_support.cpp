@@ -793,3 +793,28 @@ TEST_CASE("lower::unsupported: every reason in lower/support.hpp is checked by a
     CHECK(tests.find("== \"" + r + "\"") != std::string::npos);
   }
 }
+
+TEST_CASE("op table: the lowered column (a target lowers only what it admits; every op is lowered somewhere)") {
+  for (int i = 0; i < op_kind_count; ++i) {
+    const op_info& o = op_table[i];
+    INFO(o.name);
+    int lowered = 0;
+    for (target_id t : {target_id::sm_80, target_id::sm_90a, target_id::sm_100a}) {
+      const bool admitted = o.needs == feature::count_ || target_of(t).admitted(o.needs);
+      if (o.lowered(t)) {
+        ++lowered;
+        CHECK_MESSAGE(admitted, to_string(t));  // lowering something the hardware lacks would be a contradiction
+      }
+    }
+    CHECK(lowered > 0);
+    if (o.needs == feature::count_) CHECK(o.lowered_on == on_all);  // generic code is the same everywhere
+  }
+  CHECK(info(op_kind::wgmma).lowered_on == on_sm90a);
+  CHECK(info(op_kind::tcgen05_mma).lowered_on == on_sm100a);
+  CHECK(info(op_kind::cluster_reduce).lowered_on == (on_sm90a | on_sm100a));
+  CHECK(info(op_kind::mma_sync).lowered_on == on_all);
+  CHECK(info(op_kind::turn_take).lowered_on == on_all);
+  CHECK(target_bit(target_id::sm_80) == on_sm80);
+  CHECK(target_bit(target_id::sm_90a) == on_sm90a);
+  CHECK(target_bit(target_id::sm_100a) == on_sm100a);
+}

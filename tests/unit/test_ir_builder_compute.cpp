@@ -1,0 +1,265 @@
+// Unit tests for the register-compute and new sync methods of the role builder: r.loaded, the
+// fill_outside / accumulate / later(n) modifiers and their misuse (ir.modifier), release_pending, turns,
+// alternating walks, cluster_sum, atomics and scatter, MMAs with A from registers or into parts, and
+// which register tiles each op reads and writes.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cake/plan/plan.hpp"
+#include "test_ir_support.hpp"
+
+using namespace cake;
+using namespace cake_test;
+
+namespace {
+
+float bits_to_float(std::int32_t b) {
+  float v = 0;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+std::vector<int> reads_of(const program& p, int op) {
+  std::vector<int> r;
+  p.reg_reads(op, [&](const operand& x) { r.push_back(x.index); });
+  return r;
+}
+std::vector<int> writes_of(const program& p, int op) {
+  std::vector<int> r;
+  p.reg_writes(op, [&](const operand& x) { r.push_back(x.index); });
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("compute builder: r.loaded records the load and hands back the tile for an expression") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  auto Bias = k.input<bf16>("bias", dims(N));
+  auto X = k.input<f32>("X", dims(M, N));
+  int load = -1, set = -1;
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto acc = r.fragment<f32>("acc", {64, 64});
+    r.load(acc, X.tile(0, 0)).fill_outside(-2.5f);
+    load = static_cast<int>(k.p.ops.size());
+    set = r.set(acc, acc + r.loaded(r.col_vector<bf16>("b", 64), Bias.tile(1))).id;
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[0].kind == op_kind::load_global);
+  CHECK(bits_to_float(p.ops[0].imm[2]) == -2.5f);  // fill_outside: the value outside the tensor
+  CHECK(p.ops[load].kind == op_kind::load_global);
+  CHECK(p.ops[load].d.index == 1);
+  CHECK(p.ops[load].a.kind == operand_kind::global);
+  CHECK(p.tile_refs[p.ops[load].a.index].coords[0] == index_expr(1));
+  CHECK(p.ops[load].imm[2] == 0);  // default fill: 0.0f
+  CHECK(p.regs[1].rows == 1);
+  CHECK(p.regs[1].cols == 64);
+  CHECK(p.regs[1].dt == dtype::bf16);
+  CHECK(reads_of(p, set) == std::vector<int>{0, 1});
+  CHECK(writes_of(p, set) == std::vector<int>{0});
+}
+
+TEST_CASE("compute builder: row and column vectors, and tiles without a positive shape") {
+  auto k = kernel("k").target(sm_80);
+  k.role("r", warps(2), [&](role& r) {
+    auto rv = r.row_vector<f32>("rv", 16);
+    auto cv = r.col_vector<i32>("cv", 32);
+    (void)rv, (void)cv;
+    (void)r.fragment<f32>("bad", {0, 8});
+    (void)r.row_vector<f32>("bad2", -4);
+  });
+  const program& p = k.p;
+  CHECK(p.regs[0].rows == 16);
+  CHECK(p.regs[0].cols == 1);
+  CHECK(p.regs[1].rows == 1);
+  CHECK(p.regs[1].cols == 32);
+  CHECK(p.regs[1].dt == dtype::i32);
+  CHECK(p.regs[0].scope == role_unit::warp);
+  CHECK_FALSE(p.regs[0].accumulator);
+  CHECK(has_error(p, "ir.reg-shape", 0));
+  CHECK(has_error(p, "ir.reg-shape", -4));
+}
+
+TEST_CASE("compute builder: accumulate() on reductions; reads of accumulating reductions include their destinations") {
+  auto k = kernel("k").target(sm_90a);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto m = r.row_vector<f32>("m", 64);
+    auto i = r.row_vector<i32>("i", 64);
+    r.row_max(m, x).accumulate();                           // #0
+    r.row_argmax(m, i, x, r.warpgroup() * 64).accumulate();  // #1
+    r.row_argmin(m, i, x, index_expr(0));                    // #2
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[0].has(flag_accumulate));
+  CHECK(reads_of(p, 0) == std::vector<int>{0, 1});
+  CHECK(writes_of(p, 0) == std::vector<int>{1});
+  CHECK(p.ops[1].has(flag_accumulate));
+  CHECK(p.ops[1].ix == var_index(var_kind::warpgroup, 0) * 64);
+  CHECK(reads_of(p, 1) == std::vector<int>{0, 1, 2});
+  CHECK(writes_of(p, 1) == std::vector<int>{1, 2});
+  CHECK_FALSE(p.ops[2].has(flag_accumulate));
+  CHECK(reads_of(p, 2) == std::vector<int>{0});
+  CHECK(writes_of(p, 2) == std::vector<int>{1, 2});
+}
+
+TEST_CASE("compute builder: modifiers on ops they do not apply to are ir.modifier") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, K] = k.dims("M", "K");
+  auto X = k.output<f32>("X", dims(M, K));
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(2)).carries(sA);
+  k.role("load", warps(1), [&](role& r) {
+    r.loop(tiles(K, 64), [&](auto kt) { r.tma_load(r.acquire(ab)[sA], A.tile(0, kt)); });
+  });
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    r.fill(x, 0.0f);
+    r.store(X.tile(0, 0), x).fill_outside(1.0f);  // not a load
+    r.set(x, x * 2.0f).accumulate();              // not a reduction
+    r.loop(tiles(K, 64), [&](auto) {
+      auto s = r.wait(ab);
+      r.fill(x, 1.0f).later(1);                   // not a release
+      r.release(ab, s).later(0);                  // 1..4 iterations
+      r.release(ab, s).later(5);
+    });
+  });
+  const program& p = k.p;
+  CHECK(count_errors(p, "ir.modifier") == 5);
+  CHECK(has_error(p, "ir.modifier", 0));
+  CHECK(has_error(p, "ir.modifier", 5));
+}
+
+TEST_CASE("sync builder: deferred releases, their flush, turns and alternating walks") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, K] = k.dims("M", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto sp = k.parallel(tiles(M, 64));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(4)).carries(sA);
+  auto order = k.turns("order");
+  auto plain = k.named_barrier("plain", per_unit);
+  int walk = -1, release = -1, flush = -1, take = -1, pass = -1, plain_walk = -1;
+  k.role("load", warps(1), [&](role& r) {
+    plain_walk = static_cast<int>(k.p.ops.size());
+    r.for_each(sp, [&](auto m) {
+      r.loop(tiles(K, 64), [&](auto kt) { r.tma_load(r.acquire(ab)[sA], A.tile(m, kt)); });
+    });
+  });
+  k.role("use", warpgroups(2), [&](role& r) {
+    walk = static_cast<int>(k.p.ops.size());
+    r.for_each(alternating(sp), [&](auto) {
+      take = r.take_turn(order).id;
+      r.loop(tiles(K, 64), [&](auto) {
+        auto s = r.wait(ab);
+        release = r.release(ab, s).later(3).id;
+      });
+      flush = r.release_pending(ab).id;
+      pass = r.pass_turn(order).id;
+      r.sync(plain);
+    });
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.named_barriers[order.index].turns);
+  CHECK(p.named_barriers[order.index].per_unit);
+  CHECK_FALSE(p.named_barriers[plain.index].turns);
+  CHECK(p.ops[walk].kind == op_kind::tile_loop);
+  CHECK(p.ops[walk].has(flag_alternate));
+  CHECK_FALSE(p.ops[plain_walk].has(flag_alternate));
+  CHECK(p.ops[release].has(flag_release_later));
+  CHECK(p.ops[release].imm[1] == 3);
+  CHECK(p.ops[release].a.sel == stage_sel::slot);
+  CHECK(p.ops[p.ops[release].a.slot_op].kind == op_kind::pipeline_wait);
+  CHECK(p.ops[flush].kind == op_kind::pipeline_flush);
+  CHECK(p.ops[flush].d.kind == operand_kind::pipeline);
+  CHECK(p.ops[flush].d.index == ab.index);
+  CHECK(p.ops[flush].parent == walk);
+  CHECK(p.ops[take].kind == op_kind::turn_take);
+  CHECK(p.ops[take].d.kind == operand_kind::named_barrier);
+  CHECK(p.ops[take].d.index == order.index);
+  CHECK(p.ops[pass].kind == op_kind::turn_pass);
+  CHECK(p.ops[pass].d.index == order.index);
+  CHECK(plan::role_uses_named(p, 1, order.index));
+  CHECK_FALSE(plan::role_uses_named(p, 0, order.index));
+}
+
+TEST_CASE("compute builder: cluster_sum needs a cluster; atomics and scatter record their operands") {
+  {
+    auto k = kernel("k").target(sm_90a);
+    k.role("r", warpgroups(1), [&](role& r) {
+      auto x = r.fragment<f32>("x", {64, 64});
+      r.cluster_sum(x);
+    });
+    CHECK(has_error(k.p, "instruction.multicast-without-cluster", 1));
+  }
+  auto k = kernel("k").target(sm_90a).cluster(4);
+  auto [N, K, D] = k.dims("N", "K", "D");
+  auto Sums = k.output<f32>("sums", dims(K, D));
+  int sum = -1, add = -1, scatter = -1;
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    auto idx = r.row_vector<i32>("i", 8);
+    sum = r.cluster_sum(x).id;
+    add = r.atomic_add(Sums.tile(r.cluster_rank(), 0), x).id;
+    scatter = r.scatter_add(Sums.tile(0, 1), x, idx).id;
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[sum].kind == op_kind::cluster_reduce);
+  CHECK(p.ops[sum].d.index == 0);
+  CHECK(p.ops[sum].imm[0] == static_cast<int>(reduce_kind::sum));
+  CHECK(reads_of(p, sum) == std::vector<int>{0});   // the sum reads the tile...
+  CHECK(writes_of(p, sum) == std::vector<int>{0});  // ...and writes it
+  CHECK(p.ops[add].kind == op_kind::atomic_add);
+  CHECK(p.ops[add].d.kind == operand_kind::global);
+  CHECK(p.ops[add].a.index == 0);
+  CHECK(p.tile_refs[p.ops[add].d.index].coords[0] == var_index(var_kind::cluster_rank, 0));
+  CHECK(p.ops[scatter].kind == op_kind::scatter_add);
+  CHECK(p.ops[scatter].a.index == 0);
+  CHECK(p.ops[scatter].b.index == 1);
+  CHECK(reads_of(p, scatter) == std::vector<int>{0, 1});
+  CHECK(writes_of(p, scatter).empty());
+}
+
+TEST_CASE("compute builder: MMAs with A from registers and into column parts of an accumulator") {
+  auto k = kernel("k").target(sm_90a);
+  auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);
+  int wg = -1, part = -1;
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 128});
+    auto pr = r.fragment<bf16>("p", {64, 64});
+    r.fill(pr, 1.0f);
+    wg = r.wgmma(acc.cols(0, 2), pr, sB).id;
+    part = r.wgmma(acc.cols(1, 2), pr, sB).overwrite().id;
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[wg].a.kind == operand_kind::reg);
+  CHECK(p.ops[wg].a.index == 1);
+  CHECK(p.ops[wg].d.part == part_axis::cols);
+  CHECK(p.ops[wg].d.parts == 2);
+  CHECK(p.ops[part].d.part_index == index_expr(1));
+  CHECK(p.ops[part].has(flag_overwrite));
+  CHECK(reads_of(p, wg) == std::vector<int>{1});
+  CHECK(writes_of(p, wg) == std::vector<int>{0});
+  CHECK(plan::shape_of(p, p.ops[wg].d).cols == 64);  // N of each MMA
+
+  auto m = kernel("m").target(sm_80);
+  auto sV = m.smem<bf16>("sV", {32, 64}, swizzle::b128);
+  int mma = -1;
+  m.role("w", warps(1), [&](role& r) {
+    auto o = r.accumulator<f32>("o", {16, 64});
+    auto a = r.fragment<bf16>("a", {16, 32});
+    r.fill(a, 0.0f);
+    mma = r.mma_sync(o, a, sV).overwrite().id;
+  });
+  REQUIRE(m.p.errors.empty());
+  CHECK(m.p.ops[mma].a.kind == operand_kind::reg);
+  CHECK(m.p.ops[mma].has(flag_overwrite));
+}
