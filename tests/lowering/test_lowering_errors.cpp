@@ -120,6 +120,33 @@ TEST_CASE("a fragment-layout conflict is refused: by the analyzer, and by lower(
   CHECK(u.error.find(":" + std::to_string(p.ops[2].loc.line) + ":") != std::string::npos);
 }
 
+// docs/language.md: tcgen05.alloc is issued by one warp. In a warpgroup role the analyzer passes it and
+// emit_tmem_alloc (lower/emit_kernel.hpp) emits it for every thread of the role: each of the 4 warps
+// allocates (and later frees) the columns and writes the shared address slot.
+TEST_CASE("tmem_alloc in a warpgroup role is refused or allocated by one warp" * doctest::skip(true) *
+          doctest::description("bug: tmem_alloc/tmem_dealloc in a warpgroups(n) role are emitted for all 4 warps; neither the builder nor the analyzer refuses it")) {
+  auto k = kernel("alloc_wg").target(sm_100a);
+  auto Y = k.output<f32>("Y", dims("M", "N"));
+  auto t = k.tmem("t", columns(32));
+  k.role("epi", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {128, 32});
+    r.tmem_alloc(t);
+    r.fill(x, 1.0f);
+    r.tmem_store(t, x);
+    r.tmem_load(x, t);
+    r.store(Y.tile(0, 0), x);
+    r.tmem_dealloc(t);
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  const auto l = lower::lower(p);
+  const auto alloc = l.source.find("tmem_alloc_cg1<");
+  const auto op0 = l.source.find("// @op 0 ");
+  const bool one_warp = l.ok && alloc != std::string::npos && op0 != std::string::npos &&
+                        l.source.substr(op0, alloc - op0).find("== 0") != std::string::npos;  // a guard that picks one warp
+  CHECK((!l.ok || one_warp));
+}
+
 TEST_CASE("a specialized dim needs its value at lowering") {
   auto k = kernel("spec").target(sm_90a);
   auto A = k.input<bf16>("A", dims("M", spec("K")));
