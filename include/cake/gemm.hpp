@@ -71,11 +71,12 @@ constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) 
 // tiles win when they quantize better (N = 2112: 176 gives 12 even column tiles, 256 gives 8.25).
 // The relative speeds come from the prototype sweep on the H200 (docs/gemm.md).
 inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16,
-                               kernels::gemm_epilogue epi = {}) {
+                               kernels::gemm_epilogue epi = {}, bool direct_store = false) {
   (void)K;
   // A residual tile or a column-scale vector in registers next to a 64 x BN accumulator spills above
-  // BN = 128 (NVRTC's report, tests/lowering): those epilogues take BN <= 128.
-  const int max_bn = epi.residual || epi.col_scale ? 128 : 256;
+  // BN = 128 (NVRTC's report, tests/lowering), and so does any fused epilogue with the direct-store
+  // epilogue's addressing: those take BN <= 128.
+  const int max_bn = epi.residual || epi.col_scale || (direct_store && epi.any()) ? 128 : 256;
   struct width {
     int bn;
     double speed;
@@ -152,9 +153,10 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
   const auto& dev = jit::driver::get().device(device);
   if (dev.cc_major != 9 || dev.cc_minor != 0)
     throw jit::error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
-  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags()).config;
+  const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
+  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).config;
   if (forced) config.epi = epi.flags();
-  config.direct_store = config.direct_store || N % 8 != 0 || ldd % 8 != 0;
+  config.direct_store = config.direct_store || direct;
   const runtime_kernel& k = kernel_for(config, in, device);
   // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
   std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};

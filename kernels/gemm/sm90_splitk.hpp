@@ -40,9 +40,12 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
         (void)kt;
       });
       r.cluster_sum(acc);
-      // Every CTA holds the whole sum; CTA `rank` stores the rank-th of `splits` column blocks.
+      // Every CTA holds the whole sum; CTA `rank` stores the rank-th of `splits` column blocks (each block
+      // a static part, so that its registers are indexed by constants).
       auto out = r.convert<bf16>(acc);
-      r.store(D.tile(m, n * c.splits + r.cluster_rank()), out.cols(r.cluster_rank(), c.splits));
+      r.for_range(c.splits, [&](auto q) {
+        r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(m, n * c.splits + q), out.cols(q, c.splits)); });
+      });
     });
   });
 

@@ -120,11 +120,9 @@ TEST_CASE("a fragment-layout conflict is refused: by the analyzer, and by lower(
   CHECK(u.error.find(":" + std::to_string(p.ops[2].loc.line) + ":") != std::string::npos);
 }
 
-// docs/language.md: tcgen05.alloc is issued by one warp. In a warpgroup role the analyzer passes it and
-// emit_tmem_alloc (lower/emit_kernel.hpp) emits it for every thread of the role: each of the 4 warps
-// allocates (and later frees) the columns and writes the shared address slot.
-TEST_CASE("tmem_alloc in a warpgroup role is refused or allocated by one warp" * doctest::skip(true) *
-          doctest::description("bug: tmem_alloc/tmem_dealloc in a warpgroups(n) role are emitted for all 4 warps; neither the builder nor the analyzer refuses it")) {
+// docs/language.md: tcgen05.alloc is issued by one warp. In a warpgroup role the lowering guards the
+// allocation and the free with warp_in_role == 0, so one warp allocates and writes the shared address slot.
+TEST_CASE("tmem_alloc in a warpgroup role is allocated and freed by one warp") {
   auto k = kernel("alloc_wg").target(sm_100a);
   auto Y = k.output<f32>("Y", dims("M", "N"));
   auto t = k.tmem("t", columns(32));
@@ -145,6 +143,10 @@ TEST_CASE("tmem_alloc in a warpgroup role is refused or allocated by one warp" *
   const bool one_warp = l.ok && alloc != std::string::npos && op0 != std::string::npos &&
                         l.source.substr(op0, alloc - op0).find("== 0") != std::string::npos;  // a guard that picks one warp
   CHECK((!l.ok || one_warp));
+  const auto dealloc = l.source.find("tmem_dealloc_cg1<");
+  REQUIRE(dealloc != std::string::npos);
+  const auto line = l.source.rfind('\n', dealloc);
+  CHECK(l.source.substr(line, dealloc - line).find("if (warp_in_role == 0u)") != std::string::npos);
 }
 
 TEST_CASE("a specialized dim needs its value at lowering") {

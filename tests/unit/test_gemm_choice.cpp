@@ -24,3 +24,16 @@ TEST_CASE("the chosen pipeline depth fits the shared-memory limit") {
     if (c.stages <= 6) CHECK_FALSE(cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(c)).fits());
   }
 }
+
+TEST_CASE("epilogues that would spill at BN = 256 take BN <= 128") {
+  cake::kernels::gemm_epilogue bias;
+  bias.bias = true;
+  cake::kernels::gemm_epilogue res;
+  res.residual = true;
+  // A bias with TMA stores keeps the wide tile; with the direct-store epilogue (ragged N) it is capped.
+  CHECK(cake::choose_gemm(4096, 4096, 4096, 132, cake::gemm_input::bf16, bias).config.bn == 256);
+  CHECK(cake::choose_gemm(4096, 4095, 4096, 132, cake::gemm_input::bf16, bias, true).config.bn <= 128);
+  // A residual tile is capped either way; no epilogue with direct stores keeps the wide tile.
+  CHECK(cake::choose_gemm(4096, 4096, 4096, 132, cake::gemm_input::bf16, res).config.bn <= 128);
+  CHECK(cake::choose_gemm(4096, 4095, 4096, 132, cake::gemm_input::bf16, {}, true).config.bn == 256);
+}

@@ -265,7 +265,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::ldmatrix: return emit_ldmatrix(id, o);
       case op_kind::tmem_alloc: return emit_tmem_alloc(id, o);
       case op_kind::tmem_dealloc:
-        w_.line("cake_dev::tmem_dealloc_cg1<" + std::to_string(plan_.tmem.allocated) + "u>(" + tmem_base() + ");");
+        // One warp of the role frees the kernel's tensor memory (tcgen05.dealloc is warp-collective).
+        w_.line("if (warp_in_role == 0u) cake_dev::tmem_dealloc_cg1<" + std::to_string(plan_.tmem.allocated) + "u>(" + tmem_base() + ");");
         return;
       // sync
       case op_kind::pipeline_acquire: return emit_acquire(id, o);
@@ -584,8 +585,12 @@ class kernel_emitter : public op_emitter {
   void emit_tmem_alloc(int id, const op&) {
     if (plan_.smem.tmem_slot_offset < 0) return fail(id, "no TMEM address slot in the smem plan");
     const std::string slot = std::to_string(plan_.smem.tmem_slot_offset) + "u";
+    // One warp of the role allocates (tcgen05.alloc is warp-collective; a warpgroup role would otherwise
+    // allocate once per warp and overwrite the address slot).
+    w_.open("if (warp_in_role == 0u)");
     w_.line("cake_dev::tmem_alloc_cg1<" + std::to_string(plan_.tmem.allocated) + "u>(smem + " + slot + ");  // whole warp");
     w_.line("cake_dev::tmem_relinquish_alloc_permit_cg1();");
+    w_.close();
     w_.line("cake_dev::tcgen05_fence_before_sync(); __syncwarp(); cake_dev::tcgen05_fence_after_sync();");
   }
 };
