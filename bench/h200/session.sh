@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 norm normsweep variants epilogue
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -18,7 +18,8 @@ for s in "${steps[@]}"; do
     info) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv ;;
     gputests)
       for t in $B/tests/gpu/cake_gpu_*; do
-        echo "== $t"; timeout 120 "$t" 2>&1 | tail -n 25 | tee "$OUT/$(basename "$t").log"
+        echo "== $t"; timeout ${CAKE_GPUTEST_TIMEOUT:-120} "$t" > "$OUT/$(basename "$t").log" 2>&1; echo "rc=$?"
+        grep -E "ERROR|waited past|test cases|assertions" "$OUT/$(basename "$t").log" | head -n 8
       done ;;
     demo) timeout 240 $B/tools/cake_demo --runs 100 > "$OUT/demo.log" 2>&1; echo "rc=$?"; sed -n '/^== lowered/,$p' "$OUT/demo.log" | tail -n 40 ;;
     proto) CAKE_PROTO_PREBUILT=1 CAKE_PROTO_BUILD=$B/proto timeout 330 bash bench/proto/run_on_h200.sh 2>&1 | tail -n 70 ;;
@@ -63,6 +64,14 @@ for s in "${steps[@]}"; do
           case "$tc" in *CAKE_MAINLOOP*) continue ;; esac
           res=$(timeout 150 "$t" -tc="${tc//,/\\,}" 2>&1 | tee -a "$OUT/tests.log" | grep -E "test cases|waited past|ERROR" | head -n 2 | tr '\n' ' ')
           echo "$name | $tc | ${res:-TIMEOUT}" | cut -c1-200
+        done
+      done ;;
+    sanitize4)
+      # the split-K cluster reduction (DSMEM) and the coop in-flight mainloop, memcheck + racecheck
+      for tool in memcheck racecheck; do
+        for tc in "split-K*" "mainloop: cooperative*"; do
+          res=$(timeout 100 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_compute -tc="$tc" 2>&1 | tee -a "$OUT/sanitize4.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+          echo "$tool | $tc | ${res:-TIMEOUT}" | cut -c1-200
         done
       done ;;
     sanitize3)
