@@ -88,12 +88,6 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
     auto acc = r.accumulator<f32>("acc", {rows, c.bn});
     auto body = [&](auto m, auto n) {
       const index_expr row_block = c.pingpong ? m : m * 2 + r.warpgroup();
-      // The epilogue's vectors are loaded before the mainloop: their latency hides behind the MMAs.
-      reg_tile<f32> rs, cs;
-      reg_tile<bf16> bias;
-      if (e.row_scale) rs = r.loaded(r.row_vector<f32>("rs", rows), RowScale.tile(row_block));
-      if (e.col_scale) cs = r.loaded(r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
-      if (e.bias) bias = r.loaded(r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
       if (c.pingpong) r.take_turn(mma_turn);
       r.loop(tiles(K, bk), [&](auto kt) {
         auto s = r.wait(ab);
@@ -114,9 +108,9 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
       if (e.any()) {
         // One fused element loop over the accumulator; the vectors broadcast along rows / columns.
         rx v = acc;
-        if (e.row_scale) v = v * rs;
-        if (e.col_scale) v = v * cs;
-        if (e.bias) v = v + bias;
+        if (e.row_scale) v = v * r.loaded(r.row_vector<f32>("rs", rows), RowScale.tile(row_block));
+        if (e.col_scale) v = v * r.loaded(r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
+        if (e.bias) v = v + r.loaded(r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
         if (e.act == gemm_activation::gelu_tanh) v = gelu_tanh(v);
         if (e.act == gemm_activation::gelu_erf) v = gelu_erf(v);
         if (e.act == gemm_activation::silu) v = silu(v);
