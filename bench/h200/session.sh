@@ -70,7 +70,7 @@ for s in "${steps[@]}"; do
       # the split-K cluster reduction (DSMEM), memcheck + racecheck
       for tool in memcheck racecheck; do
         for tc in "split-K*"; do
-          res=$(timeout ${CAKE_SANITIZE_TIMEOUT:-100} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_compute -tc="$tc" 2>&1 | tee -a "$OUT/sanitize4.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+          res=$(CAKE_SMALL_SHAPES=1 timeout ${CAKE_SANITIZE_TIMEOUT:-100} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_compute -tc="$tc" 2>&1 | tee -a "$OUT/sanitize4.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
           echo "$tool | $tc | ${res:-TIMEOUT}" | cut -c1-200
         done
       done ;;

@@ -177,6 +177,13 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum in distr
     CHECK(has(b.ptx(), "ld.shared::cluster.f32"));
     CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
     CHECK(has(b.ptx(), "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
+    // The 'done' wait before the scratch is rewritten pairs with the peers' cluster-scope releases: it
+    // acquires at cluster scope too (racecheck on the H200 flagged the CTA-scope form).
+    const std::string& src = b.source();
+    const auto done = src.find("every peer has read the previous sum");
+    REQUIRE(done != std::string::npos);
+    const auto line = src.rfind('\n', done);
+    CHECK(has(src.substr(line, done - line), "cake_dev::mbar_wait_cluster("));
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
     CHECK(b.lowered.cluster[0] == splits);
     CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);

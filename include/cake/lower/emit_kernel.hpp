@@ -429,6 +429,12 @@ class kernel_emitter : public op_emitter {
              " waited past the hang timeout (block %d thread %d)\\n\", (int)blockIdx.x, (int)tid); cake_dev::trap(); }";
     return "cake_dev::mbar_wait(" + bar + ", " + parity + ");";
   }
+  // A wait on a barrier that peers of the cluster arrive on with release.cluster: acquire at cluster scope
+  // (with the hang trap: the timed wait, then a cluster-scope fence).
+  std::string cluster_wait_call(const std::string& bar, const std::string& parity, int id) const {
+    if (opt_.hang_timeout_ns) return wait_call(bar, parity, id) + " asm volatile(\"fence.acq_rel.cluster;\" ::: \"memory\");";
+    return "cake_dev::mbar_wait_cluster(" + bar + ", " + parity + ");";
+  }
   void advance(int pl) {
     const std::string n = pipe_name(pl);
     w_.line("if (++" + n + "_stage == " + std::to_string(p_.pipelines[pl].stages) + "u) { " + n + "_stage = 0; " + n + "_phase ^= 1u; }");
@@ -518,14 +524,15 @@ class kernel_emitter : public op_emitter {
     const std::string base = "(smem + " + std::to_string(off) + "u + unit * " + std::to_string(T * L.count * 4) + "u + (u32)(role_thread % " + std::to_string(T) + "u) * 4u)";
     const std::string unit_sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, " + std::to_string(T) + "u);";
     w_.open("");
-    w_.line("if (" + round + " > 0) { " + wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
+    // Both waits acquire at cluster scope: the arrivals they pair with are the peers' cluster-scope releases
+    // (a CTA-scope acquire would not order the peers' reads of this scratch before the next writes).
+    w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
     w_.line("#pragma unroll");
     w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; ++e) asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + (u32)e * " +
             std::to_string(T * 4) + "u), \"f\"(" + reg_name(r) + "[e]) : \"memory\");");
     w_.line(unit_sync);
     w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + rd + ", q));");
-    if (opt_.hang_timeout_ns) w_.line(wait_call(rd, round + " & 1u", id) + " asm volatile(\"fence.acq_rel.cluster;\" ::: \"memory\");");
-    else w_.line("cake_dev::mbar_wait_cluster(" + rd + ", " + round + " & 1u);  // acquire at cluster scope: the peers' scratch is visible");
+    w_.line(cluster_wait_call(rd, round + " & 1u", id) + "  // the peers' scratch is visible");
     w_.line("#pragma unroll");
     w_.open("for (int e = 0; e < " + std::to_string(L.count) + "; ++e)");
     w_.line("float sum = 0.0f;");
