@@ -405,9 +405,18 @@ void write_json(const std::string& path, const std::string& command, const std::
     if (r.ok && r.kernel != "gemm") log_epi += std::log(r.peer_ms / r.cake_ms), ++n_epi;
   }
   j.precision(4);
-  j << "  ],\n  \"summary\": {\"bf16_geomean_ratio\": " << (n_bf16 ? std::exp(log_bf16 / n_bf16) : 0.0)
-    << ", \"fp8_geomean_ratio\": " << (n_fp8 ? std::exp(log_fp8 / n_fp8) : 0.0) << ", \"bias_gelu_geomean_ratio\": " << (n_epi ? std::exp(log_epi / n_epi) : 0.0)
-    << "}\n}\n";
+  // Only the kinds that were measured get a geometric mean (an absent kind is left out, not written as 0).
+  std::string sep;
+  j << "  ],\n  \"summary\": {";
+  auto mean = [&](const char* name, double log_sum, int n) {
+    if (n == 0) return;
+    j << sep << "\"" << name << "\": " << std::exp(log_sum / n);
+    sep = ", ";
+  };
+  mean("bf16_geomean_ratio", log_bf16, n_bf16);
+  mean("fp8_geomean_ratio", log_fp8, n_fp8);
+  mean("bias_gelu_geomean_ratio", log_epi, n_epi);
+  j << "}\n}\n";
   std::ofstream(path) << j.str();
   std::printf("%s", j.str().c_str());
 }
