@@ -29,6 +29,7 @@ struct shape {
 };
 struct row {
   std::string kernel = "gemm", dtype, peer, config;
+  std::string variant;  // --variants: the schedule variant's name (empty otherwise)
   shape s;
   double cake_ms = 0, peer_ms = 0, max_rel_err = 0;
   bool ok = false;
@@ -266,6 +267,7 @@ void bench_shape(benchmark::State& state, shape s, bool fp8, std::string variant
   if (g_direct) config.direct_store = true, r.config += ", direct store";
   if (!variant.empty()) {
     if (!apply_variant(config, variant, fp8)) throw cake::jit::error("unknown --variants entry '" + variant + "'");
+    r.variant = variant;
     r.config = variant + ": bm " + std::to_string(config.bm) + " bn " + std::to_string(config.bn) + " stages " + std::to_string(config.stages) + " cluster " +
                std::to_string(config.cluster_m) + (config.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(config.in_flight);
   }
@@ -389,12 +391,15 @@ void write_json(const std::string& path, const std::string& command, const std::
     << "  \"rows\": [\n";
   double log_bf16 = 0, log_fp8 = 0, log_epi = 0;
   int n_bf16 = 0, n_fp8 = 0, n_epi = 0;
+  std::vector<std::pair<std::string, std::pair<double, int>>> per_variant;  // in first-seen order
   for (std::size_t i = 0; i < g_rows.size(); ++i) {
     const auto& r = g_rows[i];
     const double flop = 2.0 * r.s.m * r.s.n * r.s.k;
     j.precision(4);
     j << "    {\"kernel\": \"" << r.kernel << "\", \"dtype\": \"" << r.dtype << "\", \"shape\": {\"M\": " << r.s.m << ", \"N\": " << r.s.n << ", \"K\": " << r.s.k
-      << "}, \"cake_ms\": " << r.cake_ms << ", \"peer\": \"" << r.peer << "\", \"peer_ms\": " << r.peer_ms;
+      << "}";
+    if (!r.variant.empty()) j << ", \"variant\": \"" << r.variant << "\"";
+    j << ", \"cake_ms\": " << r.cake_ms << ", \"peer\": \"" << r.peer << "\", \"peer_ms\": " << r.peer_ms;
     if (r.ok) j << ", \"ratio\": " << r.peer_ms / r.cake_ms;
     j.precision(1);
     j << ", \"cake_tflops\": " << flop / r.cake_ms / 1e9 << ", \"peer_tflops\": " << flop / r.peer_ms / 1e9;
@@ -403,6 +408,13 @@ void write_json(const std::string& path, const std::string& command, const std::
       << (i + 1 < g_rows.size() ? "," : "") << "\n";
     if (r.ok && r.kernel == "gemm") (r.dtype == "bf16" ? log_bf16 : log_fp8) += std::log(r.peer_ms / r.cake_ms), ++(r.dtype == "bf16" ? n_bf16 : n_fp8);
     if (r.ok && r.kernel != "gemm") log_epi += std::log(r.peer_ms / r.cake_ms), ++n_epi;
+    if (r.ok && !r.variant.empty()) {
+      const std::string key = r.variant + "_" + r.dtype + "_geomean_ratio";
+      auto it = per_variant.begin();
+      while (it != per_variant.end() && it->first != key) ++it;
+      if (it == per_variant.end()) it = per_variant.insert(it, {key, {0.0, 0}});
+      it->second.first += std::log(r.peer_ms / r.cake_ms), ++it->second.second;
+    }
   }
   j.precision(4);
   // Only the kinds that were measured get a geometric mean (an absent kind is left out, not written as 0).
@@ -413,8 +425,12 @@ void write_json(const std::string& path, const std::string& command, const std::
     j << sep << "\"" << name << "\": " << std::exp(log_sum / n);
     sep = ", ";
   };
-  mean("bf16_geomean_ratio", log_bf16, n_bf16);
-  mean("fp8_geomean_ratio", log_fp8, n_fp8);
+  // With several variants a mean over all rows mixes schedules: each variant gets its own instead.
+  if (per_variant.empty()) {
+    mean("bf16_geomean_ratio", log_bf16, n_bf16);
+    mean("fp8_geomean_ratio", log_fp8, n_fp8);
+  }
+  for (const auto& [key, v] : per_variant) mean(key.c_str(), v.first, v.second);
   mean("bias_gelu_geomean_ratio", log_epi, n_epi);
   j << "}\n}\n";
   std::ofstream(path) << j.str();
