@@ -9,14 +9,9 @@
 
 #include <cake/device/embedded.hpp>
 
-namespace cake_bench {
+#include "../common.hpp"
 
-inline std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char b[16];
-  std::strftime(b, sizeof b, "%Y-%m-%d", std::gmtime(&t));
-  return b;
-}
+namespace cake_bench {
 
 inline std::string json_escape(std::string_view s) {
   std::string o;

@@ -22,6 +22,8 @@
 #include <cake/harness/gemm_check.hpp>
 #include <cake/harness/timing.hpp>
 
+#include "../common.hpp"
+
 namespace {
 
 struct shape {
@@ -372,19 +374,12 @@ void bench_epilogue(benchmark::State& state, shape s) {
   g_rows.push_back(r);
 }
 
-std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char b[16];
-  std::strftime(b, sizeof b, "%Y-%m-%d", std::gmtime(&t));
-  return b;
-}
-
 void write_json(const std::string& path, const std::string& command, const std::string& driver) {
   const auto& dev = cake::jit::driver::get().device(0);
   std::ostringstream j;
   j.setf(std::ios::fixed);
   j << "{\n  \"gpu\": \"" << dev.name << "\", \"sm\": \"sm_90a\", \"driver\": \"" << driver << "\", \"cuda\": \"" << dev.driver_version / 1000 << "."
-    << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << today() << "\",\n  \"command\": \"" << command << "\",\n"
+    << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << cake_bench::today() << "\",\n  \"command\": \"" << command << "\",\n"
     << "  \"method\": \"CUDA events, L2 flushed before each run, median of " << g_runs
     << " runs in 4 alternating rounds of Cake and the peer, same process, same buffers, after a 2 s warm-up; fp8 peer: cuBLASLt with "
        "CUBLASLT_MATMUL_DESC_FAST_ACCUM=1 (native fp8 accumulation, as Cake's wgmma)\",\n"

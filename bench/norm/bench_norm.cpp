@@ -27,14 +27,15 @@
 #include <functional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include <cake/harness/parallel.hpp>
 #include <cake/harness/random.hpp>
 #include <cake/harness/timing.hpp>
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/norm/norm.hpp"
+#include "../common.hpp"
 
 namespace {
 
@@ -92,15 +93,6 @@ cake::program copy_program(const norm_config& c) {
 }
 
 // ---- data and checks ------------------------------------------------------------------------------
-template <class F>
-void parallel_for(long long n, F f) {
-  const long long threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  const long long chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (long long b = 0; b < n; b += chunk) pool.emplace_back(f, b, std::min(n, b + chunk));
-  for (auto& t : pool) t.join();
-}
-
 struct buffers {
   shape s;
   std::vector<std::uint16_t> hx, hw;
@@ -111,7 +103,7 @@ struct buffers {
     std::uint64_t seeds[chunks];
     for (auto& v : seeds) v = rng.engine()();
     const long long per = (static_cast<long long>(hx.size()) + chunks - 1) / chunks;
-    parallel_for(chunks, [&](long long b, long long e) {
+    cake::harness::parallel_for(chunks, [&](long long b, long long e) {
       for (long long k = b; k < e; ++k) {
         cake::harness::random_source local(seeds[k]);
         const long long lo = std::min<long long>(k * per, static_cast<long long>(hx.size())), hi = std::min<long long>(lo + per, static_cast<long long>(hx.size()));
@@ -330,19 +322,12 @@ void sweep(const std::vector<shape>& shapes) {
 }
 
 // ---- output ------------------------------------------------------------------------------------------
-std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char b[16];
-  std::strftime(b, sizeof b, "%Y-%m-%d", std::gmtime(&t));
-  return b;
-}
-
 void write_json(const std::string& path, const std::string& command, const std::string& driver) {
   const auto& dev = cake::jit::driver::get().device(0);
   std::ostringstream j;
   j.setf(std::ios::fixed);
   j << "{\n  \"gpu\": \"" << dev.name << "\", \"sm\": \"" << to_string(device_target()) << "\", \"driver\": \"" << driver << "\", \"cuda\": \""
-    << dev.driver_version / 1000 << "." << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << today() << "\",\n  \"command\": \"" << command
+    << dev.driver_version / 1000 << "." << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << cake_bench::today() << "\",\n  \"command\": \"" << command
     << "\",\n"
     << "  \"method\": \"CUDA events, L2 flushed before each run, median of " << g_runs
     << " runs in 4 alternating rounds of Cake and the peer (cuMemcpyDtoDAsync of the R x C bf16 input), same process, same buffers, after a 2 s "

@@ -71,6 +71,24 @@ constexpr int norm_width_for(long long cols) {
   return static_cast<int>((cols + 1023) / 1024 * 1024);
 }
 
+// The units of the row kernels (softmax.hpp, rmsnorm.hpp) for rows of `cols` elements (the working
+// tile f32, the default); the target is sm_90a (set .target = target_id::sm_80 for Ampere: the same schedule,
+// register compute is generic CUDA). width 0 when cols is out of range.
+//   width <= 1024: warp units holding 1024 / width rows (32 elements per thread), 4 warps per CTA
+//   width 2048:    warp units, one row per warp (64 elements per thread), 4 warps per CTA
+//   width >= 3072: one row per warpgroup (width / 128 elements per thread: 24 .. 128), one warpgroup per
+//                  CTA; the row spreads over the 4 warps, row reductions go through derived smem
+// Why: softmax.hpp.
+constexpr norm_config norm_units_for(long long cols) {
+  norm_config c;
+  c.width = norm_width_for(cols);
+  if (c.width == 0) return c;
+  c.warp_units = c.width <= 2048;
+  c.rows = c.width <= 1024 ? 1024 / c.width : 1;
+  c.units = c.warp_units ? 4 : 1;
+  return c;
+}
+
 // Every width norm_width_for can return, narrowest first (tests lower each of them).
 inline constexpr int norm_widths[] = {128,  256,  512,  1024, 2048,  3072,  4096,  5120,  6144,  7168,
                                       8192, 9216, 10240, 11264, 12288, 13312, 14336, 15360, 16384};

@@ -26,28 +26,12 @@ namespace cake::kernels {
 
 using rmsnorm_config = norm_config;
 
-// The schedule for rows of `cols` elements: the same units as softmax_config_for (config.hpp and
-// softmax.hpp explain the choice). Squares in f32 where x, the squares and the weight fit the register
-// budget (2 E + 1 registers); at 16384 (E = 128) they are bf16 (their sum stays f32).
+// The schedule for rows of `cols` elements: the units of norm_units_for (config.hpp; softmax.hpp says
+// why). Squares in f32 where x, the squares and the weight fit the register budget (2 E + 1
+// registers); at 16384 (E = 128) they are bf16 (their sum stays f32).
 constexpr rmsnorm_config rmsnorm_config_for(long long cols) {
-  rmsnorm_config c;
-  c.width = norm_width_for(cols);
-  if (c.width == 0) return c;
-  if (c.width <= 1024) {
-    c.warp_units = true;
-    c.rows = 1024 / c.width;
-    c.units = 4;
-  } else if (c.width == 2048) {
-    c.warp_units = true;
-    c.rows = 1;
-    c.units = 4;
-  } else {
-    c.warp_units = false;
-    c.rows = 1;
-    c.units = 1;
-  }
-  c.f32_work = true;
-  c.f32_work = norm_tile_registers(c, true) <= norm_register_budget(c);
+  rmsnorm_config c = norm_units_for(cols);
+  if (c.width != 0) c.f32_work = norm_tile_registers(c, true) <= norm_register_budget(c);
   return c;
 }
 

@@ -15,41 +15,18 @@ namespace cake::kernels {
 
 using softmax_config = norm_config;
 
-// The schedule for rows of `cols` elements (cols <= norm_max_width); the target is sm_90a (set
-// .target = target_id::sm_80 for Ampere: the same schedule, register compute is generic CUDA).
-//   width <= 1024: warp units holding 1024 / width rows (32 elements per thread), 4 warps per CTA
-//   width 2048:    warp units, one row per warp (64 elements per thread), 4 warps per CTA
-//   width >= 3072: one row per warpgroup (width / 128 elements per thread: 24 .. 128), one warpgroup per
-//                  CTA; the row spreads over the 4 warps, row reductions go through derived smem
-// Why: 16-byte loads, 3 to 16 of them in flight per thread, and rows inside a warp whenever one warp can
-// hold them (shuffle-only reductions). Registers grow with E, the elements per thread (about 1.3 E + 8,
-// measured: 48 at E = 32, 96 at E = 64, 167 at E = 128), and decide how many CTAs an SM runs at once;
-// E = 32 keeps about 10 CTAs of 4 warps per SM with 64 bytes of loads in flight per thread. One CTA
+// The schedule for rows of `cols` elements (cols <= norm_max_width): the units of norm_units_for
+// (config.hpp), with an f32 working tile.
+// Why those units: 16-byte loads, 3 to 16 of them in flight per thread, and rows inside a warp whenever
+// one warp can hold them (shuffle-only reductions). Registers grow with E, the elements per thread (about
+// 1.3 E + 8, measured: 48 at E = 32, 96 at E = 64, 167 at E = 128), and decide how many CTAs an SM runs at
+// once; E = 32 keeps about 10 CTAs of 4 warps per SM with 64 bytes of loads in flight per thread. One CTA
 // per point (not persistent): a point costs no set-up (no barriers to initialize, no descriptors), so
 // the hardware's block scheduler filling every SM to its register limit is the better walk; a
 // persistent grid has one CTA per SM and would need 512-1024-thread CTAs to reach the same occupancy.
 // The exp values are kept in f32 (f32_work): a bf16 working tile saves no registers (the unpacked
 // inputs are kept by the compiler either way) and rounds once more.
-constexpr softmax_config softmax_config_for(long long cols) {
-  softmax_config c;
-  c.width = norm_width_for(cols);
-  if (c.width == 0) return c;
-  if (c.width <= 1024) {
-    c.warp_units = true;
-    c.rows = 1024 / c.width;
-    c.units = 4;
-  } else if (c.width == 2048) {
-    c.warp_units = true;
-    c.rows = 1;
-    c.units = 4;
-  } else {
-    c.warp_units = false;
-    c.rows = 1;
-    c.units = 1;
-  }
-  c.f32_work = true;
-  return c;
-}
+constexpr softmax_config softmax_config_for(long long cols) { return norm_units_for(cols); }
 
 namespace norm_detail {
 constexpr program softmax_program(const softmax_config& c) {

@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include <cake/harness/parallel.hpp>
 #include <cake/harness/random.hpp>
 #include <cake/jit/device_memory.hpp>
 
@@ -46,16 +46,6 @@ bool usable_gpu() {
   return true;
 }
 bool hopper() { return jit::driver::get().device(0).cc_major == 9 && jit::driver::get().device(0).cc_minor == 0; }
-
-// Runs f(begin, end) over [0, n) on all cores.
-template <class F>
-void parallel_for(long long n, F f) {
-  const long long threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  const long long chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (long long b = 0; b < n; b += chunk) pool.emplace_back(f, b, std::min(n, b + chunk));
-  for (auto& t : pool) t.join();
-}
 
 float bf(std::uint16_t b) { return harness::bf16_bits_to_float(b); }
 
@@ -90,7 +80,7 @@ std::vector<std::uint16_t> make_input(const norm_case& c, harness::random_source
   std::uint64_t seeds[chunks];
   for (auto& s : seeds) s = rng.engine()();
   const long long per = (c.rows + chunks - 1) / chunks;
-  parallel_for(chunks, [&](long long b, long long e) {
+  harness::parallel_for(chunks, [&](long long b, long long e) {
     for (long long k = b; k < e; ++k) {
       harness::random_source local(seeds[k]);
       std::vector<harness::host_bf16> row(static_cast<std::size_t>(c.cols));
@@ -128,7 +118,7 @@ outcome check(const norm_case& c, harness::random_source& rng, Launch launch, Re
   constexpr int chunks = 64;
   std::vector<partial> parts(chunks);
   const long long per = (c.rows + chunks - 1) / chunks;
-  parallel_for(chunks, [&](long long b, long long e) {
+  harness::parallel_for(chunks, [&](long long b, long long e) {
     std::vector<double> in(static_cast<std::size_t>(c.cols)), ref(static_cast<std::size_t>(c.cols));
     for (long long k = b; k < e; ++k) {
       partial& p = parts[static_cast<std::size_t>(k)];

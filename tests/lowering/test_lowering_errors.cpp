@@ -140,9 +140,10 @@ TEST_CASE("tmem_alloc in a warpgroup role is allocated and freed by one warp") {
   const auto l = lower::lower(p);
   const auto alloc = l.source.find("tmem_alloc_cg1<");
   const auto op0 = l.source.find("// @op 0 ");
-  const bool one_warp = l.ok && alloc != std::string::npos && op0 != std::string::npos &&
-                        l.source.substr(op0, alloc - op0).find("== 0") != std::string::npos;  // a guard that picks one warp
-  CHECK((!l.ok || one_warp));
+  REQUIRE(l.ok);
+  REQUIRE(alloc != std::string::npos);
+  REQUIRE(op0 != std::string::npos);
+  CHECK(l.source.substr(op0, alloc - op0).find("if (warp_in_role == 0u)") != std::string::npos);  // one warp allocates
   const auto dealloc = l.source.find("tmem_dealloc_cg1<");
   REQUIRE(dealloc != std::string::npos);
   const auto line = l.source.rfind('\n', dealloc);

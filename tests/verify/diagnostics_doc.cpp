@@ -3,10 +3,9 @@
 //   cake_diagnostics_doc --write docs/diagnostics.md   rewrite the table in place
 // The table sits between the BEGIN/END markers below; the rest of the document is written by hand.
 #include <cake/analysis/rules.hpp>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
+
+#include "../../tools/gen/doc_block.hpp"
 
 namespace {
 
@@ -36,35 +35,5 @@ std::string table() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "--check" && std::string(argv[1]) != "--write")) {
-    std::cerr << "usage: " << argv[0] << " --check|--write <docs/diagnostics.md>\n";
-    return 2;
-  }
-  const std::string path = argv[2];
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "cannot read " << path << "\n";
-    return 2;
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string doc = buf.str();
-  const auto b = doc.find(begin_marker);
-  const auto e = doc.find(end_marker);
-  if (b == std::string::npos || e == std::string::npos || e < b) {
-    std::cerr << path << ": the rules table markers are missing\n";
-    return 1;
-  }
-  const std::string current = doc.substr(b, e + end_marker.size() + 1 - b);
-  const std::string expected = table();
-  if (std::string(argv[1]) == "--check") {
-    if (current == expected) return 0;
-    std::cerr << path << " does not list the rules of rules.hpp; regenerate it (cmake --build <build> --target cake_update_diagnostics_doc)."
-              << " Expected table:\n"
-              << expected;
-    return 1;
-  }
-  std::ofstream out(path);
-  out << doc.substr(0, b) << expected << doc.substr(e + end_marker.size() + 1);
-  return out ? 0 : 1;
+  return cake::gen::check_or_write_block(argc, argv, begin_marker, end_marker, table(), "the rules table", "regenerate it (cmake --build <build> --target cake_update_diagnostics_doc)");
 }

@@ -4,10 +4,9 @@
 //   cake_ops_doc --write docs/language.md   rewrite the tables in place
 // The tables sit between the BEGIN/END markers below; the rest of the document is written by hand.
 #include <cake/cake.hpp>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
+
+#include "doc_block.hpp"
 
 namespace {
 
@@ -49,32 +48,5 @@ std::string tables() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "--check" && std::string(argv[1]) != "--write")) {
-    std::cerr << "usage: " << argv[0] << " --check|--write <docs/language.md>\n";
-    return 2;
-  }
-  const std::string path = argv[2];
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "cannot read " << path << "\n";
-    return 2;
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string doc = buf.str();
-  const auto b = doc.find(begin_marker);
-  const auto e = doc.find(end_marker);
-  if (b == std::string::npos || e == std::string::npos || e < b) {
-    std::cerr << path << ": the op table markers are missing\n";
-    return 1;
-  }
-  const std::string current = doc.substr(b, e + end_marker.size() + 1 - b);
-  const std::string expected = tables();
-  if (std::string(argv[1]) == "--check") {
-    if (current == expected) return 0;
-    std::cerr << path << ": the op tables are stale; run cake_ops_doc --write " << path << " (expected:)\n" << expected;
-    return 1;
-  }
-  std::ofstream(path) << doc.substr(0, b) + expected + doc.substr(e + end_marker.size() + 1);
-  return 0;
+  return cake::gen::check_or_write_block(argc, argv, begin_marker, end_marker, tables(), "the op tables", "run cake_ops_doc --write on it (cmake --build <build> --target cake_update_ops_doc)");
 }
