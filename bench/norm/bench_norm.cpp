@@ -13,7 +13,7 @@
 // schedules on them); the others are held out. The defaults were chosen by register counts and
 // occupancy, before any measurement (docs/norm.md).
 //
-//   cake_bench_norm [--runs N] [--json FILE] [--driver VERSION] [--quick] [--sweep] [google benchmark flags]
+//   cake_bench_norm [--runs N] [--json FILE] [--driver VERSION] [--quick] [--sweep] [--cols W,W,...] [google benchmark flags]
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
@@ -361,8 +361,11 @@ void write_json(const std::string& path, const std::string& command, const std::
     if (r.ok && !r.sweep) (r.kernel == "softmax" ? log_s : log_r) += std::log(r.peer_ms / r.cake_ms), ++(r.kernel == "softmax" ? n_s : n_r);
   }
   j.precision(4);
-  j << "  ],\n  \"summary\": {\"softmax_geomean_ratio\": " << (n_s ? std::exp(log_s / n_s) : 0.0)
-    << ", \"rmsnorm_geomean_ratio\": " << (n_r ? std::exp(log_r / n_r) : 0.0) << "}\n}\n";
+  // One geometric mean per kernel that was timed against the copy (a --sweep-only run has none).
+  j << "  ],\n  \"summary\": {";
+  if (n_s) j << "\"softmax_geomean_ratio\": " << std::exp(log_s / n_s) << (n_r ? ", " : "");
+  if (n_r) j << "\"rmsnorm_geomean_ratio\": " << std::exp(log_r / n_r);
+  j << "}\n}\n";
   std::ofstream(path) << j.str();
   std::printf("%s", j.str().c_str());
 }
@@ -372,6 +375,7 @@ void write_json(const std::string& path, const std::string& command, const std::
 int main(int argc, char** argv) {
   std::string json = "norm.json", driver = "unknown", command = "cake_bench_norm";
   bool quick = false, do_sweep = false;
+  std::vector<long long> only_cols;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     command += std::string(" ") + argv[i];
@@ -380,6 +384,19 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i], command += std::string(" ") + argv[i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sweep")) do_sweep = true;
+    else if (!std::strcmp(argv[i], "--cols") && i + 1 < argc) {  // only the shapes of these row widths
+      command += std::string(" ") + argv[i + 1];
+      for (const char* p = argv[++i]; *p;) {
+        char* end = nullptr;
+        const long long c = std::strtoll(p, &end, 10);
+        if (end == p || c <= 0) {
+          std::fprintf(stderr, "cake_bench_norm: --cols takes widths separated by commas, e.g. 4096,16384 (got '%s')\n", argv[i]);
+          return 2;
+        }
+        only_cols.push_back(c);
+        p = *end == ',' ? end + 1 : end;
+      }
+    }
     else rest.push_back(argv[i]);
   }
   try {
@@ -389,12 +406,14 @@ int main(int argc, char** argv) {
     }
     // Tuned: one shape per power-of-two width, 2^27 elements (256 MiB in, 256 MiB out). Held out: the
     // ends of the range at smaller sizes, ragged widths and widths between the powers of two.
-    const std::vector<shape> shapes =
+    std::vector<shape> shapes =
         quick ? std::vector<shape>{{131072, 1024, true}, {8192, 16384, true}}
               : std::vector<shape>{{1048576, 128, true}, {524288, 256, true}, {262144, 512, true},   {131072, 1024, true},
                                    {65536, 2048, true},  {32768, 4096, true}, {16384, 8192, true},   {8192, 16384, true},
                                    {65536, 128, false},  {4096, 16384, false}, {131072, 1000, false}, {65536, 3584, false},
                                    {32768, 5120, false}, {32768, 5000, false}, {16384, 7168, false},  {8192, 12288, false}};
+    if (!only_cols.empty())
+      std::erase_if(shapes, [&](const shape& s) { return std::find(only_cols.begin(), only_cols.end(), s.c) == only_cols.end(); });
     for (norm_kind kind : {norm_kind::softmax, norm_kind::rmsnorm})
       for (const auto& s : shapes)
         benchmark::RegisterBenchmark((std::string(kind == norm_kind::softmax ? "softmax/" : "rmsnorm/") + std::to_string(s.r) + "x" + std::to_string(s.c) +

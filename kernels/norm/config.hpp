@@ -76,15 +76,17 @@ constexpr int norm_width_for(long long cols) {
 // register compute is generic CUDA). width 0 when cols is out of range.
 //   width <= 1024: warp units holding 1024 / width rows (32 elements per thread), 4 warps per CTA
 //   width 2048:    warp units, one row per warp (64 elements per thread), 4 warps per CTA
-//   width >= 3072: one row per warpgroup (width / 128 elements per thread: 24 .. 128), one warpgroup per
-//                  CTA; the row spreads over the 4 warps, row reductions go through derived smem
-// Why: softmax.hpp.
+//   width >= 3072: warpgroup units, one warpgroup per CTA; a row spreads over the 4 warps, row reductions
+//                  go through derived smem. Two rows per warpgroup up to 4096 (48 or 64 elements per
+//                  thread), one above (width / 128: 40 .. 128)
+// Why: softmax.hpp; the two rows at 3072-4096 from the H200 sweep (docs/norm.md: one row of 4096 per
+// warpgroup ran at 80% of the copy, two at 97%).
 constexpr norm_config norm_units_for(long long cols) {
   norm_config c;
   c.width = norm_width_for(cols);
   if (c.width == 0) return c;
   c.warp_units = c.width <= 2048;
-  c.rows = c.width <= 1024 ? 1024 / c.width : 1;
+  c.rows = c.width <= 1024 ? 1024 / c.width : c.warp_units || c.width > 4096 ? 1 : 2;
   c.units = c.warp_units ? 4 : 1;
   return c;
 }

@@ -20,7 +20,9 @@ using softmax_config = norm_config;
 // Why those units: 16-byte loads, 3 to 16 of them in flight per thread, and rows inside a warp whenever
 // one warp can hold them (shuffle-only reductions). Registers grow with E, the elements per thread (about
 // 1.3 E + 8, measured: 48 at E = 32, 96 at E = 64, 167 at E = 128), and decide how many CTAs an SM runs at
-// once; E = 32 keeps about 10 CTAs of 4 warps per SM with 64 bytes of loads in flight per thread. One CTA
+// once; E = 32 keeps about 10 CTAs of 4 warps per SM with 64 bytes of loads in flight per thread. A row
+// that spreads over a warpgroup also waits at the unit's barrier twice per reduction; there the H200 wanted
+// more bytes in flight per SM (E = 48..64: two rows per warpgroup up to 4096 columns). One CTA
 // per point (not persistent): a point costs no set-up (no barriers to initialize, no descriptors), so
 // the hardware's block scheduler filling every SM to its register limit is the better walk; a
 // persistent grid has one CTA per SM and would need 512-1024-thread CTAs to reach the same occupancy.
