@@ -258,7 +258,6 @@ std::vector<norm_config> candidates(norm_kind kind, long long cols) {
   auto add = [&](norm_config c) {
     const int e = c.elements_per_thread();
     if (e < 16 || e > 128 || (c.rows * c.width) % (8 * c.unit_threads()) || c.cta_threads() > 1024) return;
-    if (rms && c.f32_work) c.f32_work = cake::kernels::norm_tile_registers(c, true) <= cake::kernels::norm_register_budget(c);
     if (cake::kernels::norm_tile_registers(c, rms) > cake::kernels::norm_register_budget(c)) return;  // would spill
     for (const auto& o : v)
       if (o == c) return;
@@ -279,9 +278,11 @@ std::vector<norm_config> candidates(norm_kind kind, long long cols) {
     c.units = threads / c.unit_threads();
     add(c);
   }
-  norm_config h = base;
-  h.f32_work = false;
-  add(h);
+  if (!rms) {  // softmax in place in the loaded tile (RMSNorm has no working tile)
+    norm_config h = base;
+    h.f32_work = false;
+    add(h);
+  }
   return v;
 }
 

@@ -28,9 +28,9 @@ struct norm_config {
   int rows = 1;             // rows per unit
   bool warp_units = true;   // a unit is one warp (true) or one warpgroup of 4 warps (false)
   int units = 4;            // units per CTA; a CTA takes rows * units consecutive rows per point
-  bool f32_work = true;     // the working tile (softmax: the exp values, RMSNorm: the squares) is f32;
-                            // false: bf16 (softmax works in place in the loaded tile, RMSNorm squares
-                            // into a bf16 tile): fewer registers, the values rounded to bf16 once more
+  bool f32_work = true;     // softmax's working tile (the exp values) is f32; false: softmax works in place
+                            // in the loaded bf16 tile (the values rounded to bf16 once more). RMSNorm has
+                            // no working tile (its squares are summed inside the reduction): ignored
   bool persistent = false;  // one CTA per SM walking the points (k.persistent()); default: one CTA per point
   target_id target = target_id::sm_90a;
 
@@ -49,11 +49,12 @@ constexpr int norm_register_budget(const norm_config& c) {
   return (cap > 255 ? 255 : cap) / 8 * 8;
 }
 // What the row kernels' register tiles add up to per thread (the count that rule makes): the rows as
-// loaded (bf16 pairs, E / 2), the working tile (E in f32, E / 2 in bf16), for RMSNorm the weight (E / 2
-// at most: one value per column the thread holds) and a row vector or two (one register per row slot).
+// loaded (bf16 pairs, E / 2); softmax's working tile (E in f32, E / 2 in bf16) and two row vectors;
+// RMSNorm's weight (E / 2 at most: one value per column the thread holds) and one row vector (one
+// register per row slot).
 constexpr int norm_tile_registers(const norm_config& c, bool rmsnorm) {
   const int e = c.elements_per_thread();
-  return e / 2 + (c.f32_work ? e : e / 2) + (rmsnorm ? e / 2 + 1 : 2);
+  return e / 2 + (rmsnorm ? e / 2 + 1 : (c.f32_work ? e : e / 2) + 2);
 }
 
 // The widest row the row kernels hold in registers.

@@ -302,9 +302,11 @@ TEST_CASE("one-head attention (wgmma with P from registers, online softmax, mask
 namespace {
 
 // k-means assignment: for each point the nearest centroid, as argmin over c of |c|^2 - 2 x.c, the
-// distance GEMM on wgmma and the argmin carried across centroid tiles in registers.
-constexpr program kmeans_assign_lite() {
-  auto k = kernel("kmeans_assign_lite").target(sm_90a);
+// distance GEMM on wgmma and the argmin carried across centroid tiles in registers. The distances are
+// either computed into the accumulator first (r.set, then the argmin of the tile) or inside the argmin
+// (the argmin of an expression).
+constexpr program kmeans_assign_lite(bool argmin_of_expr) {
+  auto k = kernel(argmin_of_expr ? "kmeans_assign_lite_x" : "kmeans_assign_lite").target(sm_90a);
   auto [N, K, D] = k.dims("N", "K", "D");
   auto X = k.input<bf16>("X", dims(N, D));
   auto C = k.input<bf16>("C", dims(K, D));
@@ -332,8 +334,12 @@ constexpr program kmeans_assign_lite() {
         r.wgmma_wait(0);
         r.release(cp, sc);
         r.load(cn, Cn.tile(j)).fill_outside(pos_inf);  // centroids past K: +inf, never chosen
-        r.set(dot, cn - 2.0f * dot);
-        r.row_argmin(best, arg, dot, j * 128).accumulate();
+        if (argmin_of_expr) {
+          r.row_argmin(best, arg, cn - 2.0f * dot, j * 128).accumulate();
+        } else {
+          r.set(dot, cn - 2.0f * dot);
+          r.row_argmin(best, arg, dot, j * 128).accumulate();
+        }
       });
       r.release(xp, sx);
       r.store(Idx.tile(i), arg);
@@ -358,10 +364,11 @@ TEST_CASE("k-means assignment (distance GEMM + argmin carried across centroid ti
   if (!gpu_ready()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  const program p = kmeans_assign_lite();
-  REQUIRE(p.errors.empty());
-  auto k = runtime_kernel::build(p);
+  for (bool argmin_of_expr : {false, true})
   for (auto [N, K] : {std::pair{64LL, 128LL}, {1000LL, 300LL}, {4097LL, 1000LL}, {5LL, 1LL}}) {
+    const program p = kmeans_assign_lite(argmin_of_expr);
+    REQUIRE(p.errors.empty());
+    auto k = runtime_kernel::build(p);
     const long long D = 64;
     auto x = harness::random_vector<host_bf16>(static_cast<std::size_t>(N * D), rng);
     auto c = harness::random_vector<host_bf16>(static_cast<std::size_t>(K * D), rng);
@@ -390,7 +397,7 @@ TEST_CASE("k-means assignment (distance GEMM + argmin carried across centroid ti
       // bf16 products decide near-ties: accept any centroid within 1e-3 of the nearest distance.
       if (got < 0 || got >= K || dist(got) > best * (1 + 1e-3) + 1e-6) ++wrong;
     }
-    INFO("N " << N << " K " << K << ": " << wrong << " points assigned to a farther centroid");
+    INFO((argmin_of_expr ? "argmin of the expression" : "argmin of the tile") << " N " << N << " K " << K << ": " << wrong << " points assigned to a farther centroid");
     CHECK(wrong == 0);
     CHECK(idx[static_cast<std::size_t>(N)] == -1);  // nothing written past the output
   }

@@ -283,8 +283,6 @@ TEST_CASE("in place (y == x), the sm_80 kernels (compute_80 PTX) and the persist
       auto rp = kernels::rmsnorm_config_for(cols);
       rp.persistent = true;
       rp.units = sp.units;
-      rp.f32_work = true;  // f32 squares where they fit the 128-register budget of 512 threads
-      rp.f32_work = kernels::norm_tile_registers(rp, true) <= kernels::norm_register_budget(rp);
       report("pers rms", c, check(c, rng, [&](const void* x, void* y) { rmsnorm_with(rp, x, dw.address(), y, c.rows, c.cols, c.ld, c.eps); }, rref),
              rng.seed());
     }

@@ -208,10 +208,16 @@ TEST_CASE("GPU schedule: one-head attention (online softmax, masks, causal bound
 }
 
 TEST_CASE("GPU schedule: k-means assignment (distance GEMM, argmin carried across centroid tiles)") {
-  const auto b = lower_and_build(kmeans_assign_lite());
-  CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
-  CHECK(has(b.ptx(), "shfl.sync.bfly.b32"));
-  CHECK(has(b.source(), "cake_dev::warp_argmin<1, 2>"));  // the 4 lanes of a row in the accumulator layout
+  for (bool argmin_of_expr : {false, true}) {
+    INFO((argmin_of_expr ? "argmin of the expression" : "argmin of the tile"));
+    const auto b = lower_and_build(kmeans_assign_lite(argmin_of_expr));
+    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    CHECK(has(b.ptx(), "shfl.sync.bfly.b32"));
+    CHECK(has(b.source(), "cake_dev::warp_argmin<1, 2>"));  // the 4 lanes of a row in the accumulator layout
+    // The distances are computed inside the argmin (no elementwise op), or into the accumulator first.
+    CHECK(has(b.source(), "elementwise dot = ") == !argmin_of_expr);
+    if (argmin_of_expr) CHECK(has(b.source(), "arg_reduce_rows (best, arg) = row_argmin((cn - (2.0 * dot))"));
+  }
 }
 
 TEST_CASE("GPU schedule: scatter-add of rows at register-held indices") {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cake/ir/printer.hpp"
 #include "cake/plan/plan.hpp"
 #include "test_ir_support.hpp"
 
@@ -105,6 +106,55 @@ TEST_CASE("compute builder: accumulate() on reductions; reads of accumulating re
   CHECK_FALSE(p.ops[2].has(flag_accumulate));
   CHECK(reads_of(p, 2) == std::vector<int>{0});
   CHECK(writes_of(p, 2) == std::vector<int>{1, 2});
+}
+
+TEST_CASE("compute builder: reductions of an expression record its nodes, their lead leaf and every leaf as a read") {
+  auto k = kernel("k").target(sm_90a);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {64, 128});
+    auto w = r.col_vector<f32>("w", 128);
+    auto s = r.row_vector<f32>("s", 64);
+    auto i = r.row_vector<i32>("i", 64);
+    r.row_sum(s, x * x);                                         // #0
+    r.row_argmin(s, i, w - 2.0f * x, index_expr(128)).accumulate();  // #1
+    r.row_max(s, x);                                             // #2: a tile, as before
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  const op& sum = p.ops[0];
+  CHECK(sum.kind == op_kind::reduce_rows);
+  CHECK(sum.has(flag_expr_src));
+  CHECK(static_cast<reduce_kind>(sum.imm[0]) == reduce_kind::sum);
+  CHECK(sum.a.index == 0);  // the lead leaf: x, the full tile
+  CHECK(sum.expr_first() == 0);
+  CHECK(sum.expr_count() == 3);  // x, x, x * x
+  CHECK(p.exprs[sum.expr_first() + sum.expr_count() - 1].fn == math_fn::mul);
+  CHECK(reads_of(p, 0) == std::vector<int>{0, 0});
+  CHECK(writes_of(p, 0) == std::vector<int>{2});
+  const op& arg = p.ops[1];
+  CHECK(arg.kind == op_kind::arg_reduce_rows);
+  CHECK(arg.has(flag_expr_src));
+  CHECK(arg.a.index == 0);  // x, not the column vector w that comes first
+  CHECK(arg.ix == index_expr(128));
+  CHECK(reads_of(p, 1) == std::vector<int>{1, 0, 2, 3});  // the leaves, then the accumulated pair
+  CHECK(writes_of(p, 1) == std::vector<int>{2, 3});
+  CHECK_FALSE(p.ops[2].has(flag_expr_src));
+  CHECK(p.ops[2].expr_count() == 0);
+  CHECK(cake::detail::op_text(p, 0).find("s = row_sum((x * x))") != std::string::npos);
+  CHECK(cake::detail::op_text(p, 1).find("(s, i) = row_argmin((w - (2.0 * x)), col0 128) accumulate") != std::string::npos);
+}
+
+TEST_CASE("compute builder: a reduced expression with no full tile of the destination's rows is ir.reduce-expr") {
+  auto k = kernel("k").target(sm_90a);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto v = r.col_vector<f32>("v", 128);
+    auto other = r.fragment<f32>("other", {32, 128});
+    auto s = r.row_vector<f32>("s", 64);
+    r.row_sum(s, v * 2.0f);    // only a column vector
+    r.row_max(s, other + 1.0f);  // a full tile, but of 32 rows
+  });
+  CHECK(count_errors(k.p, "ir.reduce-expr") == 2);
+  CHECK(has_error(k.p, "ir.reduce-expr", 64));
 }
 
 TEST_CASE("compute builder: modifiers on ops they do not apply to are ir.modifier") {

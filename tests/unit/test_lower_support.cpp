@@ -101,6 +101,19 @@ TEST_CASE("lower::unsupported: fill and r.set into an 8-bit tile") {
   CHECK(why(f.k.p, 2).empty());
 }
 
+TEST_CASE("lower::unsupported: an 8-bit tile read in a reduced expression") {
+  compute_kit f(sm_90a);
+  f.k.role("r", f.unit(), [&](role& r) {
+    auto q = r.fragment<e4m3>("q", {64, 64});
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto s = r.row_vector<f32>("s", 64);
+    r.row_sum(s, x * q);  // x leads: the 8-bit tile is another leaf
+    r.row_sum(s, x * x);
+  });
+  CHECK(why(f.k.p, 0) == "an 8-bit register tile is read in a reduced expression: convert it first");
+  CHECK(why(f.k.p, 1).empty());
+}
+
 TEST_CASE("lower::unsupported: an 8-bit tile read in an expression") {
   compute_kit f(sm_90a);
   f.k.role("r", f.unit(), [&](role& r) {

@@ -55,6 +55,9 @@ constexpr dtype_problem compute_dtype_problem(const program& p, int id) {
     case op_kind::reduce_rows:
     case op_kind::arg_reduce_rows: {
       if (auto q = computed(reg(o.a)); q.reg >= 0) return q;
+      for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
+        if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size())
+          if (auto q = computed(p.exprs[i].ref); q.reg >= 0) return q;
       const int d = reg(o.d);
       if (d >= 0 && dt(d) != dtype::f32 && dt(d) != dtype::i32)
         return {d, "a row reduction writes a 32-bit vector (f32, or i32 for integer results)", "reduce into an f32 row vector and convert it if needed"};
@@ -136,18 +139,22 @@ constexpr void check_broadcast(context& c) {
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     const int id = static_cast<int>(i);
-    if (o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg) {
-      const auto& D = p.regs[o.d.index];
-      for (int e = o.imm[0]; e < o.imm[0] + o.imm[1]; ++e) {
+    // The leaves of an expression against its shape: r.set's destination, or a reduced expression's lead leaf.
+    const bool reduced_expr = o.has(flag_expr_src) && o.a.kind == operand_kind::reg;
+    if ((o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg) || reduced_expr) {
+      const int shape_reg = reduced_expr ? o.a.index : o.d.index;
+      const auto& D = p.regs[shape_reg];
+      for (int e = o.expr_first(); e < o.expr_first() + o.expr_count(); ++e) {
         const expr_node& x = p.exprs[e];
         if (x.fn != math_fn::tile || detail::broadcasts(p.regs[x.ref].rows, p.regs[x.ref].cols, D.rows, D.cols)) continue;
         bool seen = false;  // one finding per leaf tile
-        for (int f = o.imm[0]; f < e; ++f) seen = seen || (p.exprs[f].fn == math_fn::tile && p.exprs[f].ref == x.ref);
+        for (int f = o.expr_first(); f < e; ++f) seen = seen || (p.exprs[f].fn == math_fn::tile && p.exprs[f].ref == x.ref);
         if (seen) continue;
         const auto& L = p.regs[x.ref];
         if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
-          d->message << "r.set into ";
-          detail::write_reg(d->message, p, o.d.index);
+          if (reduced_expr) d->message << "row_" << to_string(static_cast<reduce_kind>(o.imm[0])) << " of an expression over ";
+          else d->message << "r.set into ";
+          detail::write_reg(d->message, p, shape_reg);
           d->message << " reads ";
           detail::write_reg(d->message, p, x.ref);
           const bool dst_vector = D.rows == 1 || D.cols == 1;
@@ -162,7 +169,7 @@ constexpr void check_broadcast(context& c) {
           else d->help << "declare '" << L.nm.view() << "' as " << D.rows << "x" << D.cols << ", r.row_vector(" << D.rows << ") or r.col_vector(" << D.cols << ")";
         }
       }
-      continue;
+      if (!reduced_expr) continue;  // a reduced expression's destination vectors are checked below
     }
     const bool reduction = o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows;
     if (reduction && o.a.kind == operand_kind::reg) {

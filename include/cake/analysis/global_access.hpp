@@ -186,17 +186,13 @@ constexpr void check_mask_coverage(context& c) {
         st[o.d.index] = detail::padding_of_load(p, i);
         continue;
       }
-      if (o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg) {
-        const int first = o.imm[0], count = o.imm[1];
-        const auto& D = p.regs[o.d.index];
-        // The padding this expression carries: that of its first padded leaf.
+      // The padding an expression carries (nodes [first, first + count), `cols` columns): that of its first
+      // padded leaf, pushed through the expression's functions where their values are known.
+      auto expr_padding = [&](int first, int count, int cols) -> detail::pad_state {
         int lead = -1;
         for (int e = first; e < first + count && lead < 0; ++e)
           if (p.exprs[e].fn == math_fn::tile && st[p.exprs[e].ref].padded) lead = p.exprs[e].ref;
-        if (lead < 0 || D.cols <= 1) {
-          st[o.d.index] = {};
-          continue;
-        }
+        if (lead < 0 || cols <= 1) return detail::pad_state{};
         const detail::pad_key key = st[lead].key;
         detail::pad_value val[rx::max_nodes]{};
         bool pred[rx::max_nodes]{};  // known predicate values
@@ -269,7 +265,10 @@ constexpr void check_mask_coverage(context& c) {
         out.key = key;
         out.load_op = st[lead].load_op;
         out.via_op = i;
-        st[o.d.index] = out;
+        return out;
+      };
+      if (o.kind == op_kind::elementwise && o.d.kind == operand_kind::reg) {
+        st[o.d.index] = expr_padding(o.imm[0], o.imm[1], p.regs[o.d.index].cols);
         continue;
       }
       if (o.kind == op_kind::convert && o.d.kind == operand_kind::reg && o.a.kind == operand_kind::reg) {
@@ -277,7 +276,7 @@ constexpr void check_mask_coverage(context& c) {
         continue;
       }
       if ((o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows) && o.a.kind == operand_kind::reg) {
-        const auto& s = st[o.a.index];
+        const detail::pad_state s = o.has(flag_expr_src) ? expr_padding(o.expr_first(), o.expr_count(), p.regs[o.a.index].cols) : st[o.a.index];
         const auto k = static_cast<reduce_kind>(o.imm[0]);
         if (s.padded && s.value.known && !detail::neutral(k, s.value.v) && s.load_op >= 0)
           if (diagnostic* d = emit_op(c, rule_id::memory_mask_coverage, i)) {
@@ -297,7 +296,8 @@ constexpr void check_mask_coverage(context& c) {
             auto& ln = d->add_note(lo.loc);
             ln << "op#" << s.load_op << " loads '" << p.regs[lo.d.index].nm.view() << "' from " << t.nm.view() << " filling outside with ";
             detail::write_float(ln, __builtin_bit_cast(float, lo.imm[2]));
-            if (s.via_op >= 0) d->add_note(p.ops[s.via_op].loc) << "op#" << s.via_op << " (r.set) turns the fill into the value above";
+            if (s.via_op >= 0)
+              d->add_note(p.ops[s.via_op].loc) << "op#" << s.via_op << (s.via_op == i ? " (the reduced expression)" : " (r.set)") << " turns the fill into the value above";
             const char* id = k == reduce_kind::sum ? "0.0f" : (k == reduce_kind::max || k == reduce_kind::argmax) ? "neg_inf" : "pos_inf";
             if (s.via_op < 0) d->help << ".fill_outside(" << id << ") on op#" << s.load_op << ", or ";
             d->help << "mask the columns past " << dim << " before the reduction: select(col() + ... >= " << dim << ".extent(), " << id << ", x)";

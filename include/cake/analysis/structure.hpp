@@ -80,8 +80,8 @@ constexpr malformed find_malformed(const program& p) {
       if (!p.is_control(par.kind) || par.end <= i || par.role != o.role) return {i, "the op's enclosing loop", o.parent};
     }
     if (p.is_control(o.kind) && (o.end <= i || o.end > n)) return {i, "the loop's end", o.end};
-    if (o.kind == op_kind::elementwise || o.kind == op_kind::when) {
-      const int first = o.imm[0], count = o.imm[1];
+    if (o.kind == op_kind::elementwise || o.kind == op_kind::when || o.has(flag_expr_src)) {
+      const int first = o.expr_first(), count = o.expr_count();
       if (first < 0 || count < 1 || first + count > static_cast<int>(p.exprs.size())) return {i, "the op's expression", first};
       for (int e = first; e < first + count; ++e) {
         const expr_node& x = p.exprs[e];

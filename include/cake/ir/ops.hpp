@@ -40,8 +40,8 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(tcgen05_mma, compute, tcgen05, leader, on_sm100a, "tensor-core MMA into tensor memory (tcgen05.mma), one thread issues")      \
   X(fill, compute, count_, all, on_all, "every element of a register tile = a constant")                                           \
   X(elementwise, compute, count_, all, on_all, "r.set(dst, expression): element-wise math over tiles, vectors, scalars, indices") \
-  X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile into a row vector (across the row's threads)") \
-  X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax: value and column index per row")                          \
+  X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile or expression into a row vector (across the row's threads)") \
+  X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax of a register tile or expression: value and column index per row") \
   X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
   /* memory */                                                                                                                    \
   X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
@@ -170,8 +170,11 @@ enum op_flag : std::uint16_t {
   flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value
   flag_release_later = 1u << 8,    // pipeline_release: imm[1] iterations of the enclosing loop later
   flag_alternate = 1u << 9,        // tile_loop: the role's units take the CTA's points in turn (ping-pong)
+  flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows: the reduced values are an expression
+                                   // (nodes imm[1] .. imm[1] + imm[2]); a is its lead full-tile leaf
 };
-// reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax).
+// reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
+// (flag_expr_src, op::expr_first / expr_count).
 enum class reduce_kind : std::uint8_t { max, sum, min, argmin, argmax };
 constexpr std::string_view to_string(reduce_kind k) {
   constexpr std::string_view names[] = {"max", "sum", "min", "argmin", "argmax"};
@@ -193,6 +196,14 @@ struct op {
   src_loc loc;
 
   constexpr bool has(op_flag f) const { return (flags & f) != 0; }
+  // The expression an op evaluates per element, as [first, first + count) of program::exprs (count 0:
+  // none): elementwise and when keep it in imm[0..1], a reduction of an expression in imm[1..2].
+  constexpr int expr_first() const {
+    return kind == op_kind::elementwise || kind == op_kind::when ? imm[0] : has(flag_expr_src) ? imm[1] : 0;
+  }
+  constexpr int expr_count() const {
+    return kind == op_kind::elementwise || kind == op_kind::when ? imm[1] : has(flag_expr_src) ? imm[2] : 0;
+  }
   constexpr op_category category() const { return info(kind).category; }
 };
 

@@ -198,14 +198,18 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::fill: s += " " + to_text(p, o.d) + " = " + std::to_string(__builtin_bit_cast(float, o.imm[0])); break;
     case op_kind::elementwise: s += " " + to_text(p, o.d) + " = " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
     case op_kind::when: s += " " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
-    case op_kind::reduce_rows:
+    case op_kind::reduce_rows: {
+      const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);
       s += " " + to_text(p, o.d) + (o.has(flag_accumulate) ? " = " + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.d) + ", " : " = ") +
-           "row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.a) + ")" + (o.has(flag_accumulate) ? ")" : "");
+           "row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + src + ")" + (o.has(flag_accumulate) ? ")" : "");
       break;
-    case op_kind::arg_reduce_rows:
-      s += " (" + to_text(p, o.d) + ", " + to_text(p, o.b) + ") = row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.a) +
+    }
+    case op_kind::arg_reduce_rows: {
+      const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);
+      s += " (" + to_text(p, o.d) + ", " + to_text(p, o.b) + ") = row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + src +
            ", col0 " + to_text(p, o.ix) + ")" + (o.has(flag_accumulate) ? " accumulate" : "");
       break;
+    }
     case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;
     case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
     case op_kind::cluster_reduce: s += " " + to_text(p, o.d) + " = sum over the cluster"; break;

@@ -109,7 +109,12 @@ struct program {
       case op_kind::when: return;
       case op_kind::reduce_rows:
       case op_kind::arg_reduce_rows:
-        if (o.a.kind == operand_kind::reg) f(o.a);
+        if (o.has(flag_expr_src)) {  // every tile leaf of the expression (the lead leaf o.a among them)
+          for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(exprs.size()); ++i)
+            if (exprs[i].fn == math_fn::tile) reg(exprs[i].ref);
+        } else if (o.a.kind == operand_kind::reg) {
+          f(o.a);
+        }
         if (o.has(flag_accumulate)) {
           if (o.d.kind == operand_kind::reg) f(o.d);
           if (o.kind == op_kind::arg_reduce_rows && o.b.kind == operand_kind::reg) f(o.b);

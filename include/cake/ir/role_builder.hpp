@@ -245,8 +245,18 @@ class role {
   constexpr op_ref row_sum(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::sum, dst.o, src.o, at); }
   template <class T, class U>
   constexpr op_ref row_min(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_rows, reduce_kind::min, dst.o, src.o, at); }
+  // The same reductions of an expression, evaluated element by element inside the reduction (no tile
+  // holds it): r.row_sum(ss, x * x). The expression's shape is that of its full-tile leaves (rows x C);
+  // vectors and scalars broadcast as in r.set.
+  template <class T>
+  constexpr op_ref row_max(reg_tile<T> dst, const rx& src, src_loc at = src_loc::current()) { return reduce_expr(op_kind::reduce_rows, reduce_kind::max, dst.o, {}, src, {}, at); }
+  template <class T>
+  constexpr op_ref row_sum(reg_tile<T> dst, const rx& src, src_loc at = src_loc::current()) { return reduce_expr(op_kind::reduce_rows, reduce_kind::sum, dst.o, {}, src, {}, at); }
+  template <class T>
+  constexpr op_ref row_min(reg_tile<T> dst, const rx& src, src_loc at = src_loc::current()) { return reduce_expr(op_kind::reduce_rows, reduce_kind::min, dst.o, {}, src, {}, at); }
   // Per row, the smallest (largest) value and its column index, col0 + the column inside the tile
   // (ties: the smaller index). With .accumulate() the running (value, index) pair is kept when it wins.
+  // src may be an expression, as for the reductions above.
   template <class T, class I, class U>
   constexpr op_ref row_argmin(reg_tile<T> value, reg_tile<I> index, reg_tile<U> src, index_expr col0, src_loc at = src_loc::current()) {
     return arg_reduce(reduce_kind::argmin, value.o, index.o, src.o, col0, at);
@@ -254,6 +264,14 @@ class role {
   template <class T, class I, class U>
   constexpr op_ref row_argmax(reg_tile<T> value, reg_tile<I> index, reg_tile<U> src, index_expr col0, src_loc at = src_loc::current()) {
     return arg_reduce(reduce_kind::argmax, value.o, index.o, src.o, col0, at);
+  }
+  template <class T, class I>
+  constexpr op_ref row_argmin(reg_tile<T> value, reg_tile<I> index, const rx& src, index_expr col0, src_loc at = src_loc::current()) {
+    return reduce_expr(op_kind::arg_reduce_rows, reduce_kind::argmin, value.o, index.o, src, col0, at);
+  }
+  template <class T, class I>
+  constexpr op_ref row_argmax(reg_tile<T> value, reg_tile<I> index, const rx& src, index_expr col0, src_loc at = src_loc::current()) {
+    return reduce_expr(op_kind::arg_reduce_rows, reduce_kind::argmax, value.o, index.o, src, col0, at);
   }
   // A converted copy of a register tile: auto out = r.convert<bf16>(acc);
   template <element_type T, class U>
@@ -547,18 +565,46 @@ class role {
       k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this column origin cannot be represented (value: 0)">(0, at);
     return emit(o, at);
   }
-  // Appends an expression's nodes to program::exprs; the op refers to them by imm[0] (first) and imm[1] (count).
-  constexpr void record_expr(op& o, const rx& e, src_loc at) {
+  // A reduction of an expression: its nodes in imm[1..2] (flag_expr_src); a is its lead leaf, the first
+  // register tile of the reduction's rows with more than one column (what the layout and the
+  // destination's shape are checked against).
+  constexpr op_ref reduce_expr(op_kind kind, reduce_kind rk, operand d, operand index, const rx& e, index_expr col0, src_loc at) {
+    op o;
+    o.kind = kind;
+    o.d = d;
+    o.b = index;
+    o.ix = col0;
+    o.imm[0] = static_cast<int>(rk);
+    o.flags |= flag_expr_src;
+    const int rows = d.kind == operand_kind::reg && d.index < k_->p.regs.size() ? k_->p.regs[d.index].rows : -1;
+    for (int i = 0; i < e.count && o.a.kind == operand_kind::none; ++i)
+      if (e.nodes[i].fn == math_fn::tile && e.nodes[i].ref < k_->p.regs.size()) {
+        const auto& g = k_->p.regs[e.nodes[i].ref];
+        if (g.rows == rows && g.cols > 1) {
+          o.a.kind = operand_kind::reg;
+          o.a.index = e.nodes[i].ref;
+        }
+      }
+    if (o.a.kind == operand_kind::none && !e.overflow && e.count > 0)
+      k_->fail<"ir.reduce-expr", "a row reduction of an expression needs a register tile leaf of the destination's rows and more than one column (value: the destination's rows)">(rows, at);
+    if (kind == op_kind::arg_reduce_rows && !col0.valid)
+      k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this column origin cannot be represented (value: 0)">(0, at);
+    record_expr(o, e, at, 1);
+    return emit(o, at);
+  }
+  // Appends an expression's nodes to program::exprs; the op refers to them by imm[slot] (first) and
+  // imm[slot + 1] (count): slot 0 for r.set and when, 1 for a reduction of an expression.
+  constexpr void record_expr(op& o, const rx& e, src_loc at, int slot = 0) {
     if (e.overflow || e.count == 0) {
       k_->fail<"ir.expr-size", "an expression holds at most 24 nodes: split it into several r.set(...) (value: 0)">(0, at);
       return;
     }
-    o.imm[0] = static_cast<int>(k_->p.exprs.size());
-    o.imm[1] = e.count;
+    o.imm[slot] = static_cast<int>(k_->p.exprs.size());
+    o.imm[slot + 1] = e.count;
     for (int i = 0; i < e.count; ++i) {
       expr_node n = e.nodes[i];
       for (auto& kid : n.kid)
-        if (kid >= 0) kid = static_cast<std::int16_t>(kid + o.imm[0]);
+        if (kid >= 0) kid = static_cast<std::int16_t>(kid + o.imm[slot]);
       if (n.fn == math_fn::index && !n.ix.valid)
         k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: one in this expression cannot be represented (value: 0)">(0, at);
       k_->add(k_->p.exprs, n, at);

@@ -22,7 +22,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.d.part != part_axis::none) return "register compute writes whole tiles: a part (.rows/.cols) of a destination is not lowered";
       if (eight(o.d)) return "8-bit register tiles are not computed on: compute in f32 and convert";
       if (o.kind == op_kind::elementwise)
-        for (int i = o.imm[0]; i < o.imm[0] + o.imm[1] && i < static_cast<int>(p.exprs.size()); ++i)
+        for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
           if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size() && size_bits(p.regs[p.exprs[i].ref].dt) == 8)
             return "an 8-bit register tile is read in an expression: convert it first";
       return nullptr;
@@ -35,6 +35,9 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.d.part != part_axis::none || o.a.part != part_axis::none || o.b.part != part_axis::none)
         return "row reductions read and write whole tiles: a part (.rows/.cols) is not lowered";
       if (eight(o.a)) return "reductions of 8-bit register tiles are not lowered";
+      for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
+        if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size() && size_bits(p.regs[p.exprs[i].ref].dt) == 8)
+          return "an 8-bit register tile is read in a reduced expression: convert it first";
       if (size_bits(reg_dt(o.d)) != 32) return "a row reduction writes a 32-bit (f32 or i32) vector";
       if (o.kind == op_kind::arg_reduce_rows && reg_dt(o.b) != dtype::i32) return "an argmin/argmax index vector is i32";
       return nullptr;

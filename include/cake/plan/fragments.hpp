@@ -252,7 +252,13 @@ constexpr fragment_plan plan_fragments(const program& p) {
           case op_kind::reduce_rows:
           case op_kind::arg_reduce_rows:
           case op_kind::scatter_add:
-            p.reg_reads(i, [&](const operand& x) { U.unify(i, d >= 0 ? d : detail::reg_of(o.a), x.index); });
+            if (o.has(flag_expr_src)) {  // a reduced expression: its leaves meet at its lead leaf, and so does the vector
+              const int lead = detail::reg_of(o.a);
+              p.reg_reads(i, [&](const operand& x) { U.unify(i, lead, x.index); });
+              if (d >= 0) U.unify(i, d, lead);
+            } else {
+              p.reg_reads(i, [&](const operand& x) { U.unify(i, d >= 0 ? d : detail::reg_of(o.a), x.index); });
+            }
             if (o.kind == op_kind::arg_reduce_rows || o.kind == op_kind::scatter_add) U.unify(i, detail::reg_of(o.a), detail::reg_of(o.b));
             break;
           default: break;

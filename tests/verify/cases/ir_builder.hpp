@@ -517,3 +517,33 @@ constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_expr_size
 CAKE_VERIFY_CASE(ir_expr_size, "ir.expr-size")
+
+// ir.reduce-expr: the row sum of squares of a 64 x 128 tile into a 64-row vector, written over the
+// tile's 1 x 128 column-vector weight only (w * w): an expression with no tile of the destination's
+// rows has no per-row values to reduce. Fix: the squares of the tile itself (x * x).
+namespace verify_corpus::ir_reduce_expr {
+constexpr program build(bool fixed) {
+  auto k = kernel("reduce_expr").target(sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<bf16>("X", dims(R, C));
+  auto W = k.input<bf16>("W", dims(C));
+  auto S = k.output<f32>("S", dims(R));
+  auto rows = k.parallel(tiles(R, 64));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {64, 128});
+    auto w = r.col_vector<bf16>("w", 128);
+    auto s = r.row_vector<f32>("s", 64);
+    r.for_each(rows, [&](auto i) {
+      r.load(x, X.tile(i, 0));
+      r.load(w, W.tile(0));
+      if (fixed) r.row_sum(s, x * x * w);
+      else r.row_sum(s, w * w);  // EXPECT: ir.reduce-expr
+      r.store(S.tile(i), s);
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_reduce_expr
+CAKE_VERIFY_CASE(ir_reduce_expr, "ir.reduce-expr")
