@@ -130,7 +130,7 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
 
 inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
                        int in_bytes) {
-  auto bad = [](const std::string& why) { throw jit::error("cake::gemm: " + why); };
+  auto bad = [](const std::string& why) { throw jit::argument_error("cake::gemm: " + why); };
   if (M < 1 || N < 1 || K < 1) bad("M, N, K must be at least 1 (got " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ")");
   if (lda < K) bad("lda = " + std::to_string(lda) + " is smaller than K = " + std::to_string(K));
   if (ldb < K) bad("ldb = " + std::to_string(ldb) + " is smaller than K = " + std::to_string(K));
@@ -145,14 +145,14 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
                 long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device, const gemm_epilogue_args& epi = {}) {
   const int eb = in == gemm_input::bf16 ? 2 : 1;
   check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
-  auto bad = [](const std::string& why) { throw jit::error("cake::gemm: " + why); };
+  auto bad = [](const std::string& why) { throw jit::argument_error("cake::gemm: " + why); };
   for (auto [name, p] : {std::pair<const char*, const void*>{"bias", epi.bias}, std::pair<const char*, const void*>{"row_scale", epi.row_scale},
                          std::pair<const char*, const void*>{"col_scale", epi.col_scale}, std::pair<const char*, const void*>{"residual", epi.residual}})
     if (p && reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a 16-byte aligned device address");
   if (epi.residual && epi.ldr < N) bad("ldr = " + std::to_string(epi.ldr) + " is smaller than N = " + std::to_string(N) + " (residual's leading dimension)");
   const auto& dev = jit::driver::get().device(device);
   if (dev.cc_major != 9 || dev.cc_minor != 0)
-    throw jit::error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
+    throw jit::unsupported_error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
   const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
   kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).config;
   if (forced) config.epi = epi.flags();

@@ -40,7 +40,7 @@ namespace norm_entry {
 inline target_id target_for(const jit::device_info& dev, norm_kind kind) {
   if (dev.cc_major == 9 && dev.cc_minor == 0) return target_id::sm_90a;
   if (dev.cc_major >= 8) return target_id::sm_80;
-  throw jit::error(std::string(to_string(kind)) + ": needs a device of compute capability 8.0 or newer; device " + std::to_string(dev.ordinal) + " is " +
+  throw jit::unsupported_error(std::string(to_string(kind)) + ": needs a device of compute capability 8.0 or newer; device " + std::to_string(dev.ordinal) + " is " +
                    dev.describe());
 }
 
@@ -67,7 +67,7 @@ inline const runtime_kernel& kernel_for(norm_kind kind, const kernels::norm_conf
 
 inline void check_args(norm_kind kind, const void* x, const void* w, const void* y, long long rows, long long cols, long long ld) {
   const std::string who = to_string(kind);
-  auto bad = [&](const std::string& why) { throw jit::error(who + ": " + why); };
+  auto bad = [&](const std::string& why) { throw jit::argument_error(who + ": " + why); };
   if (rows < 1) bad("rows = " + std::to_string(rows) + " must be at least 1");
   if (cols < 1) bad("cols = " + std::to_string(cols) + " must be at least 1");
   if (cols > kernels::norm_max_width)
@@ -85,14 +85,14 @@ inline void run(norm_kind kind, const kernels::norm_config* forced, const void* 
                 CUstream stream, int device) {
   check_args(kind, x, w, y, rows, cols, ld);
   if (kind == norm_kind::rmsnorm && !(eps >= 0.0f && std::isfinite(eps)))
-    throw jit::error("cake::rmsnorm: eps = " + std::to_string(eps) + " must be finite and not negative");
+    throw jit::argument_error("cake::rmsnorm: eps = " + std::to_string(eps) + " must be finite and not negative");
   kernels::norm_config c = forced ? *forced : kind == norm_kind::softmax ? kernels::softmax_config_for(cols) : kernels::rmsnorm_config_for(cols);
   if (forced && c.width < cols)
-    throw jit::error(std::string(to_string(kind)) + ": config.width = " + std::to_string(c.width) + " is narrower than cols = " + std::to_string(cols));
+    throw jit::argument_error(std::string(to_string(kind)) + ": config.width = " + std::to_string(c.width) + " is narrower than cols = " + std::to_string(cols));
   const auto& dev = jit::driver::get().device(device);
   if (!forced) c.target = target_for(dev, kind);
   else if (c.target == target_id::sm_90a && !(dev.cc_major == 9 && dev.cc_minor == 0))
-    throw jit::error(std::string(to_string(kind)) + ": config.target is sm_90a, which needs a cc 9.0 device; device " + std::to_string(device) + " is " +
+    throw jit::unsupported_error(std::string(to_string(kind)) + ": config.target is sm_90a, which needs a cc 9.0 device; device " + std::to_string(device) + " is " +
                      dev.describe());
   const runtime_kernel& k = kernel_for(kind, c, cols, device);
   if (kind == norm_kind::softmax) {

@@ -13,4 +13,17 @@ class error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An entry point (cake::gemm, cake::softmax, ...) refusing one of its arguments; the message names it.
+// Thrown before any driver call, so it is the same with or without a GPU.
+class argument_error : public error {
+ public:
+  using error::error;
+};
+
+// The device cannot run what was asked (e.g. an sm_90a schedule on a device that is not cc 9.0).
+class unsupported_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace cake::jit

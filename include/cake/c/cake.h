@@ -1,0 +1,89 @@
+/* Cake's C ABI: the library entry points (cake::gemm, cake::gemm_fp8, cake::softmax, cake::rmsnorm) for
+ * callers that are not C++ (Python through the cake package, Rust, engines with a C plugin interface).
+ * Link the shared library `cake_c` (CMake target cake::c).
+ *
+ * Conventions
+ *   - Every pointer is a device address; shapes, leading dimensions and strides count elements.
+ *   - `stream` is a CUstream (or NULL for the legacy default stream); `device` is the CUDA ordinal the
+ *     pointers live on. The call enqueues the kernel and returns: it never synchronizes.
+ *   - Every call returns a cake_status. On anything but CAKE_OK, cake_last_error() gives a message
+ *     that names the argument or the cause (the calling thread's last error; "" after a success).
+ *   - No C++ exception crosses this interface.
+ *   - The first call for a shape class JIT-compiles its kernel (cached in memory and on disk, shared
+ *     with C++ callers in the same process; docs/jit.md); later calls allocate nothing.
+ */
+#ifndef CAKE_C_CAKE_H
+#define CAKE_C_CAKE_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define CAKE_C_API __declspec(dllexport)
+#else
+#define CAKE_C_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cake_status {
+  CAKE_OK = 0,
+  CAKE_ERROR_INVALID_ARGUMENT = 1, /* an argument is refused; the message names it */
+  CAKE_ERROR_NO_DEVICE = 2,        /* no CUDA driver or no such device */
+  CAKE_ERROR_UNSUPPORTED = 3,      /* the device cannot run this (e.g. an sm_90a kernel on another GPU) */
+  CAKE_ERROR_RUNTIME = 4,          /* the driver, NVRTC or the JIT cache failed; the message says how */
+  CAKE_ERROR_INTERNAL = 5          /* anything else (a bug in Cake: please report the message) */
+} cake_status;
+
+/* The element-wise function of a fused GEMM epilogue. */
+typedef enum cake_activation {
+  CAKE_ACTIVATION_NONE = 0,
+  CAKE_ACTIVATION_GELU_TANH = 1,
+  CAKE_ACTIVATION_GELU_ERF = 2,
+  CAKE_ACTIVATION_SILU = 3,
+  CAKE_ACTIVATION_RELU = 4
+} cake_activation;
+
+/* D = act(acc * row_scale[m] * col_scale[n] + bias[n]) + residual[m, n]; a NULL pointer leaves its part
+ * out. bias: bf16 [N]; row_scale: f32 [M]; col_scale: f32 [N]; residual: bf16 [M, N] with leading
+ * dimension ldr (>= N). All 16-byte aligned. */
+typedef struct cake_gemm_epilogue {
+  const void* bias;
+  const float* row_scale;
+  const float* col_scale;
+  const void* residual;
+  int64_t ldr;
+  int32_t activation; /* a cake_activation */
+} cake_gemm_epilogue;
+
+/* The calling thread's last error message ("" after a successful call). Valid until the thread's next
+ * Cake call. */
+CAKE_C_API const char* cake_last_error(void);
+
+/* "major.minor.patch" of the library. */
+CAKE_C_API const char* cake_version(void);
+
+/* D[M,N] = A[M,K] * B[N,K]^T: bf16 in, f32 accumulate, bf16 out; A, B K-major (lda, ldb >= K, multiples
+ * of 8), D row-major (ldd >= N). `epilogue` may be NULL. Hopper (cc 9.0) only. */
+CAKE_C_API cake_status cake_gemm_bf16(const void* A, const void* B, void* D, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                                      int64_t ldd, const cake_gemm_epilogue* epilogue, void* stream, int device);
+
+/* D[M,N] = scale * A[M,K] * B[N,K]^T: fp8 e4m3 in (lda, ldb multiples of 16), bf16 out. Hopper only. */
+CAKE_C_API cake_status cake_gemm_fp8(const void* A, const void* B, void* D, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                                     int64_t ldd, float scale, void* stream, int device);
+
+/* y[r, :] = softmax(x[r, :]) over `cols` bf16 elements of each of `rows` rows (row stride ld >= cols;
+ * cols <= 16384). x and y may be the same. cc 8.0 or newer. */
+CAKE_C_API cake_status cake_softmax_bf16(const void* x, void* y, int64_t rows, int64_t cols, int64_t ld, void* stream, int device);
+
+/* y[r, :] = bf16(bf16(x[r, :] * rsqrt(mean(x[r, :]^2) + eps)) * w[:]), bf16 x, w [cols], y; eps >= 0.
+ * cc 8.0 or newer. */
+CAKE_C_API cake_status cake_rmsnorm_bf16(const void* x, const void* w, void* y, int64_t rows, int64_t cols, int64_t ld, float eps, void* stream,
+                                         int device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAKE_C_CAKE_H */

@@ -1,0 +1,117 @@
+// The C ABI (include/cake/c/cake.h) over the C++ entry points. Each function runs the C++ call inside one
+// try block and turns what it throws into a status and the thread's error message: no exception crosses
+// the interface. Argument checks are the C++ entry points' own (jit::argument_error, thrown before any
+// driver call); only what C can get wrong and C++ cannot (an activation code out of range, a negative
+// device ordinal) is checked here.
+#include "cake/c/cake.h"
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "cake/gemm.hpp"
+#include "cake/version.hpp"
+#include "kernels/norm/norm.hpp"
+
+namespace {
+
+thread_local std::string last_error;
+
+cake_status fail(cake_status s, std::string message) {
+  try {
+    last_error = std::move(message);
+  } catch (...) {  // out of memory for the message itself: keep the status
+  }
+  return s;
+}
+
+// No driver, or a device ordinal that does not exist: CAKE_ERROR_NO_DEVICE with the reason.
+bool device_missing(int device, std::string& why) {
+  if (!cake::jit::driver::available()) {
+    why = cake::jit::driver::unavailable_reason();
+    return true;
+  }
+  const int n = cake::jit::driver::get().device_count();
+  if (device < 0 || device >= n) {
+    why = "device = " + std::to_string(device) + " is not a CUDA device ordinal of this machine (" + std::to_string(n) + " device(s))";
+    return true;
+  }
+  return false;
+}
+
+template <class F>
+cake_status guarded(const char* who, int device, F&& call) {
+  try {
+    call();  // argument errors are thrown first, with or without a GPU
+    last_error.clear();
+    return CAKE_OK;
+  } catch (const cake::jit::argument_error& e) {
+    return fail(CAKE_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const cake::jit::unsupported_error& e) {
+    return fail(CAKE_ERROR_UNSUPPORTED, e.what());
+  } catch (const cake::jit::error& e) {
+    std::string why;
+    if (device_missing(device, why)) return fail(CAKE_ERROR_NO_DEVICE, std::string(who) + ": no usable CUDA device: " + why);
+    return fail(CAKE_ERROR_RUNTIME, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(CAKE_ERROR_RUNTIME, std::string(who) + ": out of host memory");
+  } catch (const std::exception& e) {
+    return fail(CAKE_ERROR_INTERNAL, std::string(who) + ": " + e.what());
+  } catch (...) {
+    return fail(CAKE_ERROR_INTERNAL, std::string(who) + ": an unknown exception");
+  }
+}
+
+CUstream as_stream(void* s) { return static_cast<CUstream>(s); }
+
+}  // namespace
+
+extern "C" {
+
+const char* cake_last_error(void) { return last_error.c_str(); }
+
+const char* cake_version(void) { return CAKE_VERSION_STRING; }
+
+cake_status cake_gemm_bf16(const void* A, const void* B, void* D, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldd,
+                           const cake_gemm_epilogue* epilogue, void* stream, int device) {
+  return guarded("cake_gemm_bf16", device, [&] {
+    cake::gemm_epilogue_args e;
+    if (epilogue) {
+      if (epilogue->activation < CAKE_ACTIVATION_NONE || epilogue->activation > CAKE_ACTIVATION_RELU)
+        throw cake::jit::argument_error("cake_gemm_bf16: epilogue->activation = " + std::to_string(epilogue->activation) +
+                                        " is not a cake_activation (0 none, 1 GELU tanh, 2 GELU erf, 3 SiLU, 4 ReLU)");
+      e.bias = epilogue->bias;
+      e.row_scale = epilogue->row_scale;
+      e.col_scale = epilogue->col_scale;
+      e.residual = epilogue->residual;
+      e.ldr = epilogue->ldr;
+      e.activation = static_cast<cake::kernels::gemm_activation>(epilogue->activation);
+    }
+    if (device < 0) throw cake::jit::argument_error("cake_gemm_bf16: device = " + std::to_string(device) + " is not a device ordinal");
+    cake::gemm(A, B, D, M, N, K, lda, ldb, ldd, e, as_stream(stream), device);
+  });
+}
+
+cake_status cake_gemm_fp8(const void* A, const void* B, void* D, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldd, float scale,
+                          void* stream, int device) {
+  return guarded("cake_gemm_fp8", device, [&] {
+    if (device < 0) throw cake::jit::argument_error("cake_gemm_fp8: device = " + std::to_string(device) + " is not a device ordinal");
+    cake::gemm_fp8(A, B, D, M, N, K, lda, ldb, ldd, scale, as_stream(stream), device);
+  });
+}
+
+cake_status cake_softmax_bf16(const void* x, void* y, int64_t rows, int64_t cols, int64_t ld, void* stream, int device) {
+  return guarded("cake_softmax_bf16", device, [&] {
+    if (device < 0) throw cake::jit::argument_error("cake_softmax_bf16: device = " + std::to_string(device) + " is not a device ordinal");
+    cake::softmax(x, y, rows, cols, ld, as_stream(stream), device);
+  });
+}
+
+cake_status cake_rmsnorm_bf16(const void* x, const void* w, void* y, int64_t rows, int64_t cols, int64_t ld, float eps, void* stream, int device) {
+  return guarded("cake_rmsnorm_bf16", device, [&] {
+    if (device < 0) throw cake::jit::argument_error("cake_rmsnorm_bf16: device = " + std::to_string(device) + " is not a device ordinal");
+    cake::rmsnorm(x, w, y, rows, cols, ld, eps, as_stream(stream), device);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,84 @@
+/* The C ABI from C (this file is compiled as C11, so cake.h must be valid C): every entry point refuses a
+ * bad argument with CAKE_ERROR_INVALID_ARGUMENT and a message naming it, before any driver call; without
+ * a CUDA driver a well-formed call is CAKE_ERROR_NO_DEVICE with the reason; a success clears the message.
+ * The GPU half (results equal to the C++ entry points') is tests/gpu/test_c_api.cpp. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cake/c/cake.h"
+
+static int checks = 0, failures = 0;
+
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    ++checks;                                                                \
+    if (!(cond)) {                                                           \
+      ++failures;                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                        \
+  } while (0)
+
+/* The status is `want` and the thread's message contains `needle`. */
+static void expect(cake_status got, cake_status want, const char* needle, int line) {
+  ++checks;
+  if (got != want || strstr(cake_last_error(), needle) == NULL) {
+    ++failures;
+    fprintf(stderr, "%s:%d: status %d (want %d), message \"%s\" (want it to contain \"%s\")\n", __FILE__, line, (int)got, (int)want, cake_last_error(),
+            needle);
+  }
+}
+#define EXPECT(call, status, needle) expect((call), (status), (needle), __LINE__)
+
+int main(void) {
+  /* Well-aligned addresses that are never dereferenced: every call below fails before a launch. */
+  char* const a = (char*)(size_t)0x100000;
+  char* const b = (char*)(size_t)0x200000;
+  char* const d = (char*)(size_t)0x300000;
+  cake_gemm_epilogue epi;
+  memset(&epi, 0, sizeof epi);
+
+  CHECK(strcmp(cake_version(), "0.1.0") == 0);
+  CHECK(strcmp(cake_last_error(), "") == 0);
+
+  /* GEMM arguments. */
+  EXPECT(cake_gemm_bf16(a, b, d, 0, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "M, N, K must be at least 1");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 32, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda = 32 is smaller than K = 64");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 60, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldd = 60 is smaller than N = 64");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 60, 60, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda * element size = 120 bytes");
+  EXPECT(cake_gemm_bf16(NULL, b, d, 64, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "A must be a non-null");
+  EXPECT(cake_gemm_bf16(a, b + 2, d, 64, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "B must be a non-null, 16-byte aligned");
+  epi.activation = 7;
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, &epi, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "epilogue->activation = 7");
+  epi.activation = CAKE_ACTIVATION_GELU_TANH;
+  epi.bias = b + 8;
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, &epi, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "bias must be a 16-byte aligned");
+  epi.bias = NULL;
+  epi.residual = b;
+  epi.ldr = 10;
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, &epi, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldr = 10 is smaller than N = 64");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, NULL, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT, "device = -1");
+  EXPECT(cake_gemm_fp8(a, b, d, 64, 64, 64, 8, 64, 64, 1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda = 8 is smaller than K = 64");
+  EXPECT(cake_gemm_fp8(a, b, d, 64, 64, 72, 72, 72, 64, 1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda * element size = 72 bytes");
+
+  /* Row kernels. */
+  EXPECT(cake_softmax_bf16(a, d, 0, 128, 128, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "rows = 0 must be at least 1");
+  EXPECT(cake_softmax_bf16(a, d, 4, 20000, 20000, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "cols = 20000 is wider than 16384");
+  EXPECT(cake_softmax_bf16(a, d, 4, 128, 100, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ld = 100 is smaller than cols = 128");
+  EXPECT(cake_softmax_bf16(a + 1, d, 4, 128, 128, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "x must be a non-null, 2-byte aligned");
+  EXPECT(cake_rmsnorm_bf16(a, NULL, d, 4, 128, 128, 1e-6f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "w must be a non-null");
+  EXPECT(cake_rmsnorm_bf16(a, b, d, 4, 128, 128, -1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "eps = -1");
+  EXPECT(cake_rmsnorm_bf16(a, b, d, 4, 128, 128, 1e-6f, NULL, -3), CAKE_ERROR_INVALID_ARGUMENT, "device = -3");
+
+  /* Without a CUDA driver, well-formed calls say so (with one, they would launch on these addresses:
+   * the GPU tier covers that machine). */
+  if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL) {
+    EXPECT(cake_softmax_bf16(a, d, 4, 128, 128, NULL, 0), CAKE_ERROR_NO_DEVICE, "no usable CUDA device");
+    EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
+  } else {
+    printf("test_c_api: a CUDA driver is present: the no-device checks are skipped here (tests/gpu/test_c_api.cpp runs on the GPU)\n");
+  }
+
+  printf("test_c_api: %d checks, %d failed\n", checks, failures);
+  return failures == 0 && checks > 0 ? 0 : 1;
+}

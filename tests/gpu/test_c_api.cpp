@@ -1,0 +1,97 @@
+// The C ABI (include/cake/c/cake.h) on the GPU: each entry point called through C gives bit for bit what
+// the C++ entry point gives on the same fresh random inputs (same kernels, same schedules), on ragged
+// shapes, with the output poisoned first; a device ordinal that does not exist is CAKE_ERROR_NO_DEVICE;
+// a success clears the thread's error message. The C++ entry points' own accuracy is checked against f64
+// in test_gemm.cpp / test_compute.cpp / test_norm.cpp.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cake/c/cake.h>
+#include <cake/gemm.hpp>
+#include <cake/harness/random.hpp>
+#include <cake/jit/device_memory.hpp>
+
+#include "kernels/norm/norm.hpp"
+
+using namespace cake;
+
+namespace {
+
+bool hopper() {
+  const auto& d = jit::driver::get().device(0);
+  return d.cc_major == 9 && d.cc_minor == 0;
+}
+
+std::vector<std::uint16_t> bits(const jit::device_buffer& b) { return b.download<std::uint16_t>(); }
+
+}  // namespace
+
+TEST_CASE("C ABI: cake_gemm_bf16 (plain and with a bias + GELU epilogue) equals cake::gemm bit for bit") {
+  if (!hopper()) {
+    MESSAGE("skipped: the GEMM entry points need a cc 9.0 device");
+    return;
+  }
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  for (auto [M, N, K] : {std::tuple{128LL, 256LL, 64LL}, {300LL, 1000LL, 520LL}, {7LL, 136LL, 2000LL}}) {
+    auto a = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(M * K), rng);
+    auto b = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(N * K), rng);
+    auto bias = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(N), rng);
+    auto da = jit::to_device(a), db = jit::to_device(b), dbias = jit::to_device(bias);
+    for (bool with_epilogue : {false, true}) {
+      INFO("M " << M << " N " << N << " K " << K << (with_epilogue ? " bias+GELU" : ""));
+      jit::device_buffer c_out(static_cast<std::size_t>(2 * M * N)), cpp_out(static_cast<std::size_t>(2 * M * N));
+      c_out.fill_u32(0xffffffffu);
+      cpp_out.fill_u32(0x0u);
+      cake_gemm_epilogue e{};
+      e.bias = dbias.address();
+      e.activation = CAKE_ACTIVATION_GELU_TANH;
+      REQUIRE(cake_gemm_bf16(da.address(), db.address(), c_out.address(), M, N, K, K, K, N, with_epilogue ? &e : nullptr, nullptr, 0) == CAKE_OK);
+      CHECK(std::string(cake_last_error()).empty());
+      gemm_epilogue_args args;
+      args.bias = dbias.address();
+      args.activation = kernels::gemm_activation::gelu_tanh;
+      if (with_epilogue) gemm(da.address(), db.address(), cpp_out.address(), M, N, K, K, K, N, args);
+      else gemm(da.address(), db.address(), cpp_out.address(), M, N, K, K, K, N);
+      CHECK(bits(c_out) == bits(cpp_out));
+    }
+  }
+}
+
+TEST_CASE("C ABI: cake_softmax_bf16 and cake_rmsnorm_bf16 equal cake::softmax / cake::rmsnorm bit for bit") {
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  for (auto [rows, cols] : {std::pair{1LL, 128LL}, {37LL, 1000LL}, {1000LL, 4096LL}, {7LL, 16384LL}}) {
+    INFO("rows " << rows << " cols " << cols);
+    auto x = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(rows * cols), rng, {harness::distribution::normal, 3.0f});
+    auto w = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(cols), rng);
+    auto dx = jit::to_device(x), dw = jit::to_device(w);
+    const std::size_t bytes = static_cast<std::size_t>(2 * rows * cols);
+    jit::device_buffer c_out(bytes), cpp_out(bytes);
+    c_out.fill_u32(0xffffffffu);
+    cpp_out.fill_u32(0x0u);
+    REQUIRE(cake_softmax_bf16(dx.address(), c_out.address(), rows, cols, cols, nullptr, 0) == CAKE_OK);
+    softmax(dx.address(), cpp_out.address(), rows, cols, cols);
+    CHECK(bits(c_out) == bits(cpp_out));
+    c_out.fill_u32(0xffffffffu);
+    REQUIRE(cake_rmsnorm_bf16(dx.address(), dw.address(), c_out.address(), rows, cols, cols, 1e-6f, nullptr, 0) == CAKE_OK);
+    CHECK(std::string(cake_last_error()).empty());
+    rmsnorm(dx.address(), dw.address(), cpp_out.address(), rows, cols, cols, 1e-6f);
+    CHECK(bits(c_out) == bits(cpp_out));
+  }
+}
+
+TEST_CASE("C ABI: a device ordinal that does not exist is CAKE_ERROR_NO_DEVICE; an error, then a success, clears the message") {
+  jit::device_buffer x(2 * 128), y(2 * 128);
+  CHECK(cake_softmax_bf16(x.address(), y.address(), 1, 128, 128, nullptr, 99) == CAKE_ERROR_NO_DEVICE);
+  CHECK(std::string(cake_last_error()).find("device = 99 is not a CUDA device ordinal") != std::string::npos);
+  CHECK(cake_softmax_bf16(x.address(), y.address(), 1, 0, 128, nullptr, 0) == CAKE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(cake_last_error()).find("cols = 0") != std::string::npos);
+  x.fill_u32(0);
+  CHECK(cake_softmax_bf16(x.address(), y.address(), 1, 128, 128, nullptr, 0) == CAKE_OK);
+  CHECK(std::string(cake_last_error()).empty());
+}
