@@ -1,0 +1,225 @@
+"""Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm.
+
+Arrays may be torch tensors, or any CUDA array that speaks DLPack (``__dlpack__``: CuPy, JAX, ...) or
+the CUDA array interface. Every argument is checked before anything reaches the driver, and a bad one
+raises ``ValueError`` (or ``TypeError``) naming it. Kernels run on ``stream`` (an int CUstream or a
+``torch.cuda.Stream``); by default on PyTorch's current stream for torch tensors and on the legacy
+default stream otherwise. A call enqueues work and returns: it never synchronizes, and after the first
+call of a shape class (which JIT-compiles, cached on disk and shared with C++ callers) it allocates
+nothing, so it can be captured in a CUDA graph. See docs/python.md.
+
+With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``
+and ``torch.ops.cake.rmsnorm`` (custom ops with fake implementations: torch.compile and graph capture).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Optional
+
+from . import _cake
+from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
+
+__all__ = ["gemm", "softmax", "rmsnorm", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__version__ = _cake.version
+
+_ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
+
+
+class _Array(NamedTuple):
+    ptr: int
+    shape: tuple
+    strides: tuple  # elements
+    dtype: str      # "bfloat16", "float32", "float8_e4m3fn", ...
+    device: str     # "cuda", "cpu", ...
+    index: int
+    torch: bool
+
+
+_CAI_TYPES = {"<f4": "float32", "<f2": "float16", "<i4": "int32", "<i8": "int64", "|u1": "uint8", "|i1": "int8"}
+_DLPACK_TYPES = {"bfloat16": "bfloat16", "float32": "float32", "float16": "float16", "int32": "int32", "int64": "int64", "uint8": "uint8"}
+
+
+def _is_torch(x: Any) -> bool:
+    t = type(x)
+    return t.__module__.startswith("torch") and t.__name__ in ("Tensor", "Parameter", "FakeTensor", "FunctionalTensor")
+
+
+def _view(x: Any, name: str) -> _Array:
+    """Address, shape, element strides, dtype and device of an array argument."""
+    if _is_torch(x):
+        dev = x.device
+        return _Array(x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype).rsplit(".", 1)[-1], dev.type,
+                      dev.index if dev.index is not None else 0, True)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        typestr = cai["typestr"]
+        dtype = _CAI_TYPES.get(typestr, f"typestr {typestr}")
+        size = int(typestr[2:]) if typestr[2:].isdigit() else 1
+        shape = tuple(int(s) for s in cai["shape"])
+        if cai.get("strides") is None:
+            strides, acc = [], 1
+            for s in reversed(shape):
+                strides.append(acc)
+                acc *= s
+            strides = tuple(reversed(strides))
+        else:
+            if any(s % size for s in cai["strides"]):
+                raise ValueError(f"{name}: strides {tuple(cai['strides'])} are not multiples of the element size {size}")
+            strides = tuple(s // size for s in cai["strides"])
+        return _Array(int(cai["data"][0]), shape, strides, dtype, "cuda", int(cai.get("device", 0) or 0), False)
+    if hasattr(x, "__dlpack__"):
+        ptr, shape, strides, dtype, device, index = _cake.describe(x)
+        return _Array(ptr, tuple(shape), tuple(strides), _DLPACK_TYPES.get(dtype, dtype), device, index, False)
+    raise TypeError(f"{name} must be a CUDA array (a torch tensor, or an object with __dlpack__ or __cuda_array_interface__); "
+                    f"got {type(x).__name__}")
+
+
+def _need(a: Optional[_Array], name: str, dtype: str, shape: tuple, device: int) -> None:
+    if a is None:
+        return
+    if a.device != "cuda":
+        raise ValueError(f"{name} must be on a CUDA device; it is on {a.device}")
+    if a.index != device:
+        raise ValueError(f"{name} is on cuda:{a.index}, the other arrays on cuda:{device}")
+    if a.dtype != dtype:
+        raise ValueError(f"{name} must be {dtype}; it is {a.dtype}")
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {list(shape)}; it has {list(a.shape)}")
+    if len(shape) >= 1 and shape[-1] > 1 and a.strides[-1] != 1:
+        raise ValueError(f"{name}'s last dimension must be contiguous (stride 1); its strides are {list(a.strides)}")
+
+
+def _stream(stream: Any, arrays: list, device: int) -> int:
+    if stream is not None:
+        return int(getattr(stream, "cuda_stream", stream))
+    if any(a.torch for a in arrays if a is not None):
+        import torch
+        return torch.cuda.current_stream(device).cuda_stream
+    return 0
+
+
+def _new_like(like: Any, shape: tuple, dtype_name: str, name: str, strides: Optional[tuple] = None):
+    if not _is_torch(like):
+        raise ValueError(f"{name} must be given for arrays that are not torch tensors (cake allocates only through PyTorch)")
+    import torch
+    dtype = getattr(torch, dtype_name)
+    if strides is None:
+        return torch.empty(shape, dtype=dtype, device=like.device)
+    return torch.empty_strided(shape, strides, dtype=dtype, device=like.device)
+
+
+def gemm(a, b, out=None, *, bias=None, row_scale=None, col_scale=None, residual=None, activation: Optional[str] = None,
+         scale: float = 1.0, stream=None):
+    """out[M, N] = act(a @ b.T * row_scale[:, None] * col_scale[None, :] + bias) + residual.
+
+    a: [M, K], b: [N, K] (the layout of a linear layer's weight), both bfloat16 (or both float8_e4m3fn,
+    then the product is multiplied by ``scale`` and no epilogue part is taken), last dimension contiguous,
+    row strides multiples of 8 (bf16) or 16 (fp8) elements. out: [M, N] bfloat16 (allocated for torch
+    inputs when None). bias: bfloat16 [N]; row_scale: float32 [M]; col_scale: float32 [N]; residual:
+    bfloat16 [M, N]. activation: None, "gelu_tanh", "gelu" (erf form), "silu" or "relu". Hopper only.
+    Returns out.
+    """
+    A, B = _view(a, "a"), _view(b, "b")
+    if len(A.shape) != 2:
+        raise ValueError(f"a must be 2-D [M, K]; it has shape {list(A.shape)}")
+    if len(B.shape) != 2:
+        raise ValueError(f"b must be 2-D [N, K]; it has shape {list(B.shape)}")
+    M, K = A.shape
+    N = B.shape[0]
+    if B.shape[1] != K:
+        raise ValueError(f"a is [M, K] = {list(A.shape)} and b is [N, K] = {list(B.shape)}: their K differ")
+    dev = A.index
+    fp8 = A.dtype == "float8_e4m3fn"
+    _need(A, "a", "float8_e4m3fn" if fp8 else "bfloat16", (M, K), dev)
+    _need(B, "b", A.dtype if fp8 else "bfloat16", (N, K), dev)
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be one of None, 'gelu_tanh', 'gelu', 'silu', 'relu'; got {activation!r}")
+    parts = {"bias": bias, "row_scale": row_scale, "col_scale": col_scale, "residual": residual}
+    if fp8 and (any(p is not None for p in parts.values()) or _ACTIVATIONS[activation]):
+        raise ValueError("the fp8 GEMM takes no epilogue (bias, row_scale, col_scale, residual, activation): apply it in bf16")
+    if not fp8 and scale != 1.0:
+        raise ValueError(f"scale = {scale} applies to fp8 inputs only")
+    if not math.isfinite(scale):
+        raise ValueError(f"scale = {scale} must be finite")
+    if out is None:
+        out = _new_like(a, (M, N), "bfloat16", "out")
+    D = _view(out, "out")
+    _need(D, "out", "bfloat16", (M, N), dev)
+    V = {k: (_view(v, k) if v is not None else None) for k, v in parts.items()}
+    _need(V["bias"], "bias", "bfloat16", (N,), dev)
+    _need(V["row_scale"], "row_scale", "float32", (M,), dev)
+    _need(V["col_scale"], "col_scale", "float32", (N,), dev)
+    _need(V["residual"], "residual", "bfloat16", (M, N), dev)
+    ld = lambda x: x.strides[0] if x.shape[0] > 1 else x.shape[1]  # a single row: any row stride is as good as K
+    s = _stream(stream, [A, B, D] + list(V.values()), dev)
+    if fp8:
+        _cake.gemm_fp8(A.ptr, B.ptr, D.ptr, M, N, K, ld(A), ld(B), ld(D), float(scale), s, dev)
+        return out
+    R = V["residual"]
+    _cake.gemm_bf16(A.ptr, B.ptr, D.ptr, M, N, K, ld(A), ld(B), ld(D), V["bias"].ptr if V["bias"] else 0,
+                    V["row_scale"].ptr if V["row_scale"] else 0, V["col_scale"].ptr if V["col_scale"] else 0,
+                    R.ptr if R else 0, ld(R) if R else 0, _ACTIVATIONS[activation], s, dev)
+    return out
+
+
+def _rows(X: _Array, name: str):
+    """(rows, cols, row stride) of an array whose rows are its last dimension, uniformly strided."""
+    if len(X.shape) == 0:
+        raise ValueError(f"{name} must have at least one dimension")
+    cols = X.shape[-1]
+    rows = math.prod(X.shape[:-1]) if len(X.shape) > 1 else 1
+    if cols > 1 and X.strides[-1] != 1:
+        raise ValueError(f"{name}'s last dimension must be contiguous (stride 1); its strides are {list(X.strides)}")
+    if len(X.shape) == 1:
+        return rows, cols, cols
+    ld = X.strides[-2] if X.shape[-2] > 1 else cols
+    for i in range(len(X.shape) - 2):  # leading dimensions must fold into one row index
+        if X.shape[i] > 1 and X.strides[i] != X.strides[i + 1] * X.shape[i + 1]:
+            raise ValueError(f"{name}'s leading dimensions do not fold into rows of one stride (shape {list(X.shape)}, strides {list(X.strides)})")
+    return rows, cols, ld
+
+
+def _row_kernel(x, out, name: str, w=None, eps: float = 0.0, stream=None):
+    X = _view(x, "x")
+    if X.device != "cuda":
+        raise ValueError(f"x must be on a CUDA device; it is on {X.device}")
+    if X.dtype != "bfloat16":
+        raise ValueError(f"x must be bfloat16; it is {X.dtype}")
+    rows, cols, ld = _rows(X, "x")
+    if out is None:
+        out = _new_like(x, X.shape, "bfloat16", "out", X.strides)
+    Y = _view(out, "out")
+    _need(Y, "out", "bfloat16", X.shape, X.index)
+    if Y.strides != X.strides and rows > 1:
+        raise ValueError(f"out must have x's strides {list(X.strides)} (one row stride for both); it has {list(Y.strides)}")
+    W = None
+    if name == "rmsnorm":
+        W = _view(w, "weight")
+        _need(W, "weight", "bfloat16", (cols,), X.index)
+        if not (math.isfinite(eps) and eps >= 0):
+            raise ValueError(f"eps = {eps} must be finite and not negative")
+    s = _stream(stream, [X, Y, W], X.index)
+    if name == "softmax":
+        _cake.softmax_bf16(X.ptr, Y.ptr, rows, cols, ld, s, X.index)
+    else:
+        _cake.rmsnorm_bf16(X.ptr, W.ptr, Y.ptr, rows, cols, ld, float(eps), s, X.index)
+    return out
+
+
+def softmax(x, out=None, *, stream=None):
+    """out = softmax(x) over the last dimension (bfloat16, f32 math, up to 16384 columns). ``out`` may be x."""
+    return _row_kernel(x, out, "softmax", stream=stream)
+
+
+def rmsnorm(x, weight, eps: float = 1e-6, out=None, *, stream=None):
+    """out = bf16(bf16(x * rsqrt(mean(x^2) + eps)) * weight) over the last dimension (bfloat16, f32 math,
+    up to 16384 columns; the rounding of Hugging Face's LlamaRMSNorm). ``out`` may be x."""
+    return _row_kernel(x, out, "rmsnorm", w=weight, eps=eps, stream=stream)
+
+
+try:  # PyTorch custom ops, when PyTorch is there
+    import torch as _torch  # noqa: F401
+except ImportError:
+    pass
+else:
+    from . import _torch_ops  # noqa: F401

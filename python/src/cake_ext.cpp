@@ -1,0 +1,163 @@
+// cake._cake: the extension module under the Python package (python/cake). It takes device addresses,
+// sizes and a stream as integers, so that the Python layer can hand over a torch tensor's data_ptr()
+// without a DLPack exchange (which would order the array's stream against the legacy default stream and
+// break CUDA graph capture), and `describe` reads any other array through DLPack (nb::ndarray) or the
+// CUDA array interface (done in Python).
+//
+// Errors: jit::argument_error -> ValueError (the message names the argument), jit::unsupported_error ->
+// cake.UnsupportedDeviceError, a missing driver / device -> cake.NoDeviceError, any other jit::error ->
+// cake.CakeError. Calls release the GIL (the first call of a shape class JIT-compiles for seconds).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cake/gemm.hpp"
+#include "cake/version.hpp"
+#include "kernels/norm/norm.hpp"
+
+namespace nb = nanobind;
+
+namespace {
+
+struct no_device : cake::jit::error {
+  using cake::jit::error::error;
+};
+
+const void* ptr(std::uintptr_t p) { return reinterpret_cast<const void*>(p); }
+void* mut(std::uintptr_t p) { return reinterpret_cast<void*>(p); }
+CUstream as_stream(std::uintptr_t s) { return reinterpret_cast<CUstream>(s); }
+
+// Runs an entry point with the GIL released; a jit::error while no driver/device is usable becomes no_device.
+template <class F>
+void call(int device, F&& f) {
+  nb::gil_scoped_release unlocked;
+  try {
+    f();
+  } catch (const cake::jit::argument_error&) {
+    throw;
+  } catch (const cake::jit::unsupported_error&) {
+    throw;
+  } catch (const cake::jit::error& e) {
+    if (!cake::jit::driver::available()) throw no_device(std::string(e.what()));
+    const int n = cake::jit::driver::get().device_count();
+    if (device < 0 || device >= n)
+      throw no_device("device " + std::to_string(device) + " is not a CUDA device ordinal of this machine (" + std::to_string(n) + " device(s))");
+    throw;
+  }
+}
+
+// (address, shape, strides in elements, dtype name, device type name, device id) of a DLPack array.
+std::tuple<std::uintptr_t, std::vector<std::int64_t>, std::vector<std::int64_t>, std::string, std::string, int> describe(nb::ndarray<nb::ro> a) {
+  std::vector<std::int64_t> shape, strides;
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape.push_back(static_cast<std::int64_t>(a.shape(i)));
+    strides.push_back(static_cast<std::int64_t>(a.stride(i)));
+  }
+  const nb::dlpack::dtype t = a.dtype();
+  std::string dt;
+  const int bits = t.bits;
+  switch (static_cast<nb::dlpack::dtype_code>(t.code)) {
+    case nb::dlpack::dtype_code::Bfloat: dt = "bfloat" + std::to_string(bits); break;
+    case nb::dlpack::dtype_code::Float: dt = "float" + std::to_string(bits); break;
+    case nb::dlpack::dtype_code::Int: dt = "int" + std::to_string(bits); break;
+    case nb::dlpack::dtype_code::UInt: dt = "uint" + std::to_string(bits); break;
+    default: dt = "code" + std::to_string(t.code) + "_" + std::to_string(bits);
+  }
+  if (t.lanes != 1) dt += "x" + std::to_string(t.lanes);
+  std::string dev;
+  switch (a.device_type()) {
+    case nb::device::cuda::value: dev = "cuda"; break;
+    case nb::device::cpu::value: dev = "cpu"; break;
+    case nb::device::cuda_managed::value: dev = "cuda_managed"; break;
+    case nb::device::cuda_host::value: dev = "cuda_host"; break;
+    default: dev = "device_type_" + std::to_string(a.device_type());
+  }
+  return {reinterpret_cast<std::uintptr_t>(a.data()), shape, strides, dt, dev, a.device_id()};
+}
+
+}  // namespace
+
+NB_MODULE(_cake, m) {
+  m.doc() = "Cake's kernels on device addresses (use the cake package, not this module)";
+  m.attr("version") = CAKE_VERSION_STRING;
+  auto cake_error = nb::exception<cake::jit::error>(m, "CakeError", PyExc_RuntimeError);
+  nb::exception<cake::jit::unsupported_error>(m, "UnsupportedDeviceError", cake_error.ptr());
+  nb::exception<no_device>(m, "NoDeviceError", cake_error.ptr());
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const cake::jit::argument_error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  m.def(
+      "gemm_bf16",
+      [](std::uintptr_t a, std::uintptr_t b, std::uintptr_t d, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+         std::uintptr_t bias, std::uintptr_t row_scale, std::uintptr_t col_scale, std::uintptr_t residual, long long ldr, int activation,
+         std::uintptr_t stream, int device) {
+        if (activation < 0 || activation > 4) throw cake::jit::argument_error("activation code " + std::to_string(activation) + " is not 0..4");
+        cake::gemm_epilogue_args e;
+        e.bias = ptr(bias);
+        e.row_scale = static_cast<const float*>(ptr(row_scale));
+        e.col_scale = static_cast<const float*>(ptr(col_scale));
+        e.residual = ptr(residual);
+        e.ldr = ldr;
+        e.activation = static_cast<cake::kernels::gemm_activation>(activation);
+        call(device, [&] { cake::gemm(ptr(a), ptr(b), mut(d), M, N, K, lda, ldb, ldd, e, as_stream(stream), device); });
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("M"), nb::arg("N"), nb::arg("K"), nb::arg("lda"), nb::arg("ldb"), nb::arg("ldd"),
+      nb::arg("bias"), nb::arg("row_scale"), nb::arg("col_scale"), nb::arg("residual"), nb::arg("ldr"), nb::arg("activation"), nb::arg("stream"),
+      nb::arg("device"));
+  m.def(
+      "gemm_fp8",
+      [](std::uintptr_t a, std::uintptr_t b, std::uintptr_t d, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
+         float scale, std::uintptr_t stream, int device) {
+        call(device, [&] { cake::gemm_fp8(ptr(a), ptr(b), mut(d), M, N, K, lda, ldb, ldd, scale, as_stream(stream), device); });
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("M"), nb::arg("N"), nb::arg("K"), nb::arg("lda"), nb::arg("ldb"), nb::arg("ldd"),
+      nb::arg("scale"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "softmax_bf16",
+      [](std::uintptr_t x, std::uintptr_t y, long long rows, long long cols, long long ld, std::uintptr_t stream, int device) {
+        call(device, [&] { cake::softmax(ptr(x), mut(y), rows, cols, ld, as_stream(stream), device); });
+      },
+      nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("ld"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "rmsnorm_bf16",
+      [](std::uintptr_t x, std::uintptr_t w, std::uintptr_t y, long long rows, long long cols, long long ld, float eps, std::uintptr_t stream, int device) {
+        call(device, [&] { cake::rmsnorm(ptr(x), ptr(w), mut(y), rows, cols, ld, eps, as_stream(stream), device); });
+      },
+      nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("ld"), nb::arg("eps"), nb::arg("stream"), nb::arg("device"));
+  m.def("describe", &describe, nb::arg("array"),
+        "(address, shape, strides in elements, dtype, device type, device id) of an array passed through DLPack");
+  // For the package's tests on machines without a GPU: a DLPack array that claims to live on a CUDA device
+  // (or on the host, cpu=True) at `address` (nothing is allocated or read), so that argument checks can
+  // be exercised.
+  m.def(
+      "_testing_array",
+      [](std::uintptr_t address, std::vector<size_t> shape, std::vector<int64_t> strides, const std::string& dtype, int device_id, bool cpu) {
+        nb::dlpack::dtype t{};
+        t.lanes = 1;
+        if (dtype == "bfloat16") t = {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+        else if (dtype == "float32") t = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 32, 1};
+        else if (dtype == "float16") t = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+        else if (dtype == "int32") t = {static_cast<uint8_t>(nb::dlpack::dtype_code::Int), 32, 1};
+        else throw cake::jit::argument_error("_testing_array: dtype " + dtype + " is not bfloat16, float32, float16 or int32");
+        if (strides.size() != shape.size()) throw cake::jit::argument_error("_testing_array: one stride per dimension");
+        if (address == 0) throw cake::jit::argument_error("_testing_array: address must not be 0");
+        nb::capsule owner(reinterpret_cast<void*>(address), [](void*) noexcept {});  // owns nothing: the memory is not real
+        return nb::ndarray<nb::array_api>(reinterpret_cast<void*>(address), shape.size(), shape.data(), owner, strides.data(), t,
+                                          cpu ? nb::device::cpu::value : nb::device::cuda::value, cpu ? 0 : device_id);
+      },
+      nb::arg("address"), nb::arg("shape"), nb::arg("strides"), nb::arg("dtype"), nb::arg("device_id") = 0, nb::arg("cpu") = false);
+  m.def("driver_available", [] { return cake::jit::driver::available(); });
+  m.def("driver_unavailable_reason", [] { return cake::jit::driver::unavailable_reason(); });
+}

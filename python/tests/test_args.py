@@ -1,0 +1,136 @@
+"""The cake package without a GPU: it imports, and every entry point refuses a bad argument with an
+exception naming it before anything reaches the driver (arrays are DLPack arrays that only claim to live
+at an address: cake._cake._testing_array). Without a driver, a well-formed call is NoDeviceError. With
+PyTorch, the fake (meta) implementations of torch.ops.cake.* give the right shapes.
+
+Run: python -m unittest discover -s python/tests -v   (tests/python/run.sh builds the package first)
+"""
+import unittest
+
+import cake
+
+T = cake._cake._testing_array
+
+
+def bf16(shape, address=0x100000, strides=None, **kw):
+    if strides is None:
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.insert(0, acc)
+            acc *= s
+    return T(address, list(shape), list(strides), "bfloat16", **kw)
+
+
+def f32(shape, address=0x500000):
+    return T(address, list(shape), [1] * len(shape) if len(shape) == 1 else [shape[1], 1], "float32")
+
+
+class Imports(unittest.TestCase):
+    def test_version_and_exceptions(self):
+        self.assertEqual(cake.__version__, "0.1.0")
+        self.assertTrue(issubclass(cake.NoDeviceError, cake.CakeError))
+        self.assertTrue(issubclass(cake.UnsupportedDeviceError, cake.CakeError))
+        self.assertTrue(issubclass(cake.CakeError, RuntimeError))
+
+    def test_testing_array_reads_back_through_dlpack(self):
+        v = cake._view(bf16((3, 5), strides=(8, 1)), "x")
+        self.assertEqual((v.ptr, v.shape, v.strides, v.dtype, v.device), (0x100000, (3, 5), (8, 1), "bfloat16", "cuda"))
+
+
+class GemmArguments(unittest.TestCase):
+    def check(self, exc, needle, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            cake.gemm(*args, **kw)
+        self.assertIn(needle, str(cm.exception))
+
+    def test_not_an_array(self):
+        self.check(TypeError, "a must be a CUDA array", [[1.0]], bf16((4, 8)))
+        self.check(TypeError, "b must be a CUDA array", bf16((4, 8)), "weights")
+
+    def test_host_array(self):
+        self.check(ValueError, "a must be on a CUDA device; it is on cpu", bf16((64, 64), cpu=True), bf16((64, 64)), bf16((64, 64)))
+
+    def test_dtypes(self):
+        self.check(ValueError, "a must be bfloat16; it is float32", f32((64, 64)), bf16((64, 64)), bf16((64, 64)))
+        self.check(ValueError, "out must be bfloat16; it is float32", bf16((64, 64)), bf16((64, 64)), f32((64, 64)))
+        self.check(ValueError, "bias must be bfloat16; it is float32", bf16((64, 64)), bf16((64, 64)), bf16((64, 64)), bias=f32((64,)))
+        self.check(ValueError, "row_scale must be float32; it is bfloat16", bf16((64, 64)), bf16((64, 64)), bf16((64, 64)), row_scale=bf16((64,)))
+
+    def test_shapes(self):
+        self.check(ValueError, "a must be 2-D [M, K]", bf16((64,)), bf16((64, 64)), bf16((64, 64)))
+        self.check(ValueError, "their K differ", bf16((64, 64)), bf16((32, 48)), bf16((64, 32)))
+        self.check(ValueError, "out must have shape [64, 32]; it has [64, 64]", bf16((64, 64)), bf16((32, 64)), bf16((64, 64)))
+        self.check(ValueError, "bias must have shape [32]", bf16((64, 64)), bf16((32, 64)), bf16((64, 32)), bias=bf16((64,)))
+        self.check(ValueError, "residual must have shape [64, 32]", bf16((64, 64)), bf16((32, 64)), bf16((64, 32)), residual=bf16((32, 64)))
+
+    def test_strides_and_alignment(self):
+        self.check(ValueError, "a's last dimension must be contiguous", bf16((64, 64), strides=(1, 64)), bf16((64, 64)), bf16((64, 64)))
+        # checked by cake::gemm itself, before any driver call: TMA needs 16-byte row pitches and addresses
+        self.check(ValueError, "lda * element size = 120 bytes is not a multiple of 16", bf16((64, 60)), bf16((64, 60)), bf16((64, 64)))
+        self.check(ValueError, "B must be a non-null, 16-byte aligned", bf16((64, 64)), bf16((64, 64), address=0x200002), bf16((64, 64)))
+        self.check(ValueError, "bias must be a 16-byte aligned", bf16((64, 64)), bf16((64, 64)), bf16((64, 64)), bias=bf16((64,), address=0x600004))
+
+    def test_options(self):
+        self.check(ValueError, "activation must be one of", bf16((64, 64)), bf16((64, 64)), bf16((64, 64)), activation="gelu_fast")
+        self.check(ValueError, "scale = 2.0 applies to fp8 inputs only", bf16((64, 64)), bf16((64, 64)), bf16((64, 64)), scale=2.0)
+        self.check(ValueError, "out must be given for arrays that are not torch tensors", bf16((64, 64)), bf16((64, 64)))
+
+    def test_devices_must_agree(self):
+        self.check(ValueError, "out is on cuda:1, the other arrays on cuda:0", bf16((64, 64)), bf16((64, 64)), bf16((64, 64), device_id=1))
+
+
+class RowKernelArguments(unittest.TestCase):
+    def check(self, fn, exc, needle, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            fn(*args, **kw)
+        self.assertIn(needle, str(cm.exception))
+
+    def test_softmax(self):
+        self.check(cake.softmax, ValueError, "x must be bfloat16; it is float32", f32((4, 128)), bf16((4, 128)))
+        self.check(cake.softmax, ValueError, "x's last dimension must be contiguous", bf16((4, 128), strides=(1, 4)), bf16((4, 128)))
+        self.check(cake.softmax, ValueError, "out must have shape [4, 128]", bf16((4, 128)), bf16((4, 64)))
+        self.check(cake.softmax, ValueError, "out must have x's strides [136, 1]", bf16((4, 128), strides=(136, 1)), bf16((4, 128)))
+        self.check(cake.softmax, ValueError, "leading dimensions do not fold", bf16((2, 4, 128), strides=(1024, 128, 1)), bf16((2, 4, 128)))
+        self.check(cake.softmax, ValueError, "cols = 20000 is wider than 16384", bf16((4, 20000)), bf16((4, 20000)))
+
+    def test_rmsnorm(self):
+        self.check(cake.rmsnorm, ValueError, "weight must have shape [128]", bf16((4, 128)), bf16((64,)), out=bf16((4, 128)))
+        self.check(cake.rmsnorm, ValueError, "eps = -1.0 must be finite", bf16((4, 128)), bf16((128,)), -1.0, bf16((4, 128)))
+        self.check(cake.rmsnorm, TypeError, "weight must be a CUDA array", bf16((4, 128)), None, out=bf16((4, 128)))
+        self.check(cake.rmsnorm, ValueError, "x must be a non-null, 2-byte aligned", bf16((4, 128), address=0x100001), bf16((128,)),
+                   out=bf16((4, 128), address=0x200001))
+
+
+@unittest.skipIf(cake._cake.driver_available(), "a CUDA driver is present: well-formed calls would run (python/tests/test_gpu.py)")
+class WithoutDriver(unittest.TestCase):
+    def test_well_formed_calls_say_no_device(self):
+        with self.assertRaises(cake.NoDeviceError) as cm:
+            cake.softmax(bf16((4, 128)), bf16((4, 128), address=0x200000))
+        self.assertIn("libcuda", str(cm.exception))
+        with self.assertRaises(cake.NoDeviceError):
+            cake.gemm(bf16((64, 64)), bf16((64, 64), address=0x200000), bf16((64, 64), address=0x300000), activation="gelu_tanh")
+
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed here: the fake implementations are checked where it is (the H200 run)")
+class FakeImplementations(unittest.TestCase):
+    def test_shapes_from_fake_tensors(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        with FakeTensorMode():
+            a = torch.empty(33, 64, dtype=torch.bfloat16, device="cuda")
+            b = torch.empty(48, 64, dtype=torch.bfloat16, device="cuda")
+            d = torch.ops.cake.gemm(a, b, activation="gelu_tanh")
+            self.assertEqual((tuple(d.shape), d.dtype), ((33, 48), torch.bfloat16))
+            x = torch.empty(2, 5, 1000, dtype=torch.bfloat16, device="cuda")
+            self.assertEqual(tuple(torch.ops.cake.softmax(x).shape), (2, 5, 1000))
+            y = torch.ops.cake.rmsnorm(x, torch.empty(1000, dtype=torch.bfloat16, device="cuda"), 1e-5)
+            self.assertEqual((tuple(y.shape), y.stride()), ((2, 5, 1000), x.stride()))
+
+
+if __name__ == "__main__":
+    unittest.main()

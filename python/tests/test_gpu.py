@@ -1,0 +1,146 @@
+"""The cake package on a GPU with PyTorch (skipped elsewhere, with the reason): every entry point against a
+PyTorch reference in f32 on fresh random inputs (seed printed; CAKE_SEED reproduces), outputs poisoned
+with NaN first, ragged shapes, strided rows; a side stream; CUDA graph capture and replay; torch.compile
+of a transformer MLP block written with torch.ops.cake, against the same block in plain PyTorch.
+"""
+import os
+import random
+import unittest
+
+import cake
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+REASON = None
+if torch is None:
+    REASON = "PyTorch is not installed"
+elif not torch.cuda.is_available():
+    REASON = "no CUDA device"
+elif torch.cuda.get_device_capability(0) != (9, 0):
+    REASON = f"the GEMM needs a cc 9.0 device; device 0 is {torch.cuda.get_device_name(0)}"
+
+SEED = int(os.environ.get("CAKE_SEED", random.SystemRandom().randrange(1 << 31)))
+print(f"python/tests/test_gpu.py: seed {SEED}")
+
+
+def rel_err(got, want):
+    got, want = got.double(), want.double()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+@unittest.skipIf(REASON is not None, f"skipped: {REASON}")
+class OnTheGPU(unittest.TestCase):
+    def setUp(self):
+        self.g = torch.Generator(device="cuda").manual_seed(SEED)
+
+    def randn(self, *shape, scale=1.0, dtype=None):
+        return (torch.randn(*shape, device="cuda", generator=self.g) * scale).to(dtype or torch.bfloat16)
+
+    def test_gemm_and_epilogues(self):
+        for M, N, K in [(128, 256, 64), (300, 1000, 520), (7, 136, 2000), (4096, 4096, 4096)]:
+            a, b = self.randn(M, K), self.randn(N, K)
+            bias, rs, cs, res = self.randn(N), self.randn(M, dtype=torch.float32), self.randn(N, dtype=torch.float32), self.randn(M, N)
+            acc = a.float() @ b.float().T
+            cases = [({}, acc),
+                     ({"bias": bias, "activation": "gelu_tanh"}, torch.nn.functional.gelu(acc + bias.float(), approximate="tanh")),
+                     ({"bias": bias, "activation": "gelu"}, torch.nn.functional.gelu(acc + bias.float())),
+                     ({"row_scale": rs, "col_scale": cs, "residual": res, "activation": "silu"},
+                      torch.nn.functional.silu(acc * rs[:, None] * cs[None, :]) + res.float())]
+            for kw, want in cases:
+                with self.subTest(M=M, N=N, K=K, parts=sorted(kw)):
+                    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    self.assertIs(cake.gemm(a, b, out, **kw), out)
+                    self.assertTrue(torch.isfinite(out).all().item())
+                    self.assertLess(rel_err(out, want), 1e-2)
+            self.assertLess(rel_err(cake.gemm(a, b), acc), 1e-2)  # out allocated by cake (through PyTorch)
+
+    def test_gemm_fp8(self):
+        M, N, K = 256, 512, 1024
+        a, b = self.randn(M, K).to(torch.float8_e4m3fn), self.randn(N, K).to(torch.float8_e4m3fn)
+        out = cake.gemm(a, b, scale=0.5)
+        self.assertLess(rel_err(out, 0.5 * (a.float() @ b.float().T)), 1e-2)
+
+    def test_gemm_strided_operands(self):
+        big_a, big_b = self.randn(100, 264), self.randn(72, 264)
+        a, b = big_a[:, :256], big_b[:, :256]  # rows 264 elements apart
+        self.assertLess(rel_err(cake.gemm(a, b), a.float() @ b.float().T), 1e-2)
+
+    def test_softmax_and_rmsnorm(self):
+        for shape in [(1, 128), (37, 1000), (2, 3, 4096), (5, 16384)]:
+            x = self.randn(*shape, scale=3.0)
+            w = self.randn(shape[-1])
+            with self.subTest(shape=shape):
+                y = cake.softmax(x)
+                self.assertEqual(y.shape, x.shape)
+                self.assertLess(rel_err(y, torch.softmax(x.float(), dim=-1)), 1e-2)
+                r = cake.rmsnorm(x, w, 1e-6)
+                xf = x.float()
+                want = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(torch.bfloat16).float() * w.float()
+                self.assertLess(rel_err(r, want), 1e-2)
+        big = self.randn(64, 1032)
+        x = big[:, :1000]  # padded rows: one row stride for x and out
+        out = torch.empty_strided(x.shape, x.stride(), dtype=torch.bfloat16, device="cuda")
+        cake.softmax(x, out)
+        self.assertLess(rel_err(out, torch.softmax(x.float(), -1)), 1e-2)
+        inplace = x.clone()
+        cake.softmax(inplace, inplace)
+        self.assertLess(rel_err(inplace, torch.softmax(x.float(), -1)), 1e-2)
+
+    def test_side_stream(self):
+        a, b = self.randn(512, 512), self.randn(512, 512)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            out = cake.gemm(a, b)  # on s: PyTorch's current stream inside the block
+        explicit = torch.empty(512, 512, dtype=torch.bfloat16, device="cuda")
+        cake.gemm(a, b, explicit, stream=s)
+        s.synchronize()
+        want = a.float() @ b.float().T
+        self.assertLess(rel_err(out, want), 1e-2)
+        self.assertLess(rel_err(explicit, want), 1e-2)
+
+    def test_cuda_graph_capture_and_replay(self):
+        a, b, bias = self.randn(256, 512), self.randn(384, 512), self.randn(384)
+        out = torch.empty(256, 384, dtype=torch.bfloat16, device="cuda")
+        probs = torch.empty_like(out)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: the first calls compile
+            cake.gemm(a, b, out, bias=bias, activation="gelu_tanh")
+            cake.softmax(out, probs)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            cake.gemm(a, b, out, bias=bias, activation="gelu_tanh")
+            cake.softmax(out, probs)
+        for _ in range(3):
+            a.copy_(self.randn(256, 512))
+            graph.replay()
+            torch.cuda.synchronize()
+            h = torch.nn.functional.gelu(a.float() @ b.float().T + bias.float(), approximate="tanh")
+            self.assertLess(rel_err(out, h), 1e-2)
+            self.assertLess(rel_err(probs, torch.softmax(out.float(), -1)), 1e-2)
+
+    def test_compiled_mlp_block(self):
+        d, hidden, tokens = 1024, 4096, 333
+        w1, b1, w2, b2 = self.randn(hidden, d, scale=0.03), self.randn(hidden), self.randn(d, hidden, scale=0.02), self.randn(d)
+        x = self.randn(tokens, d)
+
+        def cake_block(x):
+            h = torch.ops.cake.gemm(x, w1, bias=b1, activation="gelu_tanh")
+            return torch.ops.cake.gemm(h, w2, bias=b2, residual=x)
+
+        def torch_block(x):
+            h = torch.nn.functional.gelu(torch.nn.functional.linear(x.float(), w1.float(), b1.float()), approximate="tanh").to(torch.bfloat16)
+            return (torch.nn.functional.linear(h.float(), w2.float(), b2.float()) + x.float())
+
+        compiled = torch.compile(cake_block, fullgraph=True)
+        self.assertLess(rel_err(compiled(x), torch_block(x)), 2e-2)
+        self.assertLess(rel_err(cake_block(x), torch_block(x)), 2e-2)
+
+
+if __name__ == "__main__":
+    unittest.main()
