@@ -16,6 +16,7 @@ def chart(data, title):
     rows = [r for r in data["rows"] if not r.get("sweep")]
     unit = "TFLOP/s" if any("cake_tflops" in r for r in rows) else "GB/s"
     key = "tflops" if unit == "TFLOP/s" else "gbps"
+    rows = [r for r in rows if "cake_" + key in r or "ratio" not in r]  # rows of other measures (host overhead) are tables only
     cake = lambda r: r.get("cake_" + key, 0)
     peer = lambda r: r.get("peer_" + key, 0)
     top = max(max(cake(r), peer(r)) for r in rows) * 1.15

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Same-process peer bench: Cake (through the cake package) and Python peers on the same buffers.
+
+Method: CUDA events around each run, the L2 flushed (a 256 MiB buffer written) before every run, Cake and
+the peer alternating in rounds, median of --runs runs each, after a warm-up. Rows are checked against the
+peer (relative error) before they are timed. Writes the results JSON of docs/benchmarks.md.
+
+Families:
+  gemm      cake.gemm vs torch.matmul (a @ b.T, cuBLAS) on the six bf16 shapes of bench/results/h200/gemm.json
+  overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
+            replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
+            back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
+
+  python3 bench/peers/bench_peers.py [--family gemm|overhead|all] [--runs N] [--calls N] [--json FILE]
+"""
+import argparse
+import datetime
+import json
+import math
+import statistics
+import subprocess
+import time
+
+import torch
+
+import cake
+
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 7168, 2048), (4096, 2112, 7168), (2048, 24576, 1536), (16384, 16384, 1024)]
+
+
+def gpu_facts():
+    driver = "unknown"
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True,
+                                check=True).stdout.split()[0]
+    except Exception:
+        pass
+    major, minor = torch.cuda.get_device_capability()
+    return {"gpu": torch.cuda.get_device_name(), "sm": f"sm_{major}{minor}{'a' if major == 9 else ''}", "driver": driver,
+            "cuda": torch.version.cuda, "date": datetime.date.today().isoformat()}
+
+
+def rel_err(got, want):
+    got, want = got.double(), want.double()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def time_pair(cake_fn, peer_fn, runs, rounds=4):
+    """Median ms of each, L2 flushed before every run, alternating rounds."""
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    times = {"cake": [], "peer": []}
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    per_round = max(1, runs // rounds)
+    for _ in range(rounds):
+        for name, fn in (("cake", cake_fn), ("peer", peer_fn)):
+            for _ in range(per_round):
+                flush.zero_()
+                start.record()
+                fn()
+                stop.record()
+                stop.synchronize()
+                times[name].append(start.elapsed_time(stop))
+    return statistics.median(times["cake"]), statistics.median(times["peer"])
+
+
+def bench_gemm(runs):
+    rows, logs = [], 0.0
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for M, N, K in SHAPES:
+        a = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+        b = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+        out, ref = torch.empty(M, N, dtype=torch.bfloat16, device="cuda"), torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+        cake.gemm(a, b, out)
+        torch.matmul(a, b.T, out=ref)
+        err = rel_err(out, ref)
+        ok = err < 1e-2 and bool(torch.isfinite(out).all())
+        row = {"kernel": "gemm", "dtype": "bf16", "shape": {"M": M, "N": N, "K": K}, "peer": "torch.matmul", "max_rel_err": round(err, 6), "ok": ok}
+        if ok:
+            for _ in range(10):  # warm-up at the sustained clock
+                cake.gemm(a, b, out)
+                torch.matmul(a, b.T, out=ref)
+            c_ms, p_ms = time_pair(lambda: cake.gemm(a, b, out), lambda: torch.matmul(a, b.T, out=ref), runs)
+            flops = 2.0 * M * N * K
+            row.update({"cake_ms": round(c_ms, 4), "peer_ms": round(p_ms, 4), "ratio": round(p_ms / c_ms, 4),
+                        "cake_tflops": round(flops / c_ms / 1e9, 1), "peer_tflops": round(flops / p_ms / 1e9, 1)})
+            logs += math.log(p_ms / c_ms)
+        rows.append(row)
+        print(f"gemm {M}x{N}x{K}: " + (f"cake {row['cake_ms']} ms, torch {row['peer_ms']} ms, ratio {row['ratio']}" if ok else f"FAILED rel_err {err}"),
+              flush=True)
+    timed = [r for r in rows if "ratio" in r]
+    return rows, {"bf16_geomean_ratio": round(math.exp(logs / len(timed)), 4)} if timed else {}
+
+
+def bench_overhead(calls):
+    M = N = K = 128
+    a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
+    out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+
+    def host_us(fn):
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        best = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            best.append((t1 - t0) / calls * 1e6)
+        return statistics.median(best)
+
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        cake.gemm(a, b, out)
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(graph):
+        cake.gemm(a, b, out)
+    cake_us = host_us(lambda: cake.gemm(a, b, out))
+    op_us = host_us(lambda: torch.ops.cake.gemm(a, b))
+    torch_us = host_us(lambda: torch.matmul(a, b.T, out=out))
+    replay_us = host_us(graph.replay)
+    rows = [{"kernel": "gemm_host_overhead", "dtype": "bf16", "shape": {"M": M, "N": N, "K": K}, "peer": "torch.matmul",
+             "cake_us_per_call": round(cake_us, 2), "torch_op_us_per_call": round(op_us, 2), "peer_us_per_call": round(torch_us, 2),
+             "graph_replay_us_per_call": round(replay_us, 2), "ratio": round(torch_us / cake_us, 4)}]
+    print(f"host overhead per call: cake.gemm {cake_us:.2f} us, torch.ops.cake.gemm {op_us:.2f} us, torch.matmul {torch_us:.2f} us, "
+          f"graph replay {replay_us:.2f} us", flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--family", choices=["gemm", "overhead", "all"], default="all")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--json", default="peers.json")
+    args = ap.parse_args()
+    facts = gpu_facts()
+    rows, summary = [], {}
+    if args.family in ("gemm", "all"):
+        r, s = bench_gemm(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("overhead", "all"):
+        rows += bench_overhead(args.calls)
+    doc = dict(facts)
+    doc["command"] = "python3 bench/peers/bench_peers.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items())
+    doc["method"] = (f"one Python process, same buffers; CUDA events, L2 flushed (256 MiB written) before each run, median of {args.runs} runs in 4 "
+                     f"alternating rounds of Cake (cake package {cake.__version__}) and the peer (PyTorch {torch.__version__}); host overhead: "
+                     f"median over 5 batches of {args.calls} calls enqueued back to back, perf_counter, no synchronization inside a batch")
+    doc["rows"] = rows
+    doc["summary"] = summary
+    with open(args.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
