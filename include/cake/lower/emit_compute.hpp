@@ -518,12 +518,13 @@ class compute_emitter : public emitter {
       // (a) Every group this thread loads whole (inside the tensor and aligned; whole tiles, the common
       // case): plain vector loads, nothing else in between. (b) Every group whole or wholly outside the
       // tensor (ragged tails whose width is a multiple of the group): predicated vector loads over the
-      // fill value. Measured on the H200: with up to 16 groups per thread (the row kernels' tiles), (b)
-      // alone ran whole rows 2-3% slower than (a) first; with 32 (a 1 x 256 bias vector next to a 64 x 256
-      // accumulator) (b) alone ran the bias+GELU GEMM about 1.5% faster, and (a) + (b) spilled (ptxas 13.0).
+      // fill value. Measured on the H200: for tiles in the blocked layout of up to 16 groups per thread
+      // (the row kernels'), (b) alone ran whole rows 2-3% slower than (a) first; for a bias vector in an
+      // accumulator's layout (next to a 64 x 256 accumulator: 32 groups) (b) alone ran the bias+GELU GEMM
+      // about 1.5% faster, and (a) + (b) spilled there and next to the ping-pong's 128 x 128 (ptxas 13.0).
       // Full tiles of more than 16 groups (a residual tile next to the accumulator) take neither: with
       // (b) the residual epilogues spilled (tests/lowering: the fused-epilogue configurations).
-      const bool plain_path = (L.count + grp - 1) / grp <= 16;
+      const bool plain_path = L.f.kind == plan::frag_kind::blocked && (L.count + grp - 1) / grp <= 16;
       const bool fast_paths = plain_path || L.cls != plan::shape_class::full;
       if (vectors && fast_paths) {
         const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
