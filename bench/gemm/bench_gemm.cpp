@@ -4,10 +4,12 @@
 // docs/benchmarks.md to --json.
 //
 //   cake_bench_gemm [--runs N] [--json FILE] [--driver VERSION] [--quick] [google benchmark flags]
+//   cake_bench_gemm --host-overhead [--json FILE]   host time per call at 128^3 against cublasGemmEx
 #include <benchmark/benchmark.h>
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -179,6 +181,47 @@ struct peers {
 };
 
 peers& the_peers();
+
+// --host-overhead: host time per call at 128 x 128 x 128, where one call's GPU work is shorter than its
+// host time: cake::gemm against cublasGemmEx, each called `calls` times back to back with no
+// synchronization inside a batch (steady_clock), median of 5 batches after 200 warm-up calls. Writes
+// `json` (docs/benchmarks.md format, one row).
+int host_overhead(const std::string& json, const std::string& command, const std::string& driver, int calls) {
+  const shape s{128, 128, 128};
+  cake::harness::gemm_operands o(cake::harness::gemm_problem{s.m, s.n, s.k});
+  o.a.fill_u32(0x3f803f80u);  // bf16 1.0 pairs
+  o.b.fill_u32(0x3f803f80u);
+  peers& P = the_peers();
+  auto cake_call = [&] { cake::gemm(o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k, s.k, s.k, s.n); };
+  auto blas_call = [&] { P.bf16(o.a.get(), o.b.get(), o.d.get(), s, nullptr); };
+  auto per_call_us = [&](auto&& fn) {
+    for (int i = 0; i < 200; ++i) fn();
+    cake::jit::driver::get().cuCtxSynchronize();
+    std::vector<double> batches;
+    for (int b = 0; b < 5; ++b) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) fn();
+      const auto t1 = std::chrono::steady_clock::now();
+      cake::jit::driver::get().cuCtxSynchronize();
+      batches.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+    }
+    std::sort(batches.begin(), batches.end());
+    return batches[batches.size() / 2];
+  };
+  const double cake_us = per_call_us(cake_call), blas_us = per_call_us(blas_call);
+  std::printf("host time per call at 128x128x128: cake::gemm %.2f us, cublasGemmEx %.2f us\n", cake_us, blas_us);
+  const auto& dev = cake::jit::driver::get().device(0);
+  std::ostringstream j;
+  j << "{\n  \"gpu\": \"" << dev.name << "\", \"sm\": \"sm_" << dev.cc_major << dev.cc_minor << (dev.cc_major == 9 ? "a" : "") << "\", \"driver\": \"" << driver
+    << "\", \"cuda\": \"13.0\", \"date\": \"" << cake_bench::today() << "\",\n  \"command\": \"" << command << "\",\n"
+    << "  \"method\": \"host time per call, " << calls << " calls back to back per batch (no synchronization inside a batch), steady_clock, median of 5 "
+    << "batches after 200 warm-up calls; the GPU work of one call is shorter than its host time\",\n  \"rows\": [\n"
+    << "    {\"kernel\": \"gemm_host_overhead\", \"dtype\": \"bf16\", \"shape\": {\"M\": 128, \"N\": 128, \"K\": 128}, \"peer\": \"cublasGemmEx\", "
+    << "\"cake_us_per_call\": " << cake_us << ", \"peer_us_per_call\": " << blas_us << ", \"ratio\": " << blas_us / cake_us << "}\n  ]\n}\n";
+  std::ofstream(json) << j.str();
+  return 0;
+}
+
 // Which cuBLASLt fp8 configurations run on this GPU (diagnosis of CUBLAS_STATUS_NOT_SUPPORTED).
 void probe_fp8() {
   auto& P = the_peers();
@@ -437,6 +480,7 @@ void write_json(const std::string& path, const std::string& command, const std::
 int main(int argc, char** argv) {
   std::string json = "gemm.json", driver = "unknown", command = "cake_bench_gemm";
   bool quick = false;
+  int host_overhead_calls = 0;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
     command += std::string(" ") + argv[i];
@@ -457,6 +501,7 @@ int main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--epilogue")) g_epilogue = true;
     else if (!std::strcmp(argv[i], "--no-fp8")) g_no_fp8 = true;
+    else if (!std::strcmp(argv[i], "--host-overhead")) host_overhead_calls = 2000;
     else if (!std::strcmp(argv[i], "--probe-fp8")) {
       probe_fp8();
       return 0;
@@ -468,6 +513,7 @@ int main(int argc, char** argv) {
       std::printf("cake_bench_gemm: no GPU: %s\n", cake::jit::driver::unavailable_reason().c_str());
       return 0;
     }
+    if (host_overhead_calls > 0) return host_overhead(json, command, driver, host_overhead_calls);
     const std::vector<shape> bf16 = quick ? std::vector<shape>{{4096, 4096, 4096}}
                                           : std::vector<shape>{{8192, 8192, 8192}, {4096, 4096, 4096}, {4096, 7168, 2048},
                                                                {4096, 2112, 7168}, {2048, 24576, 1536}, {16384, 16384, 1024}};
