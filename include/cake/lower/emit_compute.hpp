@@ -526,10 +526,11 @@ class compute_emitter : public emitter {
       // (b) the residual epilogues spilled (tests/lowering: the fused-epilogue configurations).
       const bool plain_path = L.f.kind == plan::frag_kind::blocked && (L.count + grp - 1) / grp <= 16;
       const bool fast_paths = plain_path || L.cls != plan::shape_class::full;
+      // The fill value as raw words of the tensor's dtype (16-bit: the value in both halves).
+      const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
+                                    : td == dtype::i32 ? "(u32)(int)" + fill
+                                    : "((u32)cake_dev::f32_to_" + std::string(td == dtype::bf16 ? "bf16" : "f16") + "(" + fill + ") * 0x10001u)";
       if (vectors && fast_paths) {
-        const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
-                                      : td == dtype::i32 ? "(u32)(int)" + fill
-                                      : "((u32)cake_dev::f32_to_" + std::string(td == dtype::bf16 ? "bf16" : "f16") + "(" + fill + ") * 0x10001u)";
         w_.line(plain_path ? "bool whole_groups = true, whole_or_outside = true;" : "bool whole_or_outside = true;");
         group_head();
         if (plain_path) {
@@ -586,7 +587,6 @@ class compute_emitter : public emitter {
       }
       w_.line("#pragma unroll");
       if (eb == 4) {  // f32 / i32: the bits as they are
-        const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")" : "(u32)(int)" + fill;
         w_.line("for (int j = 0; j < " + S(grp) + "; ++j) raw[j] = (row_in && gc + j < cols) ? reinterpret_cast<const u32*>(src)[j] : " + fill_bits + ";");
       } else {
         w_.line("for (int j = 0; j < " + S(grp) + "; ++j) { const float v = (row_in && gc + j < cols) ? " +
