@@ -135,6 +135,10 @@ inline void check_args(const void* A, const void* B, void* D, long long M, long 
   if (lda < K) bad("lda = " + std::to_string(lda) + " is smaller than K = " + std::to_string(K));
   if (ldb < K) bad("ldb = " + std::to_string(ldb) + " is smaller than K = " + std::to_string(K));
   if (ldd < N) bad("ldd = " + std::to_string(ldd) + " is smaller than N = " + std::to_string(N));
+  // TMA row pitches are below 2^40 bytes (hardware-facts: cuTensorMapEncodeTiled's globalStrides); checked
+  // first, so that the byte counts below cannot overflow.
+  for (auto [name, ld] : {std::pair{"lda", lda}, std::pair{"ldb", ldb}, std::pair{"ldd", ldd}})
+    if (ld >= (1LL << 40) / in_bytes) bad(std::string(name) + " = " + std::to_string(ld) + " elements: a row pitch must be below 2^40 bytes (TMA)");
   if ((lda * in_bytes) % 16) bad("lda * element size = " + std::to_string(lda * in_bytes) + " bytes is not a multiple of 16 (TMA row pitch)");
   if ((ldb * in_bytes) % 16) bad("ldb * element size = " + std::to_string(ldb * in_bytes) + " bytes is not a multiple of 16 (TMA row pitch)");
   for (auto [name, p] : {std::pair{"A", A}, std::pair{"B", B}, std::pair<const char*, const void*>{"D", D}})
@@ -149,6 +153,8 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
   for (auto [name, p] : {std::pair<const char*, const void*>{"bias", epi.bias}, std::pair<const char*, const void*>{"row_scale", epi.row_scale},
                          std::pair<const char*, const void*>{"col_scale", epi.col_scale}, std::pair<const char*, const void*>{"residual", epi.residual}})
     if (p && reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a 16-byte aligned device address");
+  if (epi.residual && epi.ldr >= (1LL << 39))
+    bad("ldr = " + std::to_string(epi.ldr) + " elements: the residual's row pitch must be below 2^40 bytes");
   if (epi.residual && epi.ldr < N) bad("ldr = " + std::to_string(epi.ldr) + " is smaller than N = " + std::to_string(N) + " (residual's leading dimension)");
   const auto& dev = jit::driver::get().device(device);
   if (dev.cc_major != 9 || dev.cc_minor != 0)

@@ -46,6 +46,9 @@ int main(void) {
   EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 32, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda = 32 is smaller than K = 64");
   EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 60, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldd = 60 is smaller than N = 64");
   EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 60, 60, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda * element size = 120 bytes");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, (int64_t)1 << 40, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+         "lda = 1099511627776 elements: a row pitch must be below 2^40 bytes");
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, INT64_MAX, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldd = 9223372036854775807 elements");
   EXPECT(cake_gemm_bf16(NULL, b, d, 64, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "A must be a non-null");
   EXPECT(cake_gemm_bf16(a, b + 2, d, 64, 64, 64, 64, 64, 64, NULL, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "B must be a non-null, 16-byte aligned");
   epi.activation = 7;
@@ -57,6 +60,8 @@ int main(void) {
   epi.residual = b;
   epi.ldr = 10;
   EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, &epi, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldr = 10 is smaller than N = 64");
+  epi.ldr = INT64_MAX;
+  EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, &epi, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "ldr = 9223372036854775807 elements");
   EXPECT(cake_gemm_bf16(a, b, d, 64, 64, 64, 64, 64, 64, NULL, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT, "device = -1");
   EXPECT(cake_gemm_fp8(a, b, d, 64, 64, 64, 8, 64, 64, 1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda = 8 is smaller than K = 64");
   EXPECT(cake_gemm_fp8(a, b, d, 64, 64, 72, 72, 72, 64, 1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "lda * element size = 72 bytes");

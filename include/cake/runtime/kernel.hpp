@@ -20,13 +20,21 @@ namespace cake {
 // A tensor argument: a device address, the extent of each dim (in the order the schedule declared
 // them, outermost first) and the element stride of each dim (innermost stride 1; default: packed).
 struct tensor_arg {
+  static constexpr int max_rank = dim_list::max_rank;  // a schedule's tensors have at most this many dims
   const void* ptr = nullptr;
   int rank = 0;
-  long long dims[4]{};
-  long long strides[4]{};
+  long long dims[max_rank]{};
+  long long strides[max_rank]{};
 };
 
+// Throws jit::argument_error for more dims than a tensor has, or strides given for a different number of
+// dims (none: packed, innermost stride 1).
 inline tensor_arg tensor_view(const void* ptr, std::initializer_list<long long> dims, std::initializer_list<long long> strides = {}) {
+  if (dims.size() > static_cast<std::size_t>(tensor_arg::max_rank))
+    throw jit::argument_error("tensor_view: " + std::to_string(dims.size()) + " dims; a tensor has at most " + std::to_string(tensor_arg::max_rank));
+  if (strides.size() != 0 && strides.size() != dims.size())
+    throw jit::argument_error("tensor_view: " + std::to_string(strides.size()) + " strides for " + std::to_string(dims.size()) +
+                              " dims (give one stride per dim, or none for a packed tensor)");
   tensor_arg t;
   t.ptr = ptr;
   t.rank = static_cast<int>(dims.size());
