@@ -7,6 +7,7 @@
 //   cake bench    FILE [--runs N] [--timeout S] [--json]              correctness, then timing against the peer
 //
 // Every answer is text for people or, with --json, one JSON object of the schema "cake.cli/1".
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -119,7 +120,10 @@ int main(int argc, char** argv) {
       } else {
         char* end = nullptr;
         const double d = std::strtod(v, &end);
-        if (!end || *end || d <= 0) return usage_error(a + " takes a positive number, not '" + std::string(v) + "'");
+        if (!end || *end || !(d > 0) || !std::isfinite(d))  // NaN and infinity too: a limit that never fires is none
+          return usage_error(a + " takes a positive number, not '" + std::string(v) + "'");
+        if (a == "--runs" && (d != static_cast<double>(static_cast<int>(d > 1e9 ? 1e9 : d)) || d > 1e6))
+          return usage_error("--runs takes a whole number of runs up to 1000000, not '" + std::string(v) + "'");
         if (a == "--runs") opt.runs = static_cast<int>(d);
         else if (a == "--timeout") opt.timeout_s = d;
         else opt.hang_timeout_s = d;
