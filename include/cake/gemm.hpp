@@ -110,14 +110,14 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
 
 namespace gemm_detail {
 
+// The in-memory kernel table's key: the whole schedule configuration (every field, compared field by
+// field: two configurations that differ anywhere are two kernels), the input type and the device.
+using kernel_key = std::tuple<kernels::gemm_sm90_config, gemm_input, int>;
+
 inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm_input in, int device) {
-  const auto& e = c.epi;
-  const int epi = (e.bias ? 1 : 0) | (e.row_scale ? 2 : 0) | (e.col_scale ? 4 : 0) | (e.residual ? 8 : 0) | (static_cast<int>(e.act) << 4);
-  const int shape = c.bm * 1000 + c.bn, form = (c.direct_store ? 1 : 0) | (c.pingpong ? 2 : 0) | (c.in_flight << 2);
-  using key = std::tuple<int, int, int, int, int, int, int, int>;
   static std::mutex mu;
-  static std::map<key, runtime_kernel> kernels;
-  const key k{shape, c.stages, c.cluster_m, c.raster_group, static_cast<int>(in), form, epi, device};
+  static std::map<kernel_key, runtime_kernel> kernels;
+  const kernel_key k{c, in, device};
   std::lock_guard<std::mutex> lock(mu);
   auto it = kernels.find(k);
   if (it != kernels.end()) return it->second;

@@ -8,6 +8,8 @@
 // (wgmma_wait(1) with a release one iteration later). The epilogue goes through stmatrix into a
 // double-buffered smem chunk and a TMA store while the producer already loads the next tile, or, for
 // outputs whose rows are not 16-byte multiples, stores the fragments directly.
+#include <compare>
+
 #include <cake/cake.hpp>
 
 namespace cake::kernels {
@@ -24,7 +26,7 @@ struct gemm_epilogue {
   bool residual = false;    // bf16 [M, N] (its own leading dimension)
   gemm_activation act = gemm_activation::none;
   constexpr bool any() const { return bias || row_scale || col_scale || residual || act != gemm_activation::none; }
-  friend constexpr bool operator==(const gemm_epilogue&, const gemm_epilogue&) = default;
+  friend constexpr auto operator<=>(const gemm_epilogue&, const gemm_epilogue&) = default;
 };
 
 struct gemm_sm90_config {
@@ -37,6 +39,8 @@ struct gemm_sm90_config {
   bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
   int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
   gemm_epilogue epi{};
+  // Ordered field by field: every field tells schedules apart (cake::gemm's kernel cache keys on it).
+  friend constexpr auto operator<=>(const gemm_sm90_config&, const gemm_sm90_config&) = default;
 };
 
 template <class In = bf16>

@@ -1,6 +1,8 @@
 // The shape-based choice of cake::gemm (no GPU needed).
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <cake/gemm.hpp>
 
 TEST_CASE("choose_gemm picks the tile width that quantizes best") {
@@ -36,4 +38,24 @@ TEST_CASE("epilogues that would spill at BN = 256 take BN <= 128") {
   // A residual tile is capped either way; no epilogue with direct stores keeps the wide tile.
   CHECK(cake::choose_gemm(4096, 4096, 4096, 132, cake::gemm_input::bf16, res).config.bn <= 128);
   CHECK(cake::choose_gemm(4096, 4095, 4096, 132, cake::gemm_input::bf16, {}, true).config.bn == 256);
+}
+
+TEST_CASE("cake::gemm's kernel table tells apart configurations that differ in any field (bm, register split, ...)") {
+  using cake::gemm_detail::kernel_key;
+  const cake::kernels::gemm_sm90_config base;
+  std::set<kernel_key> keys{{base, cake::gemm_input::bf16, 0}};
+  auto with = [&](auto change) {
+    auto c = base;
+    change(c);
+    return keys.insert({c, cake::gemm_input::bf16, 0}).second;  // a new entry: not served base's kernel
+  };
+  CHECK(with([](auto& c) { c.bm = 64; }));
+  CHECK(with([](auto& c) { c.producer_regs = 56; }));
+  CHECK(with([](auto& c) { c.consumer_regs = 224; }));
+  CHECK(with([](auto& c) { c.raster_group = 4; }));
+  CHECK(with([](auto& c) { c.epi.bias = true; }));
+  CHECK(with([](auto& c) { c.epi.act = cake::kernels::gemm_activation::silu; }));
+  CHECK_FALSE(keys.insert({base, cake::gemm_input::bf16, 0}).second);  // the same configuration: one kernel
+  CHECK(keys.insert({base, cake::gemm_input::e4m3, 0}).second);
+  CHECK(keys.insert({base, cake::gemm_input::bf16, 1}).second);
 }
