@@ -1,6 +1,7 @@
 #pragma once
 // The commands of the cake tool. Each fills an `outcome`: the exit code, the text for people and the
 // "cake.cli/1" JSON document (docs/cli.md documents both and the exit codes).
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,9 @@ inline outcome cmd_lower(const options& opt) {
 
 // ---- estimate -------------------------------------------------------------------------------------------
 
+// A dim's value in --shape: at most 2^40 (no tensor dim is longer; larger values would overflow products).
+inline constexpr long long max_shape_value = 1LL << 40;
+
 inline bool parse_shape(const std::string& s, std::vector<cake::cost::dim_value>& dims, std::string& why) {
   std::size_t start = 0;
   while (start <= s.size()) {
@@ -252,12 +256,19 @@ inline bool parse_shape(const std::string& s, std::vector<cake::cost::dim_value>
       return false;
     }
     char* rest = nullptr;
+    errno = 0;
     const long long v = std::strtoll(part.c_str() + eq + 1, &rest, 10);
-    if (!rest || *rest || v < 1) {
-      why = "--shape: '" + part + "' needs a positive integer";
+    if (!rest || *rest || v < 1 || errno == ERANGE || v > max_shape_value) {
+      why = "--shape: '" + part + "' needs a positive integer up to 2^40";
       return false;
     }
-    dims.push_back({part.substr(0, eq), v});
+    const std::string name = part.substr(0, eq);
+    for (const auto& d : dims)
+      if (d.name == name) {
+        why = "--shape names " + name + " twice ('" + s + "')";
+        return false;
+      }
+    dims.push_back({name, v});
     start = end + 1;
   }
   return true;

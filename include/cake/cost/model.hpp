@@ -16,6 +16,7 @@
 // decision changed (stages, tile width, cluster, raster group) and report what it would gain.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,9 @@ inline std::string fmt(double v, int digits = 1) {
 
 // Estimate the time of `p` on its target for the given dim values (by name; every dim the tiling uses
 // needs one). `cal` defaults to the committed calibration of the Program's target.
+// The most output tiles estimate() walks (about a second of host time).
+inline constexpr long long max_estimated_tiles = 1LL << 22;
+
 inline cost_estimate estimate(const program& p, const std::vector<dim_value>& dims, const calibration* cal = nullptr) {
   cost_estimate e;
   e.kernel = std::string(p.kernel_name.view());
@@ -216,6 +220,21 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
     }
   }
   auto dim = [&](int i) { return values[static_cast<std::size_t>(i)]; };
+  // The traffic model walks every output tile (cost/traffic.hpp): past max_estimated_tiles it would run
+  // for minutes, so such shapes are refused with the count (per-tile time does not depend on the count).
+  double tile_count = 1;
+  for (int a = 0; a < p.space.count; ++a)
+    if (p.space.axes[a].kind == axis_kind::tiles) {
+      const double d = static_cast<double>(dim(p.space.axes[a].dim)), b = static_cast<double>(p.space.axes[a].extent);
+      tile_count *= std::ceil(d / b);
+    }
+  if (tile_count > static_cast<double>(max_estimated_tiles)) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", tile_count);
+    e.reason = std::string("the shape has ") + count + " output tiles; the model walks every tile and takes at most " + std::to_string(max_estimated_tiles) +
+               " (estimate a smaller shape: the time per tile does not depend on the count)";
+    return e;
+  }
 
   detail::eval_config base;
   base.grid_program = p;
