@@ -221,7 +221,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   }
   auto dim = [&](int i) { return values[static_cast<std::size_t>(i)]; };
   // The traffic model walks every output tile (cost/traffic.hpp): past max_estimated_tiles it would run
-  // for minutes, so such shapes are refused with the count (per-tile time does not depend on the count).
+  // for minutes, so such shapes are refused with the count.
   double tile_count = 1;
   for (int a = 0; a < p.space.count; ++a)
     if (p.space.axes[a].kind == axis_kind::tiles) {
@@ -232,7 +232,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
     char count[32];
     std::snprintf(count, sizeof count, "%.3g", tile_count);
     e.reason = std::string("the shape has ") + count + " output tiles; the model walks every tile and takes at most " + std::to_string(max_estimated_tiles) +
-               " (estimate a smaller shape: the time per tile does not depend on the count)";
+               " (estimate a smaller shape)";
     return e;
   }
 
