@@ -235,3 +235,17 @@ TEST_CASE("nvrtc: a bad option is an environmental error, not a compile failure"
   CHECK_THROWS_WITH_AS(compile(sm90a_kernel, "fence90", "sm_90a", o), doctest::Contains("nvrtcCompileProgram failed"),
                        cake::jit::error);
 }
+
+TEST_CASE("nvrtc: an empty or overlong kernel name is an argument error, before NVRTC sees it") {
+  auto message = [](std::string_view name) {
+    try {
+      (void)compile("extern \"C\" __global__ void k() {}", name, arch::sm_90a);
+    } catch (const argument_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(std::string(100000, 'k')) == "jit: a kernel name has 1 to 1024 characters; this one has 100000");
+  CHECK(message("") == "jit: a kernel name has 1 to 1024 characters; this one has 0");
+  CHECK(message("k") == "no error");
+}

@@ -97,6 +97,7 @@ class cache {
 
   artifacts build(std::string_view source, std::string_view kernel_name, arch target,
                   const compile_options& options = {}) {
+    check_kernel_name(kernel_name);
     const auto digest = key(source, kernel_name, target, options);
     if (!config_.enabled) return finish(compile_now(source, kernel_name, target, options, digest));
 

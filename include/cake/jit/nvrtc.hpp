@@ -123,8 +123,18 @@ inline std::string program_name_for(std::string_view kernel_name) {
 }
 }  // namespace detail
 
+// The longest kernel name the JIT takes (program names, cache entries and PTX entries derive from it).
+// Names a Program gives are at most 31 characters; NVRTC 13.0 crashed on names of some 100k characters.
+inline constexpr std::size_t max_kernel_name = 1024;
+
+inline void check_kernel_name(std::string_view kernel_name) {
+  if (kernel_name.empty() || kernel_name.size() > max_kernel_name)
+    throw argument_error("jit: a kernel name has 1 to " + std::to_string(max_kernel_name) + " characters; this one has " + std::to_string(kernel_name.size()));
+}
+
 inline compile_result compile(std::string_view source, std::string_view kernel_name, arch target,
                               const compile_options& options = {}) {
+  check_kernel_name(kernel_name);
   require_nvrtc_support(target);
   compile_result r;
   r.target = target;
