@@ -124,7 +124,7 @@ inline std::string program_name_for(std::string_view kernel_name) {
 }  // namespace detail
 
 // The longest kernel name the JIT takes (program names, cache entries and PTX entries derive from it).
-// Names a Program gives are at most 31 characters; NVRTC 13.0 crashed on names of some 100k characters.
+// Names a Program gives are at most 31 characters; a review saw NVRTC crash on very long ones.
 inline constexpr std::size_t max_kernel_name = 1024;
 
 inline void check_kernel_name(std::string_view kernel_name) {
