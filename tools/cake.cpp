@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
     }
     if (a.rfind("--", 0) == 0) return usage_error("unknown option '" + a + "'");
     if (!opt.file.empty()) return usage_error("one schedule file per call ('" + opt.file + "' and '" + a + "' given)");
+    // The path is #included by generated source: a quote, a backslash or a control character would end or
+    // bend that line (there is no escape inside an #include "..." name).
+    for (const char ch : a)
+      if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+        return usage_error("the schedule path may not contain '\"', '\\' or control characters (it is #included by generated source)");
     opt.file = a;
   }
   if (opt.file.empty()) return usage_error("cake " + cmd + " needs a schedule FILE");
