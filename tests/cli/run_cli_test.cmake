@@ -2,9 +2,13 @@
 #   -DCAKE=<cake executable> -DWORKDIR=<folder to run in> -DARGS=<arguments, separated by @@>
 #   -DEXPECT_RC=<exit code>  -DEXPECT=<regexes the output must match, separated by @@>
 #   -DREJECT=<regexes it must not match, @@>  -DJSON=<checks KEY.PATH=VALUE, @@: the output parsed as JSON>
-#   -DFILES=<files that must exist afterwards, @@>
+#   -DFILES=<files that must exist afterwards, @@>  -DMKDIRS=<folders to create before the run, @@>
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "@@" ";" args "${ARGS}")
+if(DEFINED MKDIRS AND NOT MKDIRS STREQUAL "")
+  string(REPLACE "@@" ";" dirs "${MKDIRS}")
+  file(MAKE_DIRECTORY ${dirs})
+endif()
 execute_process(COMMAND ${CAKE} ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")
 set(problems "")

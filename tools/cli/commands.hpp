@@ -2,6 +2,7 @@
 // The commands of the cake tool. Each fills an `outcome`: the exit code, the text for people and the
 // "cake.cli/1" JSON document (docs/cli.md documents both and the exit codes).
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,13 @@ inline outcome cmd_lower(const options& opt) {
   std::string ks;
   int lowered = 0;
   bool failed = false;
+  // Every file is checked: one that cannot be written is an environment error naming it (not a listed file).
+  auto put = [&](const std::string& path, std::string_view text) {
+    errno = 0;
+    if (write_file(path, text)) return true;
+    fail_usage(o, "cli.environment", "cannot write " + display_path(path) + (errno ? std::string(": ") + std::strerror(errno) : std::string()), exit_environment);
+    return false;
+  };
   for (const auto* k : c.kernels) {
     const cake::program& p = *k->schedule;
     const std::string target(cake::to_string(p.target));
@@ -185,7 +193,7 @@ inline outcome cmd_lower(const options& opt) {
       continue;
     }
     const fs::path base = out / k->name;
-    write_file(base.string() + ".cu", l.source);
+    if (!put(base.string() + ".cu", l.source)) return o;
     cake::jit::artifacts a;
     try {
       a = cake::jit::build(l.source, l.entry, target);
@@ -200,8 +208,8 @@ inline outcome cmd_lower(const options& opt) {
             ",\"files\":{\"cuda\":" + json_string(display_path(base.string() + ".cu")) + "}}}";
       continue;
     }
-    write_file(base.string() + ".ptx", a.ptx);
-    if (!a.cubin.empty()) write_file(base.string() + ".cubin", std::string_view(a.cubin.data(), a.cubin.size()));
+    if (!put(base.string() + ".ptx", a.ptx)) return o;
+    if (!a.cubin.empty() && !put(base.string() + ".cubin", std::string_view(a.cubin.data(), a.cubin.size()))) return o;
     const auto& r = a.resources;
     std::string report = "kernel " + l.entry + " (" + target + ")\nregisters " + std::to_string(r.registers) + "\nspill stores " + std::to_string(r.spill_stores) +
                          " bytes\nspill loads " + std::to_string(r.spill_loads) + " bytes\nstatic smem " + std::to_string(r.smem_bytes) + " bytes\ndynamic smem " +
@@ -209,7 +217,7 @@ inline outcome cmd_lower(const options& opt) {
                          "\nblock " + std::to_string(l.block_threads) + " threads, cluster " + std::to_string(l.cluster[0]) + "\n";
     for (const auto& w : r.warnings) report += "warning: " + w + "\n";
     report += "\n---- NVRTC / ptxas log ----\n" + a.log;
-    write_file(base.string() + ".ptxas.txt", report);
+    if (!put(base.string() + ".ptxas.txt", report)) return o;
     char b[400];
     std::snprintf(b, sizeof b, "%s: %s for %s: %d registers, %d B spilled, %d B dynamic smem, %d threads, cluster %d; NVRTC %.0f ms (%s)\n", k->name.c_str(),
                   l.entry.c_str(), target.c_str(), r.registers, r.spill_stores + r.spill_loads, l.smem_bytes, l.block_threads, l.cluster[0], a.compile_ms,
