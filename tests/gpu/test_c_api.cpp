@@ -85,7 +85,7 @@ TEST_CASE("C ABI: cake_softmax_bf16 and cake_rmsnorm_bf16 equal cake::softmax / 
   }
 }
 
-TEST_CASE("C ABI: a device ordinal that does not exist is CAKE_ERROR_NO_DEVICE; an error, then a success, clears the message") {
+TEST_CASE("C ABI: a device ordinal that does not exist is CAKE_ERROR_NO_DEVICE, an error, then a success, clears the message") {
   jit::device_buffer x(2 * 128), y(2 * 128);
   CHECK(cake_softmax_bf16(x.address(), y.address(), 1, 128, 128, nullptr, 99) == CAKE_ERROR_NO_DEVICE);
   CHECK(std::string(cake_last_error()).find("device = 99 is not a CUDA device ordinal") != std::string::npos);

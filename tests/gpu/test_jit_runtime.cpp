@@ -190,7 +190,7 @@ TEST_CASE("runtime: an unknown kernel name is a clear error") {
                        cake::jit::error);
 }
 
-TEST_CASE("runtime: dynamic shared memory above 48 KiB is opted in; beyond the device's limit is refused") {
+TEST_CASE("runtime: dynamic shared memory above 48 KiB is opted in, beyond the device's limit is refused") {
   if (!is_cc90()) {
     MESSAGE("not checked: needs a cc 9.0 device, this is " << device0().describe());
     return;

@@ -84,7 +84,7 @@ const analysis::diagnostic* find(const analysis::report& r, rule_id id) {
 
 }  // namespace
 
-TEST_CASE("analysis protocol: the reference kernels have no errors; sm_90a warns about its last TMA stores") {
+TEST_CASE("analysis protocol: the reference kernels have no errors, sm_90a warns about its last TMA stores") {
   const auto r80 = analyze(kernels::gemm_bf16_sm80());
   const auto r90 = analyze(kernels::gemm_bf16_sm90());
   const auto r100 = analyze(kernels::gemm_bf16_sm100());
@@ -124,7 +124,7 @@ TEST_CASE("analysis protocol: trip counts and tiles are parameters") {
   CHECK(noted);
 }
 
-TEST_CASE("analysis protocol: causal loop bounds are evaluated per tile; producer and consumer agree") {
+TEST_CASE("analysis protocol: causal loop bounds are evaluated per tile, producer and consumer agree") {
   const program p = causal();
   REQUIRE(p.errors.empty());
   analysis::analysis_options opt;
@@ -244,7 +244,7 @@ TEST_CASE("analysis protocol: a malformed Program is reported, not read out of b
   CHECK(analyze(q).fired(rule_id::ir_malformed));
 }
 
-TEST_CASE("analysis protocol: verdicts per rule; coverage notes make a rule partial, never passed") {
+TEST_CASE("analysis protocol: verdicts per rule, coverage notes make a rule partial, never passed") {
   const auto r = analyze(kernels::gemm_bf16_sm90());
   CHECK(r.status[static_cast<int>(rule_id::dataflow_store_pending_at_exit)] != rule_status::failed);
   CHECK(r.status[static_cast<int>(rule_id::dataflow_war)] == rule_status::partial);  // cluster modelled in step

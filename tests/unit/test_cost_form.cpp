@@ -40,7 +40,7 @@ TEST_CASE("cost form: the default sm_90a GEMM, per K iteration and per tile") {
   CHECK_FALSE(f.epilogue_direct);
 }
 
-TEST_CASE("cost form: cluster 1 requests the whole B tile; fp8 moves 128 K elements per step") {
+TEST_CASE("cost form: cluster 1 requests the whole B tile, fp8 moves 128 K elements per step") {
   kernels::gemm_sm90_config c;
   c.cluster_m = 1;
   const auto f1 = form_of(kernels::gemm_bf16_sm90(c));

@@ -107,7 +107,7 @@ TEST_CASE("cost model: wave quantization on N = 2112 and the tile-width hint") {
   CHECK(partial);
 }
 
-TEST_CASE("cost model: short K makes the epilogue count; hints are ordered by estimated time") {
+TEST_CASE("cost model: short K makes the epilogue count, hints are ordered by estimated time") {
   const auto e = gemm(128, 6, 2, 16384, 16384, 256);
   REQUIRE(e.ok);
   CHECK(e.epilogue_us > 0.05 * e.time_us);

@@ -54,7 +54,7 @@ std::vector<float> probe_floats(std::uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("bf16: every encoding round-trips; ties go to even; NaN stays NaN; overflow is inf") {
+TEST_CASE("bf16: every encoding round-trips, ties go to even, NaN stays NaN, overflow is inf") {
   for (std::uint32_t b = 0; b < 0x10000; ++b) {
     const float f = bf16_bits_to_float(static_cast<std::uint16_t>(b));
     const auto back = float_to_bf16_bits(f);
@@ -133,7 +133,7 @@ TEST_CASE("converters agree with NVIDIA's host conversions on many floats") {
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("random fills: the seed reproduces the values; the spec shapes them") {
+TEST_CASE("random fills: the seed reproduces the values, the spec shapes them") {
   random_source a(1234), b(1234);
   const auto x = random_vector<float>(1000, a, {distribution::uniform, 2.0f, 10.0f});
   const auto y = random_vector<float>(1000, b, {distribution::uniform, 2.0f, 10.0f});

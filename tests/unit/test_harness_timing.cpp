@@ -5,7 +5,7 @@
 
 using namespace cake::harness;
 
-TEST_CASE("timing: quantiles interpolate between neighbours; the median of an even count is the middle mean") {
+TEST_CASE("timing: quantiles interpolate between neighbours, the median of an even count is the middle mean") {
   const std::vector<double> s{1, 2, 3, 4};
   CHECK(quantile(s, 0.0) == 1);
   CHECK(quantile(s, 1.0) == 4);

@@ -245,7 +245,7 @@ TEST_CASE("errors: overwrite_on_first takes a loop variable") {
   CHECK(has_error(g.k.p, "ir.overwrite-first", 0));
 }
 
-TEST_CASE("errors: release/commit with a slot of another pipeline; slot of a region it does not carry") {
+TEST_CASE("errors: release/commit with a slot of another pipeline, slot of a region it does not carry") {
   gemm g(sm_90a);
   auto s1 = g.k.smem<bf16>("s1", {64, 64});
   auto s2 = g.k.smem<bf16>("s2", {64, 64});
@@ -262,7 +262,7 @@ TEST_CASE("errors: release/commit with a slot of another pipeline; slot of a reg
   CHECK(has_error(g.k.p, "ir.slot-region", 0));
 }
 
-TEST_CASE("errors: tensor.tile takes one coordinate per dim; coordinates must be representable") {
+TEST_CASE("errors: tensor.tile takes one coordinate per dim, coordinates must be representable") {
   gemm g(sm_90a);
   auto s = g.k.smem<bf16>("s", {64, 64});
   g.k.role("r", warps(1), [&](role& r) {

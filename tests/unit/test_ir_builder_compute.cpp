@@ -84,7 +84,7 @@ TEST_CASE("compute builder: row and column vectors, and tiles without a positive
   CHECK(has_error(p, "ir.reg-shape", -4));
 }
 
-TEST_CASE("compute builder: accumulate() on reductions; reads of accumulating reductions include their destinations") {
+TEST_CASE("compute builder: accumulate() on reductions, reads of accumulating reductions include their destinations") {
   auto k = kernel("k").target(sm_90a);
   k.role("r", warpgroups(1), [&](role& r) {
     auto x = r.fragment<f32>("x", {64, 64});
@@ -239,7 +239,7 @@ TEST_CASE("sync builder: deferred releases, their flush, turns and alternating w
   CHECK_FALSE(plan::role_uses_named(p, 0, order.index));
 }
 
-TEST_CASE("compute builder: cluster_sum needs a cluster; atomics and scatter record their operands") {
+TEST_CASE("compute builder: cluster_sum needs a cluster, atomics and scatter record their operands") {
   {
     auto k = kernel("k").target(sm_90a);
     k.role("r", warpgroups(1), [&](role& r) {

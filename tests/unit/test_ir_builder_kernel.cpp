@@ -72,7 +72,7 @@ TEST_CASE("input/output: tensors share dims by name and record dtype, rank and d
   CHECK(k.p.errors.empty());
 }
 
-TEST_CASE("dims: dynamic by default, specialized with spec(...); a dim keeps one mode") {
+TEST_CASE("dims: dynamic by default, specialized with spec(...), a dim keeps one mode") {
   auto k = kernel("k");
   k.input<bf16>("X", dims(spec("H"), dyn("S"), "D"));
   REQUIRE(k.p.dims.size() == 3);
@@ -84,7 +84,7 @@ TEST_CASE("dims: dynamic by default, specialized with spec(...); a dim keeps one
   CHECK(has_error(k.p, "ir.dim-mode-conflict", 0));
 }
 
-TEST_CASE("dims: rank 1..4; more dims are an error, not a silent cut") {
+TEST_CASE("dims: rank 1..4, more dims are an error, not a silent cut") {
   auto k = kernel("k");
   k.input<bf16>("X", dims("A", "B", "C", "D"));
   CHECK(k.p.tensors[0].rank == 4);
@@ -107,7 +107,7 @@ TEST_CASE("param: scalar parameters") {
   CHECK(k.p.scalars[1].dt == dtype::i32);
 }
 
-TEST_CASE("dims: k.dims declares dims by label; handles, labels and tensors name the same dim") {
+TEST_CASE("dims: k.dims declares dims by label, handles, labels and tensors name the same dim") {
   auto k = kernel("k");
   auto [M, N, K] = k.dims("M", "N", "K"); const unsigned line = __LINE__;
   REQUIRE(k.p.dims.size() == 3);
@@ -164,7 +164,7 @@ TEST_CASE("parallel: tiles, each and split axes are recorded in order with their
   CHECK_FALSE(kernel("none").p.has_space());
 }
 
-TEST_CASE("parallel: one to five axes; nothing is inferred from dim labels") {
+TEST_CASE("parallel: one to five axes, nothing is inferred from dim labels") {
   auto k = kernel("k");
   auto [X, Y] = k.dims("X", "Y");
   k.parallel(tiles(Y, 64));  // one axis, over a dim that is not called M
@@ -386,7 +386,7 @@ TEST_CASE("role: unit, count, register budget, location and thread count") {
   CHECK(k.p.errors.empty());
 }
 
-TEST_CASE("role: the body receives a builder bound to that role; roles do not nest") {
+TEST_CASE("role: the body receives a builder bound to that role, roles do not nest") {
   auto k = kernel("k");
   int seen = -1;
   k.role("a", warps(1), empty_body);
@@ -412,7 +412,7 @@ TEST_CASE("role: size, register budget and threads per block are checked") {
   CHECK(has_error(k.p, "resource.threads-per-block", 1152));
 }
 
-TEST_CASE("names: unique within their kind; the same name in two kinds is fine") {
+TEST_CASE("names: unique within their kind, the same name in two kinds is fine") {
   auto k = kernel("k");
   k.smem<bf16>("x", {64, 64});
   k.mbarrier("x");  // another kind
@@ -425,7 +425,7 @@ TEST_CASE("names: unique within their kind; the same name in two kinds is fine")
   CHECK(count_errors(k.p, "ir.duplicate-name") == 2);
 }
 
-TEST_CASE("build: returns the Program; a kernel without roles is an error") {
+TEST_CASE("build: returns the Program, a kernel without roles is an error") {
   auto k = kernel("k");
   const program p = k.build(); const unsigned line = __LINE__;
   CHECK(has_error(p, "ir.no-roles", 0));

@@ -73,7 +73,7 @@ TEST_CASE("ops: the op table names every kind once and gives its category and in
   CHECK(to_string(op_kind::pipeline_acquire) == "pipeline_acquire");
 }
 
-TEST_CASE("ops: each role's ops carry the role index; ids are global and in program order") {
+TEST_CASE("ops: each role's ops carry the role index, ids are global and in program order") {
   fixture f;
   f.k.role("a", warps(1), [&](role& r) { r.fence_proxy_async(); });
   f.k.role("b", warps(1), [&](role& r) {
@@ -88,7 +88,7 @@ TEST_CASE("ops: each role's ops carry the role index; ids are global and in prog
   CHECK(f.p().ops[2].kind == op_kind::cluster_wait);
 }
 
-TEST_CASE("control: for_each and loop open loops; bodies nest and record parent and end") {
+TEST_CASE("control: for_each and loop open loops, bodies nest and record parent and end") {
   fixture f;
   unsigned l_tile = 0, l_k = 0, l_body = 0;
   index_expr tm, tn, kv;
@@ -216,7 +216,7 @@ TEST_CASE("control: with one axis, a generic body receives the index itself, as 
   CHECK(k.p.errors.empty());
 }
 
-TEST_CASE("control: for_range records a static trip count; setmaxnreg and griddepcontrol") {
+TEST_CASE("control: for_range records a static trip count, setmaxnreg and griddepcontrol") {
   fixture f;
   unsigned l_range = 0, l_set = 0, l_gw = 0, l_gl = 0;
   f.k.role("r", warpgroups(1), [&](role& r) {

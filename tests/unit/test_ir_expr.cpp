@@ -199,7 +199,7 @@ TEST_CASE("expressions: comparisons, logic and masks over row() and col()") {
   CHECK(col() == var_index(var_kind::elem_col, 0));
 }
 
-TEST_CASE("expressions: at most 24 nodes; past that the expression is marked and stays marked") {
+TEST_CASE("expressions: at most 24 nodes, past that the expression is marked and stays marked") {
   rx e = X;
   for (int i = 0; i < 11; ++i) e = e + X;  // 1 + 2 * 11 nodes
   CHECK(e.count == 23);
@@ -265,7 +265,7 @@ TEST_CASE("r.set records one op per statement: its nodes go to program::exprs wi
   CHECK(writes == 1);
 }
 
-TEST_CASE("r.set: a number or an index expression on its own is an expression too; scale() is a set") {
+TEST_CASE("r.set: a number or an index expression on its own is an expression too, scale() is a set") {
   auto k = kernel("k").target(sm_90a);
   auto s = k.param<f32>("s");
   k.role("r", warpgroups(1), [&](role& r) {

@@ -271,7 +271,7 @@ TEST_CASE("cache: an unwritable folder falls back to memory, with one notice") {
   CHECK(n.any("/proc/cake-cache-cannot-exist is not writable"));
 }
 
-TEST_CASE("cache: dump switches print the artifact paths; verbose prints one line per build") {
+TEST_CASE("cache: dump switches print the artifact paths, verbose prints one line per build") {
   temp_folder tmp;
   notices n;
   auto cfg = config_in(tmp.path, n);

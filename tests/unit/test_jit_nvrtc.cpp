@@ -91,7 +91,7 @@ TEST_CASE("nvrtc: PTX only when no CUBIN is asked for") {
   CHECK(has_line(r.ptx, ".target sm_90a"));
 }
 
-TEST_CASE("nvrtc: targets are exact; unknown ones are rejected with the accepted list") {
+TEST_CASE("nvrtc: targets are exact, unknown ones are rejected with the accepted list") {
   CHECK(parse_arch("sm_90a") == arch::sm_90a);
   CHECK_THROWS_WITH_AS(compile(sm90a_kernel, "fence90", "sm_90"),
                        doctest::Contains("unknown target 'sm_90': the JIT accepts exactly sm_80, sm_90a, sm_100a"),

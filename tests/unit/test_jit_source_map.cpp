@@ -96,7 +96,7 @@ TEST_CASE("compile log: front-end errors and warnings with their detail lines") 
   CHECK(msgs[2].to_string().starts_with("/usr/include/x.h:12: error: cannot open source file"));
 }
 
-TEST_CASE("compile log: ptxas errors and coded infos; the resource lines are not messages") {
+TEST_CASE("compile log: ptxas errors and coded infos, the resource lines are not messages") {
   const char* log =
       "ptxas application ptx input, line 25; error   : Unknown modifier '.instr'\n"
       "ptxas fatal   : Ptx assembly aborted due to errors\n"

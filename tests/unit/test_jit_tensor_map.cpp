@@ -98,7 +98,7 @@ TEST_CASE("tensor map: inner box bytes against 16 B and the swizzle span") {
   CHECK(only_problem(s) == "inner box is 48 B, larger than the 32 B swizzle span (at most 32 elements of 1 B)");
 }
 
-TEST_CASE("tensor map: NaN fill only for floating-point kinds; several problems are all listed") {
+TEST_CASE("tensor map: NaN fill only for floating-point kinds, several problems are all listed") {
   auto s = good();
   s.oob_fill = tma_oob_fill::nan_request_zero_fma;
   CHECK(validate_tensor_map(s).empty());

@@ -807,7 +807,7 @@ TEST_CASE("lower::unsupported: every reason in lower/support.hpp is checked by a
   }
 }
 
-TEST_CASE("op table: the lowered column (a target lowers only what it admits; every op is lowered somewhere)") {
+TEST_CASE("op table: the lowered column (a target lowers only what it admits, every op is lowered somewhere)") {
   for (int i = 0; i < op_kind_count; ++i) {
     const op_info& o = op_table[i];
     INFO(o.name);

@@ -126,7 +126,7 @@ TEST_CASE("barrier plan: user barriers: declared counts kept, derived counts fro
   CHECK(plan::derived_user_arrivals(p, 0) == 5);
 }
 
-TEST_CASE("barrier plan: tx bytes follow the parts each unit loads; every unit arrives") {
+TEST_CASE("barrier plan: tx bytes follow the parts each unit loads, every unit arrives") {
   auto k = kernel("k").target(sm_90a);
   auto A = k.input<bf16>("A", dims("M", "K"));
   (void)k.input<bf16>("B", dims("N", "K"));

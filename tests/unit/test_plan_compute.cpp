@@ -33,7 +33,7 @@ bool holds(const plan::dim_pair& d, const dim_ref& rows, const dim_ref& cols) { 
 
 // ---- dims of register tiles --------------------------------------------------------------------------
 
-TEST_CASE("plan dims: register tiles loaded from tensors hold the tile's dims; conversions keep them") {
+TEST_CASE("plan dims: register tiles loaded from tensors hold the tile's dims, conversions keep them") {
   auto k = kernel("k").target(sm_90a);
   auto [S, H, D] = k.dims("S", "H", "D");
   auto X = k.input<bf16>("X", dims(S, H, D));

@@ -74,7 +74,7 @@ TEST_CASE("plan dims: the sm_90a GEMM: regions from TMA loads and stores, the ac
   CHECK(plan::make_plan(p).dims.mma[mma].reduce == k);  // part of the kernel plan
 }
 
-TEST_CASE("plan dims: cp.async fills regions on sm_80; mma_sync contracts K") {
+TEST_CASE("plan dims: cp.async fills regions on sm_80, mma_sync contracts K") {
   constexpr program p = kernels::gemm_bf16_sm80();
   constexpr auto D = plan::plan_dims(p);
   const int m = p.find_dim("M"), n = p.find_dim("N"), k = p.find_dim("K");
@@ -86,7 +86,7 @@ TEST_CASE("plan dims: cp.async fills regions on sm_80; mma_sync contracts K") {
   CHECK(D.mma[mma].reduce == k);
 }
 
-TEST_CASE("plan dims: rows_at picks the dim the region's rows hold; the default is the second-to-last") {
+TEST_CASE("plan dims: rows_at picks the dim the region's rows hold, the default is the second-to-last") {
   auto k = kernel("k");
   auto [B, S, H, Dd] = k.dims("B", "S", "H", "D");
   auto Q = k.input<bf16>("Q", dims(B, S, H, Dd));
@@ -138,7 +138,7 @@ TEST_CASE("plan dims: the contracted dim is the one A and B share, wherever it s
   CHECK(D.mma[j.mma].status == contraction_status::ok);
 }
 
-TEST_CASE("plan dims: over(dim) names the contracted dim; ambiguity, absence and no shared dim") {
+TEST_CASE("plan dims: over(dim) names the contracted dim, ambiguity, absence and no shared dim") {
   // A and B over the same two dims (M, K): either could be contracted.
   auto amb = wgmma_over(M, K, M, K);
   auto D = plan::plan_dims(amb.p);

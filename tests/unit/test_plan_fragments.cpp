@@ -68,7 +68,7 @@ program loaded_tile(int rows, int cols, units_t u) {
 
 }  // namespace
 
-TEST_CASE("fragments: wgmma seeds the accumulator frame; vectors and conversions share it") {
+TEST_CASE("fragments: wgmma seeds the accumulator frame, vectors and conversions share it") {
   const program p = wgmma_epilogue(64, 256);
   REQUIRE(p.errors.empty());
   const auto F = plan::plan_fragments(p);
@@ -100,7 +100,7 @@ TEST_CASE("fragments: wgmma seeds the accumulator frame; vectors and conversions
   CHECK(G.scratch_bytes[0] == 0);  // rows of accumulator frames stay inside a warp
 }
 
-TEST_CASE("fragments: mma.sync seeds its accumulator frame per warp; ldmatrix gives the same layout") {
+TEST_CASE("fragments: mma.sync seeds its accumulator frame per warp, ldmatrix gives the same layout") {
   auto k = kernel("mma").target(sm_80);
   auto [M, N, K] = k.dims("M", "N", "K");
   auto A = k.input<bf16>("A", dims(M, K));
@@ -142,7 +142,7 @@ TEST_CASE("fragments: mma.sync seeds its accumulator frame per warp; ldmatrix gi
   CHECK(F.regs[reg_index(p, "c")].count == 32 / 4);
 }
 
-TEST_CASE("fragments: tcgen05.ld seeds one row per thread (TMEM rows); tcgen05.st keeps it") {
+TEST_CASE("fragments: tcgen05.ld seeds one row per thread (TMEM rows), tcgen05.st keeps it") {
   auto k = kernel("tm").target(sm_100a);
   auto t = k.tmem("t", columns(64));
   k.role("epi", warpgroups(1), [&](role& r) {
@@ -252,7 +252,7 @@ TEST_CASE("fragments: a loaded tile gets the blocked frame of its shape, unit an
   }
 }
 
-TEST_CASE("fragments: layouts spread through set, convert and reductions; argmin and scatter join their vectors") {
+TEST_CASE("fragments: layouts spread through set, convert and reductions, argmin and scatter join their vectors") {
   auto k = kernel("spread").target(sm_90a);
   auto [N, K, D] = k.dims("N", "K", "D");
   auto X = k.input<bf16>("X", dims(N, D));

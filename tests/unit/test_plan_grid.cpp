@@ -64,7 +64,7 @@ TEST_CASE("grid: persistent with clusters of 2 (sm_90a GEMM): one cluster per pa
   CHECK(mainloop_trips(p, mkn{4096, 4096, 4096}) == 64);
 }
 
-TEST_CASE("grid: tile rows are padded to whole clusters; small problems launch fewer CTAs") {
+TEST_CASE("grid: tile rows are padded to whole clusters, small problems launch fewer CTAs") {
   constexpr program p = kernels::gemm_bf16_sm90();
   const auto odd = plan::plan_grid(p, mkn{1100, 256, 64}, 132);  // 9 tile rows -> 10
   CHECK(odd.tiles[0] == 10);
@@ -206,7 +206,7 @@ TEST_CASE("grid: two axes (tiles and each): each(H) has one point per element of
   CHECK(g.ctas == 24);
 }
 
-TEST_CASE("grid: three axes (tiles, tiles, split): the third is outer; cluster padding and persistence") {
+TEST_CASE("grid: three axes (tiles, tiles, split): the third is outer, cluster padding and persistence") {
   const program p = space_kernel(1, false, tiles("M", 128), tiles("N", 256), split(4));
   const auto g = plan::plan_grid(p, mnhb{1000, 1000, 1, 1}, 132);
   CHECK(g.axes == 3);

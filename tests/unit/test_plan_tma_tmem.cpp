@@ -30,7 +30,7 @@ TEST_CASE("tma plan: sm_90a GEMM: A box, B box split by the multicast, D store b
   CHECK(plan::tma_global_side(p.ops[store]).kind == operand_kind::global);
 }
 
-TEST_CASE("tma plan: sm_100a GEMM loads whole boxes; sm_80 has no tensor maps") {
+TEST_CASE("tma plan: sm_100a GEMM loads whole boxes, sm_80 has no tensor maps") {
   constexpr auto T = plan::plan_tma(kernels::gemm_bf16_sm100());
   REQUIRE(T.count == 2);
   CHECK(T.descriptors[0] == plan::tma_descriptor{0, 0, 128, 64, swizzle::b128});
@@ -38,7 +38,7 @@ TEST_CASE("tma plan: sm_100a GEMM loads whole boxes; sm_80 has no tensor maps") 
   CHECK(plan::plan_tma(kernels::gemm_bf16_sm80()).count == 0);  // cp.async needs none
 }
 
-TEST_CASE("tma plan: equal (tensor, box, swizzle) share one descriptor; a cluster of 4 splits by 4") {
+TEST_CASE("tma plan: equal (tensor, box, swizzle) share one descriptor, a cluster of 4 splits by 4") {
   auto k = kernel("k").cluster(4);
   auto A = k.input<bf16>("A", dims("M", "K"));
   auto s1 = k.smem<bf16>("s1", {128, 64}, swizzle::b128);
@@ -106,7 +106,7 @@ TEST_CASE("tmem plan: sm_100a GEMM allocates 256 columns for one 256-column accu
   CHECK(T.fits);
 }
 
-TEST_CASE("tmem plan: regions are packed; allocation is a power of two in 32..512") {
+TEST_CASE("tmem plan: regions are packed, allocation is a power of two in 32..512") {
   auto k = kernel("k").target(sm_100a);
   auto a = k.tmem("a", columns(96));
   auto b = k.tmem("b", columns(64));

@@ -1,7 +1,6 @@
 // Runner of the verify corpus (see corpus.hpp): every rule fires at its annotated lines on its bad
 // schedule and stays silent on the fixed twin; every rule that can fire has a case; the reference
 // kernels analyze with zero errors.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <fstream>
