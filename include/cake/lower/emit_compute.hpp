@@ -522,8 +522,8 @@ class compute_emitter : public emitter {
       // (the row kernels'), (b) alone ran whole rows 2-3% slower than (a) first; for a bias vector in an
       // accumulator's layout (next to a 64 x 256 accumulator: 32 groups) (b) alone ran the bias+GELU GEMM
       // about 1.5% faster, and (a) + (b) spilled there and next to the ping-pong's 128 x 128 (ptxas 13.0).
-      // Full tiles of more than 16 groups (a residual tile next to the accumulator) take neither: with
-      // (b) the residual epilogues spilled (tests/lowering: the fused-epilogue configurations).
+      // Other full tiles (e.g. a residual tile in an accumulator's layout) take neither: with (b) the
+      // residual epilogues spilled (tests/lowering: the fused-epilogue configurations).
       const bool plain_path = L.f.kind == plan::frag_kind::blocked && (L.count + grp - 1) / grp <= 16;
       const bool fast_paths = plain_path || L.cls != plan::shape_class::full;
       // The fill value as raw words of the tensor's dtype (16-bit: the value in both halves).
