@@ -8,6 +8,8 @@
 #include <random>
 #include <thread>
 
+#include <unistd.h>
+
 #include <cake/jit/cache.hpp>
 
 using namespace cake::jit;
@@ -257,7 +259,7 @@ TEST_CASE("cache: disabled, every build compiles and nothing is written") {
   CHECK(entries_in(tmp.path) == 0);
 }
 
-TEST_CASE("cache: an unwritable folder falls back to memory, with one notice") {
+TEST_CASE("cache: a folder that cannot be made falls back to memory, with one notice") {
   notices n;
   cache_config cfg;
   cfg.dir = "/proc/cake-cache-cannot-exist";
@@ -268,7 +270,8 @@ TEST_CASE("cache: an unwritable folder falls back to memory, with one notice") {
   CHECK(a.entry.empty());
   CHECK(c.build(vadd, "vadd", "sm_80").origin == artifact_origin::memory);
   REQUIRE(n.lines.size() == 1);
-  CHECK(n.any("/proc/cake-cache-cannot-exist is not writable"));
+  CHECK(n.any("cache folder /proc/cake-cache-cannot-exist cannot be used ("));
+  CHECK(n.any("caching in memory only"));
 }
 
 TEST_CASE("cache: dump switches print the artifact paths, verbose prints one line per build") {
@@ -338,4 +341,74 @@ TEST_CASE("cache: the configuration is read from the environment") {
   CHECK(cache_config::from_env().dir == "/home/someone/.cache/cake");
   ::unsetenv("HOME");
   CHECK(cache_config::from_env().dir.empty());  // memory only
+}
+
+TEST_CASE("cache: a root the cache creates is private to the user (0700)") {
+  temp_folder t;
+  notices n;
+  const fs::path root = t.path / "new" / "root";
+  cache c(config_in(root, n));
+  REQUIRE(c.build(vadd, "vadd", arch::sm_90a).ok);
+  CHECK((fs::status(root).permissions() & fs::perms::all) == fs::perms::owner_all);
+  CHECK(entries_in(root) == 1);
+}
+
+TEST_CASE("cache: a root writable by its group or by others is not used at all, and says why") {
+  temp_folder t;
+  {
+    notices n;
+    cache writer(config_in(t.path, n));
+    REQUIRE(writer.build(vadd, "vadd", arch::sm_90a).ok);  // an entry someone could have planted
+  }
+  fs::permissions(t.path, fs::perms::all, fs::perm_options::replace);  // 0777
+  notices n;
+  cache c(config_in(t.path, n));
+  const auto a = c.build(vadd, "vadd", arch::sm_90a);
+  REQUIRE(a.ok);
+  CHECK(a.origin == artifact_origin::compiled);  // the entry on disk was not read
+  CHECK(n.any("is writable by its group or by others (mode 0777): it is not used"));
+  CHECK(c.stats().disk_hits == 0);
+  fs::permissions(t.path, fs::perms::owner_all, fs::perm_options::replace);
+}
+
+TEST_CASE("cache: a read-only root (a pre-warmed cache) is read, and new builds are not stored" *
+          doctest::skip(::geteuid() == 0)) {  // root writes through any permission: only a user can see read-only
+  temp_folder t;
+  {
+    notices n;
+    cache writer(config_in(t.path, n));
+    REQUIRE(writer.build(vadd, "vadd", arch::sm_90a).ok);
+  }
+  fs::permissions(t.path, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);  // 0500
+  notices n;
+  cache c(config_in(t.path, n));
+  const auto a = c.build(vadd, "vadd", arch::sm_90a);
+  CHECK(a.origin == artifact_origin::disk);
+  CHECK(n.any("is read-only: its entries are used, new builds are not stored"));
+  CHECK(c.build(std::string(vadd) + "// another kernel\n", "vadd", arch::sm_90a).ok);  // compiled, not stored
+  CHECK(entries_in(t.path) == 1);
+  CHECK(c.stats().write_failures == 0);
+  fs::permissions(t.path, fs::perms::owner_all, fs::perm_options::replace);
+}
+
+TEST_CASE("cache: a symbolic link in an entry is not followed (the entry reads as damaged and is rebuilt)") {
+  temp_folder t;
+  notices n;
+  {
+    cache writer(config_in(t.path, n));
+    REQUIRE(writer.build(vadd, "vadd", arch::sm_90a).ok);
+  }
+  fs::path entry;
+  for (const auto& e : fs::directory_iterator(t.path))
+    if (e.is_directory() && e.path().filename().string()[0] != '.') entry = e.path();
+  REQUIRE(!entry.empty());
+  const fs::path planted = t.path / "planted.cubin";
+  fs::copy_file(entry / "kernel.cubin", planted);
+  fs::remove(entry / "kernel.cubin");
+  fs::create_symlink(planted, entry / "kernel.cubin");
+  cache c(config_in(t.path, n));
+  const auto a = c.build(vadd, "vadd", arch::sm_90a);
+  CHECK(a.origin == artifact_origin::compiled);
+  CHECK(c.stats().corrupt_entries == 1);
+  CHECK_FALSE(fs::is_symlink(entry / "kernel.cubin"));  // the rebuilt entry replaced the link
 }

@@ -16,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cake/version.hpp>
@@ -116,7 +117,7 @@ class cache {
       a.origin = artifact_origin::memory;
       return finish(std::move(a));
     }
-    const auto folder = disk_usable() ? entry_path(kernel_name, digest) : std::filesystem::path{};
+    const auto folder = disk().read ? entry_path(kernel_name, digest) : std::filesystem::path{};
     bool replace_corrupt = false;
     if (!folder.empty()) {
       std::string problem;
@@ -132,7 +133,7 @@ class cache {
       }
     }
     artifacts a = compile_now(source, kernel_name, target, options, digest);
-    if (a.ok && !folder.empty()) store(a, folder, replace_corrupt);
+    if (a.ok && !folder.empty() && disk().write) store(a, folder, replace_corrupt);
     if (a.ok) s->value = a;
     return finish(std::move(a));
   }
@@ -166,8 +167,11 @@ class cache {
       write_failures_{0};
   std::mutex notice_mutex_;
   std::set<std::string> dumped_;  // digests whose dump paths were printed (guarded by notice_mutex_)
+  struct disk_access {
+    bool read = false, write = false;
+  };
   std::once_flag disk_checked_;
-  bool disk_ok_ = false;
+  disk_access disk_;
 
   void notice(const std::string& text) {
     std::lock_guard lock(notice_mutex_);
@@ -175,18 +179,46 @@ class cache {
     else std::fprintf(stderr, "cake-jit: %s\n", text.c_str());
   }
 
-  // Whether the cache root exists or can be made; reported once when it cannot.
-  bool disk_usable() {
+  // What the process may do with the cache root, decided once (and said once when it is less than both):
+  //   - a root it creates is made 0700;
+  //   - a root owned by another user (root excepted) or writable by its group or others is not used at
+  //     all: whoever can write it can make Cake load code of their choosing (docs/jit.md, trust model);
+  //   - a root the user can read but not write (a pre-warmed cache in a container image) is read only.
+  disk_access disk() {
     std::call_once(disk_checked_, [&] {
+      namespace fs = std::filesystem;
       if (config_.dir.empty()) return;
+      const std::string dir = config_.dir.string();
       std::error_code ec;
-      std::filesystem::create_directories(config_.dir / ".tmp", ec);
-      disk_ok_ = !ec && ::access(config_.dir.c_str(), W_OK) == 0;
-      if (!disk_ok_)
-        notice("cache folder " + config_.dir.string() + " is not writable (" +
-               (ec ? ec.message() : std::string("permission denied")) + "); caching in memory only");
+      if (!fs::exists(config_.dir, ec) && fs::create_directories(config_.dir, ec) && !ec)
+        fs::permissions(config_.dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+      struct stat st {};
+      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        notice("cache folder " + dir + " cannot be used (" + (ec ? ec.message() : std::string("not a folder")) + "); caching in memory only");
+        return;
+      }
+      if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+        notice("cache folder " + dir + " belongs to user id " + std::to_string(st.st_uid) + ", not to this user (" + std::to_string(::geteuid()) +
+               "): it is not used (set CAKE_CACHE_DIR to a folder of your own); caching in memory only");
+        return;
+      }
+      if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        notice("cache folder " + dir + " is writable by its group or by others (mode " + mode +
+               "): it is not used (chmod go-w it, or set CAKE_CACHE_DIR to a folder of your own); caching in memory only");
+        return;
+      }
+      disk_.read = ::access(dir.c_str(), R_OK | X_OK) == 0;
+      if (!disk_.read) {
+        notice("cache folder " + dir + " is not readable; caching in memory only");
+        return;
+      }
+      fs::create_directories(config_.dir / ".tmp", ec);
+      disk_.write = !ec && ::access(dir.c_str(), W_OK) == 0;
+      if (!disk_.write) notice("cache folder " + dir + " is read-only: its entries are used, new builds are not stored");
     });
-    return disk_ok_;
+    return disk_;
   }
 
   artifacts compile_now(std::string_view source, std::string_view kernel_name, arch target,

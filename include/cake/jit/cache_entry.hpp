@@ -82,17 +82,29 @@ inline std::string unescape_value(std::string_view v) {
   return s;
 }
 
+// A file of an entry; a symbolic link is not followed (it reads as missing: the entry is damaged).
 inline std::optional<std::string> read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::move(ss).str();
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    const auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return data;
 }
 
 // Writes a file and fsyncs it; throws jit::error naming the file and the system's reason.
 inline void write_file_synced(const std::filesystem::path& p, std::string_view data) {
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw error("cannot create " + p.string() + ": " + std::strerror(errno));
   std::size_t done = 0;
   while (done < data.size()) {
