@@ -79,6 +79,39 @@ class cache {
 
   const cache_config& config() const { return config_; }
 
+  // The source as the key reads it: in comment lines, every path keeps only its file name. Generated
+  // sources name the schedule file in comments ("// @op 3 /home/u/src/kernels/gemm/sm90_bf16.hpp:88"),
+  // and those paths depend on where the checkout lives; comments change no code, so without them the
+  // same kernel has one key in every checkout (and in an installed copy).
+  static std::string key_source(std::string_view source) {
+    std::string out;
+    out.reserve(source.size());
+    std::size_t at = 0;
+    while (at < source.size()) {
+      std::size_t end = source.find('\n', at);
+      if (end == std::string_view::npos) end = source.size();
+      const std::string_view line = source.substr(at, end - at);
+      const std::size_t first = line.find_first_not_of(" \t");
+      if (first == std::string_view::npos || line.substr(first, 2) != "//") {
+        out.append(line);
+      } else {  // a comment line: each space-separated token that holds a '/' keeps what follows its last '/'
+        std::size_t i = 0;
+        while (i < line.size()) {
+          std::size_t j = line.find(' ', i);
+          if (j == std::string_view::npos) j = line.size();
+          std::string_view token = line.substr(i, j - i);
+          if (token.substr(0, 2) != "//" && token.find('/') != std::string_view::npos) token = token.substr(token.rfind('/') + 1);
+          out.append(token);
+          if (j < line.size()) out += ' ';
+          i = j + 1;
+        }
+      }
+      if (end < source.size()) out += '\n';
+      at = end + 1;
+    }
+    return out;
+  }
+
   // The cache key of a build.
   static std::string key(std::string_view source, std::string_view kernel_name, arch target,
                          const compile_options& options) {
@@ -88,7 +121,7 @@ class cache {
     const auto flags = nvrtc_flags(target, options);
     d.field(std::to_string(flags.size()));
     for (const auto& f : flags) d.field(f);
-    return d.field(source).hex();
+    return d.field(key_source(source)).hex();
   }
 
   std::filesystem::path entry_path(std::string_view kernel_name, std::string_view digest) const {
