@@ -433,8 +433,8 @@ TEST_CASE("printer: register-compute ops (reductions, argmin, convert, loads, st
   REQUIRE(k.p.errors.empty());
   const std::string text = to_text(k.p);
   CHECK(contains(text, "    reg m: f32 [64 x 1] per warpgroup\n"));
-  CHECK(contains(text, "#1 load_global x <- X.tile(tile.N, 0)\n"));
-  CHECK(contains(text, "#2 load_global i <- idx.tile(tile.N)\n"));
+  CHECK(contains(text, "#1 load_global x <- X.tile(tile.N, 0) fill_outside -inf\n"));
+  CHECK(contains(text, "#2 load_global i <- idx.tile(tile.N) fill_outside -1.000000\n"));
   CHECK(contains(text, "#3 reduce_rows m = row_max(x)\n"));
   CHECK(contains(text, "#4 reduce_rows m = sum(m, row_sum(x))\n"));
   CHECK(contains(text, "#5 reduce_rows m = row_min(x)\n"));

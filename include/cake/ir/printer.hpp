@@ -218,6 +218,10 @@ inline std::string op_text(const program& p, int id) {
       break;
   }
   if (o.kind == op_kind::tma_load && o.b.kind == operand_kind::mbarrier) s += " completes " + to_text(p, o.b);
+  if (o.kind == op_kind::load_global && o.imm[2] != 0) {  // .fill_outside(v): what reads past the tensor give
+    const float v = __builtin_bit_cast(float, o.imm[2]);
+    s += " fill_outside " + (v == neg_inf ? std::string("-inf") : v == pos_inf ? std::string("inf") : std::to_string(v));
+  }
   if (o.has(flag_multicast)) s += " multicast";
   if (o.has(flag_remote)) s += " remote";
   return s;
