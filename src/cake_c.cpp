@@ -11,6 +11,7 @@
 
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
+#include "kernels/kmeans/kmeans.hpp"
 #include "kernels/norm/norm.hpp"
 
 namespace {
@@ -111,6 +112,19 @@ cake_status cake_rmsnorm_bf16(const void* x, const void* w, void* y, int64_t row
   return guarded("cake_rmsnorm_bf16", device, [&] {
     if (device < 0) throw cake::jit::argument_error("cake_rmsnorm_bf16: device = " + std::to_string(device) + " is not a device ordinal");
     cake::rmsnorm(x, w, y, rows, cols, ld, eps, as_stream(stream), device);
+  });
+}
+
+cake_status cake_kmeans_assign(const void* x, const void* c, const float* c_norm, int32_t* idx, int64_t B, int64_t N, int64_t K, int64_t D,
+                               int input_type, int metric, void* stream, int device) {
+  return guarded("cake_kmeans_assign", device, [&] {
+    if (device < 0) throw cake::jit::argument_error("cake_kmeans_assign: device = " + std::to_string(device) + " is not a device ordinal");
+    if (input_type != CAKE_INPUT_F16 && input_type != CAKE_INPUT_BF16)
+      throw cake::jit::argument_error("cake_kmeans_assign: input_type = " + std::to_string(input_type) + " is not a cake_input_type (0 f16, 1 bf16)");
+    if (metric < CAKE_METRIC_L2 || metric > CAKE_METRIC_COSINE)
+      throw cake::jit::argument_error("cake_kmeans_assign: metric = " + std::to_string(metric) + " is not a cake_metric (0 l2, 1 inner product, 2 cosine)");
+    cake::kmeans::assign(x, c, c_norm, idx, B, N, K, D, input_type == CAKE_INPUT_F16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16,
+                         static_cast<cake::kmeans::metric>(metric), as_stream(stream), device);
   });
 }
 

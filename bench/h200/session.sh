@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans kmeanssan
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -103,6 +103,19 @@ for s in "${steps[@]}"; do
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout ${CAKE_EPILOGUE_TIMEOUT:-300} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/epilogue.log" | cut -c1-150 ;;
+    kmeans)
+      # The k-means GPU test, then the Python package (built here from the pinned wheels in .whl/) and the
+      # same-process bench against flash-kmeans (its wheel in .whl/peers/, installed without dependencies).
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_kmeans > "$OUT/test_kmeans.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed" "$OUT/test_kmeans.log" | head -n 12
+      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      PYTHONPATH=/tmp/bt python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KMEANS_TIMEOUT:-420} python3 bench/peers/bench_peers.py --family kmeans --runs ${CAKE_KMEANS_RUNS:-50} --json "$OUT/kmeans.json" 2>&1 | tee "$OUT/bench_kmeans.log" | grep -vE "Warning|warn" | cut -c1-200 ;;
+    kmeanssan)
+      for tool in memcheck racecheck synccheck; do
+        res=$(timeout 150 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*picks the nearest*" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
+      done ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"

@@ -7,11 +7,14 @@ peer (relative error) before they are timed. Writes the results JSON of docs/ben
 
 Families:
   gemm      cake.gemm vs torch.matmul (a @ b.T, cuBLAS) on the six bf16 shapes of bench/results/h200/gemm.json
+  kmeans    cake.kmeans_assign vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
+            the four shapes of issue 13 (fp16 and bf16, tuned: the schedule was written for them) and two held-out
+            shapes; needs the flash_kmeans package importable (its wheel installed with --no-deps)
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|overhead|all] [--runs N] [--calls N] [--json FILE]
 """
 import argparse
 import datetime
@@ -91,6 +94,62 @@ def bench_gemm(runs):
     return rows, {"bf16_geomean_ratio": round(math.exp(logs / len(timed)), 4)} if timed else {}
 
 
+# (B, N, K, D, held_out): the four shapes of issue 13 (from the flash-kmeans baseline) and two held out.
+KMEANS_SHAPES = [(32, 65536, 1024, 128, False), (1, 1048576, 4096, 128, False), (1, 1048576, 65536, 128, False), (8, 262144, 16384, 64, False),
+                 (2, 300000, 2000, 96, True), (16, 20000, 512, 256, True)]
+
+
+def bench_kmeans(runs, dtypes=("float16", "bfloat16")):
+    from flash_kmeans.assign_euclid_triton import euclid_assign_triton
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(2)
+    for dt in dtypes:
+        dtype = getattr(torch, dt)
+        for B, N, K, D, held_out in KMEANS_SHAPES:
+            x = torch.randn(B, N, D, device="cuda", generator=g).to(dtype)
+            c = torch.randn(B, K, D, device="cuda", generator=g).to(dtype)
+            x_sq = x.float().square().sum(-1)
+            c_sq = c.float().square().sum(-1)
+            mine, theirs = torch.empty(B, N, dtype=torch.int32, device="cuda"), torch.empty(B, N, dtype=torch.int32, device="cuda")
+            mine.fill_(-1)
+            cake.kmeans_assign(x, c, c_sq, mine)
+            euclid_assign_triton(x, c, x_sq, theirs, c_sq=c_sq)
+            # Near-ties may go either way: the distance of Cake's choice must be within rounding of the peer's.
+            def dist(idx):
+                out = torch.empty(B, N, device="cuda")
+                for b in range(B):
+                    for n0 in range(0, N, 1 << 18):
+                        n1 = min(N, n0 + (1 << 18))
+                        out[b, n0:n1] = (x[b, n0:n1].float() - c[b][idx[b, n0:n1].long()].float()).square().sum(-1)
+                return out
+            valid = bool(((mine >= 0) & (mine < K)).all())
+            d_mine, d_theirs = dist(mine.clamp(0, K - 1)), dist(theirs.clamp(0, K - 1))
+            worse = int((d_mine > d_theirs + 1e-4 * (x_sq + c_sq.max())).sum())
+            agree = float((mine == theirs).float().mean())
+            ok = valid and worse == 0
+            tag = "bf16" if dt == "bfloat16" else "fp16"
+            row = {"kernel": "kmeans_assign", "dtype": tag, "shape": {"B": B, "N": N, "K": K, "D": D}, "held_out": held_out, "peer": "flash-kmeans 0.3.1",
+                   "agreement": round(agree, 6), "points_farther_than_peer": worse, "ok": ok}
+            if ok:
+                for _ in range(3):
+                    cake.kmeans_assign(x, c, c_sq, mine)
+                    euclid_assign_triton(x, c, x_sq, theirs, c_sq=c_sq)
+                n_runs = runs if B * N * K * D < (1 << 40) else max(10, runs // 5)
+                c_ms, p_ms = time_pair(lambda: cake.kmeans_assign(x, c, c_sq, mine), lambda: euclid_assign_triton(x, c, x_sq, theirs, c_sq=c_sq), n_runs)
+                flops = 2.0 * B * N * K * D
+                row.update({"cake_ms": round(c_ms, 4), "peer_ms": round(p_ms, 4), "ratio": round(p_ms / c_ms, 4), "runs": n_runs,
+                            "cake_tflops": round(flops / c_ms / 1e9, 1), "peer_tflops": round(flops / p_ms / 1e9, 1)})
+                key = f"kmeans_assign_{tag}_{'held_out' if held_out else 'tuned'}_geomean_ratio"
+                logs.setdefault(key, []).append(math.log(p_ms / c_ms))
+            rows.append(row)
+            print(f"kmeans assign {tag} B{B} N{N} K{K} D{D}{' (held out)' if held_out else ''}: "
+                  + (f"cake {row['cake_ms']} ms ({row['cake_tflops']} TFLOP/s), flash-kmeans {row['peer_ms']} ms ({row['peer_tflops']}), ratio {row['ratio']}"
+                     if ok else f"FAILED valid {valid} farther {worse}") + f", agreement {agree:.4f}", flush=True)
+            del x, c, x_sq, c_sq, mine, theirs
+            torch.cuda.empty_cache()
+    return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+
+
 def bench_overhead(calls):
     M = N = K = 128
     a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
@@ -132,7 +191,7 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
@@ -141,6 +200,10 @@ def main():
     rows, summary = [], {}
     if args.family in ("gemm", "all"):
         r, s = bench_gemm(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("kmeans", "all"):
+        r, s = bench_kmeans(args.runs)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):

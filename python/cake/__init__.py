@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -215,6 +215,61 @@ def rmsnorm(x, weight, eps: float = 1e-6, out=None, *, stream=None):
     """out = bf16(bf16(x * rsqrt(mean(x^2) + eps)) * weight) over the last dimension (bfloat16, f32 math,
     up to 16384 columns; the rounding of Hugging Face's LlamaRMSNorm). ``out`` may be x."""
     return _row_kernel(x, out, "rmsnorm", w=weight, eps=eps, stream=stream)
+
+
+_METRICS = {"l2": 0, "inner_product": 1, "cosine": 2}
+
+
+def _contiguous(a: _Array, name: str) -> None:
+    want, step = [], 1
+    for n in reversed(a.shape):
+        want.append(step)
+        step *= n
+    if any(n > 1 and st != w for n, st, w in zip(a.shape, a.strides, reversed(want))):
+        raise ValueError(f"{name} must be contiguous (row-major); its strides are {list(a.strides)}")
+
+
+def kmeans_assign(x, centroids, c_norm=None, out=None, *, metric: str = "l2", stream=None):
+    """out[b, i] = index of the centroid of ``centroids[b]`` nearest to ``x[b, i]`` (int32; ties go to the
+    lowest index). x: [B, N, D] or [N, D], centroids: [B, K, D] or [K, D], both float16 or both bfloat16,
+    contiguous, D a multiple of 8 up to 512. metric: "l2" (c_norm = |c|^2, float32 [B, K] or [K]),
+    "cosine" (c_norm = -1/|c|), "inner_product" (no c_norm). Without ``c_norm`` it is computed here
+    with PyTorch (pass it when the centroids do not change between calls). Hopper only."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    X, C = _view(x, "x"), _view(centroids, "centroids")
+    if X.device != "cuda":
+        raise ValueError(f"x must be on a CUDA device; it is on {X.device}")
+    if X.dtype not in ("float16", "bfloat16"):
+        raise ValueError(f"x must be float16 or bfloat16; it is {X.dtype}")
+    if len(X.shape) not in (2, 3):
+        raise ValueError(f"x must be [B, N, D] or [N, D]; it has shape {list(X.shape)}")
+    batched = len(X.shape) == 3
+    B, N, D = X.shape if batched else (1,) + X.shape
+    if len(C.shape) != len(X.shape) or (batched and C.shape[0] != B) or C.shape[-1] != D:
+        raise ValueError(f"centroids must be {'[B, K, D]' if batched else '[K, D]'} with x's B and D; x has shape {list(X.shape)}, centroids {list(C.shape)}")
+    K = C.shape[-2]
+    _need(C, "centroids", X.dtype, C.shape, X.index)
+    _contiguous(X, "x")
+    _contiguous(C, "centroids")
+    if c_norm is None and metric != "inner_product":
+        if not _is_torch(centroids):
+            raise ValueError("c_norm must be given for arrays that are not torch tensors")
+        sq = centroids.float().square().sum(-1)
+        c_norm = sq if metric == "l2" else -sq.rsqrt()
+    Nn = None
+    if metric != "inner_product":
+        Nn = _view(c_norm, "c_norm")
+        _need(Nn, "c_norm", "float32", C.shape[:-1], X.index)
+        _contiguous(Nn, "c_norm")
+    if out is None:
+        out = _new_like(x, X.shape[:-1], "int32", "out")
+    O = _view(out, "out")
+    _need(O, "out", "int32", X.shape[:-1], X.index)
+    _contiguous(O, "out")
+    s = _stream(stream, [X, C, Nn, O], X.index)
+    _cake.kmeans_assign(X.ptr, C.ptr, Nn.ptr if Nn else 0, O.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index)
+    return out
 
 
 try:  # PyTorch custom ops, when PyTorch is there

@@ -20,6 +20,7 @@
 
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
+#include "kernels/kmeans/kmeans.hpp"
 #include "kernels/norm/norm.hpp"
 
 namespace nb = nanobind;
@@ -136,6 +137,19 @@ NB_MODULE(_cake, m) {
         call(device, [&] { cake::rmsnorm(ptr(x), ptr(w), mut(y), rows, cols, ld, eps, as_stream(stream), device); });
       },
       nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("ld"), nb::arg("eps"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "kmeans_assign",
+      [](std::uintptr_t x, std::uintptr_t c, std::uintptr_t c_norm, std::uintptr_t idx, long long B, long long N, long long K, long long D, bool f16,
+         int metric, std::uintptr_t stream, int device) {
+        if (metric < 0 || metric > 2) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..2");
+        call(device, [&] {
+          cake::kmeans::assign(ptr(x), ptr(c), static_cast<const float*>(ptr(c_norm)), static_cast<std::int32_t*>(mut(idx)), B, N, K, D,
+                               f16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16, static_cast<cake::kmeans::metric>(metric),
+                               as_stream(stream), device);
+        });
+      },
+      nb::arg("x"), nb::arg("c"), nb::arg("c_norm"), nb::arg("idx"), nb::arg("B"), nb::arg("N"), nb::arg("K"), nb::arg("D"), nb::arg("f16"),
+      nb::arg("metric"), nb::arg("stream"), nb::arg("device"));
   m.def("describe", &describe, nb::arg("array"),
         "(address, shape, strides in elements, dtype, device type, device id) of an array passed through DLPack");
   // For the package's tests on machines without a GPU: a DLPack array that claims to live on a CUDA device

@@ -1,4 +1,5 @@
-/* Cake's C ABI: the library entry points (cake::gemm, cake::gemm_fp8, cake::softmax, cake::rmsnorm) for
+/* Cake's C ABI: the library entry points (cake::gemm, cake::gemm_fp8, cake::softmax, cake::rmsnorm,
+ * cake::kmeans) for
  * callers that are not C++ (Python through the cake package, Rust, engines with a C plugin interface).
  * Link the shared library `cake_c` (CMake target cake::c).
  *
@@ -81,6 +82,20 @@ CAKE_C_API cake_status cake_softmax_bf16(const void* x, void* y, int64_t rows, i
  * cc 8.0 or newer. */
 CAKE_C_API cake_status cake_rmsnorm_bf16(const void* x, const void* w, void* y, int64_t rows, int64_t cols, int64_t ld, float eps, void* stream,
                                          int device);
+
+/* Element types of the k-means and search entry points' inputs. */
+typedef enum cake_input_type { CAKE_INPUT_F16 = 0, CAKE_INPUT_BF16 = 1 } cake_input_type;
+
+/* What "nearest" means for k-means and search: smallest Euclidean distance, largest inner product, or
+ * largest cosine similarity. */
+typedef enum cake_metric { CAKE_METRIC_L2 = 0, CAKE_METRIC_INNER_PRODUCT = 1, CAKE_METRIC_COSINE = 2 } cake_metric;
+
+/* idx[b, i] = the centroid of c[b] nearest to x[b, i] (ties: the lowest index). x [B, N, D], c [B, K, D]
+ * contiguous, of `input_type` (a cake_input_type), 16-byte aligned; D a multiple of 8 in 8 .. 512;
+ * c_norm f32 [B, K]: |c|^2 for CAKE_METRIC_L2, -1/|c| for CAKE_METRIC_COSINE, NULL for
+ * CAKE_METRIC_INNER_PRODUCT; idx i32 [B, N]. Hopper (cc 9.0) only. */
+CAKE_C_API cake_status cake_kmeans_assign(const void* x, const void* c, const float* c_norm, int32_t* idx, int64_t B, int64_t N, int64_t K, int64_t D,
+                                          int input_type, int metric, void* stream, int device);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 // barrier per pipeline stage), its place in shared memory and its expected arrivals per phase; and,
 // per pipeline, the bytes a stage's 'full' barrier expects (tx-count). These are the numbers a
 // hand-written kernel gets wrong most often (hardware-facts §1, "common hang causes").
+#include <algorithm>
+
 #include "../ir/program.hpp"
 #include "operands.hpp"
 #include "smem_plan.hpp"
@@ -96,18 +98,24 @@ constexpr barrier_plan plan_barriers(const program& p) {
   }
   for (std::size_t pi = 0; pi < p.pipelines.size(); ++pi) {
     pipeline_barriers& pb = B.pipelines[pi];
+    // Each unit arrives once per stage it takes, whichever of its role's ops takes it: a role that
+    // acquires (or releases) in several ops (a prologue and a loop, parts of one tile) arrives once per
+    // phase. Arrivals are counted per role (its units), summed over the roles.
+    int full_by_role[capacity::roles]{}, empty_by_role[capacity::roles]{};
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];
       if (o.d.kind != operand_kind::pipeline || o.d.index != pi) continue;
+      const int units = units_per_point(p, static_cast<int>(i));
       // 'full' completes by the producer's arrive.expect_tx plus TMA bytes, or by a commit.
       if (o.kind == op_kind::pipeline_acquire) {
         const int tx = tx_bytes_of_acquire(p, static_cast<int>(i));
-        if (tx > 0) pb.full_arrivals += units_per_point(p, static_cast<int>(i));
+        if (tx > 0) full_by_role[o.role] = std::max(full_by_role[o.role], units);
         if (pb.tx_bytes == 0) pb.tx_bytes = tx;
       }
-      if (o.kind == op_kind::pipeline_commit) pb.full_arrivals += units_per_point(p, static_cast<int>(i));
-      if (o.kind == op_kind::pipeline_release) pb.empty_arrivals += units_per_point(p, static_cast<int>(i));
+      if (o.kind == op_kind::pipeline_commit) full_by_role[o.role] = std::max(full_by_role[o.role], units);
+      if (o.kind == op_kind::pipeline_release) empty_by_role[o.role] = std::max(empty_by_role[o.role], units);
     }
+    for (int r = 0; r < capacity::roles; ++r) pb.full_arrivals += full_by_role[r], pb.empty_arrivals += empty_by_role[r];
     for (const auto& o : p.ops)
       if (o.kind == op_kind::tma_load && o.has(flag_multicast) && o.d.kind == operand_kind::smem && p.smem[o.d.index].pipeline == pi) pb.multicast = true;
     if (pb.multicast) pb.empty_arrivals *= p.launch.cluster_size();

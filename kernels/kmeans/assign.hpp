@@ -1,0 +1,119 @@
+#pragma once
+// k-means assignment on Hopper (sm_90a): for every point x of X[B, N, D] the centroid of C[B, K, D]
+// that scores lowest, never materializing the N x K distances.
+//
+//   l2:            argmin_k |c_k|^2 - 2 x.c_k      (|x|^2 is the same for every k; c_norm = |c_k|^2)
+//   inner_product: argmax_k x.c_k                  (written as argmin of -x.c_k)
+//   cosine:        argmax_k x.c_k / |c_k|          (c_norm = -1 / |c_k|, argmin of c_norm * x.c_k)
+//
+// Ties go to the lowest centroid index. A CTA owns `2 * rows` points of one batch entry: the points
+// tile stays in smem (D/64 parts of 64 columns), centroid tiles of `bn` x 64 stream through a TMA
+// pipeline, each of two consumer warpgroups multiplies its `rows` points by the centroid tile on wgmma
+// and folds the tile's scores into an argmin carried in registers. The two consumers take turns at
+// issuing their MMAs, so one's argmin (ALU work) overlaps the other's MMAs (tensor work).
+#include <array>
+#include <string_view>
+
+#include <cake/cake.hpp>
+
+namespace cake::kernels {
+
+enum class kmeans_metric { l2, inner_product, cosine };
+constexpr const char* to_string(kmeans_metric m) {
+  return m == kmeans_metric::l2 ? "l2" : m == kmeans_metric::inner_product ? "inner_product" : "cosine";
+}
+
+struct kmeans_assign_config {
+  int parts = 2;     // D / 64 rounded up: 64-column parts of the points tile (1..8)
+  int rows = 128;    // points per consumer warpgroup (64 or 128)
+  int bn = 128;      // centroids per tile (the MMA's N)
+  int stages = 4;    // depth of the centroid pipeline
+  kmeans_metric metric = kmeans_metric::l2;
+  friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
+};
+
+// Smem of a configuration in bytes (points tile + centroid stages), for the entry point's choice.
+constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (2 * c.rows * c.parts + c.stages * c.bn) * 64 * 2; }
+
+template <class In = bf16>
+constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
+  const std::string_view name = In::value == dtype::f16 ? "kmeans_assign_f16" : "kmeans_assign_bf16";
+  auto k = kernel(name).target(sm_90a);
+  auto [Bt, N, K, D] = k.dims("B", "N", "K", "D");
+  auto X = k.input<In>("X", dims(Bt, N, D));
+  auto C = k.input<In>("C", dims(Bt, K, D));
+  tensor<f32> Cn;
+  if (c.metric != kmeans_metric::inner_product) Cn = k.input<f32>("c_norm", dims(Bt, K));
+  // idx as [B, N, 1]: a row vector (one value per point) is stored down the rows of its tile, so the
+  // points must be the rows, and the unit column the last dim.
+  auto Idx = k.output<i32>("idx", dims(Bt, N, k.dim("one")));
+  auto space = k.parallel(tiles(N, 2 * c.rows), each(Bt));
+  auto sX = k.smem<In>("sX", {2 * c.rows, 64}, swizzle::b128);
+  auto sC = k.smem<In>("sC", {c.bn, 64}, swizzle::b128);
+  auto xp = k.pipeline("x", stages(c.parts)).carries(sX);  // one stage per 64-column part, all held
+  auto cp = k.pipeline("c", stages(c.stages)).carries(sC);
+  auto mma = k.turns("mma");
+
+  k.role("assign", warpgroups(2), regs(232), [&](role& r) {
+    auto dot = r.accumulator<f32>("dot", {c.rows, c.bn});
+    auto best = r.row_vector<f32>("best", c.rows);
+    auto arg = r.row_vector<i32>("arg", c.rows);
+    reg_tile<f32> cn;  // c_norm of the tile's centroids (not for inner_product)
+    if (c.metric != kmeans_metric::inner_product) cn = r.col_vector<f32>("cn", c.bn);
+    r.for_each(space, [&](auto i, auto b) {
+      std::array<slot, 8> sx{};
+      for (int d = 0; d < c.parts; ++d) sx[static_cast<std::size_t>(d)] = r.wait(xp);
+      r.fill(best, pos_inf);
+      r.fill(arg, 0.0f);
+      r.loop(tiles(K, c.bn), [&](auto j) {
+        // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
+        // consumers read every stage, so they take turns group by group).
+        const int group = c.parts < c.stages ? c.parts : c.stages;
+        for (int g0 = 0; g0 < c.parts; g0 += group) {
+          const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
+          std::array<slot, 8> sc{};
+          for (int d = g0; d < g1; ++d) sc[static_cast<std::size_t>(d)] = r.wait(cp);
+          r.take_turn(mma);
+          r.wgmma_fence();
+          for (int d = g0; d < g1; ++d) {
+            auto m = r.wgmma(dot, sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), 2), sc[static_cast<std::size_t>(d)][sC]);
+            if (d == 0) m.overwrite();
+          }
+          r.wgmma_commit();
+          r.pass_turn(mma);
+          r.wgmma_wait(0);
+          for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
+        }
+        // Centroids past K score +inf and are never chosen.
+        if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
+        if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
+        if (c.metric == kmeans_metric::l2) r.row_argmin(best, arg, cn - 2.0f * dot, j * c.bn).accumulate();
+        // (cosine, inner product: centroids past K would score 0 * x; they are masked by index)
+        if (c.metric == kmeans_metric::cosine)
+          r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot), j * c.bn).accumulate();
+        if (c.metric == kmeans_metric::inner_product)
+          r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, -dot), j * c.bn).accumulate();
+      });
+      for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
+      r.store(Idx.tile(b, i * 2 + r.warpgroup(), 0), arg);
+    });
+  });
+  k.role("load", warpgroups(1), regs(40), [&](role& r) {
+    r.for_each(space, [&](auto i, auto b) {
+      for (int d = 0; d < c.parts; ++d) {
+        auto s = r.acquire(xp);
+        r.tma_load(s[sX], X.tile(b, i, d));
+      }
+      r.loop(tiles(K, c.bn), [&](auto j) {
+        for (int d = 0; d < c.parts; ++d) {
+          auto s = r.acquire(cp);
+          r.tma_load(s[sC], C.tile(b, j, d));
+        }
+      });
+    });
+  });
+
+  return k.build();
+}
+
+}  // namespace cake::kernels

@@ -1,0 +1,209 @@
+#pragma once
+// k-means centroid update (sm_90a; the same schedules lower for sm_80 unchanged: pass target_id::sm_80):
+// after the assignment (assign.hpp) gave every point x of X[B, N, D] its cluster idx[B, N] in 0..K-1,
+//
+//   kmeans_scatter_program   sums[b, idx, :] += f32(x), counts[b, idx] += 1 for every point
+//   kmeans_finalize_program  per centroid row: c_new = sums / count (count > 0), else c_old (an empty
+//                            cluster keeps its centroid); C is overwritten with In(c_new); c_norm = the
+//                            metric's norm form of In(c_new); shift = sum over D of (In(c_new) - c_old)^2
+//   kmeans_norms_program     c_norm of C alone (the initial centroids)
+//
+// Norm forms (kmeans_metric, assign.hpp): l2 sum(c^2); cosine -rsqrt(sum(c^2)) (rsqrt.approx; -inf for a
+// zero row); inner_product none (the finalize program then has no c_norm tensor).
+//
+// Tensors, in the order the caller passes them (cake::tensor_view, declaration order; row-major, packed
+// or with outer strides). B is folded into the rows of the centroid-side tensors: a [B, K, D] tensor is
+// passed as [B*K, D], a [B, K] one as [B*K] (or [B*K, 1] where said). Two views add a last dim of
+// extent 1 (dim "one") so that a row vector's rows run along the dim before it.
+//
+//   kmeans_scatter_program<In>(parts[, target])
+//     X [B, N, D] In, idx [B, N, 1] i32, sums [B*K, D] f32, counts [B*K, 1] f32; scalar K (i32, the
+//     clusters per batch entry: launch(args, {double(K)})). sums and counts are accumulated into (the
+//     caller zeroes them). The row of sums / counts of a point is b * K + idx, computed in registers in
+//     f32 (exact while B * K <= 2^24); an index outside 0..K-1 is skipped, and so are the points past N
+//     (their index loads as -1).
+//   kmeans_finalize_program<In>(parts[, metric[, target]])
+//     sums [B*K, D] f32, counts [B*K] f32, C [B*K, D] In (read, then overwritten in place: each row is
+//     read whole by the warp that writes it), c_norm [B*K] f32 (absent for inner_product), shift [B*K] f32
+//   kmeans_norms_program<In>(parts[, metric[, target]])
+//     C [B*K, D] In, c_norm [B*K] f32 (metric l2 or cosine; inner_product builds the l2 form)
+//
+// D is a dynamic dim: nothing needs emit_options.specialized (one kernel per In, tile width, metric and
+// target). parts = ceil(D / 64), 1..8; the register tiles are W = 64 * parts rounded up to a power of two
+// wide (64, 128, 256, 512: the kernel name says W, so parts 5..8 share one kernel) and D must be at most
+// W; columns past D are neither read nor written. Specializing D is possible but not useful: it made the
+// scatter kernel heavier (98 registers against 54 at D = 100).
+//
+// Schedule (all three): warp units, 4 warps per CTA (128 threads). A warp holds `rows` whole rows of
+// W columns in one register tile in the derived blocked layout (each row in 16-byte vectors
+// over consecutive lanes; row sums are shuffles inside the warp), rows = 1024 / W (16 at W = 64 .. 2 at
+// W = 512): 32 elements per thread. A CTA takes 4 * rows consecutive rows (points, or centroid rows) per
+// point of the parallel space: tiles(N, 4 * rows) x each(B) for the scatter, tiles(B*K, 4 * rows) for
+// the row kernels. Rows past the tensor load 0 and are not stored.
+//
+// Scatter: every element of x is one f32 atomic add (atomicAdd, SASS RED) at its column of row
+// b * K + idx; the count is a scatter-add of a tile of ones into counts [B*K, 1], whose one column takes
+// only column 0 of each row (the other columns are masked by the tensor's width). Registers (ptxas,
+// sm_90a): scatter 54, finalize 91-92 (74-80 for inner_product), norms 31-32.
+#include <string_view>
+
+#include <cake/cake.hpp>
+
+#include "assign.hpp"  // kmeans_metric
+
+namespace cake::kernels {
+
+namespace kmeans_update_detail {
+// The register tile's width: 64 * parts rounded up to a power of two (64, 128, 256, 512), so that its rows
+// split evenly over the lanes of a warp in the blocked layout (320 columns over 16 lanes would not).
+constexpr int width_for(int parts) {
+  int w = 64;
+  while (w < 64 * parts) w *= 2;
+  return w;
+}
+// The rows a warp holds: 32 elements per thread (1024 / width, at least 1).
+constexpr int rows_for(int parts) { return width_for(parts) >= 1024 ? 1 : 1024 / width_for(parts); }
+constexpr int units = 4;  // warps per CTA
+
+// "kmeans_<what>_<in>_w<width>[_<metric>][_80]" (31 characters at most).
+struct name_buf {
+  char text[32]{};
+  int len = 0;
+  constexpr void put(std::string_view s) {
+    for (char ch : s)
+      if (len < 31) text[len++] = ch;
+  }
+  constexpr void put(int v) {
+    char d[12]{};
+    int n = 0;
+    if (v == 0) d[n++] = '0';
+    while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
+    while (n > 0 && len < 31) text[len++] = d[--n];
+  }
+  constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
+};
+template <class In>
+constexpr name_buf name(std::string_view what, int width, std::string_view metric, target_id t) {
+  name_buf b;
+  b.put("kmeans_");
+  b.put(what);
+  b.put(In::value == dtype::f16 ? "_f16_w" : "_bf16_w");
+  b.put(width);
+  b.put(metric);
+  if (t == target_id::sm_80) b.put("_80");
+  return b;
+}
+constexpr std::string_view metric_tag(kmeans_metric m) {
+  return m == kmeans_metric::l2 ? "" : m == kmeans_metric::cosine ? "_cos" : "_ip";
+}
+
+// c_norm of the In-rounded rows held in c: the metric's form of the row sum of squares.
+template <class In>
+constexpr void norm_of(role& r, reg_tile<In> c, reg_tile<f32> cn, kmeans_metric m) {
+  r.row_sum(cn, c * c);
+  if (m == kmeans_metric::cosine) r.set(cn, -rsqrt(cn));
+}
+}  // namespace kmeans_update_detail
+
+// sums[b * K + idx[b, n], :] += f32(X[b, n, :]), counts[b * K + idx[b, n], 0] += 1 (the header says
+// the tensors). parts = ceil(D / 64), 1..8.
+template <class In = bf16>
+constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  const int rows = d::rows_for(parts), width = d::width_for(parts);
+  const d::name_buf nm = d::name<In>("scatter", width, "", t);
+  auto k = kernel(nm.view()).target(t);
+  auto [Bt, N, BK, D, One] = k.dims("B", "N", "BK", "D", "one");
+  auto X = k.input<In>("X", dims(Bt, N, D));
+  auto I = k.input<i32>("idx", dims(Bt, N, One));  // [B, N, 1]: a row vector's rows run along N
+  auto Sums = k.output<f32>("sums", dims(BK, D));
+  auto Counts = k.output<f32>("counts", dims(BK, One));
+  auto Kc = k.param<i32>("K");
+  auto space = k.parallel(tiles(N, rows * d::units), each(Bt));
+  k.role("points", warps(d::units), [&](role& r) {
+    auto x = r.fragment<In>("x", {rows, width});
+    auto ones = r.fragment<In>("ones", {rows, width});
+    auto idx = r.row_vector<i32>("idx", rows);
+    r.fill(ones, 1.0f);
+    r.for_each(space, [&](auto i, auto b) {
+      const index_expr g = i * d::units + r.warp();  // this warp's block of points
+      r.load(x, X.tile(b, g, 0).rows_at(1));     // columns past D read 0 (and are not added)
+      r.load(idx, I.tile(b, g, 0)).fill_outside(-1.0f);  // points past N: index -1, skipped
+      // the row of sums / counts: b * K + idx, or -1 (skipped) for an index outside 0..K-1
+      r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
+      r.scatter_add(Sums.tile(0, 0), x, idx);
+      r.scatter_add(Counts.tile(0, 0), ones, idx);  // column 0 only: counts has one column
+    });
+  });
+  return k.build();
+}
+
+// Per centroid row: c_new = count > 0 ? sums / count : c_old, written into C; c_norm and shift (the
+// header says the tensors). parts = ceil(D / 64), 1..8.
+template <class In = bf16>
+constexpr program kmeans_finalize_program(int parts, kmeans_metric metric = kmeans_metric::l2, target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  const int rows = d::rows_for(parts), width = d::width_for(parts);
+  const d::name_buf nm = d::name<In>("finalize", width, d::metric_tag(metric), t);
+  auto k = kernel(nm.view()).target(t);
+  auto [R, D] = k.dims("BK", "D");
+  auto Sums = k.input<f32>("sums", dims(R, D));
+  auto Counts = k.input<f32>("counts", dims(R));
+  auto C = k.output<In>("C", dims(R, D));
+  tensor<f32> Cn;
+  if (metric != kmeans_metric::inner_product) Cn = k.output<f32>("c_norm", dims(R));
+  auto Shift = k.output<f32>("shift", dims(R));
+  auto space = k.parallel(tiles(R, rows * d::units));
+  k.role("rows", warps(d::units), [&](role& r) {
+    auto s = r.fragment<f32>("s", {rows, width});
+    auto c = r.fragment<In>("c", {rows, width});
+    auto cnt = r.row_vector<f32>("cnt", rows);
+    auto sh = r.row_vector<f32>("sh", rows);
+    reg_tile<f32> cn;  // declared only where it is used (a tile no op touches has no layout)
+    if (metric != kmeans_metric::inner_product) cn = r.row_vector<f32>("cn", rows);
+    r.for_each(space, [&](auto i) {
+      const index_expr g = i * d::units + r.warp();
+      r.load(s, Sums.tile(g, 0));
+      r.load(cnt, Counts.tile(g));
+      r.load(c, C.tile(g, 0));
+      r.set(s, select(cnt > 0.0f, s / cnt, c));  // the new centroid (f32)
+      if constexpr (In::value == dtype::f16) r.row_sum(sh, (round_f16(s) - c) * (round_f16(s) - c));
+      else r.row_sum(sh, (round_bf16(s) - c) * (round_bf16(s) - c));
+      r.set(c, s);  // rounded to In
+      r.store(C.tile(g, 0), c);
+      r.store(Shift.tile(g), sh);
+      if (metric != kmeans_metric::inner_product) {
+        d::norm_of(r, c, cn, metric);
+        r.store(Cn.tile(g), cn);
+      }
+    });
+  });
+  return k.build();
+}
+
+// c_norm of C (the initial centroids; the header says the tensors). parts = ceil(D / 64), 1..8.
+template <class In = bf16>
+constexpr program kmeans_norms_program(int parts, kmeans_metric metric = kmeans_metric::l2, target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  if (metric == kmeans_metric::inner_product) metric = kmeans_metric::l2;
+  const int rows = d::rows_for(parts), width = d::width_for(parts);
+  const d::name_buf nm = d::name<In>("norms", width, d::metric_tag(metric), t);
+  auto k = kernel(nm.view()).target(t);
+  auto [R, D] = k.dims("BK", "D");
+  auto C = k.input<In>("C", dims(R, D));
+  auto Cn = k.output<f32>("c_norm", dims(R));
+  auto space = k.parallel(tiles(R, rows * d::units));
+  k.role("rows", warps(d::units), [&](role& r) {
+    auto c = r.fragment<In>("c", {rows, width});
+    auto cn = r.row_vector<f32>("cn", rows);
+    r.for_each(space, [&](auto i) {
+      const index_expr g = i * d::units + r.warp();
+      r.load(c, C.tile(g, 0));
+      d::norm_of(r, c, cn, metric);
+      r.store(Cn.tile(g), cn);
+    });
+  });
+  return k.build();
+}
+
+}  // namespace cake::kernels
