@@ -5,11 +5,11 @@
 //   kmeans_scatter_program   sums[b, idx, :] += f32(x), counts[b, idx] += 1 for every point
 //   kmeans_finalize_program  per centroid row: c_new = sums / count (count > 0), else c_old (an empty
 //                            cluster keeps its centroid); C is overwritten with In(c_new); c_norm = the
-//                            metric's norm form of In(c_new); shift = sum over D of (In(c_new) - c_old)^2
+//                            norm form (below) of In(c_new); shift = sum over D of (In(c_new) - c_old)^2
 //   kmeans_norms_program     c_norm of C alone (the initial centroids)
 //
-// Norm forms (kmeans_metric, assign.hpp): l2 sum(c^2); cosine -rsqrt(sum(c^2)) (rsqrt.approx; -inf for a
-// zero row); inner_product none (the finalize program then has no c_norm tensor).
+// Norm forms (kmeans_norm_form; for assign.hpp's metrics l2, cosine, inner_product): l2 sum(c^2); cosine
+// -rsqrt(sum(c^2)) (rsqrt.approx; -inf for a zero row); none (the finalize program then has no c_norm).
 //
 // Tensors, in the order the caller passes them (cake::tensor_view, declaration order; row-major, packed
 // or with outer strides). B is folded into the rows of the centroid-side tensors: a [B, K, D] tensor is
@@ -22,13 +22,13 @@
 //     caller zeroes them). The row of sums / counts of a point is b * K + idx, computed in registers in
 //     f32 (exact while B * K <= 2^24); an index outside 0..K-1 is skipped, and so are the points past N
 //     (their index loads as -1).
-//   kmeans_finalize_program<In>(parts[, metric[, target]])
+//   kmeans_finalize_program<In>(parts[, form[, target]])
 //     sums [B*K, D] f32, counts [B*K] f32, C [B*K, D] In (read, then overwritten in place: each row is
-//     read whole by the warp that writes it), c_norm [B*K] f32 (absent for inner_product), shift [B*K] f32
-//   kmeans_norms_program<In>(parts[, metric[, target]])
-//     C [B*K, D] In, c_norm [B*K] f32 (metric l2 or cosine; inner_product builds the l2 form)
+//     read whole by the warp that writes it), c_norm [B*K] f32 (absent for form none), shift [B*K] f32
+//   kmeans_norms_program<In>(parts[, form[, target]])
+//     C [B*K, D] In, c_norm [B*K] f32 (form l2 or cosine; none builds the l2 form)
 //
-// D is a dynamic dim: nothing needs emit_options.specialized (one kernel per In, tile width, metric and
+// D is a dynamic dim: nothing needs emit_options.specialized (one kernel per In, tile width, form and
 // target). parts = ceil(D / 64), 1..8; the register tiles are W = 64 * parts rounded up to a power of two
 // wide (64, 128, 256, 512: the kernel name says W, so parts 5..8 share one kernel) and D must be at most
 // W; columns past D are neither read nor written. Specializing D is possible but not useful: it made the
@@ -44,14 +44,17 @@
 // Scatter: every element of x is one f32 atomic add (atomicAdd, SASS RED) at its column of row
 // b * K + idx; the count is a scatter-add of a tile of ones into counts [B*K, 1], whose one column takes
 // only column 0 of each row (the other columns are masked by the tensor's width). Registers (ptxas,
-// sm_90a): scatter 54, finalize 91-92 (74-80 for inner_product), norms 31-32.
+// sm_90a): scatter 54, finalize 91-92 (74-80 for form none), norms 31-32.
 #include <string_view>
 
 #include <cake/cake.hpp>
 
-#include "assign.hpp"  // kmeans_metric
-
 namespace cake::kernels {
+
+// The form of c_norm (assign.hpp's kmeans_metric maps onto it: l2 -> l2, cosine -> cosine,
+// inner_product -> none). Its own enum so that this header stands alone.
+enum class kmeans_norm_form { l2, cosine, none };
+constexpr const char* to_string(kmeans_norm_form f) { return f == kmeans_norm_form::l2 ? "l2" : f == kmeans_norm_form::cosine ? "cosine" : "none"; }
 
 namespace kmeans_update_detail {
 // The register tile's width: 64 * parts rounded up to a power of two (64, 128, 256, 512), so that its rows
@@ -65,7 +68,8 @@ constexpr int width_for(int parts) {
 constexpr int rows_for(int parts) { return width_for(parts) >= 1024 ? 1 : 1024 / width_for(parts); }
 constexpr int units = 4;  // warps per CTA
 
-// "kmeans_<what>_<in>_w<width>[_<metric>][_80]" (31 characters at most).
+// "kmeans_<what>_<in>_w<width>[_<form>][_80]", e.g. "kmeans_final_bf16_w512_none_80" (30 characters;
+// names are cut at 31).
 struct name_buf {
   char text[32]{};
   int len = 0;
@@ -83,25 +87,25 @@ struct name_buf {
   constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
 };
 template <class In>
-constexpr name_buf name(std::string_view what, int width, std::string_view metric, target_id t) {
+constexpr name_buf name(std::string_view what, int width, std::string_view form, target_id t) {
   name_buf b;
   b.put("kmeans_");
   b.put(what);
   b.put(In::value == dtype::f16 ? "_f16_w" : "_bf16_w");
   b.put(width);
-  b.put(metric);
+  b.put(form);
   if (t == target_id::sm_80) b.put("_80");
   return b;
 }
-constexpr std::string_view metric_tag(kmeans_metric m) {
-  return m == kmeans_metric::l2 ? "" : m == kmeans_metric::cosine ? "_cos" : "_ip";
+constexpr std::string_view form_tag(kmeans_norm_form m) {
+  return m == kmeans_norm_form::l2 ? "" : m == kmeans_norm_form::cosine ? "_cos" : "_none";
 }
 
-// c_norm of the In-rounded rows held in c: the metric's form of the row sum of squares.
+// c_norm of the In-rounded rows held in c: the form's function of the row sum of squares.
 template <class In>
-constexpr void norm_of(role& r, reg_tile<In> c, reg_tile<f32> cn, kmeans_metric m) {
+constexpr void norm_of(role& r, reg_tile<In> c, reg_tile<f32> cn, kmeans_norm_form m) {
   r.row_sum(cn, c * c);
-  if (m == kmeans_metric::cosine) r.set(cn, -rsqrt(cn));
+  if (m == kmeans_norm_form::cosine) r.set(cn, -rsqrt(cn));
 }
 }  // namespace kmeans_update_detail
 
@@ -127,7 +131,7 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
     r.fill(ones, 1.0f);
     r.for_each(space, [&](auto i, auto b) {
       const index_expr g = i * d::units + r.warp();  // this warp's block of points
-      r.load(x, X.tile(b, g, 0).rows_at(1));     // columns past D read 0 (and are not added)
+      r.load(x, X.tile(b, g, 0));                     // columns past D read 0 (and are not added)
       r.load(idx, I.tile(b, g, 0)).fill_outside(-1.0f);  // points past N: index -1, skipped
       // the row of sums / counts: b * K + idx, or -1 (skipped) for an index outside 0..K-1
       r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
@@ -141,17 +145,17 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
 // Per centroid row: c_new = count > 0 ? sums / count : c_old, written into C; c_norm and shift (the
 // header says the tensors). parts = ceil(D / 64), 1..8.
 template <class In = bf16>
-constexpr program kmeans_finalize_program(int parts, kmeans_metric metric = kmeans_metric::l2, target_id t = target_id::sm_90a) {
+constexpr program kmeans_finalize_program(int parts, kmeans_norm_form form = kmeans_norm_form::l2, target_id t = target_id::sm_90a) {
   namespace d = kmeans_update_detail;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const d::name_buf nm = d::name<In>("finalize", width, d::metric_tag(metric), t);
+  const d::name_buf nm = d::name<In>("final", width, d::form_tag(form), t);
   auto k = kernel(nm.view()).target(t);
   auto [R, D] = k.dims("BK", "D");
   auto Sums = k.input<f32>("sums", dims(R, D));
   auto Counts = k.input<f32>("counts", dims(R));
   auto C = k.output<In>("C", dims(R, D));
   tensor<f32> Cn;
-  if (metric != kmeans_metric::inner_product) Cn = k.output<f32>("c_norm", dims(R));
+  if (form != kmeans_norm_form::none) Cn = k.output<f32>("c_norm", dims(R));
   auto Shift = k.output<f32>("shift", dims(R));
   auto space = k.parallel(tiles(R, rows * d::units));
   k.role("rows", warps(d::units), [&](role& r) {
@@ -160,7 +164,7 @@ constexpr program kmeans_finalize_program(int parts, kmeans_metric metric = kmea
     auto cnt = r.row_vector<f32>("cnt", rows);
     auto sh = r.row_vector<f32>("sh", rows);
     reg_tile<f32> cn;  // declared only where it is used (a tile no op touches has no layout)
-    if (metric != kmeans_metric::inner_product) cn = r.row_vector<f32>("cn", rows);
+    if (form != kmeans_norm_form::none) cn = r.row_vector<f32>("cn", rows);
     r.for_each(space, [&](auto i) {
       const index_expr g = i * d::units + r.warp();
       r.load(s, Sums.tile(g, 0));
@@ -172,8 +176,8 @@ constexpr program kmeans_finalize_program(int parts, kmeans_metric metric = kmea
       r.set(c, s);  // rounded to In
       r.store(C.tile(g, 0), c);
       r.store(Shift.tile(g), sh);
-      if (metric != kmeans_metric::inner_product) {
-        d::norm_of(r, c, cn, metric);
+      if (form != kmeans_norm_form::none) {
+        d::norm_of(r, c, cn, form);
         r.store(Cn.tile(g), cn);
       }
     });
@@ -183,11 +187,11 @@ constexpr program kmeans_finalize_program(int parts, kmeans_metric metric = kmea
 
 // c_norm of C (the initial centroids; the header says the tensors). parts = ceil(D / 64), 1..8.
 template <class In = bf16>
-constexpr program kmeans_norms_program(int parts, kmeans_metric metric = kmeans_metric::l2, target_id t = target_id::sm_90a) {
+constexpr program kmeans_norms_program(int parts, kmeans_norm_form form = kmeans_norm_form::l2, target_id t = target_id::sm_90a) {
   namespace d = kmeans_update_detail;
-  if (metric == kmeans_metric::inner_product) metric = kmeans_metric::l2;
+  if (form == kmeans_norm_form::none) form = kmeans_norm_form::l2;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const d::name_buf nm = d::name<In>("norms", width, d::metric_tag(metric), t);
+  const d::name_buf nm = d::name<In>("norms", width, d::form_tag(form), t);
   auto k = kernel(nm.view()).target(t);
   auto [R, D] = k.dims("BK", "D");
   auto C = k.input<In>("C", dims(R, D));
@@ -199,7 +203,7 @@ constexpr program kmeans_norms_program(int parts, kmeans_metric metric = kmeans_
     r.for_each(space, [&](auto i) {
       const index_expr g = i * d::units + r.warp();
       r.load(c, C.tile(g, 0));
-      d::norm_of(r, c, cn, metric);
+      d::norm_of(r, c, cn, form);
       r.store(Cn.tile(g), cn);
     });
   });

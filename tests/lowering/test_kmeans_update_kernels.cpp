@@ -1,0 +1,99 @@
+// The k-means centroid update schedules (kernels/kmeans/update.hpp) lower and assemble with no spills,
+// for bf16 and f16 centroids and D in {64, 100, 128, 320, 512} (parts = ceil(D / 64); D is a
+// dynamic dim, so 100 and 128 share a kernel: the ragged 100 is lowered with D baked in instead; 320 takes
+// the 512-wide tile), on sm_90a
+// and, unchanged, on sm_80: the scatter-add of points into per-cluster sums and counts, the finalize
+// (mean, empty clusters kept, norm and shift per centroid row) and the norms of the initial centroids.
+#include <string>
+
+#include "lower_check.hpp"
+
+#include "kernels/kmeans/update.hpp"
+
+using lower_check::has;
+using lower_check::lower_and_build;
+
+namespace {
+
+constexpr int parts_for(long long d) { return static_cast<int>((d + 63) / 64); }
+static_assert(cake::kernels::kmeans_update_detail::width_for(parts_for(320)) == 512);
+static_assert(cake::kernels::kmeans_update_detail::width_for(parts_for(100)) == 128);
+
+// The scatter program's atomics: an f32 add into global memory per element (atomicAdd with its result
+// unused: PTX atom, SASS RED).
+bool has_f32_atomic(const std::string& ptx) { return has(ptx, "atom.global.add.f32") || has(ptx, "red.global.add.f32"); }
+
+template <class In>
+void check_scatter(cake::target_id t) {
+  for (long long d : {64LL, 100LL, 128LL, 320LL, 512LL}) {
+    INFO("D " << d);
+    const cake::program p = cake::kernels::kmeans_scatter_program<In>(parts_for(d), t);
+    CHECK(p.tensors.size() == 4);
+    CHECK(p.scalars.size() == 1);
+    const auto b = d == 100 ? lower_and_build(p, {{"D", d}}) : lower_and_build(p);
+    CHECK(b.lowered.block_threads == 128);
+    CHECK(has_f32_atomic(b.ptx()));
+    CHECK(has(b.source(), "cake_dev::red_add_f32"));
+    MESSAGE(p.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
+  }
+}
+
+template <class In>
+void check_finalize(cake::target_id t) {
+  using cake::kernels::kmeans_norm_form;
+  for (long long d : {64LL, 100LL, 128LL, 320LL, 512LL}) {
+    for (kmeans_norm_form m : {kmeans_norm_form::l2, kmeans_norm_form::cosine, kmeans_norm_form::none}) {
+      INFO("D " << d << " form " << std::string(cake::kernels::to_string(m)));
+      const cake::program p = cake::kernels::kmeans_finalize_program<In>(parts_for(d), m, t);
+      CHECK(p.tensors.size() == (m == kmeans_norm_form::none ? 4u : 5u));  // no c_norm for form none
+      const auto b = d == 100 ? lower_and_build(p, {{"D", d}}) : lower_and_build(p);
+      CHECK(b.lowered.block_threads == 128);
+      const std::string& ptx = b.ptx();
+      CHECK(has(ptx, "shfl.sync.bfly"));                           // row sums across the lanes of a row
+      CHECK(has(ptx, "div.rn.f32"));                               // sums / count, correctly rounded
+      CHECK(has(ptx, "rsqrt") == (m == kmeans_norm_form::cosine));  // the cosine form
+      CHECK_FALSE(has(ptx, "atom.global"));
+      MESSAGE(p.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
+    }
+  }
+}
+
+template <class In>
+void check_norms(cake::target_id t) {
+  using cake::kernels::kmeans_norm_form;
+  for (long long d : {64LL, 100LL, 128LL, 320LL, 512LL}) {
+    for (kmeans_norm_form m : {kmeans_norm_form::l2, kmeans_norm_form::cosine}) {
+      INFO("D " << d << " form " << std::string(cake::kernels::to_string(m)));
+      const cake::program p = cake::kernels::kmeans_norms_program<In>(parts_for(d), m, t);
+      CHECK(p.tensors.size() == 2);
+      const auto b = d == 100 ? lower_and_build(p, {{"D", d}}) : lower_and_build(p);
+      CHECK(b.lowered.block_threads == 128);
+      CHECK(has(b.ptx(), "shfl.sync.bfly"));
+      CHECK(has(b.ptx(), "rsqrt") == (m == kmeans_norm_form::cosine));
+      MESSAGE(p.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("k-means update: scatter-add of points into cluster sums and counts (bf16, f16; sm_90a, sm_80)") {
+  check_scatter<cake::bf16>(cake::target_id::sm_90a);
+  check_scatter<cake::f16>(cake::target_id::sm_90a);
+  check_scatter<cake::bf16>(cake::target_id::sm_80);
+  check_scatter<cake::f16>(cake::target_id::sm_80);
+}
+
+TEST_CASE("k-means update: finalize (mean, empty clusters kept, norm and shift per centroid; bf16, f16; sm_90a, sm_80)") {
+  check_finalize<cake::bf16>(cake::target_id::sm_90a);
+  check_finalize<cake::f16>(cake::target_id::sm_90a);
+  check_finalize<cake::bf16>(cake::target_id::sm_80);
+  check_finalize<cake::f16>(cake::target_id::sm_80);
+}
+
+TEST_CASE("k-means update: norms of the initial centroids (bf16, f16; sm_90a, sm_80)") {
+  check_norms<cake::bf16>(cake::target_id::sm_90a);
+  check_norms<cake::f16>(cake::target_id::sm_90a);
+  check_norms<cake::bf16>(cake::target_id::sm_80);
+  check_norms<cake::f16>(cake::target_id::sm_80);
+}
