@@ -26,6 +26,7 @@ constexpr const char* to_string(kmeans_metric m) {
 struct kmeans_assign_config {
   int parts = 2;     // D / 64 rounded up: 64-column parts of the points tile (1..8)
   int rows = 128;    // points per consumer warpgroup (64 or 128)
+  int wgs = 2;       // consumer warpgroups (2..4), taking turns at the MMAs
   int bn = 128;      // centroids per tile (the MMA's N)
   int stages = 4;    // depth of the centroid pipeline
   kmeans_metric metric = kmeans_metric::l2;
@@ -33,7 +34,7 @@ struct kmeans_assign_config {
 };
 
 // Smem of a configuration in bytes (points tile + centroid stages), for the entry point's choice.
-constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (2 * c.rows * c.parts + c.stages * c.bn) * 64 * 2; }
+constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (c.wgs * c.rows * c.parts + c.stages * c.bn) * 64 * 2; }
 
 template <class In = bf16>
 constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
@@ -47,14 +48,19 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   // idx as [B, N, 1]: a row vector (one value per point) is stored down the rows of its tile, so the
   // points must be the rows, and the unit column the last dim.
   auto Idx = k.output<i32>("idx", dims(Bt, N, k.dim("one")));
-  auto space = k.parallel(tiles(N, 2 * c.rows), each(Bt));
-  auto sX = k.smem<In>("sX", {2 * c.rows, 64}, swizzle::b128);
+  auto space = k.parallel(tiles(N, c.wgs * c.rows), each(Bt));
+  auto sX = k.smem<In>("sX", {c.wgs * c.rows, 64}, swizzle::b128);
   auto sC = k.smem<In>("sC", {c.bn, 64}, swizzle::b128);
   auto xp = k.pipeline("x", stages(c.parts)).carries(sX);  // one stage per 64-column part, all held
   auto cp = k.pipeline("c", stages(c.stages)).carries(sC);
   auto mma = k.turns("mma");
+  // Registers: the producer warpgroup gives all but 40 (24 with 3+ consumers) to the consumers
+  // (setmaxnreg), which get what is left of the 64K, in multiples of 8, at most 232.
+  const int producer_regs = c.wgs > 2 ? 24 : 40;
+  const int left = (65536 - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
+  const int consumer_regs = left < 232 ? left : 232;
 
-  k.role("assign", warpgroups(2), regs(232), [&](role& r) {
+  k.role("assign", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
     auto dot = r.accumulator<f32>("dot", {c.rows, c.bn});
     auto best = r.row_vector<f32>("best", c.rows);
     auto arg = r.row_vector<i32>("arg", c.rows);
@@ -69,6 +75,9 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
         // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
         // consumers read every stage, so they take turns group by group).
         const int group = c.parts < c.stages ? c.parts : c.stages;
+        // The tile's c_norm, loaded before the MMAs are waited for: its latency hides behind them.
+        if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
+        if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
         for (int g0 = 0; g0 < c.parts; g0 += group) {
           const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
           std::array<slot, 8> sc{};
@@ -76,7 +85,7 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           r.take_turn(mma);
           r.wgmma_fence();
           for (int d = g0; d < g1; ++d) {
-            auto m = r.wgmma(dot, sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), 2), sc[static_cast<std::size_t>(d)][sC]);
+            auto m = r.wgmma(dot, sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), c.wgs), sc[static_cast<std::size_t>(d)][sC]);
             if (d == 0) m.overwrite();
           }
           r.wgmma_commit();
@@ -84,10 +93,8 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           r.wgmma_wait(0);
           for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
         }
-        // Centroids past K score +inf and are never chosen.
-        if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
-        if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
-        if (c.metric == kmeans_metric::l2) r.row_argmin(best, arg, cn - 2.0f * dot, j * c.bn).accumulate();
+        // Centroids past K score +inf (l2: c_norm's fill) and are never chosen.
+        if (c.metric == kmeans_metric::l2) r.row_argmin(best, arg, fma(dot, -2.0f, cn), j * c.bn).accumulate();
         // (cosine, inner product: centroids past K would score 0 * x; they are masked by index)
         if (c.metric == kmeans_metric::cosine)
           r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot), j * c.bn).accumulate();
@@ -95,10 +102,10 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, -dot), j * c.bn).accumulate();
       });
       for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
-      r.store(Idx.tile(b, i * 2 + r.warpgroup(), 0), arg);
+      r.store(Idx.tile(b, i * c.wgs + r.warpgroup(), 0), arg);
     });
   });
-  k.role("load", warpgroups(1), regs(40), [&](role& r) {
+  k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
     r.for_each(space, [&](auto i, auto b) {
       for (int d = 0; d < c.parts; ++d) {
         auto s = r.acquire(xp);

@@ -86,18 +86,22 @@ inline void check_pointer(const char* who, const char* name, const void* p, unsi
 
 }  // namespace detail
 
-// idx[b, i] = argmin over k of the metric's score of (x[b, i], c[b, k]); see the top of this header.
-inline void assign(const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B, long long N, long long K, long long D, input_type t,
-                   metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+namespace detail {
+inline void run_assign(const kernels::kmeans_assign_config* forced, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
+                       long long N, long long K, long long D, input_type t, metric m, CUstream stream, int device) {
   const char* who = "cake::kmeans::assign";
-  detail::check_shape(who, B, N, K, D);
-  detail::check_pointer(who, "x", x, 16);
-  detail::check_pointer(who, "c", c, 16);
-  if (m != metric::inner_product) detail::check_pointer(who, "c_norm", c_norm, 4);
-  detail::check_pointer(who, "idx", idx, 4);
-  detail::check_hopper(who, device);
-  const auto cfg = assign_config_for(D, m);
-  const runtime_kernel& k = detail::assign_kernel(cfg, t, device);
+  check_shape(who, B, N, K, D);
+  check_pointer(who, "x", x, 16);
+  check_pointer(who, "c", c, 16);
+  if (m != metric::inner_product) check_pointer(who, "c_norm", c_norm, 4);
+  check_pointer(who, "idx", idx, 4);
+  kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, m);
+  cfg.metric = m;
+  if (cfg.parts * 64 < D)
+    throw jit::argument_error(std::string(who) + ": config.parts = " + std::to_string(cfg.parts) + " covers " + std::to_string(cfg.parts * 64) +
+                              " columns, fewer than D = " + std::to_string(D));
+  check_hopper(who, device);
+  const runtime_kernel& k = assign_kernel(cfg, t, device);
   const tensor_arg xa = tensor_view(x, {B, N, D}), ca = tensor_view(c, {B, K, D}), ia = tensor_view(idx, {B, N, 1});
   if (m == metric::inner_product) {
     const tensor_arg args[] = {xa, ca, ia};
@@ -106,6 +110,19 @@ inline void assign(const void* x, const void* c, const float* c_norm, std::int32
     const tensor_arg args[] = {xa, ca, tensor_view(c_norm, {B, K}), ia};
     k.launch(args, {}, stream);
   }
+}
+}  // namespace detail
+
+// idx[b, i] = argmin over k of the metric's score of (x[b, i], c[b, k]); see the top of this header.
+inline void assign(const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B, long long N, long long K, long long D, input_type t,
+                   metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  detail::run_assign(nullptr, x, c, c_norm, idx, B, N, K, D, t, m, stream, device);
+}
+// The same with an explicit schedule (tuning, experiments): config.parts * 64 >= D; config.metric is
+// replaced by m.
+inline void assign_with(const kernels::kmeans_assign_config& config, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
+                        long long N, long long K, long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  detail::run_assign(&config, x, c, c_norm, idx, B, N, K, D, t, m, stream, device);
 }
 
 }  // namespace cake::kmeans
