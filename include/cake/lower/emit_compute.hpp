@@ -532,17 +532,32 @@ class compute_emitter : public emitter {
       const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
                                     : td == dtype::i32 ? "(u32)(int)" + fill
                                     : "((u32)cake_dev::f32_to_" + std::string(td == dtype::bf16 ? "bf16" : "f16") + "(" + fill + ") * 0x10001u)";
+      const bool pair_vector = L.cls == plan::shape_class::col_vec && grp == 2 &&
+                               (L.f.kind == plan::frag_kind::wgmma_acc || L.f.kind == plan::frag_kind::mma_acc);
       if (vectors && fast_paths) {
         w_.line(plain_path ? "bool whole_groups = true, whole_or_outside = true;" : "bool whole_or_outside = true;");
-        group_head();
+        if (!pair_vector) group_head();
+        else w_.open("");
         if (plain_path) {
           w_.line("const bool whole = " + whole + ";");
           w_.line("whole_groups = whole_groups && whole;");
           w_.line("whole_or_outside = whole_or_outside && (whole || !row_in || gc >= cols);");
-        } else {
+        } else if (!pair_vector) {
           w_.line("whole_or_outside = whole_or_outside && ((" + whole + ") || !row_in || gc >= cols);");
         }
         w_.close();
+        if (pair_vector) {
+          // A column vector in an MMA fragment's layout: the thread's groups are column pairs at even
+          // offsets from col0 on one row, so every group is whole or wholly outside when the row's first
+          // pair is aligned and the tensor's edge falls on a pair boundary (or past the tile): one test
+          // instead of one per group (16 per thread next to a 64 x 128 accumulator).
+          w_.open("");
+          w_.line("const long long gr = row0, gc = col0;");
+          w_.line("const " + ty + "* src = " + gptr(ref.tensor, "const " + ty) + ";");
+          w_.line("whole_or_outside = !(" + inside + " && gr < rows) || ((cols - gc) % " + S(grp) + " == 0 || gc + " + S(L.f.cols) +
+                  " <= cols) && (reinterpret_cast<unsigned long long>(src) % " + S(grp * eb) + "u) == 0;");
+          w_.close();
+        }
         if (plain_path) {
           w_.open("if (whole_groups)");
           group_head();
