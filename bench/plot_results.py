@@ -60,6 +60,8 @@ def main():
             continue  # the cost model's files have their own chart (bench/cost/plot_sweep.py, below)
         if any(tag in path.stem for tag in ("_run", "_cluster", "_sweep", "_rejected")):
             continue  # repeat runs, variants, sweeps and rejected runs are data for the docs' tables, not charts
+        if not any("cake_tflops" in r or "cake_gbps" in r for r in data["rows"]):
+            continue  # only other measures (host time per call): a table in the docs, no chart
         out = ROOT / "docs" / "img" / f"{path.parent.name}-{path.stem}.svg"
         out.write_text(chart(data, f"{path.stem}: Cake vs peer on {data['gpu']}"))
         print("wrote", out.relative_to(ROOT))

@@ -111,6 +111,40 @@ class WithoutDriver(unittest.TestCase):
             cake.gemm(bf16((64, 64)), bf16((64, 64), address=0x200000), bf16((64, 64), address=0x300000), activation="gelu_tanh")
 
 
+def arr(shape, dtype, address=0x600000):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.insert(0, acc)
+        acc *= n
+    return T(address, list(shape), strides, dtype)
+
+
+class KmeansArguments(unittest.TestCase):
+    def check(self, exc, needle, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            cake.kmeans_assign(*args, **kw)
+        self.assertIn(needle, str(cm.exception))
+
+    def test_refusals_name_the_argument(self):
+        x, c, n, o = arr((2, 100, 64), "bfloat16"), arr((2, 16, 64), "bfloat16", 0x700000), arr((2, 16), "float32", 0x800000), arr((2, 100), "int32", 0x900000)
+        self.check(ValueError, "metric must be one of", x, c, n, o, metric="manhattan")
+        self.check(ValueError, "x must be float16 or bfloat16; it is float32", arr((2, 100, 64), "float32"), c, n, o)
+        self.check(ValueError, "centroids must be float16; it is bfloat16", arr((2, 100, 64), "float16"), c, n, o)
+        self.check(ValueError, "centroids must be [B, K, D] with x's B and D", x, arr((3, 16, 64), "bfloat16", 0x700000), n, o)
+        self.check(ValueError, "c_norm must have shape [2, 16]", x, c, arr((2, 15), "float32", 0x800000), o)
+        self.check(ValueError, "out must be int32", x, c, n, arr((2, 100), "float32", 0x900000))
+        self.check(ValueError, "x must be contiguous", T(0x600000, [2, 100, 64], [64, 128, 1], "bfloat16"), c, n, o)
+        self.check(ValueError, "c_norm must be given for arrays that are not torch tensors", x, c, None, o)
+        self.check(ValueError, "D = 100 must be a multiple of 8", arr((2, 100, 100), "bfloat16"), arr((2, 16, 100), "bfloat16", 0x700000), n, o)
+
+    def test_no_driver(self):
+        if cake._cake.driver_available():
+            self.skipTest("a CUDA driver is present")
+        with self.assertRaises(cake.NoDeviceError):
+            cake.kmeans_assign(arr((2, 100, 64), "bfloat16"), arr((2, 16, 64), "bfloat16", 0x700000), arr((2, 16), "float32", 0x800000),
+                               arr((2, 100), "int32", 0x900000))
+
+
 try:
     import torch
 except ImportError:

@@ -68,6 +68,31 @@ class OnTheGPU(unittest.TestCase):
         a, b = big_a[:, :256], big_b[:, :256]  # rows 264 elements apart
         self.assertLess(rel_err(cake.gemm(a, b), a.float() @ b.float().T), 1e-2)
 
+    def test_kmeans_assign(self):
+        # Nearest centroid against PyTorch in f32; a choice within 1e-4 of the best distance is accepted
+        # (near-ties), every 5th centroid is a copy of the one before and must never be chosen.
+        for B, N, K, D, dtype, metric in [(1, 1000, 300, 128, torch.bfloat16, "l2"), (3, 4097, 129, 64, torch.float16, "l2"),
+                                          (None, 500, 77, 104, torch.bfloat16, "l2"), (2, 700, 200, 256, torch.float16, "inner_product"),
+                                          (1, 600, 130, 128, torch.bfloat16, "cosine")]:
+            with self.subTest(B=B, N=N, K=K, D=D, dtype=dtype, metric=metric):
+                shape_x, shape_c = ((N, D), (K, D)) if B is None else ((B, N, D), (B, K, D))
+                x, c = self.randn(*shape_x, dtype=dtype), self.randn(*shape_c, dtype=dtype)
+                c[..., 5::5, :] = c[..., 4:-1:5, :][..., : c[..., 5::5, :].shape[-2], :]
+                out = torch.full(shape_x[:-1], -7, dtype=torch.int32, device="cuda")
+                self.assertIs(cake.kmeans_assign(x, c, out=out, metric=metric), out)
+                xf, cf = x.float(), c.float()
+                if metric == "l2":
+                    score = cf.square().sum(-1).unsqueeze(-2) - 2 * xf @ cf.transpose(-1, -2)
+                elif metric == "inner_product":
+                    score = -(xf @ cf.transpose(-1, -2))
+                else:
+                    score = -(xf @ cf.transpose(-1, -2)) / cf.norm(dim=-1).unsqueeze(-2)
+                best = score.min(-1).values
+                got = score.gather(-1, out.long().clamp(0, K - 1).unsqueeze(-1)).squeeze(-1)
+                self.assertTrue(((out >= 0) & (out < K)).all().item())
+                self.assertTrue((got <= best + 1e-4 * (best.abs() + xf.square().sum(-1) + 1)).all().item())
+                self.assertFalse(((out % 5 == 0) & (out > 0)).any().item(), "a copy of a centroid was chosen over the original")
+
     def test_softmax_and_rmsnorm(self):
         for shape in [(1, 128), (37, 1000), (2, 3, 4096), (5, 16384)]:
             x = self.randn(*shape, scale=3.0)

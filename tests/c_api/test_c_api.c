@@ -75,6 +75,22 @@ int main(void) {
   EXPECT(cake_rmsnorm_bf16(a, b, d, 4, 128, 128, -1.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "eps = -1");
   EXPECT(cake_rmsnorm_bf16(a, b, d, 4, 128, 128, 1e-6f, NULL, -3), CAKE_ERROR_INVALID_ARGUMENT, "device = -3");
 
+  /* k-means assignment. */
+  {
+    const float* cn = (const float*)(size_t)0x400000;
+    int32_t* idx = (int32_t*)(size_t)0x500000;
+    EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 100, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "D = 100 must be a multiple of 8");
+    EXPECT(cake_kmeans_assign(a, b, cn, idx, 0, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "B = 0");
+    EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_F16, CAKE_METRIC_COSINE, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "c_norm");
+    EXPECT(cake_kmeans_assign(a + 8, b, cn, idx, 1, 1000, 64, 128, CAKE_INPUT_F16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "x must be a non-null device address aligned to 16");
+    EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 128, 7, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "input_type = 7");
+    EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "metric = 3");
+    if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
+      EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
+  }
+
   /* Without a CUDA driver, well-formed calls say so (with one, they would launch on these addresses:
    * the GPU tier covers that machine). */
   if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL) {

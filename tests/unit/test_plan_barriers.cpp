@@ -148,6 +148,42 @@ TEST_CASE("barrier plan: tx bytes follow the parts each unit loads, every unit a
   CHECK(plan::tx_bytes_of_acquire(p, 0) == 0);  // op 0 is the loop
 }
 
+TEST_CASE("barrier plan: a role that acquires and releases in several ops arrives once per phase") {
+  // The k-means assignment's form: a prologue acquire, then two acquires per iteration (two 64-column
+  // parts of one tile), each of a different stage; the consumers wait and release each part. Counting
+  // every op (the plan did before) gave 3 producer arrivals per phase: the analyzer reported the
+  // mismatch (sync.arrival-count), and the kernel would have waited forever.
+  auto k = kernel("k").target(sm_90a);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(4)).carries(sA);
+  k.role("c", warpgroups(2), [&](role& r) {
+    r.release(ab, r.wait(ab));
+    r.loop(tiles("K", 128), [&](auto) {
+      auto s0 = r.wait(ab);
+      auto s1 = r.wait(ab);
+      r.release(ab, s0);
+      r.release(ab, s1);
+    });
+  });
+  k.role("p", warpgroups(1), [&](role& r) {
+    auto first = r.acquire(ab);
+    r.tma_load(first[sA], A.tile(0, 0));
+    r.loop(tiles("K", 128), [&](auto kt) {
+      auto s0 = r.acquire(ab);
+      r.tma_load(s0[sA], A.tile(0, kt * 2));
+      auto s1 = r.acquire(ab);
+      r.tma_load(s1[sA], A.tile(0, kt * 2 + 1));
+    });
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  const auto B = plan::plan_barriers(p);
+  CHECK(B.pipelines[0].full_arrivals == 1);   // one producer warpgroup, whichever op takes the stage
+  CHECK(B.pipelines[0].empty_arrivals == 2);  // two consumer warpgroups
+  CHECK(B.pipelines[0].tx_bytes == 16384);
+}
+
 TEST_CASE("barrier plan: more objects than the plan holds sets overflow") {
   auto k = kernel("k");
   const char* names[] = {"b0", "b1", "b2", "b3"};
