@@ -13,6 +13,18 @@
 // The call picks the schedule for D (assign_config_for), JIT-compiles it once per schedule, type and
 // device (and on disk, docs/jit.md) and launches it on `stream`; it needs a Hopper device (cc 9.0).
 //
+//   cake::kmeans::norms(c, c_norm, B, K, D, type, metric, stream, device)
+//       c_norm of the centroids in the metric's form (|c|^2, -1/|c|; nothing for inner_product).
+//   cake::kmeans::update(x, idx, c, c_norm, shift, workspace, B, N, K, D, type, metric, stream, device)
+//       c[b, k] = the mean of the points assigned to it (rounded to `type`; an empty cluster keeps its
+//       centroid), c_norm refreshed, shift[b, k] = |c_new - c_old|^2 (f32 [B, K]). workspace: at least
+//       update_workspace_bytes(B, K, D) bytes of device memory (f32 sums and counts; zeroed here).
+//   cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, iterations, ...)
+//       `iterations` Lloyd iterations from the centroids in c (the caller initializes them), all enqueued
+//       on `stream` without a host synchronization; idx holds the last assignment (to the centroids
+//       before the last update), shift the last update's movement (the caller's convergence check).
+// update, norms and fit have lowering tests but have not run on a GPU yet (docs/kmeans.md).
+//
 // This header lives in the kernel corpus (kernels/kmeans/): include it as "kernels/kmeans/kmeans.hpp".
 // Link cake::jit.
 #include <cstdint>
@@ -24,6 +36,7 @@
 #include <cake/runtime/kernel.hpp>
 
 #include "assign.hpp"
+#include "update.hpp"
 
 namespace cake::kmeans {
 
@@ -123,6 +136,105 @@ inline void assign(const void* x, const void* c, const float* c_norm, std::int32
 inline void assign_with(const kernels::kmeans_assign_config& config, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
                         long long N, long long K, long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
   detail::run_assign(&config, x, c, c_norm, idx, B, N, K, D, t, m, stream, device);
+}
+
+namespace detail {
+
+constexpr kernels::kmeans_norm_form norm_form(metric m) {
+  return m == metric::l2 ? kernels::kmeans_norm_form::l2 : m == metric::cosine ? kernels::kmeans_norm_form::cosine : kernels::kmeans_norm_form::none;
+}
+
+// The update's kernels (scatter, finalize, norms) for a part count, type, norm form and device.
+enum class update_kernel { scatter, finalize, norms };
+inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, input_type t, kernels::kmeans_norm_form f, int device) {
+  using key = std::tuple<update_kernel, int, input_type, kernels::kmeans_norm_form, int>;
+  static std::mutex mu;
+  static std::map<key, runtime_kernel> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const key k{which, parts, t, f, device};
+  if (auto it = cache.find(k); it != cache.end()) return it->second;
+  auto build = [&]<class In>() {
+    return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts)
+           : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f)
+                                              : kernels::kmeans_norms_program<In>(parts, f);
+  };
+  const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
+  if (!p.errors.empty())
+    throw jit::error("cake::kmeans: the update schedule for " + std::to_string(parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                     std::string(p.errors[0].message));
+  return cache.emplace(k, runtime_kernel::build(p, {}, device)).first->second;
+}
+
+inline int parts_for(long long D) { return static_cast<int>((D + 63) / 64); }
+
+}  // namespace detail
+
+// Bytes of device workspace cake::kmeans::update needs: f32 sums [B, K, D] and counts [B, K].
+constexpr long long update_workspace_bytes(long long B, long long K, long long D) { return 4 * B * K * D + 4 * B * K; }
+
+// c_norm [B, K] of the centroids c [B, K, D] in the metric's form (|c|^2 for l2, -1/|c| for cosine);
+// nothing to do for inner_product.
+inline void norms(const void* c, float* c_norm, long long B, long long K, long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr,
+                  int device = 0) {
+  const char* who = "cake::kmeans::norms";
+  detail::check_shape(who, B, 1, K, D);
+  if (m == metric::inner_product) return;
+  detail::check_pointer(who, "c", c, 16);
+  detail::check_pointer(who, "c_norm", c_norm, 4);
+  detail::check_hopper(who, device);
+  const auto& k = detail::update_kernel_for(detail::update_kernel::norms, detail::parts_for(D), t, detail::norm_form(m), device);
+  const tensor_arg args[] = {tensor_view(c, {B * K, D}), tensor_view(c_norm, {B * K})};
+  k.launch(args, {}, stream);
+}
+
+// One centroid update after an assignment (see the top of this header).
+inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
+                   long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  const char* who = "cake::kmeans::update";
+  detail::check_shape(who, B, N, K, D);
+  if (B * K > (1LL << 24))
+    throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
+  detail::check_pointer(who, "x", x, 16);
+  detail::check_pointer(who, "idx", idx, 4);
+  detail::check_pointer(who, "c", c, 16);
+  if (m != metric::inner_product) detail::check_pointer(who, "c_norm", c_norm, 4);
+  detail::check_pointer(who, "shift", shift, 4);
+  detail::check_pointer(who, "workspace", workspace, 16);
+  detail::check_hopper(who, device);
+  const int parts = detail::parts_for(D);
+  const auto form = detail::norm_form(m);
+  const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, parts, t, form, device);
+  const auto& finalize = detail::update_kernel_for(detail::update_kernel::finalize, parts, t, form, device);
+  auto* sums = static_cast<float*>(workspace);
+  float* counts = sums + B * K * D;
+  const auto& drv = jit::driver::get();
+  drv.bind(device);
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(workspace), 0, static_cast<std::size_t>(update_workspace_bytes(B, K, D)), stream),
+            "cuMemsetD8Async", "zeroing the k-means update workspace");
+  {
+    const tensor_arg args[] = {tensor_view(x, {B, N, D}), tensor_view(idx, {B, N, 1}), tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K, 1})};
+    const double scalars[] = {static_cast<double>(K)};
+    scatter.launch(args, scalars, stream);
+  }
+  if (m == metric::inner_product) {
+    const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(shift, {B * K})};
+    finalize.launch(args, {}, stream);
+  } else {
+    const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(c_norm, {B * K}),
+                               tensor_view(shift, {B * K})};
+    finalize.launch(args, {}, stream);
+  }
+}
+
+// `iterations` Lloyd iterations (assign, update) from the centroids in c; no host synchronization.
+inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
+                input_type t, metric m, int iterations, CUstream stream = nullptr, int device = 0) {
+  if (iterations < 1) throw jit::argument_error("cake::kmeans::fit: iterations = " + std::to_string(iterations) + " must be at least 1");
+  norms(c, c_norm, B, K, D, t, m, stream, device);
+  for (int it = 0; it < iterations; ++it) {
+    assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
+    update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, stream, device);
+  }
 }
 
 }  // namespace cake::kmeans

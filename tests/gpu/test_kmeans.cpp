@@ -11,7 +11,9 @@
 // CAKE_SEED=<n> reproduces a run (the seed is printed first).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -165,4 +167,107 @@ TEST_CASE("k-means assignment refuses bad arguments with the argument named") {
   CHECK(msg([&] { kmeans::assign(buf, buf, norms, out, 1, 0, 1, 64, input_type::bf16); }).find("N = 0") != std::string::npos);
   CHECK(msg([&] { kmeans::assign(buf, buf, nullptr, out, 1, 1, 1, 64, input_type::bf16); }).find("c_norm") != std::string::npos);
   CHECK(msg([&] { kmeans::assign(buf + 1, buf, norms, out, 1, 1, 1, 64, input_type::bf16); }).find("x must be") != std::string::npos);
+}
+
+TEST_CASE("k-means update: means of the assigned points, empty clusters kept, norms and shift of the new centroids") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  struct run {
+    long long B, N, K, D;
+    input_type t;
+    metric m;
+  };
+  for (const run u : {run{1, 1000, 50, 128, input_type::bf16, metric::l2}, run{3, 4097, 129, 104, input_type::f16, metric::l2},
+                      run{2, 700, 64, 512, input_type::bf16, metric::cosine}, run{1, 300, 20, 64, input_type::f16, metric::inner_product}}) {
+    const auto [B, N, K, D, t, m] = u;
+    INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m));
+    auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
+    auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
+    std::vector<std::int32_t> idx(static_cast<std::size_t>(B * N));
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 4));  // the last 3 clusters stay empty
+    for (auto& v : idx) v = pick(rng.engine());
+    auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), di = jit::to_device(idx);
+    jit::device_buffer dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+        ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+    dn.fill_u32(0xffffffffu);
+    ds.fill_u32(0xffffffffu);
+    ws.fill_u32(0xffffffffu);  // the update zeroes it itself
+    kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()), static_cast<float*>(ds.address()),
+                   ws.address(), B, N, K, D, t, m);
+    const auto got = dc.download<std::uint16_t>();
+    const auto norm = dn.download<float>();
+    const auto shift = ds.download<float>();
+    auto to_float = [&](std::uint16_t b) { return t == input_type::bf16 ? harness::bf16_bits_to_float(b) : harness::f16_bits_to_float(b); };
+    std::vector<double> sum(static_cast<std::size_t>(B * K * D)), cnt(static_cast<std::size_t>(B * K));
+    for (long long p = 0; p < B * N; ++p) {
+      const long long row = (p / N) * K + idx[static_cast<std::size_t>(p)];
+      cnt[static_cast<std::size_t>(row)] += 1;
+      for (long long d = 0; d < D; ++d) sum[static_cast<std::size_t>(row * D + d)] += x.val[static_cast<std::size_t>(p * D + d)];
+    }
+    long long bad_mean = 0, bad_empty = 0, bad_norm = 0, bad_shift = 0;
+    const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;  // relative spacing of the type
+    for (long long row = 0; row < B * K; ++row) {
+      double n2 = 0, s2 = 0;
+      for (long long d = 0; d < D; ++d) {
+        const auto e = static_cast<std::size_t>(row * D + d);
+        const double now = to_float(got[e]), before = c.val[e];
+        if (cnt[static_cast<std::size_t>(row)] == 0) {
+          bad_empty += got[e] != c.bits[e];
+        } else {
+          const double want = sum[e] / cnt[static_cast<std::size_t>(row)];
+          bad_mean += std::abs(now - want) > ulp * std::abs(want) + 1e-6;
+        }
+        n2 += now * now;
+        s2 += (now - before) * (now - before);
+      }
+      const double want_norm = m == metric::l2 ? n2 : -1 / std::sqrt(n2);
+      if (m != metric::inner_product) bad_norm += std::abs(norm[static_cast<std::size_t>(row)] - want_norm) > 1e-3 * std::abs(want_norm) + 1e-6;
+      bad_shift += std::abs(shift[static_cast<std::size_t>(row)] - s2) > 1e-4 * s2 + 1e-6;
+    }
+    CHECK_MESSAGE(bad_mean == 0, bad_mean << " coordinates of non-empty clusters are not the mean of their points");
+    CHECK_MESSAGE(bad_empty == 0, bad_empty << " coordinates of empty clusters changed");
+    CHECK_MESSAGE(bad_norm == 0, bad_norm << " c_norm values are not the metric's norm of the new centroid");
+    CHECK_MESSAGE(bad_shift == 0, bad_shift << " shift values are not |c_new - c_old|^2");
+  }
+}
+
+TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical runs agree, the last update barely moves") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const long long B = 2, N = 20000, K = 40, D = 64;
+  // K blob centres far apart (scale 20), points within 1 of their centre; the start: each centre moved by ~1.
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 1));
+  std::vector<float> centre(static_cast<std::size_t>(B * K * D));
+  for (auto& v : centre) v = 20.0f * gauss(rng.engine());
+  std::vector<std::uint16_t> xb(static_cast<std::size_t>(B * N * D)), cb(centre.size());
+  std::vector<int> blob(static_cast<std::size_t>(B * N));
+  for (long long p = 0; p < B * N; ++p) {
+    blob[static_cast<std::size_t>(p)] = pick(rng.engine());
+    for (long long d = 0; d < D; ++d)
+      xb[static_cast<std::size_t>(p * D + d)] =
+          harness::float_to_bf16_bits(centre[static_cast<std::size_t>(((p / N) * K + blob[static_cast<std::size_t>(p)]) * D + d)] + 0.3f * gauss(rng.engine()));
+  }
+  for (std::size_t e = 0; e < centre.size(); ++e) cb[e] = harness::float_to_bf16_bits(centre[e] + 0.3f * gauss(rng.engine()));
+  std::vector<std::vector<std::int32_t>> runs;
+  for (int rep = 0; rep < 2; ++rep) {
+    auto dx = jit::to_device(xb), dc = jit::to_device(cb);
+    jit::device_buffer di(static_cast<std::size_t>(4 * B * N)), dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+        ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+    kmeans::fit(dx.address(), dc.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()), static_cast<float*>(ds.address()),
+                ws.address(), B, N, K, D, input_type::bf16, metric::l2, 6);
+    runs.push_back(di.download<std::int32_t>());
+    const auto shift = ds.download<float>();
+    // Converged: the last update recomputes the same means (f32 atomics add in any order, so a
+    // coordinate may still flip by one bf16 step, 0.125 at these magnitudes: 0.016 per flip).
+    float most = 0;
+    for (float s : shift) most = std::max(most, s);
+    CHECK_MESSAGE(most < 0.1f, "the last update still moved a centroid by " << most);
+  }
+  CHECK_MESSAGE(runs[0] == runs[1], "two fits from the same start gave different assignments");
+  long long wrong = 0;
+  for (long long p = 0; p < B * N; ++p) wrong += runs[0][static_cast<std::size_t>(p)] != blob[static_cast<std::size_t>(p)];
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << B * N << " points are not in their blob's cluster");
 }
