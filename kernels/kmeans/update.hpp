@@ -70,25 +70,9 @@ constexpr int units = 4;  // warps per CTA
 
 // "kmeans_<what>_<in>_w<width>[_<form>][_80]", e.g. "kmeans_final_bf16_w512_none_80" (30 characters;
 // names are cut at 31).
-struct name_buf {
-  char text[32]{};
-  int len = 0;
-  constexpr void put(std::string_view s) {
-    for (char ch : s)
-      if (len < 31) text[len++] = ch;
-  }
-  constexpr void put(int v) {
-    char d[12]{};
-    int n = 0;
-    if (v == 0) d[n++] = '0';
-    while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
-    while (n > 0 && len < 31) text[len++] = d[--n];
-  }
-  constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
-};
 template <class In>
-constexpr name_buf name(std::string_view what, int width, std::string_view form, target_id t) {
-  name_buf b;
+constexpr name_builder name(std::string_view what, int width, std::string_view form, target_id t) {
+  name_builder b;
   b.put("kmeans_");
   b.put(what);
   b.put(In::value == dtype::f16 ? "_f16_w" : "_bf16_w");
@@ -115,7 +99,7 @@ template <class In = bf16>
 constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_90a) {
   namespace d = kmeans_update_detail;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const d::name_buf nm = d::name<In>("scatter", width, "", t);
+  const name_builder nm = d::name<In>("scatter", width, "", t);
   auto k = kernel(nm.view()).target(t);
   auto [Bt, N, BK, D, One] = k.dims("B", "N", "BK", "D", "one");
   auto X = k.input<In>("X", dims(Bt, N, D));
@@ -148,7 +132,7 @@ template <class In = bf16>
 constexpr program kmeans_finalize_program(int parts, kmeans_norm_form form = kmeans_norm_form::l2, target_id t = target_id::sm_90a) {
   namespace d = kmeans_update_detail;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const d::name_buf nm = d::name<In>("final", width, d::form_tag(form), t);
+  const name_builder nm = d::name<In>("final", width, d::form_tag(form), t);
   auto k = kernel(nm.view()).target(t);
   auto [R, D] = k.dims("BK", "D");
   auto Sums = k.input<f32>("sums", dims(R, D));
@@ -191,7 +175,7 @@ constexpr program kmeans_norms_program(int parts, kmeans_norm_form form = kmeans
   namespace d = kmeans_update_detail;
   if (form == kmeans_norm_form::none) form = kmeans_norm_form::l2;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const d::name_buf nm = d::name<In>("norms", width, d::form_tag(form), t);
+  const name_builder nm = d::name<In>("norms", width, d::form_tag(form), t);
   auto k = kernel(nm.view()).target(t);
   auto [R, D] = k.dims("BK", "D");
   auto C = k.input<In>("C", dims(R, D));

@@ -98,24 +98,8 @@ inline constexpr int norm_widths[] = {128,  256,  512,  1024, 2048,  3072,  4096
 
 namespace norm_detail {
 // A kernel name that says which schedule it is: "softmax_w1024_1x4w_f32" (31 characters at most).
-struct name_buf {
-  char text[32]{};
-  int len = 0;
-  constexpr void put(std::string_view s) {
-    for (char ch : s)
-      if (len < 31) text[len++] = ch;
-  }
-  constexpr void put(int v) {
-    char d[12]{};
-    int n = 0;
-    if (v == 0) d[n++] = '0';
-    while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
-    while (n > 0 && len < 31) text[len++] = d[--n];
-  }
-  constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
-};
-constexpr name_buf kernel_name(std::string_view family, const norm_config& c) {
-  name_buf b;
+constexpr name_builder kernel_name(std::string_view family, const norm_config& c) {
+  name_builder b;
   b.put(family);
   b.put("_w");
   b.put(c.width);

@@ -3,6 +3,8 @@
 //   fixed_string<N>: a structural string usable as a template argument (rule ids and messages in
 //                    compile-time errors, so that the compiler prints them).
 //   name:            a bounded, copyable string stored inside a Program (resource and kernel names).
+//   name_builder:    a kernel name put together at compile time from parts and numbers (schedules
+//                    whose name says their configuration, e.g. "softmax_w1024_1x4w_f32").
 #include <cstddef>
 #include <string_view>
 
@@ -49,6 +51,25 @@ struct name {
   friend constexpr bool operator==(const name& a, std::string_view b) { return a.view() == b; }
   // Without this, `n == "sA"` is ambiguous (a literal converts to both name and string_view).
   friend constexpr bool operator==(const name& a, const char* b) { return a.view() == std::string_view(b); }
+};
+
+// Parts and decimal numbers appended in order; text past `name::capacity` characters is dropped (the
+// builder's ir.name-too-long check sees only names that fit, so keep names short).
+struct name_builder {
+  char text[name::capacity + 1]{};
+  int len = 0;
+  constexpr void put(std::string_view s) {
+    for (char ch : s)
+      if (len < static_cast<int>(name::capacity)) text[len++] = ch;
+  }
+  constexpr void put(int v) {
+    char d[12]{};
+    int n = 0;
+    if (v == 0) d[n++] = '0';
+    while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
+    while (n > 0 && len < static_cast<int>(name::capacity)) text[len++] = d[--n];
+  }
+  constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
 };
 
 }  // namespace cake
