@@ -94,6 +94,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An op's operand lives in the wrong memory space (e.g. wgmma B from registers)")                          \
   X(memory_mask_coverage, "memory.mask-coverage", memory, warning, memory,                                    \
     "A load's out-of-tensor fill value (fill_outside, default 0) reaches a row reduction it is not neutral for (row_max of 0s)") \
+  X(memory_tile_coverage, "memory.tile-coverage", memory, warning, memory,                                    \
+    "A tile coordinate indexes a dim with a parallel index of another dim or steps by other than the axis's block, or an output's tiles miss or overlap elements of the walked dims") \
   /* ---- dataflow --------------------------------------------------------------------------------- */       \
   X(dataflow_race, "dataflow.race", dataflow, error, protocol,                                                \
     "A read of smem/TMEM not ordered after the write that fills it (e.g. a stage read before its full barrier completed)") \

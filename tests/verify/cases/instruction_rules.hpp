@@ -17,6 +17,9 @@ constexpr program good() { return build(true); }
 CAKE_VERIFY_CASE(instruction_not_admitted, "instruction.not-admitted")
 
 // instruction.mma-shape: an accumulator of 32 rows per warpgroup; wgmma is m64. Fix: 64 rows.
+// The bad twin's two warpgroups of 32 rows also store only half of each 128-row tile
+// (memory.tile-coverage reports the gap).
+// ALSO: memory.tile-coverage
 namespace verify_corpus::instruction_mma_shape {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
@@ -117,12 +120,15 @@ constexpr program good() { return build(true); }
 CAKE_VERIFY_CASE(instruction_wgmma_major, "instruction.wgmma-major")
 
 // instruction.wgmma-unit: wgmma from a role of 4 warps; wgmma is issued by warpgroups (and each warp would
-// then hold a whole warpgroup's accumulator).
-// ALSO: resource.register-tiles
+// then hold a whole warpgroup's accumulator). The bad twin's 4 warps also all store the same 64 rows of
+// each 128-row tile (memory.tile-coverage). Fix: the reference consumer, two warpgroups on halves of the
+// tile (a single warpgroup on rows(0, 2), the earlier fixed twin, computed and stored only rows 0..63).
+// ALSO: resource.register-tiles memory.tile-coverage
 namespace verify_corpus::instruction_wgmma_unit {
 constexpr program build(bool fixed) {
   return sm90_with([&](kernel_builder& k, const gemm_parts& g, auto sA, auto sB, auto ab) {
-    k.role("consumer", fixed ? warpgroups(1) : warps(4), [&](role& r) {
+    if (fixed) return wgmma_consumer(k, g, sA, sB, ab);
+    k.role("consumer", warps(4), [&](role& r) {
       auto acc = r.accumulator<f32>("acc", {64, g.bn});
       r.for_each(g.mn, [&](auto m, auto n) {
         r.loop(tiles(g.K, g.bk), [&](auto kt) {
