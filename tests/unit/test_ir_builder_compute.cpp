@@ -84,6 +84,29 @@ TEST_CASE("compute builder: row and column vectors, and tiles without a positive
   CHECK(has_error(p, "ir.reg-shape", -4));
 }
 
+TEST_CASE("compute builder: a register tile with no columns or rows is an error, and building and analyzing the program does not crash") {
+  // Found by sweeping softmax_config_for past its widths (width 0): build() planned the program for its
+  // diagnostics and divided by the tile's zero columns (SIGFPE).
+  for (auto [rows, cols] : {std::pair{1, 0}, std::pair{0, 64}, std::pair{0, 0}}) {
+    INFO(rows << " x " << cols);
+    auto k = kernel("k").target(sm_90a);
+    auto [R, C] = k.dims("R", "C");
+    auto X = k.input<bf16>("X", dims(R, C));
+    auto rs = k.parallel(tiles(R, 4));
+    k.role("r", warps(4), [&](role& r) {
+      auto x = r.fragment<bf16>("x", {rows, cols});
+      auto s = r.row_vector<f32>("s", rows);
+      r.for_each(rs, [&](auto i) {
+        r.load(x, X.tile(i * 4 + r.warp(), 0));
+        r.row_sum(s, x * x);
+      });
+    });
+    const program p = k.build();
+    CHECK(has_error(p, "ir.reg-shape", static_cast<long long>(rows) * cols));
+    CHECK(analyze(p).errors > 0);
+  }
+}
+
 TEST_CASE("compute builder: accumulate() on reductions, reads of accumulating reductions include their destinations") {
   auto k = kernel("k").target(sm_90a);
   k.role("r", warpgroups(1), [&](role& r) {

@@ -125,6 +125,12 @@ constexpr frame blocked_frame(int rows, int cols, dtype dt, int threads) {
   f.rows = rows;
   f.cols = cols;
   f.vec = 16 / (size_bits(dt) / 8 > 0 ? size_bits(dt) / 8 : 1);
+  // A tile without rows or columns (the builder reported ir.reg-shape; a program with errors is still
+  // planned for its diagnostics): a frame of one vector, never divided by zero.
+  if (rows < 1 || cols < 1) {
+    f.vec = 1, f.tpr = 1;
+    return f;
+  }
   if (f.vec > cols) f.vec = cols;
   while (f.vec > 1 && cols % f.vec) f.vec /= 2;
   const int vpr = cols / f.vec;
