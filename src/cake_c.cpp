@@ -115,16 +115,49 @@ cake_status cake_rmsnorm_bf16(const void* x, const void* w, void* y, int64_t row
   });
 }
 
+}  // extern "C"
+
+namespace {
+// The k-means calls' codes, checked here (C can pass any int).
+void kmeans_codes(const char* who, int device, int input_type, int metric) {
+  if (device < 0) throw cake::jit::argument_error(std::string(who) + ": device = " + std::to_string(device) + " is not a device ordinal");
+  if (input_type != CAKE_INPUT_F16 && input_type != CAKE_INPUT_BF16)
+    throw cake::jit::argument_error(std::string(who) + ": input_type = " + std::to_string(input_type) + " is not a cake_input_type (0 f16, 1 bf16)");
+  if (metric < CAKE_METRIC_L2 || metric > CAKE_METRIC_COSINE)
+    throw cake::jit::argument_error(std::string(who) + ": metric = " + std::to_string(metric) + " is not a cake_metric (0 l2, 1 inner product, 2 cosine)");
+}
+cake::kmeans::input_type kmeans_type(int t) { return t == CAKE_INPUT_F16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16; }
+}  // namespace
+
+extern "C" {
 cake_status cake_kmeans_assign(const void* x, const void* c, const float* c_norm, int32_t* idx, int64_t B, int64_t N, int64_t K, int64_t D,
                                int input_type, int metric, void* stream, int device) {
   return guarded("cake_kmeans_assign", device, [&] {
-    if (device < 0) throw cake::jit::argument_error("cake_kmeans_assign: device = " + std::to_string(device) + " is not a device ordinal");
-    if (input_type != CAKE_INPUT_F16 && input_type != CAKE_INPUT_BF16)
-      throw cake::jit::argument_error("cake_kmeans_assign: input_type = " + std::to_string(input_type) + " is not a cake_input_type (0 f16, 1 bf16)");
-    if (metric < CAKE_METRIC_L2 || metric > CAKE_METRIC_COSINE)
-      throw cake::jit::argument_error("cake_kmeans_assign: metric = " + std::to_string(metric) + " is not a cake_metric (0 l2, 1 inner product, 2 cosine)");
-    cake::kmeans::assign(x, c, c_norm, idx, B, N, K, D, input_type == CAKE_INPUT_F16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16,
-                         static_cast<cake::kmeans::metric>(metric), as_stream(stream), device);
+    kmeans_codes("cake_kmeans_assign", device, input_type, metric);
+    cake::kmeans::assign(x, c, c_norm, idx, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), as_stream(stream), device);
+  });
+}
+
+int64_t cake_kmeans_update_workspace_bytes(int64_t B, int64_t K, int64_t D) {
+  if (B < 1 || K < 1 || D < 1 || B > (int64_t{1} << 40) || K > (int64_t{1} << 40) / B || D > (int64_t{1} << 40) / (B * K)) return -1;
+  return cake::kmeans::update_workspace_bytes(B, K, D);
+}
+
+cake_status cake_kmeans_update(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                               int64_t D, int input_type, int metric, void* stream, int device) {
+  return guarded("cake_kmeans_update", device, [&] {
+    kmeans_codes("cake_kmeans_update", device, input_type, metric);
+    cake::kmeans::update(x, idx, c, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric),
+                         as_stream(stream), device);
+  });
+}
+
+cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K, int64_t D,
+                            int input_type, int metric, int iterations, void* stream, int device) {
+  return guarded("cake_kmeans_fit", device, [&] {
+    kmeans_codes("cake_kmeans_fit", device, input_type, metric);
+    cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), iterations,
+                      as_stream(stream), device);
   });
 }
 

@@ -229,7 +229,19 @@ inline void update(const void* x, const std::int32_t* idx, void* c, float* c_nor
 // `iterations` Lloyd iterations (assign, update) from the centroids in c; no host synchronization.
 inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                 input_type t, metric m, int iterations, CUstream stream = nullptr, int device = 0) {
-  if (iterations < 1) throw jit::argument_error("cake::kmeans::fit: iterations = " + std::to_string(iterations) + " must be at least 1");
+  // Every argument is checked before the first launch (a refusal must not leave half the work enqueued).
+  const char* who = "cake::kmeans::fit";
+  if (iterations < 1) throw jit::argument_error(std::string(who) + ": iterations = " + std::to_string(iterations) + " must be at least 1");
+  detail::check_shape(who, B, N, K, D);
+  if (B * K > (1LL << 24))
+    throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
+  detail::check_pointer(who, "x", x, 16);
+  detail::check_pointer(who, "c", c, 16);
+  detail::check_pointer(who, "idx", idx, 4);
+  if (m != metric::inner_product) detail::check_pointer(who, "c_norm", c_norm, 4);
+  detail::check_pointer(who, "shift", shift, 4);
+  detail::check_pointer(who, "workspace", workspace, 16);
+  detail::check_hopper(who, device);
   norms(c, c_norm, B, K, D, t, m, stream, device);
   for (int it = 0; it < iterations; ++it) {
     assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -237,21 +237,7 @@ def kmeans_assign(x, centroids, c_norm=None, out=None, *, metric: str = "l2", st
     with PyTorch (pass it when the centroids do not change between calls). Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
-    X, C = _view(x, "x"), _view(centroids, "centroids")
-    if X.device != "cuda":
-        raise ValueError(f"x must be on a CUDA device; it is on {X.device}")
-    if X.dtype not in ("float16", "bfloat16"):
-        raise ValueError(f"x must be float16 or bfloat16; it is {X.dtype}")
-    if len(X.shape) not in (2, 3):
-        raise ValueError(f"x must be [B, N, D] or [N, D]; it has shape {list(X.shape)}")
-    batched = len(X.shape) == 3
-    B, N, D = X.shape if batched else (1,) + X.shape
-    if len(C.shape) != len(X.shape) or (batched and C.shape[0] != B) or C.shape[-1] != D:
-        raise ValueError(f"centroids must be {'[B, K, D]' if batched else '[K, D]'} with x's B and D; x has shape {list(X.shape)}, centroids {list(C.shape)}")
-    K = C.shape[-2]
-    _need(C, "centroids", X.dtype, C.shape, X.index)
-    _contiguous(X, "x")
-    _contiguous(C, "centroids")
+    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
     if c_norm is None and metric != "inner_product":
         if not _is_torch(centroids):
             raise ValueError("c_norm must be given for arrays that are not torch tensors")
@@ -270,6 +256,95 @@ def kmeans_assign(x, centroids, c_norm=None, out=None, *, metric: str = "l2", st
     s = _stream(stream, [X, C, Nn, O], X.index)
     _cake.kmeans_assign(X.ptr, C.ptr, Nn.ptr if Nn else 0, O.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index)
     return out
+
+
+def _kmeans_shapes(x, centroids):
+    """The views of a k-means call's points and centroids (checked) and B, N, K, D."""
+    X, C = _view(x, "x"), _view(centroids, "centroids")
+    if X.device != "cuda":
+        raise ValueError(f"x must be on a CUDA device; it is on {X.device}")
+    if X.dtype not in ("float16", "bfloat16"):
+        raise ValueError(f"x must be float16 or bfloat16; it is {X.dtype}")
+    if len(X.shape) not in (2, 3):
+        raise ValueError(f"x must be [B, N, D] or [N, D]; it has shape {list(X.shape)}")
+    batched = len(X.shape) == 3
+    B, N, D = X.shape if batched else (1,) + X.shape
+    if len(C.shape) != len(X.shape) or (batched and C.shape[0] != B) or C.shape[-1] != D:
+        raise ValueError(f"centroids must be {'[B, K, D]' if batched else '[K, D]'} with x's B and D; x has shape {list(X.shape)}, centroids {list(C.shape)}")
+    _need(C, "centroids", X.dtype, C.shape, X.index)
+    _contiguous(X, "x")
+    _contiguous(C, "centroids")
+    return X, C, B, N, C.shape[-2], D
+
+
+def _kmeans_out(given, like, shape, dtype, name, device):
+    """An output array: the one given (checked) or a new torch tensor."""
+    if given is None:
+        given = _new_like(like, shape, dtype, name)
+    V = _view(given, name)
+    _need(V, name, dtype, tuple(shape), device)
+    _contiguous(V, name)
+    return given, V
+
+
+def _kmeans_workspace(workspace, like, B, K, D, device):
+    need = _cake.kmeans_update_workspace_bytes(B, K, D)
+    if workspace is None:
+        workspace = _new_like(like, (need,), "uint8", "workspace")
+    W = _view(workspace, "workspace")
+    if W.device != "cuda" or W.index != device:
+        raise ValueError(f"workspace must be on cuda:{device}")
+    size = math.prod(W.shape) * {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8}.get(W.dtype, 1)
+    if size < need:
+        raise ValueError(f"workspace holds {size} bytes; this update needs {need} (cake.kmeans_update_workspace_bytes)")
+    _contiguous(W, "workspace")
+    return workspace, W
+
+
+def kmeans_update_workspace_bytes(B: int, K: int, D: int) -> int:
+    """Bytes of device workspace kmeans_update and kmeans_fit need (f32 sums [B, K, D] and counts [B, K])."""
+    return _cake.kmeans_update_workspace_bytes(B, K, D)
+
+
+def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None, metric: str = "l2", stream=None):
+    """After an assignment: centroids (updated in place) = the mean of their points (an empty cluster keeps
+    its centroid); c_norm (float32 [B, K] or [K]) refreshed in the metric's form; shift (float32, same
+    shape) = |c_new - c_old|^2. Returns (centroids, c_norm, shift); c_norm is None for "inner_product".
+    workspace: any CUDA array of at least kmeans_update_workspace_bytes(B, K, D) bytes (allocated through
+    PyTorch when absent). Hopper only; not yet run on a GPU (docs/kmeans.md)."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    I = _view(idx, "idx")
+    _need(I, "idx", "int32", X.shape[:-1], X.index)
+    _contiguous(I, "idx")
+    Nn = None
+    if metric != "inner_product":
+        c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
+    shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
+    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
+    s = _stream(stream, [X, C, I, Nn, S, W], X.index)
+    _cake.kmeans_update(X.ptr, I.ptr, C.ptr, Nn.ptr if Nn else 0, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index)
+    return centroids, (c_norm if metric != "inner_product" else None), shift
+
+
+def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c_norm=None, shift=None, workspace=None, stream=None):
+    """`iterations` Lloyd iterations (assign, update) from the given centroids (updated in place), enqueued
+    without a host synchronization. Returns (idx, centroids, shift): the last assignment and the last
+    update's movement per centroid (the caller's convergence check). Hopper only; not yet run on a GPU
+    (docs/kmeans.md)."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    if not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be an int >= 1; it is {iterations!r}")
+    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    idx, I = _kmeans_out(idx, x, X.shape[:-1], "int32", "idx", X.index)
+    c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
+    shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
+    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
+    s = _stream(stream, [X, C, I, Nn, S, W], X.index)
+    _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index)
+    return idx, centroids, shift
 
 
 try:  # PyTorch custom ops, when PyTorch is there

@@ -137,6 +137,26 @@ class KmeansArguments(unittest.TestCase):
         self.check(ValueError, "c_norm must be given for arrays that are not torch tensors", x, c, None, o)
         self.check(ValueError, "D = 100 must be a multiple of 8", arr((2, 100, 100), "bfloat16"), arr((2, 16, 100), "bfloat16", 0x700000), n, o)
 
+    def test_update_and_fit_refusals(self):
+        x, c, n, i = arr((2, 100, 64), "bfloat16"), arr((2, 16, 64), "bfloat16", 0x700000), arr((2, 16), "float32", 0x800000), arr((2, 100), "int32", 0x900000)
+        sh, ws = arr((2, 16), "float32", 0xa00000), arr((cake.kmeans_update_workspace_bytes(2, 16, 64) // 4,), "float32", 0xb00000)
+        self.assertEqual(cake.kmeans_update_workspace_bytes(2, 16, 64), 4 * 2 * 16 * 64 + 4 * 2 * 16)
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_update(x, arr((2, 100), "float32", 0x900000), c, n, sh, workspace=ws)
+        self.assertIn("idx must be int32", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_update(x, i, c, n, sh, workspace=arr((10,), "float32", 0xb00000))
+        self.assertIn("workspace holds 40 bytes; this update needs 8320", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_update(x, i, c, n, arr((2, 15), "float32", 0xa00000), workspace=ws)
+        self.assertIn("shift must have shape [2, 16]", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_fit(x, c, 0, idx=i, c_norm=n, shift=sh, workspace=ws)
+        self.assertIn("iterations must be an int >= 1", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_fit(x, c, 3, idx=i, c_norm=n, shift=sh)
+        self.assertIn("workspace must be given for arrays that are not torch tensors", str(cm.exception))
+
     def test_no_driver(self):
         if cake._cake.driver_available():
             self.skipTest("a CUDA driver is present")

@@ -93,6 +93,29 @@ class OnTheGPU(unittest.TestCase):
                 self.assertTrue((got <= best + 1e-4 * (best.abs() + xf.square().sum(-1) + 1)).all().item())
                 self.assertFalse(((out % 5 == 0) & (out > 0)).any().item(), "a copy of a centroid was chosen over the original")
 
+    def test_kmeans_update_and_fit(self):
+        # update: means of the assigned points (empty clusters keep theirs); fit: separated blobs found.
+        B, N, K, D = 2, 5000, 32, 64
+        x = self.randn(B, N, D)
+        c = self.randn(B, K, D)
+        idx = torch.randint(0, K - 3, (B, N), device="cuda", generator=self.g, dtype=torch.int32)  # 3 empty clusters
+        old = c.clone()
+        _, c_norm, shift = cake.kmeans_update(x, idx, c)
+        sums = torch.stack([torch.zeros(K, D, device="cuda").index_add_(0, idx[b].long(), x[b].float()) for b in range(B)])
+        counts = torch.stack([torch.bincount(idx[b].long(), minlength=K) for b in range(B)]).float()
+        want = torch.where(counts[..., None] > 0, sums / counts.clamp_min(1)[..., None], old.float())
+        self.assertLess(rel_err(c, want), 1e-2)
+        self.assertTrue(torch.equal(c[:, K - 3:], old[:, K - 3:]))
+        self.assertLess(rel_err(c_norm, c.float().square().sum(-1)), 1e-4)
+        self.assertLess(rel_err(shift, (c.float() - old.float()).square().sum(-1)), 1e-3)
+        centres = self.randn(B, K, D, scale=20.0, dtype=torch.float32)
+        blob = torch.randint(0, K, (B, N), device="cuda", generator=self.g)
+        pts = (centres.gather(1, blob[..., None].expand(-1, -1, D)) + 0.3 * torch.randn(B, N, D, device="cuda", generator=self.g)).to(torch.bfloat16)
+        start = (centres + 0.3 * torch.randn(B, K, D, device="cuda", generator=self.g)).to(torch.bfloat16)
+        got, _, last_shift = cake.kmeans_fit(pts, start, 6)
+        self.assertTrue(torch.equal(got.long(), blob))
+        self.assertLess(last_shift.max().item(), 0.1)
+
     def test_softmax_and_rmsnorm(self):
         for shape in [(1, 128), (37, 1000), (2, 3, 4096), (5, 16384)]:
             x = self.randn(*shape, scale=3.0)

@@ -87,6 +87,21 @@ int main(void) {
            "x must be a non-null device address aligned to 16");
     EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 128, 7, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "input_type = 7");
     EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "metric = 3");
+    void* ws = (void*)(size_t)0x600000;
+    float* sh = (float*)(size_t)0x700000;
+    CHECK(cake_kmeans_update_workspace_bytes(2, 10, 64) == 4 * 2 * 10 * 64 + 4 * 2 * 10);
+    CHECK(cake_kmeans_update_workspace_bytes(0, 10, 64) == -1);
+    CHECK(cake_kmeans_update_workspace_bytes((int64_t)1 << 30, (int64_t)1 << 30, 64) == -1);
+    EXPECT(cake_kmeans_update(a, idx, (void*)b, (float*)cn, sh, NULL, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "workspace must be a non-null");
+    EXPECT(cake_kmeans_update(a, idx, (void*)b, (float*)cn, sh, ws, 1, 1000, (int64_t)1 << 25, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "past 2^24");
+    EXPECT(cake_kmeans_update(a, idx, (void*)b, (float*)cn, sh, ws, 1, 1000, 64, 128, 2, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_kmeans_update: input_type = 2");
+    EXPECT(cake_kmeans_fit(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "iterations = 0");
+    EXPECT(cake_kmeans_fit(a, (void*)b, NULL, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "idx must be a non-null");
     if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
       EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
   }

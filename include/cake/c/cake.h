@@ -97,6 +97,25 @@ typedef enum cake_metric { CAKE_METRIC_L2 = 0, CAKE_METRIC_INNER_PRODUCT = 1, CA
 CAKE_C_API cake_status cake_kmeans_assign(const void* x, const void* c, const float* c_norm, int32_t* idx, int64_t B, int64_t N, int64_t K, int64_t D,
                                           int input_type, int metric, void* stream, int device);
 
+/* Bytes of device workspace cake_kmeans_update and cake_kmeans_fit need (f32 sums [B, K, D] and counts
+ * [B, K]); -1 for shapes out of range. */
+CAKE_C_API int64_t cake_kmeans_update_workspace_bytes(int64_t B, int64_t K, int64_t D);
+
+/* After an assignment: c[b, k] = the mean of the points x[b, i] with idx[b, i] == k, rounded to
+ * `input_type` (an empty cluster keeps its centroid); c_norm [B, K] refreshed in the metric's form (unused
+ * for CAKE_METRIC_INNER_PRODUCT: may be NULL); shift [B, K] f32 = |c_new - c_old|^2. workspace: at least
+ * cake_kmeans_update_workspace_bytes(B, K, D) bytes, 16-byte aligned (zeroed by the call). B * K <= 2^24.
+ * Hopper only. (Not yet run on a GPU: docs/kmeans.md.) */
+CAKE_C_API cake_status cake_kmeans_update(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
+                                          int64_t K, int64_t D, int input_type, int metric, void* stream, int device);
+
+/* `iterations` Lloyd iterations (c_norm from c, then assign + update each) from the centroids in c, all
+ * enqueued on `stream` without a host synchronization; idx holds the last assignment, shift the last
+ * update's movement. Buffers as in cake_kmeans_assign / cake_kmeans_update. Hopper only. (Not yet run on
+ * a GPU: docs/kmeans.md.) */
+CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                                       int64_t D, int input_type, int metric, int iterations, void* stream, int device);
+
 #ifdef __cplusplus
 }
 #endif
