@@ -7,7 +7,7 @@ peer (relative error) before they are timed. Writes the results JSON of docs/ben
 
 Families:
   gemm      cake.gemm vs torch.matmul (a @ b.T, cuBLAS) on the six bf16 shapes of bench/results/h200/gemm.json
-  kmeans    cake.kmeans_assign vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
+  kmeans    cake.kmeans_assign, and one Lloyd iteration (assign + update), vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
             the four shapes of issue 13 (fp16 and bf16, tuned: the schedule was written for them) and two held-out
             shapes; needs the flash_kmeans package importable (its wheel installed with --no-deps)
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
@@ -150,6 +150,59 @@ def bench_kmeans(runs, dtypes=("float16", "bfloat16")):
     return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
 
 
+def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
+    """One Lloyd iteration: Cake's assign + update against flash-kmeans' compiled iteration (assign,
+    centroid update, shift), on the same points and centroids. Cake's update is checked first against
+    PyTorch means of Cake's own assignment."""
+    from flash_kmeans.kmeans_triton_impl import _euclid_iter_compiled
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for dt in dtypes:
+        dtype = getattr(torch, dt)
+        for B, N, K, D, held_out in KMEANS_SHAPES:
+            x = torch.randn(B, N, D, device="cuda", generator=g).to(dtype)
+            c0 = torch.randn(B, K, D, device="cuda", generator=g).to(dtype)
+            x_sq = x.float().square().sum(-1)
+            c, theirs_c = c0.clone(), c0.clone()
+            c_norm = c.float().square().sum(-1)
+            idx = torch.empty(B, N, dtype=torch.int32, device="cuda")
+            shift = torch.empty(B, K, device="cuda")
+            ws = torch.empty(cake.kmeans_update_workspace_bytes(B, K, D), dtype=torch.uint8, device="cuda")
+            tag = "bf16" if dt == "bfloat16" else "fp16"
+            row = {"kernel": "kmeans_iteration", "dtype": tag, "shape": {"B": B, "N": N, "K": K, "D": D}, "tuned": not held_out, "peer": "flash-kmeans 0.3.1"}
+            try:
+                cake.kmeans_assign(x, c, c_norm, idx)
+                cake.kmeans_update(x, idx, c, c_norm, shift, workspace=ws)
+                sums = torch.stack([torch.zeros(K, D, device="cuda").index_add_(0, idx[b].long(), x[b].float()) for b in range(B)])
+                counts = torch.stack([torch.bincount(idx[b].long(), minlength=K) for b in range(B)]).float()
+                want = torch.where(counts[..., None] > 0, sums / counts.clamp_min(1)[..., None], c0.float())
+                err = rel_err(c, want)
+                row.update({"max_rel_err": round(err, 6), "ok": err < 1e-2})
+            except Exception as e:  # the update has not run on a GPU before: record, do not stop the bench
+                row.update({"ok": False, "error": str(e)[:300]})
+            if row["ok"]:
+                def cake_iter():
+                    cake.kmeans_assign(x, c, c_norm, idx)
+                    cake.kmeans_update(x, idx, c, c_norm, shift, workspace=ws)
+                peer_iter = lambda: _euclid_iter_compiled(x, x_sq, theirs_c, True)
+                for _ in range(3):
+                    cake_iter()
+                    peer_iter()
+                n_runs = runs if B * N * K * D < (1 << 40) else max(10, runs // 5)
+                c_ms, p_ms = time_pair(cake_iter, peer_iter, n_runs)
+                flops = 2.0 * B * N * K * D
+                row.update({"cake_ms": round(c_ms, 4), "peer_ms": round(p_ms, 4), "ratio": round(p_ms / c_ms, 4), "runs": n_runs,
+                            "cake_tflops": round(flops / c_ms / 1e9, 1), "peer_tflops": round(flops / p_ms / 1e9, 1)})
+                key = f"kmeans_iteration_{tag}_{'held_out' if held_out else 'tuned'}_geomean_ratio"
+                logs.setdefault(key, []).append(math.log(p_ms / c_ms))
+            rows.append(row)
+            print(f"kmeans iteration {tag} B{B} N{N} K{K} D{D}{' (held out)' if held_out else ''}: "
+                  + (f"cake {row['cake_ms']} ms, flash-kmeans {row['peer_ms']} ms, ratio {row['ratio']}" if row["ok"] else f"FAILED {row}"), flush=True)
+            del x, c0, c, theirs_c, x_sq, c_norm, idx, shift, ws
+            torch.cuda.empty_cache()
+    return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+
+
 def bench_overhead(calls):
     M = N = K = 128
     a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
@@ -204,6 +257,9 @@ def main():
         summary.update(s)
     if args.family in ("kmeans", "all"):
         r, s = bench_kmeans(args.runs)
+        rows += r
+        summary.update(s)
+        r, s = bench_kmeans_iteration(args.runs)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):
