@@ -56,7 +56,8 @@ inline std::vector<diagnostic> parse_compiler_output(const std::string& output, 
   static const std::regex compile_error_re(R"re(array subscript value '(-?\d+)' is outside the bounds of array 'cake::compile_error<cake::fixed_string<\d+>\{"([^"]+)"\}, cake::fixed_string<\d+>\{"((?:[^"\\]|\\.)*)"\}>::the_value_is')re");
   static const std::regex clang_fail_re(R"re((?:fail|reject)<"([a-z0-9-]+\.[a-z0-9.-]+)", "((?:[^"\\]|\\.)*)">)re");
   static const std::regex clang_value_re(R"(in call to 'reject\((-?\d+)\)')");
-  static const std::regex rule_re(R"(\[([a-z0-9-]+\.[a-z0-9.-]+)\] (.*?)(?:'|$))");
+  // g++ quotes a static_assert's message in '...', clang 14 in "..." (after the requirement).
+  static const std::regex rule_re(R"(\[([a-z0-9-]+\.[a-z0-9.-]+)\] (.*?)(?:['"]|$))");
 
   std::vector<detail::group> groups;
   std::vector<compiler_frame> pending;
@@ -135,8 +136,11 @@ inline std::vector<diagnostic> parse_compiler_output(const std::string& output, 
     // Location: the innermost user frame of the trace, else the error's own place.
     std::vector<compiler_frame> user;
     if (clang) {
+      // Innermost first: "in call to" (a constant expression: a value-level rejection) and "in
+      // instantiation of" (a template: a type-level static_assert, e.g. inside a loop body's lambda).
       for (const auto& n : g.notes)
-        if (n.text.rfind("in call to", 0) == 0 && detail::is_user_file(n.file, library_dirs)) user.push_back(n);  // innermost first
+        if ((n.text.rfind("in call to", 0) == 0 || n.text.rfind("in instantiation of", 0) == 0) && detail::is_user_file(n.file, library_dirs))
+          user.push_back(n);
     } else {
       for (auto it = g.frames.rbegin(); it != g.frames.rend(); ++it)
         if (detail::is_user_file(it->file, library_dirs)) user.push_back(*it);  // innermost first
