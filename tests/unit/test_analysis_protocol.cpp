@@ -179,6 +179,47 @@ TEST_CASE("analysis protocol: arrival counts per phase against the barrier's cou
   CHECK(high.fired(rule_id::sync_phase_aliasing));
 }
 
+TEST_CASE("analysis protocol: a derived count that the phases do not meet says which arrivals it counted") {
+  // Derived counts are one arrival per unit per arrive op: a role that arrives in two ops (one inside the
+  // loop, one after it) is counted twice per phase, but each phase gets one. The note names both terms.
+  auto k = kernel("derived").target(sm_90a);
+  auto ready = k.mbarrier("ready");
+  auto done = k.mbarrier("done");
+  k.role("producer", warps(1), [&](role& r) {
+    r.loop(4, [&](auto) {
+      r.arrive(ready);
+      r.wait(done);
+    });
+    r.arrive(ready);
+  });
+  k.role("consumer", warps(1), [&](role& r) {
+    r.loop(4, [&](auto) {
+      r.wait(ready);
+      r.arrive(done);
+    });
+  });
+  const auto rep = analyze(k.build());
+  INFO(analysis::to_text(rep));
+  const auto* d = find(rep, rule_id::sync_arrival_count);
+  REQUIRE(d != nullptr);
+  bool explained = false;
+  for (const auto& n : d->notes)
+    explained = explained || n.text.view().find("count 2 derived: 1 unit of role 'producer' (op#1) + 1 of 'producer' (op#3)") != std::string_view::npos;
+  CHECK(explained);
+}
+
+TEST_CASE("analysis protocol: a derived pipeline count is explained per role") {
+  // The plan's count for a pipeline is per role (a role arrives once per stage, whichever op takes it);
+  // the explanation uses the same terms (plan::role_arrivals).
+  constexpr program p = kernels::gemm_bf16_sm90();
+  constexpr auto B = plan::plan_barriers(p);
+  analysis::fixed_text<168> t;
+  analysis::proto::write_derived_count(t, p, B, B.objects[B.pipelines[0].empty_base]);
+  INFO(t.view());
+  CHECK(t.view().find("count 4 derived: 2 units of role 'consumer'") != std::string_view::npos);
+  CHECK(t.view().find("x 2 CTAs (multicast)") != std::string_view::npos);
+}
+
 TEST_CASE("analysis protocol: a producer without back-pressure aliases phases only when it runs ahead") {
   CHECK(analyze(handoff(1, 1, false)).fired(rule_id::sync_phase_aliasing));
   analysis::analysis_options one;

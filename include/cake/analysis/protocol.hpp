@@ -163,6 +163,37 @@ constexpr void add_blocked_notes(machine& m, diagnostic* d, int except) {
   }
 }
 
+// Why Cake derived a barrier's init count, in the schedule's terms: the roles (pipelines) or ops (user
+// barriers) that arrive on it each phase, e.g. "count 3 derived: 1 unit of role 'load' (op#4) + 2 of
+// 'math' (op#9)".
+template <class Text>
+constexpr void write_derived_count(Text& t, const program& p, const plan::barrier_plan& B, const plan::barrier_object& ob) {
+  t << "count " << ob.arrivals << " derived:";
+  bool first = true;
+  auto term = [&](int units, int role, int op_id) {
+    t << (first ? " " : " + ") << units << (first ? (units == 1 ? " unit of role '" : " units of role '") : " of '") << p.roles[role].nm.view() << "' (op#" << op_id
+      << ")";
+    first = false;
+  };
+  if (ob.origin == plan::barrier_origin::pipeline_full || ob.origin == plan::barrier_origin::pipeline_empty) {
+    const auto a = plan::role_arrivals(p, ob.source, ob.origin == plan::barrier_origin::pipeline_full);
+    for (int r = 0; r < static_cast<int>(p.roles.size()) && r < capacity::roles; ++r)
+      if (a.units[r] > 0) term(a.units[r], r, a.first_op[r]);
+    if (ob.origin == plan::barrier_origin::pipeline_empty && B.pipelines[ob.source].multicast) t << ", x " << p.launch.cluster_size() << " CTAs (multicast)";
+    if (first) t << " no op arrives on it";
+    t << (ob.origin == plan::barrier_origin::pipeline_full ? " (each acquiring unit arrives once per stage)" : " (each releasing unit once per stage)");
+  } else {
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      const op& o = p.ops[i];
+      if (o.d.kind != operand_kind::mbarrier || o.d.index != ob.source) continue;
+      if (o.kind == op_kind::mbarrier_arrive || o.kind == op_kind::mbarrier_arrive_expect_tx || o.kind == op_kind::tcgen05_commit)
+        term(plan::units_of_role(p, o.role) * (o.has(flag_remote) ? p.launch.cluster_size() : 1), o.role, static_cast<int>(i));
+    }
+    if (first) t << " no op arrives on it";
+    else t << " (one arrival per unit per arrive op)";
+  }
+}
+
 constexpr void report_deadlock(machine& m) {
   bool explained = false;
   int first = -1;
@@ -217,7 +248,8 @@ constexpr void report_deadlock(machine& m) {
                      << bs.init_count - bs.pending << ": every role that arrives on it has arrived or finished";
           d->num("init_count", bs.init_count).num("arrivals", bs.init_count - bs.pending);
           if (bs.init_op >= 0) d->add_note(m.p.ops[bs.init_op].loc) << "initialized here with count " << bs.init_count;
-          else d->add_note(barrier_object_loc(m.p, m.B, s.blocked_obj)) << (ob.derived ? "count derived from the ops that arrive on it" : "count declared here");
+          else if (!ob.derived) d->add_note(barrier_object_loc(m.p, m.B, s.blocked_obj)) << "count declared here";
+          else write_derived_count(d->add_note(barrier_object_loc(m.p, m.B, s.blocked_obj)), m.p, m.B, ob);
           if (bs.last_arrive_op >= 0) d->add_note(m.p.ops[bs.last_arrive_op].loc) << "the last arrival (op#" << bs.last_arrive_op << ")";
           add_blocked_notes(m, d, u);
           d->help << "make the init count equal the arrivals of one phase (one per arriving unit, x CTAs for remote arrivals)";

@@ -78,6 +78,31 @@ constexpr int derived_user_arrivals(const program& p, int barrier) {
   return n;
 }
 
+// The units of each role that arrive once per phase on a pipeline's full barriers (acquires that load
+// with TMA, commits) or its empty barriers (releases). Each unit arrives once per stage it takes,
+// whichever of its role's ops takes it: a role that acquires (or releases) in several ops (a prologue and
+// a loop, parts of one tile) counts its units once. The derived init count is the sum over the roles
+// (times the cluster's CTAs for the empty barriers of a multicast pipeline); the analyzer's
+// sync.arrival-count explains a mismatch with these terms.
+struct pipeline_role_arrivals {
+  int units[capacity::roles]{};
+  int first_op[capacity::roles]{};  // an op of the role that arrives (for notes); -1: none
+};
+constexpr pipeline_role_arrivals role_arrivals(const program& p, int pipeline, bool full) {
+  pipeline_role_arrivals a;
+  for (int r = 0; r < capacity::roles; ++r) a.first_op[r] = -1;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.d.kind != operand_kind::pipeline || o.d.index != pipeline || o.role >= capacity::roles) continue;
+    const bool arrives = full ? (o.kind == op_kind::pipeline_acquire && tx_bytes_of_acquire(p, static_cast<int>(i)) > 0) || o.kind == op_kind::pipeline_commit
+                              : o.kind == op_kind::pipeline_release;
+    if (!arrives) continue;
+    a.units[o.role] = std::max(a.units[o.role], units_per_point(p, static_cast<int>(i)));
+    if (a.first_op[o.role] < 0) a.first_op[o.role] = static_cast<int>(i);
+  }
+  return a;
+}
+
 constexpr barrier_plan plan_barriers(const program& p) {
   barrier_plan B;
   const smem_layout L = plan_smem(p);
@@ -98,24 +123,13 @@ constexpr barrier_plan plan_barriers(const program& p) {
   }
   for (std::size_t pi = 0; pi < p.pipelines.size(); ++pi) {
     pipeline_barriers& pb = B.pipelines[pi];
-    // Each unit arrives once per stage it takes, whichever of its role's ops takes it: a role that
-    // acquires (or releases) in several ops (a prologue and a loop, parts of one tile) arrives once per
-    // phase. Arrivals are counted per role (its units), summed over the roles.
-    int full_by_role[capacity::roles]{}, empty_by_role[capacity::roles]{};
+    pipeline_role_arrivals full_by_role = role_arrivals(p, static_cast<int>(pi), true), empty_by_role = role_arrivals(p, static_cast<int>(pi), false);
+    for (int r = 0; r < capacity::roles; ++r) pb.full_arrivals += full_by_role.units[r], pb.empty_arrivals += empty_by_role.units[r];
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];
-      if (o.d.kind != operand_kind::pipeline || o.d.index != pi) continue;
-      const int units = units_per_point(p, static_cast<int>(i));
-      // 'full' completes by the producer's arrive.expect_tx plus TMA bytes, or by a commit.
-      if (o.kind == op_kind::pipeline_acquire) {
-        const int tx = tx_bytes_of_acquire(p, static_cast<int>(i));
-        if (tx > 0) full_by_role[o.role] = std::max(full_by_role[o.role], units);
-        if (pb.tx_bytes == 0) pb.tx_bytes = tx;
-      }
-      if (o.kind == op_kind::pipeline_commit) full_by_role[o.role] = std::max(full_by_role[o.role], units);
-      if (o.kind == op_kind::pipeline_release) empty_by_role[o.role] = std::max(empty_by_role[o.role], units);
+      if (o.d.kind == operand_kind::pipeline && o.d.index == pi && o.kind == op_kind::pipeline_acquire && pb.tx_bytes == 0)
+        pb.tx_bytes = tx_bytes_of_acquire(p, static_cast<int>(i));
     }
-    for (int r = 0; r < capacity::roles; ++r) pb.full_arrivals += full_by_role[r], pb.empty_arrivals += empty_by_role[r];
     for (const auto& o : p.ops)
       if (o.kind == op_kind::tma_load && o.has(flag_multicast) && o.d.kind == operand_kind::smem && p.smem[o.d.index].pipeline == pi) pb.multicast = true;
     if (pb.multicast) pb.empty_arrivals *= p.launch.cluster_size();
