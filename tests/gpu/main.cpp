@@ -5,8 +5,48 @@
 
 #include <cstdio>
 #include <exception>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <cake/jit/driver.hpp>
+
+#include "device_gate.hpp"
+
+namespace {
+
+// The cases that ran and the ones that skipped themselves (device_gate.hpp), by name.
+std::set<std::string> started;
+std::vector<std::string> skipped;
+std::string current;
+
+struct case_tracker : doctest::IReporter {
+  explicit case_tracker(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    current = tc.m_name;
+    started.insert(current);
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("cake_case_tracker", 1, case_tracker);
+
+}  // namespace
+
+void cake_gpu_test::skip(const std::string& why) {
+  for (const auto& s : skipped)
+    if (s.rfind(current + ": ", 0) == 0) return;  // once per case (subcases re-enter it)
+  skipped.push_back(current + ": " + why);
+}
 
 int main(int argc, char** argv) {
   try {
@@ -19,5 +59,11 @@ int main(int argc, char** argv) {
     return 77;
   }
   doctest::Context context(argc, argv);
-  return context.run();
+  const int rc = context.run();
+  if (!skipped.empty()) {
+    std::printf("SKIPPED %zu of %zu case(s) on this device:\n", skipped.size(), started.size());
+    for (const auto& s : skipped) std::printf("  %s\n", s.c_str());
+    if (rc == 0 && skipped.size() == started.size()) return 77;  // nothing ran: skipped, not passed
+  }
+  return rc;
 }

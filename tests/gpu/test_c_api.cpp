@@ -16,25 +16,18 @@
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/norm/norm.hpp"
+#include "device_gate.hpp"
 
 using namespace cake;
 
 namespace {
-
-bool hopper() {
-  const auto& d = jit::driver::get().device(0);
-  return d.cc_major == 9 && d.cc_minor == 0;
-}
 
 std::vector<std::uint16_t> bits(const jit::device_buffer& b) { return b.download<std::uint16_t>(); }
 
 }  // namespace
 
 TEST_CASE("C ABI: cake_gemm_bf16 (plain and with a bias + GELU epilogue) equals cake::gemm bit for bit") {
-  if (!hopper()) {
-    MESSAGE("skipped: the GEMM entry points need a cc 9.0 device");
-    return;
-  }
+  if (!cake_gpu_test::require_device(9, 0, true, "the GEMM entry points")) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
   for (auto [M, N, K] : {std::tuple{128LL, 256LL, 64LL}, {300LL, 1000LL, 520LL}, {7LL, 136LL, 2000LL}}) {

@@ -16,6 +16,7 @@
 #include <cake/runtime/kernel.hpp>
 
 #include "kernels/gemm/sm90_splitk.hpp"
+#include "device_gate.hpp"
 
 using namespace cake;
 using cake::harness::distribution;
@@ -23,7 +24,7 @@ using cake::harness::host_bf16;
 
 namespace {
 
-bool gpu_ready() { return jit::driver::available() && jit::driver::get().device(0).cc_major == 9; }
+bool gpu_ready() { return cake_gpu_test::require_device(9, 0, true, "the sm_90a compute kernels"); }
 
 double rel_err(const std::vector<double>& out, const std::vector<double>& ref, long long* nonfinite = nullptr) {
   double num = 0, den = 0;
@@ -148,7 +149,11 @@ TEST_CASE("mainloop: cooperative, one wgmma group in flight across the release")
 // Diagnosis: CAKE_MAINLOOP="M N K bm bn pingpong in_flight direct" runs one shape and configuration.
 TEST_CASE("mainloop: the shape in CAKE_MAINLOOP") {
   const char* spec = std::getenv("CAKE_MAINLOOP");
-  if (!gpu_ready() || !spec) return;
+  if (!spec) {
+    cake_gpu_test::skip("CAKE_MAINLOOP is not set (a diagnosis case: it runs the one configuration it names)");
+    return;
+  }
+  if (!gpu_ready()) return;
   long long M, N, K;
   int bm, bn, pp, inf, direct;
   REQUIRE(std::sscanf(spec, "%lld %lld %lld %d %d %d %d %d", &M, &N, &K, &bm, &bn, &pp, &inf, &direct) == 8);

@@ -9,6 +9,7 @@
 
 #include <cake/gemm.hpp>
 #include <cake/harness/gemm_check.hpp>
+#include "device_gate.hpp"
 
 using cake::harness::distribution;
 using cake::harness::gemm_problem;
@@ -34,7 +35,7 @@ const std::vector<gemm_problem>& shapes() {
   return s;
 }
 
-bool gpu_ready() { return cake::jit::driver::available() && cake::jit::driver::get().device(0).cc_major == 9; }
+bool gpu_ready() { return cake_gpu_test::require_device(9, 0, true, "cake::gemm (sm_90a)"); }
 
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/kmeans/kmeans.hpp"
+#include "device_gate.hpp"
 
 using namespace cake;
 using kmeans::input_type;
@@ -30,15 +31,7 @@ using kmeans::metric;
 
 namespace {
 
-bool usable_hopper() {
-  if (!jit::driver::available()) return false;
-  const auto& d = jit::driver::get().device(0);
-  if (!(d.cc_major == 9 && d.cc_minor == 0)) {
-    MESSAGE("skipped: cake::kmeans needs a Hopper device; device 0 is " << d.describe());
-    return false;
-  }
-  return true;
-}
+bool usable_hopper() { return cake_gpu_test::require_device(9, 0, true, "cake::kmeans (sm_90a)"); }
 
 struct shape {
   long long B, N, K, D;

@@ -13,12 +13,13 @@
 #include <cake/runtime/kernel.hpp>
 
 #include "kernels/gemm/sm80_bf16.hpp"
+#include "device_gate.hpp"
 
 using namespace cake;
 
 namespace {
 
-bool hopper() { return jit::driver::available() && jit::driver::get().device(0).cc_major == 9; }
+bool hopper() { return cake_gpu_test::require_device(9, 0, true, "the sm_90a lowered kernels"); }
 
 // Y = X through shared memory: a producer warp loads 64x64 boxes with TMA into a 2-stage pipeline, a
 // consumer warp stores each box back with TMA. Many tiles per CTA, so every barrier cycles through

@@ -27,6 +27,7 @@
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/norm/norm.hpp"
+#include "device_gate.hpp"
 
 using namespace cake;
 
@@ -36,15 +37,7 @@ constexpr std::uint16_t poison = 0xffff;   // bf16 NaN: what y holds before the 
 constexpr std::uint16_t x_nan = 0x7fc0;    // bf16 NaN in x's padding and guard (must never be read)
 constexpr long long guard = 4096;          // elements after the last row of x and y
 
-bool usable_gpu() {
-  if (!jit::driver::available()) return false;
-  const auto& d = jit::driver::get().device(0);
-  if (d.cc_major < 8) {
-    MESSAGE("skipped: cake::softmax / rmsnorm need cc 8.0 or newer; device 0 is " << d.describe());
-    return false;
-  }
-  return true;
-}
+bool usable_gpu() { return cake_gpu_test::require_device(8, 0, false, "cake::softmax / rmsnorm"); }
 bool hopper() { return jit::driver::get().device(0).cc_major == 9 && jit::driver::get().device(0).cc_minor == 0; }
 
 float bf(std::uint16_t b) { return harness::bf16_bits_to_float(b); }
