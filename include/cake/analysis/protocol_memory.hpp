@@ -117,6 +117,7 @@ constexpr int writer_of(const machine& m, bool tmem, int o) {
 // after generic writes); `done`: when the read is over (for later writers).
 constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uint8_t flags, stamp done) {
   memory_object& obj = m.mem[o];
+  obj.unread_mma = -1;  // any read of an accumulator stage reads its MMA result (dataflow.dead-accumulation)
   const bool async_read = (flags & acc_async) != 0;
   bool written = false;
   for (int i = 0; i < obj.count; ++i) {
@@ -283,6 +284,57 @@ constexpr void write_access(machine& m, int u, int id, int o, rect area, std::ui
   }
 }
 
+// ---- dead accumulation ---------------------------------------------------------------------------
+// An MMA result is "read" by any op that takes its accumulator as a source (an accumulating MMA, r.set
+// expressions, reductions, convert, stores, stmatrix, tmem_load, an MMA's A operand); it is lost when
+// an op overwrites the whole accumulator first (an MMA with overwrite, fill, set, convert/load into it,
+// tmem_store). Accumulators written or overwritten by part (acc.cols(i, n)) are not tracked.
+
+// The innermost loop that runs `later` (which comes before `earlier` in program order) again after
+// `earlier`: the loop that carries the overwrite into the next trip. -1: none.
+constexpr int carrying_loop(const program& p, int later, int earlier) {
+  if (later > earlier) return -1;
+  for (int l = p.ops[later].parent; l >= 0; l = p.ops[l].parent)
+    if ((p.ops[l].kind == op_kind::loop || p.ops[l].kind == op_kind::tile_loop) && l < earlier && earlier < p.ops[l].end) return l;
+  return -1;
+}
+
+constexpr void report_dead_accumulation(machine& m, int u, int id, int mma, std::string_view acc_name, src_loc decl) {
+  diagnostic* d = emit_op(m.c, rule_id::dataflow_dead_accumulation, id);
+  if (!d) return;
+  const program& p = m.p;
+  const op& o = p.ops[id];
+  const bool by_mma = o.kind == op_kind::wgmma || o.kind == op_kind::mma_sync || o.kind == op_kind::tcgen05_mma;
+  const int loop = carrying_loop(p, id, mma);
+  d->message << (by_mma ? "this MMA overwrites '" : "overwrites '") << acc_name << "' before anything read the result of ";
+  if (mma == id) d->message << "its own previous trip";
+  else d->message << "the MMA op#" << mma;
+  if (loop >= 0) {
+    d->message << " (";
+    write_loop_name(d->message, p, loop);
+    d->message << (mma == id ? ": every trip discards the partial sums of the one before)" : " carries it into the next trip)");
+  }
+  d->message << " in ";
+  m.write_unit(d->message, u);
+  d->num("mma_op", mma).num("loop_op", loop);
+  d->add_note(p.ops[mma].loc) << "the MMA whose result is lost (op#" << mma << ")";
+  if (loop >= 0) {
+    auto& n = d->add_note(p.ops[loop].loc);
+    n << "the loop (";
+    write_loop_name(n, p, loop);
+    n << ")";
+  }
+  d->add_note(decl) << "'" << acc_name << "' declared here";
+  if (by_mma && o.has(flag_overwrite) && loop >= 0)
+    d->help << "accumulate over the loop: .overwrite_on_first(<this loop's variable>) instead of .overwrite(), or move the overwrite out of the loop (zero '"
+            << acc_name << "' before it and drop .overwrite())";
+  else if (by_mma)
+    d->help << "let this MMA accumulate onto the earlier result (drop .overwrite() / overwrite_on_first), or read '" << acc_name
+            << "' (store, convert, reduce) before it";
+  else
+    d->help << "read '" << acc_name << "' (store, convert, reduce, stmatrix) before overwriting it, or drop the MMA";
+}
+
 // ---- register tiles ------------------------------------------------------------------------------
 
 constexpr reg_state& reg_of(machine& m, int u, int reg) { return m.regs[u * m.R + reg]; }
@@ -307,6 +359,7 @@ constexpr void reg_read(machine& m, int u, int id, const operand& o, bool by_wgm
   if (o.kind != operand_kind::reg) return;
   if (!by_wgmma) touch_wgmma_regs(m, u, o);
   reg_state& r = reg_of(m, u, o.index);
+  r.unread_mma = -1;
   if (wgmma_pending(m, u, r) && !by_wgmma) {
     report_pending_acc(m, u, id, o, false);
   } else if (!r.written && m.p.regs[o.index].accumulator) {
@@ -323,6 +376,8 @@ constexpr void reg_write(machine& m, int u, int id, const operand& o) {
   touch_wgmma_regs(m, u, o);
   reg_state& r = reg_of(m, u, o.index);
   if (wgmma_pending(m, u, r)) report_pending_acc(m, u, id, o, true);
+  if (r.unread_mma >= 0 && o.part == part_axis::none) report_dead_accumulation(m, u, id, r.unread_mma, m.p.regs[o.index].nm.view(), m.p.regs[o.index].loc);
+  r.unread_mma = -1;
   r.written = true;
   r.init_tile = m.units[u].tile_iter;
   r.wg_group = 0;

@@ -85,6 +85,8 @@ struct memory_object {
   // accumulator state (TMEM stages written by tcgen05.mma)
   bool written = false;
   int init_tile = -1;
+  int unread_mma = -1;  // the tcgen05.mma whose result nothing has read yet (dataflow.dead-accumulation)
+  int unread_unit = -1;  // the unit that issued it
 };
 
 struct frame {
@@ -154,6 +156,7 @@ struct reg_state {
   bool written = false;
   int init_tile = -1;
   int wg_group = 0;  // group of the last wgmma writing it (pending until the unit's wg agent reaches it)
+  int unread_mma = -1;  // the MMA whose result (the whole tile) nothing has read yet (dataflow.dead-accumulation)
 };
 
 }  // namespace cake::analysis::proto

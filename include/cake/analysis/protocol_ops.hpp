@@ -214,6 +214,11 @@ constexpr void exec_mma(machine& m, int u, int id) {
       memory_object& obj = m.mem[pl.first + i];
       if (!over) check_accumulate(m, u, id, obj.written, obj.init_tile, m.p.tmem[accd.index].nm.view(), m.p.tmem[accd.index].loc);
       if (over) obj.written = true, obj.init_tile = s.tile_iter;
+      // Another unit's MMA into the same stage is instruction.tcgen05-single-issuer's finding, not this one.
+      if (over && obj.unread_mma >= 0 && obj.unread_unit == u && accd.part == part_axis::none)
+        report_dead_accumulation(m, u, id, obj.unread_mma, m.p.tmem[accd.index].nm.view(), m.p.tmem[accd.index].loc);
+      obj.unread_mma = accd.part == part_axis::none ? id : -1;
+      obj.unread_unit = u;
       write_access(m, u, id, pl.first + i, pl.area, acc_async | acc_mma, st, false);
     }
     s.last_tc_mma = id;
@@ -230,6 +235,10 @@ constexpr void exec_mma(machine& m, int u, int id) {
   const bool over = mma_overwrites(m, u, o);
   if (!over) check_accumulate(m, u, id, r.written, r.init_tile, m.p.regs[accd.index].nm.view(), m.p.regs[accd.index].loc);
   if (over) r.written = true, r.init_tile = s.tile_iter;
+  // Accumulating reads the previous result; overwriting the whole tile discards one nothing has read.
+  if (over && r.unread_mma >= 0 && accd.part == part_axis::none)
+    report_dead_accumulation(m, u, id, r.unread_mma, m.p.regs[accd.index].nm.view(), m.p.regs[accd.index].loc);
+  r.unread_mma = accd.part == part_axis::none ? id : -1;
   if (o.kind == op_kind::wgmma) {
     r.wg_group = s.wg_committed + 1;
     ++s.wg_open;
@@ -245,6 +254,10 @@ constexpr bool exec(machine& m, int u, int id) {
   using namespace detail;
   const op& o = m.p.ops[id];
   unit_state& s = m.units[u];
+  // Every register source of the op reads it (also those of ops that do not call reg_read below).
+  m.p.reg_reads(id, [&](const operand& x) {
+    if (x.index < m.R) reg_of(m, u, x.index).unread_mma = -1;
+  });
   switch (o.kind) {
     // ---- waits: no effect until they pass ----
     case op_kind::pipeline_acquire:
@@ -395,6 +408,14 @@ constexpr bool exec(machine& m, int u, int id) {
       tc_fence_after_check(m, u, id);
       tmem_use(m, u, id);
       reg_read(m, u, id, o.a);
+      if (o.d.part == part_axis::none) {  // a whole-stage tcgen05.st discards an MMA result nothing has read
+        const place pl = locate(m, u, id, o.d);
+        for (int i = 0; i < pl.count; ++i) {
+          memory_object& obj = m.mem[pl.first + i];
+          if (obj.unread_mma >= 0) report_dead_accumulation(m, u, id, obj.unread_mma, m.p.tmem[o.d.index].nm.view(), m.p.tmem[o.d.index].loc);
+          obj.unread_mma = -1;
+        }
+      }
       mem_write(m, u, id, o.d, 0, m.now(u), false);
       s.tc_before_needed = true;
       return true;

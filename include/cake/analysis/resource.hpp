@@ -56,29 +56,70 @@ constexpr void check_smem(context& c) {
   }
 }
 
+namespace detail {
+
+// Registers per thread role `i` holds once it has switched: regs(n), else its explicit setmaxnreg
+// values (the largest, when it switches several times), else the entry cap. `how` names the source.
+constexpr int role_held_regs(const program& p, const plan::warp_plan& W, int i, int* how = nullptr) {
+  int held = W.roles[i].regs, src = held ? 1 : 0;
+  for (const op& o : p.ops)
+    if (o.role == i && o.kind == op_kind::setmaxnreg && o.imm[0] > held && o.imm[0] % 8 == 0 && o.imm[0] >= 24 && o.imm[0] <= 256)
+      held = o.imm[0], src = 2;
+  if (how) *how = src;
+  return held ? held : W.entry_regs;
+}
+
+}  // namespace detail
+
+// The setmaxnreg register pool. A block is launched with block threads x the entry cap registers
+// (__launch_bounds__(threads, 1): 65536 / threads rounded down to 8, at most 248); setmaxnreg.dec
+// returns registers to the block's pool and setmaxnreg.inc blocks until it can take them from there,
+// never from the rest of the register file. So threads x registers summed over the roles after they
+// switch must fit in threads x entry cap; past it, the last warpgroup to increase waits forever.
+constexpr void check_register_pool(context& c) {
+  const program& p = c.p;
+  const auto& W = c.plan.warps;
+  if (W.role_count == 0 || W.block_threads == 0) return;
+  long long held_sum = 0;
+  bool switches = false;
+  for (int i = 0; i < W.role_count; ++i) {
+    int how = 0;
+    held_sum += static_cast<long long>(W.roles[i].threads) * detail::role_held_regs(p, W, i, &how);
+    switches = switches || how != 0;
+  }
+  if (!switches || held_sum <= W.regs_pool) return;
+  // Point at the role that increases most: its setmaxnreg.inc is the one that waits.
+  int at = 0, at_held = -1;
+  for (int i = 0; i < W.role_count; ++i) {
+    const int h = detail::role_held_regs(p, W, i);
+    if (h > W.entry_regs && h > at_held) at = i, at_held = h;
+  }
+  diagnostic* d = emit_decl(c, rule_id::resource_register_file, p.roles[at].loc, at);
+  if (!d) return;
+  d->message << "the roles hold " << held_sum << " registers after setmaxnreg; the block's pool is " << W.block_threads << " threads x "
+             << W.entry_regs << " (entry cap) = " << W.regs_pool << ", over by " << held_sum - W.regs_pool
+             << ": setmaxnreg.inc only takes what setmaxnreg.dec released, so the last increase never returns";
+  d->num("registers", held_sum).num("pool", W.regs_pool).num("threads", W.block_threads).num("entry_regs", W.entry_regs);
+  long long others = 0;
+  for (int i = 0; i < W.role_count; ++i) {
+    int how = 0;
+    const int h = detail::role_held_regs(p, W, i, &how);
+    if (i != at) others += static_cast<long long>(W.roles[i].threads) * h;
+    d->add_note(p.roles[i].loc) << "role '" << p.roles[i].nm.view() << "': " << W.roles[i].threads << " threads x " << h
+                                << (how == 1 ? " (regs)" : how == 2 ? " (setmaxnreg)" : " (entry cap)") << " = " << W.roles[i].threads * h;
+  }
+  const long long fit = W.roles[at].threads > 0 ? (W.regs_pool - others) / W.roles[at].threads / 8 * 8 : 0;
+  if (fit >= 24 && fit <= 256)
+    d->help << "role '" << p.roles[at].nm.view() << "' can take at most regs(" << fit << ") with the other roles as they are ((" << W.regs_pool << " - "
+            << others << ") / " << W.roles[at].threads << ", rounded down to 8); or lower regs(n) of the roles that need fewer (producers run on 24..40)";
+  else
+    d->help << "lower regs(n) of the roles that need fewer (producers run on 24..40), or use fewer threads";
+}
+
 constexpr void check_registers(context& c) {
   const program& p = c.p;
   const auto& W = c.plan.warps;
-  const auto& lim = p.arch().limits;
-  if (W.regs_after_setmaxnreg > lim.regs_per_sm) {
-    int biggest = 0;  // the role holding most registers: where lowering regs(n) helps most
-    for (int i = 1; i < W.role_count; ++i)
-      if (W.roles[i].threads * (W.roles[i].regs ? W.roles[i].regs : W.entry_regs) >
-          W.roles[biggest].threads * (W.roles[biggest].regs ? W.roles[biggest].regs : W.entry_regs))
-        biggest = i;
-    if (diagnostic* d = emit_decl(c, rule_id::resource_register_file, W.role_count ? p.roles[biggest].loc : p.loc, W.role_count ? biggest : -1)) {
-      d->message << "the roles hold " << W.regs_after_setmaxnreg << " registers (threads x registers per thread); the register file has "
-                 << lim.regs_per_sm;
-      d->num("registers", W.regs_after_setmaxnreg).num("limit", lim.regs_per_sm);
-      for (int i = 0; i < W.role_count; ++i) {
-        const auto& rp = W.roles[i];
-        d->add_note(p.roles[i].loc) << "role '" << p.roles[i].nm.view() << "': " << rp.threads << " threads x "
-                                    << (rp.regs ? rp.regs : W.entry_regs) << (rp.regs ? " (regs)" : " (entry cap)") << " = "
-                                    << rp.threads * (rp.regs ? rp.regs : W.entry_regs);
-      }
-      d->help << "lower regs(n) of the roles that need fewer (producers run on 24..40)";
-    }
-  }
+  check_register_pool(c);
   for (int i = 0; i < W.role_count; ++i) {
     const auto& r = p.roles[i];
     const auto& rp = W.roles[i];

@@ -107,6 +107,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An MMA accumulates into, or an op reads, an accumulator that nothing has written")                       \
   X(dataflow_acc_stale, "dataflow.acc-stale", dataflow, error, protocol,                                      \
     "An MMA accumulates onto a value initialized in a previous tile, so the result includes that tile")      \
+  X(dataflow_dead_accumulation, "dataflow.dead-accumulation", dataflow, error, protocol,                      \
+    "An MMA result overwritten before any op read it: an MMA with overwrite (e.g. on every K step), a fill, a set or a load into its accumulator") \
   X(dataflow_store_source_reuse, "dataflow.store-source-reuse", dataflow, error, protocol,                    \
     "The smem source of a TMA store is overwritten before a bulk_wait_read covers the store")                 \
   X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, error, protocol,              \
@@ -117,7 +119,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(resource_smem_overflow, "resource.smem-overflow", resource, error, resource,                              \
     "The shared-memory plan needs more bytes than the target allows per block")                               \
   X(resource_register_file, "resource.register-file", resource, error, resource,                              \
-    "Threads x registers summed over roles exceed the register file")                                         \
+    "Threads x registers after setmaxnreg summed over roles exceed the block's pool, threads x the entry cap (setmaxnreg.inc only takes what .dec released)") \
   X(resource_register_tiles, "resource.register-tiles", resource, warning, resource,                          \
     "A role's live register tiles need more registers per thread than its budget less 24 for addresses and indices (spills)") \
   X(resource_setmaxnreg_value, "resource.setmaxnreg-value", resource, error, resource,                        \

@@ -24,6 +24,7 @@ struct warp_plan {
   int block_threads = 0;
   int entry_regs = 0;      // per-thread register cap at launch (__launch_bounds__(threads, 1)), multiple of 8
   int regs_after_setmaxnreg = 0;  // registers the block holds once every role has switched
+  int regs_pool = 0;       // block_threads x entry_regs: all setmaxnreg.inc can take is what setmaxnreg.dec released of it
 };
 
 constexpr warp_plan plan_warps(const program& p) {
@@ -50,6 +51,7 @@ constexpr warp_plan plan_warps(const program& p) {
     cap = cap / 8 * 8;
     w.entry_regs = cap > lim.max_regs_per_thread ? lim.max_regs_per_thread / 8 * 8 : cap;
   }
+  w.regs_pool = w.block_threads * w.entry_regs;
   for (int i = 0; i < w.role_count; ++i)
     w.regs_after_setmaxnreg += w.roles[i].threads * (w.roles[i].regs ? w.roles[i].regs : w.entry_regs);
   return w;

@@ -37,7 +37,8 @@ constexpr program regs_kernel(units_t producer_units, int producer_regs, int con
 }
 }  // namespace verify_corpus
 
-// resource.register-file: 128 x 40 + 256 x 256 = 70656 registers > 65536. Fix: regs(232) for the consumer.
+// resource.register-file: 128 x 40 + 256 x 256 = 70656 registers > the pool of 384 x 168 = 64512 (and > 65536).
+// Fix: regs(232) for the consumer.
 namespace verify_corpus::resource_register_file {
 constexpr program bad() { return regs_kernel(warpgroups(1), 40, 256); }  // EXPECT: resource.register-file
 constexpr program good() { return regs_kernel(warpgroups(1), 40, 232); }
