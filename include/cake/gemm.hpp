@@ -21,6 +21,7 @@
 
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "runtime/kernel.hpp"
+#include "runtime/kernel_table.hpp"
 
 namespace cake {
 
@@ -115,17 +116,14 @@ namespace gemm_detail {
 using kernel_key = std::tuple<kernels::gemm_sm90_config, gemm_input, int>;
 
 inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm_input in, int device) {
-  static std::mutex mu;
-  static std::map<kernel_key, runtime_kernel> kernels;
-  const kernel_key k{c, in, device};
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = kernels.find(k);
-  if (it != kernels.end()) return it->second;
-  const program p = in == gemm_input::bf16 ? kernels::gemm_sm90<bf16>(c) : kernels::gemm_sm90<e4m3>(c);
-  if (!p.errors.empty())
-    throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                     std::string(p.errors[0].message));
-  return kernels.emplace(k, runtime_kernel::build(p, {}, device)).first->second;
+  static kernel_table<kernel_key, runtime_kernel> kernels;
+  return kernels.get(kernel_key{c, in, device}, [&] {
+    const program p = in == gemm_input::bf16 ? kernels::gemm_sm90<bf16>(c) : kernels::gemm_sm90<e4m3>(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                       std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
 }
 
 inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,

@@ -34,6 +34,7 @@
 #include <tuple>
 
 #include <cake/runtime/kernel.hpp>
+#include <cake/runtime/kernel_table.hpp>
 
 #include "assign.hpp"
 #include "update.hpp"
@@ -63,15 +64,14 @@ namespace detail {
 
 inline const runtime_kernel& assign_kernel(const kernels::kmeans_assign_config& c, input_type t, int device) {
   using key = std::tuple<kernels::kmeans_assign_config, input_type, int>;
-  static std::mutex mu;
-  static std::map<key, runtime_kernel> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key{c, t, device}); it != cache.end()) return it->second;
-  const program p = t == input_type::f16 ? kernels::kmeans_assign_sm90<f16>(c) : kernels::kmeans_assign_sm90<bf16>(c);
-  if (!p.errors.empty())
-    throw jit::error("cake::kmeans::assign: the schedule for " + std::to_string(c.parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                     std::string(p.errors[0].message));
-  return cache.emplace(key{c, t, device}, runtime_kernel::build(p, {}, device)).first->second;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{c, t, device}, [&] {
+    const program p = t == input_type::f16 ? kernels::kmeans_assign_sm90<f16>(c) : kernels::kmeans_assign_sm90<bf16>(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::kmeans::assign: the schedule for " + std::to_string(c.parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                       std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
 }
 
 inline void check_hopper(const char* who, int device) {
@@ -148,21 +148,19 @@ constexpr kernels::kmeans_norm_form norm_form(metric m) {
 enum class update_kernel { scatter, finalize, norms };
 inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, input_type t, kernels::kmeans_norm_form f, int device) {
   using key = std::tuple<update_kernel, int, input_type, kernels::kmeans_norm_form, int>;
-  static std::mutex mu;
-  static std::map<key, runtime_kernel> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  const key k{which, parts, t, f, device};
-  if (auto it = cache.find(k); it != cache.end()) return it->second;
-  auto build = [&]<class In>() {
-    return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts)
-           : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f)
-                                              : kernels::kmeans_norms_program<In>(parts, f);
-  };
-  const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
-  if (!p.errors.empty())
-    throw jit::error("cake::kmeans: the update schedule for " + std::to_string(parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                     std::string(p.errors[0].message));
-  return cache.emplace(k, runtime_kernel::build(p, {}, device)).first->second;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{which, parts, t, f, device}, [&] {
+    auto build = [&]<class In>() {
+      return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts)
+             : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f)
+                                                : kernels::kmeans_norms_program<In>(parts, f);
+    };
+    const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
+    if (!p.errors.empty())
+      throw jit::error("cake::kmeans: the update schedule for " + std::to_string(parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                       std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
 }
 
 inline int parts_for(long long D) { return static_cast<int>((D + 63) / 64); }

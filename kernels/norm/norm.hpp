@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include <cake/runtime/kernel.hpp>
+#include <cake/runtime/kernel_table.hpp>
 
 #include "rmsnorm.hpp"
 #include "softmax.hpp"
@@ -48,21 +49,21 @@ inline program program_for(norm_kind kind, const kernels::norm_config& c) {
   return kind == norm_kind::softmax ? kernels::softmax_program(c) : kernels::rmsnorm_program(c);
 }
 
-// The compiled kernel for a schedule, a width and a device, built once (thread-safe).
+// The compiled kernel for a schedule, a width and a device, built once (thread-safe; a build holds only
+// its own key: runtime/kernel_table.hpp).
 inline const runtime_kernel& kernel_for(norm_kind kind, const kernels::norm_config& c, long long cols, int device) {
   using key = std::tuple<int, int, int, bool, int, bool, bool, int, long long, int>;
-  static std::mutex mu;
-  static std::map<key, runtime_kernel> cache;
+  static kernel_table<key, runtime_kernel> cache;
   const key k{static_cast<int>(kind), c.width, c.rows, c.warp_units, c.units, c.f32_work, c.persistent, static_cast<int>(c.target), cols, device};
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(k); it != cache.end()) return it->second;
-  const program p = program_for(kind, c);
-  if (!p.errors.empty())
-    throw jit::error(std::string(to_string(kind)) + ": the schedule for width " + std::to_string(c.width) + " is invalid: [" + std::string(p.errors[0].rule) +
-                     "] " + std::string(p.errors[0].message) + " (value " + std::to_string(p.errors[0].value) + ")");
-  lower::emit_options opt;
-  opt.specialized = {{1, cols}};  // dim C (the program's dims are R, C)
-  return cache.emplace(k, runtime_kernel::build(p, opt, device)).first->second;
+  return cache.get(k, [&] {
+    const program p = program_for(kind, c);
+    if (!p.errors.empty())
+      throw jit::error(std::string(to_string(kind)) + ": the schedule for width " + std::to_string(c.width) + " is invalid: [" + std::string(p.errors[0].rule) +
+                       "] " + std::string(p.errors[0].message) + " (value " + std::to_string(p.errors[0].value) + ")");
+    lower::emit_options opt;
+    opt.specialized = {{1, cols}};  // dim C (the program's dims are R, C)
+    return runtime_kernel::build(p, opt, device);
+  });
 }
 
 inline void check_args(norm_kind kind, const void* x, const void* w, const void* y, long long rows, long long cols, long long ld) {
