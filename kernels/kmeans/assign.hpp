@@ -55,9 +55,13 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   auto cp = k.pipeline("c", stages(c.stages)).carries(sC);
   auto mma = k.turns("mma");
   // Registers: the producer warpgroup gives all but 40 (24 with 3+ consumers) to the consumers
-  // (setmaxnreg), which get what is left of the 64K, in multiples of 8, at most 232.
+  // (setmaxnreg), which get what is left of the pool the launch starts with (threads x the entry cap,
+  // 65536 / threads in multiples of 8: setmaxnreg.inc only takes what a dec released), in multiples of
+  // 8, at most 232: 40/232 with 2 consumers, 24/160 with 3, 24/112 with 4.
+  const int threads = 128 * (c.wgs + 1);
+  const int entry_cap = 65536 / threads / 8 * 8 < 248 ? 65536 / threads / 8 * 8 : 248;
   const int producer_regs = c.wgs > 2 ? 24 : 40;
-  const int left = (65536 - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
+  const int left = (threads * entry_cap - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
   const int consumer_regs = left < 232 ? left : 232;
 
   k.role("assign", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {

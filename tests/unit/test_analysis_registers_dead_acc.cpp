@@ -157,9 +157,9 @@ TEST_CASE("analysis registers: roles without regs(n) hold the entry cap; an expl
 }
 
 TEST_CASE("analysis registers: the k-means assignment split is what the pool allows") {
-  // kernels/kmeans/assign.hpp: producer 40 (24 with 3+ consumer warpgroups), consumers
-  // (65536 - 128 x producer) / (128 x wgs) rounded down to 8, at most 232. The analyzer's verdict must
-  // follow the pool: threads x registers after setmaxnreg against (128 x (wgs + 1)) x the entry cap.
+  // kernels/kmeans/assign.hpp: producer 40 (24 with 3+ consumer warpgroups), consumers what is left of
+  // the pool (threads x the entry cap) in multiples of 8, at most 232. With 4 consumer warpgroups it
+  // once took what was left of 65536 (120 > the pool's 112): the pool check flagged it.
   for (int wgs : {2, 3, 4}) {
     kernels::kmeans_assign_config c;
     c.wgs = wgs;
@@ -167,17 +167,13 @@ TEST_CASE("analysis registers: the k-means assignment split is what the pool all
     const program p = kernels::kmeans_assign_sm90<bf16>(c);
     const auto W = plan::plan_warps(p);
     const int producer = wgs > 2 ? 24 : 40;
-    int consumer = (65536 - 128 * producer) / (128 * wgs) / 8 * 8;
-    consumer = consumer < 232 ? consumer : 232;
     const int pool = 128 * (wgs + 1) * W.entry_regs;
     const int fits = (pool - 128 * producer) / (128 * wgs) / 8 * 8;
-    INFO("wgs " << wgs << ": consumers " << consumer << ", the pool allows " << fits);
+    const int consumer = fits < 232 ? fits : 232;
+    INFO("wgs " << wgs << ": the pool allows " << fits);
     CHECK(W.regs_pool == pool);
     CHECK(W.regs_after_setmaxnreg == 128 * producer + 128 * wgs * consumer);
-    CHECK(analyze(p).fired(rule_id::resource_register_file) == (W.regs_after_setmaxnreg > pool));
-    // 2 and 3 consumer warpgroups (the forms assign_config_for and the bench use): exactly the pool's
-    // largest split (2: 232 = the pool to the register; 3: 160 with a pool of the whole 65536).
-    if (wgs <= 3) CHECK(consumer == (fits < 232 ? fits : 232));
+    CHECK_FALSE(analyze(p).fired(rule_id::resource_register_file));
   }
 }
 
