@@ -208,6 +208,65 @@ TEST_CASE("analysis protocol: a derived count that the phases do not meet says w
   CHECK(explained);
 }
 
+namespace {
+// A GEMM-like consumer with its sync ops right (0), its release right after the wait (1), or acquire
+// used where it waits for data (2).
+program misplaced_sync(int variant) {
+  auto k = kernel("mis").target(sm_90a);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto D = k.output<bf16>("D", dims(M, N));
+  auto t = k.parallel(tiles(M, 64), tiles(N, 128));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
+  k.role("math", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 128});
+    r.for_each(t, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
+        auto s = variant == 2 ? r.acquire(ab) : r.wait(ab);
+        if (variant == 1) r.release(ab, s);
+        r.wgmma_fence();
+        r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+        if (variant != 1) r.release(ab, s);
+      });
+      r.store(D.tile(m, n), r.convert<bf16>(acc));
+    });
+  });
+  k.role("load", warps(1), [&](role& r) {
+    r.for_each(t, [&](auto m, auto n) {
+      r.loop(tiles(K, 64), [&](auto kt) {
+        auto s = r.acquire(ab);
+        r.tma_load(s[sA], A.tile(m, kt));
+        r.tma_load(s[sB], B.tile(n, kt));
+      });
+    });
+  });
+  return k.build();
+}
+bool has_note(const analysis::diagnostic* d, std::string_view text) {
+  if (!d) return false;
+  for (const auto& n : d->notes)
+    if (n.text.view().find(text) != std::string_view::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("analysis protocol: a hazard caused by a misplaced sync op names that op as the likely cause") {
+  CHECK(analyze(misplaced_sync(0)).errors == 0);
+  // The release right after the wait: the producer refills the stage while the wgmma may read it.
+  const auto early = analyze(misplaced_sync(1));
+  INFO(analysis::to_text(early));
+  CHECK(has_note(find(early, rule_id::dataflow_war), "likely cause: op#3 releases the stage before this read (op#5) in program order"));
+  // acquire where the consumer waits for data: its read is not ordered after the fill.
+  const auto acquired = analyze(misplaced_sync(2));
+  INFO(analysis::to_text(acquired));
+  CHECK(has_note(find(acquired, rule_id::dataflow_race), "likely cause: op#2 takes this stage with acquire, which waits for an empty stage"));
+}
+
 TEST_CASE("analysis protocol: a derived pipeline count is explained per role") {
   // The plan's count for a pipeline is per role (a role arrives once per stage, whichever op takes it);
   // the explanation uses the same terms (plan::role_arrivals).

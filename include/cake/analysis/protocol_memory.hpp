@@ -113,6 +113,36 @@ constexpr int writer_of(const machine& m, bool tmem, int o) {
   return -1;
 }
 
+// The acquire / wait op whose slot an op reads through (its smem / TMEM operand `slot[region]`), or -1.
+constexpr int slot_read_by(const program& p, int op_id) {
+  const op& o = p.ops[op_id];
+  for (const operand* x : {&o.a, &o.b, &o.d})
+    if ((x->kind == operand_kind::smem || x->kind == operand_kind::tmem) && x->sel == stage_sel::slot) return x->slot_op;
+  return -1;
+}
+
+// Likely causes of a hazard on a pipeline stage, named as the ops the user wrote (issue 10: a misplaced
+// sync op must be named, not only the conflicting pair): the reader's own release of that slot written
+// before the read, or a slot taken with acquire (which waits for an empty stage) by a role that reads it.
+template <class Diag>
+constexpr void note_misplaced_sync(const program& p, Diag* d, int reader_op) {
+  const int slot = slot_read_by(p, reader_op);
+  if (slot < 0) return;
+  const op& so = p.ops[slot];
+  if (so.kind == op_kind::pipeline_acquire) {
+    d->add_note(so.loc) << "likely cause: op#" << slot << " takes this stage with acquire, which waits for an empty stage (the producer's side); a role that reads the data waits with r.wait(pipeline)";
+    return;
+  }
+  for (std::size_t i = 0; i < p.ops.size() && static_cast<int>(i) < reader_op; ++i) {
+    const op& rel = p.ops[i];
+    if (rel.kind == op_kind::pipeline_release && rel.a.sel == stage_sel::slot && rel.a.slot_op == slot && !rel.has(flag_release_later)) {
+      d->add_note(rel.loc) << "likely cause: op#" << i << " releases the stage before this read (op#" << reader_op << ") in program order; release it after the read"
+                           << (p.ops[reader_op].kind == op_kind::wgmma ? " (after wgmma_wait)" : "");
+      return;
+    }
+  }
+}
+
 // A read by unit `u` of `area` in object `o`. `async`: read by the async proxy (needs proxy fences
 // after generic writes); `done`: when the read is over (for later writers).
 constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uint8_t flags, stamp done) {
@@ -145,6 +175,7 @@ constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uin
           else if (w.is(acc_mma)) d->message << " before the MMA that writes it completed";
           else d->message << " that is not ordered after the write that fills it";
           d->add_note(m.p.ops[w.op].loc) << "the write (op#" << w.op << ")";
+          note_misplaced_sync(m.p, d, id);
           d->help << (w.is(acc_mma) ? "wait on the barrier the MMAs commit to (tcgen05_commit / pipeline commit) before reading"
                                     : w.is(acc_async) ? "wait on the barrier (or wait_group) that completes the write before reading"
                                                       : "put a barrier between the write and the read");
@@ -172,6 +203,7 @@ constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uin
       if (writer >= 0) {
         d->message << (tmem ? " before the MMA that writes it completed" : " that is not ordered after the write that fills it");
         d->add_note(m.p.ops[writer].loc) << "the write (op#" << writer << ")";
+        note_misplaced_sync(m.p, d, id);
         d->help << (tmem ? "wait on the barrier the MMAs commit to (pipeline wait / mbarrier wait) before reading"
                          : "wait on the barrier (or wait_group) that completes the write before reading");
       } else {
@@ -214,6 +246,7 @@ constexpr void check_war(machine& m, int u, int id, int o, rect area, int gen) {
       m.write_unit(d->message, r.unit);
       d->message << (store ? " may still be storing it with a TMA store" : " may still be reading it") << " (op#" << r.op << ' ' << to_string(reader) << ')';
       d->add_note(m.p.ops[r.op].loc) << (store ? "the TMA store reading it" : "the read");
+      if (!store) note_misplaced_sync(m.p, d, r.op);
       if (store) d->help << "bulk_wait_read(n) so that the store that last read this buffer is done before overwriting it";
       else if (reader == op_kind::wgmma) d->help << "the wgmma may still read the stage after it is released: wgmma_commit() and wgmma_wait(0) before the release";
       else if (reader == op_kind::tcgen05_mma) d->help << "release the stage from the role that issues the MMAs (its release is a tcgen05.commit)";
