@@ -3,11 +3,17 @@
 #   -DEXPECT_RC=<exit code>  -DEXPECT=<regexes the output must match, separated by @@>
 #   -DREJECT=<regexes it must not match, @@>  -DJSON=<checks KEY.PATH=VALUE, @@: the output parsed as JSON>
 #   -DFILES=<files that must exist afterwards, @@>  -DMKDIRS=<folders to create before the run, @@>
+#   -DOPENDIRS=<folders to create writable by everyone (mode 0777) before the run, @@>
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "@@" ";" args "${ARGS}")
 if(DEFINED MKDIRS AND NOT MKDIRS STREQUAL "")
   string(REPLACE "@@" ";" dirs "${MKDIRS}")
   file(MAKE_DIRECTORY ${dirs})
+endif()
+if(DEFINED OPENDIRS AND NOT OPENDIRS STREQUAL "")
+  string(REPLACE "@@" ";" open_dirs "${OPENDIRS}")
+  file(MAKE_DIRECTORY ${open_dirs})
+  file(CHMOD ${open_dirs} DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_WRITE GROUP_EXECUTE WORLD_READ WORLD_WRITE WORLD_EXECUTE)
 endif()
 execute_process(COMMAND ${CAKE} ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <cake/jit/cache_folder.hpp>
+
 #include "compiler_output.hpp"
 #include "process.hpp"
 
@@ -126,9 +128,12 @@ inline std::string find_toolchain(toolchain& t, const std::string& cxx_override)
   else if (const char* h = std::getenv("HOME"); h && *h) root = fs::path(h) / ".cache" / "cake";
   else root = fs::temp_directory_path() / ("cake-" + std::to_string(getuid()));
   t.cache_dir = root / "cli";
-  std::error_code ec;
-  fs::create_directories(t.cache_dir, ec);
-  if (ec) return "cannot create the cache folder " + t.cache_dir.string() + ": " + ec.message() + " (set CAKE_CACHE_DIR)";
+  // The tool dlopens the schedule libraries it keeps there: the JIT cache's trust model applies to the
+  // root and to the tool's folder (cake/jit/cache_folder.hpp), and the tool needs to write it.
+  for (const fs::path& folder : {root, t.cache_dir}) {
+    const auto f = cake::jit::check_cache_folder(folder);
+    if (!f.read || !f.write) return f.problem + " (the cake tool keeps compiled schedule libraries there and loads them)";
+  }
   t.header_hash = hash_headers(t.include_dir);
   return {};
 }

@@ -21,6 +21,7 @@
 
 #include <cake/version.hpp>
 #include <cake/jit/cache_entry.hpp>
+#include <cake/jit/cache_folder.hpp>
 #include <cake/jit/env.hpp>
 #include <cake/jit/nvrtc.hpp>
 
@@ -213,43 +214,21 @@ class cache {
   }
 
   // What the process may do with the cache root, decided once (and said once when it is less than both):
-  //   - a root it creates is made 0700;
-  //   - a root owned by another user (root excepted) or writable by its group or others is not used at
-  //     all: whoever can write it can make Cake load code of their choosing (docs/jit.md, trust model);
-  //   - a root the user can read but not write (a pre-warmed cache in a container image) is read only.
+  // the trust model of cache_folder.hpp (not used when another user owns it or others can write it; read
+  // only when it cannot be written).
   disk_access disk() {
     std::call_once(disk_checked_, [&] {
-      namespace fs = std::filesystem;
       if (config_.dir.empty()) return;
-      const std::string dir = config_.dir.string();
+      const cache_folder_access f = check_cache_folder(config_.dir);
+      if (!f.read) {
+        notice(f.problem + "; caching in memory only");
+        return;
+      }
+      disk_.read = true;
       std::error_code ec;
-      if (!fs::exists(config_.dir, ec) && fs::create_directories(config_.dir, ec) && !ec)
-        fs::permissions(config_.dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-      struct stat st {};
-      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        notice("cache folder " + dir + " cannot be used (" + (ec ? ec.message() : std::string("not a folder")) + "); caching in memory only");
-        return;
-      }
-      if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-        notice("cache folder " + dir + " belongs to user id " + std::to_string(st.st_uid) + ", not to this user (" + std::to_string(::geteuid()) +
-               "): it is not used (set CAKE_CACHE_DIR to a folder of your own); caching in memory only");
-        return;
-      }
-      if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        notice("cache folder " + dir + " is writable by its group or by others (mode " + mode +
-               "): it is not used (chmod go-w it, or set CAKE_CACHE_DIR to a folder of your own); caching in memory only");
-        return;
-      }
-      disk_.read = ::access(dir.c_str(), R_OK | X_OK) == 0;
-      if (!disk_.read) {
-        notice("cache folder " + dir + " is not readable; caching in memory only");
-        return;
-      }
-      fs::create_directories(config_.dir / ".tmp", ec);
-      disk_.write = !ec && ::access(dir.c_str(), W_OK) == 0;
-      if (!disk_.write) notice("cache folder " + dir + " is read-only: its entries are used, new builds are not stored");
+      if (f.write) std::filesystem::create_directories(config_.dir / ".tmp", ec);
+      disk_.write = f.write && !ec;
+      if (!disk_.write) notice("cache folder " + config_.dir.string() + " is read-only: its entries are used, new builds are not stored");
     });
     return disk_;
   }
