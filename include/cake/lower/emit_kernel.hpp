@@ -127,7 +127,7 @@ class kernel_emitter : public op_emitter {
     }
     for (int i = 0; i < plan_.tma.count; ++i) w_.line("cake_dev::prefetch_tensormap(&args.tmap[" + std::to_string(i) + "]);");
     w_.close();
-    if (p_.target == target_id::sm_80 && B.count) fail(-1, "mbarrier-based pipelines are lowered for sm_90a and sm_100a only");
+    if (const char* why = unsupported_barriers(p_, plan_)) fail(-1, why);
     w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
   }
 

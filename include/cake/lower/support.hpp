@@ -10,9 +10,25 @@
 namespace cake::lower {
 
 // nullptr when lowering implements op `id` of `p` on its target; otherwise why not, in the schedule's terms.
+// Declarations the lowering cannot make for the kernel's target (the analyzer reports them as
+// instruction.not-lowered at the declaration; the emitter refuses the same): mbarriers, which pipelines
+// and user barriers are made of, exist on sm_90a and sm_100a only.
+constexpr const char* unsupported_barriers(const program& p, const plan::kernel_plan& plan) {
+  if (p.target == target_id::sm_80 && plan.barriers.count > 0) return "mbarrier-based pipelines and barriers are lowered for sm_90a and sm_100a only";
+  return nullptr;
+}
+
 constexpr const char* unsupported(const program& p, const plan::kernel_plan& plan, int id) {
   const op& o = p.ops[id];
   if (!info(o.kind).lowered(p.target)) return "this op is not lowered for the kernel's target";
+  // A region of several stages (a pipeline's, or copies(n)) names the stage it means: slot[region] or
+  // region.stage(i). (Found by the builder fuzzer: the lowering refused it after a clean check.)
+  for (const operand* x : {&o.d, &o.a, &o.b}) {
+    if (x->sel != stage_sel::none) continue;
+    const bool smem = x->kind == operand_kind::smem && x->index < p.smem.size() && p.smem[x->index].stages > 1;
+    const bool tmem = x->kind == operand_kind::tmem && x->index < p.tmem.size() && p.tmem[x->index].stages > 1;
+    if (smem || tmem) return "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))";
+  }
   auto reg_dt = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? p.regs[x.index].dt : dtype::f32; };
   auto eight = [&](const operand& x) { return x.kind == operand_kind::reg && size_bits(reg_dt(x)) == 8; };
   auto frame = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? plan.frags.regs[x.index].f.kind : plan::frag_kind::none; };
