@@ -91,7 +91,7 @@ TEST_CASE("the analyzer off: mbarrier ops on sm_80 are refused by the emitter's 
   const auto l = lower::lower(p, o);
   CHECK_FALSE(l.ok);
   CHECK(l.source.empty());
-  CHECK(l.error.find("[lower.unsupported] mbarrier-based pipelines are lowered for sm_90a and sm_100a only") != std::string::npos);
+  CHECK(l.error.find("[lower.unsupported] mbarrier-based pipelines and barriers are lowered for sm_90a and sm_100a only") != std::string::npos);
 }
 
 TEST_CASE("a fragment-layout conflict is refused: by the analyzer, and by lower() with the analyzer off") {

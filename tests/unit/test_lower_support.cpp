@@ -87,6 +87,35 @@ TEST_CASE("lower::unsupported: an op the op table does not lower for the target"
   CHECK(why(build(sm_90a), 0).empty());
 }
 
+TEST_CASE("lower::unsupported: barriers on sm_80, and a multi-stage region without a stage") {
+  // Found by the builder fuzzer (tests/fuzz): both were refused by the lowering after a clean analysis.
+  auto pipe = [](target_id t) {
+    auto k = kernel("k").target(t);
+    auto sX = k.smem<bf16>("sX", {32, 64}, swizzle::b128);
+    (void)k.pipeline("p", stages(2)).carries(sX);
+    k.role("w", warps(1), [](role&) {});
+    return k.build();
+  };
+  const program on80 = pipe(sm_80), on90 = pipe(sm_90a);
+  const char* barriers = lower::unsupported_barriers(on80, plan::make_plan(on80));
+  REQUIRE(barriers != nullptr);
+  CHECK(std::string(barriers) == "mbarrier-based pipelines and barriers are lowered for sm_90a and sm_100a only");
+  CHECK(lower::unsupported_barriers(on90, plan::make_plan(on90)) == nullptr);
+  auto staged = [](bool named) {
+    auto k = kernel("k").target(sm_90a);
+    auto sS = k.smem<bf16>("sS", {64, 64}, swizzle::b128, copies(2));
+    k.role("w", warpgroups(1), [&](role& r) {
+      auto x = r.fragment<bf16>("x", {64, 64});
+      r.fill(x, 1.0f);
+      if (named) r.store(sS.stage(1), x);
+      else r.store(sS, x);
+    });
+    return k.build();
+  };
+  CHECK(why(staged(false), 1) == "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))");
+  CHECK(why(staged(true), 1).empty());
+}
+
 TEST_CASE("lower::unsupported: fill and r.set into an 8-bit tile") {
   compute_kit f(sm_90a);
   f.k.role("r", f.unit(), [&](role& r) {

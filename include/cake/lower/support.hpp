@@ -23,8 +23,10 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
   if (!info(o.kind).lowered(p.target)) return "this op is not lowered for the kernel's target";
   // A region of several stages (a pipeline's, or copies(n)) names the stage it means: slot[region] or
   // region.stage(i). (Found by the builder fuzzer: the lowering refused it after a clean check.)
+  // (tmem_alloc / tmem_dealloc take the whole region, every stage.)
+  const bool whole_region = o.kind == op_kind::tmem_alloc || o.kind == op_kind::tmem_dealloc;
   for (const operand* x : {&o.d, &o.a, &o.b}) {
-    if (x->sel != stage_sel::none) continue;
+    if (whole_region || x->sel != stage_sel::none) continue;
     const bool smem = x->kind == operand_kind::smem && x->index < p.smem.size() && p.smem[x->index].stages > 1;
     const bool tmem = x->kind == operand_kind::tmem && x->index < p.tmem.size() && p.tmem[x->index].stages > 1;
     if (smem || tmem) return "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))";
