@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans kmeanssan
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans pytests skipcheck kmeanssan
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -111,6 +111,13 @@ for s in "${steps[@]}"; do
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
       PYTHONPATH=/tmp/bt python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KMEANS_TIMEOUT:-420} python3 bench/peers/bench_peers.py --family kmeans --runs ${CAKE_KMEANS_RUNS:-50} --json "$OUT/kmeans.json" 2>&1 | tee "$OUT/bench_kmeans.log" | grep -vE "Warning|warn" | cut -c1-200 ;;
+    pytests)
+      # the Python tier with a GPU and PyTorch (after the kmeans step built the package into /tmp/cp)
+      (cd /tmp && PYTHONPATH=/tmp/cp:/tmp/bt timeout 300 python3 -m unittest discover -s "$OLDPWD/python/tests" -v) > "$OUT/pytests.log" 2>&1; echo "rc=$?"
+      grep -E "FAIL|ERROR|skipped|^Ran|^OK" "$OUT/pytests.log" | head -n 20 ;;
+    skipcheck)
+      # a GPU test with no visible device must skip with a reason, not fail
+      CUDA_VISIBLE_DEVICES= timeout 60 $B/tests/gpu/cake_gpu_test_kmeans 2>&1 | tail -n 4 ;;
     kmeanssan)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout 150 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*picks the nearest*" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
