@@ -11,6 +11,7 @@
 
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
+#include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
 #include "kernels/norm/norm.hpp"
 
@@ -158,6 +159,38 @@ cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm,
     kmeans_codes("cake_kmeans_fit", device, input_type, metric);
     cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), iterations,
                       as_stream(stream), device);
+  });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+cake_status cake_attention_prefill(const void* q, const void* k, const void* v, void* o, float* lse, int64_t B, int64_t S, int64_t T, int64_t H,
+                                   int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device) {
+  return guarded("cake_attention_prefill", device, [&] {
+    const std::string who = "cake_attention_prefill";
+    if (device < 0) throw cake::jit::argument_error(who + ": device = " + std::to_string(device) + " is not a device ordinal");
+    if (causal != 0 && causal != 1) throw cake::jit::argument_error(who + ": causal = " + std::to_string(causal) + " is not 0 or 1");
+    // Sizes whose products would overflow 64 bits (the C++ checks multiply them): C can pass any int64.
+    if (B > 0 && S > 0 && T > 0 && H > 0 && HK > 0 && D > 0 && D <= 128) {  // else the C++ check names the argument
+      const __int128 lim = __int128{1} << 62;
+      const __int128 nq = static_cast<__int128>(B) * S, nk = static_cast<__int128>(B) * T;
+      if (nq > lim || nk > lim || nq * H > lim || nk * HK > lim || nq * H * D > lim || nk * HK * D > lim)
+        throw cake::jit::argument_error(who + ": B * S * H * D or B * T * HK * D overflows (B = " + std::to_string(B) + ", S = " + std::to_string(S) +
+                                        ", T = " + std::to_string(T) + ", H = " + std::to_string(H) + ", HK = " + std::to_string(HK) +
+                                        ", D = " + std::to_string(D) + ")");
+    }
+    cake::attention::prefill_shape s;
+    s.B = B;
+    s.S = S;
+    s.T = T;
+    s.H = H;
+    s.HK = HK;
+    s.D = D;
+    s.causal = causal == 1;
+    s.softmax_scale = softmax_scale;
+    cake::attention::prefill(q, k, v, o, lse, s, as_stream(stream), device);
   });
 }
 

@@ -3,6 +3,7 @@
  * a CUDA driver a well-formed call is CAKE_ERROR_NO_DEVICE with the reason; a success clears the message.
  * The GPU half (results equal to the C++ entry points') is tests/gpu/test_c_api.cpp. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -104,6 +105,37 @@ int main(void) {
            "idx must be a non-null");
     if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
       EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
+  }
+
+  /* Attention prefill: q, o bf16 [B, S, H, D], k, v bf16 [B, T, HK, D], lse f32 [B, H, S]. */
+  {
+    const char* q = a;
+    const char* k = b;
+    const char* v = (const char*)(size_t)0x800000;
+    char* o = d;
+    float* lse = (float*)(size_t)0x900000;
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 0, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "B = 0 must be at least 1");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 0, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "S = 0 must be at least 1");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, -5, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "T = -5 must be at least 1");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 12, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "H = 12 must be a multiple of HK = 8");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 96, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "D = 96 is not supported: 64 or 128");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 128, 0, HUGE_VALF, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "softmax_scale is not finite");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 128, 2, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_attention_prefill: causal = 2 is not 0 or 1");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 128, 1, 0.0f, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_attention_prefill: device = -1");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, INT64_MAX, INT64_MAX, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "overflows");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, (int64_t)1 << 40, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "more than 2^40 elements per batch entry");
+    EXPECT(cake_attention_prefill(NULL, k, v, o, lse, 1, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "q must be a non-null device address aligned to 16");
+    EXPECT(cake_attention_prefill(q, k + 8, v, o, lse, 1, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "k must be a non-null device address aligned to 16");
+    EXPECT(cake_attention_prefill(q, k, v, o, NULL, 1, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "lse must be a non-null device address aligned to 4");
+    if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
+      EXPECT(cake_attention_prefill(q, k, v, o, lse, 2, 127, 1000, 32, 8, 64, 1, 0.125f, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
   }
 
   /* Without a CUDA driver, well-formed calls say so (with one, they would launch on these addresses:

@@ -1,5 +1,5 @@
 /* Cake's C ABI: the library entry points (cake::gemm, cake::gemm_fp8, cake::softmax, cake::rmsnorm,
- * cake::kmeans) for
+ * cake::kmeans, cake::attention::prefill) for
  * callers that are not C++ (Python through the cake package, Rust, engines with a C plugin interface).
  * Link the shared library `cake_c` (CMake target cake::c).
  *
@@ -115,6 +115,15 @@ CAKE_C_API cake_status cake_kmeans_update(const void* x, const int32_t* idx, voi
  * a GPU: docs/kmeans.md.) */
 CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
                                        int64_t D, int input_type, int metric, int iterations, void* stream, int device);
+
+/* Attention prefill (FlashAttention's layouts): o = softmax(scale * q k^T [+ causal mask]) v for each batch
+ * entry and query head, lse = each row's log-sum-exp (natural log). q and o bf16 [B, S, H, D], k and v
+ * bf16 [B, T, HK, D], all contiguous and 16-byte aligned; lse f32 [B, H, S] (4-byte aligned, not NULL).
+ * D is 64 or 128; H a multiple of HK (H / HK <= 256: MHA, GQA, MQA). causal: 0 or 1; the mask is
+ * top-left aligned (query i sees keys 0..i, PyTorch's is_causal). softmax_scale <= 0 means 1 / sqrt(D).
+ * Hopper (cc 9.0) only. */
+CAKE_C_API cake_status cake_attention_prefill(const void* q, const void* k, const void* v, void* o, float* lse, int64_t B, int64_t S, int64_t T,
+                                              int64_t H, int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device);
 
 #ifdef __cplusplus
 }
