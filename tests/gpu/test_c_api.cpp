@@ -109,8 +109,10 @@ TEST_CASE("C ABI: cake_attention_prefill runs (causal and not, GQA, ragged S != 
     jit::device_buffer o(2 * nq), lse(4 * nl);
     o.fill_u32(0xffffffffu);  // NaN in bf16 and in f32
     lse.fill_u32(0xffffffffu);
-    REQUIRE(cake_attention_prefill(dq.address(), dk.address(), dv.address(), o.address(), static_cast<float*>(lse.address()), s.B, s.S, s.T, s.H, s.HK,
-                                   s.D, s.causal, 0.0f, nullptr, 0) == CAKE_OK);
+    const cake_status st = cake_attention_prefill(dq.address(), dk.address(), dv.address(), o.address(), static_cast<float*>(lse.address()), s.B, s.S, s.T,
+                                                  s.H, s.HK, s.D, s.causal, 0.0f, nullptr, 0);
+    INFO("cake_last_error: " << cake_last_error());
+    REQUIRE(st == CAKE_OK);
     CHECK(std::string(cake_last_error()).empty());
     const auto ob = o.download<std::uint16_t>(nq);
     const auto lb = lse.download<float>(nl);
