@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans pytests skipcheck kmeanssan
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -111,6 +111,15 @@ for s in "${steps[@]}"; do
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
       PYTHONPATH=/tmp/bt python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KMEANS_TIMEOUT:-420} python3 bench/peers/bench_peers.py --family kmeans --runs ${CAKE_KMEANS_RUNS:-50} --json "$OUT/kmeans.json" 2>&1 | tee "$OUT/bench_kmeans.log" | grep -vE "Warning|warn" | cut -c1-200 ;;
+    attention)
+      # The attention GPU test, then the Python package (built here from the pinned wheels in .whl/, as in
+      # the kmeans step) and the same-process bench against torch SDPA (cuDNN and flash backends) on issue
+      # 12's prefill shapes. Time limits add up to 480 s (test 150, package 130, bench 200).
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-150} $B/tests/gpu/cake_gpu_test_attention > "$OUT/test_attention.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed|SKIPPED" "$OUT/test_attention.log" | head -n 12
+      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --runs ${CAKE_ATTN_RUNS:-30} --json "$OUT/attention.json" 2>&1 | tee "$OUT/bench_attention.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
     pytests)
       # the Python tier with a GPU and PyTorch (after the kmeans step built the package into /tmp/cp)
       (cd /tmp && PYTHONPATH=/tmp/cp:/tmp/bt timeout 300 python3 -m unittest discover -s "$OLDPWD/python/tests" -v) > "$OUT/pytests.log" 2>&1; echo "rc=$?"

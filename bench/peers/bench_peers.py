@@ -10,11 +10,19 @@ Families:
   kmeans    cake.kmeans_assign, and one Lloyd iteration (assign + update), vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
             the four shapes of issue 13 (fp16 and bf16, tuned: the schedule was written for them) and two held-out
             shapes; needs the flash_kmeans package importable (its wheel installed with --no-deps)
+  attention cake.attention_prefill vs torch.nn.functional.scaled_dot_product_attention with the cuDNN backend and
+            with the flash backend (SDPBackend.CUDNN_ATTENTION / FLASH_ATTENTION; GQA through enable_gqa=True), on
+            issue 12's prefill shapes: 16384 tokens (B x S) at S = 1024 .. 16384, head dim 64 and 128, 32 query
+            heads with 32 and 8 KV heads, causal and not. SDPA gets [B, H, S, D] transposed views of the same
+            [B, S, H, D] buffers. A row a backend refuses is recorded with the reason. Checked against the cuDNN
+            output (the flash output where cuDNN refuses). TFLOP/s count 4 B S T H D (half of it when causal).
+            Rows at S = 4096 are "tuned" (the shapes the schedule is tuned on); the others are held out
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|kmeans|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|attention|overhead|all] [--runs N] [--calls N] [--json FILE]
+                                     [--seqlens 1024,4096 (attention only: a subset of S)]
 """
 import argparse
 import datetime
@@ -23,10 +31,9 @@ import math
 import statistics
 import subprocess
 import time
+import warnings
 
-import torch
-
-import cake
+torch = cake = None  # imported in main(), after the arguments (so that --help needs neither)
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 7168, 2048), (4096, 2112, 7168), (2048, 24576, 1536), (16384, 16384, 1024)]
 
@@ -48,14 +55,14 @@ def rel_err(got, want):
     return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
 
 
-def time_pair(cake_fn, peer_fn, runs, rounds=4):
-    """Median ms of each, L2 flushed before every run, alternating rounds."""
+def time_many(fns, runs, rounds=4):
+    """Median ms of each function of the dict `fns`, L2 flushed before every run, alternating rounds."""
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    times = {"cake": [], "peer": []}
+    times = {name: [] for name in fns}
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     per_round = max(1, runs // rounds)
     for _ in range(rounds):
-        for name, fn in (("cake", cake_fn), ("peer", peer_fn)):
+        for name, fn in fns.items():
             for _ in range(per_round):
                 flush.zero_()
                 start.record()
@@ -63,7 +70,13 @@ def time_pair(cake_fn, peer_fn, runs, rounds=4):
                 stop.record()
                 stop.synchronize()
                 times[name].append(start.elapsed_time(stop))
-    return statistics.median(times["cake"]), statistics.median(times["peer"])
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def time_pair(cake_fn, peer_fn, runs, rounds=4):
+    """Median ms of each, L2 flushed before every run, alternating rounds."""
+    t = time_many({"cake": cake_fn, "peer": peer_fn}, runs, rounds)
+    return t["cake"], t["peer"]
 
 
 def bench_gemm(runs):
@@ -203,6 +216,125 @@ def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
     return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
 
 
+# Issue 12's prefill shapes: 16384 tokens (B x S), head dims 64 and 128, 32 query heads with 32 (MHA) and 8 (GQA)
+# KV heads, causal and not. The schedule is tuned on S = 4096 only; the other lengths are held out.
+ATTN_TOKENS = 16384
+ATTN_SEQLENS = (1024, 2048, 4096, 8192, 16384)
+ATTN_TUNED_SEQLENS = (4096,)
+ATTN_HEADS = ((32, 32), (32, 8))
+ATTN_HEAD_DIMS = (64, 128)
+
+
+def _sdpa_backend_call(backend, q, k, v, causal, gqa):
+    """A call of torch SDPA restricted to one backend on [B, H, S, D] views of [B, S, H, D] buffers, or the
+    reason it cannot run (the backend refused the shape, or this PyTorch has no enable_gqa)."""
+    from torch.nn.attention import sdpa_kernel
+    F = torch.nn.functional
+    qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    kw = {"is_causal": causal}
+    if gqa:
+        if "enable_gqa" not in (F.scaled_dot_product_attention.__doc__ or ""):
+            return None, f"PyTorch {torch.__version__} has no enable_gqa"
+        kw["enable_gqa"] = True
+
+    def fn():
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(qt, kt, vt, **kw)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = fn()
+            torch.cuda.synchronize()
+    except RuntimeError as e:
+        why = " | ".join(str(w.message).strip() for w in caught if "sdp" in str(w.message).lower() or "backend" in str(w.message).lower())
+        return None, (str(e).strip() + (f" ({why})" if why else ""))[:400]
+    return (fn, out), None
+
+
+def bench_attention(runs, seqlens=ATTN_SEQLENS):
+    from torch.nn.attention import SDPBackend
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(4)
+    peers = (("cudnn", SDPBackend.CUDNN_ATTENTION, "torch SDPA (cuDNN backend)"), ("flash", SDPBackend.FLASH_ATTENTION, "torch SDPA (flash backend)"))
+    for S in seqlens:
+        B, T = ATTN_TOKENS // S, S
+        for D in ATTN_HEAD_DIMS:
+            for H, HK in ATTN_HEADS:
+                for causal in (False, True):
+                    tuned = S in ATTN_TUNED_SEQLENS
+                    shape = {"B": B, "S": S, "T": T, "H": H, "HK": HK, "D": D, "causal": causal}
+                    row = {"kernel": "attention_prefill", "dtype": "bf16", "shape": shape, "tuned": tuned, "peer": peers[0][2], "peer2": peers[1][2]}
+                    q = torch.randn(B, S, H, D, device="cuda", generator=g).to(torch.bfloat16)
+                    k = torch.randn(B, T, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+                    v = torch.randn(B, T, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+                    out = torch.full((B, S, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    lse = torch.full((B, H, S), float("nan"), dtype=torch.float32, device="cuda")
+                    cake_fn = lambda: cake.attention_prefill(q, k, v, causal=causal, out=out, lse=lse)
+                    try:
+                        cake_fn()
+                        torch.cuda.synchronize()
+                    except Exception as e:  # record, do not stop the bench
+                        row["cake_error"] = f"{type(e).__name__}: {e}"[:400]
+                    calls, outs = {}, {}
+                    for name, backend, _ in peers:
+                        got, why = _sdpa_backend_call(backend, q, k, v, causal, H != HK)
+                        if got is None:
+                            row[f"{name}_error"] = why
+                        else:
+                            calls[name], outs[name] = got[0], got[1].transpose(1, 2)  # back to [B, S, H, D]
+                    ok = "cake_error" not in row
+                    if ok:
+                        finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
+                        row["finite"] = finite
+                        ok = finite
+                        for name, ref in outs.items():
+                            row[f"max_abs_diff_vs_{name}"] = round((out.float() - ref.float()).abs().max().item(), 6)
+                            row[f"rel_err_vs_{name}"] = round(rel_err(out, ref), 6)
+                        ref_name = next(iter(outs), None)
+                        row["reference"] = ref_name
+                        if ref_name is None:
+                            row["check"] = "finite only: no peer ran this shape"
+                        else:  # bf16 output: a relative error of 1e-2, and no element off by more than 1/16
+                            ok = ok and row[f"rel_err_vs_{ref_name}"] < 1e-2 and row[f"max_abs_diff_vs_{ref_name}"] < 0.0625
+                    row["ok"] = ok
+                    if ok:
+                        fns = {"cake": cake_fn}
+                        fns.update(calls)
+                        for _ in range(3):
+                            for fn in fns.values():
+                                fn()
+                        t = time_many(fns, runs)
+                        flops = 4.0 * B * S * T * H * D * (0.5 if causal else 1.0)
+                        row.update({"runs": runs, "cake_ms": round(t["cake"], 4), "cake_tflops": round(flops / t["cake"] / 1e9, 1)})
+                        for name in calls:
+                            row.update({f"{name}_ms": round(t[name], 4), f"{name}_tflops": round(flops / t[name] / 1e9, 1),
+                                        f"ratio_vs_{name}": round(t[name] / t["cake"], 4)})
+                            key = f"attention_prefill_{'tuned' if tuned else 'held_out'}_geomean_ratio_vs_{name}"
+                            logs.setdefault(key, []).append(math.log(t[name] / t["cake"]))
+                            logs.setdefault(f"attention_prefill_geomean_ratio_vs_{name}", []).append(math.log(t[name] / t["cake"]))
+                        if "cudnn" in calls:  # the kmeans rows' fields: the peer is cuDNN
+                            row.update({"peer_ms": row["cudnn_ms"], "peer_tflops": row["cudnn_tflops"], "ratio": row["ratio_vs_cudnn"]})
+                    rows.append(row)
+                    desc = f"attention B{B} S{S} H{H} HK{HK} D{D}{' causal' if causal else ''}{' (tuned)' if tuned else ''}: "
+                    if ok and "cake_ms" in row:
+                        desc += f"cake {row['cake_ms']} ms ({row['cake_tflops']} TFLOP/s)"
+                        for name in ("cudnn", "flash"):
+                            desc += (f", {name} {row[name + '_ms']} ms ({row[name + '_tflops']}) ratio {row['ratio_vs_' + name]}" if name + "_ms" in row
+                                     else f", {name} refused")
+                        desc += f", max abs diff vs {row['reference']} {row.get('max_abs_diff_vs_' + str(row['reference']))}"
+                    else:
+                        desc += "FAILED " + json.dumps({k: v for k, v in row.items() if k not in ("kernel", "dtype", "shape", "peer", "peer2")})[:300]
+                    print(desc, flush=True)
+                    del q, k, v, out, lse, calls, outs
+                    torch.cuda.empty_cache()
+    summary = {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+    summary["attention_prefill_rows"] = len(rows)
+    summary["attention_prefill_rows_ok"] = sum(1 for r in rows if r["ok"])
+    summary["attention_prefill_rows_cudnn_refused"] = sum(1 for r in rows if "cudnn_error" in r)
+    summary["attention_prefill_rows_flash_refused"] = sum(1 for r in rows if "flash_error" in r)
+    return rows, summary
+
+
 def bench_overhead(calls):
     M = N = K = 128
     a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
@@ -244,11 +376,19 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "kmeans", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "attention", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
+    ap.add_argument("--seqlens", default=",".join(map(str, ATTN_SEQLENS)),
+                    help="attention only: the sequence lengths S to run (comma-separated; B = 16384 / S)")
     args = ap.parse_args()
+    seqlens = tuple(int(x) for x in args.seqlens.split(",") if x)
+    if any(S < 1 or ATTN_TOKENS % S for S in seqlens):
+        ap.error(f"--seqlens: each S must divide {ATTN_TOKENS}")
+    global torch, cake
+    import torch
+    import cake
     facts = gpu_facts()
     rows, summary = [], {}
     if args.family in ("gemm", "all"):
@@ -260,6 +400,10 @@ def main():
         rows += r
         summary.update(s)
         r, s = bench_kmeans_iteration(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("attention", "all"):
+        r, s = bench_attention(args.runs, seqlens)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):

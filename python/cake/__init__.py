@@ -1,4 +1,5 @@
-"""Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm.
+"""Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm, k-means, attention
+prefill.
 
 Arrays may be torch tensors, or any CUDA array that speaks DLPack (``__dlpack__``: CuPy, JAX, ...) or
 the CUDA array interface. Every argument is checked before anything reaches the driver, and a bad one
@@ -8,8 +9,9 @@ default stream otherwise. A call enqueues work and returns: it never synchronize
 call of a shape class (which JIT-compiles, cached on disk and shared with C++ callers) it allocates
 nothing, so it can be captured in a CUDA graph. See docs/python.md.
 
-With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``
-and ``torch.ops.cake.rmsnorm`` (custom ops with fake implementations: torch.compile and graph capture).
+With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``,
+``torch.ops.cake.rmsnorm`` and ``torch.ops.cake.attention_prefill`` (custom ops with fake implementations:
+torch.compile and graph capture).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "attention_prefill", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -345,6 +347,66 @@ def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c
     s = _stream(stream, [X, C, I, Nn, S, W], X.index)
     _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index)
     return idx, centroids, shift
+
+
+def _attention_contiguous(a: _Array, name: str, layout: str) -> None:
+    try:
+        _contiguous(a, name)
+    except ValueError as e:
+        raise ValueError(f"{e}: attention_prefill supports contiguous {layout} only (pass .contiguous())") from None
+
+
+def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[float] = None, out=None, lse=None, stream=None):
+    """Attention prefill (FlashAttention's layouts): out = softmax(softmax_scale * q k^T [+ causal mask]) v per
+    batch entry and query head, lse = each row's log-sum-exp (natural log). Returns (out, lse).
+
+    q: [B, S, H, D], k and v: [B, T, HK, D], all bfloat16 and contiguous (the kernel reads row-major
+    [B, S, H, D]; pass ``.contiguous()`` of a transposed or sliced view); D is 64 or 128; H a multiple of
+    HK (MHA, GQA, MQA). causal: the mask is top-left aligned (query i sees keys 0..i, PyTorch's
+    is_causal). softmax_scale: None for 1 / sqrt(D), else a finite number > 0. out: bfloat16 [B, S, H, D],
+    lse: float32 [B, H, S], contiguous (allocated through PyTorch for torch inputs when None). Hopper only.
+    """
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be a bool; it is {causal!r}")
+    scale = 0.0
+    if softmax_scale is not None:
+        try:
+            scale = float(softmax_scale)
+        except (TypeError, ValueError):
+            raise ValueError(f"softmax_scale must be None or a number; it is {softmax_scale!r}") from None
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"softmax_scale = {softmax_scale} must be finite and > 0 (None: 1 / sqrt(D))")
+    Q, K, V = _view(q, "q"), _view(k, "k"), _view(v, "v")
+    if Q.device != "cuda":
+        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
+    if Q.dtype != "bfloat16":
+        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
+    if len(Q.shape) != 4:
+        raise ValueError(f"q must be 4-D [B, S, H, D]; it has shape {list(Q.shape)}")
+    B, S, H, D = Q.shape
+    if len(K.shape) != 4 or K.shape[0] != B or K.shape[3] != D:
+        raise ValueError(f"k must be [B, T, HK, D] with q's B and D; q has shape {list(Q.shape)}, k {list(K.shape)}")
+    T, HK = K.shape[1], K.shape[2]
+    dev = Q.index
+    _need(K, "k", "bfloat16", K.shape, dev)
+    _need(V, "v", "bfloat16", K.shape, dev)
+    if HK < 1 or H % HK:
+        raise ValueError(f"q's heads H = {H} must be a multiple of k's heads HK = {HK} (query heads per KV head)")
+    for A, name in ((Q, "q"), (K, "k"), (V, "v")):
+        _attention_contiguous(A, name, "[B, S, H, D]" if name == "q" else "[B, T, HK, D]")
+    if out is None:
+        out = _new_like(q, (B, S, H, D), "bfloat16", "out")
+    O = _view(out, "out")
+    _need(O, "out", "bfloat16", (B, S, H, D), dev)
+    _attention_contiguous(O, "out", "[B, S, H, D]")
+    if lse is None:
+        lse = _new_like(q, (B, H, S), "float32", "lse")
+    L = _view(lse, "lse")
+    _need(L, "lse", "float32", (B, H, S), dev)
+    _attention_contiguous(L, "lse", "[B, H, S]")
+    s = _stream(stream, [Q, K, V, O, L], dev)
+    _cake.attention_prefill(Q.ptr, K.ptr, V.ptr, O.ptr, L.ptr, B, S, T, H, HK, D, causal, scale, s, dev)
+    return out, lse
 
 
 try:  # PyTorch custom ops, when PyTorch is there

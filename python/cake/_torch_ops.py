@@ -1,12 +1,12 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm}: cake's entry points as PyTorch custom ops, each with a fake
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill}: cake's entry points as PyTorch custom ops, each with a fake
 (meta) implementation that gives the output's shape, dtype and strides without running anything, so that
 they trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is
 installed; the ops run on PyTorch's current stream."""
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
-from . import gemm as _gemm, rmsnorm as _rmsnorm, softmax as _softmax
+from . import attention_prefill as _attention_prefill, gemm as _gemm, rmsnorm as _rmsnorm, softmax as _softmax
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -40,3 +40,16 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.T
 @rmsnorm.register_fake
 def _(x, weight, eps=1e-6):
     return torch.empty_strided(x.shape, x.stride(), dtype=torch.bfloat16, device=x.device)
+
+
+@torch.library.custom_op("cake::attention_prefill", mutates_args=())
+def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                      softmax_scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _attention_prefill(q, k, v, causal=causal, softmax_scale=softmax_scale)
+
+
+@attention_prefill.register_fake
+def _(q, k, v, causal=False, softmax_scale=None):
+    torch._check(q.dim() == 4 and k.dim() == 4 and v.dim() == 4, lambda: "cake::attention_prefill: q is [B, S, H, D], k and v [B, T, HK, D]")
+    B, S, H, D = q.shape
+    return q.new_empty((B, S, H, D), dtype=torch.bfloat16), q.new_empty((B, H, S), dtype=torch.float32)

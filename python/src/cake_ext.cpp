@@ -20,6 +20,7 @@
 
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
+#include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
 #include "kernels/norm/norm.hpp"
 
@@ -177,6 +178,23 @@ NB_MODULE(_cake, m) {
       nb::arg("x"), nb::arg("c"), nb::arg("idx"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
       nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("iterations"), nb::arg("stream"), nb::arg("device"));
   m.def("kmeans_update_workspace_bytes", [](long long B, long long K, long long D) { return cake::kmeans::update_workspace_bytes(B, K, D); });
+  m.def(
+      "attention_prefill",
+      [](std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t o, std::uintptr_t lse, long long B, long long S, long long T, long long H,
+         long long HK, long long D, bool causal, float softmax_scale, std::uintptr_t stream, int device) {
+        cake::attention::prefill_shape s;
+        s.B = B;
+        s.S = S;
+        s.T = T;
+        s.H = H;
+        s.HK = HK;
+        s.D = D;
+        s.causal = causal;
+        s.softmax_scale = softmax_scale;
+        call(device, [&] { cake::attention::prefill(ptr(q), ptr(k), ptr(v), mut(o), static_cast<float*>(mut(lse)), s, as_stream(stream), device); });
+      },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("lse"), nb::arg("B"), nb::arg("S"), nb::arg("T"), nb::arg("H"), nb::arg("HK"),
+      nb::arg("D"), nb::arg("causal"), nb::arg("softmax_scale"), nb::arg("stream"), nb::arg("device"));
   m.def("describe", &describe, nb::arg("array"),
         "(address, shape, strides in elements, dtype, device type, device id) of an array passed through DLPack");
   // For the package's tests on machines without a GPU: a DLPack array that claims to live on a CUDA device

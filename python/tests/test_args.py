@@ -165,6 +165,72 @@ class KmeansArguments(unittest.TestCase):
                                arr((2, 100), "int32", 0x900000))
 
 
+class AttentionArguments(unittest.TestCase):
+    # q, o [B, S, H, D] = [2, 100, 8, 64]; k, v [B, T, HK, D] = [2, 300, 2, 64]; lse [B, H, S]
+    def args(self, **over):
+        a = {"q": arr((2, 100, 8, 64), "bfloat16", 0x100000), "k": arr((2, 300, 2, 64), "bfloat16", 0x200000),
+             "v": arr((2, 300, 2, 64), "bfloat16", 0x300000), "out": arr((2, 100, 8, 64), "bfloat16", 0x400000),
+             "lse": arr((2, 8, 100), "float32", 0x500000)}
+        a.update(over)
+        return a
+
+    def check(self, exc, needle, causal=False, softmax_scale=None, **over):
+        a = self.args(**over)
+        with self.assertRaises(exc) as cm:
+            cake.attention_prefill(a["q"], a["k"], a["v"], causal=causal, softmax_scale=softmax_scale, out=a["out"], lse=a["lse"])
+        self.assertIn(needle, str(cm.exception))
+
+    def test_options(self):
+        self.check(ValueError, "causal must be a bool; it is 1", causal=1)
+        self.check(ValueError, "softmax_scale = -1.0 must be finite and > 0", softmax_scale=-1.0)
+        self.check(ValueError, "softmax_scale = nan must be finite and > 0", softmax_scale=float("nan"))
+        self.check(ValueError, "softmax_scale must be None or a number", softmax_scale="auto")
+
+    def test_arrays(self):
+        self.check(TypeError, "q must be a CUDA array", q=[[1.0]])
+        self.check(ValueError, "q must be on a CUDA device; it is on cpu", q=T(0x100000, [2, 100, 8, 64], [51200, 512, 64, 1], "bfloat16", cpu=True))
+        self.check(ValueError, "q must be bfloat16; it is float16", q=arr((2, 100, 8, 64), "float16", 0x100000))
+        self.check(ValueError, "k must be bfloat16; it is float32", k=arr((2, 300, 2, 64), "float32", 0x200000))
+        self.check(ValueError, "k is on cuda:1, the other arrays on cuda:0", k=T(0x200000, [2, 300, 2, 64], [38400, 128, 64, 1], "bfloat16", device_id=1))
+
+    def test_shapes(self):
+        self.check(ValueError, "q must be 4-D [B, S, H, D]; it has shape [100, 8, 64]", q=arr((100, 8, 64), "bfloat16", 0x100000))
+        self.check(ValueError, "k must be [B, T, HK, D] with q's B and D", k=arr((3, 300, 2, 64), "bfloat16", 0x200000))
+        self.check(ValueError, "k must be [B, T, HK, D] with q's B and D", k=arr((2, 300, 2, 128), "bfloat16", 0x200000))
+        self.check(ValueError, "v must have shape [2, 300, 2, 64]; it has [2, 299, 2, 64]", v=arr((2, 299, 2, 64), "bfloat16", 0x300000))
+        self.check(ValueError, "H = 8 must be a multiple of k's heads HK = 3", k=arr((2, 300, 3, 64), "bfloat16", 0x200000),
+                   v=arr((2, 300, 3, 64), "bfloat16", 0x300000))
+        self.check(ValueError, "out must have shape [2, 100, 8, 64]", out=arr((2, 8, 100, 64), "bfloat16", 0x400000))
+        self.check(ValueError, "lse must have shape [2, 8, 100]; it has [2, 100, 8]", lse=arr((2, 100, 8), "float32", 0x500000))
+        self.check(ValueError, "lse must be float32; it is bfloat16", lse=arr((2, 8, 100), "bfloat16", 0x500000))
+
+    def test_contiguous_only(self):
+        # a [B, H, S, D] tensor transposed to [B, S, H, D]: last dimension contiguous, the rest not
+        self.check(ValueError, "q must be contiguous (row-major); its strides are [51200, 64, 6400, 1]: attention_prefill supports contiguous [B, S, H, D] only",
+                   q=T(0x100000, [2, 100, 8, 64], [51200, 64, 6400, 1], "bfloat16"))
+        self.check(ValueError, "v's last dimension must be contiguous", v=T(0x300000, [2, 300, 2, 64], [38400, 128, 1, 2], "bfloat16"))
+        self.check(ValueError, "out must be contiguous", out=T(0x400000, [2, 100, 8, 64], [51200, 512, 128, 1], "bfloat16"))
+
+    def test_outputs_needed_for_non_torch_arrays(self):
+        self.check(ValueError, "out must be given for arrays that are not torch tensors", out=None)
+        self.check(ValueError, "lse must be given for arrays that are not torch tensors", lse=None)
+
+    def test_cpp_checks(self):
+        # cake::attention::prefill's own checks, before any driver call
+        self.check(ValueError, "D = 96 is not supported: 64 or 128", q=arr((2, 100, 8, 96), "bfloat16", 0x100000), k=arr((2, 300, 2, 96), "bfloat16", 0x200000),
+                   v=arr((2, 300, 2, 96), "bfloat16", 0x300000), out=arr((2, 100, 8, 96), "bfloat16", 0x400000))
+        self.check(ValueError, "q must be a non-null device address aligned to 16", q=arr((2, 100, 8, 64), "bfloat16", 0x100008))
+        self.check(ValueError, "lse must be a non-null device address aligned to 4", lse=arr((2, 8, 100), "float32", 0x500002))
+
+    def test_no_driver(self):
+        if cake._cake.driver_available():
+            self.skipTest("a CUDA driver is present")
+        a = self.args()
+        with self.assertRaises(cake.NoDeviceError) as cm:
+            cake.attention_prefill(a["q"], a["k"], a["v"], causal=True, softmax_scale=0.125, out=a["out"], lse=a["lse"])
+        self.assertIn("libcuda", str(cm.exception))
+
+
 try:
     import torch
 except ImportError:
@@ -184,6 +250,10 @@ class FakeImplementations(unittest.TestCase):
             self.assertEqual(tuple(torch.ops.cake.softmax(x).shape), (2, 5, 1000))
             y = torch.ops.cake.rmsnorm(x, torch.empty(1000, dtype=torch.bfloat16, device="cuda"), 1e-5)
             self.assertEqual((tuple(y.shape), y.stride()), ((2, 5, 1000), x.stride()))
+            q = torch.empty(2, 127, 32, 128, dtype=torch.bfloat16, device="cuda")
+            k = torch.empty(2, 300, 8, 128, dtype=torch.bfloat16, device="cuda")
+            o, lse = torch.ops.cake.attention_prefill(q, k, k, True, 0.1)
+            self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((2, 127, 32, 128), torch.bfloat16, (2, 32, 127), torch.float32))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The cake package on a GPU with PyTorch (skipped elsewhere, with the reason): every entry point against a
-PyTorch reference in f32 on fresh random inputs (seed printed; CAKE_SEED reproduces), outputs poisoned
+PyTorch reference in f32 (attention prefill: torch's math SDPA) on fresh random inputs (seed printed; CAKE_SEED reproduces), outputs poisoned
 with NaN first, ragged shapes, strided rows; a side stream; CUDA graph capture and replay; torch.compile
 of a transformer MLP block written with torch.ops.cake, against the same block in plain PyTorch.
 """
@@ -115,6 +115,40 @@ class OnTheGPU(unittest.TestCase):
         got, _, last_shift = cake.kmeans_fit(pts, start, 6)
         self.assertTrue(torch.equal(got.long(), blob))
         self.assertLess(last_shift.max().item(), 0.1)
+
+    def test_attention_prefill(self):
+        # Against torch's math SDPA in f32 (GQA: k, v repeated per query head for the reference); out and lse
+        # poisoned with NaN first; ragged S; S != T; causal masks top-left aligned (is_causal).
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        for B, S, T, H, HK, D, causal in [(1, 128, 128, 4, 4, 128, False), (2, 127, 127, 8, 2, 64, True), (1, 1000, 1000, 32, 8, 128, True),
+                                          (3, 1000, 1000, 4, 1, 64, False), (1, 127, 1000, 8, 8, 128, False), (2, 300, 300, 16, 4, 128, True)]:
+            for scale in (None, 0.05):
+                with self.subTest(B=B, S=S, T=T, H=H, HK=HK, D=D, causal=causal, scale=scale):
+                    q, k, v = self.randn(B, S, H, D), self.randn(B, T, HK, D), self.randn(B, T, HK, D)
+                    out = torch.full((B, S, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    lse = torch.full((B, H, S), float("nan"), dtype=torch.float32, device="cuda")
+                    got, got_lse = cake.attention_prefill(q, k, v, causal=causal, softmax_scale=scale, out=out, lse=lse)
+                    self.assertIs(got, out)
+                    self.assertIs(got_lse, lse)
+                    qf = q.float().transpose(1, 2)                                   # [B, H, S, D]
+                    kf = k.float().transpose(1, 2).repeat_interleave(H // HK, dim=1)  # [B, H, T, D]
+                    vf = v.float().transpose(1, 2).repeat_interleave(H // HK, dim=1)
+                    sc = scale if scale is not None else D ** -0.5
+                    with sdpa_kernel(SDPBackend.MATH):
+                        want = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=causal, scale=sc).transpose(1, 2)
+                    logits = (qf @ kf.transpose(-1, -2)) * sc
+                    if causal:
+                        logits = logits.masked_fill(torch.ones(S, T, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+                    want_lse = torch.logsumexp(logits, dim=-1)
+                    self.assertTrue(torch.isfinite(out).all().item())
+                    self.assertTrue(torch.isfinite(lse).all().item())
+                    self.assertLess(rel_err(out, want), 2e-2)
+                    self.assertLess((lse - want_lse).abs().max().item(), 1e-3)
+        q, k = self.randn(2, 256, 8, 64), self.randn(2, 256, 2, 64)
+        o, l = cake.attention_prefill(q, k, k, causal=True)  # outputs allocated through PyTorch
+        self.assertEqual((tuple(o.shape), o.dtype, tuple(l.shape), l.dtype), ((2, 256, 8, 64), torch.bfloat16, (2, 8, 256), torch.float32))
+        o2, l2 = torch.ops.cake.attention_prefill(q, k, k, True, None)  # the custom op: same kernel, same bits
+        self.assertTrue(torch.equal(o, o2) and torch.equal(l, l2))
 
     def test_softmax_and_rmsnorm(self):
         for shape in [(1, 128), (37, 1000), (2, 3, 4096), (5, 16384)]:
