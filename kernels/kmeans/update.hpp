@@ -41,10 +41,13 @@
 // point of the parallel space: tiles(N, 4 * rows) x each(B) for the scatter, tiles(B*K, 4 * rows) for
 // the row kernels. Rows past the tensor load 0 and are not stored.
 //
-// Scatter: every element of x is one f32 atomic add (atomicAdd, SASS RED) at its column of row
-// b * K + idx; the count is a scatter-add of a tile of ones into counts [B*K, 1], whose one column takes
-// only column 0 of each row (the other columns are masked by the tensor's width). Registers (ptxas,
-// sm_90a): scatter 54, finalize 91-92 (74-80 for form none), norms 31-32.
+// Scatter: x's elements are f32 atomic adds at their columns of row b * K + idx. The lowering groups
+// each thread's 4 adjacent columns of a row into one vector reduction on sm_90a (red.global.add.v4.f32:
+// 32 per point at D = 128 instead of 128 scalar ones), falling back to pairs / single elements at a
+// ragged or misaligned edge; sm_80 keeps one scalar RED per element. The count is a scatter-add of a
+// row vector of ones into counts [B*K, 1]: one RED per point, from one lane of the point's row (before:
+// a tile of ones, the same width as x, masked down to its column 0). Registers (ptxas 13.0, sm_90a):
+// scatter 40-48 (54 before these two changes), finalize 91-92 (74-80 for form none), norms 31-32.
 #include <string_view>
 
 #include <cake/cake.hpp>
@@ -110,9 +113,9 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
   auto space = k.parallel(tiles(N, rows * d::units), each(Bt));
   k.role("points", warps(d::units), [&](role& r) {
     auto x = r.fragment<In>("x", {rows, width});
-    auto ones = r.fragment<In>("ones", {rows, width});
+    auto one = r.row_vector<f32>("one", rows);  // 1 per row: the count of a point
     auto idx = r.row_vector<i32>("idx", rows);
-    r.fill(ones, 1.0f);
+    r.fill(one, 1.0f);
     r.for_each(space, [&](auto i, auto b) {
       const index_expr g = i * d::units + r.warp();  // this warp's block of points
       r.load(x, X.tile(b, g, 0));                     // columns past D read 0 (and are not added)
@@ -120,7 +123,7 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
       // the row of sums / counts: b * K + idx, or -1 (skipped) for an index outside 0..K-1
       r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
       r.scatter_add(Sums.tile(0, 0), x, idx);
-      r.scatter_add(Counts.tile(0, 0), ones, idx);  // column 0 only: counts has one column
+      r.scatter_add(Counts.tile(0, 0), one, idx);  // a row vector: one add per point (from one lane of its row)
     });
   });
   return k.build();

@@ -139,6 +139,31 @@ program scatter_rows(target_id t) {
   return k.build();
 }
 
+// counts[idx[i], 0] += 1 and sums[idx[i], :] += x[i, :] with an f32 row vector of ones next to a bf16
+// tile (the k-means count): a row vector is added once per row, not once per lane that holds a copy.
+program scatter_counts(target_id t) {
+  auto k = kernel("scatter_counts").target(t);
+  auto [N, K, D, One] = k.dims("N", "K", "D", "one");
+  auto X = k.input<bf16>("X", dims(N, D));
+  auto I = k.input<i32>("idx", dims(N, One));
+  auto Sums = k.output<f32>("sums", dims(K, D));
+  auto Counts = k.output<f32>("counts", dims(K, One));
+  auto rows = k.parallel(tiles(N, 8));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {8, 128});
+    auto one = r.row_vector<f32>("one", 8);
+    auto idx = r.row_vector<i32>("i", 8);
+    r.fill(one, 1.0f);
+    r.for_each(rows, [&](auto t8) {
+      r.load(x, X.tile(t8, 0));
+      r.load(idx, I.tile(t8, 0)).fill_outside(-1.0f);
+      r.scatter_add(Sums.tile(0, 0), x, idx);
+      r.scatter_add(Counts.tile(0, 0), one, idx);
+    });
+  });
+  return k.build();
+}
+
 // Register tiles to and from shared memory (a 128B-swizzled region filled by cp.async, a plain one
 // written from registers), between syncs of a named barrier.
 program through_shared(target_id t) {
@@ -480,6 +505,11 @@ TEST_CASE("register compute: atomic_add into f32 (red.global.add.f32) on every t
     const auto b = lower_and_build(atomic_accumulate<f32>(t));
     INFO(to_string(t));
     CHECK(has_re(b.ptx(), R"(red\.global\.add\.f32|atom\.global\.add\.f32)"));
+    // Groups of 4 adjacent f32 (the blocked layout's 16-byte vectors): red.global.add.v4.f32 from sm_90 on,
+    // with the element-by-element fallback (ragged or misaligned groups) next to it; scalar only on sm_80.
+    CHECK(has(b.source(), "cake_dev::red_add_f32_group<4>") == (t != sm_80));
+    CHECK(has(b.ptx(), "red.global.add.v4.f32") == (t != sm_80));
+    CHECK(has(b.ptx(), "red.global.add.v2.f32") == (t != sm_80));
     if (t != sm_80) {
       const auto h = lower_and_build(atomic_accumulate<bf16>(t));
       CHECK(has(h.ptx(), "red.global.add.noftz.bf16x2"));
@@ -496,6 +526,22 @@ TEST_CASE("register compute: scatter_add of rows to register-held row indices") 
   for (target_id t : lowering_targets({op_kind::scatter_add})) {
     const auto b = lower_and_build(scatter_rows(t));
     INFO(to_string(t));
+    CHECK(has_re(b.ptx(), R"(red\.global\.add\.f32|atom\.global\.add\.f32)"));
+    // One vector reduction per 4 adjacent columns of a row from sm_90 on (scalar at ragged edges).
+    CHECK(has(b.source(), "cake_dev::red_add_f32_group<4>") == (t != sm_80));
+    CHECK(has(b.ptx(), "red.global.add.v4.f32") == (t != sm_80));
+  }
+}
+
+TEST_CASE("register compute: scatter_add of a row vector adds once per row (one lane of the row's copies)") {
+  for (target_id t : lowering_targets({op_kind::scatter_add})) {
+    const auto b = lower_and_build(scatter_counts(t));
+    INFO(to_string(t));
+    // x: 8 x 128 bf16 over one warp in 16-byte vectors, a row over several lanes. The row vector's
+    // scatter is guarded by the row's first lane (thread % lanes-per-row == 0); the tile's is not.
+    CHECK(has_re(b.source(), R"(inside && \(\(int\)\(role_thread % 32u\) % \d+ == 0\) && gr >= 0 && gr < rows && gc < cols\) cake_dev::red_add_f32\()"));
+    CHECK(count(b.source(), "if (inside && gr >= 0 && gr < rows") == 1);  // the tile's: every lane adds its columns
+    CHECK(has(b.source(), "cake_dev::red_add_f32_group<4>") == (t != sm_80));
     CHECK(has_re(b.ptx(), R"(red\.global\.add\.f32|atom\.global\.add\.f32)"));
   }
 }

@@ -19,8 +19,8 @@ constexpr int parts_for(long long d) { return static_cast<int>((d + 63) / 64); }
 static_assert(cake::kernels::kmeans_update_detail::width_for(parts_for(320)) == 512);
 static_assert(cake::kernels::kmeans_update_detail::width_for(parts_for(100)) == 128);
 
-// The scatter program's atomics: an f32 add into global memory per element (atomicAdd with its result
-// unused: PTX atom, SASS RED).
+// The scatter program's atomics: an f32 add into global memory (atomicAdd with its result unused: PTX atom,
+// SASS RED), per element on sm_80 and at ragged or misaligned groups.
 bool has_f32_atomic(const std::string& ptx) { return has(ptx, "atom.global.add.f32") || has(ptx, "red.global.add.f32"); }
 
 template <class In>
@@ -34,6 +34,13 @@ void check_scatter(cake::target_id t) {
     CHECK(b.lowered.block_threads == 128);
     CHECK(has_f32_atomic(b.ptx()));
     CHECK(has(b.source(), "cake_dev::red_add_f32"));
+    // The points' sums: 4 adjacent columns per vector reduction from sm_90 on (red.global.add.v4.f32; the
+    // scalar fallback stays for ragged or misaligned groups); scalar reductions only on sm_80.
+    CHECK(has(b.source(), "cake_dev::red_add_f32_group<4>") == (t != cake::target_id::sm_80));
+    CHECK(has(b.ptx(), "red.global.add.v4.f32") == (t != cake::target_id::sm_80));
+    CHECK_FALSE((t == cake::target_id::sm_80 && has(b.ptx(), "red.global.add.v")));
+    // The counts: a row vector of ones, added once per point from one lane of its row (no tile of ones).
+    CHECK_FALSE(has(b.source(), "ones"));
     MESSAGE(p.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
   }
 }

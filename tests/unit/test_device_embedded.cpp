@@ -189,6 +189,13 @@ extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n
 #if __CUDA_ARCH__ >= 900
   red_add_bf16x2(out + 2, v);
   red_add_bf16(out + 3, static_cast<u16>(v >> 16));
+  {
+    const u32 g[4] = {v, v + 1, v + 2, v + 3};
+    red_add_f32x2(out + 8 + 2 * threadIdx.x, g[0], g[1]);
+    red_add_f32x4(out + 128 + 4 * threadIdx.x, g[0], g[1], g[2], g[3]);
+    red_add_f32_group<4>(out + 512 + 4 * threadIdx.x, g, n);
+    red_add_f32_group<2>(out + 1024 + 2 * threadIdx.x, g, n);
+  }
 #endif
   out[threadIdx.x + 4] = x;
   // 16-, 8- and 4-byte vector accesses (aligned by the caller)
@@ -474,6 +481,12 @@ TEST_CASE("NVRTC compiles every embedded device header to CUBIN for its target")
   REQUIRE(k90.ok);
   CHECK(k90.ptx.find("red.global.add.noftz.bf16x2") != std::string::npos);
   CHECK(k90.ptx.find("red.global.add.noftz.bf16 ") != std::string::npos);
+  // red.global.add.v2.f32 / .v4.f32 (PTX ISA 8.1, sm_90+): in the sm_90a build only.
+  CHECK(k90.ptx.find("red.global.add.v2.f32") != std::string::npos);
+  CHECK(k90.ptx.find("red.global.add.v4.f32") != std::string::npos);
+  const nvrtc_out k80 = nvrtc_compile(compute_kernel, "sm_80");
+  REQUIRE(k80.ok);
+  CHECK(k80.ptx.find("red.global.add.v") == std::string::npos);
   // e4m3 mma.sync exists only from sm_89 on: present in the sm_90a build of the sm80 kernel.
   const nvrtc_out r90 = nvrtc_compile(sm80_kernel, "sm_90a");
   REQUIRE(r90.ok);

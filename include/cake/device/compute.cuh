@@ -144,6 +144,40 @@ __device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {
 __device__ __forceinline__ void red_add_bf16(void* p, u16 v) {
   asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
 }
+// red.global.add.v2.f32 / red.global.add.v4.f32: 2 / 4 adjacent f32 in one reduction, at a global address
+// aligned to 8 / 16 bytes [PTX §9.7.12.4 red: "red{.sem}{.scope}{.global}.add{.level::cache_hint}.vec_32_bit.f32",
+// vec_32_bit = {.v2, .v4}, .global only; "Support for vector types introduced in PTX ISA version 8.1",
+// "requires sm_90 or higher"; atomic per element, not as a whole, like the scalar form]. ptxas 13.0 refuses
+// it for sm_80 ("Feature 'red instruction with vector types' requires .target sm_90 or higher").
+__device__ __forceinline__ void red_add_f32x2(float* p, u32 a, u32 b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)) : "memory");
+}
+__device__ __forceinline__ void red_add_f32x4(float* p, u32 a, u32 b, u32 c, u32 d) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)), "f"(__uint_as_float(c)),
+               "f"(__uint_as_float(d))
+               : "memory");
+}
+// Adds the G (2 or 4) f32 whose bits are v[0..G) at p[0..G), those of index < n only (n: the columns left in
+// the row; n <= 0 adds nothing): one vector reduction when all G are inside and p is aligned to 4 * G bytes;
+// otherwise aligned pairs (G = 4), then single elements. Exact at ragged edges: nothing at index >= n.
+template <int G>
+__device__ __forceinline__ void red_add_f32_group(float* p, const u32* v, long long n) {
+  static_assert(G == 2 || G == 4, "groups of 2 or 4 f32");
+  if (n >= G && (reinterpret_cast<unsigned long long>(p) % (4u * G)) == 0) {
+    if constexpr (G == 4) red_add_f32x4(p, v[0], v[1], v[2], v[3]);
+    else red_add_f32x2(p, v[0], v[1]);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < G; j += 2) {
+    if (j + 2 <= n && (reinterpret_cast<unsigned long long>(p + j) % 8u) == 0) {
+      red_add_f32x2(p + j, v[j], v[j + 1]);
+    } else {
+      if (j < n) atomicAdd(p + j, __uint_as_float(v[j]));
+      if (j + 1 < n) atomicAdd(p + j + 1, __uint_as_float(v[j + 1]));
+    }
+  }
+}
 #endif
 
 }  // namespace cake_dev

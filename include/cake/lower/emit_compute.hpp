@@ -479,7 +479,9 @@ class compute_emitter : public emitter {
     if (eb < 2) return fail(id, "register loads and stores of 8-bit tensors are not lowered");
     int grp = group_of(r);
     while (grp > 1 && grp * eb > 16) grp /= 2;
-    if (atomic && td == dtype::f32) grp = 1;
+    // f32 atomics: groups of 2 or 4 adjacent columns are one vector reduction on sm_90a / sm_100a
+    // (red_f32_group); single elements otherwise (sm_80, other group sizes).
+    if (atomic && td == dtype::f32 && !(vector_red() && (grp == 2 || grp == 4))) grp = 1;
     if (atomic && td != dtype::f32 && !(is16(r) || p_.regs[r].dt == dtype::f32)) return fail(id, "atomic_add of this tile is not lowered");
     if (atomic && td != dtype::f32 && td != dtype::bf16) return fail(id, "atomic_add is lowered for f32 and bf16 tensors");
     if (atomic && td == dtype::bf16 && p_.target == target_id::sm_80) return fail(id, "bf16 atomic_add needs sm_90a or sm_100a (red.add.bf16x2)");
@@ -620,7 +622,9 @@ class compute_emitter : public emitter {
     w_.line("#pragma unroll");
     w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
     w_.line("const long long gr = row0 + " + row_of(L, "e0") + ", gc = col0 + " + col_of(L, "e0") + ";");
-    w_.line("const bool row_in = " + inside + " && gr < rows;");
+    // An atomic row vector adds each row's value once (a store may write the same value from every copy).
+    const std::string owner = atomic && L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : "";
+    w_.line("const bool row_in = " + inside + owner + " && gr < rows;");
     w_.line("u32 raw[" + S(words) + "] = {};");
     {
       // From the register tile into raw[] in the tensor's dtype.
@@ -636,7 +640,9 @@ class compute_emitter : public emitter {
       }
       w_.line(ty + "* dst = " + gptr(ref.tensor, ty) + ";");
       if (atomic) {
-        if (td == dtype::f32) {
+        if (td == dtype::f32 && grp > 1) {
+          w_.line(red_f32_group(grp, "reinterpret_cast<float*>(dst)", "row_in"));
+        } else if (td == dtype::f32) {
           w_.line("if (row_in && gc < cols) cake_dev::red_add_f32(reinterpret_cast<float*>(dst), __uint_as_float(raw[0]));");
         } else {
           w_.line("if (row_in && gc + 2 <= cols && (reinterpret_cast<unsigned long long>(dst) % 4u) == 0) cake_dev::red_add_bf16x2(dst, raw[0]);");
@@ -663,19 +669,54 @@ class compute_emitter : public emitter {
     w_.close();
   }
 
-  // Row i of the tile is added to row index[i] of the tensor (f32 atomics), at the tile's columns.
+  // f32 vector reductions (red.global.add.v2.f32 / .v4.f32) exist from sm_90 on: sm_90a and sm_100a.
+  bool vector_red() const { return p_.target == target_id::sm_90a || p_.target == target_id::sm_100a; }
+  // Statement adding the G (2 or 4) f32 of raw[] at dst[0..G) of a row that `row_ok` says is inside the
+  // tensor, the columns gc + j < cols only: one vector reduction when the whole group is inside the row and
+  // its address is aligned to 4 * G bytes (tested at run time: the row stride and the tile's origin are
+  // launch values), aligned pairs and then single elements at a ragged or misaligned edge.
+  static std::string red_f32_group(int G, const std::string& dst, const std::string& row_ok) {
+    return "if (" + row_ok + ") cake_dev::red_add_f32_group<" + S(G) + ">(" + dst + ", raw, cols - gc);";
+  }
+  // The thread that adds a row vector's value for its row, where several threads hold copies of it (a
+  // blocked frame's row is spread over tpr threads; an MMA fragment's over the 4 lanes of a quad): the
+  // one that holds the row's first columns. Every thread of a tmem_rows frame holds its own row.
+  std::string row_owner(const plan::reg_layout& L) const {
+    switch (L.f.kind) {
+      case plan::frag_kind::blocked: return L.f.tpr > 1 ? "(" + unit_thread(L) + " % " + S(L.f.tpr) + " == 0)" : "true";
+      case plan::frag_kind::wgmma_acc:
+      case plan::frag_kind::mma_acc: return "((int)lane % 4 == 0)";
+      default: return "true";
+    }
+  }
+
+  // Row i of the tile is added to row index[i] of the tensor (f32 atomics), at the tile's columns. Groups
+  // of 2 or 4 adjacent columns of one row are one vector reduction on sm_90a / sm_100a (red_f32_group).
+  // A row vector adds its value once per row (from row_owner's thread), at the tensor's column 0 + col0.
   void emit_scatter_add(int id, const op& o) {
     const int r = o.a.index, ix = o.b.index;
     const auto& L = lay(r);
     const auto& ref = p_.tile_refs[o.d.index];
     if (p_.tensors[ref.tensor].dt != dtype::f32) return fail(id, "scatter_add is lowered into f32 tensors");
     if (ref.rank != 2) return fail(id, "scatter_add is lowered for 2-D tensors");
+    int grp = group_of(r);
+    while (grp > 1 && grp * 4 > 16) grp /= 2;
+    if (!(vector_red() && (grp == 2 || grp == 4))) grp = 1;
     w_.open("");
     const std::string inside = global_origin(o.d, r);
+    const std::string owner = L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : "";
     w_.line("#pragma unroll");
-    w_.open("for (int e = 0; e < " + S(L.count) + "; ++e)");
-    w_.line("const long long gr = (long long)" + reg_name(ix) + "[" + source_index(ix, L, "e") + "], gc = col0 + " + col_of(L, "e") + ";");
-    w_.line("if (" + inside + " && gr >= 0 && gr < rows && gc < cols) cake_dev::red_add_f32(" + gptr(ref.tensor, "float") + ", " + read_elem(r, "e") + ");");
+    w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+    w_.line("const long long gr = (long long)" + reg_name(ix) + "[" + source_index(ix, L, "e0") + "], gc = col0 + " + col_of(L, "e0") + ";");
+    if (grp == 1) {
+      w_.line("if (" + inside + owner + " && gr >= 0 && gr < rows && gc < cols) cake_dev::red_add_f32(" + gptr(ref.tensor, "float") + ", " + read_elem(r, "e0") +
+              ");");
+    } else {
+      w_.line("u32 raw[" + S(grp) + "];");
+      w_.line("#pragma unroll");
+      w_.line("for (int j = 0; j < " + S(grp) + "; ++j) raw[j] = __float_as_uint(" + read_elem(r, "e0 + j") + ");");
+      w_.line(red_f32_group(grp, gptr(ref.tensor, "float"), inside + owner + " && gr >= 0 && gr < rows"));
+    }
     w_.close();
     w_.close();
   }
