@@ -7,7 +7,7 @@
 //
 // Layouts (FlashAttention's): q and o are bf16 [B, S, H, D], k and v bf16 [B, T, HK, D], row-major and
 // contiguous; lse is f32 [B, H, S]. D is 64 or 128; H is a multiple of HK (G = H / HK query heads per KV
-// head: MHA, GQA, MQA). Causal masks are top-left aligned (query i sees keys 0..i, PyTorch's is_causal).
+// head: MHA, GQA, MQA). Causal masks are top-left aligned (query i sees keys 0..i, PyTorch's is_causal) and need S <= T.
 // softmax_scale <= 0 means 1 / sqrt(D). The call picks the schedule (prefill_config_for), JIT-compiles it
 // once per schedule and device (and on disk, docs/jit.md) and launches it on `stream`; it needs a Hopper
 // device (cc 9.0).
@@ -70,6 +70,7 @@ inline void check_prefill(const prefill_shape& s) {
   if (s.H / s.HK > 256) bad("H / HK = " + n(s.H / s.HK) + " query heads per KV head: at most 256");
   if (s.D != 64 && s.D != 128) bad("D = " + n(s.D) + " is not supported: 64 or 128");
   if (s.S * s.H * s.D > (1LL << 40) || s.T * s.HK * s.D > (1LL << 40)) bad("a tensor of more than 2^40 elements per batch entry");
+  if (s.causal && s.S > s.T) bad("causal with S = " + n(s.S) + " > T = " + n(s.T) + ": the top-left aligned mask needs S <= T");
   if (!(s.softmax_scale <= 0 || std::isfinite(s.softmax_scale))) bad("softmax_scale is not finite");
 }
 
@@ -88,21 +89,36 @@ inline void check_hopper(int device) {
 
 }  // namespace detail
 
-// o, lse from q, k, v (layouts at the top of this header). Every argument is checked before the launch.
-inline void prefill(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
-  detail::check_prefill(s);
-  detail::check_pointer("q", q, 16);
-  detail::check_pointer("k", k, 16);
-  detail::check_pointer("v", v, 16);
-  detail::check_pointer("o", o, 16);
-  detail::check_pointer("lse", lse, 4);
-  detail::check_hopper(device);
-  const runtime_kernel& kern = detail::prefill_kernel(prefill_config_for(s), device);
+namespace detail {
+inline void run_prefill(const kernels::attention_prefill_config* forced, const void* q, const void* k, const void* v, void* o, float* lse,
+                        const prefill_shape& s, CUstream stream, int device) {
+  check_prefill(s);
+  check_pointer("q", q, 16);
+  check_pointer("k", k, 16);
+  check_pointer("v", v, 16);
+  check_pointer("o", o, 16);
+  check_pointer("lse", lse, 4);
+  kernels::attention_prefill_config c = prefill_config_for(s);
+  if (forced) c.stages = forced->stages, c.bn = forced->bn;
+  check_hopper(device);
+  const runtime_kernel& kern = prefill_kernel(c, device);
   const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
   const tensor_arg args[] = {tensor_view(q, {s.B, s.S, s.H, s.D}), tensor_view(k, {s.B, s.T, s.HK, s.D}), tensor_view(v, {s.B, s.T, s.HK, s.D}),
                              tensor_view(o, {s.B, s.S, s.H, s.D}), tensor_view(lse, {s.B, s.H, s.S, 1})};
   const double scalars[] = {scale * 1.4426950408889634};
   kern.launch(args, scalars, stream);
+}
+}  // namespace detail
+
+// o, lse from q, k, v (layouts at the top of this header). Every argument is checked before the launch.
+inline void prefill(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
+  detail::run_prefill(nullptr, q, k, v, o, lse, s, stream, device);
+}
+// The same with an explicit pipeline depth and key block (tuning, experiments); the rest of the schedule
+// follows the shape.
+inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,
+                         const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
+  detail::run_prefill(&config, q, k, v, o, lse, s, stream, device);
 }
 
 }  // namespace cake::attention

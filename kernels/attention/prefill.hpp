@@ -13,10 +13,12 @@
 // V blocks of `bn` keys stream through two TMA pipelines (K and V separately, so that S = Q K^T can start
 // before V lands). Per key block a consumer computes S = Q K^T on wgmma (f32), folds it into the online
 // softmax in registers (exp2 with the scale folded into one FMA: exp2(s * scale - m * scale)), and adds
-// P V on wgmma with P from registers (bf16) into O (its 64-column parts: o.cols(d, parts)). The
-// consumers take turns at issuing their MMAs so that one's softmax overlaps the other's MMAs.
+// P V on wgmma with P from registers (bf16) into O (its 64-column parts: o.cols(d, parts)).
+// Overlap (FlashAttention 3): in its turn a consumer issues S of block j and P V of block j - 1
+// together, waits for S only (wgmma_wait(1)) and runs the softmax of block j while P V runs; the two
+// consumers take turns at issuing, so one's softmax also overlaps the other's MMAs.
 // Masks: keys past T, and (causal) keys after the query, score -inf; only the last key block of a tile
-// can hold such keys, so the loop runs the unmasked blocks and then the last block with the mask.
+// can hold such keys, so that block goes first, masked, and the loop over the others has no mask.
 // Everything physical (barrier counts, phases, tx bytes, offsets, the setmaxnreg split) is derived.
 #include <array>
 #include <string_view>
@@ -75,60 +77,94 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
   auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
   auto mma = k.turns("mma");
-  // Key blocks of query tile q: all of T, or (causal) up to the one holding the tile's last query.
-  auto last_block = [&](index_expr q) -> index_expr {
-    return c.causal ? (q * 128 + 127) / c.bn : (T.extent() - 1) / c.bn;
-  };
-  auto blocks = [&](index_expr q) -> loop_extent {
-    if (c.causal) return min(q * (128 / c.bn) + 128 / c.bn, tiles(T, c.bn));
-    return loop_extent(tiles(T, c.bn));
-  };
+  // The masked key block goes first (FlashAttention 3's order): only the last block of a query tile can
+  // hold masked keys (past T, or after a query when causal), so the first step is the one masked step and
+  // the loop after it, over blocks 0 .. last - 1, has no mask. The last block is the diagonal one, q, when
+  // causal (S <= T, 128-key blocks), else (T - 1) / bn. The masked step is a loop of one trip, from
+  // `last` to `last + 1` (tiles(T, bn) when not causal), so that its K / V coordinates are a loop index,
+  // which the coverage rule reads as a walk over T (a query-tile index there would read as a mistake).
+  auto last_block = [&](index_expr q) -> index_expr { return c.causal ? q : (T.extent() - 1) / c.bn; };
+  auto after_last = [&](index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : loop_extent(tiles(T, c.bn)); };
 
   k.role("softmax", warpgroups(2), regs(232), [&](role& r) {
     auto s = r.accumulator<f32>("s", {64, c.bn});
     auto o = r.accumulator<f32>("o", {64, 64 * c.parts});
-    auto m = r.row_vector<f32>("m", 64);    // running max of the raw scores
-    auto mn = r.row_vector<f32>("mn", 64);  // this block's new max
-    auto ms = r.row_vector<f32>("ms", 64);  // -mn * scale: exp2(s * scale + ms)
-    auto l = r.row_vector<f32>("l", 64);    // running sum of exp2
+    auto p = r.fragment<bf16>("p", {64, c.bn});  // softmax(s) as the A operand of P V
+    auto m = r.row_vector<f32>("m", 64);         // running max of the raw scores
+    auto mn = r.row_vector<f32>("mn", 64);       // with this block's
+    auto ms = r.row_vector<f32>("ms", 64);       // -mn * scale: exp2(s * scale + ms)
+    auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
+    auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
     r.for_each(space, [&](auto q, auto h, auto b) {
       auto sq = r.wait(qp);
-      r.fill(o, 0.0f);
-      r.fill(m, neg_inf);
-      r.fill(l, 0.0f);
       const index_expr row0 = q * 128 + r.warpgroup() * 64;  // this warpgroup's first query row
-      r.loop(blocks(q), [&](auto j) {
+      // S = Q K^T of the next K stage (commits one wgmma group)
+      auto qk = [&] {
         auto sk = r.wait(kp);
-        r.take_turn(mma);
         r.wgmma_fence();
         for (int d = 0; d < c.parts; ++d) {
           auto w = r.wgmma(s, sq[sQ[d]].rows(r.warpgroup(), 2), sk[sK[d]]).over(D);
           if (d == 0) w.overwrite();
         }
         r.wgmma_commit();
-        r.pass_turn(mma);
-        r.wgmma_wait(0);
-        r.release(kp, sk);
-        // keys past T, and (causal) keys after the query, do not take part
-        auto masked = c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (j * c.bn + col() >= T.extent());
-        r.set(s, select(masked, neg_inf, s));
+        return sk;
+      };
+      // O += P V of the next V stage (commits one wgmma group)
+      auto pv = [&] {
+        auto sv = r.wait(vp);
+        for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
+        r.wgmma_commit();
+        return sv;
+      };
+      // the online softmax of s (block j): s = exp2(...), m and l updated, al = the factor O must shrink by
+      auto softmax = [&](index_expr j, bool masked) {
+        if (masked) {
+          // (non-causal: j is T's last block, whose last key is column (T - 1) % bn)
+          auto out = c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
+          r.set(s, select(out, neg_inf, s));
+        }
         r.row_max(mn, s);
         r.set(mn, max(mn, m));
         r.set(ms, mn * -scale);
         r.set(s, exp2(fma(s, scale, ms)));
         r.row_sum(ls, s);
-        r.set(l, l * exp2(fma(m, scale, ms)) + ls);
-        r.set(o, o * exp2(fma(m, scale, ms)));
+        r.set(al, exp2(fma(m, scale, ms)));
+        r.set(l, l * al + ls);
         r.set(m, mn);
-        auto p = r.convert<bf16>(s);
-        auto sv = r.wait(vp);
-        r.wgmma_fence();
-        for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
-        r.wgmma_commit();
+      };
+      r.fill(o, 0.0f);
+      r.fill(m, neg_inf);
+      r.fill(l, 0.0f);
+      // the last block, masked
+      r.loop(last_block(q), after_last(q), 1, [&](auto j) {
+        r.take_turn(mma);
+        auto sk = qk();
+        r.pass_turn(mma);
         r.wgmma_wait(0);
-        r.release(vp, sv);
+        r.release(kp, sk);
+        softmax(j, true);
+        r.set(p, s);
       });
+      // the other blocks: S of this block and P V of the one before go out together (in this warpgroup's
+      // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs)
+      r.loop(loop_extent(last_block(q)), [&](auto j) {
+        r.take_turn(mma);
+        auto sk = qk();
+        auto sv = pv();
+        r.pass_turn(mma);
+        r.wgmma_wait(1);
+        r.release(kp, sk);
+        softmax(j, false);
+        r.wgmma_wait(0);  // P V done: P may be overwritten, O rescaled
+        r.release(vp, sv);
+        r.set(o, o * al);
+        r.set(p, s);
+      });
+      r.wgmma_fence();
+      auto sv = pv();
+      r.wgmma_wait(0);
+      r.release(vp, sv);
       r.release(qp, sq);
       // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
       r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
@@ -141,15 +177,16 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     r.for_each(space, [&](auto q, auto h, auto b) {
       auto s = r.acquire(qp);
       for (int d = 0; d < c.parts; ++d) r.tma_load(s[sQ[d]], Q.tile(b, q, h, d).rows_at(1));
-      r.loop(blocks(q), [&](auto j) {
+      auto kv = [&](index_expr j) {
         auto sk = r.acquire(kp);
         for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]], Kt.tile(b, j, h / c.group, d).rows_at(1));
         auto sv = r.acquire(vp);
         for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]], V.tile(b, j, h / c.group, d).rows_at(1));
-      });
+      };
+      r.loop(last_block(q), after_last(q), 1, [&](auto j) { kv(j); });
+      r.loop(loop_extent(last_block(q)), [&](auto j) { kv(j); });
     });
   });
-  (void)last_block;
   return k.build();
 }
 

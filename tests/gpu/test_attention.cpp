@@ -156,5 +156,6 @@ TEST_CASE("attention prefill refuses bad arguments with the argument's name") {
   CHECK_THROWS_WITH_AS(call({1, 16, 16, 4, 3, 64}), doctest::Contains("multiple of HK = 3"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call({1, 16, 16, 4, 4, 96}), doctest::Contains("D = 96 is not supported"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call({1, 0, 16, 4, 4, 64}), doctest::Contains("S = 0"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call({1, 32, 16, 4, 4, 64, true}), doctest::Contains("S = 32 > T = 16"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call({1, 16, 16, 4, 4, 64}, static_cast<char*>(p) + 2), doctest::Contains("q must be"), jit::argument_error);
 }
