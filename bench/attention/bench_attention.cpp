@@ -2,7 +2,8 @@
 // bench/peers/bench_peers.py --family attention). Issue 12's prefill shapes: B x S = 16k tokens at S = 1k
 // .. 16k, 32 query heads with 32 or 8 KV heads, head dim 64 and 128, causal and not; timed with CUDA
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
-//   cake_bench_attention [--runs N] [--quick] [--sweep]   (--quick: S = 4k only; --sweep: pipeline depths)
+//   cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal]
+//   (--quick: S = 4k only; --sweep: pipeline depths; --shape: one shape with 32 KV heads, for profiling)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,12 +20,15 @@ using namespace cake;
 int main(int argc, char** argv) {
   int runs = 20;
   bool quick = false, sweep = false;
+  long long only_d = 0, only_s = 0;  // --shape D,S: one head dim and one S only (profiling)
+  int only_causal = -1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--sweep]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal]\n");
       return 2;
     }
   }
@@ -39,30 +43,38 @@ int main(int argc, char** argv) {
       for (bool causal : {false, true})
         for (long long S : {1024LL, 2048LL, 4096LL, 8192LL, 16384LL}) {
           if (quick && S != 4096) continue;
+          if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           const attention::prefill_shape s{tokens / S, S, S, 32, HK, D, causal};
           const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
           auto q = harness::random_vector<harness::host_bf16>(nq, rng), k = harness::random_vector<harness::host_bf16>(nk, rng);
           auto dq = jit::to_device(q), dk = jit::to_device(k), dv = jit::to_device(k);
           jit::device_buffer dout(2 * nq), dlse(static_cast<std::size_t>(4 * s.B * s.H * s.S));
           const double flops = 4.0 * s.B * s.S * s.T * s.H * s.D * (causal ? 0.5 : 1.0);
-          std::vector<int> depths{0};  // 0: the entry point's choice
-          if (sweep)
-            for (int st = 2; st <= 6; ++st) {
-              kernels::attention_prefill_config c = attention::prefill_config_for(s);
-              c.stages = st;
-              if (kernels::attention_prefill_smem(c) <= 227 * 1024) depths.push_back(st);
-            }
-          for (int st : depths) try {
-            kernels::attention_prefill_config c = attention::prefill_config_for(s);
-            if (st) c.stages = st;
+          // the entry point's choice first, then (--sweep) other schedules: pipeline depth, key block,
+          // a third consumer warpgroup (D = 64), consumers issuing without turns
+          std::vector<kernels::attention_prefill_config> cands{attention::prefill_config_for(s)};
+          if (sweep) {
+            const auto base = cands[0];
+            auto add = [&](kernels::attention_prefill_config c) {
+              if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
+            };
+            for (int st : {3, 4}) add([&] { auto c = base; c.stages = st; return c; }());
+            for (int bn : {64, 176, 192}) add([&] { auto c = base; c.bn = bn; return c; }());
+            // (3 consumers hold 160 registers each: 112-key blocks keep S, P and O inside that)
+            add([&] { auto c = base; c.wgs = 3; c.bn = 112; return c; }());
+            add([&] { auto c = base; c.wgs = 3; c.bn = 112; c.stages = 3; return c; }());
+            add([&] { auto c = base; c.turns = false; return c; }());
+          }
+          for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
+            const auto& c = cands[ci];
             auto work = [&](CUstream stream) {
               attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s, stream);
             };
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s stages %d%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ", c.stages,
-                        st ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+                        c.wgs, c.bn, c.stages, c.turns ? "" : " free", ci ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());
           }

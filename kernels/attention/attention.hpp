@@ -99,7 +99,13 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   check_pointer("o", o, 16);
   check_pointer("lse", lse, 4);
   kernels::attention_prefill_config c = prefill_config_for(s);
-  if (forced) c.stages = forced->stages, c.bn = forced->bn;
+  if (forced) {
+    c.stages = forced->stages, c.bn = forced->bn, c.wgs = forced->wgs, c.turns = forced->turns;
+    if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
+      throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
+                                std::to_string(c.stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
+                                "; wgs 3 is for D = 64; smem at most 227 KiB)");
+  }
   check_hopper(device);
   const runtime_kernel& kern = prefill_kernel(c, device);
   const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
@@ -114,8 +120,8 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
 inline void prefill(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(nullptr, q, k, v, o, lse, s, stream, device);
 }
-// The same with an explicit pipeline depth and key block (tuning, experiments); the rest of the schedule
-// follows the shape.
+// The same with an explicit schedule (tuning, experiments): config's stages, bn, wgs and turns are used,
+// the rest follows the shape.
 inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,
                          const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(&config, q, k, v, o, lse, s, stream, device);

@@ -33,11 +33,19 @@ struct attention_prefill_config {
   int group = 1;        // query heads per KV head (G = H / HK)
   int bn = 128;         // keys per block (the S MMA's N)
   int stages = 2;       // depth of the K and of the V pipeline
+  int wgs = 2;          // consumer warpgroups of 64 query rows each (2, or 3 for D = 64): 64 * wgs rows per CTA
+  bool turns = true;    // the consumers take turns at issuing their MMAs (ping-pong); false: they issue freely
+  // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
+  constexpr int rows() const { return 64 * wgs; }
+  constexpr bool valid() const {
+    return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
+           (!causal || (wgs == 2 && bn == 128));
+  }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
 
-// Smem in bytes: Q (128 rows) + the K and V stages, D/64 parts of 64 bf16 columns each.
-constexpr int attention_prefill_smem(const attention_prefill_config& c) { return (128 + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
+// Smem in bytes: Q (64 * wgs rows) + the K and V stages, D/64 parts of 64 bf16 columns each.
+constexpr int attention_prefill_smem(const attention_prefill_config& c) { return (c.rows() + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
 
 namespace attention_detail {
 // "attn_fwd_d128_g4_causal" (names are cut at 31 characters)
@@ -49,6 +57,8 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   b.put(c.group);
   b.put("_n");
   b.put(c.bn);
+  if (c.wgs != 2) b.put("_w3");
+  if (!c.turns) b.put("_free");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -66,17 +76,18 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto O = k.output<bf16>("O", dims(Bt, S, H, D));
   auto Lse = k.output<f32>("LSE", dims(Bt, H, S, One));
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
-  auto space = k.parallel(tiles(S, 128), each(H), each(Bt));
+  auto space = k.parallel(tiles(S, c.rows()), each(H), each(Bt));
   std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
   for (int d = 0; d < c.parts; ++d) {
-    sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {128, 64}, swizzle::b128);
+    sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {c.rows(), 64}, swizzle::b128);
     sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
     sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
   }
   auto qp = c.parts == 1 ? k.pipeline("q", stages(1)).carries(sQ[0]) : k.pipeline("q", stages(1)).carries(sQ[0], sQ[1]);
   auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
   auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
-  auto mma = k.turns("mma");
+  named_barrier_ref mma{};
+  if (c.turns) mma = k.turns("mma");
   // The masked key block goes first (FlashAttention 3's order): only the last block of a query tile can
   // hold masked keys (past T, or after a query when causal), so the first step is the one masked step and
   // the loop after it, over blocks 0 .. last - 1, has no mask. The last block is the diagonal one, q, when
@@ -86,7 +97,15 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto last_block = [&](index_expr q) -> index_expr { return c.causal ? q : (T.extent() - 1) / c.bn; };
   auto after_last = [&](index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : loop_extent(tiles(T, c.bn)); };
 
-  k.role("softmax", warpgroups(2), regs(232), [&](role& r) {
+  // Registers: the producer warpgroup keeps 40 (24 with 3 consumers); the consumers get what is left of
+  // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
+  const int threads = 128 * (c.wgs + 1);
+  const int entry_cap = 65536 / threads / 8 * 8 < 248 ? 65536 / threads / 8 * 8 : 248;
+  const int producer_regs = c.wgs > 2 ? 24 : 40;
+  const int left = (threads * entry_cap - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
+  const int consumer_regs = left < 232 ? left : 232;
+
+  k.role("softmax", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
     auto s = r.accumulator<f32>("s", {64, c.bn});
     auto o = r.accumulator<f32>("o", {64, 64 * c.parts});
     auto p = r.fragment<bf16>("p", {64, c.bn});  // softmax(s) as the A operand of P V
@@ -98,13 +117,13 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     auto ls = r.row_vector<f32>("ls", 64);
     r.for_each(space, [&](auto q, auto h, auto b) {
       auto sq = r.wait(qp);
-      const index_expr row0 = q * 128 + r.warpgroup() * 64;  // this warpgroup's first query row
+      const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
       // S = Q K^T of the next K stage (commits one wgmma group)
       auto qk = [&] {
         auto sk = r.wait(kp);
         r.wgmma_fence();
         for (int d = 0; d < c.parts; ++d) {
-          auto w = r.wgmma(s, sq[sQ[d]].rows(r.warpgroup(), 2), sk[sK[d]]).over(D);
+          auto w = r.wgmma(s, sq[sQ[d]].rows(r.warpgroup(), c.wgs), sk[sK[d]]).over(D);
           if (d == 0) w.overwrite();
         }
         r.wgmma_commit();
@@ -138,9 +157,9 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.fill(l, 0.0f);
       // the last block, masked
       r.loop(last_block(q), after_last(q), 1, [&](auto j) {
-        r.take_turn(mma);
+        if (c.turns) r.take_turn(mma);
         auto sk = qk();
-        r.pass_turn(mma);
+        if (c.turns) r.pass_turn(mma);
         r.wgmma_wait(0);
         r.release(kp, sk);
         softmax(j, true);
@@ -149,10 +168,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       // the other blocks: S of this block and P V of the one before go out together (in this warpgroup's
       // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs)
       r.loop(loop_extent(last_block(q)), [&](auto j) {
-        r.take_turn(mma);
+        if (c.turns) r.take_turn(mma);
         auto sk = qk();
         auto sv = pv();
-        r.pass_turn(mma);
+        if (c.turns) r.pass_turn(mma);
         r.wgmma_wait(1);
         r.release(kp, sk);
         softmax(j, false);
@@ -168,12 +187,12 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.release(qp, sq);
       // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
       r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
-      r.store(Lse.tile(b, h, q * 2 + r.warpgroup(), 0), ls);
+      r.store(Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), ls);
       r.set(o, o * rcp(l));
-      r.store(O.tile(b, q * 2 + r.warpgroup(), h, 0).rows_at(1), r.convert<bf16>(o));
+      r.store(O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1), r.convert<bf16>(o));
     });
   });
-  k.role("load", warpgroups(1), regs(40), [&](role& r) {
+  k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
     r.for_each(space, [&](auto q, auto h, auto b) {
       auto s = r.acquire(qp);
       for (int d = 0; d < c.parts; ++d) r.tma_load(s[sQ[d]], Q.tile(b, q, h, d).rows_at(1));

@@ -404,11 +404,28 @@ constexpr void reg_read(machine& m, int u, int id, const operand& o, bool by_wgm
   }
 }
 
+// A wgmma with its A operand in registers reads them while it runs: writing them before the group is
+// waited for changes what the MMA multiplies (ptxas serializes around it or the result is wrong).
+constexpr void report_operand_in_flight(machine& m, int u, int id, const operand& o, const reg_state& r) {
+  if (diagnostic* d = emit_op(m.c, rule_id::dataflow_operand_in_flight, id)) {
+    const auto nm = m.p.regs[o.index].nm.view();
+    d->message << "overwrites '" << nm << "' while the wgmma op#" << r.wg_reader << " that reads it as its A operand may still be in flight (its group "
+               << r.wg_read_group << " is not covered by a wgmma_wait in ";
+    m.write_unit(d->message, u);
+    d->message << ")";
+    d->num("wgmma_op", r.wg_reader).num("group", r.wg_read_group);
+    if (r.wg_reader >= 0) d->add_note(m.p.ops[r.wg_reader].loc) << "the wgmma reading '" << nm << "' (op#" << r.wg_reader << ")";
+    d->help << "write '" << nm << "' after a wgmma_wait(n) that covers that wgmma's group (e.g. wgmma_wait(0)), or into another register tile";
+  }
+}
+
 constexpr void reg_write(machine& m, int u, int id, const operand& o) {
   if (o.kind != operand_kind::reg) return;
   touch_wgmma_regs(m, u, o);
   reg_state& r = reg_of(m, u, o.index);
   if (wgmma_pending(m, u, r)) report_pending_acc(m, u, id, o, true);
+  if (r.wg_read_group > 0 && m.units[u].wg_agent >= 0 && m.vc(u)[m.units[u].wg_agent] < r.wg_read_group) report_operand_in_flight(m, u, id, o, r);
+  r.wg_read_group = 0;
   if (r.unread_mma >= 0 && o.part == part_axis::none) report_dead_accumulation(m, u, id, r.unread_mma, m.p.regs[o.index].nm.view(), m.p.regs[o.index].loc);
   r.unread_mma = -1;
   r.written = true;

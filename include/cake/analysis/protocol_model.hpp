@@ -156,6 +156,8 @@ struct reg_state {
   bool written = false;
   int init_tile = -1;
   int wg_group = 0;  // group of the last wgmma writing it (pending until the unit's wg agent reaches it)
+  int wg_read_group = 0;  // group of the last wgmma reading it as its A operand (registers)
+  int wg_reader = -1;     // that wgmma's op id
   int unread_mma = -1;  // the MMA whose result (the whole tile) nothing has read yet (dataflow.dead-accumulation)
 };
 

@@ -199,7 +199,14 @@ constexpr void exec_mma(machine& m, int u, int id) {
     s.wg_fenced = true;
     const stamp st{s.wg_agent, s.wg_committed + 1};
     if (o.a.kind == operand_kind::smem) mem_read(m, u, id, o.a, acc_async, st);
-    else reg_read(m, u, id, o.a, true);
+    else if (o.a.kind == operand_kind::reg) {
+      reg_read(m, u, id, o.a, true);
+      if (o.a.index < m.R) {  // A from registers: read by the tensor cores until the group completes
+        reg_state& a = reg_of(m, u, o.a.index);
+        a.wg_read_group = s.wg_committed + 1;
+        a.wg_reader = id;
+      }
+    }
     mem_read(m, u, id, o.b, acc_async, st);
   } else if (o.kind == op_kind::tcgen05_mma) {
     tc_fence_after_check(m, u, id);

@@ -103,6 +103,8 @@ constexpr std::string_view to_string(pass_id p) {
     "A stage overwritten before every consumer that read it released it")                                     \
   X(dataflow_acc_read_before_complete, "dataflow.acc-read-before-complete", dataflow, error, protocol,        \
     "An accumulator read or overwritten while an MMA that writes it may still be in flight")                  \
+  X(dataflow_operand_in_flight, "dataflow.operand-in-flight", dataflow, error, protocol,                      \
+    "A register tile overwritten while a wgmma that reads it as its A operand may still be in flight")       \
   X(dataflow_acc_uninitialized, "dataflow.acc-uninitialized", dataflow, error, protocol,                      \
     "An MMA accumulates into, or an op reads, an accumulator that nothing has written")                       \
   X(dataflow_acc_stale, "dataflow.acc-stale", dataflow, error, protocol,                                      \

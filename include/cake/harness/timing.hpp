@@ -21,7 +21,10 @@
 namespace cake::harness {
 
 struct timing_options {
-  int warmup = 3;              // untimed runs first (module load, clocks, TLB)
+  int warmup = 3;              // untimed runs first (module load, clocks, TLB), at least
+  double warmup_ms = 200;      // ... and until they add up to this much GPU time: after host work the SM
+                               // clock has dropped (345 MHz idle on the H200) and ramps up over ~100 ms;
+                               // three short runs measured a 2 ms kernel at 60% of its speed
   int runs = 50;               // timed runs
   bool flush_l2 = true;
   std::size_t flush_bytes = 0;  // 0: l2_flush_bytes(device)
@@ -106,7 +109,8 @@ timing_result time_gpu(Work&& work, const timing_options& o = {}) {
     d.check(d.cuEventElapsedTime(&ms, start.e, stop.e), "cuEventElapsedTime", "timing");
     return static_cast<double>(ms);
   };
-  for (int i = 0; i < o.warmup; ++i) run_once(i);
+  double warm = 0;
+  for (int i = 0; i < o.warmup || (warm < o.warmup_ms && i < 100000); ++i) warm += run_once(i);
   r.samples_ms.reserve(static_cast<std::size_t>(o.runs));
   for (int i = 0; i < o.runs; ++i) r.samples_ms.push_back(run_once(o.warmup + i));
   static_cast<timing_summary&>(r) = summarize(r.samples_ms);
