@@ -1,12 +1,13 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill}: cake's entry points as PyTorch custom ops, each with a fake
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign}: cake's entry points as PyTorch custom ops, each with a fake
 (meta) implementation that gives the output's shape, dtype and strides without running anything, so that
 they trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is
-installed; the ops run on PyTorch's current stream."""
+installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit are not ops: they update the
+caller's centroid buffers in place (call them outside a compiled region)."""
 from typing import Optional, Tuple
 
 import torch
 
-from . import attention_prefill as _attention_prefill, gemm as _gemm, rmsnorm as _rmsnorm, softmax as _softmax
+from . import attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, rmsnorm as _rmsnorm, softmax as _softmax
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -53,3 +54,15 @@ def _(q, k, v, causal=False, softmax_scale=None):
     torch._check(q.dim() == 4 and k.dim() == 4 and v.dim() == 4, lambda: "cake::attention_prefill: q is [B, S, H, D], k and v [B, T, HK, D]")
     B, S, H, D = q.shape
     return q.new_empty((B, S, H, D), dtype=torch.bfloat16), q.new_empty((B, H, S), dtype=torch.float32)
+
+
+@torch.library.custom_op("cake::kmeans_assign", mutates_args=())
+def kmeans_assign(x: torch.Tensor, centroids: torch.Tensor, c_norm: Optional[torch.Tensor] = None, metric: str = "l2") -> torch.Tensor:
+    return _kmeans_assign(x, centroids, c_norm, metric=metric)
+
+
+@kmeans_assign.register_fake
+def _(x, centroids, c_norm=None, metric="l2"):
+    torch._check(x.dim() in (2, 3) and x.dim() == centroids.dim() and x.shape[-1] == centroids.shape[-1],
+                 lambda: "cake::kmeans_assign: x is [B, N, D] or [N, D], centroids [B, K, D] or [K, D]")
+    return x.new_empty(tuple(x.shape[:-1]), dtype=torch.int32)

@@ -237,7 +237,7 @@ except ImportError:
     torch = None
 
 
-@unittest.skipIf(torch is None, "PyTorch is not installed here: the fake implementations are checked where it is (the H200 run)")
+@unittest.skipIf(torch is None, "PyTorch is not installed here: PyTorch's side of the fake implementations is checked where it is (the H200 run); their shapes are checked here by test_fake_shapes.py")
 class FakeImplementations(unittest.TestCase):
     def test_shapes_from_fake_tensors(self):
         from torch._subclasses.fake_tensor import FakeTensorMode
@@ -254,6 +254,10 @@ class FakeImplementations(unittest.TestCase):
             k = torch.empty(2, 300, 8, 128, dtype=torch.bfloat16, device="cuda")
             o, lse = torch.ops.cake.attention_prefill(q, k, k, True, 0.1)
             self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((2, 127, 32, 128), torch.bfloat16, (2, 32, 127), torch.float32))
+            xs = torch.empty(3, 1000, 96, dtype=torch.float16, device="cuda")
+            cs = torch.empty(3, 64, 96, dtype=torch.float16, device="cuda")
+            idx = torch.ops.cake.kmeans_assign(xs, cs, None, "inner_product")
+            self.assertEqual((tuple(idx.shape), idx.dtype), ((3, 1000), torch.int32))
 
 
 if __name__ == "__main__":

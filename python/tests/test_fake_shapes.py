@@ -1,0 +1,124 @@
+"""The fake (meta) implementations of torch.ops.cake.* give the right output shapes, dtypes and strides.
+
+CI has no PyTorch (PyPI's wheel brings ~3 GB of CUDA libraries), so this test loads cake/_torch_ops.py itself
+against a minimal stand-in for the few torch names it uses (torch.library.custom_op / register_fake,
+torch._check, torch.empty_strided, Tensor.new_empty / shape / stride / dim, the dtypes) and calls the fake
+implementations it registers. What it checks is the code in _torch_ops.py; what it does not check is
+PyTorch's side of the registration (schemas, FakeTensor propagation), which python/tests/test_gpu.py
+(FakeImplementations) checks with real PyTorch on the H200.
+"""
+import importlib.util
+import pathlib
+import sys
+import types
+import unittest
+
+import cake
+
+
+class StandInTensor:
+    def __init__(self, shape, dtype="bfloat16", stride=None, device="cuda"):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.device = device
+        if stride is None:
+            stride, n = [], 1
+            for extent in reversed(self.shape):
+                stride.insert(0, n)
+                n *= extent
+        self._stride = tuple(stride)
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._stride
+
+    def new_empty(self, shape, dtype=None):
+        return StandInTensor(shape, dtype or self.dtype, device=self.device)
+
+
+def stand_in_torch():
+    torch = types.ModuleType("torch")
+    torch.bfloat16, torch.float32, torch.int32, torch.Tensor = "bfloat16", "float32", "int32", StandInTensor
+
+    def _check(cond, message):
+        if not cond:
+            raise RuntimeError(message())
+
+    torch._check = _check
+    torch.empty_strided = lambda shape, stride, dtype, device: StandInTensor(shape, dtype, stride, device)
+
+    class Op:
+        def __init__(self, fn):
+            self.fn, self.fake = fn, None
+
+        def register_fake(self, fake):
+            self.fake = fake
+            return fake
+
+    library = types.ModuleType("torch.library")
+    library.custom_op = lambda name, mutates_args: (lambda fn: Op(fn))
+    torch.library = library
+    return torch
+
+
+def load_ops_with(torch_module):
+    """cake/_torch_ops.py executed as a submodule of the installed cake package, `import torch` bound to the
+    stand-in for the duration of the import (a real torch, if any, is put back)."""
+    path = pathlib.Path(cake.__file__).with_name("_torch_ops.py")
+    saved = {k: sys.modules.get(k) for k in ("torch", "torch.library")}
+    sys.modules["torch"], sys.modules["torch.library"] = torch_module, torch_module.library
+    try:
+        spec = importlib.util.spec_from_file_location("cake._torch_ops_fake_check", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+class FakeShapes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ops = load_ops_with(stand_in_torch())
+
+    def test_gemm(self):
+        out = self.ops.gemm.fake(StandInTensor((384, 96)), StandInTensor((200, 96)))
+        self.assertEqual(out.shape, (384, 200))
+        self.assertEqual(out.dtype, "bfloat16")
+        with self.assertRaisesRegex(RuntimeError, r"a is \[M, K\], b is \[N, K\]"):
+            self.ops.gemm.fake(StandInTensor((384, 96)), StandInTensor((200, 64)))
+
+    def test_row_kernels_keep_shape_and_strides(self):
+        x = StandInTensor((7, 4096), stride=(8192, 1))  # rows of a wider buffer
+        for out in (self.ops.softmax.fake(x), self.ops.rmsnorm.fake(x, StandInTensor((4096,)))):
+            self.assertEqual(out.shape, (7, 4096))
+            self.assertEqual(out.stride(), (8192, 1))
+            self.assertEqual(out.dtype, "bfloat16")
+
+    def test_attention_prefill(self):
+        q, kv = StandInTensor((2, 1000, 32, 128)), StandInTensor((2, 1000, 8, 128))
+        out, lse = self.ops.attention_prefill.fake(q, kv, kv, causal=True)
+        self.assertEqual(out.shape, (2, 1000, 32, 128))
+        self.assertEqual(out.dtype, "bfloat16")
+        self.assertEqual(lse.shape, (2, 32, 1000))
+        self.assertEqual(lse.dtype, "float32")
+        with self.assertRaisesRegex(RuntimeError, r"q is \[B, S, H, D\]"):
+            self.ops.attention_prefill.fake(StandInTensor((1000, 32, 128)), kv, kv)
+
+    def test_kmeans_assign(self):
+        for x, c, want in (((4, 1000, 128), (4, 64, 128), (4, 1000)), ((1000, 96), (64, 96), (1000,))):
+            idx = self.ops.kmeans_assign.fake(StandInTensor(x, "float16"), StandInTensor(c, "float16"))
+            self.assertEqual(idx.shape, want)
+            self.assertEqual(idx.dtype, "int32")
+        with self.assertRaisesRegex(RuntimeError, r"x is \[B, N, D\] or \[N, D\]"):
+            self.ops.kmeans_assign.fake(StandInTensor((1000, 96)), StandInTensor((64, 64)))
+
+
+if __name__ == "__main__":
+    unittest.main()
