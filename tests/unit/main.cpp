@@ -6,19 +6,28 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
 int g_cases_selected = 0;  // started, or skipped by a doctest::skip decorator
+std::string g_current;
+std::vector<std::string> g_vacuous;  // cases that ran and asserted nothing
 
 struct case_counter : doctest::IReporter {
   explicit case_counter(const doctest::ContextOptions&) {}
   void report_query(const doctest::QueryData&) override {}
   void test_run_start() override {}
   void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_start(const doctest::TestCaseData&) override { ++g_cases_selected; }
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    ++g_cases_selected;
+    g_current = tc.m_name;
+  }
   void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats& st) override {
+    if (st.numAssertsCurrentTest == 0 && st.testCaseSuccess) g_vacuous.push_back(g_current);
+  }
   void test_case_exception(const doctest::TestCaseException&) override {}
   void subcase_start(const doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
@@ -36,6 +45,10 @@ int main(int argc, char** argv) {
   if (context.shouldExit()) return rc;  // a query (--list-test-cases, --help): nothing was to run
   if (g_cases_selected == 0) {
     std::fprintf(stderr, "no test case matched the filters: this run checked nothing (a test name with ';', or a filter that selects no case)\n");
+    return rc != 0 ? rc : 1;
+  }
+  if (!g_vacuous.empty()) {
+    for (const auto& name : g_vacuous) std::fprintf(stderr, "test case '%s' ran and made no assertion: it could not have failed\n", name.c_str());
     return rc != 0 ? rc : 1;
   }
   return rc;
