@@ -19,6 +19,7 @@ namespace {
 std::set<std::string> started;
 std::vector<std::string> skipped;
 std::string current;
+std::vector<std::string> vacuous;  // cases that ran, did not skip themselves, and asserted nothing
 
 struct case_tracker : doctest::IReporter {
   explicit case_tracker(const doctest::ContextOptions&) {}
@@ -30,7 +31,9 @@ struct case_tracker : doctest::IReporter {
     started.insert(current);
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats& st) override {
+    if (st.numAssertsCurrentTest == 0 && st.testCaseSuccess) vacuous.push_back(current);
+  }
   void test_case_exception(const doctest::TestCaseException&) override {}
   void subcase_start(const doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
@@ -65,5 +68,13 @@ int main(int argc, char** argv) {
     for (const auto& s : skipped) std::printf("  %s\n", s.c_str());
     if (rc == 0 && skipped.size() == started.size()) return 77;  // nothing ran: skipped, not passed
   }
+  // A case that ran on the device and asserted nothing could not have failed (unless it skipped itself).
+  int bad = 0;
+  for (const auto& name : vacuous) {
+    bool was_skipped = false;
+    for (const auto& s : skipped) was_skipped = was_skipped || s.rfind(name + ": ", 0) == 0;
+    if (!was_skipped) std::fprintf(stderr, "test case '%s' ran and made no assertion: it could not have failed\n", name.c_str()), ++bad;
+  }
+  if (bad && rc == 0) return 1;
   return rc;
 }

@@ -4,6 +4,8 @@
 // pass without checking.
 #include <doctest/doctest.h>
 
+#include "device_gate.hpp"
+
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -145,10 +147,7 @@ int vadd_mismatches(const kernel& k, bool pdl) {
 }  // namespace
 
 TEST_CASE("runtime: an sm_90a vector add is built, loaded as CUBIN, launched and exact") {
-  if (!is_cc90()) {
-    MESSAGE("not checked: sm_90a needs a cc 9.0 device, this is " << device0().describe());
-    return;
-  }
+  if (!cake_gpu_test::require_device(9, 0, true, "the sm_90a vector add")) return;
   const auto art = build(vadd_source, "vadd", "sm_90a");
   INFO(art.diagnostics());
   REQUIRE(art.ok);
@@ -191,10 +190,7 @@ TEST_CASE("runtime: an unknown kernel name is a clear error") {
 }
 
 TEST_CASE("runtime: dynamic shared memory above 48 KiB is opted in, beyond the device's limit is refused") {
-  if (!is_cc90()) {
-    MESSAGE("not checked: needs a cc 9.0 device, this is " << device0().describe());
-    return;
-  }
+  if (!cake_gpu_test::require_device(9, 0, true, "dynamic shared memory above 48 KiB (sm_90a limits)")) return;
   const auto art = build(big_smem_source, "big_smem", "sm_90a");
   REQUIRE(art.ok);
   const auto k = load_kernel(art);
@@ -225,10 +221,7 @@ TEST_CASE("runtime: dynamic shared memory above 48 KiB is opted in, beyond the d
 }
 
 TEST_CASE("runtime: cluster launches, portable (2) and non-portable (16)") {
-  if (!is_cc90()) {
-    MESSAGE("not checked: needs a cc 9.0 device, this is " << device0().describe());
-    return;
-  }
+  if (!cake_gpu_test::require_device(9, 0, true, "cluster launches")) return;
   const auto art = build(cluster_source, "cluster_ranks", "sm_90a");
   REQUIRE(art.ok);
   const auto k = load_kernel(art);
@@ -252,10 +245,7 @@ TEST_CASE("runtime: cluster launches, portable (2) and non-portable (16)") {
 }
 
 TEST_CASE("runtime: a TMA tile load round-trips, ragged tail boxes zero-filled, plain and 128B-swizzled") {
-  if (!is_cc90()) {
-    MESSAGE("not checked: needs a cc 9.0 device, this is " << device0().describe());
-    return;
-  }
+  if (!cake_gpu_test::require_device(9, 0, true, "TMA tile loads")) return;
   const auto art = build(tma_source, "tma_tile", "sm_90a");
   INFO(art.diagnostics());
   REQUIRE(art.ok);
