@@ -99,11 +99,8 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
 
   // Registers: the producer warpgroup keeps 40 (24 with 3 consumers); the consumers get what is left of
   // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
-  const int threads = 128 * (c.wgs + 1);
-  const int entry_cap = 65536 / threads / 8 * 8 < 248 ? 65536 / threads / 8 * 8 : 248;
   const int producer_regs = c.wgs > 2 ? 24 : 40;
-  const int left = (threads * entry_cap - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
-  const int consumer_regs = left < 232 ? left : 232;
+  const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("softmax", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
     auto s = r.accumulator<f32>("s", {64, c.bn});

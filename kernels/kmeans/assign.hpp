@@ -58,11 +58,8 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   // (setmaxnreg), which get what is left of the pool the launch starts with (threads x the entry cap,
   // 65536 / threads in multiples of 8: setmaxnreg.inc only takes what a dec released), in multiples of
   // 8, at most 232: 40/232 with 2 consumers, 24/160 with 3, 24/112 with 4.
-  const int threads = 128 * (c.wgs + 1);
-  const int entry_cap = 65536 / threads / 8 * 8 < 248 ? 65536 / threads / 8 * 8 : 248;
   const int producer_regs = c.wgs > 2 ? 24 : 40;
-  const int left = (threads * entry_cap - 128 * producer_regs) / (128 * c.wgs) / 8 * 8;
-  const int consumer_regs = left < 232 ? left : 232;
+  const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("assign", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
     auto dot = r.accumulator<f32>("dot", {c.rows, c.bn});

@@ -96,3 +96,15 @@ TEST_CASE("warp plan: entry registers for odd block sizes stay a multiple of 8")
     CHECK((W.entry_regs + 8 > 255 || (W.entry_regs + 8) * W.block_threads > 65536));  // the largest such value
   }
 }
+
+TEST_CASE("plan: the launch's register cap and a producer / consumers split of its pool") {
+  const auto& lim = cake::targets::sm90a.limits;
+  CHECK(cake::plan::entry_register_cap(lim, 384) == 168);  // 65536 / 384 = 170 -> 168
+  CHECK(cake::plan::entry_register_cap(lim, 128) == 248);  // 512, capped at 255 -> 248
+  CHECK(cake::plan::entry_register_cap(lim, 0) == 0);
+  // one producer warpgroup, 2 / 3 / 4 consumer warpgroups (the k-means and attention schedules)
+  CHECK(cake::plan::consumer_register_share(lim, 384, 128, 40, 256) == 232);
+  CHECK(cake::plan::consumer_register_share(lim, 512, 128, 24, 384) == 160);
+  CHECK(cake::plan::consumer_register_share(lim, 640, 128, 24, 512) == 112);
+  CHECK(cake::plan::consumer_register_share(lim, 384, 128, 40, 256, 200) == 200);  // the cap given
+}

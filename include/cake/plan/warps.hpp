@@ -27,6 +27,28 @@ struct warp_plan {
   int regs_pool = 0;       // block_threads x entry_regs: all setmaxnreg.inc can take is what setmaxnreg.dec released of it
 };
 
+// The per-thread register cap a block of `block_threads` launches with (__launch_bounds__(threads, 1)):
+// regs_per_block / threads in multiples of 8, at most max_regs_per_thread. Its threads x this is the pool
+// setmaxnreg re-balances (setmaxnreg.inc only takes what a setmaxnreg.dec released).
+constexpr int entry_register_cap(const target_limits& lim, int block_threads) {
+  if (block_threads <= 0) return 0;
+  const int cap = lim.regs_per_block / block_threads / 8 * 8;
+  return cap > lim.max_regs_per_thread ? lim.max_regs_per_thread / 8 * 8 : cap;
+}
+
+// For a producer / consumers split: the registers each consumer thread may hold after setmaxnreg when
+// the launch has `block_threads` threads, of which `producer_threads` keep `producer_regs`, and the
+// `consumer_threads` share the rest of the pool: a multiple of 8, at most `at_most`. E.g. sm_90a, one
+// producer warpgroup at 40 and two consumer warpgroups: 384 x 168 - 128 x 40 = 59,392 over 256 threads
+// = 232; three consumers (512 threads, producer at 24): 160.
+constexpr int consumer_register_share(const target_limits& lim, int block_threads, int producer_threads, int producer_regs, int consumer_threads,
+                                      int at_most = 232) {
+  if (consumer_threads <= 0) return 0;
+  const long long pool = static_cast<long long>(block_threads) * entry_register_cap(lim, block_threads);
+  const long long left = (pool - static_cast<long long>(producer_threads) * producer_regs) / consumer_threads / 8 * 8;
+  return static_cast<int>(left < at_most ? left : at_most);
+}
+
 constexpr warp_plan plan_warps(const program& p) {
   warp_plan w;
   int warp = 0;
@@ -46,11 +68,7 @@ constexpr warp_plan plan_warps(const program& p) {
   w.role_count = static_cast<int>(p.roles.size());
   w.block_threads = 32 * warp;
   const auto& lim = p.arch().limits;
-  if (w.block_threads > 0) {
-    int cap = lim.regs_per_block / w.block_threads;
-    cap = cap / 8 * 8;
-    w.entry_regs = cap > lim.max_regs_per_thread ? lim.max_regs_per_thread / 8 * 8 : cap;
-  }
+  w.entry_regs = entry_register_cap(lim, w.block_threads);
   w.regs_pool = w.block_threads * w.entry_regs;
   for (int i = 0; i < w.role_count; ++i)
     w.regs_after_setmaxnreg += w.roles[i].threads * (w.roles[i].regs ? w.roles[i].regs : w.entry_regs);
