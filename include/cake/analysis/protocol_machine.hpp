@@ -29,6 +29,12 @@ struct machine {
   buffer<int> slot_stage;       // [unit * slots + slot] -> stage handed out last, -1 none
   buffer<reg_state> regs;       // [unit * R + reg]
   buffer<memory_object> mem;    // smem stages, then TMEM stages
+  // Inside a warpgroup: one elected thread issues TMA stores and bulk waits while every thread writes
+  // smem (stmatrix, st.shared). Only a barrier of the whole warpgroup (bar.sync) orders the two; per
+  // [unit * mem_count + object], the unit's barrier epoch + 1 of: its last whole-unit write, the end of
+  // its stores' reads (a bulk wait that covered them, on the elected thread), and the bulk group of the
+  // last store that read it.
+  buffer<int> unit_write_epoch, store_done_epoch, store_group;
   int smem_base[capacity::smem]{}, tmem_base[capacity::tmem]{};
   bool has_init[capacity::mbarriers]{};
   // tensor memory allocation
@@ -114,6 +120,9 @@ struct machine {
     for (std::size_t r = 0; r < p.smem.size(); ++r) smem_base[r] = mem_count, mem_count += p.smem[r].stages;
     for (std::size_t t = 0; t < p.tmem.size(); ++t) tmem_base[t] = mem_count, mem_count += p.tmem[t].stages;
     mem.reset(mem_count);
+    unit_write_epoch.reset(U * mem_count);
+    store_done_epoch.reset(U * mem_count);
+    store_group.reset(U * mem_count);
   }
 
   constexpr bool role_uses_named(int role, int b) const {

@@ -126,6 +126,7 @@ struct unit_state {
   int pend_op[max_pending]{}, pend_pipe[max_pending]{}, pend_stage[max_pending]{};
   int npend = 0;
   bool cr_arrived = false;  // a cluster sum: this unit has signalled 'ready' and waits for the peers
+  int unit_epoch = 0;  // bar.sync / cluster waits this unit has passed: each orders all its threads
 };
 
 struct barrier_state {

@@ -186,6 +186,65 @@ constexpr bool exec_pipeline(machine& m, int u, int id) {
   return true;
 }
 
+// ---- elected thread vs whole warpgroup (issue 10, blind spot 1) ---------------------------------
+// A TMA store and the bulk waits run on one elected thread of a warpgroup; stmatrix and st.shared on all
+// 128. The unit executes as one process here, so the clocks alone would order them; a barrier of the whole
+// warpgroup (bar.sync: r.sync(b), a turn, a cluster wait) is what orders them on the hardware. Warp units
+// are not modelled (inside one warp the order depends on the lowering's warp-level code, which this model
+// does not see; docs/diagnostics.md lists it as not checked).
+constexpr bool elected_model(const machine& m, int u) { return m.units[u].threads == 128; }
+
+constexpr void elected_store_read(machine& m, int u, int id, const operand& src) {
+  unit_state& s = m.units[u];
+  if (!elected_model(m, u)) return;
+  const place pl = locate(m, u, id, src);
+  for (int i = 0; i < pl.count; ++i) {
+    const int obj = pl.first + i, at = u * m.mem_count + obj;
+    m.store_group[at] = s.bulk_committed + 1;
+    if (m.unit_write_epoch[at] != s.unit_epoch + 1) continue;
+    if (diagnostic* d = emit_op(m.c, rule_id::dataflow_race, id)) {
+      d->message << "the TMA store reads ";
+      m.write_object(d->message, obj);
+      d->message << " from one elected thread of ";
+      m.write_unit(d->message, u);
+      d->message << ", but the warpgroup's 128 threads wrote it (stmatrix / st.shared) with no barrier of the whole warpgroup since: the other "
+                    "warps may not have written their part yet";
+      d->help << "r.sync(<a named barrier of this warpgroup>) after the smem writes (and fence_proxy_async), before the TMA store";
+    }
+    m.unit_write_epoch[at] = 0;  // reported once
+  }
+}
+
+constexpr void elected_bulk_wait(machine& m, int u, int keep) {
+  unit_state& s = m.units[u];
+  if (!elected_model(m, u)) return;
+  const int done = s.bulk_committed - keep;  // groups 1..done have finished reading
+  for (int obj = 0; obj < m.mem_count; ++obj) {
+    const int at = u * m.mem_count + obj;
+    if (m.store_group[at] > 0 && m.store_group[at] <= done) m.store_done_epoch[at] = s.unit_epoch + 1, m.store_group[at] = 0;
+  }
+}
+
+constexpr void elected_unit_write(machine& m, int u, int id, const operand& dst) {
+  unit_state& s = m.units[u];
+  if (!elected_model(m, u)) return;
+  const place pl = locate(m, u, id, dst);
+  for (int i = 0; i < pl.count; ++i) {
+    const int obj = pl.first + i, at = u * m.mem_count + obj;
+    if (m.store_done_epoch[at] == s.unit_epoch + 1)
+      if (diagnostic* d = emit_op(m.c, rule_id::dataflow_store_source_reuse, id)) {
+        d->message << "overwrites ";
+        m.write_object(d->message, obj);
+        d->message << " after the bulk wait that ended a TMA store's read of it, but that wait ran on one elected thread of ";
+        m.write_unit(d->message, u);
+        d->message << " and no barrier of the whole warpgroup followed: the other warps may write while the store still reads";
+        d->help << "r.sync(<a named barrier of this warpgroup>) after the bulk_wait_read, before writing the buffer";
+      }
+    m.store_done_epoch[at] = 0;
+    m.unit_write_epoch[at] = s.unit_epoch + 1;
+  }
+}
+
 constexpr void exec_mma(machine& m, int u, int id) {
   const op& o = m.p.ops[id];
   unit_state& s = m.units[u];
@@ -291,6 +350,7 @@ constexpr bool exec(machine& m, int u, int id) {
       if (inst < 0) break;
       if (o.kind == op_kind::turn_pass) m.named[inst].users |= 1u << u;
       if (!named_sync(m, u, inst, o.kind == op_kind::turn_take)) return false;
+      if (o.kind == op_kind::turn_take) ++s.unit_epoch;
       break;
     }
     case op_kind::named_barrier_sync:
@@ -299,6 +359,7 @@ constexpr bool exec(machine& m, int u, int id) {
       if (inst < 0) break;
       if (s.sync_inst != inst) tc_fence_before_check(m, u, id, false);
       if (!named_sync(m, u, inst, o.kind == op_kind::named_barrier_sync)) return false;
+      if (o.kind == op_kind::named_barrier_sync) ++s.unit_epoch;
       break;
     }
     case op_kind::cluster_arrive: {
@@ -322,6 +383,7 @@ constexpr bool exec(machine& m, int u, int id) {
       m.join(m.vc(u), m.named_done(m.cluster_inst));
       s.cluster_passed = m.named[m.cluster_inst].gen;
       s.cluster_gen = -1;
+      ++s.unit_epoch;
       s.tc_after_needed = true;
       break;
     }
@@ -380,6 +442,7 @@ constexpr bool exec(machine& m, int u, int id) {
     }
     case op_kind::tma_store:
       m.tick(u);
+      elected_store_read(m, u, id, o.a);
       mem_read(m, u, id, o.a, acc_async | acc_store_read, stamp{s.bulk_agent, s.bulk_committed + 1});
       ++s.bulk_open;
       s.last_store = id;
@@ -400,6 +463,7 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::stmatrix:
       m.tick(u);
       reg_read(m, u, id, o.a);
+      elected_unit_write(m, u, id, o.d);
       mem_write(m, u, id, o.d, acc_generic, m.now(u), collective(m, u, o.d));
       return true;
     case op_kind::tmem_load:
@@ -548,7 +612,10 @@ constexpr bool exec(machine& m, int u, int id) {
       ++s.bulk_committed;
       s.bulk_open = 0;
       break;
-    case op_kind::bulk_wait: m.raise(u, s.bulk_agent, s.bulk_committed - o.imm[0]); break;
+    case op_kind::bulk_wait:
+      m.raise(u, s.bulk_agent, s.bulk_committed - o.imm[0]);
+      elected_bulk_wait(m, u, o.imm[0]);
+      break;
     default: break;  // tma_prefetch, setmaxnreg, griddep: no protocol effect
   }
   m.tick(u);

@@ -5,7 +5,10 @@
 namespace verify_corpus {
 // The sm_90a epilogue of the reference kernel over 4 chunks of 32 columns in a double buffer;
 // `wait_before_reuse` drops the bulk wait before a buffer is reused, `commit` the commit after each store.
-constexpr program epilogue_kernel(bool wait_before_reuse, bool commit, src_loc store_at = src_loc::current()) {
+// `sync_before_write` / `sync_before_store`: the warpgroup-wide barrier after the (elected-thread) bulk wait,
+// and the one between the (all-thread) stmatrix and the (elected-thread) TMA store.
+constexpr program epilogue_kernel(bool wait_before_reuse, bool commit, src_loc store_at = src_loc::current(), bool sync_before_write = true,
+                                  bool sync_before_store = true, src_loc write_at = src_loc::current()) {
   auto k = kernel("tma_store").target(sm_90a).persistent();
   auto g = gemm_tensors(k);
   auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
@@ -29,10 +32,10 @@ constexpr program epilogue_kernel(bool wait_before_reuse, bool commit, src_loc s
       r.for_range(4, [&](auto ch) {
         auto buf = sD.stage(ch % 2).rows(r.warpgroup(), 2);
         if (wait_before_reuse) r.bulk_wait_read(1);
-        r.sync(epi);
-        r.stmatrix(buf, out.cols(ch, 4), store_at);
+        if (sync_before_write) r.sync(epi);
+        r.stmatrix(buf, out.cols(ch, 4), write_at);
         r.fence_proxy_async();
-        r.sync(epi);
+        if (sync_before_store) r.sync(epi);
         r.tma_store(g.D.tile(m * 2 + r.warpgroup(), n * 4 + ch), buf, store_at);
         if (commit) r.bulk_commit();
       });
@@ -59,3 +62,4 @@ constexpr program bad() { return epilogue_kernel(true, false); }  // EXPECT: dat
 constexpr program good() { return epilogue_kernel(true, true); }
 }  // namespace verify_corpus::dataflow_store_pending_at_exit
 CAKE_VERIFY_CASE(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit")
+
