@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include <cake/jit/nvrtc.hpp>
 
@@ -80,6 +81,30 @@ TEST_CASE("nvrtc: each target compiles its own instructions to PTX and a CUBIN")
     CHECK(std::find(r.options.begin(), r.options.end(), std::string("--gpu-architecture=") + t.target) !=
           r.options.end());
   }
+}
+
+TEST_CASE("nvrtc: the CUBIN's own record of registers and frame size agrees with ptxas' report") {
+  // cubin_function is the fallback for NVRTC builds whose log has no -v report (seen on the H200 image)
+  for (const auto& [target, source, kernel] : {std::tuple{"sm_80", sm80_kernel, "mma80"}, std::tuple{"sm_90a", sm90a_kernel, "fence90"},
+                                               std::tuple{"sm_100a", sm100a_kernel, "fence100"}}) {
+    CAPTURE(target);
+    const auto r = compile(source, kernel, target);
+    REQUIRE(r.ok);
+    REQUIRE_FALSE(r.resources.from_cubin);  // this NVRTC's log has the report: compare the two
+    const std::string_view image(r.cubin.data(), r.cubin.size());
+    const auto info = cubin_function(image, kernel);
+    REQUIRE(info.has_value());
+    CHECK(info->registers == r.resources.registers);
+    CHECK(info->frame_size == r.resources.stack_frame);
+    CHECK_FALSE(cubin_function(image, "no_such_kernel").has_value());
+    // damaged images give nothing, never a read out of bounds
+    for (std::size_t cut : {std::size_t{0}, std::size_t{3}, std::size_t{63}, image.size() / 2, image.size() - 1})
+      (void)cubin_function(image.substr(0, cut), kernel);
+    std::string flipped(image);
+    for (std::size_t i = 0x20; i < 0x40; ++i) flipped[i] = static_cast<char>(0xff);  // section table offsets and counts
+    CHECK_FALSE(cubin_function(flipped, kernel).has_value());
+  }
+  CHECK_FALSE(cubin_function("not an elf image at all, but long enough to pass the size test of sixty-four", "k").has_value());
 }
 
 TEST_CASE("nvrtc: PTX only when no CUBIN is asked for") {

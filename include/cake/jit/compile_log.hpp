@@ -156,6 +156,7 @@ struct resource_report {
   int stack_frame = 0;   // bytes
   int barriers = 0;
   std::vector<std::string> warnings;  // ptxas warnings and coded infos of the whole program, e.g. C7508
+  bool from_cubin = false;  // registers and stack frame read from the CUBIN (the log had no report): spills unknown
 
   bool spills() const { return spill_stores > 0 || spill_loads > 0; }
 };

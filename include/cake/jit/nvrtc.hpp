@@ -14,6 +14,7 @@
 
 #include <cake/jit/arch.hpp>
 #include <cake/jit/compile_log.hpp>
+#include <cake/jit/cubin_info.hpp>
 #include <cake/jit/env.hpp>
 #include <cake/jit/error.hpp>
 
@@ -181,6 +182,15 @@ inline compile_result compile(std::string_view source, std::string_view kernel_n
   r.messages = parse_compile_log(r.log, r.program_name, source, r.ptx);
   r.functions = parse_resource_reports(r.log);
   r.resources = select_report(r.functions, kernel_name);
+  // A log that reported no registers for the kernel (the ptxas -v format differs between NVRTC builds): the
+  // CUBIN's own record. Spills are not in it; they stay as the log said (0 when it said nothing).
+  if (r.resources.registers == 0 && !r.cubin.empty())
+    if (const auto info = cubin_function(std::string_view(r.cubin.data(), r.cubin.size()), kernel_name)) {
+      r.resources.function = std::string(kernel_name);
+      r.resources.registers = info->registers;
+      r.resources.stack_frame = info->frame_size;
+      r.resources.from_cubin = true;
+    }
   return r;
 }
 
