@@ -40,12 +40,6 @@ bf16_data random_bf16(std::size_t n, harness::random_source& rng, float scale) {
   for (std::size_t i = 0; i < n; ++i) d.bits[i] = v[i].bits, d.val[i] = v[i].to_float();
   return d;
 }
-float bf16_to_float(std::uint16_t b) {
-  const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 struct result {
   double o_err = 0, lse_err = 0;
@@ -94,7 +88,7 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
         double acc = 0;
         for (long long j = 0; j < last; ++j) acc += w[static_cast<std::size_t>(j)] * v.val[static_cast<std::size_t>(((b * s.T + j) * s.HK + hk) * s.D + d)];
         const double want = acc / sum;
-        const double got = bf16_to_float(out[static_cast<std::size_t>(((b * s.S + i) * s.H + h) * s.D + d)]);
+        const double got = harness::bf16_bits_to_float(out[static_cast<std::size_t>(((b * s.S + i) * s.H + h) * s.D + d)]);
         if (!std::isfinite(got)) ++bad[bh];
         num[bh] += (got - want) * (got - want);
         den[bh] += want * want;
