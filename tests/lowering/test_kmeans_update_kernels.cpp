@@ -84,21 +84,21 @@ void check_norms(cake::target_id t) {
 
 }  // namespace
 
-TEST_CASE("k-means update: scatter-add of points into cluster sums and counts (bf16, f16; sm_90a, sm_80)") {
+TEST_CASE("k-means update: scatter-add of points into cluster sums and counts (bf16, f16, sm_90a and sm_80)") {
   check_scatter<cake::bf16>(cake::target_id::sm_90a);
   check_scatter<cake::f16>(cake::target_id::sm_90a);
   check_scatter<cake::bf16>(cake::target_id::sm_80);
   check_scatter<cake::f16>(cake::target_id::sm_80);
 }
 
-TEST_CASE("k-means update: finalize (mean, empty clusters kept, norm and shift per centroid; bf16, f16; sm_90a, sm_80)") {
+TEST_CASE("k-means update: finalize (mean, empty clusters kept, norm and shift per centroid, bf16, f16, sm_90a and sm_80)") {
   check_finalize<cake::bf16>(cake::target_id::sm_90a);
   check_finalize<cake::f16>(cake::target_id::sm_90a);
   check_finalize<cake::bf16>(cake::target_id::sm_80);
   check_finalize<cake::f16>(cake::target_id::sm_80);
 }
 
-TEST_CASE("k-means update: norms of the initial centroids (bf16, f16; sm_90a, sm_80)") {
+TEST_CASE("k-means update: norms of the initial centroids (bf16, f16, sm_90a and sm_80)") {
   check_norms<cake::bf16>(cake::target_id::sm_90a);
   check_norms<cake::f16>(cake::target_id::sm_90a);
   check_norms<cake::bf16>(cake::target_id::sm_80);

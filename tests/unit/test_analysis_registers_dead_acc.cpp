@@ -146,7 +146,7 @@ TEST_CASE("analysis registers: the setmaxnreg pool is block threads x the entry 
   CHECK(analyze(split(32, 240)).fired(rule_id::resource_register_file));
 }
 
-TEST_CASE("analysis registers: roles without regs(n) hold the entry cap; an explicit setmaxnreg op counts") {
+TEST_CASE("analysis registers: roles without regs(n) hold the entry cap, an explicit setmaxnreg op counts") {
   // No role switches: the block holds exactly the pool.
   CHECK_FALSE(analyze(split(0, 0)).fired(rule_id::resource_register_file));
   // The producer keeps the entry cap (168): 128 x 168 + 256 x 232 > 64512.
