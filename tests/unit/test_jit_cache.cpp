@@ -160,7 +160,7 @@ TEST_CASE("cache: damaged metadata, a flipped artifact byte and a missing file a
     std::function<void(const fs::path&)> apply;
   };
   const damage cases[] = {
-      {"metadata edit", "metadata.txt does not match its checksum",
+      {"metadata edit", "metadata.txt does not match its keyed checksum",
        [](const fs::path& e) {
          auto text = *detail::read_file(e / "metadata.txt");
          text[text.find("registers ") + 10] ^= 1;
@@ -431,4 +431,124 @@ TEST_CASE("cache: the key does not depend on where the schedule file lives (path
   CHECK(key(a) != key(with("kernels/x.hpp", "kernels/y.hpp")));            // another file
   CHECK(key(a) != key(with("p[0] = 1.0f;  // x/y", "p[0] = 2.0f;  // x/y")));  // code
   CHECK(cache::key_source("  // @op 3 /a/b/c.hpp:4  #3 x\nint y = 1 / 2;\n") == "  // @op 3 c.hpp:4  #3 x\nint y = 1 / 2;\n");
+}
+
+TEST_CASE("siphash: SipHash-2-4 gives the reference vectors (key 00..0f, messages 00..(n-1))") {
+  const siphash_key key{0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+  unsigned char msg[64];
+  for (int i = 0; i < 64; ++i) msg[i] = static_cast<unsigned char>(i);
+  CHECK(siphash24(key, msg, 0) == 0x726fdb47dd0e0e31ull);   // the paper's vectors.h, entry 0
+  CHECK(siphash24(key, msg, 15) == 0xa129ca6149be45e5ull);  // the paper's appendix A example
+  CHECK(siphash24(key, msg, 8) != siphash24(key, msg, 7));
+  CHECK(siphash24(siphash_key{key.k0 ^ 1, key.k1}, msg, 15) != 0xa129ca6149be45e5ull);  // the key matters
+}
+
+TEST_CASE("cache: the root gets a private key file, and every process of the root uses the same key") {
+  temp_folder t;
+  notices n;
+  {
+    cache c(config_in(t.path, n));
+    REQUIRE(c.build(vadd, "vadd", arch::sm_90a).ok);
+  }
+  const fs::path key = t.path / cache_key_file;
+  REQUIRE(fs::is_regular_file(key));
+  CHECK((fs::status(key).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  const auto text = *detail::read_file(key);
+  cache again(config_in(t.path, n));
+  CHECK(again.build(vadd, "vadd", arch::sm_90a).origin == artifact_origin::disk);
+  CHECK(*detail::read_file(key) == text);
+  CHECK(n.lines.empty());
+}
+
+TEST_CASE("cache: an entry signed under another cache's key (planted or copied) is refused and rebuilt") {
+  temp_folder a, b;
+  notices n;
+  fs::path entry_a, entry_b;
+  {
+    cache ca(config_in(a.path, n)), cb(config_in(b.path, n));
+    entry_a = ca.build(vadd, "vadd", arch::sm_90a).entry;
+    entry_b = cb.build(vadd, "vadd", arch::sm_90a).entry;
+  }
+  REQUIRE(entry_a.filename() == entry_b.filename());  // same kernel, same cache key
+  CHECK(*detail::read_file(a.path / cache_key_file) != *detail::read_file(b.path / cache_key_file));
+  // Plant b's (valid, but foreign) entry in a: every byte of it is well formed, only the key differs.
+  fs::remove_all(entry_a);
+  fs::copy(entry_b, entry_a, fs::copy_options::recursive);
+  cache c(config_in(a.path, n));
+  const auto got = c.build(vadd, "vadd", arch::sm_90a);
+  CHECK(got.origin == artifact_origin::compiled);
+  CHECK(c.stats().corrupt_entries == 1);
+  CHECK(n.any("does not match its keyed checksum (damaged, or not written under this cache's key)"));
+  cache again(config_in(a.path, n));
+  CHECK(again.build(vadd, "vadd", arch::sm_90a).origin == artifact_origin::disk);  // rebuilt under a's key
+}
+
+TEST_CASE("cache: an entry in the unkeyed format 1 is refused and rebuilt") {
+  temp_folder t;
+  notices n;
+  fs::path entry;
+  {
+    cache c(config_in(t.path, n));
+    entry = c.build(vadd, "vadd", arch::sm_90a).entry;
+  }
+  auto text = *detail::read_file(entry / "metadata.txt");
+  text.replace(0, entry_format_line.size(), "cake-jit-entry 1\n");
+  detail::write_file_synced(entry / "metadata.txt", text);
+  cache c(config_in(t.path, n));
+  CHECK(c.build(vadd, "vadd", arch::sm_90a).origin == artifact_origin::compiled);
+  CHECK(n.any("written in entry format 1, whose checksums are not keyed"));
+}
+
+TEST_CASE("cache: a key file others can write, a malformed one or a link makes the root unused, and says why") {
+  struct bad_key {
+    const char* name;
+    const char* expect;
+    std::function<void(const fs::path&)> apply;
+  };
+  const bad_key cases[] = {
+      {"writable by others", "is writable by its group or by others (mode 0666)",
+       [](const fs::path& k) { fs::permissions(k, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                                     fs::perms::group_write | fs::perms::others_read | fs::perms::others_write,
+                                                 fs::perm_options::replace); }},
+      {"malformed", "is malformed", [](const fs::path& k) { detail::write_file_synced(k, "cake-cache-key 1\nxyz\n"); }},
+      {"a symbolic link", "cannot open the key file",
+       [](const fs::path& k) {
+         fs::rename(k, k.parent_path() / "elsewhere");
+         fs::create_symlink(k.parent_path() / "elsewhere", k);
+       }},
+  };
+  for (const auto& d : cases) {
+    CAPTURE(d.name);
+    temp_folder t;
+    notices n;
+    {
+      cache c(config_in(t.path, n));
+      REQUIRE(c.build(vadd, "vadd", arch::sm_90a).ok);
+    }
+    d.apply(t.path / cache_key_file);
+    cache c(config_in(t.path, n));
+    const auto got = c.build(vadd, "vadd", arch::sm_90a);
+    CHECK(got.ok);
+    CHECK(got.origin == artifact_origin::compiled);  // the disk entry was not trusted
+    CHECK(n.any(d.expect));
+    CHECK(n.any("caching in memory only"));
+    CHECK(c.stats().disk_hits == 0);
+  }
+}
+
+TEST_CASE("cache: a read-only root without its key file is not read (its entries cannot be verified)" *
+          doctest::skip(::geteuid() == 0)) {
+  temp_folder t;
+  {
+    notices n;
+    cache writer(config_in(t.path, n));
+    REQUIRE(writer.build(vadd, "vadd", arch::sm_90a).ok);
+  }
+  fs::remove(t.path / cache_key_file);
+  fs::permissions(t.path, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);  // 0500
+  notices n;
+  cache c(config_in(t.path, n));
+  CHECK(c.build(vadd, "vadd", arch::sm_90a).origin == artifact_origin::compiled);
+  CHECK(n.any("it has no key file"));
+  fs::permissions(t.path, fs::perms::owner_all, fs::perm_options::replace);
 }

@@ -22,6 +22,7 @@
 #include <cake/version.hpp>
 #include <cake/jit/cache_entry.hpp>
 #include <cake/jit/cache_folder.hpp>
+#include <cake/jit/cache_secret.hpp>
 #include <cake/jit/env.hpp>
 #include <cake/jit/nvrtc.hpp>
 
@@ -155,7 +156,7 @@ class cache {
     bool replace_corrupt = false;
     if (!folder.empty()) {
       std::string problem;
-      if (auto a = read_entry(folder, digest, problem)) {
+      if (auto a = read_entry(folder, digest, disk_.key, problem)) {
         ++disk_hits_;
         s->value = *a;
         return finish(std::move(*a));
@@ -203,6 +204,7 @@ class cache {
   std::set<std::string> dumped_;  // digests whose dump paths were printed (guarded by notice_mutex_)
   struct disk_access {
     bool read = false, write = false;
+    siphash_key key;  // the root's secret (cache_secret.hpp): entries are signed and verified with it
   };
   std::once_flag disk_checked_;
   disk_access disk_;
@@ -224,6 +226,13 @@ class cache {
         notice(f.problem + "; caching in memory only");
         return;
       }
+      const cache_secret_result secret = load_cache_secret(config_.dir, f.write);
+      if (!secret.key) {
+        notice("cache folder " + config_.dir.string() + ": " + secret.problem +
+               "; caching in memory only (docs/jit.md, trust model)");
+        return;
+      }
+      disk_.key = *secret.key;
       disk_.read = true;
       std::error_code ec;
       if (f.write) std::filesystem::create_directories(config_.dir / ".tmp", ec);
@@ -266,7 +275,7 @@ class cache {
     std::error_code ec;
     try {
       fs::create_directories(tmp);
-      write_entry_files(tmp, a);
+      write_entry_files(tmp, a, disk_.key);
       if (replace_corrupt) {  // move the damaged entry out of the way, then delete it
         const fs::path trash = config_.dir / ".tmp" / (folder.filename().string() + ".damaged." + unique);
         fs::rename(folder, trash, ec);

@@ -2,7 +2,9 @@
 // What a build produces (artifacts) and how it is stored on disk: one folder per entry,
 //   <root>/<kernel>.<digest>/kernel.cu, kernel.ptx, kernel.cubin (when built), metadata.txt
 // metadata.txt holds the versions, options, resource report, NVRTC log and, for every artifact, its
-// size and checksum; its last line is a checksum of everything above it. Entries are written into
+// size and keyed checksum; its last line is a keyed checksum of everything above it. The checksums are
+// SipHash-2-4 under the root's secret key (cache_secret.hpp): they catch damage and refuse entries not
+// written by a holder of the key. Entries are written into
 // <root>/.tmp/, fsynced, and renamed into place in one step, so a reader sees a whole entry or none.
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <cake/jit/compile_log.hpp>
 #include <cake/jit/error.hpp>
 #include <cake/jit/hash.hpp>
+#include <cake/jit/siphash.hpp>
 
 namespace cake::jit {
 
@@ -131,15 +134,17 @@ inline void sync_folder(const std::filesystem::path& p) {
   ::close(fd);
 }
 
-inline std::string file_line(std::string_view name, std::string_view data) {
-  return "file " + std::string(name) + " " + std::to_string(data.size()) + " " + content_digest(data) + "\n";
+inline std::string file_line(const siphash_key& key, std::string_view name, std::string_view data) {
+  return "file " + std::string(name) + " " + std::to_string(data.size()) + " " + keyed_digest(key, data) + "\n";
 }
 
 }  // namespace detail
 
 // The metadata text of an entry; the artifact files are written next to it by write_entry_files.
-inline std::string entry_metadata(const artifacts& a) {
-  std::string m = "cake-jit-entry 1\n";
+inline constexpr std::string_view entry_format_line = "cake-jit-entry 2\n";  // 2: keyed checksums
+
+inline std::string entry_metadata(const artifacts& a, const siphash_key& key) {
+  std::string m(entry_format_line);
   auto kv = [&](std::string_view k, std::string_view v) { m += std::string(k) + " " + detail::escape_value(v) + "\n"; };
   kv("cake_version", CAKE_VERSION_STRING);
   kv("nvrtc_version", a.nvrtc_version);
@@ -159,27 +164,27 @@ inline std::string entry_metadata(const artifacts& a) {
   kv("resources.barriers", std::to_string(r.barriers));
   for (const auto& w : r.warnings) kv("resources.warning", w);
   kv("log", a.log);
-  m += detail::file_line("kernel.cu", a.source);
-  m += detail::file_line("kernel.ptx", a.ptx);
-  if (!a.cubin.empty()) m += detail::file_line("kernel.cubin", std::string_view(a.cubin.data(), a.cubin.size()));
-  m += "checksum " + content_digest(m) + "\n";
+  m += detail::file_line(key, "kernel.cu", a.source);
+  m += detail::file_line(key, "kernel.ptx", a.ptx);
+  if (!a.cubin.empty()) m += detail::file_line(key, "kernel.cubin", std::string_view(a.cubin.data(), a.cubin.size()));
+  m += "checksum " + keyed_digest(key, m) + "\n";
   return m;
 }
 
 // Writes the files of an entry into an (empty, existing) folder, metadata last, each one fsynced.
-inline void write_entry_files(const std::filesystem::path& folder, const artifacts& a) {
+inline void write_entry_files(const std::filesystem::path& folder, const artifacts& a, const siphash_key& key) {
   detail::write_file_synced(folder / "kernel.cu", a.source);
   detail::write_file_synced(folder / "kernel.ptx", a.ptx);
   if (!a.cubin.empty())
     detail::write_file_synced(folder / "kernel.cubin", std::string_view(a.cubin.data(), a.cubin.size()));
-  detail::write_file_synced(folder / "metadata.txt", entry_metadata(a));
+  detail::write_file_synced(folder / "metadata.txt", entry_metadata(a, key));
   detail::sync_folder(folder);
 }
 
 // Reads and verifies an entry. Returns the artifacts, or nullopt with `problem` saying what is wrong
 // (empty problem: the entry does not exist, a plain miss).
 inline std::optional<artifacts> read_entry(const std::filesystem::path& folder, std::string_view expected_digest,
-                                           std::string& problem) {
+                                           const siphash_key& secret, std::string& problem) {
   problem.clear();
   auto fail = [&](std::string why) -> std::optional<artifacts> {
     problem = std::move(why);
@@ -189,13 +194,17 @@ inline std::optional<artifacts> read_entry(const std::filesystem::path& folder, 
   if (!std::filesystem::exists(folder, ec)) return std::nullopt;
   const auto meta = detail::read_file(folder / "metadata.txt");
   if (!meta) return fail("metadata.txt is missing");
+  if (meta->compare(0, entry_format_line.size(), entry_format_line) != 0)
+    return fail(meta->compare(0, 16, "cake-jit-entry 1") == 0 ? "written in entry format 1, whose checksums are not keyed"
+                                                              : "metadata.txt does not start with \"cake-jit-entry 2\"");
   const auto sum_at = meta->rfind("checksum ");
   if (sum_at == std::string::npos || (sum_at > 0 && (*meta)[sum_at - 1] != '\n'))
     return fail("metadata.txt has no checksum line (truncated?)");
   const std::string_view body(meta->data(), sum_at);
   std::string_view recorded(meta->data() + sum_at + 9, meta->size() - sum_at - 9);
   while (!recorded.empty() && (recorded.back() == '\n' || recorded.back() == '\r')) recorded.remove_suffix(1);
-  if (recorded != content_digest(body)) return fail("metadata.txt does not match its checksum");
+  if (recorded != keyed_digest(secret, body))
+    return fail("metadata.txt does not match its keyed checksum (damaged, or not written under this cache's key)");
 
   artifacts a;
   a.ok = true;
@@ -235,7 +244,7 @@ inline std::optional<artifacts> read_entry(const std::filesystem::path& folder, 
       else if (!size || data->size() != static_cast<std::size_t>(*size))
         file_problem = std::string(name) + " has " + std::to_string(data->size()) + " bytes, the metadata records " +
                        std::to_string(size.value_or(-1));
-      else if (content_digest(*data) != sum) file_problem = std::string(name) + " does not match its checksum";
+      else if (keyed_digest(secret, *data) != sum) file_problem = std::string(name) + " does not match its checksum";
       else if (name == "kernel.cu") a.source = std::move(*data);
       else if (name == "kernel.ptx") a.ptx = std::move(*data);
       else if (name == "kernel.cubin") a.cubin.assign(data->begin(), data->end());
