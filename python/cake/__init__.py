@@ -313,7 +313,7 @@ def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None,
     its centroid); c_norm (float32 [B, K] or [K]) refreshed in the metric's form; shift (float32, same
     shape) = |c_new - c_old|^2. Returns (centroids, c_norm, shift); c_norm is None for "inner_product".
     workspace: any CUDA array of at least kmeans_update_workspace_bytes(B, K, D) bytes (allocated through
-    PyTorch when absent). Hopper only; not yet run on a GPU (docs/kmeans.md)."""
+    PyTorch when absent). Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
     X, C, B, N, K, D = _kmeans_shapes(x, centroids)
@@ -333,8 +333,7 @@ def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None,
 def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c_norm=None, shift=None, workspace=None, stream=None):
     """`iterations` Lloyd iterations (assign, update) from the given centroids (updated in place), enqueued
     without a host synchronization. Returns (idx, centroids, shift): the last assignment and the last
-    update's movement per centroid (the caller's convergence check). Hopper only; not yet run on a GPU
-    (docs/kmeans.md)."""
+    update's movement per centroid (the caller's convergence check). Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
     if not isinstance(iterations, int) or iterations < 1:

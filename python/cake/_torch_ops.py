@@ -1,13 +1,16 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign}: cake's entry points as PyTorch custom ops, each with a fake
-(meta) implementation that gives the output's shape, dtype and strides without running anything, so that
-they trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is
-installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit are not ops: they update the
-caller's centroid buffers in place (call them outside a compiled region)."""
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign, kmeans_update, kmeans_fit}: cake's
+entry points as PyTorch custom ops, each with a fake (meta) implementation that gives the output's shape, dtype
+and strides (or, for an op that updates buffers in place, checks them) without running anything, so that they
+trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is installed; the
+ops run on PyTorch's current stream. kmeans_update and kmeans_fit update the caller's buffers in place and
+return nothing (declared through mutates_args, so torch.compile orders them correctly); every buffer is an
+argument, none is allocated inside."""
 from typing import Optional, Tuple
 
 import torch
 
-from . import attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, rmsnorm as _rmsnorm, softmax as _softmax
+from . import (attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit,
+               kmeans_update as _kmeans_update, rmsnorm as _rmsnorm, softmax as _softmax)
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -66,3 +69,36 @@ def _(x, centroids, c_norm=None, metric="l2"):
     torch._check(x.dim() in (2, 3) and x.dim() == centroids.dim() and x.shape[-1] == centroids.shape[-1],
                  lambda: "cake::kmeans_assign: x is [B, N, D] or [N, D], centroids [B, K, D] or [K, D]")
     return x.new_empty(tuple(x.shape[:-1]), dtype=torch.int32)
+
+
+def _check_kmeans_buffers(op, x, centroids, idx, c_norm, shift):
+    torch._check(x.dim() in (2, 3) and x.dim() == centroids.dim() and x.shape[-1] == centroids.shape[-1],
+                 lambda: f"{op}: x is [B, N, D] or [N, D], centroids [B, K, D] or [K, D]")
+    torch._check(tuple(idx.shape) == tuple(x.shape[:-1]), lambda: f"{op}: idx must have x's shape without D, {tuple(x.shape[:-1])}")
+    for name, t in (("c_norm", c_norm), ("shift", shift)):
+        torch._check(t is None or tuple(t.shape) == tuple(centroids.shape[:-1]),
+                     lambda: f"{op}: {name} must have centroids' shape without D, {tuple(centroids.shape[:-1])}")
+
+
+@torch.library.custom_op("cake::kmeans_update", mutates_args=("centroids", "c_norm", "shift", "workspace"))
+def kmeans_update(x: torch.Tensor, idx: torch.Tensor, centroids: torch.Tensor, c_norm: Optional[torch.Tensor], shift: torch.Tensor,
+                  workspace: torch.Tensor, metric: str = "l2") -> None:
+    _kmeans_update(x, idx, centroids, c_norm, shift, workspace=workspace, metric=metric)
+
+
+@kmeans_update.register_fake
+def _(x, idx, centroids, c_norm, shift, workspace, metric="l2"):
+    _check_kmeans_buffers("cake::kmeans_update", x, centroids, idx, c_norm, shift)
+    torch._check(c_norm is not None or metric == "inner_product", lambda: "cake::kmeans_update: c_norm is needed unless metric is inner_product")
+
+
+@torch.library.custom_op("cake::kmeans_fit", mutates_args=("centroids", "idx", "c_norm", "shift", "workspace"))
+def kmeans_fit(x: torch.Tensor, centroids: torch.Tensor, iterations: int, idx: torch.Tensor, c_norm: torch.Tensor, shift: torch.Tensor,
+               workspace: torch.Tensor, metric: str = "l2") -> None:
+    _kmeans_fit(x, centroids, iterations, metric=metric, idx=idx, c_norm=c_norm, shift=shift, workspace=workspace)
+
+
+@kmeans_fit.register_fake
+def _(x, centroids, iterations, idx, c_norm, shift, workspace, metric="l2"):
+    _check_kmeans_buffers("cake::kmeans_fit", x, centroids, idx, c_norm, shift)
+    torch._check(iterations >= 1, lambda: "cake::kmeans_fit: iterations must be >= 1")

@@ -258,6 +258,10 @@ class FakeImplementations(unittest.TestCase):
             cs = torch.empty(3, 64, 96, dtype=torch.float16, device="cuda")
             idx = torch.ops.cake.kmeans_assign(xs, cs, None, "inner_product")
             self.assertEqual((tuple(idx.shape), idx.dtype), ((3, 1000), torch.int32))
+            norms, shift = torch.empty(3, 64, device="cuda"), torch.empty(3, 64, device="cuda")
+            ws = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+            self.assertIsNone(torch.ops.cake.kmeans_update(xs, idx, cs, norms, shift, ws, "l2"))
+            self.assertIsNone(torch.ops.cake.kmeans_fit(xs, cs, 2, idx, norms, shift, ws, "l2"))
 
 
 if __name__ == "__main__":

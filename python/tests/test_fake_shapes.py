@@ -119,6 +119,21 @@ class FakeShapes(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, r"x is \[B, N, D\] or \[N, D\]"):
             self.ops.kmeans_assign.fake(StandInTensor((1000, 96)), StandInTensor((64, 64)))
 
+    def test_kmeans_update_and_fit_check_their_buffers(self):
+        x, c = StandInTensor((4, 1000, 128), "float16"), StandInTensor((4, 64, 128), "float16")
+        idx, per_centroid, ws = StandInTensor((4, 1000), "int32"), StandInTensor((4, 64), "float32"), StandInTensor((1 << 20,), "uint8")
+        self.assertIsNone(self.ops.kmeans_update.fake(x, idx, c, per_centroid, per_centroid, ws))
+        self.assertIsNone(self.ops.kmeans_update.fake(x, idx, c, None, per_centroid, ws, metric="inner_product"))
+        self.assertIsNone(self.ops.kmeans_fit.fake(x, c, 3, idx, per_centroid, per_centroid, ws))
+        with self.assertRaisesRegex(RuntimeError, r"c_norm is needed unless metric is inner_product"):
+            self.ops.kmeans_update.fake(x, idx, c, None, per_centroid, ws)
+        with self.assertRaisesRegex(RuntimeError, r"idx must have x's shape without D, \(4, 1000\)"):
+            self.ops.kmeans_fit.fake(x, c, 3, StandInTensor((4, 999), "int32"), per_centroid, per_centroid, ws)
+        with self.assertRaisesRegex(RuntimeError, r"shift must have centroids' shape without D, \(4, 64\)"):
+            self.ops.kmeans_update.fake(x, idx, c, per_centroid, StandInTensor((4, 63), "float32"), ws)
+        with self.assertRaisesRegex(RuntimeError, r"iterations must be >= 1"):
+            self.ops.kmeans_fit.fake(x, c, 0, idx, per_centroid, per_centroid, ws)
+
 
 if __name__ == "__main__":
     unittest.main()

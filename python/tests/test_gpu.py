@@ -116,6 +116,42 @@ class OnTheGPU(unittest.TestCase):
         self.assertTrue(torch.equal(got.long(), blob))
         self.assertLess(last_shift.max().item(), 0.1)
 
+    def test_kmeans_ops_eager_compiled_and_captured(self):
+        # torch.ops.cake.kmeans_update / kmeans_fit update their buffers in place: the same results as the plain
+        # functions, eager, under torch.compile (fullgraph) and replayed from a CUDA graph. Not bit for bit: the
+        # sums are f32 atomics, whose order varies between runs (docs/kmeans.md).
+        B, N, K, D = 2, 3000, 48, 128
+        x, c0 = self.randn(B, N, D, dtype=torch.float16), self.randn(B, K, D, dtype=torch.float16)
+        ws = torch.empty(cake.kmeans_update_workspace_bytes(B, K, D), dtype=torch.uint8, device="cuda")
+        idx = cake.kmeans_assign(x, c0)
+        want_c, want_norm, want_shift = cake.kmeans_update(x, idx, c0.clone())
+
+        def step(c, norm, shift):
+            torch.ops.cake.kmeans_update(x, idx, c, norm, shift, ws, "l2")
+
+        for run in (step, torch.compile(step, fullgraph=True)):
+            c, norm, shift = c0.clone(), torch.full((B, K), float("nan"), device="cuda"), torch.full((B, K), float("nan"), device="cuda")
+            run(c, norm, shift)
+            self.assertLess(rel_err(c, want_c), 1e-3)
+            self.assertLess(rel_err(norm, want_norm), 1e-3)
+            self.assertLess(rel_err(shift, want_shift), 1e-2)
+        fit = [c0.clone(), torch.empty(B, N, dtype=torch.int32, device="cuda"), torch.empty(B, K, device="cuda"), torch.empty(B, K, device="cuda")]
+        want_idx, want_fit, _ = cake.kmeans_fit(x, c0.clone(), 3)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: compiles
+            torch.ops.cake.kmeans_fit(x, fit[0], 3, fit[1], fit[2], fit[3], ws, "l2")
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            torch.ops.cake.kmeans_fit(x, fit[0], 3, fit[1], fit[2], fit[3], ws, "l2")
+        fit[0].copy_(c0)
+        fit[1].fill_(-1)
+        graph.replay()
+        torch.cuda.synchronize()
+        self.assertLess(rel_err(fit[0], want_fit), 1e-2)
+        self.assertGreater((fit[1] == want_idx).float().mean().item(), 0.99)
+
     def test_attention_prefill(self):
         # Against torch's math SDPA in f32 (GQA: k, v repeated per query head for the reference); out and lse
         # poisoned with NaN first; ragged S; S != T; causal masks top-left aligned (is_causal).
