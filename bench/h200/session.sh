@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -120,8 +120,12 @@ for s in "${steps[@]}"; do
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
       PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --runs ${CAKE_ATTN_RUNS:-30} --json "$OUT/attention.json" 2>&1 | tee "$OUT/bench_attention.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
+    pybuild)
+      # the Python package, built here from the pinned wheels in .whl/ (peer wheels from .whl/peers/)
+      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      PYTHONPATH=/tmp/bt timeout 200 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?" ;;
     pytests)
-      # the Python tier with a GPU and PyTorch (after the kmeans step built the package into /tmp/cp)
+      # the Python tier with a GPU and PyTorch (after the pybuild, kmeans or attention step built the package into /tmp/cp)
       (cd /tmp && PYTHONPATH=/tmp/cp:/tmp/bt timeout 300 python3 -m unittest discover -s "$OLDPWD/python/tests" -v) > "$OUT/pytests.log" 2>&1; echo "rc=$?"
       grep -E "FAIL|ERROR|skipped|^Ran|^OK" "$OUT/pytests.log" | head -n 20 ;;
     skipcheck)
