@@ -170,6 +170,7 @@ inline void prefill_varlen(const void* q, const void* k, const void* v, void* o,
   if (s.max_seqlen_q < 1 || s.max_seqlen_q > s.total_q)
     bad("max_seqlen_q = " + n(s.max_seqlen_q) + " must be 1 .. total_q = " + n(s.total_q));
   if (s.total_q >= (1LL << 31) || s.total_k >= (1LL << 31)) bad("total_q and total_k must fit int32 offsets (below 2^31)");
+  if (s.H > (1LL << 20) || s.HK > (1LL << 20)) bad("H = " + n(s.H) + " and HK = " + n(s.HK) + " must be at most 2^20");
   prefill_shape d;
   d.B = 1, d.S = s.total_q, d.T = s.total_k, d.H = s.H, d.HK = s.HK, d.D = s.D, d.softmax_scale = s.softmax_scale;
   detail::check_prefill(d, who);  // heads, head dim, sizes, scale (causal's len_q <= len_k is per entry: the contract)
