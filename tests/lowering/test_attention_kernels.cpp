@@ -2,7 +2,7 @@
 // analyzed clean, lowered and assembled by NVRTC for sm_90a with no spills.
 #include <doctest/doctest.h>
 
-#include "kernels/attention/prefill.hpp"
+#include "kernels/attention/attention.hpp"
 #include "lower_check.hpp"
 
 using namespace cake;
@@ -55,18 +55,16 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
   CHECK_FALSE(bad.valid());  // causal needs 128-key blocks (the diagonal block is q)
 }
 
-TEST_CASE("attention prefill varlen (sm_90a): packed entries, head dims 64 and 128, causal or not, GQA groups") {
-  for (int parts : {1, 2})
+TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
+  for (int D : {64, 128})
     for (bool causal : {false, true})
-      for (int group : {1, 4}) {
-        kernels::attention_prefill_config c;
-        c.parts = parts;
-        c.causal = causal;
-        c.group = group;
-        c.varlen = true;
-        c.turns = false;
-        if (parts == 2) c.stages = 3;
-        INFO("D " << 64 * parts << " causal " << causal << " group " << group);
+      for (int HK : {8, 2}) {
+        attention::varlen_shape shape;
+        shape.D = D, shape.causal = causal, shape.H = 8, shape.HK = HK;
+        const kernels::attention_prefill_config c = attention::varlen_config_for(shape);
+        REQUIRE(c.varlen);
+        REQUIRE(c.valid());
+        INFO("D " << D << " causal " << causal << " group " << c.group);
         const program p = kernels::attention_prefill_sm90(c);
         const auto b = lower_and_build(p);
         MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
