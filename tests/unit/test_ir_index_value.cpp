@@ -157,3 +157,26 @@ TEST_CASE("index values: lowering declares one variable per value and bounds sto
     CHECK(plain.source.find("cake_dev::min_ll(d_R") == std::string::npos);
   }
 }
+
+TEST_CASE("index values: a loop bound that is negative under the model is reported with the bound as written") {
+  packed g(sm_80);
+  g.k.role("rows", warps(4), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.for_each(g.sp, [&](auto q, auto b) {
+      const index_expr start = r.read_index(g.Off.at(b, 0)), end = r.read_index(g.Off.at(b + 1, 0));
+      r.loop(start - end, [&](auto j) { r.load(x, g.X.tile(q * 4 + r.warp(), j)); });
+    });
+  });
+  const program p = g.k.build();
+  const auto rep = analyze(p);
+  int found = 0;
+  for (const auto& d : rep.diagnostics)
+    if (d.rule == analysis::rule_id::ir_index_value_bound) {
+      ++found;
+      const std::string m(d.message.view());
+      INFO(m);
+      CHECK(m.find("while below v") != std::string::npos);  // v1 - v2, not an empty expression
+      CHECK(m.find("-32 trips") != std::string::npos);       // one unit (tiles(MR, 32)) below zero
+    }
+  CHECK(found == 1);
+}

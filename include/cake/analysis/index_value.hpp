@@ -143,7 +143,7 @@ constexpr void check_index_values(context& c) {
     const long long span = (hi < hi2 ? hi : hi2) - lo;
     if (span >= 0) continue;
     if (diagnostic* d = emit_op(c, rule_id::ir_index_value_bound, i)) {
-      const index_expr& neg = hi - lo < hi2 - lo ? b.hi : b.hi2;
+      const index_expr& neg = !b.has_hi2 || hi <= hi2 ? b.hi : b.hi2;
       d->message << "loop k" << i << " runs from ";
       detail::write_index(d->message, p, b.lo);
       d->message << " while below ";
