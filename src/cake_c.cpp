@@ -194,4 +194,25 @@ cake_status cake_attention_prefill(const void* q, const void* k, const void* v, 
   });
 }
 
+cake_status cake_attention_prefill_varlen(const void* q, const void* k, const void* v, void* o, float* lse, const int32_t* cu_seqlens_q,
+                                          const int32_t* cu_seqlens_k, int64_t B, int64_t total_q, int64_t total_k, int64_t max_seqlen_q, int64_t H,
+                                          int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device) {
+  return guarded("cake_attention_prefill_varlen", device, [&] {
+    const std::string who = "cake_attention_prefill_varlen";
+    if (device < 0) throw cake::jit::argument_error(who + ": device = " + std::to_string(device) + " is not a device ordinal");
+    if (causal != 0 && causal != 1) throw cake::jit::argument_error(who + ": causal = " + std::to_string(causal) + " is not 0 or 1");
+    cake::attention::varlen_shape s;
+    s.B = B;
+    s.total_q = total_q;
+    s.total_k = total_k;
+    s.max_seqlen_q = max_seqlen_q;
+    s.H = H;
+    s.HK = HK;
+    s.D = D;
+    s.causal = causal == 1;
+    s.softmax_scale = softmax_scale;
+    cake::attention::prefill_varlen(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, s, as_stream(stream), device);
+  });
+}
+
 }  // extern "C"

@@ -16,16 +16,23 @@ Families:
             heads with 32 and 8 KV heads, causal and not. SDPA gets [B, H, S, D] transposed views of the same
             [B, S, H, D] buffers. A row a backend refuses is recorded with the reason. Checked against the cuDNN
             output (the flash output where cuDNN refuses). TFLOP/s count 4 B S T H D (half of it when causal).
-            Rows at S = 4096 are "tuned" (the shapes the schedule is tuned on); the others are held out
+            Rows at S = 4096 are "tuned" (the shapes the schedule is tuned on); the others are held out.
+            Varlen rows (also --family attention_varlen alone): cake.attention_prefill_varlen on packed batches of
+            mixed lengths (~16k tokens), against torch.ops.aten._flash_attention_forward with cum_seq_q / cum_seq_k
+            (the FlashAttention-2 varlen kernel inside PyTorch; SDPA itself has no varlen) and against the dense
+            cake.attention_prefill on the batch padded to its longest entry (the work a padded batch costs; its
+            output is not compared). Checked against the flash varlen output. TFLOP/s count 4 H D per (query, key)
+            pair an entry computes (causal: the pairs under the bottom-right diagonal)
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|kmeans|attention|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|attention|attention_varlen|overhead|all] [--runs N] [--calls N] [--json FILE]
                                      [--seqlens 1024,4096 (attention only: a subset of S)]
 """
 import argparse
 import datetime
+import itertools
 import json
 import math
 import statistics
@@ -346,6 +353,104 @@ def bench_attention(runs, seqlens=ATTN_SEQLENS):
     return rows, summary
 
 
+# Varlen batches (~16k tokens each): issue 12's ragged lengths three times over, and lengths drawn from 256..4096.
+ATTN_VARLEN_BATCHES = (("mixed", (1, 7, 127, 1000, 4097) * 3),
+                       ("spread", (3901, 517, 2250, 1190, 3333, 264, 1770, 2811)))
+
+
+def _varlen_pairs(lens, causal):
+    """(query, key) pairs the entries compute: all of them, or (causal) those under the bottom-right diagonal."""
+    if not causal:
+        return sum(n * n for n in lens)
+    return sum(n * (n + 1) // 2 for n in lens)  # len_q == len_k here
+
+
+def bench_attention_varlen(runs):
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(5)
+    flash = getattr(torch.ops.aten, "_flash_attention_forward", None)
+    for batch, lens in ATTN_VARLEN_BATCHES:
+        B, total, longest = len(lens), sum(lens), max(lens)
+        cu = torch.tensor([0] + list(itertools.accumulate(lens)), dtype=torch.int32, device="cuda")
+        for D in ATTN_HEAD_DIMS:
+            for H, HK in ATTN_HEADS:
+                for causal in (False, True):
+                    shape = {"batch": batch, "lengths": list(lens), "total": total, "H": H, "HK": HK, "D": D, "causal": causal}
+                    row = {"kernel": "attention_prefill_varlen", "dtype": "bf16", "shape": shape,
+                           "peer": "torch.ops.aten._flash_attention_forward (FlashAttention-2 varlen in PyTorch)",
+                           "peer2": "cake.attention_prefill on the batch padded to its longest entry"}
+                    q = torch.randn(total, H, D, device="cuda", generator=g).to(torch.bfloat16)
+                    k = torch.randn(total, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+                    v = torch.randn(total, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+                    out = torch.full((total, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+                    lse = torch.full((H, total), float("nan"), dtype=torch.float32, device="cuda")
+                    cake_fn = lambda: cake.attention_prefill_varlen(q, k, v, cu, cu, longest, causal=causal, out=out, lse=lse)
+                    try:
+                        cake_fn()
+                        torch.cuda.synchronize()
+                    except Exception as e:
+                        row["cake_error"] = f"{type(e).__name__}: {e}"[:400]
+                    calls, ref = {}, None
+                    if flash is None:
+                        row["flash_error"] = f"PyTorch {torch.__version__} has no aten._flash_attention_forward"
+                    else:
+                        def flash_fn():
+                            return flash(q, k, v, cu, cu, longest, longest, 0.0, causal, False)[0]
+                        try:
+                            ref = flash_fn()
+                            torch.cuda.synchronize()
+                            calls["flash"] = flash_fn
+                        except Exception as e:
+                            row["flash_error"] = f"{type(e).__name__}: {e}"[:400]
+                    # the padded dense batch: every entry copied to the front of a [B, longest] slot
+                    qp = torch.zeros(B, longest, H, D, dtype=torch.bfloat16, device="cuda")
+                    kp = torch.zeros(B, longest, HK, D, dtype=torch.bfloat16, device="cuda")
+                    vp = torch.zeros(B, longest, HK, D, dtype=torch.bfloat16, device="cuda")
+                    at = 0
+                    for b, n in enumerate(lens):
+                        qp[b, :n], kp[b, :n], vp[b, :n] = q[at:at + n], k[at:at + n], v[at:at + n]
+                        at += n
+                    op = torch.empty(B, longest, H, D, dtype=torch.bfloat16, device="cuda")
+                    lp = torch.empty(B, H, longest, dtype=torch.float32, device="cuda")
+                    calls["padded"] = lambda: cake.attention_prefill(qp, kp, vp, causal=causal, out=op, lse=lp)
+                    ok = "cake_error" not in row
+                    if ok:
+                        row["finite"] = ok = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
+                        if ref is not None:
+                            row["max_abs_diff_vs_flash"] = round((out.float() - ref.float()).abs().max().item(), 6)
+                            row["rel_err_vs_flash"] = round(rel_err(out, ref), 6)
+                            ok = ok and row["rel_err_vs_flash"] < 1e-2 and row["max_abs_diff_vs_flash"] < 0.0625
+                        else:
+                            row["check"] = "finite only: the flash varlen peer did not run"
+                    row["ok"] = ok
+                    if ok:
+                        fns = {"cake": cake_fn}
+                        fns.update(calls)
+                        t = time_many(fns, runs)
+                        flops = 4.0 * _varlen_pairs(lens, causal) * H * D
+                        row.update({"runs": runs, "cake_ms": round(t["cake"], 4), "cake_tflops": round(flops / t["cake"] / 1e9, 1)})
+                        for name in calls:
+                            row.update({f"{name}_ms": round(t[name], 4), f"ratio_vs_{name}": round(t[name] / t["cake"], 4)})
+                            logs.setdefault(f"attention_prefill_varlen_geomean_ratio_vs_{name}", []).append(math.log(t[name] / t["cake"]))
+                        if "flash" in calls:
+                            row.update({"flash_tflops": round(flops / t["flash"] / 1e9, 1), "peer_ms": row["flash_ms"], "ratio": row["ratio_vs_flash"]})
+                    rows.append(row)
+                    desc = f"attention varlen {batch} ({B} entries, {total} tokens) H{H} HK{HK} D{D}{' causal' if causal else ''}: "
+                    if ok and "cake_ms" in row:
+                        desc += f"cake {row['cake_ms']} ms ({row['cake_tflops']} TFLOP/s)"
+                        desc += (f", flash varlen {row['flash_ms']} ms ratio {row['ratio_vs_flash']}" if "flash_ms" in row else ", flash varlen did not run")
+                        desc += f", cake padded {row['padded_ms']} ms ratio {row['ratio_vs_padded']}"
+                    else:
+                        desc += "FAILED " + json.dumps({k: v for k, v in row.items() if k not in ("kernel", "dtype", "shape", "peer", "peer2")})[:300]
+                    print(desc, flush=True)
+                    del q, k, v, out, lse, qp, kp, vp, op, lp, calls, ref
+                    torch.cuda.empty_cache()
+    summary = {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+    summary["attention_prefill_varlen_rows"] = len(rows)
+    summary["attention_prefill_varlen_rows_ok"] = sum(1 for r in rows if r["ok"])
+    return rows, summary
+
+
 def bench_overhead(calls):
     M = N = K = 128
     a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
@@ -387,7 +492,7 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "kmeans", "attention", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "attention", "attention_varlen", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
@@ -415,6 +520,10 @@ def main():
         summary.update(s)
     if args.family in ("attention", "all"):
         r, s = bench_attention(args.runs, seqlens)
+        rows += r
+        summary.update(s)
+    if args.family in ("attention", "attention_varlen", "all"):
+        r, s = bench_attention_varlen(args.runs)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):

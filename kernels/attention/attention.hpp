@@ -12,6 +12,17 @@
 // once per schedule and device (and on disk, docs/jit.md) and launches it on `stream`; it needs a Hopper
 // device (cc 9.0).
 //
+//   cake::attention::prefill_varlen(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, shape, stream, device)
+//       the same over a packed batch of entries of different lengths (FlashAttention's varlen layout):
+//       q and o bf16 [total_q, H, D], k and v bf16 [total_k, HK, D], lse f32 [H, total_q]; entry b's queries
+//       are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1, its keys rows cu_seqlens_k[b] .. cu_seqlens_k[b + 1]
+//       - 1 (int32 device arrays of B + 1 offsets, starting at 0). Causal masks are bottom-right aligned
+//       (FlashAttention >= 2.1): query i of an entry sees keys j <= i + len_k - len_q; the same as top-left
+//       when len_q == len_k. Contract (not checked: the offsets live on the device, and checking them would
+//       cost a copy and a sync): the offsets do not decrease, cu_seqlens_q[B] <= total_q and cu_seqlens_k[B]
+//       <= total_k, max_seqlen_q >= every len_q, every entry with len_q > 0 has len_k > 0, and (causal)
+//       len_k >= len_q. Rows of o and lse outside every entry are not written.
+//
 // This header lives in the kernel corpus (kernels/attention/): include it as
 // "kernels/attention/attention.hpp". Link cake::jit.
 #include <cmath>
@@ -53,6 +64,26 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   return c;
 }
 
+// A packed batch (prefill_varlen): B entries, total_q / total_k rows of q / k in all, the longest entry's
+// query count (it sizes the grid: ceil(max_seqlen_q / 128) query tiles per entry and head).
+struct varlen_shape {
+  long long B = 1;
+  long long total_q = 0, total_k = 0;
+  long long max_seqlen_q = 0;
+  long long H = 1, HK = 1, D = 128;
+  bool causal = false;
+  float softmax_scale = 0;  // <= 0: 1 / sqrt(D)
+};
+
+// The varlen schedule: the dense one for the same head dim, group and masking, with varlen set.
+constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape& s) {
+  prefill_shape d;
+  d.D = s.D, d.H = s.H, d.HK = s.HK, d.causal = s.causal;
+  kernels::attention_prefill_config c = prefill_config_for(d);
+  c.varlen = true;
+  return c;
+}
+
 namespace detail {
 
 inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_config& c, int device) {
@@ -66,8 +97,8 @@ inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_con
   });
 }
 
-inline void check_prefill(const prefill_shape& s) {
-  auto bad = [&](const std::string& why) { throw jit::argument_error("cake::attention::prefill: " + why); };
+inline void check_prefill(const prefill_shape& s, const char* who = "cake::attention::prefill") {
+  auto bad = [&](const std::string& why) { throw jit::argument_error(std::string(who) + ": " + why); };
   auto n = [](long long v) { return std::to_string(v); };
   if (s.B < 1) bad("B = " + n(s.B) + " must be at least 1");
   if (s.S < 1) bad("S = " + n(s.S) + " must be at least 1");
@@ -81,16 +112,16 @@ inline void check_prefill(const prefill_shape& s) {
   if (!(s.softmax_scale <= 0 || std::isfinite(s.softmax_scale))) bad("softmax_scale is not finite");
 }
 
-inline void check_pointer(const char* name, const void* p, unsigned align) {
+inline void check_pointer(const char* name, const void* p, unsigned align, const char* who = "cake::attention::prefill") {
   if (!p || reinterpret_cast<std::uintptr_t>(p) % align)
-    throw jit::argument_error(std::string("cake::attention::prefill: ") + name + " must be a non-null device address aligned to " + std::to_string(align) +
+    throw jit::argument_error(std::string(who) + ": " + name + " must be a non-null device address aligned to " + std::to_string(align) +
                               " bytes");
 }
 
-inline void check_hopper(int device) {
+inline void check_hopper(int device, const char* who = "cake::attention::prefill") {
   const auto& dev = jit::driver::get().device(device);
   if (!(dev.cc_major == 9 && dev.cc_minor == 0))
-    throw jit::unsupported_error("cake::attention::prefill: needs a Hopper device (compute capability 9.0, sm_90a); device " + std::to_string(device) + " is " +
+    throw jit::unsupported_error(std::string(who) + ": needs a Hopper device (compute capability 9.0, sm_90a); device " + std::to_string(device) + " is " +
                                  dev.describe());
 }
 
@@ -127,6 +158,45 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
 inline void prefill(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(nullptr, q, k, v, o, lse, s, stream, device);
 }
+// The varlen form (layouts and contract at the top of this header). Every argument the host can see is
+// checked before the launch; the offsets are the caller's contract.
+inline void prefill_varlen(const void* q, const void* k, const void* v, void* o, float* lse, const int* cu_seqlens_q, const int* cu_seqlens_k,
+                           const varlen_shape& s, CUstream stream = nullptr, int device = 0) {
+  const char* who = "cake::attention::prefill_varlen";
+  auto bad = [&](const std::string& why) { throw jit::argument_error(std::string(who) + ": " + why); };
+  auto n = [](long long x) { return std::to_string(x); };
+  if (s.B < 1) bad("B = " + n(s.B) + " must be at least 1");
+  if (s.total_q < 1 || s.total_k < 1) bad("total_q = " + n(s.total_q) + " and total_k = " + n(s.total_k) + " must be at least 1");
+  if (s.max_seqlen_q < 1 || s.max_seqlen_q > s.total_q)
+    bad("max_seqlen_q = " + n(s.max_seqlen_q) + " must be 1 .. total_q = " + n(s.total_q));
+  if (s.total_q >= (1LL << 31) || s.total_k >= (1LL << 31)) bad("total_q and total_k must fit int32 offsets (below 2^31)");
+  if (s.H > (1LL << 20) || s.HK > (1LL << 20)) bad("H = " + n(s.H) + " and HK = " + n(s.HK) + " must be at most 2^20");
+  prefill_shape d;
+  d.B = 1, d.S = s.total_q, d.T = s.total_k, d.H = s.H, d.HK = s.HK, d.D = s.D, d.softmax_scale = s.softmax_scale;
+  detail::check_prefill(d, who);  // heads, head dim, sizes, scale (causal's len_q <= len_k is per entry: the contract)
+  detail::check_pointer("q", q, 16, who);
+  detail::check_pointer("k", k, 16, who);
+  detail::check_pointer("v", v, 16, who);
+  detail::check_pointer("o", o, 16, who);
+  detail::check_pointer("lse", lse, 4, who);
+  detail::check_pointer("cu_seqlens_q", cu_seqlens_q, 4, who);
+  detail::check_pointer("cu_seqlens_k", cu_seqlens_k, 4, who);
+  detail::check_hopper(device, who);
+  const runtime_kernel& kern = detail::prefill_kernel(varlen_config_for(s), device);
+  const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
+  // cu_q seen as [B, 2, max_seqlen_q] with strides [1, 1, 0] and cu_k as [B, 2] with strides [1, 1]: (b, 0) is
+  // entry b's first row, (b, 1) the next entry's; the stride-0 dim carries max_seqlen_q to the grid.
+  const tensor_arg args[] = {tensor_view(q, {s.total_q, s.H, s.D}),
+                             tensor_view(k, {s.total_k, s.HK, s.D}),
+                             tensor_view(v, {s.total_k, s.HK, s.D}),
+                             tensor_view(o, {s.total_q, s.H, s.D}),
+                             tensor_view(lse, {s.H, s.total_q, 1}),
+                             tensor_view(cu_seqlens_q, {s.B, 2, s.max_seqlen_q}, {1, 1, 0}),
+                             tensor_view(cu_seqlens_k, {s.B, 2}, {1, 1})};
+  const double scalars[] = {scale * 1.4426950408889634};
+  kern.launch(args, scalars, stream);
+}
+
 // The same with an explicit schedule (tuning, experiments): config's stages, bn, wgs and turns are used,
 // the rest follows the shape.
 inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,

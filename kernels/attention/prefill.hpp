@@ -20,6 +20,17 @@
 // Masks: keys past T, and (causal) keys after the query, score -inf; only the last key block of a tile
 // can hold such keys, so that block goes first, masked, and the loop over the others has no mask.
 // Everything physical (barrier counts, phases, tx bytes, offsets, the setmaxnreg split) is derived.
+//
+// Varlen (config.varlen, FlashAttention's varlen layout): the batch is packed along S and T, Q, O
+// [S, H, D], K, V [T, HK, D], LSE [H, S, 1] (FA's [H, total_q]); entry b's queries are rows cu_q[b] ..
+// cu_q[b + 1] - 1 and its keys rows cu_k[b] .. cu_k[b + 1] - 1 (i32). Each role reads them at the top of its
+// point (r.read_index) and skips the query tiles past its entry's end; tiles start at element offsets
+// (.elements_at), stores stop at the entry's end (.limit), keys past it score -inf (a K block may run into
+// the next entry: those keys are masked). Causal is bottom-right aligned (FlashAttention >= 2.1): query i
+// sees keys j <= i + len_k - len_q, so two key blocks of a tile can be partly masked: the last goes first
+// and the one before is a masked loop of at most one trip. cu_q is read as [B, 2, MQ] with strides
+// [1, 1, 0] ((b, 0, .) = cu_q[b], (b, 1, .) = cu_q[b + 1]; the stride-0 dim carries max_seqlen_q, which the
+// query-tile axis walks), cu_k as [B, 2] with strides [1, 1].
 #include <array>
 #include <string_view>
 
@@ -35,6 +46,7 @@ struct attention_prefill_config {
   int stages = 2;       // depth of the K and of the V pipeline
   int wgs = 2;          // consumer warpgroups of 64 query rows each (2, or 3 for D = 64): 64 * wgs rows per CTA
   bool turns = true;    // the consumers take turns at issuing their MMAs (ping-pong); false: they issue freely
+  bool varlen = false;  // packed entries of different lengths (cu_seqlens); causal is then bottom-right aligned
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
@@ -59,6 +71,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   b.put(c.bn);
   if (c.wgs != 2) b.put("_w3");
   if (!c.turns) b.put("_free");
+  if (c.varlen) b.put("_vl");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -70,13 +83,22 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto [Bt, S, H, T, D, One] = k.dims("B", "S", "H", "T", "D", "one");
   // MHA: K and V have the query heads' dim (HK = H); GQA / MQA: their own, indexed by h / G.
   const dim_ref HK = c.group == 1 ? H : k.dim("HK");
-  auto Q = k.input<bf16>("Q", dims(Bt, S, H, D));
-  auto Kt = k.input<bf16>("K", dims(Bt, T, HK, D));
-  auto V = k.input<bf16>("V", dims(Bt, T, HK, D));
-  auto O = k.output<bf16>("O", dims(Bt, S, H, D));
-  auto Lse = k.output<f32>("LSE", dims(Bt, H, S, One));
+  const bool vl = c.varlen;
+  auto Q = k.input<bf16>("Q", vl ? dims(S, H, D) : dims(Bt, S, H, D));
+  auto Kt = k.input<bf16>("K", vl ? dims(T, HK, D) : dims(Bt, T, HK, D));
+  auto V = k.input<bf16>("V", vl ? dims(T, HK, D) : dims(Bt, T, HK, D));
+  auto O = k.output<bf16>("O", vl ? dims(S, H, D) : dims(Bt, S, H, D));
+  auto Lse = k.output<f32>("LSE", vl ? dims(H, S, One) : dims(Bt, H, S, One));
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
-  auto space = k.parallel(tiles(S, c.rows()), each(H), each(Bt));
+  tensor<i32> CuQ{}, CuK{};
+  dim_ref MQ = S;  // the query-tile axis walks S, or (varlen) max_seqlen_q
+  if (vl) {
+    const auto more = k.dims("MQ", "two");
+    MQ = more[0];
+    CuQ = k.input<i32>("cu_q", dims(Bt, more[1], MQ));
+    CuK = k.input<i32>("cu_k", dims(Bt, more[1]));
+  }
+  auto space = k.parallel(tiles(MQ, c.rows()), each(H), each(Bt));
   std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
   for (int d = 0; d < c.parts; ++d) {
     sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {c.rows(), 64}, swizzle::b128);
@@ -96,6 +118,41 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   // which the coverage rule reads as a walk over T (a query-tile index there would read as a mistake).
   auto last_block = [&](index_expr q) -> index_expr { return c.causal ? q : (T.extent() - 1) / c.bn; };
   auto after_last = [&](index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : loop_extent(tiles(T, c.bn)); };
+  // Varlen: entry b's rows and keys (read by each role), and its key blocks: `last` (masked, first), the
+  // masked ones before it from `full` on (causal), and the unmasked ones below.
+  struct entry {
+    index_expr q0, q1, k0, len_q, len_k, diag, last, full;
+  };
+  auto read_entry = [&](role& r, index_expr q, index_expr b) {
+    entry e;
+    e.q0 = r.read_index(CuQ.at(b, 0, 0));
+    e.q1 = r.read_index(CuQ.at(b, 1, 0));
+    e.k0 = r.read_index(CuK.at(b, 0));
+    e.len_q = r.let_index(e.q1 - e.q0);
+    e.len_k = r.let_index(r.read_index(CuK.at(b, 1)) - e.k0);
+    if (c.causal) {
+      e.diag = r.let_index(q * c.rows() + e.len_k - e.len_q);  // the last key the tile's first row sees
+      const index_expr row_end = r.let_min(q * c.rows() + c.rows(), e.len_q);
+      e.last = r.let_index((row_end - 1 + e.len_k - e.len_q) / c.bn);
+      e.full = r.let_index((e.diag + 1) / c.bn);  // blocks every row of the tile sees whole
+    } else {
+      e.last = r.let_index((e.len_k - 1) / c.bn);
+    }
+    return e;
+  };
+  // Both roles walk the key blocks alike: the last one, then the masked ones (varlen causal), then the rest.
+  auto key_blocks = [&](role& r, index_expr q, const entry& e, auto&& step) {
+    const index_expr last = vl ? e.last : last_block(q);
+    r.loop(last, vl ? loop_extent(last + 1) : after_last(q), 1, [&](auto j) { step(j, true, true); });
+    if (vl && c.causal) r.loop(e.full, loop_extent(last), 1, [&](auto j) { step(j, true, false); });
+    r.loop(vl && c.causal ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
+  };
+  // Varlen: the body runs only for the query tiles that start inside their entry.
+  auto in_entry = [&](role& r, index_expr q, index_expr b, auto&& body) {
+    if (!vl) return body(entry{});
+    const entry e = read_entry(r, q, b);
+    r.when(q * c.rows() < e.len_q, [&] { body(e); });
+  };
 
   // Registers: the producer warpgroup keeps 40 (24 with 3 consumers); the consumers get what is left of
   // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
@@ -112,7 +169,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
-    r.for_each(space, [&](auto q, auto h, auto b) {
+    r.for_each(space, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
       auto sq = r.wait(qp);
       const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
       // S = Q K^T of the next K stage (commits one wgmma group)
@@ -136,13 +193,17 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       // the online softmax of s (block j): s = exp2(...), m and l updated, al = the factor O must shrink by
       auto softmax = [&](index_expr j, bool masked) {
         if (masked) {
-          // (non-causal: j is T's last block, whose last key is column (T - 1) % bn)
-          auto out = c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
+          // (non-causal: j is T's last block, whose last key is column (T - 1) % bn; varlen: keys past the
+          // entry's, or (causal) after row + len_k - len_q)
+          auto out = vl ? (c.causal ? j * c.bn + col() > e.diag + r.warpgroup() * 64 + row() : j * c.bn + col() >= e.len_k)
+                        : c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
           r.set(s, select(out, neg_inf, s));
         }
         r.row_max(mn, s);
         r.set(mn, max(mn, m));
-        r.set(ms, mn * -scale);
+        // (varlen causal: a row may have seen no key yet; exp2 of -inf - -inf would be NaN, so its offset is 0)
+        if (vl && masked) r.set(ms, select(mn <= neg_inf, 0.0f, mn * -scale));
+        else r.set(ms, mn * -scale);
         r.set(s, exp2(fma(s, scale, ms)));
         r.row_sum(ls, s);
         r.set(al, exp2(fma(m, scale, ms)));
@@ -152,26 +213,26 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.fill(o, 0.0f);
       r.fill(m, neg_inf);
       r.fill(l, 0.0f);
-      // the last block, masked
-      r.loop(last_block(q), after_last(q), 1, [&](auto j) {
-        if (c.turns) r.take_turn(mma);
-        auto sk = qk();
-        if (c.turns) r.pass_turn(mma);
-        r.wgmma_wait(0);
-        r.release(kp, sk);
-        softmax(j, true);
-        r.set(p, s);
-      });
-      // the other blocks: S of this block and P V of the one before go out together (in this warpgroup's
-      // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs)
-      r.loop(loop_extent(last_block(q)), [&](auto j) {
+      key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
+        if (first) {  // the last block, masked
+          if (c.turns) r.take_turn(mma);
+          auto sk = qk();
+          if (c.turns) r.pass_turn(mma);
+          r.wgmma_wait(0);
+          r.release(kp, sk);
+          softmax(j, true);
+          r.set(p, s);
+          return;
+        }
+        // the other blocks: S of this block and P V of the one before go out together (in this warpgroup's
+        // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs)
         if (c.turns) r.take_turn(mma);
         auto sk = qk();
         auto sv = pv();
         if (c.turns) r.pass_turn(mma);
         r.wgmma_wait(1);
         r.release(kp, sk);
-        softmax(j, false);
+        softmax(j, masked);
         r.wgmma_wait(0);  // P V done: P may be overwritten, O rescaled
         r.release(vp, sv);
         r.set(o, o * al);
@@ -184,24 +245,28 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.release(qp, sq);
       // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
       r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
-      r.store(Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), ls);
+      // (varlen: rows from the entry's first, stores up to its end)
+      r.store(vl ? Lse.tile(h, e.q0 + row0, 0).elements_at(1).limit(1, e.q1) : Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), ls);
       r.set(o, o * rcp(l));
-      r.store(O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1), r.convert<bf16>(o));
-    });
+      r.store(vl ? O.tile(e.q0 + row0, h, 0).rows_at(0).elements_at(0).limit(0, e.q1) : O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1),
+              r.convert<bf16>(o));
+    }); });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
-    r.for_each(space, [&](auto q, auto h, auto b) {
-      auto s = r.acquire(qp);
-      for (int d = 0; d < c.parts; ++d) r.tma_load(s[sQ[d]], Q.tile(b, q, h, d).rows_at(1));
-      auto kv = [&](index_expr j) {
-        auto sk = r.acquire(kp);
-        for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]], Kt.tile(b, j, h / c.group, d).rows_at(1));
-        auto sv = r.acquire(vp);
-        for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]], V.tile(b, j, h / c.group, d).rows_at(1));
+    r.for_each(space, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
+      // (varlen: tiles start at the entry's first row or key, an element offset)
+      auto rows = [&](auto T_, index_expr i, index_expr hh, int d, index_expr first, int block) {
+        return vl ? T_.tile(first + i * block, hh, d).rows_at(0).elements_at(0) : T_.tile(b, i, hh, d).rows_at(1);
       };
-      r.loop(last_block(q), after_last(q), 1, [&](auto j) { kv(j); });
-      r.loop(loop_extent(last_block(q)), [&](auto j) { kv(j); });
-    });
+      auto s = r.acquire(qp);
+      for (int d = 0; d < c.parts; ++d) r.tma_load(s[sQ[d]], rows(Q, q, h, d, e.q0, c.rows()));
+      key_blocks(r, q, e, [&](index_expr j, bool, bool) {
+        auto sk = r.acquire(kp);
+        for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]], rows(Kt, j, h / c.group, d, e.k0, c.bn));
+        auto sv = r.acquire(vp);
+        for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]], rows(V, j, h / c.group, d, e.k0, c.bn));
+      });
+    }); });
   });
   return k.build();
 }

@@ -10,7 +10,7 @@ call of a shape class (which JIT-compiles, cached on disk and shared with C++ ca
 nothing, so it can be captured in a CUDA graph. See docs/python.md.
 
 With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``,
-``torch.ops.cake.rmsnorm`` and ``torch.ops.cake.attention_prefill`` (custom ops with fake implementations:
+``torch.ops.cake.rmsnorm``, ``torch.ops.cake.attention_prefill`` and ``torch.ops.cake.attention_prefill_varlen`` (custom ops with fake implementations:
 torch.compile and graph capture).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "attention_prefill", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -405,6 +405,77 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     _attention_contiguous(L, "lse", "[B, H, S]")
     s = _stream(stream, [Q, K, V, O, L], dev)
     _cake.attention_prefill(Q.ptr, K.ptr, V.ptr, O.ptr, L.ptr, B, S, T, H, HK, D, causal, scale, s, dev)
+    return out, lse
+
+
+def _softmax_scale(softmax_scale) -> float:
+    if softmax_scale is None:
+        return 0.0
+    try:
+        scale = float(softmax_scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"softmax_scale must be None or a number; it is {softmax_scale!r}") from None
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"softmax_scale = {softmax_scale} must be finite and > 0 (None: 1 / sqrt(D))")
+    return scale
+
+
+def attention_prefill_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q: int, *, causal: bool = False,
+                             softmax_scale: Optional[float] = None, out=None, lse=None, stream=None):
+    """Attention prefill over a packed batch of entries of different lengths (FlashAttention's varlen layout).
+    Returns (out, lse).
+
+    q: [total_q, H, D], k and v: [total_k, HK, D], bfloat16 and contiguous; cu_seqlens_q / cu_seqlens_k: int32
+    [B + 1] offsets on the same device (entry b's queries are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1,
+    its keys likewise); max_seqlen_q: the longest entry's query count (an int: it sizes the grid). causal:
+    bottom-right aligned (FlashAttention >= 2.1: query i sees keys j <= i + len_k - len_q). out: bfloat16
+    [total_q, H, D], lse: float32 [H, total_q] (FlashAttention's varlen LSE layout). The offsets are the
+    caller's contract and are not read on the host (docs/attention.md): non-decreasing, within total_q /
+    total_k, max_seqlen_q >= every len_q, len_k > 0 where len_q > 0, len_k >= len_q when causal. Rows no
+    entry covers are not written. Hopper only.
+    """
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be a bool; it is {causal!r}")
+    if isinstance(max_seqlen_q, bool) or not isinstance(max_seqlen_q, int):
+        raise ValueError(f"max_seqlen_q must be an int; it is {max_seqlen_q!r}")
+    scale = _softmax_scale(softmax_scale)
+    Q, K, V = _view(q, "q"), _view(k, "k"), _view(v, "v")
+    if Q.device != "cuda":
+        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
+    if Q.dtype != "bfloat16":
+        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
+    if len(Q.shape) != 3:
+        raise ValueError(f"q must be 3-D [total_q, H, D]; it has shape {list(Q.shape)}")
+    total_q, H, D = Q.shape
+    if len(K.shape) != 3 or K.shape[2] != D:
+        raise ValueError(f"k must be [total_k, HK, D] with q's D; q has shape {list(Q.shape)}, k {list(K.shape)}")
+    total_k, HK = K.shape[0], K.shape[1]
+    dev = Q.index
+    _need(K, "k", "bfloat16", K.shape, dev)
+    _need(V, "v", "bfloat16", K.shape, dev)
+    if HK < 1 or H % HK:
+        raise ValueError(f"q's heads H = {H} must be a multiple of k's heads HK = {HK} (query heads per KV head)")
+    CQ, CK = _view(cu_seqlens_q, "cu_seqlens_q"), _view(cu_seqlens_k, "cu_seqlens_k")
+    if len(CQ.shape) != 1 or CQ.shape[0] < 2:
+        raise ValueError(f"cu_seqlens_q must be 1-D [B + 1] with B >= 1; it has shape {list(CQ.shape)}")
+    B = CQ.shape[0] - 1
+    _need(CQ, "cu_seqlens_q", "int32", (B + 1,), dev)
+    _need(CK, "cu_seqlens_k", "int32", (B + 1,), dev)
+    for A, name, layout in ((Q, "q", "[total_q, H, D]"), (K, "k", "[total_k, HK, D]"), (V, "v", "[total_k, HK, D]"),
+                            (CQ, "cu_seqlens_q", "[B + 1]"), (CK, "cu_seqlens_k", "[B + 1]")):
+        _attention_contiguous(A, name, layout)
+    if out is None:
+        out = _new_like(q, (total_q, H, D), "bfloat16", "out")
+    O = _view(out, "out")
+    _need(O, "out", "bfloat16", (total_q, H, D), dev)
+    _attention_contiguous(O, "out", "[total_q, H, D]")
+    if lse is None:
+        lse = _new_like(q, (H, total_q), "float32", "lse")
+    L = _view(lse, "lse")
+    _need(L, "lse", "float32", (H, total_q), dev)
+    _attention_contiguous(L, "lse", "[H, total_q]")
+    s = _stream(stream, [Q, K, V, O, L, CQ, CK], dev)
+    _cake.attention_prefill_varlen(Q.ptr, K.ptr, V.ptr, O.ptr, L.ptr, CQ.ptr, CK.ptr, B, total_q, total_k, max_seqlen_q, H, HK, D, causal, scale, s, dev)
     return out, lse
 
 

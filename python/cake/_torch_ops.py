@@ -1,16 +1,17 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign, kmeans_update, kmeans_fit}: cake's
-entry points as PyTorch custom ops, each with a fake (meta) implementation that gives the output's shape, dtype
-and strides (or, for an op that updates buffers in place, checks them) without running anything, so that they
-trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is installed; the
-ops run on PyTorch's current stream. kmeans_update and kmeans_fit update the caller's buffers in place and
-return nothing (declared through mutates_args, so torch.compile orders them correctly); every buffer is an
-argument, none is allocated inside."""
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, attention_prefill_varlen, kmeans_assign, kmeans_update,
+kmeans_fit}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives the
+output's shape, dtype and strides (or, for an op that updates buffers in place, checks them) without running
+anything, so that they trace under torch.compile and record under CUDA graph capture. Imported by cake when
+PyTorch is installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit update the caller's
+buffers in place and return nothing (declared through mutates_args, so torch.compile orders them correctly);
+every buffer is an argument, none is allocated inside."""
 from typing import Optional, Tuple
 
 import torch
 
-from . import (attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit,
-               kmeans_update as _kmeans_update, rmsnorm as _rmsnorm, softmax as _softmax)
+from . import (attention_prefill as _attention_prefill, attention_prefill_varlen as _attention_prefill_varlen, gemm as _gemm,
+               kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_update as _kmeans_update, rmsnorm as _rmsnorm,
+               softmax as _softmax)
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -57,6 +58,20 @@ def _(q, k, v, causal=False, softmax_scale=None):
     torch._check(q.dim() == 4 and k.dim() == 4 and v.dim() == 4, lambda: "cake::attention_prefill: q is [B, S, H, D], k and v [B, T, HK, D]")
     B, S, H, D = q.shape
     return q.new_empty((B, S, H, D), dtype=torch.bfloat16), q.new_empty((B, H, S), dtype=torch.float32)
+
+
+@torch.library.custom_op("cake::attention_prefill_varlen", mutates_args=())
+def attention_prefill_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+                             max_seqlen_q: int, causal: bool = False, softmax_scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _attention_prefill_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=causal, softmax_scale=softmax_scale)
+
+
+@attention_prefill_varlen.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, softmax_scale=None):
+    torch._check(q.dim() == 3 and k.dim() == 3 and v.dim() == 3 and cu_seqlens_q.dim() == 1 and cu_seqlens_k.dim() == 1,
+                 lambda: "cake::attention_prefill_varlen: q is [total_q, H, D], k and v [total_k, HK, D], cu_seqlens [B + 1]")
+    total_q, H, D = q.shape
+    return q.new_empty((total_q, H, D), dtype=torch.bfloat16), q.new_empty((H, total_q), dtype=torch.float32)
 
 
 @torch.library.custom_op("cake::kmeans_assign", mutates_args=())

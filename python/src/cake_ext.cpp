@@ -195,6 +195,29 @@ NB_MODULE(_cake, m) {
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("lse"), nb::arg("B"), nb::arg("S"), nb::arg("T"), nb::arg("H"), nb::arg("HK"),
       nb::arg("D"), nb::arg("causal"), nb::arg("softmax_scale"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "attention_prefill_varlen",
+      [](std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t o, std::uintptr_t lse, std::uintptr_t cu_q, std::uintptr_t cu_k, long long B,
+         long long total_q, long long total_k, long long max_seqlen_q, long long H, long long HK, long long D, bool causal, float softmax_scale,
+         std::uintptr_t stream, int device) {
+        cake::attention::varlen_shape s;
+        s.B = B;
+        s.total_q = total_q;
+        s.total_k = total_k;
+        s.max_seqlen_q = max_seqlen_q;
+        s.H = H;
+        s.HK = HK;
+        s.D = D;
+        s.causal = causal;
+        s.softmax_scale = softmax_scale;
+        call(device, [&] {
+          cake::attention::prefill_varlen(ptr(q), ptr(k), ptr(v), mut(o), static_cast<float*>(mut(lse)), static_cast<const int*>(ptr(cu_q)),
+                                          static_cast<const int*>(ptr(cu_k)), s, as_stream(stream), device);
+        });
+      },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("lse"), nb::arg("cu_q"), nb::arg("cu_k"), nb::arg("B"), nb::arg("total_q"),
+      nb::arg("total_k"), nb::arg("max_seqlen_q"), nb::arg("H"), nb::arg("HK"), nb::arg("D"), nb::arg("causal"), nb::arg("softmax_scale"), nb::arg("stream"),
+      nb::arg("device"));
   m.def("describe", &describe, nb::arg("array"),
         "(address, shape, strides in elements, dtype, device type, device id) of an array passed through DLPack");
   // For the package's tests on machines without a GPU: a DLPack array that claims to live on a CUDA device

@@ -231,6 +231,37 @@ class AttentionArguments(unittest.TestCase):
         self.assertIn("libcuda", str(cm.exception))
 
 
+class AttentionVarlenArguments(unittest.TestCase):
+    # q, o [total_q, H, D] = [300, 8, 64]; k, v [total_k, HK, D] = [500, 2, 64]; lse [H, total_q]; cu [B + 1] = [4]
+    def args(self, **over):
+        a = {"q": arr((300, 8, 64), "bfloat16", 0x100000), "k": arr((500, 2, 64), "bfloat16", 0x200000),
+             "v": arr((500, 2, 64), "bfloat16", 0x300000), "cu_q": arr((4,), "int32", 0x600000), "cu_k": arr((4,), "int32", 0x700000),
+             "max_q": 200, "out": arr((300, 8, 64), "bfloat16", 0x400000), "lse": arr((8, 300), "float32", 0x500000)}
+        a.update(over)
+        return a
+
+    def check(self, exc, needle, causal=False, **over):
+        a = self.args(**over)
+        with self.assertRaises(exc) as cm:
+            cake.attention_prefill_varlen(a["q"], a["k"], a["v"], a["cu_q"], a["cu_k"], a["max_q"], causal=causal, out=a["out"], lse=a["lse"])
+        self.assertIn(needle, str(cm.exception))
+
+    def test_python_checks(self):
+        self.check(ValueError, "causal must be a bool; it is 1", causal=1)
+        self.check(ValueError, "max_seqlen_q must be an int; it is 2.5", max_q=2.5)
+        self.check(ValueError, "q must be 3-D [total_q, H, D]; it has shape [2, 300, 8, 64]", q=arr((2, 300, 8, 64), "bfloat16", 0x100000))
+        self.check(ValueError, "k must be [total_k, HK, D] with q's D", k=arr((500, 2, 128), "bfloat16", 0x200000))
+        self.check(ValueError, "cu_seqlens_q must be 1-D [B + 1] with B >= 1", cu_q=arr((1,), "int32", 0x600000))
+        self.check(ValueError, "cu_seqlens_k must have shape [4]; it has [5]", cu_k=arr((5,), "int32", 0x700000))
+        self.check(ValueError, "cu_seqlens_q must be int32; it is float32", cu_q=arr((4,), "float32", 0x600000))
+        self.check(ValueError, "lse must have shape [8, 300]; it has [300, 8]", lse=arr((300, 8), "float32", 0x500000))
+
+    def test_cpp_checks(self):
+        # cake::attention::prefill_varlen's own checks, before any driver call
+        self.check(ValueError, "max_seqlen_q = 301 must be 1 .. total_q = 300", max_q=301)
+        self.check(ValueError, "cu_seqlens_k must be a non-null device address aligned to 4", cu_k=arr((4,), "int32", 0x700002))
+
+
 try:
     import torch
 except ImportError:
@@ -254,6 +285,11 @@ class FakeImplementations(unittest.TestCase):
             k = torch.empty(2, 300, 8, 128, dtype=torch.bfloat16, device="cuda")
             o, lse = torch.ops.cake.attention_prefill(q, k, k, True, 0.1)
             self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((2, 127, 32, 128), torch.bfloat16, (2, 32, 127), torch.float32))
+            qv = torch.empty(1234, 32, 128, dtype=torch.bfloat16, device="cuda")
+            kv = torch.empty(2000, 8, 128, dtype=torch.bfloat16, device="cuda")
+            cu = torch.empty(5, dtype=torch.int32, device="cuda")
+            o, lse = torch.ops.cake.attention_prefill_varlen(qv, kv, kv, cu, cu, 700, True, None)
+            self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((1234, 32, 128), torch.bfloat16, (32, 1234), torch.float32))
             xs = torch.empty(3, 1000, 96, dtype=torch.float16, device="cuda")
             cs = torch.empty(3, 64, 96, dtype=torch.float16, device="cuda")
             idx = torch.ops.cake.kmeans_assign(xs, cs, None, "inner_product")

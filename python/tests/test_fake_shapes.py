@@ -111,6 +111,17 @@ class FakeShapes(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, r"q is \[B, S, H, D\]"):
             self.ops.attention_prefill.fake(StandInTensor((1000, 32, 128)), kv, kv)
 
+    def test_attention_prefill_varlen(self):
+        q, kv = StandInTensor((1234, 32, 128)), StandInTensor((2000, 8, 128))
+        cu = StandInTensor((5,), "int32")
+        out, lse = self.ops.attention_prefill_varlen.fake(q, kv, kv, cu, cu, 700, causal=True)
+        self.assertEqual(out.shape, (1234, 32, 128))
+        self.assertEqual(out.dtype, "bfloat16")
+        self.assertEqual(lse.shape, (32, 1234))  # FlashAttention's varlen LSE: [H, total_q]
+        self.assertEqual(lse.dtype, "float32")
+        with self.assertRaisesRegex(RuntimeError, r"q is \[total_q, H, D\]"):
+            self.ops.attention_prefill_varlen.fake(StandInTensor((2, 1000, 32, 128)), kv, kv, cu, cu, 700)
+
     def test_kmeans_assign(self):
         for x, c, want in (((4, 1000, 128), (4, 64, 128), (4, 1000)), ((1000, 96), (64, 96), (1000,))):
             idx = self.ops.kmeans_assign.fake(StandInTensor(x, "float16"), StandInTensor(c, "float16"))

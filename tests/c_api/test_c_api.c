@@ -107,6 +107,32 @@ int main(void) {
       EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
   }
 
+  /* Attention prefill varlen: q, o bf16 [total_q, H, D], k, v bf16 [total_k, HK, D], lse f32 [H, total_q], int32 offsets. */
+  {
+    const char* q = a;
+    const char* k = b;
+    const char* v = (const char*)(size_t)0x800000;
+    char* o = d;
+    float* lse = (float*)(size_t)0x900000;
+    const int32_t* cu = (const int32_t*)(size_t)0xa00000;
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 0, 128, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake::attention::prefill_varlen: B = 0 must be at least 1");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 2, 128, 128, 129, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "max_seqlen_q = 129 must be 1 .. total_q = 128");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 2, (int64_t)1 << 31, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "int32 offsets");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 2, 128, 128, 128, INT64_MAX, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "must be at most 2^20");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 2, 128, 128, 128, 12, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "H = 12 must be a multiple of HK = 8");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu, 2, 128, 128, 128, 8, 8, 128, 3, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_attention_prefill_varlen: causal = 3 is not 0 or 1");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, NULL, cu, 2, 128, 128, 128, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cu_seqlens_q must be a non-null device address aligned to 4");
+    EXPECT(cake_attention_prefill_varlen(q, k, v, o, lse, cu, cu + 1, 2, 128, 128, 128, 8, 8, 128, 0, 0.0f, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_attention_prefill_varlen: device = -1");
+  }
+
   /* Attention prefill: q, o bf16 [B, S, H, D], k, v bf16 [B, T, HK, D], lse f32 [B, H, S]. */
   {
     const char* q = a;

@@ -3,7 +3,8 @@
 // shapes, with the output poisoned first; a device ordinal that does not exist is CAKE_ERROR_NO_DEVICE;
 // a success clears the thread's error message. The C++ entry points' own accuracy is checked against f64
 // in test_gemm.cpp / test_compute.cpp / test_norm.cpp / test_attention.cpp; cake_attention_prefill is
-// checked here only for running and writing every output element (finite after a NaN poison).
+// checked here only for running and writing every output element (finite after a NaN poison), and
+// cake_attention_prefill_varlen for running, writing every row its entries cover and no other.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -121,5 +122,46 @@ TEST_CASE("C ABI: cake_attention_prefill runs (causal and not, GQA, ragged S != 
     for (float f : lb) bad_lse += !std::isfinite(f);
     CHECK(bad_o == 0);
     CHECK(bad_lse == 0);
+  }
+}
+
+TEST_CASE("C ABI: cake_attention_prefill_varlen runs (causal and not, GQA) and writes exactly the rows its entries cover") {
+  if (!cake_gpu_test::require_device(9, 0, true, "cake_attention_prefill_varlen (sm_90a)")) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const std::vector<std::int32_t> cu = {0, 1, 130, 130, 1130};  // entries of 1, 129, 0 and 1000 rows
+  const long long covered = cu.back(), total = covered + 3, B = 4, H = 8, HK = 2, D = 128;  // 3 rows past the last entry
+  for (int causal : {0, 1}) {
+    INFO("causal " << causal);
+    const auto nq = static_cast<std::size_t>(total * H * D), nl = static_cast<std::size_t>(H * total);
+    auto q = harness::random_vector<harness::host_bf16>(nq, rng), k = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(total * HK * D), rng);
+    auto dq = jit::to_device(q), dk = jit::to_device(k), dcu = jit::to_device(cu);
+    jit::device_buffer o(2 * nq), lse(4 * nl);
+    o.fill_u32(0xffffffffu);
+    lse.fill_u32(0xffffffffu);
+    const cake_status st =
+        cake_attention_prefill_varlen(dq.address(), dk.address(), dk.address(), o.address(), static_cast<float*>(lse.address()),
+                                      static_cast<const std::int32_t*>(dcu.address()), static_cast<const std::int32_t*>(dcu.address()), B, total, total, 1000, H,
+                                      HK, D, causal, 0.0f, nullptr, 0);
+    INFO("cake_last_error: " << cake_last_error());
+    REQUIRE(st == CAKE_OK);
+    const auto ob = o.download<std::uint16_t>(nq);
+    const auto lb = lse.download<std::uint32_t>(nl);
+    std::size_t bad = 0, written_past = 0;
+    for (std::size_t i = 0; i < nq; ++i) {
+      const bool inside = static_cast<long long>(i) < covered * H * D;
+      if (inside) bad += !std::isfinite(harness::bf16_bits_to_float(ob[i]));
+      else written_past += ob[i] != 0xffff;
+    }
+    for (long long h = 0; h < H; ++h)
+      for (long long r = 0; r < total; ++r) {
+        const std::uint32_t w = lb[static_cast<std::size_t>(h * total + r)];
+        float f;
+        std::memcpy(&f, &w, 4);
+        if (r < covered) bad += !std::isfinite(f);
+        else written_past += w != 0xffffffffu;
+      }
+    CHECK(bad == 0);
+    CHECK(written_past == 0);
   }
 }

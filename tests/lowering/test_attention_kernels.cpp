@@ -2,7 +2,7 @@
 // analyzed clean, lowered and assembled by NVRTC for sm_90a with no spills.
 #include <doctest/doctest.h>
 
-#include "kernels/attention/prefill.hpp"
+#include "kernels/attention/attention.hpp"
 #include "lower_check.hpp"
 
 using namespace cake;
@@ -53,4 +53,29 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
   bad.causal = true;
   bad.bn = 176;
   CHECK_FALSE(bad.valid());  // causal needs 128-key blocks (the diagonal block is q)
+}
+
+TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
+  for (int D : {64, 128})
+    for (bool causal : {false, true})
+      for (int HK : {8, 2}) {
+        attention::varlen_shape shape;
+        shape.D = D, shape.causal = causal, shape.H = 8, shape.HK = HK;
+        const kernels::attention_prefill_config c = attention::varlen_config_for(shape);
+        REQUIRE(c.varlen);
+        REQUIRE(c.valid());
+        INFO("D " << D << " causal " << causal << " group " << c.group);
+        const program p = kernels::attention_prefill_sm90(c);
+        const auto b = lower_and_build(p);
+        MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+        CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+        CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.bf16.bf16"));
+        CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= 3);  // Q, K, V tiles of the packed rank-3 tensors
+        // the entries' offsets: four ld.global of cu_q / cu_k per role (the two roles of the CTA)
+        CHECK(count(b.source(), "__ldg(static_cast<const int*>") == 8);
+        // stores stop at the entry's end: the O and LSE row limits are the entry's cu_q[b + 1]
+        CHECK(count(b.source(), "cake_dev::min_ll(d_S, ") == 2);
+        // a masked loop between the last block and the unmasked ones only when causal (bottom-right diagonal)
+        CHECK(count(b.source(), "for (long long k") == (causal ? 6 : 4));
+      }
 }

@@ -303,6 +303,22 @@ TEST_CASE("lower::unsupported: scatter_add into a tensor that is not f32") {
   CHECK(why(f.k.p, 1).empty());
 }
 
+TEST_CASE("lower::unsupported: .limit(pos, end) on a store of a tile part and on scatter_add") {
+  compute_kit f(sm_90a);
+  f.k.role("r", f.unit(), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {128, 64});
+    auto y = r.fragment<f32>("y", {64, 64});
+    auto i = r.row_vector<i32>("i", 64);
+    r.fill(x, 0.0f);
+    r.store(f.BF16.tile(0, 0).limit(0, 100), x.cols(0, 2));  // op 1
+    r.store(f.BF16.tile(0, 0).limit(0, 100), x);             // op 2: a whole tile is lowered
+    r.scatter_add(f.F32.tile(0, 0).limit(0, 100), y, i);     // op 3
+  });
+  CHECK(why(f.k.p, 1) == "a store of a tile part with .limit(pos, end) is not lowered: store a whole tile");
+  CHECK(why(f.k.p, 2).empty());
+  CHECK(why(f.k.p, 3) == "scatter_add with .limit(pos, end) is not lowered");
+}
+
 TEST_CASE("lower::unsupported: scatter_add into a tensor that is not 2-D") {
   auto k = kernel("k").target(sm_90a);
   auto T = k.output<f32>("T", dims("B", "M", "N"));

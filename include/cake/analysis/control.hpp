@@ -46,6 +46,7 @@ constexpr void write_var(Text& t, const program& p, const index_term& v) {
     case var_kind::dim: t << (v.ref < p.dims.size() ? p.dims[v.ref].nm.view() : std::string_view{"dim?"}); break;
     case var_kind::elem_row: t << "row"; break;
     case var_kind::elem_col: t << "col"; break;
+    case var_kind::value: t << 'v' << static_cast<int>(v.ref); break;
     default: t << '?';
   }
 }
@@ -79,6 +80,7 @@ constexpr void write_index(Text& t, const program& p, const index_expr& e) {
 
 // ---- values that differ between the CTAs of a cluster ----------------------------------------------
 constexpr bool loop_start_varies(const program& p, int loop_op, int depth);
+constexpr bool value_varies(const program& p, int value_op, int depth);
 constexpr bool var_varies(const program& p, const index_term& v, int depth = 0) {
   if (p.launch.cluster_size() < 2) return false;
   switch (v.kind) {
@@ -86,6 +88,7 @@ constexpr bool var_varies(const program& p, const index_term& v, int depth = 0) 
     case var_kind::cta: return true;
     case var_kind::tile_coord: return v.ref == 0;  // the cluster's CTAs take consecutive points along axis 0
     case var_kind::loop: return loop_start_varies(p, v.ref, depth + 1);
+    case var_kind::value: return value_varies(p, v.ref, depth + 1);
     default: return false;
   }
 }
@@ -97,6 +100,17 @@ constexpr bool expr_varies(const program& p, const index_expr& e, int depth = 0)
 constexpr bool loop_start_varies(const program& p, int loop_op, int depth) {
   if (depth > 8 || loop_op < 0 || loop_op >= static_cast<int>(p.ops.size()) || !p.has_bound(loop_op)) return false;
   return expr_varies(p, p.loops[p.ops[loop_op].imm[1]].lo, depth);
+}
+// An index value differs between the CTAs of a cluster when what it reads at (or evaluates) does.
+constexpr bool value_varies(const program& p, int value_op, int depth) {
+  if (depth > 8 || value_op < 0 || value_op >= static_cast<int>(p.ops.size())) return false;
+  const op& o = p.ops[value_op];
+  if (o.kind == op_kind::let_index) return expr_varies(p, o.ix, depth) || (o.imm[0] == 1 && expr_varies(p, o.d.stage, depth));
+  if (o.kind != op_kind::read_index || o.a.kind != operand_kind::global || o.a.index >= p.tile_refs.size()) return false;
+  const auto& ref = p.tile_refs[o.a.index];
+  for (int i = 0; i < ref.rank && i < dim_list::max_rank; ++i)
+    if (expr_varies(p, ref.coords[i], depth)) return true;
+  return false;
 }
 // Can the trip count of dynamic loop `loop_op` differ between the CTAs of a cluster? Uniform when each
 // bound minus the start cancels whatever varies (loop(rank, rank + 4) runs 4 trips everywhere).
@@ -160,6 +174,7 @@ constexpr range range_of_var(const program& p, const index_term& v, int role, in
     }
     case var_kind::dim:
     case var_kind::cta: return {0, big};
+    case var_kind::value: return {-big, big};  // run-time data (i32, signed)
     default: return {0, 0};
   }
 }

@@ -2,6 +2,7 @@
 // The abstract machine of the protocol executor: setup from the Program and its plan, vector clocks,
 // barrier phases, and the access history of smem/TMEM stages. The semantics of each op are in
 // protocol_ops.hpp; scheduling and the deadlock report in protocol.hpp.
+#include "index_value.hpp"
 #include "protocol_model.hpp"
 
 namespace cake::analysis::proto {
@@ -251,6 +252,8 @@ struct machine {
         return 0;
       case var_kind::warpgroup: return wg ? s.index : s.index / 4;
       case var_kind::warp: return wg ? 4 * s.index : s.index;
+      case var_kind::value:  // the model of index_value.hpp: tensor reads non-decreasing, one unit = k_trips blocks
+        return detail::model_value(p, t.ref, k_trips * detail::value_model_block(p), [&](const index_term& x) { return var_value(u, x); });
       default: return 0;  // cluster_rank, cta: the executor models CTA rank 0 of CTA 0 (coverage note)
     }
   }

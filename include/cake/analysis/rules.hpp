@@ -243,6 +243,10 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_tensor_rank, "ir.tensor-rank", ir, error, builder, "A tensor with no dims or more than 4")             \
   X(ir_no_roles, "ir.no-roles", ir, error, builder, "A kernel without roles")                               \
   X(ir_smem_option, "ir.smem-option", ir, error, type, "k.smem(...) given an option it does not take (e.g. stages(n))")                               \
+  X(ir_index_value, "ir.index-value", ir, error, sync,                                                        \
+    "An index value (read_index / let_index) used where it is not defined (another role, before its op, outside its body), or read from a tensor that is not i32") \
+  X(ir_index_value_bound, "ir.index-value-bound", ir, warning, sync,                                          \
+    "A loop whose trip count is negative where the tensors read by read_index hold non-decreasing values (bounds the wrong way round)") \
   X(ir_control_sanity, "ir.control-sanity", ir, warning, sync,                                                 \
     "A dynamic loop that runs for no point, a min() bound with two identical sides, or a when whose condition is a constant (== on index expressions)") \
   X(ir_malformed, "ir.malformed", ir, error, structure,                                                      \

@@ -41,6 +41,8 @@ constexpr bool expr_ok(const program& p, const index_expr& e) {
     if (v.kind == var_kind::dim) ok = ok && v.ref < p.dims.size();
     if (v.kind == var_kind::tile_coord) ok = ok && v.ref < iteration_space::max_axes;
     if (v.kind == var_kind::loop) ok = ok && v.ref < p.ops.size() && p.ops[v.ref].kind == op_kind::loop;
+    if (v.kind == var_kind::value)
+      ok = ok && v.ref < p.ops.size() && (p.ops[v.ref].kind == op_kind::read_index || p.ops[v.ref].kind == op_kind::let_index);
   }
   return ok;
 }
@@ -93,6 +95,15 @@ constexpr malformed find_malformed(const program& p) {
         if (x.fn == math_fn::index && !expr_ok(p, x.ix)) return {i, "an index in an expression", 0, rule_id::ir_index_expr};
       }
     }
+    if (o.kind == op_kind::read_index && o.a.kind != operand_kind::global) return {i, "a read_index's tensor element", 0};
+    if (o.kind == op_kind::let_index && !expr_ok(p, o.ix)) return {i, "a let_index expression", 0, rule_id::ir_index_expr};
+    for (const operand* x : {&o.d, &o.a, &o.b})
+      if (x->kind == operand_kind::global && x->index < p.tile_refs.size()) {
+        const auto& ref = p.tile_refs[x->index];
+        for (int k = 0; k < ref.rank && k < dim_list::max_rank; ++k)
+          if (!expr_ok(p, ref.coords[k])) return {i, "a tile coordinate", k, rule_id::ir_index_expr};
+        if (ref.has_limit() && (ref.limit_pos >= ref.rank || !expr_ok(p, ref.limit))) return {i, "a tile limit", ref.limit_pos, rule_id::ir_index_expr};
+      }
     if (o.kind == op_kind::loop && !o.has(flag_static_trip)) {
       if (!p.has_bound(i)) return {i, "the loop's bounds", o.imm[1]};
       const loop_bound& b = p.loops[o.imm[1]];

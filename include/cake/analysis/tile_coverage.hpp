@@ -22,7 +22,7 @@
 //       walked dims, fill the axes' blocks exactly: `i * 2 + wg` with 64-row tiles under tiles(N, 128) and
 //       two warpgroups covers; `i` alone overlaps; `i * 4 + wg` leaves gaps.
 // Not modelled (coverage notes, rule partial): (1)-(4) for coordinates that divide or take a modulo of a
-// parallel index; (3)-(4) for stores under a when, inside a dynamic loop, whose coordinates use the cluster
+// parallel index or use an index value (r.read_index: an origin that is data); (3)-(4) for stores under a when, inside a dynamic loop, whose coordinates use the cluster
 // rank, the CTA index, a dim's extent, a warp index inside a warpgroup role or a unit index in an
 // alternating walk, and for tensors that several ops write (coverage is checked per op); scatter_add (its
 // rows are data: the index vector). Coverage is checked against the axes' blocks, not against the
@@ -51,6 +51,8 @@ constexpr void tile_extents(const program& p, const op& o, const operand& g, con
   const int row = ref.row_pos != no_index ? ref.row_pos : ref.rank - 2;
   e[ref.rank - 1] = sh.cols;
   if (row >= 0 && row < ref.rank - 1) e[row] = sh.rows;
+  for (int j = 0; j < ref.rank; ++j)
+    if (ref.element_coord(j)) e[j] = 1;  // .elements_at(j): the coordinate counts elements
 }
 
 // What extent j of a tile is, in the schedule's words.
@@ -124,7 +126,7 @@ constexpr void check_tile_coverage(context& c) {
     int findings = 0;
     for (int j = 0; j < ref.rank; ++j) {
       const index_expr& x = ref.coords[j];
-      if (!x.valid) {
+      if (!x.valid || x.uses(var_kind::value)) {  // an origin read from a tensor is data: not modelled
         affine = false;
         continue;
       }
@@ -421,7 +423,7 @@ constexpr void check_tile_coverage(context& c) {
   }
   if (nonaffine_op >= 0)
     add_coverage(c, rule, nonaffine_op, p.ops[nonaffine_op].loc,
-                 "a tile coordinate that divides or takes a modulo of a parallel index is not checked against the axes' blocks");
+                 "a tile coordinate that divides or takes a modulo of a parallel index, or uses an index value (run-time data), is not checked against the axes' blocks");
   if (unmodelled_op >= 0)
     add_coverage(c, rule, unmodelled_op, p.ops[unmodelled_op].loc,
                  "an output tile under a when, in a dynamic loop, or indexed by the cluster rank, CTA index, a dim's extent or a warp of a warpgroup: checked for dims and blocks, not for exactly-once coverage");

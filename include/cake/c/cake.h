@@ -125,6 +125,18 @@ CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, flo
 CAKE_C_API cake_status cake_attention_prefill(const void* q, const void* k, const void* v, void* o, float* lse, int64_t B, int64_t S, int64_t T,
                                               int64_t H, int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device);
 
+/* Attention prefill over a packed batch of entries of different lengths (FlashAttention's varlen layout):
+ * q and o bf16 [total_q, H, D], k and v bf16 [total_k, HK, D] (contiguous, 16-byte aligned), lse f32
+ * [H, total_q]; cu_seqlens_q and cu_seqlens_k are int32 device arrays of B + 1 offsets (entry b's queries are
+ * rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1, its keys likewise), max_seqlen_q the longest entry's
+ * query count. causal: 0 or 1, bottom-right aligned (FlashAttention >= 2.1: query i sees keys
+ * j <= i + len_k - len_q). Caller's contract (not checked: the offsets are on the device): non-decreasing
+ * offsets within total_q / total_k, max_seqlen_q >= every len_q, len_k > 0 where len_q > 0, and (causal)
+ * len_k >= len_q. Rows of o and lse that no entry covers are not written. Hopper (cc 9.0) only. */
+CAKE_C_API cake_status cake_attention_prefill_varlen(const void* q, const void* k, const void* v, void* o, float* lse, const int32_t* cu_seqlens_q,
+                                                     const int32_t* cu_seqlens_k, int64_t B, int64_t total_q, int64_t total_k, int64_t max_seqlen_q,
+                                                     int64_t H, int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device);
+
 #ifdef __cplusplus
 }
 #endif

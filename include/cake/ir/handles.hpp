@@ -41,11 +41,33 @@ template <element_type T>
 struct global_tile {
   global_tile_ref ref{};
   int given = 0;  // coordinates the user wrote (checked against the tensor's rank)
+  bool bad_modifier = false;  // elements_at / limit given a position outside the tensor's dims
   // The tile's rows run along the dim at position `pos` of the tensor (default: the second-to-last), e.g.
   // Q[B, S, H, D] tiled as Q.tile(b, q, h, 0).rows_at(1): rows over S, columns over D.
   constexpr global_tile rows_at(int pos) const {
     global_tile g = *this;
     g.ref.row_pos = static_cast<std::uint8_t>(pos < 0 || pos > 254 ? 254 : pos);
+    return g;
+  }
+  // The coordinate at `pos` counts elements, not tiles: the tile starts at that element of the dim
+  // (a sequence's first row read from cu_seqlens is no multiple of the tile's rows). Any dim, TMA too.
+  constexpr global_tile elements_at(int pos) const {
+    global_tile g = *this;
+    if (pos >= 0 && pos < dim_list::max_rank) g.ref.elements = static_cast<std::uint8_t>(g.ref.elements | (1u << pos));
+    else g.bad_modifier = true;
+    return g;
+  }
+  constexpr global_tile at_all_elements() const {
+    global_tile g = *this;
+    g.ref.elements = static_cast<std::uint8_t>((1u << g.ref.rank) - 1u);
+    return g;
+  }
+  // Register loads and stores only: elements of the dim at `pos` at or past `end` (an element index)
+  // count as outside the tensor: loads fill them, stores skip them (the end of a sequence in a packed batch).
+  constexpr global_tile limit(int pos, index_expr end) const {
+    global_tile g = *this;
+    if (pos >= 0 && pos < dim_list::max_rank) g.ref.limit_pos = static_cast<std::uint8_t>(pos), g.ref.limit = end;
+    else g.bad_modifier = true;
     return g;
   }
 };
@@ -65,6 +87,11 @@ struct tensor {
     int i = 0;
     ((i < dim_list::max_rank ? (void)(g.ref.coords[i++] = index_expr(coords)) : (void)0), ...);
     return g;
+  }
+  // One element at element coordinates (r.read_index(CuSeq.at(b, 0))).
+  template <class... I>
+  constexpr global_tile<T> at(I... coords) const {
+    return tile(coords...).at_all_elements();
   }
 };
 

@@ -3,8 +3,9 @@
 // elements a mask keeps, without the user writing addresses. An expression is
 // ((c + sum of coef * term) / div) % mod, each term being (var / tdiv) % tmod of one symbolic variable:
 // the coordinates of the parallel iteration space, loop counters, the warpgroup/warp index inside a role,
-// the CTA rank inside the cluster and the CTA index in the grid, the run-time extent of a dim, and (in
-// masks only) the row/column of a register-tile element. Lowering turns it into C++ arithmetic; the
+// the CTA rank inside the cluster and the CTA index in the grid, the run-time extent of a dim, an index
+// value (an integer read from a tensor, r.read_index, or an expression evaluated once, r.let_index) and
+// (in masks only) the row/column of a register-tile element. Lowering turns it into C++ arithmetic; the
 // analyzer evaluates it abstractly.
 #include <cstdint>
 
@@ -21,6 +22,7 @@ enum class var_kind : std::uint8_t {
   cta,           // the CTA's index in the grid (blockIdx.x)
   elem_row,      // masks: the row of a register-tile element inside the tile (0..rows-1)
   elem_col,      // masks: the column of a register-tile element inside the tile (0..cols-1)
+  value,         // ref = op id of the read_index / let_index op that defines it (run-time data)
 };
 
 struct index_term {

@@ -43,11 +43,13 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile or expression into a row vector (across the row's threads)") \
   X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax of a register tile or expression: value and column index per row") \
   X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
+  X(let_index, compute, count_, all, on_all, "r.let_index(e): an index expression evaluated once into an index value (a variable of later index expressions)") \
   /* memory */                                                                                                                    \
   X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
   X(tma_store, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile store from smem (bulk group)")                                \
   X(tma_prefetch, memory, tma, leader, on_sm90a | on_sm100a, "prefetch of a tensor map")                                         \
   X(cp_async, memory, cp_async, all, on_all, "cooperative cp.async of an smem tile (16-byte chunks, zero-filled outside)")        \
+  X(read_index, memory, count_, all, on_all, "r.read_index(T, coords...): one i32 element of a tensor read (ld.global) into an index value") \
   X(load_global, memory, count_, all, on_all, "register tile <- global tile (vectorized, bounds-checked per element)")             \
   X(store_global, memory, count_, all, on_all, "global tile <- register tile (bounds-checked per element)")                       \
   X(load_shared, memory, count_, all, on_all, "register tile <- smem tile")                                                        \
@@ -150,11 +152,20 @@ struct operand {
 // A tile of a global tensor, in units of the tile that moves (the smem region's shape, i.e. one box).
 // The region's columns hold the tensor's last (contiguous) dim; its rows hold the dim at `row_pos`
 // (default: the second-to-last); every other dim is a box of extent 1.
+// A coordinate whose bit is set in `elements` counts elements, not tiles (.elements_at(pos): a tile
+// that starts inside a block, e.g. at a sequence offset read from a tensor). `limit` (when limit_pos is
+// a dim position) ends the tensor early along that dim for register loads and stores: elements at or past
+// it are outside (loads fill, stores skip), e.g. the end of one sequence in a packed batch.
 struct global_tile_ref {
   std::uint8_t tensor = no_index;
   std::uint8_t rank = 0;
   std::uint8_t row_pos = no_index;  // no_index: rank - 2
+  std::uint8_t elements = 0;        // bit i: coords[i] is an element index
+  std::uint8_t limit_pos = no_index;
   index_expr coords[dim_list::max_rank]{};
+  index_expr limit{};
+  constexpr bool element_coord(int i) const { return (elements >> i) & 1u; }
+  constexpr bool has_limit() const { return limit_pos != no_index; }
 };
 
 // ---- flags and immediates -------------------------------------------------------------------
@@ -181,6 +192,7 @@ constexpr std::string_view to_string(reduce_kind k) {
   return static_cast<unsigned>(k) < 5 ? names[static_cast<int>(k)] : "?";
 }
 
+// let_index: the value is ix, or (imm[0] == 1, let_min) the smaller of ix and d.stage.
 // elementwise: the expression's nodes are program::exprs[imm[0] .. imm[0] + imm[1]), its root last.
 // when: the condition likewise. arg_reduce_rows: d = value vector, b = index vector, ix = the column
 // index of the tile's column 0. load_global: imm[2] = the bits of the float filled in outside the tensor.

@@ -39,6 +39,7 @@ inline std::string var_name(const program& p, const index_term& t) {
     case var_kind::dim: return t.ref < p.dims.size() ? std::string(p.dims[t.ref].nm.view()) : "dim?";
     case var_kind::elem_row: return "row";
     case var_kind::elem_col: return "col";
+    case var_kind::value: return "v" + std::to_string(t.ref);
     default: return "?";
   }
 }
@@ -90,7 +91,14 @@ inline std::string to_text(const program& p, const operand& o) {
       const auto& r = p.tile_refs[o.index];
       s = std::string(p.tensors[r.tensor].nm.view()) + ".tile(";
       for (int i = 0; i < r.rank; ++i) s += (i ? ", " : "") + to_text(p, r.coords[i]);
-      return s + ")";
+      s += ")";
+      // (golden files of schedules without these forms are unchanged)
+      if (r.elements == (1u << r.rank) - 1u) s = std::string(p.tensors[r.tensor].nm.view()) + ".at" + s.substr(s.find('('));
+      else
+        for (int i = 0; i < r.rank; ++i)
+          if (r.element_coord(i)) s += ".elements_at(" + std::to_string(i) + ")";
+      if (r.has_limit()) s += ".limit(" + std::to_string(r.limit_pos) + ", " + to_text(p, r.limit) + ")";
+      return s;
     }
   }
   if (o.sel == stage_sel::slot) s += "[slot#" + std::to_string(o.slot_op) + "]";
@@ -212,6 +220,10 @@ inline std::string op_text(const program& p, int id) {
     }
     case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;
     case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
+    case op_kind::read_index: s += " v" + std::to_string(id) + " = " + to_text(p, o.a); break;
+    case op_kind::let_index:
+      s += " v" + std::to_string(id) + " = " + (o.imm[0] == 1 ? "min(" + to_text(p, o.ix) + ", " + to_text(p, o.d.stage) + ")" : to_text(p, o.ix));
+      break;
     case op_kind::cluster_reduce: s += " " + to_text(p, o.d) + " = sum over the cluster"; break;
     default:
       if (o.d.kind != operand_kind::none) operands(" <- ");

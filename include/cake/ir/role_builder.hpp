@@ -109,6 +109,45 @@ class role {
   constexpr index_expr cta() const { return var_index(var_kind::cta, 0); }
   constexpr const role_decl& decl() const { return k_->p.roles[role_]; }
 
+  // ---- index values ---------------------------------------------------------------------------------
+  // An integer read from a tensor at element coordinates (one per dim), usable wherever an index
+  // expression is: loop bounds, tile and element origins, mask and store limits, when conditions.
+  //   auto q0 = r.read_index(CuSeqQ.at(b, 0));   // entry b's first row in a packed batch
+  // Every thread of the role reads it (one ld.global, at this point of the body: place it where its
+  // coordinates are defined, outside the loops it does not depend on). The value is run-time data: the
+  // analyzer models a tensor read as non-decreasing along each coordinate (cumulative offsets), nothing
+  // more; values outside what the schedule expects are the caller's contract. The tensor must be i32.
+  template <class T>
+  constexpr index_expr read_index(global_tile<T> g, src_loc at = src_loc::current()) {
+    if (T::value != dtype::i32)
+      k_->fail<"ir.index-value", "read_index reads an integer index: the tensor must be i32 (value: the tensor's dtype code)">(static_cast<int>(T::value), at);
+    op o;
+    o.kind = op_kind::read_index;
+    o.a = global_operand(g, at);
+    return var_index(var_kind::value, emit(o, at).id);
+  }
+  // An index expression evaluated once, here, into one variable: a name for a value several bounds
+  // use (a sequence's length, the causal offset), and a way past the three-term limit of one expression.
+  constexpr index_expr let_index(index_expr e, src_loc at = src_loc::current()) {
+    if (!e.valid) k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this let_index cannot be represented (value: 0)">(0, at);
+    if (e.uses(var_kind::elem_row) || e.uses(var_kind::elem_col))
+      k_->fail<"ir.index-value", "an index value cannot depend on a register-tile element's row or column (value: 0)">(0, at);
+    op o;
+    o.kind = op_kind::let_index;
+    o.ix = e;
+    return var_index(var_kind::value, emit(o, at).id);
+  }
+  // The smaller of two index expressions, once (the last row of a tile clipped to its sequence).
+  constexpr index_expr let_min(index_expr a, index_expr b, src_loc at = src_loc::current()) {
+    const index_expr v = let_index(a, at);
+    op& o = k_->p.ops[v.terms[0].ref];
+    if (!b.valid || b.uses(var_kind::elem_row) || b.uses(var_kind::elem_col))
+      k_->fail<"ir.index-value", "let_min(a, b): b must be a representable index expression of uniform indices (value: 0)">(0, at);
+    o.imm[0] = 1;
+    o.d.stage = b;
+    return v;
+  }
+
   // ---- register tiles ----------------------------------------------------------------------------
   // Held by each unit of this role (a warpgroup's accumulator for wgmma, a warp's for mma.sync).
   template <element_type T>
@@ -296,12 +335,14 @@ class role {
   // ---- memory ------------------------------------------------------------------------------------
   template <class T, class U>
   constexpr op_ref tma_load(smem_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {
+    no_limit(src, at);
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA load copies bytes: the smem tile and the tensor must have the same dtype");
     return move(op_kind::tma_load, dst.o, global_operand(src, at), at);
   }
   // A TMA load that completes on an explicit mbarrier (hand-written protocols; pipeline slots derive it).
   template <class T, class U>
   constexpr op_ref tma_load(smem_tile<T> dst, global_tile<U> src, mbarrier_ref done, src_loc at = src_loc::current()) {
+    no_limit(src, at);
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA load copies bytes: the smem tile and the tensor must have the same dtype");
     auto r = move(op_kind::tma_load, dst.o, global_operand(src, at), at);
     r.get().b.kind = operand_kind::mbarrier;
@@ -311,6 +352,7 @@ class role {
   }
   template <class T, class U>
   constexpr op_ref tma_store(global_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
+    no_limit(dst, at);
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA store copies bytes: the smem tile and the tensor must have the same dtype");
     return move(op_kind::tma_store, global_operand(dst, at), src.o, at);
   }
@@ -325,6 +367,7 @@ class role {
   }
   template <class T, class U>
   constexpr op_ref cp_async(smem_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {
+    no_limit(src, at);
     static_assert(std::is_same_v<T, U>, "[representation.copy-dtype] cp.async copies bytes: the smem tile and the tensor must have the same dtype");
     return move(op_kind::cp_async, dst.o, global_operand(src, at), at);
   }
@@ -644,6 +687,13 @@ class role {
     const int id = emit(o, at).id;
     return slot{pl.index, static_cast<std::uint16_t>(id), k_};
   }
+  // TMA and cp.async move whole boxes (the hardware bounds them by the tensor's extents only).
+  template <class T>
+  constexpr void no_limit(const global_tile<T>& g, src_loc at) {
+    if (g.ref.has_limit())
+      k_->fail<"ir.modifier", "limit(pos, end) applies to register loads and stores; a TMA or cp.async box is bounded by the tensor's extents (value: pos)">(
+          g.ref.limit_pos, at);
+  }
   template <class T>
   constexpr operand global_operand(const global_tile<T>& g, src_loc at) {
     if (g.given != g.ref.rank)
@@ -653,6 +703,10 @@ class role {
         k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this one cannot be represented (value: the coordinate's position)">(i, at);
     if (g.ref.row_pos != no_index && g.ref.row_pos + 1 >= g.ref.rank)
       k_->fail<"ir.tile-rows", "rows_at(pos): the rows dim must come before the tensor's last (contiguous) dim (value: pos)">(g.ref.row_pos, at);
+    if (g.bad_modifier || (g.ref.elements >> g.ref.rank) != 0 || (g.ref.has_limit() && g.ref.limit_pos >= g.ref.rank))
+      k_->fail<"ir.tile-rank", "elements_at(pos) / limit(pos, end): pos must be a dim of the tensor (value: the tensor's rank)">(g.ref.rank, at);
+    if (g.ref.has_limit() && (!g.ref.limit.valid || g.ref.limit.uses(var_kind::elem_row) || g.ref.limit.uses(var_kind::elem_col)))
+      k_->fail<"ir.index-expr", "limit(pos, end): the end must be a representable index expression of uniform indices (value: 0)">(0, at);
     operand o;
     o.kind = operand_kind::global;
     o.index = static_cast<std::uint8_t>(k_->add_tile_ref(g.ref, at));

@@ -419,19 +419,25 @@ class compute_emitter : public emitter {
     const auto& pg = p_.regs[r];
     const std::string ti = S(ref.tensor);
     std::string base = "0LL", inside = "true";
+    // The extent of dim i, ended early by .limit(i, end).
+    auto end_of = [&](int i) {
+      const std::string d = dim_name(t.dims[i]);
+      return ref.has_limit() && ref.limit_pos == i ? "cake_dev::min_ll(" + d + ", " + expr(ref.limit) + ")" : d;
+    };
     for (int i = 0; i < ref.rank; ++i) {
       const std::string c = expr(ref.coords[i]);
-      if (i == rd) w_.line("const long long row0 = " + c + " * " + S(pg.rows) + "LL;");
-      else if (i == cd) w_.line("const long long col0 = " + c + " * " + S(pg.cols) + "LL;");
+      const bool el = ref.element_coord(i);  // .elements_at(i): an element index, not a tile index
+      if (i == rd) w_.line("const long long row0 = " + c + (el ? "" : " * " + S(pg.rows) + "LL") + ";");
+      else if (i == cd) w_.line("const long long col0 = " + c + (el ? "" : " * " + S(pg.cols) + "LL") + ";");
       else {
         base += " + " + c + " * args.stride[" + ti + "][" + S(i) + "]";
-        inside += " && " + c + " < " + dim_name(t.dims[i]);
+        inside += " && " + c + " < " + end_of(i);
       }
     }
     if (rd < 0) w_.line("const long long row0 = 0;");
     if (cd < 0) w_.line("const long long col0 = 0;");
     w_.line("const long long base = " + base + ";");
-    w_.line("const long long rows = " + (rd >= 0 ? dim_name(t.dims[rd]) : std::string("1")) + ", cols = " + (cd >= 0 ? dim_name(t.dims[cd]) : std::string("1")) +
+    w_.line("const long long rows = " + (rd >= 0 ? end_of(rd) : std::string("1")) + ", cols = " + (cd >= 0 ? end_of(cd) : std::string("1")) +
             ", ld = " + (rd >= 0 ? "args.stride[" + ti + "][" + S(rd) + "]" : std::string("0")) + ";");
     w_.line("const bool inside = " + inside + ";");
     w_.line("(void)row0; (void)col0; (void)rows; (void)cols; (void)ld;");

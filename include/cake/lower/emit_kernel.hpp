@@ -252,6 +252,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::tma_store: return emit_tma(id, o);
       case op_kind::tma_prefetch: return emit_prefetch(id, o);
       case op_kind::cp_async: return emit_cp_async(id, o);
+      case op_kind::read_index:
+      case op_kind::let_index: return emit_index_value(id, o);
       case op_kind::stmatrix: return emit_stmatrix(id, o);
       case op_kind::store_global: return emit_store_global(id, o);
       case op_kind::load_global:

@@ -263,6 +263,7 @@ class op_emitter : public compute_emitter {
       long long unit = 1;
       if (i == ref.rank - 1) unit = box_units.cols;
       else if (i == row_pos_of(ref)) unit = box_units.rows;
+      if (ref.element_coord(i)) unit = 1;  // .elements_at(i): already an element index
       c.push_back(expr(ref.coords[i]) + " * " + std::to_string(unit) + "LL");
     }
     return c;
@@ -306,6 +307,21 @@ class op_emitter : public compute_emitter {
       w_.line("cake_dev::tma_store_" + dim + "(" + tmap + ", " + dst + coords + ");");
     }
     w_.close();
+  }
+
+  // An index value: one i32 element read by every thread of the role (the value is uniform, so the loads
+  // of one warp coalesce into one transaction), or an index expression evaluated once.
+  void emit_index_value(int id, const op& o) {
+    if (o.kind == op_kind::let_index) {
+      const std::string v = o.imm[0] == 1 ? "cake_dev::min_ll(" + expr(o.ix) + ", " + expr(o.d.stage) + ")" : expr(o.ix);
+      w_.line("const long long " + value_var(id) + " = " + v + ";");
+      return;
+    }
+    const auto& ref = p_.tile_refs[o.a.index];
+    const std::string ti = std::to_string(ref.tensor);
+    std::string at = "0LL";
+    for (int i = 0; i < ref.rank; ++i) at += " + " + expr(ref.coords[i]) + " * args.stride[" + ti + "][" + std::to_string(i) + "]";
+    w_.line("const long long " + value_var(id) + " = (long long)__ldg(static_cast<const int*>(args.ptr[" + ti + "]) + (" + at + "));");
   }
 
   // Cooperative cp.async of one smem tile by every thread of the role (16-byte chunks, zero-filled

@@ -62,6 +62,7 @@ class emitter {
   std::string pipe_name(int pl) const { return "pl_" + ident(p_.pipelines[pl].nm.view()); }
   std::string dim_name(int d) const { return "d_" + ident(p_.dims[d].nm.view()); }
   static std::string slot_name(int op_id) { return "slot" + std::to_string(op_id); }
+  static std::string value_var(int op_id) { return "iv" + std::to_string(op_id); }  // read_index / let_index
   std::string loop_var(int op_id) const { return (p_.ops[op_id].has(flag_static_trip) ? "i" : "k") + std::to_string(op_id); }
 
   // ---- index expressions ------------------------------------------------------------------------
@@ -76,6 +77,7 @@ class emitter {
       case var_kind::warpgroup: return "(long long)warpgroup_in_role";
       case var_kind::warp: return "(long long)warp_in_role";
       case var_kind::cluster_rank: return "(long long)cta_rank";
+      case var_kind::value: return value_var(t.ref);
       default: return "0";
     }
   }

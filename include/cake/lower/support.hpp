@@ -74,6 +74,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       }
       if (r.part != part_axis::none) {
         if (o.kind != op_kind::store_global) return "loads and atomics of a part of a register tile are not lowered: use a tile of the part's shape";
+        if (p.tile_refs[g.index].has_limit()) return "a store of a tile part with .limit(pos, end) is not lowered: store a whole tile";
         if (p.tile_refs[g.index].rank != 2 || size_bits(td) != 16 || size_bits(reg_dt(r)) != 16) return "a store of a tile part is lowered for 16-bit tiles into 2-D tensors";
         if (r.part == part_axis::rows) return "a store of a row part of a register tile is not lowered";
         if (frame(r) == plan::frag_kind::mma_acc) return "a store of a part of an mma.sync tile is not lowered";
@@ -84,6 +85,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::f32) return "scatter_add is lowered into f32 tensors";
       if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].rank != 2) return "scatter_add is lowered for 2-D tensors";
       if (eight(o.a)) return "scatter_add of an 8-bit tile is not lowered";
+      if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].has_limit()) return "scatter_add with .limit(pos, end) is not lowered";
       return nullptr;
     case op_kind::load_shared:
     case op_kind::store_shared: {

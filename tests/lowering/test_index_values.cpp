@@ -1,0 +1,48 @@
+// Lowering tier for index values (r.read_index, r.let_index, r.let_min), element origins and load/store
+// limits: a copy of the rows of each entry of a packed batch (entry b owns rows Off[b] .. Off[b + 1] - 1),
+// analyzed clean and assembled by NVRTC for every target the op table lowers them on.
+#include <doctest/doctest.h>
+
+#include "lower_check.hpp"
+
+using namespace cake;
+using lower_check::has;
+using lower_check::lower_and_build;
+
+namespace {
+program packed_rows(target_id t) {
+  auto k = kernel("packed_rows").target(t);
+  auto [R, C, N, MR] = k.dims("R", "C", "N", "MR");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<f32>("Y", dims(R, C));
+  auto Off = k.input<i32>("Off", dims(N, MR));  // (b, 0) = Off[b], viewed with strides [1, 0]
+  auto sp = k.parallel(tiles(MR, 32), each(N));
+  k.role("rows", warps(4), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.for_each(sp, [&](auto q, auto b) {
+      const index_expr start = r.read_index(Off.at(b, 0)), end = r.read_index(Off.at(b + 1, 0));
+      const index_expr len = r.let_index(end - start);
+      const index_expr last = r.let_min(q * 32 + 32, len);
+      r.when(q * 32 < len, [&] {
+        r.loop(tiles(C, 64), [&](auto j) {
+          const index_expr row = start + q * 32 + r.warp() * 8;
+          r.load(x, X.tile(row, j).elements_at(0).limit(0, start + last));
+          r.store(Y.tile(row, j).elements_at(0).limit(0, end), x);
+        });
+      });
+    });
+  });
+  return k.build();
+}
+}  // namespace
+
+TEST_CASE("index values lower on every target the op table lowers them on") {
+  const auto targets = lower_check::lowering_targets({op_kind::read_index, op_kind::let_index, op_kind::load_global, op_kind::store_global});
+  CHECK(targets.size() == 3);
+  for (target_id t : targets) {
+    const program p = packed_rows(t);
+    const auto b = lower_and_build(p);
+    CHECK(has(b.ptx(), "ld.global.nc"));  // the offsets (__ldg)
+    CHECK(has(b.source(), "cake_dev::min_ll(d_R, "));
+  }
+}
