@@ -38,6 +38,7 @@ struct gemm_sm90_config {
   bool direct_store = false;  // epilogue: st.global from registers instead of stmatrix + TMA store
   bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
   int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
+  bool persistent = true;     // one CTA per SM walking tiles (rasterized); false: one CTA per output tile
   gemm_epilogue epi{};
   // Ordered field by field: every field tells schedules apart (cake::gemm's kernel cache keys on it).
   friend constexpr auto operator<=>(const gemm_sm90_config&, const gemm_sm90_config&) = default;
@@ -47,7 +48,7 @@ template <class In = bf16>
 constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   constexpr bool fp8 = is_float8(In::value);
   auto k = kernel(fp8 ? "gemm_e4m3_sm90" : "gemm_bf16_sm90").target(sm_90a).cluster(c.cluster_m, 1);
-  k.persistent(raster::along_m(c.raster_group));
+  if (c.persistent) k.persistent(raster::along_m(c.raster_group));
   auto [M, N, K] = k.dims("M", "N", "K");
   auto A = k.input<In>("A", dims(M, K));
   auto B = k.input<In>("B", dims(N, K));
