@@ -44,7 +44,7 @@ const char* usage_text =
     "  --budget-gpu-s S   evolve: GPU seconds (wall time of the GPU children) it may spend (default 300)\n"
     "  --seed N           evolve: seed of the sampling and of the tie order (default 1)\n"
     "  --log FILE         evolve: the JSON-lines evidence log (default cake-evolve-FAMILY.jsonl)\n"
-    "  --max-candidates N evolve: how many of the best-estimated go on to NVRTC and the GPU (default 12)\n"
+    "  --max-candidates N evolve: how many candidates go on to NVRTC and the GPU (default 24)\n"
     "  --resume           evolve: continue the log; nothing it holds is evaluated again\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
     "  --timeout S        run/bench: time limit of the GPU process per kernel (default 180)\n"

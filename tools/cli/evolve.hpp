@@ -35,7 +35,7 @@ struct evolve_options {
   std::string family, log;
   double budget_gpu_s = 300;
   unsigned long long seed = 1;
-  int max_candidates = 12;
+  int max_candidates = 24;
   bool resume = false;
 };
 
@@ -43,6 +43,9 @@ namespace evolve_detail {
 
 // The search space is enumerated up to this many points, else sampled (seeded) to this many.
 inline constexpr long long enumerate_limit = 20000;
+// Estimates within this fraction of the best are treated as ties by the selection: the model's error on
+// shapes it was not calibrated on is larger (docs/cost-model.md: 14.5% at 8192^3).
+inline constexpr double near_best_band = 0.05;
 
 // One (candidate, shape, gate) result: what the log line says.
 struct gate_record {
@@ -288,62 +291,138 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       ranked.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    // The seed always goes on (the baseline every result is compared with), plus the best-ranked.
-    std::vector<std::size_t> order;
-    int kept = 0;  // besides the seed
-    for (std::size_t r = 0; r < ranked.size(); ++r) {
-      const std::size_t i = ranked[r].second;
-      const bool keep = i == 0 || kept < eo.max_candidates;
-      if (keep && i != 0) ++kept;
-      if (!have(ids[i], sn, "select"))
-        record(points[i], ids[i], sn, "select", keep ? "kept" : "pruned", ranked[r].first == INFINITY ? NAN : ranked[r].first,
-               "{\"rank\":" + std::to_string(r + 1) + ",\"of\":" + std::to_string(ranked.size()) + ",\"max_candidates\":" + std::to_string(eo.max_candidates) + "}", 0, 0);
-      if (keep) order.push_back(i);
+    // Selection, in this order until --max-candidates are kept: the seed (the baseline every result is
+    // compared with); for every value of every axis the best-estimated candidate having it (the model
+    // is not trusted to order structural variants it barely tells apart: each gets measured at its best);
+    // then the ranking. A candidate whose generated kernel is identical to a kept one (an axis without
+    // effect there, e.g. the raster of a non-persistent kernel) is a duplicate, not measured twice.
+    std::vector<std::size_t> picks;  // indices into ranked
+    std::vector<std::string> why(ranked.size());
+    {
+      std::vector<bool> taken(ranked.size(), false);
+      auto pick = [&](std::size_t r, std::string reason) {
+        if (taken[r]) return;
+        taken[r] = true;
+        why[r] = std::move(reason);
+        picks.push_back(r);
+      };
+      for (std::size_t r = 0; r < ranked.size(); ++r)
+        if (ranked[r].second == 0) pick(r, "seed");
+      for (std::size_t a = 0; a < fam->axes.size(); ++a)
+        for (const long long v : fam->axes[a].values)
+          for (std::size_t r = 0; r < ranked.size(); ++r)
+            if (points[ranked[r].second][a] == v && std::isfinite(ranked[r].first)) {
+              pick(r, "best estimate with " + fam->axes[a].name + "=" + (fam->axes[a].boolean ? (v ? "true" : "false") : std::to_string(v)));
+              break;
+            }
+      // Within the band of estimates the model cannot tell apart, the most different from what is
+      // already picked (greatest least Hamming distance over the axes; ties by rank), then the ranking.
+      const double band = ranked.empty() ? 0 : ranked[0].first * (1 + near_best_band);
+      while (true) {
+        std::size_t best_r = ranked.size();
+        int best_d = -1;
+        for (std::size_t r = 0; r < ranked.size() && ranked[r].first <= band; ++r) {
+          if (taken[r]) continue;
+          int d = static_cast<int>(fam->axes.size()) + 1;
+          for (const std::size_t q : picks) {
+            int h = 0;
+            for (std::size_t a = 0; a < fam->axes.size(); ++a) h += points[ranked[r].second][a] != points[ranked[q].second][a];
+            d = std::min(d, h);
+          }
+          if (d > best_d) best_d = d, best_r = r;
+        }
+        if (best_r == ranked.size() || picks.size() >= static_cast<std::size_t>(eo.max_candidates) * 4) break;
+        pick(best_r, "near the best estimate, most unlike the others picked (" + std::to_string(best_d) + " axes apart)");
+      }
+      for (std::size_t r = 0; r < ranked.size(); ++r) pick(r, "rank");
     }
-    progress(sn + ": " + std::to_string(ranked.size()) + " estimated, " + std::to_string(order.size()) + " kept (best estimate " +
+    // The lower gate (lowering + NVRTC; shape-independent, once per candidate).
+    auto lower_gate = [&](std::size_t i) -> const gate_record* {
+      const std::string& id = ids[i];
+      if (const auto* lr = have(id, "", "lower")) return lr;
+      stopwatch t;
+      const cake::program& p = *program_of(i);
+      const auto l = cake::lower::lower(p);
+      if (!l.ok) {
+        record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"lower\",\"error\":" + json_string(l.error) + "}", t.ms(), 0);
+      } else {
+        cake::jit::artifacts a;
+        std::string env_error;
+        try {
+          a = cake::jit::build(l.source, l.entry, std::string(cake::to_string(p.target)));
+        } catch (const std::exception& e) {
+          env_error = e.what();
+        }
+        if (!env_error.empty()) {
+          record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string("NVRTC could not run: " + env_error) + "}", t.ms(), 0);
+        } else if (!a.ok) {
+          record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string(a.diagnostics()) + "}", t.ms(), 0);
+        } else {
+          const auto& r = a.resources;
+          const int spilled = r.spill_stores + r.spill_loads;
+          std::string warns;
+          for (std::size_t w = 0; w < r.warnings.size(); ++w) warns += std::string(w ? "," : "") + json_string(r.warnings[w]);
+          record(points[i], id, "", "lower", spilled ? "reject" : "pass", NAN,
+                 "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") + ",\"registers\":" + std::to_string(r.registers) +
+                     ",\"spill_stores\":" + std::to_string(r.spill_stores) + ",\"spill_loads\":" + std::to_string(r.spill_loads) +
+                     ",\"stack_frame\":" + std::to_string(r.stack_frame) + ",\"smem_bytes\":" + std::to_string(l.smem_bytes) +
+                     ",\"block_threads\":" + std::to_string(l.block_threads) + ",\"cluster\":" + std::to_string(l.cluster[0]) +
+                     ",\"persistent\":" + (l.persistent ? "true" : "false") + ",\"warnings\":[" + warns + "],\"nvrtc_ms\":" + json_number(a.compile_ms) +
+                     ",\"cache\":" + json_string(cake::jit::to_string(a.origin)) + "}",
+                 t.ms(), 0);
+        }
+      }
+      const auto* lr = have(id, "", "lower");
+      progress("lower " + id + ": " + (lr ? lr->verdict : "?") + (lr && lr->verdict == "reject" ? " (spills)" : ""));
+      return lr;
+    };
+    // Walk the picks: a duplicate kernel is skipped; a pick is kept (select) and lowered; --max-candidates
+    // counts the kept ones that lowered cleanly (those go to the GPU).
+    std::vector<std::size_t> order;  // candidate indices to measure, in pick order
+    {
+      std::map<std::string, std::size_t> kernels_seen;  // fingerprint of the generated kernel -> candidate
+      std::vector<std::string> verdict(ranked.size(), "pruned"), same_as(ranked.size());
+      auto select_line = [&](std::size_t r) {
+        const std::size_t i = ranked[r].second;
+        if (have(ids[i], sn, "select")) return;
+        record(points[i], ids[i], sn, "select", verdict[r], ranked[r].first == INFINITY ? NAN : ranked[r].first,
+               "{\"rank\":" + std::to_string(r + 1) + ",\"of\":" + std::to_string(ranked.size()) + ",\"max_candidates\":" + std::to_string(eo.max_candidates) +
+                   ",\"why\":" + (verdict[r] == "kept" ? json_string(why[r]) : std::string("null")) +
+                   ",\"same_as\":" + (same_as[r].empty() ? std::string("null") : json_string(same_as[r])) + "}",
+               0, 0);
+      };
+      int kept = 0;
+      for (const std::size_t r : picks) {
+        if (kept >= eo.max_candidates) break;
+        const std::size_t i = ranked[r].second;
+        const auto l = cake::lower::lower(*program_of(i));
+        const std::string fp = hasher()
+                                   .add(l.ok ? l.source : "failed:" + ids[i])
+                                   .add(std::to_string(l.block_threads) + "/" + std::to_string(l.smem_bytes) + "/" + std::to_string(l.cluster[0]) + "/" +
+                                        std::to_string(l.persistent))
+                                   .hex();
+        if (const auto it = kernels_seen.find(fp); it != kernels_seen.end()) {
+          verdict[r] = "duplicate";
+          same_as[r] = ids[it->second];
+          select_line(r);
+          continue;
+        }
+        kernels_seen[fp] = i;
+        verdict[r] = "kept";
+        select_line(r);
+        const auto* lr = lower_gate(i);
+        if (lr && lr->verdict == "pass") {
+          ++kept;
+          order.push_back(i);
+        }
+      }
+      for (std::size_t r = 0; r < ranked.size(); ++r) select_line(r);
+    }
+    progress(sn + ": " + std::to_string(ranked.size()) + " estimated, " + std::to_string(order.size()) + " go to the GPU (best estimate " +
              (ranked.empty() ? std::string("none") : json_number(ranked[0].first) + " us: " + ids[ranked[0].second]) + ")");
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
       const std::size_t i = order[oi];
       const std::string& id = ids[i];
-      // lower
-      const gate_record* lr = have(id, "", "lower");
-      if (!lr) {
-        stopwatch t;
-        const cake::program& p = *program_of(i);
-        const auto l = cake::lower::lower(p);
-        if (!l.ok) {
-          record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"lower\",\"error\":" + json_string(l.error) + "}", t.ms(), 0);
-        } else {
-          cake::jit::artifacts a;
-          std::string env_error;
-          try {
-            a = cake::jit::build(l.source, l.entry, std::string(cake::to_string(p.target)));
-          } catch (const std::exception& e) {
-            env_error = e.what();
-          }
-          if (!env_error.empty()) {
-            record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string("NVRTC could not run: " + env_error) + "}", t.ms(), 0);
-          } else if (!a.ok) {
-            record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string(a.diagnostics()) + "}", t.ms(), 0);
-          } else {
-            const auto& r = a.resources;
-            const int spilled = r.spill_stores + r.spill_loads;
-            std::string warns;
-            for (std::size_t w = 0; w < r.warnings.size(); ++w) warns += std::string(w ? "," : "") + json_string(r.warnings[w]);
-            record(points[i], id, "", "lower", spilled ? "reject" : "pass", NAN,
-                   "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") + ",\"registers\":" + std::to_string(r.registers) +
-                       ",\"spill_stores\":" + std::to_string(r.spill_stores) + ",\"spill_loads\":" + std::to_string(r.spill_loads) +
-                       ",\"stack_frame\":" + std::to_string(r.stack_frame) + ",\"smem_bytes\":" + std::to_string(l.smem_bytes) +
-                       ",\"block_threads\":" + std::to_string(l.block_threads) + ",\"cluster\":" + std::to_string(l.cluster[0]) +
-                       ",\"persistent\":" + (l.persistent ? "true" : "false") + ",\"warnings\":[" + warns + "],\"nvrtc_ms\":" + json_number(a.compile_ms) +
-                       ",\"cache\":" + json_string(cake::jit::to_string(a.origin)) + "}",
-                   t.ms(), 0);
-          }
-        }
-        lr = have(id, "", "lower");
-        progress("lower " + id + ": " + (lr ? lr->verdict : "?") + (lr && lr->verdict == "reject" ? " (spills)" : ""));
-      }
-      if (!lr || lr->verdict != "pass") continue;
       // run, then bench, in the isolated child
       for (const bool bench : {false, true}) {
         const char* gate = bench ? "bench" : "run";
