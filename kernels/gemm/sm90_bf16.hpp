@@ -3,7 +3,7 @@
 // accumulate, bf16 out, with an optional fused epilogue. One producer warpgroup issues TMA; two
 // consumer warpgroups issue wgmma, either cooperatively (each on half the rows of one tile) or in
 // ping-pong (each on whole tiles, alternately: one's epilogue overlaps the other's MMAs, their mainloops
-// ordered by turns). Persistent over tiles with a rasterized schedule; B is multicast to the CTAs of a
+// ordered by turns). Persistent over tiles with a rasterized schedule (or one CTA per tile); B is multicast to the CTAs of a
 // cluster along M (they share the N tile). wgmma groups may stay in flight across the stage release
 // (wgmma_wait(1) with a release one iteration later). The epilogue goes through stmatrix into a
 // double-buffered smem chunk and a TMA store while the producer already loads the next tile, or, for
