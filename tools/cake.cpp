@@ -6,7 +6,7 @@
 //   cake run      FILE [--timeout S] [--hang-timeout S] [--sanitize TOOL] [--json]   correctness on the GPU
 //   cake bench    FILE [--runs N] [--timeout S] [--json]              correctness, then timing against the peer
 //   cake evolve   FILE --family NAME --shape M=..,N=..,K=.. [--budget-gpu-s S] [--seed N] [--log F]
-//                 [--max-candidates N] [--resume] [--json]             search a kernel family (docs/evolve.md)
+//                 [--max-candidates N] [--resume] [--agent CMD] [--json]   search a kernel family (docs/evolve.md)
 //
 // Every answer is text for people or, with --json, one JSON object of the schema "cake.cli/1".
 #include <cmath>
@@ -46,6 +46,9 @@ const char* usage_text =
     "  --log FILE         evolve: the JSON-lines evidence log (default cake-evolve-FAMILY.jsonl)\n"
     "  --max-candidates N evolve: how many candidates go on to NVRTC and the GPU (default 24)\n"
     "  --resume           evolve: continue the log; nothing it holds is evaluated again\n"
+    "  --agent CMD        evolve: after the built-in search, rounds of an external driver: CMD ROUND_DIR reads\n"
+    "                     ROUND_DIR/summary.json and best.txt, writes ROUND_DIR/proposals.txt (docs/evolve.md)\n"
+    "  --agent-rounds N   evolve: at most N agent rounds (default 3)\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
     "  --timeout S        run/bench: time limit of the GPU process per kernel (default 180)\n"
     "  --hang-timeout S   run/bench: every mbarrier wait traps after S seconds (default 2)\n"
@@ -122,11 +125,12 @@ int main(int argc, char** argv) {
       eopt.resume = true;
       continue;
     }
-    if (a == "--family" || a == "--budget-gpu-s" || a == "--seed" || a == "--log" || a == "--max-candidates") {
+    if (a == "--family" || a == "--budget-gpu-s" || a == "--seed" || a == "--log" || a == "--max-candidates" || a == "--agent" || a == "--agent-rounds") {
       if (cmd != "evolve") return usage_error(a + " applies to cake evolve");
       if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
       if (a == "--family") eopt.family = v;
       else if (a == "--log") eopt.log = v;
+      else if (a == "--agent") eopt.agent = v;
       else {
         char* end = nullptr;
         const double d = std::strtod(v, &end);
@@ -137,6 +141,9 @@ int main(int argc, char** argv) {
         } else if (a == "--seed") {
           if (!whole) return usage_error("--seed takes a whole number >= 0, not '" + std::string(v) + "'");
           eopt.seed = static_cast<unsigned long long>(d);
+        } else if (a == "--agent-rounds") {
+          if (!whole || d < 1 || d > 1000) return usage_error("--agent-rounds takes a whole number from 1 to 1000, not '" + std::string(v) + "'");
+          eopt.agent_rounds = static_cast<int>(d);
         } else {
           if (!whole || d < 1 || d > 1e6) return usage_error("--max-candidates takes a whole number from 1 to 1000000, not '" + std::string(v) + "'");
           eopt.max_candidates = static_cast<int>(d);

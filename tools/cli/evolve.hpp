@@ -37,6 +37,8 @@ struct evolve_options {
   unsigned long long seed = 1;
   int max_candidates = 24;
   bool resume = false;
+  std::string agent;    // --agent CMD: an external driver after the built-in search
+  int agent_rounds = 3;
 };
 
 namespace evolve_detail {
@@ -234,12 +236,12 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     if (!p) p = generate_point(*fam, points[i]).program;
     return p.get();
   };
-  std::vector<bool> analyzed_ok(points.size(), false);
+  std::vector<char> analyzed_ok(points.size(), 0);
   int rejected = 0;
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  auto analyze_gate = [&](std::size_t i) {
     if (const auto* r = have(ids[i], "", "analyze")) {
       analyzed_ok[i] = r->verdict == "pass";
-      continue;
+      return;
     }
     stopwatch t;
     auto g = generate_point(*fam, points[i]);
@@ -247,7 +249,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       const auto d = make_diagnostic("evolve.generator", g.error);
       record(points[i], ids[i], "", "analyze", "reject", NAN, "{\"errors\":1,\"warnings\":0,\"rules\":[\"evolve.generator\"],\"diagnostics\":[" + to_json(d) + "]}", t.ms(), 0);
       ++rejected;
-      continue;
+      return;
     }
     const auto a = analyze_program(*g.program);
     std::string rules, diags;
@@ -267,27 +269,140 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
            "{\"errors\":" + std::to_string(a.errors) + ",\"warnings\":" + std::to_string(a.warnings) + ",\"rules\":[" + rules + "],\"diagnostics\":[" + diags + "]}", t.ms(),
            0);
     if (ok) programs[i] = std::move(g.program);
+  };
+  // A point not among the candidates yet (from the log on --resume, or an agent's proposal).
+  auto add_point = [&](const std::vector<long long>& pt) {
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (points[i] == pt) return i;
+    points.push_back(pt);
+    ids.push_back(point_id(*fam, pt));
+    analyzed_ok.push_back(0);
+    return points.size() - 1;
+  };
+  {
+    std::set<std::string> known(ids.begin(), ids.end());
+    for (const auto& [k, r] : st.done) {
+      const std::string cand = k.substr(0, k.find('|'));
+      if (known.count(cand)) continue;
+      std::vector<long long> pt;
+      if (parse_point(*fam, cand, pt).empty()) add_point(pt);
+      known.insert(cand);
+    }
   }
-  progress("analyze: " + std::to_string(std::count(analyzed_ok.begin(), analyzed_ok.end(), true)) + " pass, " + std::to_string(rejected) + " rejected (this run)");
+  for (std::size_t i = 0; i < points.size(); ++i) analyze_gate(i);
+  progress("analyze: " + std::to_string(std::count(analyzed_ok.begin(), analyzed_ok.end(), 1)) + " pass, " + std::to_string(rejected) + " rejected (this run)");
+
+  // The lower gate (lowering + NVRTC; shape-independent, once per candidate).
+  auto lower_gate = [&](std::size_t i) -> const gate_record* {
+    const std::string& id = ids[i];
+    if (const auto* lr = have(id, "", "lower")) return lr;
+    stopwatch t;
+    const cake::program& p = *program_of(i);
+    const auto l = cake::lower::lower(p);
+    if (!l.ok) {
+      record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"lower\",\"error\":" + json_string(l.error) + "}", t.ms(), 0);
+    } else {
+      cake::jit::artifacts a;
+      std::string env_error;
+      try {
+        a = cake::jit::build(l.source, l.entry, std::string(cake::to_string(p.target)));
+      } catch (const std::exception& e) {
+        env_error = e.what();
+      }
+      if (!env_error.empty()) {
+        record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string("NVRTC could not run: " + env_error) + "}", t.ms(), 0);
+      } else if (!a.ok) {
+        record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string(a.diagnostics()) + "}", t.ms(), 0);
+      } else {
+        const auto& r = a.resources;
+        const int spilled = r.spill_stores + r.spill_loads;
+        std::string warns;
+        for (std::size_t w = 0; w < r.warnings.size(); ++w) warns += std::string(w ? "," : "") + json_string(r.warnings[w]);
+        record(points[i], id, "", "lower", spilled ? "reject" : "pass", NAN,
+               "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") + ",\"registers\":" + std::to_string(r.registers) +
+                   ",\"spill_stores\":" + std::to_string(r.spill_stores) + ",\"spill_loads\":" + std::to_string(r.spill_loads) +
+                   ",\"stack_frame\":" + std::to_string(r.stack_frame) + ",\"smem_bytes\":" + std::to_string(l.smem_bytes) +
+                   ",\"block_threads\":" + std::to_string(l.block_threads) + ",\"cluster\":" + std::to_string(l.cluster[0]) +
+                   ",\"persistent\":" + (l.persistent ? "true" : "false") + ",\"warnings\":[" + warns + "],\"nvrtc_ms\":" + json_number(a.compile_ms) +
+                   ",\"cache\":" + json_string(cake::jit::to_string(a.origin)) + "}",
+               t.ms(), 0);
+      }
+    }
+    const auto* lr = have(id, "", "lower");
+    progress("lower " + id + ": " + (lr ? lr->verdict : "?") + (lr && lr->verdict == "reject" ? " (spills)" : ""));
+    return lr;
+  };
+  auto gpu_gates = [&](std::size_t i, std::size_t si) {
+    const std::string& sn = shape_names[si];
+    const std::string& id = ids[i];
+    // run, then bench, in the isolated child
+    for (const bool bench : {false, true}) {
+      const char* gate = bench ? "bench" : "run";
+      if (const auto* r = have(id, sn, gate)) {
+        if (r->verdict != "pass") break;
+        continue;
+      }
+      cake::cli::problem_shape target;
+      for (const auto& d : shapes[si]) target.push_back({d.name, d.value});
+      std::vector<cake::cli::problem_shape> check_shapes = {target};
+      // The run gate also checks a shape with ragged tails in every dim (the tile sizes do not divide it).
+      if (!bench) check_shapes.push_back({{"M", 300}, {"N", 200}, {"K", 1000}});
+      if (st.no_gpu) {
+        record(points[i], id, sn, gate, "no-gpu", NAN, "{\"cause\":\"no GPU (an earlier child found none)\"}", 0, 0);
+        break;
+      }
+      if (st.gpu_s >= eo.budget_gpu_s) {
+        record(points[i], id, sn, gate, "budget", NAN,
+               "{\"cause\":" + json_string("the GPU budget is spent: " + json_number(st.gpu_s) + " of " + json_number(eo.budget_gpu_s) + " s") + "}", 0, 0);
+        break;
+      }
+      gpu_options g;
+      g.bench = bench;
+      g.runs = opt.runs;
+      g.timeout_s = opt.timeout_s;
+      g.hang_timeout_s = opt.hang_timeout_s;
+      cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
+      k.options.shapes = check_shapes;
+      stopwatch t;
+      const auto v = run_on_gpu(c.build.library.string(), k, g);
+      double spent = v.wall_ms / 1e3;
+      if (const double mock = number_field(v.json.substr(v.json.find("\"mock\":") == std::string::npos ? v.json.size() : v.json.find("\"mock\":")), "gpu_s");
+          std::isfinite(mock))
+        spent = mock;
+      std::string verdict = v.status == "passed" ? "pass" : v.status == "skipped" ? "no-gpu" : v.status == "unsupported" ? "error" : "reject";
+      if (verdict == "no-gpu") {
+        st.no_gpu = true;
+        spent = 0;
+      }
+      st.gpu_s += spent;
+      double score = NAN;
+      if (bench && verdict == "pass") score = number_field(v.json, "cake_ms");
+      record(points[i], id, sn, gate, verdict, score, v.json, t.ms(), spent);
+      std::string what = std::string(gate) + " " + id + ": " + verdict;
+      if (bench && verdict == "pass") what += " " + json_number(score) + " ms, ratio " + json_number(number_field(v.json, "ratio"));
+      if (verdict == "reject") what += " (" + v.status + ")";
+      progress(what);
+      if (verdict != "pass") break;
+    }
+  };
+  // The estimate gate: the estimated us (NaN: no estimate).
+  auto estimate_gate = [&](std::size_t i, std::size_t si) {
+    const std::string& sn = shape_names[si];
+    if (const auto* r = have(ids[i], sn, "estimate")) return r->verdict == "pass" ? r->score : NAN;
+    stopwatch t;
+    const auto e = cake::cost::estimate(*program_of(i), shapes[si]);
+    const double t_us = e.ok ? e.time_us : NAN;
+    record(points[i], ids[i], sn, "estimate", e.ok ? "pass" : "error", t_us, cake::cost::to_json(e), t.ms(), 0);
+    return t_us;
+  };
 
   // ---- per shape: estimate, select, lower, run, bench ----
-  std::map<std::size_t, gate_record> lowered;  // shape-independent, once per candidate
-  std::string best_json, text;
-  bool measured_all = true;
   for (std::size_t si = 0; si < shapes.size(); ++si) {
     const std::string& sn = shape_names[si];
     std::vector<std::pair<double, std::size_t>> ranked;
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (!analyzed_ok[i]) continue;
-      double t_us = NAN;
-      if (const auto* r = have(ids[i], sn, "estimate")) {
-        if (r->verdict == "pass") t_us = r->score;
-      } else {
-        stopwatch t;
-        const auto e = cake::cost::estimate(*program_of(i), shapes[si]);
-        if (e.ok) t_us = e.time_us;
-        record(points[i], ids[i], sn, "estimate", e.ok ? "pass" : "error", t_us, cake::cost::to_json(e), t.ms(), 0);
-      }
+      const double t_us = estimate_gate(i, si);
       ranked.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -336,46 +451,6 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       }
       for (std::size_t r = 0; r < ranked.size(); ++r) pick(r, "rank");
     }
-    // The lower gate (lowering + NVRTC; shape-independent, once per candidate).
-    auto lower_gate = [&](std::size_t i) -> const gate_record* {
-      const std::string& id = ids[i];
-      if (const auto* lr = have(id, "", "lower")) return lr;
-      stopwatch t;
-      const cake::program& p = *program_of(i);
-      const auto l = cake::lower::lower(p);
-      if (!l.ok) {
-        record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"lower\",\"error\":" + json_string(l.error) + "}", t.ms(), 0);
-      } else {
-        cake::jit::artifacts a;
-        std::string env_error;
-        try {
-          a = cake::jit::build(l.source, l.entry, std::string(cake::to_string(p.target)));
-        } catch (const std::exception& e) {
-          env_error = e.what();
-        }
-        if (!env_error.empty()) {
-          record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string("NVRTC could not run: " + env_error) + "}", t.ms(), 0);
-        } else if (!a.ok) {
-          record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"nvrtc\",\"error\":" + json_string(a.diagnostics()) + "}", t.ms(), 0);
-        } else {
-          const auto& r = a.resources;
-          const int spilled = r.spill_stores + r.spill_loads;
-          std::string warns;
-          for (std::size_t w = 0; w < r.warnings.size(); ++w) warns += std::string(w ? "," : "") + json_string(r.warnings[w]);
-          record(points[i], id, "", "lower", spilled ? "reject" : "pass", NAN,
-                 "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") + ",\"registers\":" + std::to_string(r.registers) +
-                     ",\"spill_stores\":" + std::to_string(r.spill_stores) + ",\"spill_loads\":" + std::to_string(r.spill_loads) +
-                     ",\"stack_frame\":" + std::to_string(r.stack_frame) + ",\"smem_bytes\":" + std::to_string(l.smem_bytes) +
-                     ",\"block_threads\":" + std::to_string(l.block_threads) + ",\"cluster\":" + std::to_string(l.cluster[0]) +
-                     ",\"persistent\":" + (l.persistent ? "true" : "false") + ",\"warnings\":[" + warns + "],\"nvrtc_ms\":" + json_number(a.compile_ms) +
-                     ",\"cache\":" + json_string(cake::jit::to_string(a.origin)) + "}",
-                 t.ms(), 0);
-        }
-      }
-      const auto* lr = have(id, "", "lower");
-      progress("lower " + id + ": " + (lr ? lr->verdict : "?") + (lr && lr->verdict == "reject" ? " (spills)" : ""));
-      return lr;
-    };
     // Walk the picks: a duplicate kernel is skipped; a pick is kept (select) and lowered; --max-candidates
     // counts the kept ones that lowered cleanly (those go to the GPU).
     std::vector<std::size_t> order;  // candidate indices to measure, in pick order
@@ -420,76 +495,134 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     }
     progress(sn + ": " + std::to_string(ranked.size()) + " estimated, " + std::to_string(order.size()) + " go to the GPU (best estimate " +
              (ranked.empty() ? std::string("none") : json_number(ranked[0].first) + " us: " + ids[ranked[0].second]) + ")");
-    for (std::size_t oi = 0; oi < order.size(); ++oi) {
-      const std::size_t i = order[oi];
-      const std::string& id = ids[i];
-      // run, then bench, in the isolated child
-      for (const bool bench : {false, true}) {
-        const char* gate = bench ? "bench" : "run";
-        if (const auto* r = have(id, sn, gate)) {
-          if (r->verdict != "pass") break;
+    for (const std::size_t i : order) gpu_gates(i, si);
+  }
+  // ---- agent rounds (--agent CMD, docs/evolve.md) ----
+  // Each round: ROUND_DIR/summary.json (the family's axes, the best so far, every candidate that reached
+  // lowering, the rules that rejected the others) and ROUND_DIR/best.txt are written; `CMD ROUND_DIR` runs;
+  // ROUND_DIR/proposals.txt, one point per line (NAME=VALUE,...; unnamed axes keep the best's values), is
+  // read back and every new point goes through all the gates. No proposals, or a failing agent, ends it.
+  auto best_of = [&](std::size_t si, bool& measured) {
+    const std::string& sn = shape_names[si];
+    std::size_t best = points.size();
+    double best_ms = INFINITY, best_us = INFINITY;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (const auto* r = have(ids[i], sn, "bench"); r && r->verdict == "pass" && r->score < best_ms) best_ms = r->score, best = i;
+    measured = best < points.size();
+    if (!measured)
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (const auto* r = have(ids[i], "", "lower"); r && r->verdict == "pass")
+          if (const auto* e = have(ids[i], sn, "estimate"); e && e->verdict == "pass" && e->score < best_us) best_us = e->score, best = i;
+    return best;
+  };
+  auto agent_rounds = [&](std::size_t si) {
+    const std::string& sn = shape_names[si];
+    std::string shape_dir;
+    for (const char ch : sn) shape_dir += ch == ',' ? '_' : ch;
+    std::string rejected_proposals;
+    for (int round = 1; round <= eo.agent_rounds; ++round) {
+      const fs::path dir = fs::path(st.log_path + ".agent") / shape_dir / ("round-" + std::to_string(round));
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      bool measured = false;
+      const std::size_t best = best_of(si, measured);
+      std::string axes, cands;
+      for (std::size_t a = 0; a < fam->axes.size(); ++a) {
+        std::string vals;
+        for (const long long v : fam->axes[a].values) vals += (vals.empty() ? "" : ",") + std::to_string(v);
+        axes += std::string(a ? "," : "") + "{\"name\":" + json_string(fam->axes[a].name) + ",\"values\":[" + vals + "],\"bool\":" +
+                (fam->axes[a].boolean ? "true" : "false") + ",\"seed\":" + std::to_string(fam->seed[a]) + "}";
+      }
+      std::map<std::string, int> rules;
+      static const std::regex rule_re("\"rules\":\\[\"([^\"]+)\"");
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto* an = have(ids[i], "", "analyze");
+        if (an && an->verdict == "reject") {
+          std::smatch m;
+          if (std::regex_search(an->line, m, rule_re)) rules[m[1]]++;
           continue;
         }
-        cake::cli::problem_shape target;
-        for (const auto& d : shapes[si]) target.push_back({d.name, d.value});
-        std::vector<cake::cli::problem_shape> check_shapes = {target};
-        // The run gate also checks a shape with ragged tails in every dim (the tile sizes do not divide it).
-        if (!bench) check_shapes.push_back({{"M", 300}, {"N", 200}, {"K", 1000}});
-        if (st.no_gpu) {
-          record(points[i], id, sn, gate, "no-gpu", NAN, "{\"cause\":\"no GPU (an earlier child found none)\"}", 0, 0);
-          break;
+        const auto* lr = have(ids[i], "", "lower");
+        if (!lr) continue;
+        std::string last = "lower:" + lr->verdict;
+        for (const char* gate : {"run", "bench"})
+          if (const auto* r = have(ids[i], sn, gate)) last = std::string(gate) + ":" + r->verdict;
+        const auto* e = have(ids[i], sn, "estimate");
+        const auto* b = have(ids[i], sn, "bench");
+        cands += std::string(cands.empty() ? "" : ",") + "{\"candidate\":" + json_string(ids[i]) + ",\"params\":" + params_json(points[i]) +
+                 ",\"last\":" + json_string(last) + ",\"estimate_us\":" + (e && std::isfinite(e->score) ? json_number(e->score) : "null") +
+                 ",\"cake_ms\":" + (b && b->verdict == "pass" ? json_number(b->score) : "null") +
+                 ",\"ratio\":" + (b && b->verdict == "pass" ? json_number(number_field(b->line, "ratio")) : "null") + "}";
+      }
+      std::string rj;
+      for (const auto& [r, n] : rules) rj += (rj.empty() ? "" : ",") + json_string(r) + ":" + std::to_string(n);
+      const std::string best_id = best < points.size() ? ids[best] : std::string();
+      write_file(dir / "summary.json",
+                 "{\"schema\":\"cake.evolve.agent/1\",\"family\":" + json_string(fam->name) + ",\"shape\":" + json_string(sn) + ",\"round\":" + std::to_string(round) +
+                     ",\"axes\":[" + axes + "],\"gpu_s\":" + json_number(st.gpu_s) + ",\"budget_gpu_s\":" + json_number(eo.budget_gpu_s) + ",\"best\":" +
+                     (best_id.empty() ? std::string("null") : "{\"candidate\":" + json_string(best_id) + ",\"measured\":" + (measured ? "true" : "false") + "}") +
+                     ",\"candidates\":[" + cands + "],\"analyzer_rejections\":{" + rj + "},\"rejected_proposals\":[" + rejected_proposals + "]}\n");
+      write_file(dir / "best.txt", best_id + "\n");
+      fs::remove(dir / "proposals.txt", ec);
+      std::string quoted = "'";
+      for (const char ch : dir.string()) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      quoted += "'";
+      const auto pr = run_process({"/bin/sh", "-c", eo.agent + " " + quoted}, 600);
+      if (!pr.ok()) {
+        progress("agent round " + std::to_string(round) + ": the agent failed (" + (pr.started ? "exit " + std::to_string(pr.exit_code) : pr.start_error) +
+                 "): " + trim(pr.output.substr(0, 300)));
+        break;
+      }
+      const auto text = read_file(dir / "proposals.txt");
+      std::vector<std::size_t> proposed;
+      rejected_proposals.clear();
+      if (text) {
+        std::istringstream in(*text);
+        std::string line;
+        const std::vector<long long> base = best < points.size() ? points[best] : fam->seed;
+        while (std::getline(in, line)) {
+          if (const auto h = line.find('#'); h != std::string::npos) line.erase(h);
+          line = trim(line);
+          if (line.empty()) continue;
+          std::vector<long long> pt;
+          if (const auto why = parse_point(*fam, line, pt, &base); !why.empty()) {
+            rejected_proposals += (rejected_proposals.empty() ? "" : ",") + std::string("{\"line\":") + json_string(line) + ",\"why\":" + json_string(why) + "}";
+            progress("agent round " + std::to_string(round) + ": proposal '" + line + "' ignored: " + why);
+            continue;
+          }
+          proposed.push_back(add_point(pt));
         }
-        if (st.gpu_s >= eo.budget_gpu_s) {
-          record(points[i], id, sn, gate, "budget", NAN,
-                 "{\"cause\":" + json_string("the GPU budget is spent: " + json_number(st.gpu_s) + " of " + json_number(eo.budget_gpu_s) + " s") + "}", 0, 0);
-          break;
-        }
-        gpu_options g;
-        g.bench = bench;
-        g.runs = opt.runs;
-        g.timeout_s = opt.timeout_s;
-        g.hang_timeout_s = opt.hang_timeout_s;
-        cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
-        k.options.shapes = check_shapes;
-        stopwatch t;
-        const auto v = run_on_gpu(c.build.library.string(), k, g);
-        double spent = v.wall_ms / 1e3;
-        if (const double mock = number_field(v.json.substr(v.json.find("\"mock\":") == std::string::npos ? v.json.size() : v.json.find("\"mock\":")), "gpu_s");
-            std::isfinite(mock))
-          spent = mock;
-        std::string verdict = v.status == "passed" ? "pass" : v.status == "skipped" ? "no-gpu" : v.status == "unsupported" ? "error" : "reject";
-        if (verdict == "no-gpu") {
-          st.no_gpu = true;
-          spent = 0;
-        }
-        st.gpu_s += spent;
-        double score = NAN;
-        if (bench && verdict == "pass") score = number_field(v.json, "cake_ms");
-        record(points[i], id, sn, gate, verdict, score, v.json, t.ms(), spent);
-        std::string what = std::string(gate) + " " + id + ": " + verdict;
-        if (bench && verdict == "pass") what += " " + json_number(score) + " ms, ratio " + json_number(number_field(v.json, "ratio"));
-        if (verdict == "reject") what += " (" + v.status + ")";
-        progress(what);
-        if (verdict != "pass") break;
+      }
+      progress("agent round " + std::to_string(round) + ": " + std::to_string(proposed.size()) + " proposal(s)");
+      if (proposed.empty()) break;
+      for (const std::size_t i : proposed) {
+        analyze_gate(i);
+        if (!analyzed_ok[i]) continue;
+        const double t_us = estimate_gate(i, si);
+        if (!have(ids[i], sn, "select"))
+          record(points[i], ids[i], sn, "select", "kept", t_us,
+                 "{\"rank\":null,\"of\":null,\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"why\":" +
+                     json_string("proposed by the agent (round " + std::to_string(round) + ")") + ",\"same_as\":null}",
+                 0, 0);
+        const auto* lr = lower_gate(i);
+        if (lr && lr->verdict == "pass") gpu_gates(i, si);
       }
     }
-    // ---- the answer for this shape ----
-    std::size_t best = points.size();
-    double best_ms = INFINITY;
-    for (std::size_t i = 0; i < points.size(); ++i)
-      if (const auto* r = have(ids[i], sn, "bench"); r && r->verdict == "pass" && r->score < best_ms) {
-        best_ms = r->score;
-        best = i;
-      }
-    bool measured = best < points.size();
-    if (!measured) {  // nothing timed: the best estimate among the candidates that lowered cleanly
-      measured_all = false;
-      for (const auto& [t_us, i] : ranked)
-        if (const auto* r = have(ids[i], "", "lower"); r && r->verdict == "pass") {
-          best = i;
-          break;
-        }
-    }
+  };
+
+  if (!eo.agent.empty())
+    for (std::size_t si = 0; si < shapes.size(); ++si) agent_rounds(si);
+
+  // ---- the answers: the best per shape ----
+  std::string best_json, text;
+  bool measured_all = true;
+  for (std::size_t si = 0; si < shapes.size(); ++si) {
+    const std::string& sn = shape_names[si];
+    // The fastest measured candidate; with nothing timed, the best estimate among those that lowered cleanly.
+    bool measured = false;
+    const std::size_t best = best_of(si, measured);
+    measured_all = measured_all && measured;
+    const double best_ms = measured ? have(ids[best], sn, "bench")->score : NAN;
     std::string entry = "{\"shape\":" + json_string(sn);
     text += "shape " + sn + ": ";
     if (best < points.size()) {

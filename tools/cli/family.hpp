@@ -29,6 +29,43 @@ inline std::string point_id(const cake::cli::exported_family& f, const std::vect
   return s;
 }
 
+// The point a "name=value,..." text names (point_id's form; bool values true/false/1/0). Axes it does not
+// name take `base`'s values (all must be named without a base). Returns why not, or "".
+inline std::string parse_point(const cake::cli::exported_family& f, const std::string& text, std::vector<long long>& point,
+                               const std::vector<long long>* base = nullptr) {
+  point = base ? *base : std::vector<long long>(f.axes.size(), 0);
+  std::vector<bool> named(f.axes.size(), false);
+  std::size_t p = 0;
+  while (p < text.size()) {
+    std::size_t q = text.find(',', p);
+    if (q == std::string::npos) q = text.size();
+    const std::string part = text.substr(p, q - p);
+    p = q + 1;
+    if (part.empty()) continue;
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) return "'" + part + "' is not NAME=VALUE";
+    const std::string name = part.substr(0, eq), value = part.substr(eq + 1);
+    std::size_t a = 0;
+    while (a < f.axes.size() && f.axes[a].name != name) ++a;
+    if (a == f.axes.size()) return "the family has no axis named '" + name + "'";
+    long long v = 0;
+    if (f.axes[a].boolean && (value == "true" || value == "false")) {
+      v = value == "true";
+    } else {
+      char* end = nullptr;
+      v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || !end || *end) return "'" + value + "' is not a whole number (axis " + name + ")";
+      if (f.axes[a].boolean && v != 0 && v != 1) return "axis " + name + " is a bool: true, false, 1 or 0, not '" + value + "'";
+    }
+    point[a] = v;
+    named[a] = true;
+  }
+  if (!base)
+    for (std::size_t a = 0; a < f.axes.size(); ++a)
+      if (!named[a]) return "axis " + f.axes[a].name + " has no value";
+  return {};
+}
+
 inline std::string shapes_spec(const std::vector<cake::cli::problem_shape>& shapes) {
   std::string s;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
