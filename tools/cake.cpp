@@ -50,7 +50,7 @@ const char* usage_text =
     "                     ROUND_DIR/summary.json and best.txt, writes ROUND_DIR/proposals.txt (docs/evolve.md)\n"
     "  --agent-rounds N   evolve: at most N agent rounds (default 3)\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
-    "  --timeout S        run/bench: time limit of the GPU process per kernel (default 180)\n"
+    "  --timeout S        run/bench/evolve: time limit of the GPU process per kernel (default 180; evolve 60)\n"
     "  --hang-timeout S   run/bench: every mbarrier wait traps after S seconds (default 2)\n"
     "  --sanitize TOOL    run/bench: under compute-sanitizer (memcheck, racecheck, synccheck)\n"
     "  --force            run/bench: also kernels the analyzer rejects\n"
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
         if (a == "--runs" && (d != static_cast<double>(static_cast<int>(d > 1e9 ? 1e9 : d)) || d > 1e6))
           return usage_error("--runs takes a whole number of runs up to 1000000, not '" + std::string(v) + "'");
         if (a == "--runs") opt.runs = static_cast<int>(d);
-        else if (a == "--timeout") opt.timeout_s = d;
+        else if (a == "--timeout") opt.timeout_s = d, opt.timeout_given = true;
         else opt.hang_timeout_s = d;
       }
       continue;

@@ -35,6 +35,7 @@ struct options {
   std::vector<std::string> shapes;  // --shape M=..,N=..,K=..
   int runs = 50;
   double timeout_s = 180, hang_timeout_s = 2;
+  bool timeout_given = false;  // --timeout was passed (evolve's default per GPU child is shorter)
 };
 
 struct outcome {

@@ -48,6 +48,9 @@ inline constexpr long long enumerate_limit = 20000;
 // Estimates within this fraction of the best are treated as ties by the selection: the model's error on
 // shapes it was not calibrated on is larger (docs/cost-model.md: 14.5% at 8192^3).
 inline constexpr double near_best_band = 0.05;
+// A GPU child's time limit unless --timeout says otherwise: a candidate that spins outside any mbarrier
+// wait (those trap after --hang-timeout) must not eat the budget of the whole search.
+inline constexpr double default_child_timeout_s = 60;
 
 // One (candidate, shape, gate) result: what the log line says.
 struct gate_record {
@@ -55,6 +58,16 @@ struct gate_record {
   double score = NAN;  // estimate: time_us; bench: cake_ms; else NaN
   std::string line;    // the whole log line (its evidence)
 };
+
+// The estimate gate's evidence: the time and the terms behind it (thousands of these lines are written
+// per search; the kept candidates' select lines carry the whole estimate object of `cake estimate`).
+inline std::string compact_estimate(const cake::cost::cost_estimate& e) {
+  if (!e.ok) return "{\"ok\":false,\"reason\":" + json_string(e.reason) + "}";
+  return "{\"ok\":true,\"time_us\":" + json_number(e.time_us) + ",\"tflops\":" + json_number(e.tflops) + ",\"bottleneck\":" + json_string(e.bottleneck) +
+         ",\"per_kblock_us\":{\"mma\":" + json_number(e.mma_us) + ",\"l2\":" + json_number(e.l2_us) + ",\"latency\":" + json_number(e.latency_us) +
+         ",\"time\":" + json_number(e.kblock_us) + "},\"tiles\":" + std::to_string(e.tiles) + ",\"waves\":" + json_number(e.waves) +
+         ",\"parts_us\":{\"mainloop\":" + json_number(e.mainloop_us) + ",\"epilogue\":" + json_number(e.epilogue_us) + ",\"hbm\":" + json_number(e.hbm_us) + "}}";
+}
 
 inline std::string key(const std::string& cand, const std::string& shape, const std::string& gate) { return cand + "|" + shape + "|" + gate; }
 
@@ -359,7 +372,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       gpu_options g;
       g.bench = bench;
       g.runs = opt.runs;
-      g.timeout_s = opt.timeout_s;
+      g.timeout_s = opt.timeout_given ? opt.timeout_s : default_child_timeout_s;
       g.hang_timeout_s = opt.hang_timeout_s;
       cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
       k.options.shapes = check_shapes;
@@ -392,7 +405,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     stopwatch t;
     const auto e = cake::cost::estimate(*program_of(i), shapes[si]);
     const double t_us = e.ok ? e.time_us : NAN;
-    record(points[i], ids[i], sn, "estimate", e.ok ? "pass" : "error", t_us, cake::cost::to_json(e), t.ms(), 0);
+    record(points[i], ids[i], sn, "estimate", e.ok ? "pass" : "error", t_us, compact_estimate(e), t.ms(), 0);
     return t_us;
   };
 
@@ -463,7 +476,8 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
         record(points[i], ids[i], sn, "select", verdict[r], ranked[r].first == INFINITY ? NAN : ranked[r].first,
                "{\"rank\":" + std::to_string(r + 1) + ",\"of\":" + std::to_string(ranked.size()) + ",\"max_candidates\":" + std::to_string(eo.max_candidates) +
                    ",\"why\":" + (verdict[r] == "kept" ? json_string(why[r]) : std::string("null")) +
-                   ",\"same_as\":" + (same_as[r].empty() ? std::string("null") : json_string(same_as[r])) + "}",
+                   ",\"same_as\":" + (same_as[r].empty() ? std::string("null") : json_string(same_as[r])) +
+                   (verdict[r] == "kept" ? ",\"estimate\":" + cake::cost::to_json(cake::cost::estimate(*program_of(i), shapes[si])) : std::string()) + "}",
                0, 0);
       };
       int kept = 0;
