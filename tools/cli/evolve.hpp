@@ -332,7 +332,14 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
         std::string warns;
         for (std::size_t w = 0; w < r.warnings.size(); ++w) warns += std::string(w ? "," : "") + json_string(r.warnings[w]);
         record(points[i], id, "", "lower", spilled ? "reject" : "pass", NAN,
-               "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") + ",\"registers\":" + std::to_string(r.registers) +
+               "{\"rule\":" + std::string(spilled ? "\"evolve.spill\"" : "null") +
+                   (spilled ? ",\"message\":" +
+                                  json_string("ptxas spills " + std::to_string(spilled) + " bytes to local memory at " + std::to_string(r.registers) +
+                                              " registers per thread") +
+                                  ",\"help\":\"fewer live values per thread: a narrower tile (each consumer warpgroup holds its rows x BN f32 "
+                                  "accumulators), or an epilogue that keeps fewer vectors in registers\""
+                            : std::string()) +
+                   ",\"registers\":" + std::to_string(r.registers) +
                    ",\"spill_stores\":" + std::to_string(r.spill_stores) + ",\"spill_loads\":" + std::to_string(r.spill_loads) +
                    ",\"stack_frame\":" + std::to_string(r.stack_frame) + ",\"smem_bytes\":" + std::to_string(l.smem_bytes) +
                    ",\"block_threads\":" + std::to_string(l.block_threads) + ",\"cluster\":" + std::to_string(l.cluster[0]) +
