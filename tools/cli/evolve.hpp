@@ -86,6 +86,8 @@ inline double number_field(const std::string& text, const char* name) {
 struct state {
   const cake::cli::exported_family* family = nullptr;
   std::map<std::string, gate_record> done;  // by key(); the log's and this run's
+  std::map<std::string, std::string> not_done;  // by key(): this run's "budget" / "no-gpu" verdicts (not results)
+  std::map<std::string, int> rejected_rules;    // analyze rejections of this run, by their first rule
   std::ofstream log;
   std::string log_path;
   double gpu_s = 0;
@@ -201,6 +203,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     st.log.flush();
     ++st.evaluated;
     if (verdict != "budget" && verdict != "no-gpu") st.done[key(cand, shape, gate)] = {verdict, score, line};
+    else st.not_done[key(cand, shape, gate)] = verdict;
   };
   auto have = [&](const std::string& cand, const std::string& shape, const std::string& gate) -> const gate_record* {
     const auto it = st.done.find(key(cand, shape, gate));
@@ -261,15 +264,18 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     if (!g.error.empty()) {
       const auto d = make_diagnostic("evolve.generator", g.error);
       record(points[i], ids[i], "", "analyze", "reject", NAN, "{\"errors\":1,\"warnings\":0,\"rules\":[\"evolve.generator\"],\"diagnostics\":[" + to_json(d) + "]}", t.ms(), 0);
+      st.rejected_rules["evolve.generator"]++;
       ++rejected;
       return;
     }
     const auto a = analyze_program(*g.program);
     std::string rules, diags;
     int shown = 0;
+    std::string first_rule;
     for (const auto& d : a.report->diagnostics) {
       if (d.sev() != cake::analysis::severity::error) continue;
       const std::string id(d.about().id);
+      if (first_rule.empty()) first_rule = id;
       if (rules.find("\"" + id + "\"") == std::string::npos) rules += (rules.empty() ? "" : ",") + json_string(id);
       if (shown++ < 3)
         diags += std::string(diags.empty() ? "" : ",") + "{\"rule\":" + json_string(id) + ",\"message\":" + json_string(d.message.view()) +
@@ -278,6 +284,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     const bool ok = a.errors == 0;
     analyzed_ok[i] = ok;
     rejected += !ok;
+    if (!ok) st.rejected_rules[first_rule.empty() ? "?" : first_rule]++;
     record(points[i], ids[i], "", "analyze", ok ? "pass" : "reject", NAN,
            "{\"errors\":" + std::to_string(a.errors) + ",\"warnings\":" + std::to_string(a.warnings) + ",\"rules\":[" + rules + "],\"diagnostics\":[" + diags + "]}", t.ms(),
            0);
@@ -303,7 +310,11 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     }
   }
   for (std::size_t i = 0; i < points.size(); ++i) analyze_gate(i);
-  progress("analyze: " + std::to_string(std::count(analyzed_ok.begin(), analyzed_ok.end(), 1)) + " pass, " + std::to_string(rejected) + " rejected (this run)");
+  progress("analyze: " + std::to_string(std::count(analyzed_ok.begin(), analyzed_ok.end(), 1)) + " pass, " + std::to_string(rejected) + " rejected (this run)" + [&] {
+             std::string r;
+             for (const auto& [rule, n] : st.rejected_rules) r += (r.empty() ? "; first rules: " : ", ") + rule + " " + std::to_string(n);
+             return r;
+           }());
 
   // The lower gate (lowering + NVRTC; shape-independent, once per candidate).
   auto lower_gate = [&](std::size_t i) -> const gate_record* {
@@ -678,6 +689,8 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
   // ---- counts per gate (the final verdict of every candidate, shape and gate) ----
   std::map<std::string, std::map<std::string, int>> counts;
   for (const auto& [k, r] : st.done) counts[k.substr(k.rfind('|') + 1)][r.verdict]++;
+  for (const auto& [k, v] : st.not_done)
+    if (!st.done.count(k)) counts[k.substr(k.rfind('|') + 1)][v]++;
   std::string cj, ct;
   for (const char* gate : {"analyze", "estimate", "select", "lower", "run", "bench"}) {
     std::string g;
