@@ -44,7 +44,7 @@ const char* usage_text =
     "  --budget-gpu-s S   evolve: GPU seconds (wall time of the GPU children) it may spend (default 300)\n"
     "  --seed N           evolve: seed of the sampling and of the tie order (default 1)\n"
     "  --log FILE         evolve: the JSON-lines evidence log (default cake-evolve-FAMILY.jsonl)\n"
-    "  --max-candidates N evolve: how many candidates go on to NVRTC and the GPU (default 24)\n"
+    "  --max-candidates N evolve: how many candidates the first selection sends to the GPU (default 16)\n"
     "  --resume           evolve: continue the log; nothing it holds is evaluated again\n"
     "  --agent CMD        evolve: after the built-in search, rounds of an external driver: CMD ROUND_DIR reads\n"
     "                     ROUND_DIR/summary.json and best.txt, writes ROUND_DIR/proposals.txt (docs/evolve.md)\n"

@@ -35,7 +35,7 @@ struct evolve_options {
   std::string family, log;
   double budget_gpu_s = 300;
   unsigned long long seed = 1;
-  int max_candidates = 24;
+  int max_candidates = 16;
   bool resume = false;
   std::string agent;    // --agent CMD: an external driver after the built-in search
   int agent_rounds = 3;
@@ -51,6 +51,8 @@ inline constexpr double near_best_band = 0.05;
 // A GPU child's time limit unless --timeout says otherwise: a candidate that spins outside any mbarrier
 // wait (those trap after --hang-timeout) must not eat the budget of the whole search.
 inline constexpr double default_child_timeout_s = 60;
+// The local search after the first measurements: neighbours measured per round, and rounds at most.
+inline constexpr int local_batch = 6, max_local_rounds = 8;
 
 // One (candidate, shape, gate) result: what the log line says.
 struct gate_record {
@@ -427,6 +429,21 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     return t_us;
   };
 
+  // The fastest measured candidate of a shape; with nothing timed, the best estimate among those that
+  // lowered cleanly (measured = false); points.size() when there is neither.
+  auto best_of = [&](std::size_t si, bool& measured) {
+    const std::string& sn = shape_names[si];
+    std::size_t best = points.size();
+    double best_ms = INFINITY, best_us = INFINITY;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (const auto* r = have(ids[i], sn, "bench"); r && r->verdict == "pass" && r->score < best_ms) best_ms = r->score, best = i;
+    measured = best < points.size();
+    if (!measured)
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (const auto* r = have(ids[i], "", "lower"); r && r->verdict == "pass")
+          if (const auto* e = have(ids[i], sn, "estimate"); e && e->verdict == "pass" && e->score < best_us) best_us = e->score, best = i;
+    return best;
+  };
   // ---- per shape: estimate, select, lower, run, bench ----
   for (std::size_t si = 0; si < shapes.size(); ++si) {
     const std::string& sn = shape_names[si];
@@ -485,8 +502,15 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     // Walk the picks: a duplicate kernel is skipped; a pick is kept (select) and lowered; --max-candidates
     // counts the kept ones that lowered cleanly (those go to the GPU).
     std::vector<std::size_t> order;  // candidate indices to measure, in pick order
+    std::map<std::string, std::size_t> kernels_seen;  // fingerprint of the generated kernel -> candidate
+    auto fingerprint = [&](std::size_t i) {
+      const auto l = cake::lower::lower(*program_of(i));
+      return hasher()
+          .add(l.ok ? l.source : "failed:" + ids[i])
+          .add(std::to_string(l.block_threads) + "/" + std::to_string(l.smem_bytes) + "/" + std::to_string(l.cluster[0]) + "/" + std::to_string(l.persistent))
+          .hex();
+    };
     {
-      std::map<std::string, std::size_t> kernels_seen;  // fingerprint of the generated kernel -> candidate
       std::vector<std::string> verdict(ranked.size(), "pruned"), same_as(ranked.size());
       auto select_line = [&](std::size_t r) {
         const std::size_t i = ranked[r].second;
@@ -502,12 +526,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       for (const std::size_t r : picks) {
         if (kept >= eo.max_candidates) break;
         const std::size_t i = ranked[r].second;
-        const auto l = cake::lower::lower(*program_of(i));
-        const std::string fp = hasher()
-                                   .add(l.ok ? l.source : "failed:" + ids[i])
-                                   .add(std::to_string(l.block_threads) + "/" + std::to_string(l.smem_bytes) + "/" + std::to_string(l.cluster[0]) + "/" +
-                                        std::to_string(l.persistent))
-                                   .hex();
+        const std::string fp = fingerprint(i);
         if (const auto it = kernels_seen.find(fp); it != kernels_seen.end()) {
           verdict[r] = "duplicate";
           same_as[r] = ids[it->second];
@@ -528,25 +547,60 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     progress(sn + ": " + std::to_string(ranked.size()) + " estimated, " + std::to_string(order.size()) + " go to the GPU (best estimate " +
              (ranked.empty() ? std::string("none") : json_number(ranked[0].first) + " us: " + ids[ranked[0].second]) + ")");
     for (const std::size_t i : order) gpu_gates(i, si);
+    // A candidate whose outcome at this shape is known: rejected at lowering, or run / bench has a result
+    // that ends it (a "budget" line is no result: such a candidate is taken up again).
+    auto finished = [&](std::size_t i) {
+      const auto* lr = have(ids[i], "", "lower");
+      const auto* rr = have(ids[i], sn, "run");
+      return (lr && lr->verdict != "pass") || (rr && rr->verdict != "pass") || have(ids[i], sn, "bench") != nullptr;
+    };
+    // Local search from the measurements: the best measured candidate's neighbours (one axis changed),
+    // best estimate first, local_batch per round, while a round improves the best and GPU budget is left.
+    for (int round = 1; round <= max_local_rounds && !st.no_gpu && st.gpu_s < eo.budget_gpu_s; ++round) {
+      bool measured = false;
+      const std::size_t best = best_of(si, measured);
+      if (!measured) break;
+      const double best_ms = have(ids[best], sn, "bench")->score;
+      std::vector<std::pair<double, std::size_t>> near;
+      for (std::size_t a = 0; a < fam->axes.size(); ++a)
+        for (const long long v : fam->axes[a].values) {
+          if (v == points[best][a]) continue;
+          auto pt = points[best];
+          pt[a] = v;
+          const std::size_t i = add_point(pt);
+          analyze_gate(i);
+          if (!analyzed_ok[i] || finished(i)) continue;
+          const double t_us = estimate_gate(i, si);
+          near.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
+        }
+      std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      int tried = 0;
+      for (const auto& [t_us, i] : near) {
+        if (tried >= local_batch) break;
+        const std::string fp = fingerprint(i);
+        if (kernels_seen.count(fp)) continue;  // the same kernel as one already measured
+        kernels_seen[fp] = i;
+        ++tried;
+        if (const auto* r = have(ids[i], sn, "select"); !r || r->verdict != "kept")
+          record(points[i], ids[i], sn, "select", "kept", std::isfinite(t_us) ? t_us : NAN,
+               "{\"rank\":null,\"of\":null,\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"why\":" +
+                   json_string("local search round " + std::to_string(round) + ": one axis from the best measured, " + ids[best]) + ",\"same_as\":null}",
+               0, 0);
+        const auto* lr = lower_gate(i);
+        if (lr && lr->verdict == "pass") gpu_gates(i, si);
+      }
+      bool still = false;
+      const std::size_t now = best_of(si, still);
+      progress(sn + ": local round " + std::to_string(round) + ": " + std::to_string(tried) + " neighbour(s) of " + ids[best] + " tried; best " +
+               json_number(have(ids[now], sn, "bench")->score) + " ms");
+      if (tried == 0 || have(ids[now], sn, "bench")->score >= best_ms) break;
+    }
   }
   // ---- agent rounds (--agent CMD, docs/evolve.md) ----
   // Each round: ROUND_DIR/summary.json (the family's axes, the best so far, every candidate that reached
   // lowering, the rules that rejected the others) and ROUND_DIR/best.txt are written; `CMD ROUND_DIR` runs;
   // ROUND_DIR/proposals.txt, one point per line (NAME=VALUE,...; unnamed axes keep the best's values), is
   // read back and every new point goes through all the gates. No proposals, or a failing agent, ends it.
-  auto best_of = [&](std::size_t si, bool& measured) {
-    const std::string& sn = shape_names[si];
-    std::size_t best = points.size();
-    double best_ms = INFINITY, best_us = INFINITY;
-    for (std::size_t i = 0; i < points.size(); ++i)
-      if (const auto* r = have(ids[i], sn, "bench"); r && r->verdict == "pass" && r->score < best_ms) best_ms = r->score, best = i;
-    measured = best < points.size();
-    if (!measured)
-      for (std::size_t i = 0; i < points.size(); ++i)
-        if (const auto* r = have(ids[i], "", "lower"); r && r->verdict == "pass")
-          if (const auto* e = have(ids[i], sn, "estimate"); e && e->verdict == "pass" && e->score < best_us) best_us = e->score, best = i;
-    return best;
-  };
   auto agent_rounds = [&](std::size_t si) {
     const std::string& sn = shape_names[si];
     std::string shape_dir;
