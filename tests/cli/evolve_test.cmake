@@ -7,6 +7,7 @@
 #   D  --budget-gpu-s 25 (10 s per child)  GPU gates stop at the budget; "budget" lines
 #   E  --resume of D with a larger budget  the rest is measured, nothing of D evaluated again
 #   F  --agent tests/cli/evolve_agent.sh   the agent protocol: round files, proposals through every gate
+#   G  --max-candidates 2                  the local search climbs from the seed to the best in two rounds
 # cmake -P with -DCAKE=<cake> -DWORKDIR=<source root> -DOUT=<scratch folder>.
 cmake_minimum_required(VERSION 3.25)
 set(problems "")
@@ -222,7 +223,29 @@ if(NOT nine STREQUAL "analyze:reject " OR NOT agent_kept STREQUAL "analyze:pass 
   problem("F: the agent's points: 9 stages '${nine}' (analyze:reject only), 3 stages '${agent_kept}' (every gate, passing)")
 endif()
 
+# ---- G: the local search ----
+# The first selection measures the seed (bn=128,stages=2: 0.3 ms) and one more; round 1 tries the seed's
+# neighbours and finds bn=256,stages=2 (0.25 ms), round 2 its neighbour bn=256,stages=4 (0.2 ms), round 3
+# finds nothing better and ends the search.
+run(G 0 --seed 7 --log ${OUT}/g.jsonl --budget-gpu-s 1000 --max-candidates 2)
+read_log(${OUT}/g.jsonl G)
+string(JSON best_G GET "${json_G}" evolve best 0 candidate)
+set(trail "")
+math(EXPR last "${G_n} - 1")
+foreach(i RANGE ${last})
+  if(G_${i}_candidate STREQUAL "bn=256,stages=4,fused=false")
+    string(APPEND trail "${G_${i}_gate}:${G_${i}_verdict} ")
+  endif()
+endforeach()
+if(NOT best_G STREQUAL "bn=256,stages=4,fused=false" OR NOT trail STREQUAL "analyze:pass estimate:pass select:pruned select:kept lower:pass run:pass bench:pass ")
+  problem("G: best ${best_G} (expected bn=256,stages=4,fused=false, reached by the local search); its lines: ${trail}")
+endif()
+if(NOT err_G MATCHES "local round 1: [0-9]+ neighbour\\(s\\) of bn=128,stages=2,fused=false tried; best 0.25 ms"
+   OR NOT err_G MATCHES "local round 2: [0-9]+ neighbour\\(s\\) of bn=256,stages=2,fused=false tried; best 0.2 ms")
+  problem("G: the local rounds on stderr are not 0.3 -> 0.25 -> 0.2 ms:\n${err_G}")
+endif()
+
 if(problems)
   message(FATAL_ERROR "${problems}")
 endif()
-message(STATUS "cake evolve: searches A-F as expected")
+message(STATUS "cake evolve: searches A-G as expected")
