@@ -755,6 +755,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     cj += (cj.empty() ? "" : ",") + json_string(gate) + ":{" + g + "}";
   }
   text += "gates: " + ct + "\n";
+  if (const char* m = std::getenv("CAKE_GPU_MOCK"); m && *m) text += "note: the GPU verdicts are scripted (CAKE_GPU_MOCK=" + std::string(m) + "): no GPU ran\n";
   char b[300];
   std::snprintf(b, sizeof b, "cake evolve: %zu candidates, %d gate results this run (%zu from the log), GPU %.1f of %.0f s, %.1f s in all; log %s\n", points.size(),
                 st.evaluated, from_log, st.gpu_s, eo.budget_gpu_s, clock.ms() / 1e3, st.log_path.c_str());
