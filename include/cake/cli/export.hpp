@@ -119,7 +119,7 @@ struct family_axis {
 // axis(name, &Params::member, {values...}): an int or bool member of the family's parameter struct.
 template <class P, class T>
 family_axis axis(std::string_view name, T P::*member, std::initializer_list<std::type_identity_t<T>> values) {
-  static_assert(std::is_integral_v<T>, "a family axis is an integral or bool member of the parameter struct");
+  static_assert(std::is_integral_v<T>, "[cli.family-axis] a family axis is an int or bool member of the parameter struct (its values are whole numbers)");
   family_axis a;
   a.name = std::string(name);
   a.boolean = std::is_same_v<T, bool>;
