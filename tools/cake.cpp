@@ -5,6 +5,8 @@
 //   cake estimate FILE [--shape M=..,N=..,K=..]... [--json]           the cost model's estimate, bottleneck, hints
 //   cake run      FILE [--timeout S] [--hang-timeout S] [--sanitize TOOL] [--json]   correctness on the GPU
 //   cake bench    FILE [--runs N] [--timeout S] [--json]              correctness, then timing against the peer
+//   cake evolve   FILE --family NAME --shape M=..,N=..,K=.. [--budget-gpu-s S] [--seed N] [--log F]
+//                 [--max-candidates N] [--resume] [--agent CMD] [--json]   search a kernel family (docs/evolve.md)
 //
 // Every answer is text for people or, with --json, one JSON object of the schema "cake.cli/1".
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <cake/version.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/evolve.hpp"
 
 namespace {
 
@@ -28,21 +31,32 @@ const char* usage_text =
     "  estimate  the cost model's time, bottleneck and hints for each declared shape (or --shape M=..,N=..,K=..)\n"
     "  run       on a GPU: check every kernel against its reference on fresh random inputs over its shapes\n"
     "  bench     on a GPU: run, then time every kernel against its declared peer\n"
+    "  evolve    search a kernel family (CAKE_EXPORT_FAMILY) for the fastest correct point: analyzer, cost model,\n"
+    "            NVRTC, run and bench gates; evidence appended to a JSON-lines log (docs/evolve.md)\n"
     "\n"
     "options:\n"
     "  --json             one JSON object (schema cake.cli/1) instead of text\n"
     "  --kernel NAME      only this exported kernel\n"
     "  --target T         lower: only kernels written for T (sm_80, sm_90a, sm_100a)\n"
     "  --out DIR          lower: where to write the files\n"
-    "  --shape S          estimate: NAME=VALUE,... (repeatable); replaces the declared shapes\n"
+    "  --shape S          estimate, evolve: NAME=VALUE,... (repeatable); replaces the declared shapes\n"
+    "  --family NAME      evolve: the family to search\n"
+    "  --budget-gpu-s S   evolve: GPU seconds (wall time of the GPU children) it may spend (default 300)\n"
+    "  --seed N           evolve: seed of the sampling and of the tie order (default 1)\n"
+    "  --log FILE         evolve: the JSON-lines evidence log (default cake-evolve-FAMILY.jsonl)\n"
+    "  --max-candidates N evolve: how many candidates the first selection sends to the GPU (default 16)\n"
+    "  --resume           evolve: continue the log; nothing it holds is evaluated again\n"
+    "  --agent CMD        evolve: after the built-in search, rounds of an external driver: CMD ROUND_DIR reads\n"
+    "                     ROUND_DIR/summary.json and best.txt, writes ROUND_DIR/proposals.txt (docs/evolve.md)\n"
+    "  --agent-rounds N   evolve: at most N agent rounds (default 3)\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
-    "  --timeout S        run/bench: time limit of the GPU process per kernel (default 180)\n"
+    "  --timeout S        run/bench/evolve: time limit of the GPU process per kernel (default 180; evolve 60)\n"
     "  --hang-timeout S   run/bench: every mbarrier wait traps after S seconds (default 2)\n"
     "  --sanitize TOOL    run/bench: under compute-sanitizer (memcheck, racecheck, synccheck)\n"
     "  --force            run/bench: also kernels the analyzer rejects\n"
     "  --cxx COMPILER     host compiler for the schedule file (default: $CAKE_CXX, else cake's own)\n"
     "\n"
-    "exit codes: 0 ok, 1 the candidate failed, 2 usage error, 3 environment error, 4 no estimate, 77 no GPU\n"
+    "exit codes: 0 ok, 1 the candidate failed (evolve: a shape got no measured result), 2 usage error, 3 environment error, 4 no estimate, 77 no GPU\n"
     "docs/cli.md documents the schedule file's CAKE_EXPORT form and the JSON schema.\n";
 
 int emit(const cake_cli::options& opt, const cake_cli::outcome& o, double ms) {
@@ -62,6 +76,7 @@ int emit(const cake_cli::options& opt, const cake_cli::outcome& o, double ms) {
 int main(int argc, char** argv) {
   cake_cli::stopwatch clock;
   cake_cli::options opt;
+  cake_cli::evolve_options eopt;
   // The GPU child: cake __gpu run|bench LIBRARY KERNEL RESULT RUNS HANG_TIMEOUT force|checked (tools/cli/gpu.hpp).
   if (argc >= 2 && !std::strcmp(argv[1], "__gpu")) {
     if (argc != 9) return cake_cli::exit_usage;
@@ -91,7 +106,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   opt.command = cmd;
-  if (cmd != "check" && cmd != "lower" && cmd != "estimate" && cmd != "run" && cmd != "bench") return usage_error("unknown command '" + cmd + "'");
+  if (cmd != "check" && cmd != "lower" && cmd != "estimate" && cmd != "run" && cmd != "bench" && cmd != "evolve") return usage_error("unknown command '" + cmd + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
@@ -103,6 +118,37 @@ int main(int argc, char** argv) {
     if (a == "--json") continue;
     if (a == "--force") {
       opt.force = true;
+      continue;
+    }
+    if (a == "--resume") {
+      if (cmd != "evolve") return usage_error("--resume applies to cake evolve");
+      eopt.resume = true;
+      continue;
+    }
+    if (a == "--family" || a == "--budget-gpu-s" || a == "--seed" || a == "--log" || a == "--max-candidates" || a == "--agent" || a == "--agent-rounds") {
+      if (cmd != "evolve") return usage_error(a + " applies to cake evolve");
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      if (a == "--family") eopt.family = v;
+      else if (a == "--log") eopt.log = v;
+      else if (a == "--agent") eopt.agent = v;
+      else {
+        char* end = nullptr;
+        const double d = std::strtod(v, &end);
+        const bool whole = end && !*end && std::isfinite(d) && d >= 0 && d == std::floor(d) && d <= 1e15;
+        if (a == "--budget-gpu-s") {
+          if (!end || *end || !(d >= 0) || !std::isfinite(d)) return usage_error("--budget-gpu-s takes a number of seconds >= 0, not '" + std::string(v) + "'");
+          eopt.budget_gpu_s = d;
+        } else if (a == "--seed") {
+          if (!whole) return usage_error("--seed takes a whole number >= 0, not '" + std::string(v) + "'");
+          eopt.seed = static_cast<unsigned long long>(d);
+        } else if (a == "--agent-rounds") {
+          if (!whole || d < 1 || d > 1000) return usage_error("--agent-rounds takes a whole number from 1 to 1000, not '" + std::string(v) + "'");
+          eopt.agent_rounds = static_cast<int>(d);
+        } else {
+          if (!whole || d < 1 || d > 1e6) return usage_error("--max-candidates takes a whole number from 1 to 1000000, not '" + std::string(v) + "'");
+          eopt.max_candidates = static_cast<int>(d);
+        }
+      }
       continue;
     }
     if (a == "--kernel" || a == "--target" || a == "--out" || a == "--shape" || a == "--runs" || a == "--timeout" || a == "--hang-timeout" || a == "--cxx" ||
@@ -125,7 +171,7 @@ int main(int argc, char** argv) {
         if (a == "--runs" && (d != static_cast<double>(static_cast<int>(d > 1e9 ? 1e9 : d)) || d > 1e6))
           return usage_error("--runs takes a whole number of runs up to 1000000, not '" + std::string(v) + "'");
         if (a == "--runs") opt.runs = static_cast<int>(d);
-        else if (a == "--timeout") opt.timeout_s = d;
+        else if (a == "--timeout") opt.timeout_s = d, opt.timeout_given = true;
         else opt.hang_timeout_s = d;
       }
       continue;
@@ -141,11 +187,13 @@ int main(int argc, char** argv) {
   }
   if (opt.file.empty()) return usage_error("cake " + cmd + " needs a schedule FILE");
   if (!opt.target.empty() && cmd != "lower") return usage_error("--target applies to cake lower");
-  if (!opt.shapes.empty() && cmd != "estimate") return usage_error("--shape applies to cake estimate (run and bench take the shapes the file declares)");
+  if (!opt.shapes.empty() && cmd != "estimate" && cmd != "evolve")
+    return usage_error("--shape applies to cake estimate and cake evolve (run and bench take the shapes the file declares)");
   try {
     if (cmd == "check") o = cake_cli::cmd_check(opt);
     else if (cmd == "lower") o = cake_cli::cmd_lower(opt);
     else if (cmd == "estimate") o = cake_cli::cmd_estimate(opt);
+    else if (cmd == "evolve") o = cake_cli::cmd_evolve(opt, eopt);
     else o = cake_cli::cmd_gpu(opt);
   } catch (const std::exception& e) {
     o = {};

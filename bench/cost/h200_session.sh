@@ -6,7 +6,11 @@
 #   CAKE_CACHE_DIR=$PWD/build-h200/cake-cache ./build-h200/bench/cake_cost_calibrate --precompile
 #   CAKE_CACHE_DIR=$PWD/build-h200/cake-cache ./build-h200/bench/cake_cost_sweep --precompile
 #   for f in gemm_sm90 corpus gpu_failures; do CAKE_CACHE_DIR=$PWD/build-h200/cake-cache ./build-h200/tools/cake check tests/cli/$f.cpp; done
-# Steps (default: all): calibrate sweep cli. Results land in $OUT.
+# and for the evolve step, the search's CPU gates (analyzer, estimates, NVRTC; exits 77 without a GPU) into
+# a log the device resumes (docs/evolve.md), so that the H200 spends its time on the run and bench gates:
+#   CAKE_CACHE_DIR=$PWD/build-h200/cake-cache ./build-h200/tools/cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_bf16 \
+#     --shape M=4096,N=4096,K=4096 --log build-h200/evolve_gemm_4096.jsonl
+# Steps (default: calibrate sweep cli; evolve only when named). Results land in $OUT.
 #   bash bench/cost/h200_session.sh [steps...] [-- calibrate options]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -58,5 +62,24 @@ for k in d.get("kernels", []):
     if r.get("hang"): print("     hang:", r["hang"])
 EOF
       done ;;
+    evolve)
+      # The built-in search of the sm_90a bf16 GEMM family from its naive seed (1 stage, no multicast, not
+      # persistent, direct store) at 4096^3, resuming the CPU gates carried in build-h200/ (docs/evolve.md).
+      cp build-h200/evolve_gemm_4096.jsonl "$OUT/evolve_gemm_4096.jsonl" 2>/dev/null || true
+      resume=""; [ -s "$OUT/evolve_gemm_4096.jsonl" ] && resume=--resume
+      timeout 560 $B/tools/cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_bf16 --shape M=4096,N=4096,K=4096 \
+        --budget-gpu-s 300 --log "$OUT/evolve_gemm_4096.jsonl" $resume --json > "$OUT/evolve_gemm_4096.json" 2> "$OUT/evolve.err"
+      echo "rc=$?"; tail -n 40 "$OUT/evolve.err"
+      python3 - "$OUT/evolve_gemm_4096.json" <<'EOF'
+import json, sys
+try:
+    e = json.load(open(sys.argv[1]))["evolve"]
+except Exception as x:
+    print("  (no JSON: %s)" % x); sys.exit()
+print("  counts:", json.dumps(e["counts"]), " gpu_s %.1f of %s" % (e["gpu_s"], e["budget_gpu_s"]))
+for b in e["best"]:
+    print("  %s: best %s cake_ms %s ratio %s (seed %s: %s ms)" % (b["shape"], b.get("candidate"), b.get("cake_ms"), b.get("ratio"), b["seed"]["candidate"], b["seed"]["cake_ms"]))
+EOF
+      ;;
   esac
 done

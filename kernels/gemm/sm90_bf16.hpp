@@ -3,7 +3,7 @@
 // accumulate, bf16 out, with an optional fused epilogue. One producer warpgroup issues TMA; two
 // consumer warpgroups issue wgmma, either cooperatively (each on half the rows of one tile) or in
 // ping-pong (each on whole tiles, alternately: one's epilogue overlaps the other's MMAs, their mainloops
-// ordered by turns). Persistent over tiles with a rasterized schedule; B is multicast to the CTAs of a
+// ordered by turns). Persistent over tiles with a rasterized schedule (or one CTA per tile); B is multicast to the CTAs of a
 // cluster along M (they share the N tile). wgmma groups may stay in flight across the stage release
 // (wgmma_wait(1) with a release one iteration later). The epilogue goes through stmatrix into a
 // double-buffered smem chunk and a TMA store while the producer already loads the next tile, or, for
@@ -38,6 +38,7 @@ struct gemm_sm90_config {
   bool direct_store = false;  // epilogue: st.global from registers instead of stmatrix + TMA store
   bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
   int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
+  bool persistent = true;     // one CTA per SM walking tiles (rasterized); false: one CTA per output tile
   gemm_epilogue epi{};
   // Ordered field by field: every field tells schedules apart (cake::gemm's kernel cache keys on it).
   friend constexpr auto operator<=>(const gemm_sm90_config&, const gemm_sm90_config&) = default;
@@ -47,7 +48,7 @@ template <class In = bf16>
 constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   constexpr bool fp8 = is_float8(In::value);
   auto k = kernel(fp8 ? "gemm_e4m3_sm90" : "gemm_bf16_sm90").target(sm_90a).cluster(c.cluster_m, 1);
-  k.persistent(raster::along_m(c.raster_group));
+  if (c.persistent) k.persistent(raster::along_m(c.raster_group));
   auto [M, N, K] = k.dims("M", "N", "K");
   auto A = k.input<In>("A", dims(M, K));
   auto B = k.input<In>("B", dims(N, K));

@@ -118,15 +118,13 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
 
 namespace {
 
-// One GEMM mainloop variant on ragged, tiny, padded and long-K shapes.
-void check_mainloop(int bm, int bn, bool pingpong, int in_flight) {
+// One GEMM schedule configuration on ragged, tiny, padded and long-K shapes.
+void check_config(const kernels::gemm_sm90_config& k) {
   if (!gpu_ready()) return;
   harness::gemm_reference reference;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  kernels::gemm_sm90_config k;
-  k.bm = bm, k.bn = bn, k.pingpong = pingpong, k.in_flight = in_flight;
-  k.stages = max_gemm_stages(k, 2);
+  const int bm = k.bm, bn = k.bn, pingpong = k.pingpong, in_flight = k.in_flight;
   const harness::gemm_problem shapes[] = {{128, 128, 64}, {1, 8, 8}, {129, 257, 72}, {777, 1111, 333, 344, 336, 1120}, {1000, 1000, 1000}, {2048, 2048, 4096}};
   for (const auto& pr : shapes) {
     MESSAGE(pr.describe());  // which shape, should the kernel trap
@@ -135,16 +133,33 @@ void check_mainloop(int bm, int bn, bool pingpong, int in_flight) {
       const auto& q = x.p;
       gemm_with(k, gemm_input::bf16, x.a.address(), x.b.address(), x.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd);
     });
-    INFO(pr.describe() << " bm " << bm << " bn " << bn << " stages " << k.stages << " pingpong " << pingpong << " in_flight " << in_flight << ": rel_err "
-                       << r.cmp.rel_err);
+    INFO(pr.describe() << " bm " << bm << " bn " << bn << " stages " << k.stages << " pingpong " << pingpong << " in_flight " << in_flight << " persistent "
+                       << k.persistent << " cluster " << k.cluster_m << " direct " << k.direct_store << ": rel_err " << r.cmp.rel_err);
     CHECK(r.cmp.nonfinite == 0);
     CHECK(r.padding_written == 0);
     CHECK(r.cmp.rel_err < 1e-2);
   }
 }
 
+// One mainloop variant with the deepest pipeline that fits.
+void check_mainloop(int bm, int bn, bool pingpong, int in_flight) {
+  kernels::gemm_sm90_config k;
+  k.bm = bm, k.bn = bn, k.pingpong = pingpong, k.in_flight = in_flight;
+  k.stages = max_gemm_stages(k, 2);
+  check_config(k);
+}
+
+// Not persistent (one CTA per output tile): the variants `cake evolve` searches from its naive seed.
+kernels::gemm_sm90_config not_persistent(int stages, int cluster_m, bool direct_store) {
+  kernels::gemm_sm90_config k;
+  k.bn = 128, k.persistent = false, k.stages = stages, k.cluster_m = cluster_m, k.direct_store = direct_store;
+  return k;
+}
+
 }  // namespace
 
+TEST_CASE("mainloop: not persistent, 1 stage, cluster 1, direct store (the evolve seed)") { check_config(not_persistent(1, 1, true)); }
+TEST_CASE("mainloop: not persistent, 4 stages, cluster 2 (B multicast), TMA store") { check_config(not_persistent(4, 2, false)); }
 TEST_CASE("mainloop: cooperative, one wgmma group in flight across the release") { check_mainloop(128, 256, false, 1); }
 // Diagnosis: CAKE_MAINLOOP="M N K bm bn pingpong in_flight direct" runs one shape and configuration.
 TEST_CASE("mainloop: the shape in CAKE_MAINLOOP") {

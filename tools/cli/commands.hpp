@@ -3,6 +3,7 @@
 // "cake.cli/1" JSON document (docs/cli.md documents both and the exit codes).
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct options {
   std::vector<std::string> shapes;  // --shape M=..,N=..,K=..
   int runs = 50;
   double timeout_s = 180, hang_timeout_s = 2;
+  bool timeout_given = false;  // --timeout was passed (evolve's default per GPU child is shorter)
 };
 
 struct outcome {
@@ -56,6 +58,7 @@ struct compiled {
   build_result build;
   schedule_library lib;
   std::vector<const cake::cli::exported_kernel*> kernels;  // after --kernel
+  std::deque<cake::cli::exported_kernel> family_seeds;       // a family's seed program, as a kernel
 };
 
 inline bool compile_file(const options& opt, outcome& o, compiled& c) {
@@ -97,7 +100,12 @@ inline bool compile_file(const options& opt, outcome& o, compiled& c) {
   }
   for (const auto& k : c.lib.kernels())
     if (opt.kernel.empty() || k.name == opt.kernel) c.kernels.push_back(&k);
-  if (c.lib.kernels().empty()) {
+  // A family's seed is a kernel too (check, lower, estimate, run and bench it by the family's name).
+  for (const auto& f : c.lib.reg->families) {
+    c.family_seeds.push_back({f.name, f.seed_schedule, f.options, f.file, f.line});
+    if (opt.kernel.empty() || f.name == opt.kernel) c.kernels.push_back(&c.family_seeds.back());
+  }
+  if (c.lib.kernels().empty() && c.family_seeds.empty()) {
     const auto d = make_diagnostic("cli.no-kernels", display_path(opt.file) + " exports no kernel",
                                    "register one with CAKE_EXPORT(name, program_expression, options...) (docs/cli.md)");
     o.text += to_text(d);
@@ -108,6 +116,7 @@ inline bool compile_file(const options& opt, outcome& o, compiled& c) {
   if (c.kernels.empty()) {
     std::string names;
     for (const auto& k : c.lib.kernels()) names += (names.empty() ? "" : ", ") + k.name;
+    for (const auto& k : c.family_seeds) names += (names.empty() ? "" : ", ") + k.name + " (family)";
     fail_usage(o, "cli.unknown-kernel", "no kernel named '" + opt.kernel + "' in " + display_path(opt.file) + " (it exports: " + names + ")");
     return false;
   }

@@ -19,7 +19,9 @@
 #include <cake/runtime/kernel.hpp>
 
 #include "diagnostic.hpp"
+#include "family.hpp"
 #include "library.hpp"
+#include "mock_gpu.hpp"
 #include "peers.hpp"
 #include "process.hpp"
 
@@ -95,12 +97,12 @@ inline std::string shape_json(const cake::cli::problem_shape& s) {
 
 // Runs in `cake __gpu`: writes the verdict to `result_path`. Returns the process exit code.
 inline int gpu_child(const std::string& library, const std::string& kernel_name, const std::string& result_path, const gpu_options& opt) {
-  std::string status = "failed", cause, device, build, shapes_json, text;
+  std::string status = "failed", cause, device, build, shapes_json, text, extra;
   auto finish = [&](int code) {
     write_file(result_path + ".txt", text);
     std::string o = "{\"status\":" + json_string(status) + ",\"cause\":" + (cause.empty() ? std::string("null") : json_string(cause)) +
                     ",\"device\":" + (device.empty() ? std::string("null") : json_string(device)) + ",\"build\":" + (build.empty() ? std::string("null") : build) +
-                    ",\"shapes\":[" + shapes_json + "]}";
+                    ",\"shapes\":[" + shapes_json + "]" + extra + "}";
     write_file(result_path, o);
     return code;
   };
@@ -109,15 +111,26 @@ inline int gpu_child(const std::string& library, const std::string& kernel_name,
     cause = lib.error;
     return finish(0);
   }
-  const cake::cli::exported_kernel* k = nullptr;
-  for (const auto& e : lib.kernels())
-    if (e.name == kernel_name) k = &e;
-  if (!k) {
-    cause = "no exported kernel named " + kernel_name;
+  const auto resolved = resolve_kernel(lib, kernel_name);
+  if (!resolved.error.empty()) {
+    cause = resolved.error;
     return finish(0);
   }
+  const cake::cli::exported_kernel* k = &resolved.kernel;
   const cake::program& p = *k->schedule;
   const auto& o = k->options;
+  // The test hook of `cake evolve` (docs/evolve.md): scripted verdicts instead of the GPU.
+  if (const char* script = std::getenv("CAKE_GPU_MOCK"); script && *script) {
+    const auto m = mock_verdict(script, resolved.display, opt.bench, o.shapes);
+    status = m.status;
+    cause = m.cause;
+    device = "mock (CAKE_GPU_MOCK)";
+    shapes_json = m.shapes_json;
+    extra = ",\"mock\":{\"gpu_s\":" + json_number(m.gpu_s) + ",\"line\":" + json_string(m.rule) + "}";
+    text = m.text;
+    if (m.crash) std::abort();
+    return finish(0);
+  }
   if (o.reference != "gemm") {
     status = "unsupported";
     cause = o.reference.empty() ? "the kernel declares no reference: add reference(\"gemm\") to its CAKE_EXPORT (the only reference cake run knows today)"
@@ -248,6 +261,7 @@ struct gpu_verdict {
   std::string status;  // passed, failed, crashed, timed_out, unsupported, skipped
   std::string json;    // the kernel's "run" object
   std::string text;    // for people
+  double wall_ms = 0;  // the child's wall time (what a GPU budget counts)
 };
 
 inline gpu_verdict run_on_gpu(const std::string& library, const cake::cli::exported_kernel& k, const gpu_options& opt) {
@@ -261,6 +275,7 @@ inline gpu_verdict run_on_gpu(const std::string& library, const cake::cli::expor
   cmd.insert(cmd.end(), {"__gpu", opt.bench ? "bench" : "run", library, k.name, result, std::to_string(opt.runs), json_number(opt.hang_timeout_s),
                          opt.force ? "force" : "checked"});
   const auto pr = run_process(cmd, opt.timeout_s);
+  v.wall_ms = pr.wall_ms;
   const auto body = read_file(result);
   const std::string shape_text = read_file(result + ".txt").value_or("");
   fs::remove(result, ec);

@@ -23,8 +23,10 @@
 // The option names are found inside the macro (no `cake::cli::` needed). The tool compiles the file
 // with this header already included, so a schedule file needs only <cake/cake.hpp>; include this header
 // too to compile the file on its own.
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -90,8 +92,64 @@ struct exported_kernel {
   int line = 0;
 };
 
+// ---- families: many candidates from one compiled library (docs/evolve.md) -------------------------------
+//
+//   constexpr gemm_sm90_config naive{.stages = 1, .cluster_m = 1, .direct_store = true, .persistent = false};
+//   CAKE_EXPORT_FAMILY(gemm_bf16, cake::kernels::gemm_bf16_sm90, naive,
+//                      domain(axis("bn", &gemm_sm90_config::bn, {128, 192, 256}),
+//                             axis("pingpong", &gemm_sm90_config::pingpong, {false, true})),
+//                      reference("gemm"), peer("cublas"), shape(4096, 4096, 4096));
+//
+// A family is a constexpr generator from a parameter struct to a program, a seed value of that struct,
+// and a finite domain per parameter (an axis: a name, a member of the struct, its values). The seed's
+// program is evaluated at compile time (every builder check on it is a compile error, as for
+// CAKE_EXPORT); the other points of the domain are generated at run time by `cake evolve`, where the
+// builder records what it finds in the Program (program::errors) and the analyzer reports it: a bad
+// point is a diagnostic, never a crash or a compile error. The seed's own value of every axis belongs to
+// the domain (added when the list lacks it), so the seed is always a candidate.
+
+struct family_axis {
+  std::string name;
+  std::vector<long long> values;                 // as the tool sees them (bool: 0, 1)
+  bool boolean = false;                          // shown as false/true
+  std::function<void(void*, long long)> set;     // writes a value into the parameter struct
+  std::function<long long(const void*)> get;     // reads it (the seed's value)
+};
+
+// axis(name, &Params::member, {values...}): an int or bool member of the family's parameter struct.
+template <class P, class T>
+family_axis axis(std::string_view name, T P::*member, std::initializer_list<std::type_identity_t<T>> values) {
+  static_assert(std::is_integral_v<T>, "[cli.family-axis] a family axis is an int or bool member of the parameter struct (its values are whole numbers)");
+  family_axis a;
+  a.name = std::string(name);
+  a.boolean = std::is_same_v<T, bool>;
+  for (const T& v : values) a.values.push_back(static_cast<long long>(v));
+  a.set = [member](void* p, long long v) { static_cast<P*>(p)->*member = static_cast<T>(v); };
+  a.get = [member](const void* p) { return static_cast<long long>(static_cast<const P*>(p)->*member); };
+  return a;
+}
+
+template <class... Axes>
+std::vector<family_axis> domain(Axes... axes) {
+  return {std::move(axes)...};
+}
+
+struct exported_family {
+  std::string name;
+  std::vector<family_axis> axes;
+  std::vector<long long> seed;  // the seed's value on every axis
+  // The program of a point (one value per axis, in axis order): the seed struct with those values set,
+  // run through the generator at run time.
+  std::function<program(const std::vector<long long>&)> generate;
+  const program* seed_schedule = nullptr;  // the seed's program, evaluated at compile time
+  export_options options;
+  const char* file = "";
+  int line = 0;
+};
+
 struct registry {
   std::vector<exported_kernel> kernels;
+  std::vector<exported_family> families;
 };
 
 // One registry per schedule library (the tool compiles it with hidden visibility, so each library
@@ -100,6 +158,33 @@ inline registry& the_registry() {
   static registry r;
   return r;
 }
+
+template <class P>
+struct family_registrar {
+  family_registrar(std::string name, program (*gen)(P), const P& seed, const program* seed_schedule, std::vector<family_axis> axes, export_options o,
+                   const char* file, int line) {
+    exported_family f;
+    f.name = std::move(name);
+    for (auto& a : axes) {
+      const long long s = a.get(&seed);
+      bool found = false;
+      for (long long v : a.values) found = found || v == s;
+      if (!found) a.values.insert(a.values.begin(), s);
+      f.seed.push_back(s);
+    }
+    f.axes = std::move(axes);
+    f.generate = [gen, seed, setters = f.axes](const std::vector<long long>& point) {
+      P p = seed;
+      for (std::size_t i = 0; i < setters.size() && i < point.size(); ++i) setters[i].set(&p, point[i]);
+      return gen(p);
+    };
+    f.seed_schedule = seed_schedule;
+    f.options = std::move(o);
+    f.file = file;
+    f.line = line;
+    the_registry().families.push_back(std::move(f));
+  }
+};
 
 struct registrar {
   registrar(std::string name, const program* p, export_options o, const char* file, int line) {
@@ -114,7 +199,7 @@ constexpr unsigned long long abi_fingerprint() {
   unsigned long long h = 1469598103934665603ull;
   for (char c : std::string_view(CAKE_VERSION_STRING)) h = abi_mix(h, static_cast<unsigned char>(c));
   const unsigned long long sizes[] = {sizeof(program), sizeof(op), sizeof(build_error), sizeof(src_loc), sizeof(smem_region), sizeof(role_decl),
-                                      sizeof(exported_kernel), sizeof(export_options), static_cast<unsigned long long>(op_kind_count),
+                                      sizeof(exported_kernel), sizeof(export_options), sizeof(exported_family), sizeof(family_axis), sizeof(registry), static_cast<unsigned long long>(op_kind_count),
                                       static_cast<unsigned long long>(capacity::ops), static_cast<unsigned long long>(capacity::roles)};
   for (unsigned long long v : sizes)
     h = abi_mix(h, v);
@@ -135,4 +220,24 @@ constexpr unsigned long long abi_fingerprint() {
                                                    return ::cake::cli::make_options(__VA_ARGS__);                              \
                                                  }(),                                                                          \
                                                  __FILE__, __LINE__};                                                          \
+  }
+
+// CAKE_EXPORT_FAMILY(name, generator, seed, domain(axis(...), ...), options...): see "families" above.
+// `generator` is a function `cake::program f(Params)` (constexpr), `seed` a constant expression of type
+// Params; the options are CAKE_EXPORT's.
+#define CAKE_EXPORT_FAMILY(name, generator, seed, axes, ...)                                                                   \
+  namespace cake_export_family_##name {                                                                                       \
+  inline constexpr auto seed_params = (seed);                                                                                  \
+  inline constexpr ::cake::program seed_schedule = (generator)(seed_params);                                                   \
+  inline const ::cake::cli::family_registrar<std::remove_cv_t<decltype(seed_params)>> registered{                              \
+      #name, (generator), seed_params, &seed_schedule,                                                                         \
+      [] {                                                                                                                     \
+        using namespace ::cake::cli;                                                                                           \
+        return axes;                                                                                                           \
+      }(),                                                                                                                     \
+      [] {                                                                                                                     \
+        using namespace ::cake::cli;                                                                                           \
+        return ::cake::cli::make_options(__VA_ARGS__);                                                                         \
+      }(),                                                                                                                     \
+      __FILE__, __LINE__};                                                                                                     \
   }
