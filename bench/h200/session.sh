@@ -135,9 +135,10 @@ for s in "${steps[@]}"; do
     sancorpus)
       # the verify corpus under compute-sanitizer racecheck/synccheck, one process per case and twin, with the
       # hang trap on; the table for docs/diagnostics.md ("Agreement with compute-sanitizer") is $OUT/sancorpus.md
+      # (rewritten after every row). CAKE_SANCORPUS_SHARD=0/2 then 1/2 splits it over two device calls.
       CAKE_HANG_TIMEOUT_MS=${CAKE_HANG_TIMEOUT_MS:-2000} timeout ${CAKE_SANCORPUS_TIMEOUT:-580} python3 tests/verify/sanitize_corpus.py \
-        --bin $B/tests/verify/cake_verify_launch --out "$OUT" --jobs ${CAKE_SANCORPUS_JOBS:-6} --timeout 60 \
-        --budget ${CAKE_SANCORPUS_BUDGET:-480} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
+        --bin $B/tests/verify/cake_verify_launch --out "$OUT" --jobs ${CAKE_SANCORPUS_JOBS:-6} --timeout 30 \
+        --budget ${CAKE_SANCORPUS_BUDGET:-400} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} ${CAKE_SANCORPUS_SHARD:+--shard $CAKE_SANCORPUS_SHARD} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
       tail -n 3 "$OUT/sancorpus.log" | cut -c1-200 ;;
     griddep)
       # programmatic launch: exact with griddep_wait, the race without it (reported as a message)

@@ -149,7 +149,12 @@ int run_one(const verify_corpus::corpus_case& c, bool bad_twin, bool launch) {
       lower_error = "lowering refused: " + (tag != std::string::npos && tag < first.size() ? first.substr(tag + 7) : first);
     } else {
       const auto art = jit::build(lowered.source, lowered.entry, std::string(to_string(p.target)));
-      if (!art.ok) lower_error = "NVRTC: " + art.diagnostics().substr(0, 300);
+      if (!art.ok) {  // the first error line of the log (warnings come first)
+        const std::string log = art.diagnostics();
+        auto at = log.find(": error");
+        at = at == std::string::npos ? 0 : log.rfind('\n', at) == std::string::npos ? 0 : log.rfind('\n', at) + 1;
+        lower_error = "NVRTC: " + log.substr(at, log.find('\n', at) - at).substr(0, 300);
+      }
     }
   }
   js << ",\"lowers\":" << (lower_error.empty() ? "true" : "false") << ",\"lower_error\":" << (lower_error.empty() ? "null" : json_string(lower_error));

@@ -22,6 +22,7 @@ Agreement, per row:
   agree: error & launch failed          an analyzer error, and the plain launch trapped (hang check) or failed
   launch failed on a clean schedule     a failure the analyzer missed (or a launcher limitation: read the row)
   n/a                     not launched (does not lower, sm_100a, no GPU) or a sanitizer run that timed out
+The sanitizers run only where the plain launch completed.
 """
 import argparse
 import concurrent.futures as futures
@@ -112,9 +113,14 @@ def one(binary, case, twin, args, gpu):
     if rc is None:  # killed: after the first line, while launching (a hang the trap did not end)
         row["launched"] = bool(gpu and row.get("lowers") and row.get("runnable_on_h200"))
         row["launch"] = "timeout after %d s" % args.timeout
-    if gpu and row.get("launched") is True:  # also after a trap: the tools may say more
+    # The tools run where the plain launch completed: a trap or a hang is already the GPU's verdict, and would
+    # cost a slot for the whole timeout. Under a tool kernels run many times slower, so the hang trap is
+    # given more time there (a slow phase must not be mistaken for a deadlock).
+    if gpu and row.get("launch") == "ok":
+        tool_env = dict(env)
+        tool_env["CAKE_HANG_TIMEOUT_MS"] = str(args.tool_hang_ms)
         for tool in ("racecheck", "synccheck"):
-            trc, tout, _ = run(["compute-sanitizer", "--tool", tool, "--print-limit", "3"] + base, args.timeout * 3, env)
+            trc, tout, _ = run(["compute-sanitizer", "--tool", tool, "--print-limit", "3"] + base, args.timeout * 3, tool_env)
             row[tool] = sanitizer_result(tool, trc, tout)
     row["agreement"] = agreement(row)
     return row
@@ -149,9 +155,11 @@ def main():
     ap.add_argument("--bin", required=True, help="cake_verify_launch")
     ap.add_argument("--out", required=True, help="folder for sancorpus.json and sancorpus.md")
     ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--timeout", type=int, default=60, help="seconds per plain run (sanitizer runs get 3x)")
+    ap.add_argument("--timeout", type=int, default=30, help="seconds per plain run (sanitizer runs get 3x)")
+    ap.add_argument("--tool-hang-ms", type=int, default=20000, help="CAKE_HANG_TIMEOUT_MS under a sanitizer")
     ap.add_argument("--budget", type=int, default=0, help="stop starting new cases after this many seconds (0: none)")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--shard", default="", help="i/n: run every n-th case starting at i (0-based)")
     ap.add_argument("--no-gpu", action="store_true", help="analyzer and lowering only")
     args = ap.parse_args()
 
@@ -160,6 +168,9 @@ def main():
     if args.cases:
         wanted = set(args.cases.split(","))
         cases = [c for c in cases if c in wanted]
+    if args.shard:  # "i/n": every n-th case from the i-th (0-based), to split the corpus over device calls
+        i, n = (int(x) for x in args.shard.split("/"))
+        cases = cases[i::n]
     gpu = not args.no_gpu and shutil.which("compute-sanitizer") is not None and shutil.which("nvidia-smi") is not None
     os.makedirs(args.out, exist_ok=True)
     start = time.time()
@@ -187,20 +198,29 @@ def main():
                 r = rows[-1]
                 print("%-48s %-4s %-28s racecheck %-8s synccheck %-8s %s" % (
                     c, t, (r.get("launch") or "-")[:28], cell_sanitizer(r, "racecheck"), cell_sanitizer(r, "synccheck"), r.get("agreement")), flush=True)
+                write_all(rows, cases, skipped, queue + list(pending.values()), start, gpu, args.out)
+    note = write_all(rows, cases, skipped, queue=[], start=start, gpu=gpu, out=args.out)
+    print(note)
+    return 0
+
+
+def write_all(rows, cases, skipped, queue, start, gpu, out):
+    """Writes sancorpus.json and sancorpus.md from the rows so far (called after every row, so that a step
+    killed by its time limit still leaves a table)."""
     order = {c: i for i, c in enumerate(cases)}
-    rows.sort(key=lambda r: (order.get(r.get("case"), 1 << 30), r.get("twin") != "bad"))
+    rows = sorted(rows, key=lambda r: (order.get(r.get("case"), 1 << 30), r.get("twin") != "bad"))
     counts = {}
     for r in rows:
         counts[r["agreement"]] = counts.get(r["agreement"], 0) + 1
     summary = ", ".join("%s: %d" % kv for kv in sorted(counts.items()))
+    not_run = list(skipped) + list(queue)
     note = "%d rows (%s)%s; %.0f s, %s." % (
-        len(rows), summary, ("; not run (budget): %d" % len(skipped)) if skipped else "", time.time() - start,
+        len(rows), summary, ("; not run: %d (time budget)" % len(not_run)) if not_run else "", time.time() - start,
         "with compute-sanitizer" if gpu else "no GPU: analyzer and lowering only")
-    with open(os.path.join(args.out, "sancorpus.json"), "w") as f:
-        json.dump({"rows": rows, "not_run": [{"case": c, "twin": t} for c, t in skipped], "summary": counts, "gpu": gpu}, f, indent=1)
-    write_table(rows, os.path.join(args.out, "sancorpus.md"), note)
-    print(note)
-    return 0
+    with open(os.path.join(out, "sancorpus.json"), "w") as f:
+        json.dump({"rows": rows, "not_run": [{"case": c, "twin": t} for c, t in not_run], "summary": counts, "gpu": gpu}, f, indent=1)
+    write_table(rows, os.path.join(out, "sancorpus.md"), note)
+    return note
 
 
 if __name__ == "__main__":
