@@ -80,6 +80,7 @@ TEST_CASE("griddep: a wait inside a dynamic loop covers the loop body, not what 
   REQUIRE(count(r, rule_id::sync_griddep_missing) == 1);
   const auto* d = find(r, rule_id::sync_griddep_missing);
   CHECK(std::string(d->message.view()).find("writes 'Y'") != std::string::npos);
+  CHECK(std::string(d->help.view()).find("independent_of_previous_grid(Y) if the previous kernel neither reads nor writes it") != std::string::npos);
   bool why = false;
   for (int i = 0; i < d->note_count; ++i) why = why || std::string(d->notes[i].text.view()).find("dynamic loop") != std::string::npos;
   CHECK(why);

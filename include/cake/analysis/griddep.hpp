@@ -127,7 +127,8 @@ struct griddep_walk {
       break;
     }
     d->help << "call r.griddep_wait() in role '" << role_name << "' before op#" << id << " (line " << o.loc.line << ")";
-    if (!g.write) d->help << ", or declare k.independent_of_previous_grid(" << tensor_name << ") if the previous kernel never writes it";
+    d->help << ", or declare k.independent_of_previous_grid(" << tensor_name << ") if the previous kernel "
+            << (g.write ? "neither reads nor writes it" : "never writes it");
   }
 };
 
