@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan sancorpus griddep
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -136,6 +136,18 @@ for s in "${steps[@]}"; do
         res=$(timeout 150 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*picks the nearest*" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
       done ;;
+    sancorpus)
+      # the verify corpus under compute-sanitizer racecheck/synccheck, one process per case and twin, with the
+      # hang trap on; the table for docs/diagnostics.md ("Agreement with compute-sanitizer") is $OUT/sancorpus.md
+      # (rewritten after every row). CAKE_SANCORPUS_SHARD=0/2 then 1/2 splits it over two device calls.
+      CAKE_HANG_TIMEOUT_MS=${CAKE_HANG_TIMEOUT_MS:-2000} timeout ${CAKE_SANCORPUS_TIMEOUT:-580} python3 tests/verify/sanitize_corpus.py \
+        --bin $B/tests/verify/cake_verify_launch --out "$OUT" --jobs ${CAKE_SANCORPUS_JOBS:-6} --timeout 30 \
+        --budget ${CAKE_SANCORPUS_BUDGET:-400} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} ${CAKE_SANCORPUS_SHARD:+--shard $CAKE_SANCORPUS_SHARD} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
+      tail -n 3 "$OUT/sancorpus.log" | cut -c1-200 ;;
+    griddep)
+      # programmatic launch: exact with griddep_wait, the race without it (reported as a message)
+      timeout 120 $B/tests/gpu/cake_gpu_test_griddep -s > "$OUT/test_griddep.log" 2>&1; echo "rc=$?"
+      grep -E "MESSAGE|no griddep_wait|ERROR|test cases|SKIPPED" "$OUT/test_griddep.log" | head -n 12 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"

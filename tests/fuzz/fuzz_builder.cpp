@@ -54,7 +54,7 @@ struct fuzz_state {
 void body(role& r, input& in, fuzz_state& st, int depth, std::vector<slot>& slots, std::vector<reg_tile<f32>>& regs, index_expr i0, index_expr i1) {
   const int n = 1 + in.pick(8);
   for (int k = 0; k < n; ++k) {
-    switch (in.pick(18)) {
+    switch (in.pick(19)) {
       case 0:
         if (!st.pipes.empty()) slots.push_back(r.acquire(st.pipes[static_cast<std::size_t>(in.pick(static_cast<int>(st.pipes.size())))]));
         break;
@@ -155,6 +155,10 @@ void body(role& r, input& in, fuzz_state& st, int depth, std::vector<slot>& slot
           r.bulk_wait(in.pick(2));
         }
         break;
+      case 17:  // programmatic launch (sync.griddep-missing / -no-pdl)
+        if (in.pick(2)) r.griddep_wait();
+        else r.griddep_launch_dependents();
+        break;
       default:
         if (!regs.empty()) regs.push_back(r.row_vector<f32>("rv", in.from(sizes)));
         break;
@@ -171,6 +175,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   input in{data, size};
   constexpr target_id targets[] = {target_id::sm_90a, target_id::sm_80, target_id::sm_100a};
   auto k = kernel("fuzz").target(in.from(targets));
+  if (in.pick(4) == 0) k.programmatic_launch();
   fuzz_state st;
   st.dims[0] = k.dim("M");
   st.dims[1] = k.dim("N");

@@ -27,6 +27,7 @@ struct corpus_case {
   int line;
   program (*bad)();
   program (*good)();
+  std::string_view name;  // the case's namespace (tests/verify/sanitize_corpus.cpp selects cases by it)
 };
 
 inline std::vector<corpus_case>& registry() {
@@ -206,7 +207,7 @@ constexpr program clean_sm90() {
 #else
 #define CAKE_VERIFY_CASE(NS, RULE)                                                                               \
   namespace verify_corpus {                                                                                      \
-  inline const registrar CAKE_VERIFY_CAT(NS, _registrar){{RULE, __FILE__, __LINE__, &NS::bad, &NS::good}};        \
+  inline const registrar CAKE_VERIFY_CAT(NS, _registrar){{RULE, __FILE__, __LINE__, &NS::bad, &NS::good, #NS}};   \
   }                                                                                                              \
   TEST_CASE("corpus " RULE " (" #NS ")") {                                                                       \
     for (const auto& c : ::verify_corpus::registry())                                                             \

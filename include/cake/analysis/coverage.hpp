@@ -8,8 +8,8 @@ namespace cake::analysis {
 
 constexpr void check_coverage(context& c) {
   const program& p = c.p;
-  bool rank_var = false, warp_in_wg = false, pdl = false, reads_output = false;
-  int rank_op = -1, warp_op = -1, pdl_op = -1, output_op = -1;
+  bool rank_var = false, warp_in_wg = false, reads_output = false;
+  int rank_op = -1, warp_op = -1, output_op = -1;
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     for (const operand* x : {&o.d, &o.a, &o.b}) {
@@ -27,7 +27,6 @@ constexpr void check_coverage(context& c) {
           x->kind == operand_kind::global && p.tensors[p.tile_refs[x->index].tensor].output && !reads_output)
         reads_output = true, output_op = static_cast<int>(i);
     }
-    if ((o.kind == op_kind::griddep_wait || o.kind == op_kind::griddep_launch) && !pdl) pdl = true, pdl_op = static_cast<int>(i);
   }
   if (rank_var)
     add_coverage(c, rule_id::dataflow_race, rank_op, p.ops[rank_op].loc,
@@ -41,9 +40,13 @@ constexpr void check_coverage(context& c) {
   if (reads_output)
     add_coverage(c, rule_id::dataflow_race, output_op, p.ops[output_op].loc,
                  "an output tensor is also read: races through global memory (between CTAs, or with TMA stores) are not modelled");
-  if (pdl)
-    add_coverage(c, rule_id::count_, pdl_op, p.ops[pdl_op].loc,
-                 "ordering against the previous and next kernel (griddepcontrol) is not modelled");
+  // Programmatic launch is checked by sync.griddep-missing, which trusts k.independent_of_previous_grid(t).
+  for (const auto& t : p.tensors)
+    if (p.launch.pdl && t.independent) {
+      fixed_text<232> n;
+      n << "'" << t.nm.view() << "' is declared independent of the previous grid: accesses before griddep_wait are trusted, not checked";
+      add_coverage(c, rule_id::sync_griddep_missing, -1, t.loc, n.view());
+    }
   if (c.out.protocol_runs > 0 && has_dynamic_loop(p)) {
     fixed_text<232> t;
     t << "protocol: dims were given " << c.out.k_trips << (c.opt.single_trip_run && c.out.k_trips != 1 ? " and 1 blocks" : " blocks")

@@ -73,6 +73,10 @@ constexpr std::string_view to_string(pass_id p) {
     "An mbarrier arrival count outside 1..2^20-1")                                                            \
   X(sync_cluster_sum_divergent, "sync.cluster-sum-divergent", sync, error, sync,                              \
     "A cluster_sum that CTAs of one cluster may reach a different number of times (under a when or in a loop whose bounds differ per CTA): a hang") \
+  X(sync_griddep_missing, "sync.griddep-missing", sync, error, sync,                                          \
+    "With programmatic_launch(), a global-memory access its role may reach before griddep_wait(): the previous grid may still be writing it") \
+  X(sync_griddep_no_pdl, "sync.griddep-no-pdl", sync, warning, sync,                                          \
+    "griddep_wait() in a kernel without programmatic_launch(): it waits for nothing (the launch already ordered the previous grid)") \
   /* ---- memory ----------------------------------------------------------------------------------- */       \
   X(memory_smem_bounds, "memory.smem-bounds", memory, error, memory,                                          \
     "A part index outside the parts of its region (a constant one, or a loop/unit index when it runs)")                         \

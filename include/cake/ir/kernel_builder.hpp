@@ -109,6 +109,13 @@ class kernel_builder {
   constexpr tensor<T> output(std::string_view nm, dim_list d, src_loc at = src_loc::current()) {
     return add_tensor<T>(nm, d, true, at);
   }
+  // With programmatic_launch(): `t` is not written by the previous kernel in the stream (nor read, if this
+  // kernel writes it), so its role may access it before griddep_wait() (sync.griddep-missing exempts it).
+  template <element_type T>
+  constexpr kernel_builder& independent_of_previous_grid(tensor<T> t) {
+    if (t.index < p.tensors.size()) p.tensors[t.index].independent = true;
+    return *this;
+  }
   template <element_type T>
   constexpr scalar<T> param(std::string_view nm, src_loc at = src_loc::current()) {
     scalar_param s;

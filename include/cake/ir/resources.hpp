@@ -65,6 +65,10 @@ struct tensor_param {
   name nm;
   dtype dt = dtype::f32;
   bool output = false;
+  // k.independent_of_previous_grid(t): the kernel before this one in the stream does not write it (nor,
+  // for an output, read it), so a programmatically launched kernel may touch it before griddep_wait
+  // (weights loaded while the previous layer finishes). A claim about the caller; the analyzer trusts it.
+  bool independent = false;
   std::uint8_t rank = 0;
   std::uint8_t dims[dim_list::max_rank]{};  // indices into program::dims
   src_loc loc;
