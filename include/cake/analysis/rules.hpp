@@ -210,6 +210,7 @@ constexpr std::string_view to_string(pass_id p) {
     "Two fragment layouts meet in one op, or a register tile does not split evenly over the threads of its unit") \
   /* ---- ir: the builder could not record the schedule as written --------------------------------- */      \
   X(ir_name_too_long, "ir.name-too-long", ir, error, builder, "A name longer than 31 characters")             \
+  X(ir_kernel_name, "ir.kernel-name", ir, error, builder, "A kernel name that cannot be its entry symbol: not letters, digits and '_' from a letter, or a C++ keyword") \
   X(ir_capacity, "ir.capacity", ir, error, builder, "More items of one kind than a Program holds")            \
   X(ir_unknown_dim, "ir.unknown-dim", ir, error, builder, "An axis, loop or over() names a dim label no tensor or k.dim declares") \
   X(ir_space_axes, "ir.space-axes", ir, error, builder, "k.parallel(...) with more than 5 axes, or an argument that is not an axis") \

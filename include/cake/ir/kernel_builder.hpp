@@ -26,6 +26,33 @@ class kernel_builder {
   constexpr explicit kernel_builder(std::string_view nm, src_loc at) {
     p.loc = at;
     set_name(p.kernel_name, nm, p.loc);
+    check_kernel_name(nm, at);
+  }
+  // The kernel's name is its entry symbol (extern "C" in the generated source, looked up by that name at
+  // launch): a name NVRTC cannot compile must not pass the analyzer and fail at lowering.
+  constexpr void check_kernel_name(std::string_view nm, src_loc at) {
+    for (std::size_t i = 0; i < nm.size(); ++i) {
+      const char ch = nm[i];
+      const bool letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_', digit = ch >= '0' && ch <= '9';
+      if (!letter && !(digit && i > 0))
+        return fail<"ir.kernel-name", "a kernel's name is its entry symbol: letters, digits and '_', starting with a letter (value: the position of the first character that is not)">(
+            static_cast<long long>(i), at);
+    }
+    if (nm.empty()) return fail<"ir.kernel-name", "a kernel's name is its entry symbol: it cannot be empty (value: 0)">(0, at);
+    if (nm[0] == '_') return fail<"ir.kernel-name", "a kernel's name is its entry symbol: a leading '_' is reserved (value: 0)">(0, at);
+    constexpr std::string_view keywords[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char8_t",
+        "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit", "const_cast", "continue",
+        "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit",
+        "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+        "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+        "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+        "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+        "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+    for (std::size_t i = 0; i < sizeof keywords / sizeof keywords[0]; ++i)
+      if (nm == keywords[i])
+        return fail<"ir.kernel-name", "a kernel's name is its entry symbol: it cannot be a C++ keyword (value: the keyword's index in Cake's list)">(
+            static_cast<long long>(i), at);
   }
 
   // ---- error funnel ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ constexpr void one_role(kernel_builder& k) {
 
 namespace verify_corpus::ir_name_too_long {
 constexpr program build(bool fixed) {
-  auto k = kernel(fixed ? "short" : "a_kernel_name_that_is_longer_than_31_chars").target(sm_90a);  // EXPECT: ir.name-too-long
+  auto k = kernel(fixed ? "short_name" : "a_kernel_name_that_is_longer_than_31_chars").target(sm_90a);  // EXPECT: ir.name-too-long
   one_role(k);
   return k.build();
 }
@@ -22,6 +22,31 @@ constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_name_too_long
 CAKE_VERIFY_CASE(ir_name_too_long, "ir.name-too-long")
+
+// ir.kernel-name: a name the analyzer would pass but NVRTC cannot compile as the entry symbol (a C++
+// keyword; before this rule, "short" passed the analyzer and failed in NVRTC).
+namespace verify_corpus::ir_kernel_name {
+constexpr program build(bool fixed) {
+  auto k = kernel(fixed ? "short_gemm" : "short").target(sm_90a);  // EXPECT: ir.kernel-name
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_kernel_name
+CAKE_VERIFY_CASE(ir_kernel_name, "ir.kernel-name")
+
+// ir.kernel-name: a character an entry symbol cannot hold.
+namespace verify_corpus::ir_kernel_name_chars {
+constexpr program build(bool fixed) {
+  auto k = kernel(fixed ? "attn_fwd_d128" : "attn-fwd-d128").target(sm_90a);  // EXPECT: ir.kernel-name
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_kernel_name_chars
+CAKE_VERIFY_CASE(ir_kernel_name_chars, "ir.kernel-name")
 
 namespace verify_corpus::ir_capacity {
 constexpr program build(bool fixed) {
