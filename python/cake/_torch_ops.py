@@ -1,4 +1,4 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign}: cake's entry points as PyTorch custom ops, each with a fake
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, kmeans_assign, knn_search}: cake's entry points as PyTorch custom ops, each with a fake
 (meta) implementation that gives the output's shape, dtype and strides without running anything, so that
 they trace under torch.compile and record under CUDA graph capture. Imported by cake when PyTorch is
 installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit are not ops: they update the
@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, rmsnorm as _rmsnorm, softmax as _softmax
+from . import attention_prefill as _attention_prefill, gemm as _gemm, kmeans_assign as _kmeans_assign, knn_search as _knn_search, rmsnorm as _rmsnorm, softmax as _softmax
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -66,3 +66,17 @@ def _(x, centroids, c_norm=None, metric="l2"):
     torch._check(x.dim() in (2, 3) and x.dim() == centroids.dim() and x.shape[-1] == centroids.shape[-1],
                  lambda: "cake::kmeans_assign: x is [B, N, D] or [N, D], centroids [B, K, D] or [K, D]")
     return x.new_empty(tuple(x.shape[:-1]), dtype=torch.int32)
+
+
+@torch.library.custom_op("cake::knn_search", mutates_args=())
+def knn_search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = "l2") -> Tuple[torch.Tensor, torch.Tensor]:
+    return _knn_search(queries, database, k, metric=metric)
+
+
+@knn_search.register_fake
+def _(queries, database, k, metric="l2"):
+    torch._check(queries.dim() == 2 and database.dim() == 2 and queries.shape[1] == database.shape[1],
+                 lambda: "cake::knn_search: queries are [Q, D], database [N, D]")
+    torch._check(1 <= k <= 256, lambda: f"cake::knn_search: k = {k} must be in 1 .. 256")
+    Q = queries.shape[0]
+    return queries.new_empty((Q, k), dtype=torch.float32), queries.new_empty((Q, k), dtype=torch.int32)
