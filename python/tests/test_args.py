@@ -175,7 +175,7 @@ class KnnArguments(unittest.TestCase):
         q, y = arr((100, 64), "bfloat16"), arr((1000, 64), "bfloat16", 0x700000)
         d, i = arr((100, 10), "float32", 0x800000), arr((100, 10), "int32", 0x900000)
         need = cake.knn_search_workspace_bytes(100, 1000, 64, 10)
-        ws = arr((need,), "uint8", 0xa00000)
+        ws = arr(((need + 3) // 4,), "float32", 0xa00000)
         self.check(ValueError, "metric must be one of", q, y, 10, distances=d, indices=i, workspace=ws, metric="cosine")
         self.check(ValueError, "queries must be float16 or bfloat16; it is float32", arr((100, 64), "float32"), y, 10, distances=d, indices=i, workspace=ws)
         self.check(ValueError, "database must be float16; it is bfloat16", arr((100, 64), "float16"), y, 10, distances=d, indices=i, workspace=ws)
@@ -189,7 +189,7 @@ class KnnArguments(unittest.TestCase):
                    workspace=arr((10,), "float32", 0xa00000))
         self.check(ValueError, "workspace must be given for arrays that are not torch tensors", q, y, 10, distances=d, indices=i)
         self.check(ValueError, "D = 100 must be a multiple of 8", arr((100, 100), "bfloat16"), arr((1000, 100), "bfloat16", 0x700000), 10, distances=d,
-                   indices=i, workspace=arr((1 << 20,), "uint8", 0xa00000))
+                   indices=i, workspace=arr((1 << 20,), "float32", 0xa00000))
 
     def test_no_driver(self):
         if cake._cake.driver_available():
@@ -197,7 +197,7 @@ class KnnArguments(unittest.TestCase):
         need = cake.knn_search_workspace_bytes(100, 1000, 64, 10, "inner_product")
         with self.assertRaises(cake.NoDeviceError):
             cake.knn_search(arr((100, 64), "bfloat16"), arr((1000, 64), "bfloat16", 0x700000), 10, metric="inner_product",
-                            distances=arr((100, 10), "float32", 0x800000), indices=arr((100, 10), "int32", 0x900000), workspace=arr((need,), "uint8", 0xa00000))
+                            distances=arr((100, 10), "float32", 0x800000), indices=arr((100, 10), "int32", 0x900000), workspace=arr(((need + 3) // 4,), "float32", 0xa00000))
 
 
 class AttentionArguments(unittest.TestCase):

@@ -31,6 +31,7 @@ class kernel_emitter : public op_emitter {
     w_.line("// Every statement block is annotated '// @op N file:line' with the schedule op it comes from.");
     paste("cake/device/common.cuh");
     paste("cake/device/compute.cuh");
+    paste("cake/device/topk.cuh");
     // cp.async, ldmatrix and mma.sync exist on every target (the op table lowers them on all three).
     paste("cake/device/sm80.cuh");
     if (tgt != target_id::sm_80) paste("cake/device/sm90.cuh");
