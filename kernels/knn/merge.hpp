@@ -17,11 +17,12 @@ struct knn_merge_config {
   int rows = 32;  // queries per CTA (one warpgroup; a row is spread over 4 threads)
   int cols = 64;  // partial entries per fold
   knn_metric metric = knn_metric::l2;
+  target_id target = target_id::sm_90a;  // generic code (loads, the top-k, stores): any target
   friend constexpr auto operator<=>(const knn_merge_config&, const knn_merge_config&) = default;
 };
 
 constexpr program knn_merge_program(knn_merge_config c = {}) {
-  auto k = kernel(c.metric == knn_metric::l2 ? "knn_merge_l2" : "knn_merge_ip").target(sm_90a);
+  auto k = kernel(c.metric == knn_metric::l2 ? "knn_merge_l2" : "knn_merge_ip").target(c.target);
   auto [Q, SK, Kk, one] = k.dims("Q", "SK", "K", "one");
   auto Pd = k.input<f32>("part_dist", dims(Q, SK));
   auto Pi = k.input<i32>("part_idx", dims(Q, SK));

@@ -34,7 +34,7 @@ TEST_CASE("knn search: the entry point's configurations for k 1, 10, 32, 100, 25
   }
 }
 
-TEST_CASE("knn merge: both metrics, k 1..256") {
+TEST_CASE("knn merge: both metrics, k 1..256, and the generic top-k on sm_80 and sm_100a") {
   using namespace cake;
   for (const int k : {1, 10, 100, 256})
     for (const auto m : {kernels::knn_metric::l2, kernels::knn_metric::inner_product}) {
@@ -44,4 +44,12 @@ TEST_CASE("knn merge: both metrics, k 1..256") {
       const auto b = lower_and_build(kernels::knn_merge_program(c));
       CHECK(has(b.ptx(), "topk_merge"));
     }
+  // The top-k ops are generic code (shared memory, warp votes, shared atomics): lowered on every target.
+  for (const target_id t : {target_id::sm_80, target_id::sm_100a}) {
+    INFO(to_string(t));
+    kernels::knn_merge_config c;
+    c.k = 100, c.target = t;
+    const auto b = lower_and_build(kernels::knn_merge_program(c));
+    CHECK(has(b.ptx(), "topk_merge"));
+  }
 }

@@ -43,8 +43,8 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile or expression into a row vector (across the row's threads)") \
   X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax of a register tile or expression: value and column index per row") \
   X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
-  X(topk_init, compute, count_, all, on_sm90a, "empties the per-row top-k lists of an r.topk state (k 1..256, list in derived smem)") \
-  X(topk_rows, compute, count_, all, on_sm90a, "row top-k: the k smallest / largest values of a tile or expression and their column (or given) indices, folded into the lists") \
+  X(topk_init, compute, count_, all, on_all, "empties the per-row top-k lists of an r.topk state (k 1..256, list in derived smem)") \
+  X(topk_rows, compute, count_, all, on_all, "row top-k: the k smallest / largest values of a tile or expression and their column (or given) indices, folded into the lists") \
   /* memory */                                                                                                                    \
   X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
   X(tma_store, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile store from smem (bulk group)")                                \
@@ -63,7 +63,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \
   X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
   X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM)")    \
-  X(topk_store, memory, count_, all, on_sm90a, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
+  X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
   X(mbarrier_init, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.init")                                                 \
   X(mbarrier_arrive, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.arrive (local or, .remote(), in every CTA)")       \
