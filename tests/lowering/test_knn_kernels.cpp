@@ -1,6 +1,7 @@
 // The k-nearest-neighbour kernels of kernels/knn/ (and the row top-k op they are made of) build, analyze
-// clean, lower and assemble for sm_90a with no spills, for every configuration the entry point picks
-// (cake::knn::search_config_for over k, D and the metrics) and both input types.
+// clean, lower and assemble with no spills: the search (sm_90a) for the configurations the entry point
+// picks (cake::knn::search_config_for over k, D and the metrics; both input types), the merge for every
+// target.
 #include "lower_check.hpp"
 
 #include "kernels/knn/knn.hpp"
@@ -9,29 +10,24 @@ using lower_check::count;
 using lower_check::has;
 using lower_check::lower_and_build;
 
-TEST_CASE("knn search: the entry point's configurations for k 1, 10, 32, 100, 256 and D 64, 128, 512") {
+TEST_CASE("knn search: the entry point's configurations for k 1, 10, 32, 100, 256, D 64, 128, 512, both metrics") {
   using namespace cake;
-  struct variant {
-    int k;
-    long long D;
-    kernels::knn_metric metric;
-    bool f16;
-  };
-  for (const variant v : {variant{10, 128, kernels::knn_metric::l2, false}, variant{10, 128, kernels::knn_metric::inner_product, true},
-                          variant{100, 128, kernels::knn_metric::l2, true}, variant{1, 64, kernels::knn_metric::inner_product, false},
-                          variant{32, 64, kernels::knn_metric::l2, false}, variant{256, 128, kernels::knn_metric::l2, false},
-                          variant{256, 512, kernels::knn_metric::inner_product, true}}) {
-    const auto c = knn::search_config_for(4096, 1 << 20, v.D, v.k, v.metric);
-    INFO("k " << v.k << " D " << v.D << " metric " << to_string(v.metric) << (v.f16 ? " f16" : " bf16") << ": rows " << c.rows << " wgs " << c.wgs
-              << " stages " << c.stages << " splits " << c.splits);
-    const program p = v.f16 ? kernels::knn_search_sm90<f16>(c) : kernels::knn_search_sm90<bf16>(c);
-    const auto b = lower_and_build(p);
-    const std::string ty = v.f16 ? "f16.f16" : "bf16.bf16";
-    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32." + ty));
-    CHECK(has(b.ptx(), "atom.shared.add"));  // candidates are appended with a shared atomic
-    CHECK(has(b.ptx(), "topk_merge"));       // merged by the device helper
-    CHECK(count(b.ptx(), "cp.async.bulk.tensor.2d") >= 2);
-  }
+  int n = 0;
+  for (const int k : {1, 10, 32, 100, 256})
+    for (const long long D : {64LL, 128LL, 512LL})
+      for (const auto m : {kernels::knn_metric::l2, kernels::knn_metric::inner_product}) {
+        const bool half = (n++ % 3) == 1;  // both input types, for both metrics
+        const auto c = knn::search_config_for(4096, 1 << 20, D, k, m);
+        INFO("k " << k << " D " << D << " metric " << to_string(m) << (half ? " f16" : " bf16") << ": rows " << c.rows << " wgs " << c.wgs << " bn " << c.bn
+                  << " stages " << c.stages << " splits " << c.splits);
+        const program p = half ? kernels::knn_search_sm90<f16>(c) : kernels::knn_search_sm90<bf16>(c);
+        const auto b = lower_and_build(p);
+        const std::string ty = half ? "f16.f16" : "bf16.bf16";
+        CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32." + ty));
+        CHECK(has(b.ptx(), "atom.shared.add"));  // candidates are appended with a shared atomic
+        CHECK(has(b.ptx(), "topk_merge"));       // merged by the device helper
+        CHECK(count(b.ptx(), "cp.async.bulk.tensor.2d") >= 2);
+      }
 }
 
 TEST_CASE("knn merge: both metrics, k 1..256, and the generic top-k on sm_80 and sm_100a") {
