@@ -23,6 +23,8 @@
 //
 // This header lives in the kernel corpus (kernels/knn/): include it as "kernels/knn/knn.hpp". Link cake::jit.
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -44,10 +46,20 @@ constexpr int max_k = 256;
 constexpr long long target_ctas = 2 * 132;
 
 namespace detail {
-// Does the search schedule fit the target's shared memory (the plan derives it, lists included)?
+// Does the search schedule fit the target's shared memory (the plan derives it, lists included)? Building
+// the Program to ask takes host time, so every answer is kept (search_config_for runs on every call).
 inline bool search_fits(const kernels::knn_search_config& c) {
+  static std::mutex m;
+  static std::map<kernels::knn_search_config, bool> known;
+  {
+    std::lock_guard lock(m);
+    if (auto it = known.find(c); it != known.end()) return it->second;
+  }
   const program p = kernels::knn_search_sm90<bf16>(c);
-  return p.errors.empty() && plan::plan_smem(p).fits();
+  const bool fits = p.errors.empty() && plan::plan_smem(p).fits();
+  std::lock_guard lock(m);
+  known.emplace(c, fits);
+  return fits;
 }
 }  // namespace detail
 
