@@ -27,6 +27,8 @@ constexpr int tile_words(const program& p, const plan::fragment_plan& F, int r) 
   if (L.lazy_src >= 0) return 0;
   const int n = L.count > 0 ? L.count : 0;
   const int bits = size_bits(p.regs[r].dt);
+  // A top-k state's threshold is a (value, index) pair per row slot (its lists are in smem).
+  if (p.regs[r].topk != 0) return 2 * n;
   return bits >= 32 ? n : bits == 16 ? (n + 1) / 2 : (n + 3) / 4;
 }
 
