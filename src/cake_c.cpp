@@ -13,6 +13,7 @@
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
+#include "kernels/knn/knn.hpp"
 #include "kernels/norm/norm.hpp"
 
 namespace {
@@ -159,6 +160,35 @@ cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm,
     kmeans_codes("cake_kmeans_fit", device, input_type, metric);
     cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), iterations,
                       as_stream(stream), device);
+  });
+}
+
+namespace {
+// The search's metric: l2 or inner product (cosine is the inner product of normalized rows).
+void knn_metric_code(const char* who, int metric) {
+  if (metric != CAKE_METRIC_L2 && metric != CAKE_METRIC_INNER_PRODUCT)
+    throw cake::jit::argument_error(std::string(who) + ": metric = " + std::to_string(metric) +
+                                    " is not one the search takes (0 l2, 1 inner product; for cosine normalize the rows and use 1)");
+}
+cake::knn::metric knn_metric(int m) { return m == CAKE_METRIC_L2 ? cake::knn::metric::l2 : cake::knn::metric::inner_product; }
+}  // namespace
+
+int64_t cake_knn_search_workspace_bytes(int64_t Q, int64_t N, int64_t D, int k, int metric) {
+  if (metric != CAKE_METRIC_L2 && metric != CAKE_METRIC_INNER_PRODUCT) return -1;
+  try {
+    return cake::knn::search_workspace_bytes(Q, N, D, k, knn_metric(metric));
+  } catch (const cake::jit::argument_error&) {
+    return -1;
+  }
+}
+
+cake_status cake_knn_search(const void* queries, const void* database, float* distances, int32_t* indices, void* workspace, int64_t Q, int64_t N,
+                            int64_t D, int k, int input_type, int metric, void* stream, int device) {
+  return guarded("cake_knn_search", device, [&] {
+    kmeans_codes("cake_knn_search", device, input_type, metric);
+    knn_metric_code("cake_knn_search", metric);
+    cake::knn::search(queries, database, distances, indices, workspace, Q, N, D, k, kmeans_type(input_type), knn_metric(metric), as_stream(stream),
+                      device);
   });
 }
 

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans attention pytests skipcheck kmeanssan sancorpus griddep
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -111,6 +111,22 @@ for s in "${steps[@]}"; do
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
       PYTHONPATH=/tmp/bt python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KMEANS_TIMEOUT:-420} python3 bench/peers/bench_peers.py --family kmeans --runs ${CAKE_KMEANS_RUNS:-50} --json "$OUT/kmeans.json" 2>&1 | tee "$OUT/bench_kmeans.log" | grep -vE "Warning|warn" | cut -c1-200 ;;
+    knn)
+      # The kNN GPU test (against a full host sort), then the Python package (as in the kmeans step) and the
+      # same-process bench against chunked torch.matmul + torch.topk (issue 13's 4096 x 2^20 D128 k 10 / 100).
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_KNN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_knn > "$OUT/test_knn.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed|SKIPPED" "$OUT/test_knn.log" | head -n 12
+      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl > "$OUT/pip.log" 2>&1
+      PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KNN_TIMEOUT:-400} python3 bench/peers/bench_peers.py --family knn --runs ${CAKE_KNN_RUNS:-50} --json "$OUT/knn.json" 2>&1 | tee "$OUT/bench_knn.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
+    knnsweep)
+      # the search schedules that fit, timed alone (to choose cake::knn::search_config_for)
+      timeout ${CAKE_KNNSWEEP_TIMEOUT:-500} $B/bench/cake_bench_knn --sweep --runs ${CAKE_KNNSWEEP_RUNS:-10} 2>&1 | tee "$OUT/knnsweep.log" | cut -c1-160 ;;
+    knnsan)
+      for tool in memcheck racecheck synccheck; do
+        res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_knn -tc="*exact top-k*" 2>&1 | tee -a "$OUT/knnsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
+      done ;;
     attention)
       # The attention GPU test, then the Python package (built here from the pinned wheels in .whl/, as in
       # the kmeans step) and the same-process bench against torch SDPA (cuDNN and flash backends) on issue

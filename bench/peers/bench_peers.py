@@ -10,6 +10,12 @@ Families:
   kmeans    cake.kmeans_assign, and one Lloyd iteration (assign + update), vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
             the four shapes of issue 13 (fp16 and bf16, tuned: the schedule was written for them) and two held-out
             shapes; needs the flash_kmeans package importable (its wheel installed with --no-deps)
+  knn       cake.knn_search (exact top-k, squared L2) vs PyTorch: per database chunk torch.matmul (cuBLAS, fp16/bf16 out) to
+            |y|^2 - 2 x.y in f32, torch.topk, merged with the running top-k (chunks of at most 2^28 scores: 1 GiB); on
+            issue 13's 4096 queries x 2^20 vectors, D = 128, k = 10 and 100 (fp16 and bf16; the target is 3x) and two
+            held-out shapes (1024 x 262144 D64 k=32, 16384 x 2^20 D128 k=10). TFLOP/s count the distance GEMM, 2 Q N D.
+            A row is ok when Cake's k-th distance is not worse than PyTorch's (beyond a tolerance); the recall of
+            PyTorch's indices is reported
   attention cake.attention_prefill vs torch.nn.functional.scaled_dot_product_attention with the cuDNN backend and
             with the flash backend (SDPBackend.CUDNN_ATTENTION / FLASH_ATTENTION; GQA through enable_gqa=True), on
             issue 12's prefill shapes: 16384 tokens (B x S) at S = 1024 .. 16384, head dim 64 and 128, 32 query
@@ -27,7 +33,7 @@ Families:
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|kmeans|attention|attention_varlen|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|attention|attention_varlen|overhead|all] [--runs N] [--calls N] [--json FILE]
                                      [--seqlens 1024,4096 (attention only: a subset of S)]
 """
 import argparse
@@ -177,6 +183,71 @@ def bench_kmeans(runs, dtypes=("float16", "bfloat16")):
                   + (f"cake {row['cake_ms']} ms ({row['cake_tflops']} TFLOP/s), flash-kmeans {row['peer_ms']} ms ({row['peer_tflops']}), ratio {row['ratio']}"
                      if ok else f"FAILED valid {valid} farther {worse}") + f", agreement {agree:.4f}", flush=True)
             del x, c, x_sq, c_sq, mine, theirs
+            torch.cuda.empty_cache()
+    return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+
+
+# (Q, N, D, k, held_out): issue 13's exact search (4096 queries x 1M vectors, D = 128, k = 10 and 100) and two held out.
+KNN_SHAPES = [(4096, 1 << 20, 128, 10, False), (4096, 1 << 20, 128, 100, False), (1024, 262144, 64, 32, True), (16384, 1 << 20, 128, 10, True)]
+
+
+def torch_knn(x, y, y_sq, x_sq, k, chunk):
+    """The PyTorch way: per chunk of the database, the distance GEMM (cuBLAS), |y|^2 - 2 x.y in f32, topk,
+    merged with the running top-k; |x|^2 added at the end. Returns (distances, indices int64)."""
+    best_d = best_i = None
+    for n0 in range(0, y.shape[0], chunk):
+        s = torch.matmul(x, y[n0:n0 + chunk].T)
+        d = y_sq[n0:n0 + chunk] - 2.0 * s.float()
+        v, i = torch.topk(d, min(k, d.shape[1]), dim=1, largest=False)
+        i += n0
+        if best_d is None:
+            best_d, best_i = v, i
+        else:
+            v, j = torch.topk(torch.cat((best_d, v), 1), k, dim=1, largest=False)
+            best_i = torch.gather(torch.cat((best_i, i), 1), 1, j)
+            best_d = v
+    return best_d + x_sq[:, None], best_i
+
+
+def bench_knn(runs, dtypes=("float16", "bfloat16")):
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for dt in dtypes:
+        for Q, N, D, k, held_out in KNN_SHAPES:
+            x = torch.randn(Q, D, device="cuda", generator=g).to(getattr(torch, dt))
+            y = torch.randn(N, D, device="cuda", generator=g).to(getattr(torch, dt))
+            x_sq, y_sq = x.float().square().sum(1), y.float().square().sum(1)
+            chunk = max(8192, (1 << 28) // Q)
+            dist = torch.empty(Q, k, dtype=torch.float32, device="cuda")
+            idx = torch.empty(Q, k, dtype=torch.int32, device="cuda")
+            ws = torch.empty(cake.knn_search_workspace_bytes(Q, N, D, k), dtype=torch.uint8, device="cuda")
+            cake.knn_search(x, y, k, distances=dist, indices=idx, workspace=ws)
+            ref_d, ref_i = torch_knn(x, y, y_sq, x_sq, k, chunk)
+            torch.cuda.synchronize()
+            # Cake computes the dot products in f32 (PyTorch's GEMM rounds them to fp16/bf16): Cake's k-th
+            # best may be better, never worse beyond the rounding of PyTorch's scores.
+            tol = 1e-2 * (x_sq.max() + y_sq.max()).item() * (4.0 if dt == "bfloat16" else 1.0) / 128.0
+            worse = int((dist[:, -1] > ref_d[:, -1] + tol).sum())
+            sorted_ok = bool((dist[:, 1:] >= dist[:, :-1]).all()) and bool(((idx >= 0) & (idx < N)).all())
+            overlap = (idx.long()[:, :, None] == ref_i[:, None, :]).any(2).float().mean().item()
+            ok = sorted_ok and worse == 0
+            tag = "bf16" if dt == "bfloat16" else "fp16"
+            row = {"kernel": "knn_search", "dtype": tag, "shape": {"Q": Q, "N": N, "D": D, "k": k}, "metric": "l2", "tuned": not held_out,
+                   "peer": "torch.matmul + torch.topk (chunked)", "recall_of_peer": round(overlap, 6), "queries_worse_than_peer": worse, "ok": ok}
+            if ok:
+                n_runs = runs if Q * N * D < (1 << 38) else max(10, runs // 5)
+                c_ms, p_ms = time_pair(lambda: cake.knn_search(x, y, k, distances=dist, indices=idx, workspace=ws),
+                                       lambda: torch_knn(x, y, y_sq, x_sq, k, chunk), n_runs)
+                flops = 2.0 * Q * N * D
+                row.update({"cake_ms": round(c_ms, 4), "peer_ms": round(p_ms, 4), "ratio": round(p_ms / c_ms, 4), "runs": n_runs,
+                            "cake_tflops": round(flops / c_ms / 1e9, 1), "peer_tflops": round(flops / p_ms / 1e9, 1)})
+                key = f"knn_search_{tag}_{'held_out' if held_out else 'tuned'}_geomean_ratio"
+                logs.setdefault(key, []).append(math.log(p_ms / c_ms))
+            rows.append(row)
+            print(f"knn {tag} Q{Q} N{N} D{D} k{k}{' (held out)' if held_out else ''}: "
+                  + (f"cake {row['cake_ms']} ms ({row['cake_tflops']} TFLOP/s), torch {row['peer_ms']} ms ({row['peer_tflops']}), ratio {row['ratio']}"
+                     if ok else f"FAILED sorted/in range {sorted_ok} worse {worse}") + f", recall of torch's {overlap:.4f}", flush=True)
+            del x, y, x_sq, y_sq, dist, idx, ws, ref_d, ref_i
             torch.cuda.empty_cache()
     return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
 
@@ -492,7 +563,7 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "kmeans", "attention", "attention_varlen", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "attention", "attention_varlen", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
@@ -516,6 +587,10 @@ def main():
         rows += r
         summary.update(s)
         r, s = bench_kmeans_iteration(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("knn", "all"):
+        r, s = bench_knn(args.runs)
         rows += r
         summary.update(s)
     if args.family in ("attention", "all"):

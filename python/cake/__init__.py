@@ -1,5 +1,5 @@
-"""Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm, k-means, attention
-prefill.
+"""Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm, k-means, exact
+k-nearest-neighbour search, attention prefill.
 
 Arrays may be torch tensors, or any CUDA array that speaks DLPack (``__dlpack__``: CuPy, JAX, ...) or
 the CUDA array interface. Every argument is checked before anything reaches the driver, and a bad one
@@ -10,7 +10,8 @@ call of a shape class (which JIT-compiles, cached on disk and shared with C++ ca
 nothing, so it can be captured in a CUDA graph. See docs/python.md.
 
 With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``,
-``torch.ops.cake.rmsnorm``, ``torch.ops.cake.attention_prefill`` and ``torch.ops.cake.attention_prefill_varlen`` (custom ops with fake implementations:
+``torch.ops.cake.rmsnorm``, ``torch.ops.cake.attention_prefill``, ``torch.ops.cake.attention_prefill_varlen``,
+``torch.ops.cake.kmeans_assign`` and ``torch.ops.cake.knn_search`` (custom ops with fake implementations:
 torch.compile and graph capture).
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -301,6 +302,61 @@ def _kmeans_workspace(workspace, like, B, K, D, device):
         raise ValueError(f"workspace holds {size} bytes; this update needs {need} (cake.kmeans_update_workspace_bytes)")
     _contiguous(W, "workspace")
     return workspace, W
+
+
+_KNN_METRICS = {"l2": 0, "inner_product": 1}
+
+
+def knn_search_workspace_bytes(Q: int, N: int, D: int, k: int, metric: str = "l2") -> int:
+    """Bytes of device workspace knn_search needs for this shape (norms, and the database splits' partial lists)."""
+    if metric not in _KNN_METRICS:
+        raise ValueError(f"metric must be one of {sorted(_KNN_METRICS)}; it is {metric!r}")
+    return _cake.knn_search_workspace_bytes(Q, N, D, k, _KNN_METRICS[metric])
+
+
+def knn_search(queries, database, k: int, *, metric: str = "l2", distances=None, indices=None, workspace=None, stream=None):
+    """Exact k-nearest-neighbour search: ``(distances, indices)``, each [Q, k], best first (ties go to the
+    lowest index). queries: [Q, D], database: [N, D], both float16 or both bfloat16, contiguous, D a
+    multiple of 8 up to 512; 1 <= k <= 256. metric: "l2" (distances float32 = squared Euclidean distances,
+    smallest first) or "inner_product" (the largest inner products first); for cosine, normalize the rows
+    and use "inner_product". indices are int32 rows of the database; with k > N the entries past N are -1
+    (distance +inf / -inf). ``workspace``: any CUDA array of at least knn_search_workspace_bytes(...) bytes
+    (allocated through PyTorch when absent). Hopper only. docs/knn.md."""
+    if metric not in _KNN_METRICS:
+        raise ValueError(f"metric must be one of {sorted(_KNN_METRICS)}; it is {metric!r}")
+    X, Y = _view(queries, "queries"), _view(database, "database")
+    if X.device != "cuda":
+        raise ValueError(f"queries must be on a CUDA device; it is on {X.device}")
+    if X.dtype not in ("float16", "bfloat16"):
+        raise ValueError(f"queries must be float16 or bfloat16; it is {X.dtype}")
+    if len(X.shape) != 2:
+        raise ValueError(f"queries must be [Q, D]; it has shape {list(X.shape)}")
+    if len(Y.shape) != 2 or Y.shape[1] != X.shape[1]:
+        raise ValueError(f"database must be [N, D] with the queries' D; queries have shape {list(X.shape)}, database {list(Y.shape)}")
+    _need(Y, "database", X.dtype, Y.shape, X.index)
+    _contiguous(X, "queries")
+    _contiguous(Y, "database")
+    Q, D = X.shape
+    N = Y.shape[0]
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise TypeError(f"k must be an int; it is {type(k).__name__}")
+    if k < 1 or k > 256:
+        raise ValueError(f"k = {k} must be in 1 .. 256")
+    distances, Dv = _kmeans_out(distances, queries, (Q, k), "float32", "distances", X.index)
+    indices, Iv = _kmeans_out(indices, queries, (Q, k), "int32", "indices", X.index)
+    need = knn_search_workspace_bytes(Q, N, D, k, metric)
+    if workspace is None:
+        workspace = _new_like(queries, (need,), "uint8", "workspace")
+    W = _view(workspace, "workspace")
+    if W.device != "cuda" or W.index != X.index:
+        raise ValueError(f"workspace must be on cuda:{X.index}")
+    size = math.prod(W.shape) * {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8}.get(W.dtype, 1)
+    if size < need:
+        raise ValueError(f"workspace holds {size} bytes; this search needs {need} (cake.knn_search_workspace_bytes)")
+    _contiguous(W, "workspace")
+    s = _stream(stream, [X, Y, Dv, Iv, W], X.index)
+    _cake.knn_search(X.ptr, Y.ptr, Dv.ptr, Iv.ptr, W.ptr, Q, N, D, k, X.dtype == "float16", _KNN_METRICS[metric], s, X.index)
+    return distances, indices
 
 
 def kmeans_update_workspace_bytes(B: int, K: int, D: int) -> int:

@@ -1,6 +1,6 @@
 """torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, attention_prefill_varlen, kmeans_assign, kmeans_update,
-kmeans_fit}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives the
-output's shape, dtype and strides (or, for an op that updates buffers in place, checks them) without running
+kmeans_fit, knn_search}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives
+the output's shape, dtype and strides (or, for an op that updates buffers in place, checks them) without running
 anything, so that they trace under torch.compile and record under CUDA graph capture. Imported by cake when
 PyTorch is installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit update the caller's
 buffers in place and return nothing (declared through mutates_args, so torch.compile orders them correctly);
@@ -10,8 +10,8 @@ from typing import Optional, Tuple
 import torch
 
 from . import (attention_prefill as _attention_prefill, attention_prefill_varlen as _attention_prefill_varlen, gemm as _gemm,
-               kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_update as _kmeans_update, rmsnorm as _rmsnorm,
-               softmax as _softmax)
+               kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_update as _kmeans_update, knn_search as _knn_search,
+               rmsnorm as _rmsnorm, softmax as _softmax)
 
 
 @torch.library.custom_op("cake::gemm", mutates_args=())
@@ -117,3 +117,17 @@ def kmeans_fit(x: torch.Tensor, centroids: torch.Tensor, iterations: int, idx: t
 def _(x, centroids, iterations, idx, c_norm, shift, workspace, metric="l2"):
     _check_kmeans_buffers("cake::kmeans_fit", x, centroids, idx, c_norm, shift)
     torch._check(iterations >= 1, lambda: "cake::kmeans_fit: iterations must be >= 1")
+
+
+@torch.library.custom_op("cake::knn_search", mutates_args=())
+def knn_search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = "l2") -> Tuple[torch.Tensor, torch.Tensor]:
+    return _knn_search(queries, database, k, metric=metric)
+
+
+@knn_search.register_fake
+def _(queries, database, k, metric="l2"):
+    torch._check(queries.dim() == 2 and database.dim() == 2 and queries.shape[1] == database.shape[1],
+                 lambda: "cake::knn_search: queries are [Q, D], database [N, D]")
+    torch._check(1 <= k <= 256, lambda: f"cake::knn_search: k = {k} must be in 1 .. 256")
+    Q = queries.shape[0]
+    return queries.new_empty((Q, k), dtype=torch.float32), queries.new_empty((Q, k), dtype=torch.int32)

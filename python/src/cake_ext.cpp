@@ -22,6 +22,7 @@
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
+#include "kernels/knn/knn.hpp"
 #include "kernels/norm/norm.hpp"
 
 namespace nb = nanobind;
@@ -178,6 +179,26 @@ NB_MODULE(_cake, m) {
       nb::arg("x"), nb::arg("c"), nb::arg("idx"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
       nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("iterations"), nb::arg("stream"), nb::arg("device"));
   m.def("kmeans_update_workspace_bytes", [](long long B, long long K, long long D) { return cake::kmeans::update_workspace_bytes(B, K, D); });
+  m.def(
+      "knn_search",
+      [](std::uintptr_t queries, std::uintptr_t database, std::uintptr_t distances, std::uintptr_t indices, std::uintptr_t workspace, long long Q, long long N,
+         long long D, int k, bool f16, int metric, std::uintptr_t stream, int device) {
+        if (metric < 0 || metric > 1) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..1");
+        call(device, [&] {
+          cake::knn::search(ptr(queries), ptr(database), static_cast<float*>(mut(distances)), static_cast<std::int32_t*>(mut(indices)), mut(workspace), Q, N, D,
+                            k, f16 ? cake::knn::input_type::f16 : cake::knn::input_type::bf16, static_cast<cake::knn::metric>(metric), as_stream(stream),
+                            device);
+        });
+      },
+      nb::arg("queries"), nb::arg("database"), nb::arg("distances"), nb::arg("indices"), nb::arg("workspace"), nb::arg("Q"), nb::arg("N"), nb::arg("D"),
+      nb::arg("k"), nb::arg("f16"), nb::arg("metric"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "knn_search_workspace_bytes",
+      [](long long Q, long long N, long long D, int k, int metric) {
+        if (metric < 0 || metric > 1) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..1");
+        return cake::knn::search_workspace_bytes(Q, N, D, k, static_cast<cake::knn::metric>(metric));
+      },
+      nb::arg("Q"), nb::arg("N"), nb::arg("D"), nb::arg("k"), nb::arg("metric"));
   m.def(
       "attention_prefill",
       [](std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t o, std::uintptr_t lse, long long B, long long S, long long T, long long H,

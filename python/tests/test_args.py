@@ -165,6 +165,41 @@ class KmeansArguments(unittest.TestCase):
                                arr((2, 100), "int32", 0x900000))
 
 
+class KnnArguments(unittest.TestCase):
+    def check(self, exc, needle, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            cake.knn_search(*args, **kw)
+        self.assertIn(needle, str(cm.exception))
+
+    def test_refusals_name_the_argument(self):
+        q, y = arr((100, 64), "bfloat16"), arr((1000, 64), "bfloat16", 0x700000)
+        d, i = arr((100, 10), "float32", 0x800000), arr((100, 10), "int32", 0x900000)
+        need = cake.knn_search_workspace_bytes(100, 1000, 64, 10)
+        ws = arr(((need + 3) // 4,), "float32", 0xa00000)
+        self.check(ValueError, "metric must be one of", q, y, 10, distances=d, indices=i, workspace=ws, metric="cosine")
+        self.check(ValueError, "queries must be float16 or bfloat16; it is float32", arr((100, 64), "float32"), y, 10, distances=d, indices=i, workspace=ws)
+        self.check(ValueError, "database must be float16; it is bfloat16", arr((100, 64), "float16"), y, 10, distances=d, indices=i, workspace=ws)
+        self.check(ValueError, "database must be [N, D] with the queries' D", q, arr((1000, 128), "bfloat16", 0x700000), 10, distances=d, indices=i,
+                   workspace=ws)
+        self.check(ValueError, "k = 0 must be in 1 .. 256", q, y, 0, distances=d, indices=i, workspace=ws)
+        self.check(TypeError, "k must be an int", q, y, 2.5, distances=d, indices=i, workspace=ws)
+        self.check(ValueError, "distances must have shape [100, 10]", q, y, 10, distances=arr((100, 9), "float32", 0x800000), indices=i, workspace=ws)
+        self.check(ValueError, "indices must be int32", q, y, 10, distances=d, indices=arr((100, 10), "float32", 0x900000), workspace=ws)
+        self.check(ValueError, f"workspace holds 40 bytes; this search needs {need}", q, y, 10, distances=d, indices=i,
+                   workspace=arr((10,), "float32", 0xa00000))
+        self.check(ValueError, "workspace must be given for arrays that are not torch tensors", q, y, 10, distances=d, indices=i)
+        self.check(ValueError, "D = 100 must be a multiple of 8", arr((100, 100), "bfloat16"), arr((1000, 100), "bfloat16", 0x700000), 10, distances=d,
+                   indices=i, workspace=arr((1 << 20,), "float32", 0xa00000))
+
+    def test_no_driver(self):
+        if cake._cake.driver_available():
+            self.skipTest("a CUDA driver is present")
+        need = cake.knn_search_workspace_bytes(100, 1000, 64, 10, "inner_product")
+        with self.assertRaises(cake.NoDeviceError):
+            cake.knn_search(arr((100, 64), "bfloat16"), arr((1000, 64), "bfloat16", 0x700000), 10, metric="inner_product",
+                            distances=arr((100, 10), "float32", 0x800000), indices=arr((100, 10), "int32", 0x900000), workspace=arr(((need + 3) // 4,), "float32", 0xa00000))
+
+
 class AttentionArguments(unittest.TestCase):
     # q, o [B, S, H, D] = [2, 100, 8, 64]; k, v [B, T, HK, D] = [2, 300, 2, 64]; lse [B, H, S]
     def args(self, **over):

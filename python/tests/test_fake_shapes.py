@@ -145,6 +145,18 @@ class FakeShapes(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, r"iterations must be >= 1"):
             self.ops.kmeans_fit.fake(x, c, 0, idx, per_centroid, per_centroid, ws)
 
+    def test_knn_search(self):
+        for q, y, k in (((4096, 128), (100000, 128), 10), ((7, 64), (5, 64), 256)):
+            dist, idx = self.ops.knn_search.fake(StandInTensor(q, "float16"), StandInTensor(y, "float16"), k)
+            self.assertEqual(dist.shape, (q[0], k))
+            self.assertEqual(dist.dtype, "float32")
+            self.assertEqual(idx.shape, (q[0], k))
+            self.assertEqual(idx.dtype, "int32")
+        with self.assertRaisesRegex(RuntimeError, r"queries are \[Q, D\], database \[N, D\]"):
+            self.ops.knn_search.fake(StandInTensor((100, 64)), StandInTensor((50, 128)), 10)
+        with self.assertRaisesRegex(RuntimeError, r"k = 257 must be in 1 .. 256"):
+            self.ops.knn_search.fake(StandInTensor((100, 64)), StandInTensor((50, 64)), 257)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -93,6 +93,46 @@ class OnTheGPU(unittest.TestCase):
                 self.assertTrue((got <= best + 1e-4 * (best.abs() + xf.square().sum(-1) + 1)).all().item())
                 self.assertFalse(((out % 5 == 0) & (out > 0)).any().item(), "a copy of a centroid was chosen over the original")
 
+    def test_knn_search(self):
+        # Exact top-k against a full torch sort of f32 scores: the k-th distance within a tolerance, rows
+        # sorted, every 5th database row a copy of the one before (a copy only after its original), k > N.
+        for Q, N, D, k, dtype, metric in [(100, 3000, 128, 10, torch.bfloat16, "l2"), (77, 5001, 64, 100, torch.float16, "l2"),
+                                          (50, 2000, 104, 32, torch.float16, "inner_product"), (9, 40, 128, 64, torch.bfloat16, "l2")]:
+            with self.subTest(Q=Q, N=N, D=D, k=k, dtype=dtype, metric=metric):
+                x, y = self.randn(Q, D, dtype=dtype), self.randn(N, D, dtype=dtype)
+                y[5::5] = y[4:-1:5][: y[5::5].shape[0]]
+                dist = torch.full((Q, k), float("nan"), device="cuda")
+                idx = torch.full((Q, k), -7, dtype=torch.int32, device="cuda")
+                got_d, got_i = cake.knn_search(x, y, k, metric=metric, distances=dist, indices=idx)
+                self.assertIs(got_d, dist)
+                self.assertIs(got_i, idx)
+                xf, yf = x.float(), y.float()
+                score = xf @ yf.T
+                if metric == "l2":
+                    score = xf.square().sum(1, keepdim=True) + yf.square().sum(1) - 2 * score
+                ref = score.sort(1, descending=(metric != "l2")).values
+                valid = min(k, N)
+                tol = 1e-3 * (xf.square().sum(1, keepdim=True) + yf.square().sum(1).max())
+                self.assertTrue(((dist[:, :valid] - ref[:, :valid]).abs() <= tol).all().item())
+                self.assertTrue(((idx[:, :valid] >= 0) & (idx[:, :valid] < N)).all().item())
+                step = dist[:, 1:valid] - dist[:, : valid - 1]
+                self.assertTrue(((step >= 0) if metric == "l2" else (step <= 0)).all().item())
+                if k > N:
+                    self.assertTrue((idx[:, N:] == -1).all().item())
+                    self.assertTrue(torch.isinf(dist[:, N:]).all().item())
+                for q in range(Q):
+                    row = idx[q, :valid].tolist()
+                    for j, n in enumerate(row):
+                        if n > 0 and n % 5 == 0:
+                            self.assertIn(n - 1, row[:j], "a copy of a database row came before (or without) its original")
+        # The custom op, eagerly and compiled.
+        x, y = self.randn(64, 128), self.randn(1000, 128)
+        d_op, i_op = torch.ops.cake.knn_search(x, y, 16)
+        d_py, i_py = cake.knn_search(x, y, 16)
+        self.assertTrue(torch.equal(d_op, d_py) and torch.equal(i_op, i_py))
+        d_c, i_c = torch.compile(lambda a, b: torch.ops.cake.knn_search(a, b, 16), fullgraph=True)(x, y)
+        self.assertTrue(torch.equal(d_c, d_py) and torch.equal(i_c, i_py))
+
     def test_kmeans_update_and_fit(self):
         # update: means of the assigned points (empty clusters keep theirs); fit: separated blobs found.
         B, N, K, D = 2, 5000, 32, 64

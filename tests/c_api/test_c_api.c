@@ -133,6 +133,25 @@ int main(void) {
            "cake_attention_prefill_varlen: device = -1");
   }
 
+  /* k-nearest-neighbour search. */
+  {
+    float* dist = (float*)(size_t)0x400000;
+    int32_t* idx = (int32_t*)(size_t)0x500000;
+    void* ws = (void*)(size_t)0x600000;
+    CHECK(cake_knn_search_workspace_bytes(4096, 1 << 20, 128, 10, CAKE_METRIC_L2) > 4 * 4096 * 10 * 2);
+    CHECK(cake_knn_search_workspace_bytes(4096, 1 << 20, 128, 0, CAKE_METRIC_L2) == -1);
+    CHECK(cake_knn_search_workspace_bytes(4096, 1 << 20, 128, 10, CAKE_METRIC_COSINE) == -1);
+    EXPECT(cake_knn_search(a, b, dist, idx, ws, 100, 1000, 128, 257, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "k = 257 must be in 1 .. 256");
+    EXPECT(cake_knn_search(a, b, dist, idx, ws, 100, 1000, 100, 10, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "D = 100 must be a multiple of 8");
+    EXPECT(cake_knn_search(a, b, dist, idx, ws, 100, 1000, 128, 10, CAKE_INPUT_BF16, CAKE_METRIC_COSINE, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "metric = 2 is not one the search takes");
+    EXPECT(cake_knn_search(a, b, dist, NULL, ws, 100, 1000, 128, 10, CAKE_INPUT_F16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "indices must be a non-null");
+    EXPECT(cake_knn_search(a, b, dist, idx, ws, 100, 1000, 128, 10, 5, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "cake_knn_search: input_type = 5");
+  }
+
   /* Attention prefill: q, o bf16 [B, S, H, D], k, v bf16 [B, T, HK, D], lse f32 [B, H, S]. */
   {
     const char* q = a;

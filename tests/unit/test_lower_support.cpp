@@ -784,6 +784,45 @@ TEST_CASE("lower::unsupported: register compute into a part of a destination (fi
   CHECK(why(f.k.p, 2).empty());
 }
 
+TEST_CASE("lower::unsupported: row top-k of a part, of 8-bit tiles, of rows wider than a warp") {
+  compute_kit f(sm_90a);
+  f.k.role("r", f.unit(), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto q = r.fragment<e4m3>("q", {64, 64});
+    auto w = r.fragment<f32>("w", {2, 1024});  // blocked: a row over 64 threads
+    auto top = r.topk("top", 64, 10);
+    auto top2 = r.topk("top2", 2, 4);
+    r.row_topk(top, x.cols(0, 2), index_expr(0));
+    r.row_topk(top, q, index_expr(0));
+    r.row_topk(top, x * q, index_expr(0));  // x leads: the 8-bit tile is another leaf
+    r.row_topk(top2, w, index_expr(0));
+    r.row_topk(top, x, index_expr(0));
+  });
+  CHECK(why(f.k.p, 0) == "a row top-k reads whole tiles: a part (.rows/.cols) is not lowered");
+  CHECK(why(f.k.p, 1) == "a row top-k of an 8-bit register tile is not lowered");
+  CHECK(why(f.k.p, 2) == "an 8-bit register tile is read in a row top-k's expression: convert it first");
+  CHECK(why(f.k.p, 3) == "a row top-k is lowered for sources whose rows are each held inside one warp (MMA fragments, or blocked tiles of at most 32 threads per row)");
+  CHECK(why(f.k.p, 4).empty());
+}
+
+TEST_CASE("lower::unsupported: topk_store into tensors of other ranks and dtypes") {
+  compute_kit f(sm_90a);
+  auto I2 = f.k.output<i32>("i2", dims("M", "N"));
+  f.k.role("r", f.unit(), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto top = r.topk("top", 64, 10);
+    r.row_topk(top, x, index_expr(0));
+    r.topk_store(f.I32.tile(0), f.I32.tile(0), top);
+    r.topk_store(f.BF16.tile(0, 0), I2.tile(0, 0), top);
+    r.topk_store(f.F32.tile(0, 0), f.F32.tile(0, 0), top);
+    r.topk_store(f.F32.tile(0, 0), I2.tile(0, 0), top);
+  });
+  CHECK(why(f.k.p, 1) == "topk_store writes rows x k tiles: the tensors need a row and a column dim");
+  CHECK(why(f.k.p, 2) == "topk_store writes its values into an f32 tensor");
+  CHECK(why(f.k.p, 3) == "topk_store writes its indices into an i32 tensor");
+  CHECK(why(f.k.p, 4).empty());
+}
+
 TEST_CASE("lower::unsupported: convert of a part") {
   compute_kit f(sm_90a);
   f.k.role("r", f.unit(), [&](role& r) {

@@ -53,7 +53,8 @@ constexpr dtype_problem compute_dtype_problem(const program& p, int id) {
       return {};
     }
     case op_kind::reduce_rows:
-    case op_kind::arg_reduce_rows: {
+    case op_kind::arg_reduce_rows:
+    case op_kind::topk_rows: {
       if (auto q = computed(reg(o.a)); q.reg >= 0) return q;
       for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
         if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size())
@@ -289,7 +290,74 @@ constexpr void check_layout_conflict(context& c) {
   }
 }
 
+// Row top-k (topk_init, topk_rows, topk_store): the state is an r.topk(...) of k in 1..256 (a merge's
+// cost and the lists' smem grow with k; the smem is derived and resource.smem-overflow reports what does
+// not fit); a fold's source has the state's rows; its index tile is i32 of the source's shape.
+inline constexpr int topk_max_k = 256;
+constexpr void check_topk(context& c) {
+  const program& p = c.p;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind != op_kind::topk_init && o.kind != op_kind::topk_rows && o.kind != op_kind::topk_store) continue;
+    const operand& st = o.kind == op_kind::topk_store ? o.a : o.d;
+    if (st.kind != operand_kind::reg || st.index >= p.regs.size()) continue;
+    const auto& S = p.regs[st.index];
+    diagnostic* d = nullptr;
+    if (S.topk == 0) {
+      if ((d = emit_op(c, rule_id::representation_topk, static_cast<int>(i)))) {
+        d->message << to_string(o.kind) << " on ";
+        detail::write_reg(d->message, p, st.index);
+        d->message << ", which is not a top-k state";
+        d->num("rows", S.rows).num("cols", S.cols);
+        d->add_note(S.loc) << "'" << S.nm.view() << "' declared here";
+        d->help << "declare the state with r.topk(\"" << S.nm.view() << "\", rows, k) (or r.topk_largest)";
+      }
+      continue;
+    }
+    if (S.topk < 1 || S.topk > topk_max_k) {
+      if ((d = emit_op(c, rule_id::representation_topk, static_cast<int>(i)))) {
+        d->message << "top-k state ";
+        detail::write_reg(d->message, p, st.index);
+        d->message << " keeps k = " << (S.topk < 0 ? 0 : S.topk) << " values per row: k must be 1.." << topk_max_k;
+        d->num("k", S.topk < 0 ? 0 : S.topk).num("max_k", topk_max_k);
+        d->add_note(S.loc) << "'" << S.nm.view() << "' declared here";
+        d->help << "ask for 1.." << topk_max_k << " values per row; a larger k is a sort, not a top-k";
+      }
+      continue;
+    }
+    if (o.kind != op_kind::topk_rows || o.a.kind != operand_kind::reg || o.a.index >= p.regs.size()) continue;
+    const auto& A = p.regs[o.a.index];
+    if (A.rows != S.rows) {
+      if ((d = emit_op(c, rule_id::representation_topk, static_cast<int>(i)))) {
+        d->message << "row_topk of ";
+        detail::write_reg(d->message, p, o.a.index);
+        d->message << " (" << A.rows << " rows) into ";
+        detail::write_reg(d->message, p, st.index);
+        d->message << " (" << S.rows << " rows): a fold adds one candidate row per row of the state";
+        d->num("src_rows", A.rows).num("state_rows", S.rows);
+        d->add_note(S.loc) << "'" << S.nm.view() << "' declared here";
+        d->help << "declare the state with the source's " << A.rows << " rows";
+      }
+      continue;
+    }
+    if (o.b.kind == operand_kind::reg && o.b.index < p.regs.size()) {
+      const auto& B = p.regs[o.b.index];
+      if (B.dt != dtype::i32 || B.rows != A.rows || B.cols != A.cols) {
+        if ((d = emit_op(c, rule_id::representation_topk, static_cast<int>(i)))) {
+          d->message << "row_topk's index tile ";
+          detail::write_reg(d->message, p, o.b.index);
+          d->message << ": a fold takes one i32 index per element of its " << A.rows << "x" << A.cols << " source";
+          d->num("index_rows", B.rows).num("index_cols", B.cols).num("src_rows", A.rows).num("src_cols", A.cols);
+          d->add_note(B.loc) << "'" << B.nm.view() << "' declared here";
+          d->help << "declare it r.fragment<i32>(\"" << B.nm.view() << "\", {" << A.rows << ", " << A.cols << "})";
+        }
+      }
+    }
+  }
+}
+
 constexpr void check_compute_representation(context& c) {
+  check_topk(c);
   check_broadcast(c);
   check_compute_dtype(c);
   check_layout_conflict(c);

@@ -27,6 +27,8 @@ constexpr int tile_words(const program& p, const plan::fragment_plan& F, int r) 
   if (L.lazy_src >= 0) return 0;
   const int n = L.count > 0 ? L.count : 0;
   const int bits = size_bits(p.regs[r].dt);
+  // A top-k state's threshold is a (value, index) pair per row slot (its lists are in smem).
+  if (p.regs[r].topk != 0) return 2 * n;
   return bits >= 32 ? n : bits == 16 ? (n + 1) / 2 : (n + 3) / 4;
 }
 
@@ -59,7 +61,7 @@ constexpr reg_use uses_of(const program& p, const plan::fragment_plan& F, int id
     const std::uint32_t b = reg_bit(F, x.index);
     u.writes |= b;
     const bool whole = x.part == part_axis::none;
-    const bool replaces = o.kind == op_kind::fill || o.kind == op_kind::elementwise || o.kind == op_kind::convert || o.kind == op_kind::load_global ||
+    const bool replaces = o.kind == op_kind::fill || o.kind == op_kind::topk_init || o.kind == op_kind::elementwise || o.kind == op_kind::convert || o.kind == op_kind::load_global ||
                           o.kind == op_kind::load_shared || o.kind == op_kind::tmem_load || o.kind == op_kind::ldmatrix ||
                           ((o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows) && !o.has(flag_accumulate)) ||
                           (is_mma(o.kind) && o.has(flag_overwrite));

@@ -417,6 +417,9 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::elementwise:
     case op_kind::reduce_rows:
     case op_kind::arg_reduce_rows:
+    case op_kind::topk_init:
+    case op_kind::topk_rows:
+    case op_kind::topk_store:
     case op_kind::convert:
       m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); });
       m.p.reg_writes(id, [&](const operand& x) { reg_write(m, u, id, x); });

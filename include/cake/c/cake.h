@@ -1,5 +1,5 @@
 /* Cake's C ABI: the library entry points (cake::gemm, cake::gemm_fp8, cake::softmax, cake::rmsnorm,
- * cake::kmeans, cake::attention::prefill) for
+ * cake::kmeans, cake::knn, cake::attention::prefill) for
  * callers that are not C++ (Python through the cake package, Rust, engines with a C plugin interface).
  * Link the shared library `cake_c` (CMake target cake::c).
  *
@@ -115,6 +115,20 @@ CAKE_C_API cake_status cake_kmeans_update(const void* x, const int32_t* idx, voi
  * a GPU: docs/kmeans.md.) */
 CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
                                        int64_t D, int input_type, int metric, int iterations, void* stream, int device);
+
+/* Bytes of device workspace cake_knn_search needs for this shape (the partial lists of the database
+ * splits, and the norms for CAKE_METRIC_L2); -1 for arguments out of range. */
+CAKE_C_API int64_t cake_knn_search_workspace_bytes(int64_t Q, int64_t N, int64_t D, int k, int metric);
+
+/* Exact k-nearest-neighbour search: for every query i, its k best database rows, best first (ties: the
+ * lowest index). CAKE_METRIC_L2: the k smallest squared distances |x|^2 + |y|^2 - 2 x.y;
+ * CAKE_METRIC_INNER_PRODUCT: the k largest x.y (CAKE_METRIC_COSINE is refused: normalize the rows and use
+ * the inner product). queries [Q, D] and database [N, D] contiguous, of `input_type`, 16-byte aligned; D a
+ * multiple of 8 in 8 .. 512; 1 <= k <= 256; N < 2^31 - 1. distances f32 [Q, k], indices i32 [Q, k]
+ * (with k > N the entries past N are -1 with distance +inf / -inf). workspace: at least
+ * cake_knn_search_workspace_bytes(Q, N, D, k, metric) bytes, 256-byte aligned. Hopper (cc 9.0) only. */
+CAKE_C_API cake_status cake_knn_search(const void* queries, const void* database, float* distances, int32_t* indices, void* workspace, int64_t Q,
+                                       int64_t N, int64_t D, int k, int input_type, int metric, void* stream, int device);
 
 /* Attention prefill (FlashAttention's layouts): o = softmax(scale * q k^T [+ causal mask]) v for each batch
  * entry and query head, lse = each row's log-sum-exp (natural log). q and o bf16 [B, S, H, D], k and v

@@ -44,6 +44,8 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax of a register tile or expression: value and column index per row") \
   X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
   X(let_index, compute, count_, all, on_all, "r.let_index(e): an index expression evaluated once into an index value (a variable of later index expressions)") \
+  X(topk_init, compute, count_, all, on_all, "empties the per-row top-k lists of an r.topk state (k 1..256, list in derived smem)") \
+  X(topk_rows, compute, count_, all, on_all, "row top-k: the k smallest / largest values of a tile or expression and their column (or given) indices, folded into the lists") \
   /* memory */                                                                                                                    \
   X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
   X(tma_store, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile store from smem (bulk group)")                                \
@@ -63,6 +65,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \
   X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
   X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM)")    \
+  X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
   X(mbarrier_init, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.init")                                                 \
   X(mbarrier_arrive, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.arrive (local or, .remote(), in every CTA)")       \
@@ -181,8 +184,8 @@ enum op_flag : std::uint16_t {
   flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value
   flag_release_later = 1u << 8,    // pipeline_release: imm[1] iterations of the enclosing loop later
   flag_alternate = 1u << 9,        // tile_loop: the role's units take the CTA's points in turn (ping-pong)
-  flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows: the reduced values are an expression
-                                   // (nodes imm[1] .. imm[1] + imm[2]); a is its lead full-tile leaf
+  flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows / topk_rows: the reduced values are an
+                                   // expression (nodes imm[1] .. imm[1] + imm[2]); a is its lead full-tile leaf
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).
@@ -193,6 +196,9 @@ constexpr std::string_view to_string(reduce_kind k) {
 }
 
 // let_index: the value is ix, or (imm[0] == 1, let_min) the smaller of ix and d.stage.
+// topk_rows: d = the r.topk state, a = the source tile (or the expression's lead leaf), b = an i32 index
+// tile of the source's shape (or none: the index is ix + the element's column). topk_store: d = the
+// values tile, b = the indices tile (both global, rows x k), a = the state.
 // elementwise: the expression's nodes are program::exprs[imm[0] .. imm[0] + imm[1]), its root last.
 // when: the condition likewise. arg_reduce_rows: d = value vector, b = index vector, ix = the column
 // index of the tile's column 0. load_global: imm[2] = the bits of the float filled in outside the tensor.

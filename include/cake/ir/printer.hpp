@@ -219,6 +219,13 @@ inline std::string op_text(const program& p, int id) {
       break;
     }
     case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;
+    case op_kind::topk_init: s += " " + to_text(p, o.d) + " = empty"; break;
+    case op_kind::topk_rows: {
+      const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);
+      s += " " + to_text(p, o.d) + " += row_topk(" + src + (o.b.kind == operand_kind::reg ? ", indices " + to_text(p, o.b) : ", col0 " + to_text(p, o.ix)) + ")";
+      break;
+    }
+    case op_kind::topk_store: s += " " + to_text(p, o.d) + ", " + to_text(p, o.b) + " <- " + to_text(p, o.a); break;
     case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
     case op_kind::read_index: s += " v" + std::to_string(id) + " = " + to_text(p, o.a); break;
     case op_kind::let_index:

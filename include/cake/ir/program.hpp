@@ -123,6 +123,20 @@ struct program {
       case op_kind::cluster_reduce:
         if (o.d.kind == operand_kind::reg) f(o.d);
         return;
+      case op_kind::topk_rows:  // the source (or the expression's leaves), the index tile, and the state it folds into
+        if (o.has(flag_expr_src)) {
+          for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(exprs.size()); ++i)
+            if (exprs[i].fn == math_fn::tile) reg(exprs[i].ref);
+        } else if (o.a.kind == operand_kind::reg) {
+          f(o.a);
+        }
+        if (o.b.kind == operand_kind::reg) f(o.b);
+        if (o.d.kind == operand_kind::reg) f(o.d);
+        return;
+      case op_kind::topk_init: return;
+      case op_kind::topk_store:
+        if (o.a.kind == operand_kind::reg) f(o.a);
+        return;
       case op_kind::mma_sync:
       case op_kind::wgmma:
         if (o.a.kind == operand_kind::reg) f(o.a);
@@ -140,6 +154,7 @@ struct program {
     const op& o = ops[op_id];
     if (o.d.kind == operand_kind::reg) f(o.d);
     if (o.kind == op_kind::arg_reduce_rows && o.b.kind == operand_kind::reg) f(o.b);
+    if (o.kind == op_kind::topk_store && o.a.kind == operand_kind::reg) f(o.a);  // merges pending candidates first
   }
   // Total smem bytes of a pipeline stage (all carried regions).
   constexpr int pipeline_stage_bytes(int pipe) const {

@@ -169,6 +169,11 @@ struct reg_decl {
   std::uint8_t role = no_index;
   role_unit scope = role_unit::warpgroup;
   bool accumulator = false;
+  // r.topk(...): a per-row top-k state. The tile itself is the R x 1 row vector of each row's current
+  // k-th best value (the threshold a new value must beat); the lists (k values and indices per row, and
+  // a candidate buffer) live in shared memory the plan derives (plan/fragments.hpp, topk_*).
+  std::int16_t topk = 0;      // k (0: an ordinary tile)
+  bool topk_largest = false;  // the lists keep the largest values (else the smallest)
   src_loc loc;
 };
 

@@ -312,6 +312,67 @@ class role {
   constexpr op_ref row_argmax(reg_tile<T> value, reg_tile<I> index, const rx& src, index_expr col0, src_loc at = src_loc::current()) {
     return reduce_expr(op_kind::arg_reduce_rows, reduce_kind::argmax, value.o, index.o, src, col0, at);
   }
+  // ---- row top-k ------------------------------------------------------------------------------------
+  // A per-row top-k state of `rows` rows: per row the k (1..256) smallest values (largest with
+  // topk_largest) seen so far and their indices, exact, ties to the lowest index. The returned tile is
+  // the R x 1 row vector of each row's k-th best value (usable in expressions, e.g. as a bound); the
+  // lists and a candidate buffer live in shared memory the plan derives (k, the source's layout). Values
+  // equal to +inf (largest: -inf) or NaN never enter a list; a row with fewer than k values keeps empty
+  // entries (value +inf / -inf, index -1 when stored).
+  constexpr reg_tile<f32> topk(located_name nm, int rows, int k) { return add_topk(nm, rows, k, false); }
+  constexpr reg_tile<f32> topk_largest(located_name nm, int rows, int k) { return add_topk(nm, rows, k, true); }
+  // Empties the lists (every row starts over).
+  constexpr op_ref topk_init(reg_tile<f32> state, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::topk_init;
+    o.d = state.o;
+    return emit(o, at);
+  }
+  // Folds a tile (or an expression, evaluated element by element) into the lists: element (i, c) is a
+  // candidate of row i with index col0 + c. The tile is never stored; a value enters the candidate
+  // buffer only when it beats the row's k-th best, and the buffer is merged into the sorted list when
+  // it could overflow.
+  template <class U>
+  constexpr op_ref row_topk(reg_tile<f32> state, reg_tile<U> src, index_expr col0, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::topk_rows;
+    o.d = state.o;
+    o.a = src.o;
+    o.ix = col0;
+    if (!col0.valid)
+      k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: this column origin cannot be represented (value: 0)">(0, at);
+    return emit(o, at);
+  }
+  constexpr op_ref row_topk(reg_tile<f32> state, const rx& src, index_expr col0, src_loc at = src_loc::current()) {
+    return reduce_expr(op_kind::topk_rows, reduce_kind::min, state.o, {}, src, col0, at);
+  }
+  // The same with each element's index given by an i32 tile of the source's shape (merging lists: the
+  // indices of partial results).
+  template <class U, class I>
+  constexpr op_ref row_topk(reg_tile<f32> state, reg_tile<U> src, reg_tile<I> index, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::topk_rows;
+    o.d = state.o;
+    o.a = src.o;
+    o.b = index.o;
+    return emit(o, at);
+  }
+  template <class I>
+  constexpr op_ref row_topk(reg_tile<f32> state, const rx& src, reg_tile<I> index, src_loc at = src_loc::current()) {
+    return reduce_expr(op_kind::topk_rows, reduce_kind::min, state.o, index.o, src, index_expr(0), at);
+  }
+  // Stores each row's list, best first, as a rows x k tile of `values` and of `indices` (i32); rows and
+  // columns outside the tensors are not written. Pending candidates are merged first.
+  template <class T, class I>
+  constexpr op_ref topk_store(global_tile<T> values, global_tile<I> indices, reg_tile<f32> state, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::topk_store;
+    o.d = global_operand(values, at);
+    o.b = global_operand(indices, at);
+    o.a = state.o;
+    return emit(o, at);
+  }
+
   // A converted copy of a register tile: auto out = r.convert<bf16>(acc);
   template <element_type T, class U>
   constexpr reg_tile<T> convert(reg_tile<U> src, src_loc at = src_loc::current()) {
@@ -319,6 +380,7 @@ class role {
     reg_decl d = s;
     d.dt = T::value;
     d.accumulator = false;
+    d.topk = 0;
     d.loc = at;
     d.nm = suffixed(s.nm, to_string(T::value));
     reg_tile<T> dst;
@@ -727,6 +789,15 @@ class role {
     reg_tile<T> h;
     h.o.kind = operand_kind::reg;
     h.o.index = static_cast<std::uint8_t>(k_->add(k_->p.regs, d, nm.loc));
+    return h;
+  }
+  constexpr reg_tile<f32> add_topk(located_name nm, int rows, int k, bool largest) {
+    reg_tile<f32> h = add_reg<f32>(nm, {rows, 1}, false);
+    auto& d = k_->p.regs[h.o.index];
+    // k is checked by the analyzer (representation.topk), so that a Program built by other means is too.
+    d.topk = static_cast<std::int16_t>(k < 0 ? 0 : k > 32767 ? 32767 : k);
+    if (k < 1) d.topk = -1;  // a state all the same, with a k the analyzer refuses
+    d.topk_largest = largest;
     return h;
   }
   // "acc" + "bf16" -> "acc.bf16" (the base is shortened so that the suffix always fits).

@@ -163,6 +163,8 @@ class compute_emitter : public emitter {
               std::string(g.nm.view()) + ": " + std::string(to_string(g.dt)) + " " + S(g.rows) + "x" + S(g.cols) + " per " +
               (g.scope == role_unit::warpgroup ? "warpgroup" : "warp") + ", " + std::string(plan::to_string(L.f.kind)) + " layout, " + S(L.count) +
               " per thread");
+      // A top-k state's threshold is a (value, index) pair: the index of each row's k-th best.
+      if (g.topk > 0) w_.line("int " + reg_name(static_cast<int>(r)) + "_ti[" + S(L.count > 0 ? L.count : 1) + "];  // the k-th best's index per row");
     }
   }
   int elements_per_thread(int r) const { return lay(r).count; }
@@ -412,7 +414,9 @@ class compute_emitter : public emitter {
   }
   // Declares base (element pointer offset of the tile's origin), row0/col0 and the in-bounds test of the
   // dims the tile does not span. Returns the C++ condition for "the other dims are inside".
-  std::string global_origin(const operand& g, int r) {
+  // tile_rows / tile_cols: the tile's extent when it is not the register tile's shape (a top-k state
+  // stores rows x k).
+  std::string global_origin(const operand& g, int r, int tile_rows = -1, int tile_cols = -1) {
     const auto& ref = p_.tile_refs[g.index];
     const auto& t = p_.tensors[ref.tensor];
     const auto [rd, cd] = tile_dims(ref, r);
@@ -427,8 +431,8 @@ class compute_emitter : public emitter {
     for (int i = 0; i < ref.rank; ++i) {
       const std::string c = expr(ref.coords[i]);
       const bool el = ref.element_coord(i);  // .elements_at(i): an element index, not a tile index
-      if (i == rd) w_.line("const long long row0 = " + c + (el ? "" : " * " + S(pg.rows) + "LL") + ";");
-      else if (i == cd) w_.line("const long long col0 = " + c + (el ? "" : " * " + S(pg.cols) + "LL") + ";");
+      if (i == rd) w_.line("const long long row0 = " + c + (el ? "" : " * " + S(tile_rows > 0 ? tile_rows : pg.rows) + "LL") + ";");
+      else if (i == cd) w_.line("const long long col0 = " + c + (el ? "" : " * " + S(tile_cols > 0 ? tile_cols : pg.cols) + "LL") + ";");
       else {
         base += " + " + c + " * args.stride[" + ti + "][" + S(i) + "]";
         inside += " && " + c + " < " + end_of(i);

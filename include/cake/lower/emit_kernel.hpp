@@ -31,6 +31,7 @@ class kernel_emitter : public op_emitter {
     w_.line("// Every statement block is annotated '// @op N file:line' with the schedule op it comes from.");
     paste("cake/device/common.cuh");
     paste("cake/device/compute.cuh");
+    paste("cake/device/topk.cuh");
     // cp.async, ldmatrix and mma.sync exist on every target (the op table lowers them on all three).
     paste("cake/device/sm80.cuh");
     if (tgt != target_id::sm_80) paste("cake/device/sm90.cuh");
@@ -242,6 +243,9 @@ class kernel_emitter : public op_emitter {
       case op_kind::fill: return emit_fill(id, o);
       case op_kind::elementwise: return emit_elementwise(id, o);
       case op_kind::convert: return emit_convert(id, o);
+      case op_kind::topk_init: return emit_topk_init(id, o);
+      case op_kind::topk_rows: return emit_topk_rows(id, o);
+      case op_kind::topk_store: return emit_topk_store(id, o);
       case op_kind::reduce_rows:
       case op_kind::arg_reduce_rows: return emit_reduce(id, o);
       case op_kind::wgmma: return emit_wgmma(id, o);

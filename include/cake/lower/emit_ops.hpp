@@ -5,14 +5,14 @@
 #include <string>
 
 #include "../core/dtype.hpp"
-#include "emit_compute.hpp"
+#include "emit_topk.hpp"
 #include "ptx_text.hpp"
 
 namespace cake::lower {
 
-class op_emitter : public compute_emitter {
+class op_emitter : public topk_emitter {
  public:
-  using compute_emitter::compute_emitter;
+  using topk_emitter::topk_emitter;
 
  protected:
   static ptx::mma_type mma_type_of(dtype d) {

@@ -182,6 +182,28 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
           if (!direct && !in_loop) return "a pipeline op of an alternating walk must sit at the walk's level or in a dynamic loop directly inside it";
         }
       return nullptr;
+    case op_kind::topk_rows: {
+      if (o.d.part != part_axis::none || o.a.part != part_axis::none || o.b.part != part_axis::none)
+        return "a row top-k reads whole tiles: a part (.rows/.cols) is not lowered";
+      if (eight(o.a)) return "a row top-k of an 8-bit register tile is not lowered";
+      for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
+        if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size() && size_bits(p.regs[p.exprs[i].ref].dt) == 8)
+          return "an 8-bit register tile is read in a row top-k's expression: convert it first";
+      if (o.a.kind == operand_kind::reg && o.a.index < p.regs.size() && plan::topk_lanes(plan.frags.regs[o.a.index]) == 0)
+        return "a row top-k is lowered for sources whose rows are each held inside one warp (MMA fragments, or blocked tiles of at most 32 threads per row)";
+      return nullptr;
+    }
+    case op_kind::topk_store: {
+      for (const operand* g : {&o.d, &o.b}) {
+        if (g->kind != operand_kind::global || g->index >= p.tile_refs.size()) continue;
+        if (p.tile_refs[g->index].rank < 2) return "topk_store writes rows x k tiles: the tensors need a row and a column dim";
+      }
+      if (o.d.kind == operand_kind::global && o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::f32)
+        return "topk_store writes its values into an f32 tensor";
+      if (o.b.kind == operand_kind::global && o.b.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.b.index].tensor].dt != dtype::i32)
+        return "topk_store writes its indices into an i32 tensor";
+      return nullptr;
+    }
     case op_kind::cluster_reduce:
       if (reg_dt(o.d) != dtype::f32) return "cluster_sum is lowered for f32 tiles";
       if (o.d.part != part_axis::none) return "cluster_sum reduces whole tiles: a part is not lowered";

@@ -53,7 +53,38 @@ struct fragment_plan {
   // and whether it needs a per-unit named barrier for them.
   int scratch_bytes[capacity::roles]{};
   bool unit_barrier[capacity::roles]{};
+  // Per r.topk state: the candidate buffer's length per row (twice the most candidates one chunk of a
+  // fold can add to a row; 0 while no fold of a lowered layout reads into it) and the smem bytes of its
+  // lists, for all units of its role.
+  int topk_slack[capacity::regs]{};
+  int topk_bytes[capacity::regs]{};
 };
+
+// Row top-k (topk_rows): the lanes of a warp that hold one row of a source of layout L (0: the row is
+// not inside one warp, a form lowering does not take), and the columns of one chunk, the step at which a
+// fold checks whether its candidate buffer could overflow (every candidate of a chunk fits the buffer's
+// free half). MMA fragments: 4 lanes per row, 8-column groups (2 per chunk where the tile has an even
+// number of them); blocked: tpr lanes, one pass of their vectors.
+constexpr int topk_lanes(const reg_layout& L) {
+  switch (L.f.kind) {
+    case frag_kind::wgmma_acc:
+    case frag_kind::mma_acc: return 4;
+    case frag_kind::blocked: return L.f.tpr <= 32 ? L.f.tpr : 0;
+    default: return 0;
+  }
+}
+constexpr int topk_chunk_cols(const reg_layout& L) {
+  switch (L.f.kind) {
+    case frag_kind::wgmma_acc:
+    case frag_kind::mma_acc: return L.f.cols % 16 == 0 ? 16 : 8;
+    case frag_kind::blocked: return L.f.tpr <= 32 ? L.f.tpr * L.f.vec : 0;
+    default: return 0;
+  }
+}
+// A row's list and buffer: k + slack entries, an odd number of words apart (rows held by different lane
+// groups then start in different banks); values, then indices, then one count per row.
+constexpr int topk_stride(int k, int slack) { return (k + slack) | 1; }
+constexpr int topk_unit_bytes(int rows, int k, int slack) { return rows * topk_stride(k, slack) * 8 + rows * 4; }
 
 constexpr shape_class class_of(const reg_decl& g) {
   if (g.rows == 1 && g.cols == 1) return shape_class::scalar;
@@ -257,6 +288,7 @@ constexpr fragment_plan plan_fragments(const program& p) {
           case op_kind::convert:
           case op_kind::reduce_rows:
           case op_kind::arg_reduce_rows:
+          case op_kind::topk_rows:
           case op_kind::scatter_add:
             if (o.has(flag_expr_src)) {  // a reduced expression: its leaves meet at its lead leaf, and so does the vector
               const int lead = detail::reg_of(o.a);
@@ -265,7 +297,8 @@ constexpr fragment_plan plan_fragments(const program& p) {
             } else {
               p.reg_reads(i, [&](const operand& x) { U.unify(i, d >= 0 ? d : detail::reg_of(o.a), x.index); });
             }
-            if (o.kind == op_kind::arg_reduce_rows || o.kind == op_kind::scatter_add) U.unify(i, detail::reg_of(o.a), detail::reg_of(o.b));
+            if (o.kind == op_kind::arg_reduce_rows || o.kind == op_kind::scatter_add || o.kind == op_kind::topk_rows)
+              U.unify(i, detail::reg_of(o.a), detail::reg_of(o.b));
             break;
           default: break;
         }
@@ -345,6 +378,19 @@ constexpr fragment_plan plan_fragments(const program& p) {
       F.unit_barrier[o.role] = true;  // the unit syncs before its leader signals the peers
     }
     if (bytes > F.scratch_bytes[o.role]) F.scratch_bytes[o.role] = bytes;
+  }
+  // 5. The lists of every r.topk state: a buffer of twice the largest chunk of the folds into it.
+  for (int i = 0; i < n; ++i) {
+    const op& o = p.ops[i];
+    if (o.kind != op_kind::topk_rows || o.d.kind != operand_kind::reg || o.a.kind != operand_kind::reg) continue;
+    if (o.d.index >= p.regs.size() || o.a.index >= p.regs.size()) continue;
+    const int slack = 2 * topk_chunk_cols(F.regs[o.a.index]);
+    if (slack > F.topk_slack[o.d.index]) F.topk_slack[o.d.index] = slack;
+  }
+  for (std::size_t r = 0; r < p.regs.size(); ++r) {
+    const auto& g = p.regs[r];
+    if (g.topk < 1 || g.role >= p.roles.size()) continue;
+    F.topk_bytes[r] = p.roles[g.role].count * topk_unit_bytes(g.rows, g.topk, F.topk_slack[r]);
   }
   return F;
 }

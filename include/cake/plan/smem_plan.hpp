@@ -20,6 +20,7 @@ struct smem_layout {
   int barrier_count = 0;
   int tmem_slot_offset = -1;  // 4 B written by tcgen05.alloc, when the kernel uses TMEM
   int scratch_offset[capacity::roles]{};  // per role: cross-warp reduction / cluster-sum scratch (-1: none)
+  int topk_offset[capacity::regs]{};      // per r.topk state: its lists (-1: none)
   int padding = 0;            // bytes lost to alignment
   int total = 0;              // dynamic shared memory bytes to request at launch
   int limit = 0;              // the target's per-block opt-in limit
@@ -68,6 +69,12 @@ constexpr smem_layout plan_smem(const program& p) {
     if (r >= p.roles.size() || F.scratch_bytes[r] == 0) continue;
     L.scratch_offset[r] = align_up(cursor, 16);
     cursor = L.scratch_offset[r] + F.scratch_bytes[r];
+  }
+  for (std::size_t r = 0; r < capacity::regs; ++r) {
+    L.topk_offset[r] = -1;
+    if (r >= p.regs.size() || F.topk_bytes[r] == 0) continue;
+    L.topk_offset[r] = align_up(cursor, 16);
+    cursor = L.topk_offset[r] + F.topk_bytes[r];
   }
   L.total = cursor;
   return L;
