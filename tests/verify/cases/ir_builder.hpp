@@ -36,18 +36,6 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_kernel_name
 CAKE_VERIFY_CASE(ir_kernel_name, "ir.kernel-name")
 
-// ir.kernel-name: a character an entry symbol cannot hold.
-namespace verify_corpus::ir_kernel_name_chars {
-constexpr program build(bool fixed) {
-  auto k = kernel(fixed ? "attn_fwd_d128" : "attn-fwd-d128").target(sm_90a);  // EXPECT: ir.kernel-name
-  one_role(k);
-  return k.build();
-}
-constexpr program bad() { return build(false); }
-constexpr program good() { return build(true); }
-}  // namespace verify_corpus::ir_kernel_name_chars
-CAKE_VERIFY_CASE(ir_kernel_name_chars, "ir.kernel-name")
-
 namespace verify_corpus::ir_capacity {
 constexpr program build(bool fixed) {
   auto k = kernel("capacity").target(sm_90a);
