@@ -160,32 +160,18 @@ __device__ __forceinline__ u32 cluster_count_x() {
   asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
   return r;
 }
-// The .aligned cluster barriers need the warp converged: every thread of the warp executes them, and
-// together. The lowering emits them where the whole warp does, but often right after elected-thread code
-// (`if (leader) mbar_init(...)`), which the hardware need not have reconverged from: compute-sanitizer
-// synccheck reported "divergent thread(s)" at the wait there. __syncwarp() reconverges the warp first.
 // barrier.cluster.arrive.release.aligned: arrive on the cluster barrier, releasing prior writes
-// (e.g. mbarrier.init after fence.mbarrier_init) to the cluster.
-__device__ __forceinline__ void cluster_arrive_release() {
-  __syncwarp();
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
+// (e.g. mbarrier.init after fence.mbarrier_init) to the cluster. All threads of the warp execute it.
+__device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 // barrier.cluster.arrive.relaxed.aligned: arrive without release semantics (cheaper; no ordering).
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-  __syncwarp();
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-}
+__device__ __forceinline__ void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
 // barrier.cluster.wait.acquire.aligned: wait for all threads of the cluster to arrive, acquiring.
-__device__ __forceinline__ void cluster_wait_acquire() {
-  __syncwarp();
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+__device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 // arrive.release + wait.acquire: the full cluster-wide barrier (start: barrier inits visible; end: no
 // CTA exits while a peer may still multicast into it or arrive on its barriers [HF §1 hang causes 4]).
 __device__ __forceinline__ void cluster_sync() {
   cluster_arrive_release();
-)cake_src"
-    R"cake_src(  cluster_wait_acquire();
+  cluster_wait_acquire();
 }
 // mapa.shared::cluster.u32: map a local shared::cta address to the same offset in CTA `cta_rank` of
 // the cluster (a shared::cluster address for remote mbarrier arrives) [HF §1 Arrive].
@@ -194,7 +180,8 @@ __device__ __forceinline__ u32 mapa_shared(u32 local_smem_addr, u32 cta_rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local_smem_addr), "r"(cta_rank));
   return r;
 }
-#endif  // sm_90+
+)cake_src"
+    R"cake_src(#endif  // sm_90+
 
 }  // namespace cake_dev
 )cake_src";
