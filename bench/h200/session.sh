@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep sanprobe
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -164,6 +164,19 @@ for s in "${steps[@]}"; do
       # programmatic launch: exact with griddep_wait, the race without it (reported as a message)
       timeout 120 $B/tests/gpu/cake_gpu_test_griddep -s > "$OUT/test_griddep.log" 2>&1; echo "rc=$?"
       grep -E "MESSAGE|no griddep_wait|ERROR|test cases|SKIPPED" "$OUT/test_griddep.log" | head -n 12 ;;
+    sanprobe)
+      # minimal hand-written forms of the patterns behind the corpus's "sanitizer only" rows, each under
+      # racecheck and synccheck (bench/h200/sanitizer_probe.cu says what each kernel is)
+      nvcc -std=c++17 -arch=sm_90a -o "$OUT/sanitizer_probe" bench/h200/sanitizer_probe.cu || { echo "nvcc failed"; continue; }
+      for k in split_aligned split_aligned_cluster1 split_aligned_nocluster same_aligned same_aligned_nocluster split_plain split_plain_cluster1 split_plain_nocluster split_leader split_leader_nocluster split_barsync_nocluster dsmem_mbar_cta dsmem_mbar_cluster dsmem_barrier; do
+        plain=$("$OUT/sanitizer_probe" $k 2>&1 | tail -n 1)
+        for tool in racecheck synccheck; do
+          timeout 120 compute-sanitizer --tool $tool --print-limit 200 "$OUT/sanitizer_probe" $k > "$OUT/sanprobe_${k}_$tool.log" 2>&1
+          n=$(grep -cE "^========= (Error|Warning)|hazard" "$OUT/sanprobe_${k}_$tool.log")
+          s=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanprobe_${k}_$tool.log" | tr '\n' ' ')
+          echo "$k | $tool | $plain | reports $n | $s" | cut -c1-200
+        done
+      done ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"

@@ -192,6 +192,61 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum in distr
   }
 }
 
+TEST_CASE("hang trap on: the cluster sum's waits still acquire at cluster scope, through the timed wait") {
+  kernels::gemm_splitk_config c;
+  c.splits = 2;
+  const program p = kernels::gemm_splitk_sm90(c);
+  cake::lower::emit_options o;
+  o.hang_timeout_ns = 2000000000ull;
+  const auto l = cake::lower::lower(p, o);
+  REQUIRE_MESSAGE(l.ok, l.error);
+  // both waits of the sum (ready, and done before the scratch is rewritten) pair with peers' release.cluster
+  CHECK(count(l.source, "cake_dev::mbar_wait_cluster_until(") == 2);
+  CHECK_FALSE(has(l.source, "fence.acq_rel.cluster"));
+  const auto art = cake::jit::build(l.source, l.entry, "sm_90a");
+  REQUIRE_MESSAGE(art.ok, art.diagnostics());
+  CHECK(has(art.ptx, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
+  CHECK_FALSE(l.cluster_launch);  // no barrier.cluster in the roles: its cluster of 2 launches it as a cluster anyway
+}
+
+// A schedule whose roles run cluster_sync (barrier.cluster) from their own branches.
+constexpr program roles_with_cluster_sync(bool cluster_of_two) {
+  auto k = kernel("roles_cluster_sync").target(sm_90a).manual_barrier_init();
+  if (cluster_of_two) k.cluster(2);
+  auto ready = k.mbarrier("ready");
+  k.role("producer", warps(1), [&](role& r) {
+    r.init(ready, 1);
+    r.fence_mbarrier_init();
+    r.cluster_sync();
+    r.arrive(ready);
+  });
+  k.role("consumer", warps(1), [&](role& r) {
+    r.cluster_sync();
+    r.wait(ready);
+  });
+  return k.build();
+}
+
+TEST_CASE("barrier.cluster in the roles: the kernel launches with a cluster attribute, also for one CTA") {
+  // Without one, the implicit one-CTA cluster makes synccheck report the roles' barriers as divergent
+  // (bench/h200/sanitizer_probe.cu: split_aligned_nocluster vs split_aligned_cluster1).
+  for (bool two : {false, true}) {
+    INFO("cluster of two: " << two);
+    const auto l = cake::lower::lower(roles_with_cluster_sync(two));
+    REQUIRE_MESSAGE(l.ok, l.error);
+    CHECK(l.cluster_launch);
+    CHECK(l.cluster[0] == (two ? 2 : 1));
+  }
+  kernels::gemm_sm90_config g;
+  const auto plain = cake::lower::lower(kernels::gemm_bf16_sm90(g));
+  REQUIRE_MESSAGE(plain.ok, plain.error);
+  CHECK_FALSE(plain.cluster_launch);
+  jit::launch_config c;
+  CHECK_FALSE(c.has_cluster());
+  c.explicit_cluster = true;
+  CHECK(c.has_cluster());
+}
+
 TEST_CASE("GPU schedule: one-head attention (online softmax, masks, causal bounds, O += P V with P from registers)") {
   for (bool causal : {false, true}) {
     INFO((causal ? "causal" : "full"));

@@ -832,18 +832,26 @@ __device__ __forceinline__ bool mbar_wait_until(u32 bar, u32 parity, u64 deadlin
   }
   return true;
 }
+// The same for a barrier that peers of the cluster arrive on (release.cluster): the try_wait acquires at
+// cluster scope, so that the peers' writes before their arrive are visible after it [HF §1 Arrive].
+__device__ __forceinline__ bool mbar_wait_cluster_until(u32 bar, u32 parity, u64 deadline_ns) {
+  while (!mbar_try_wait_cluster(bar, parity)) {
+    if (globaltimer_ns() > deadline_ns) return false;
+  }
+  return true;
+}
 
 // ---- fences [HF §1 Init, §2 Proxies] ---------------------------------------------------------------
 
 // fence.mbarrier_init.release.cluster: make prior mbarrier.init visible to the cluster and the async
 // proxy; follow with a CTA or cluster barrier before any TMA or remote arrive uses the barriers.
-__device__ __forceinline__ void fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+)cake_src"
+    R"cake_src(__device__ __forceinline__ void fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 // fence.proxy.async.shared::cta: order this thread's generic-proxy smem writes (st.shared, stmatrix)
 // before later async-proxy reads (TMA store, wgmma); each writing thread issues it before the barrier.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-)cake_src"
-    R"cake_src(// ---- TMA loads [HF §2 Load] -------------------------------------------------------------------------
+// ---- TMA loads [HF §2 Load] -------------------------------------------------------------------------
 // `tmap` is the generic address of a CUtensorMap in .param/.const/.global (e.g. &kernel_param of a
 // `const __grid_constant__ CUtensorMap`); coordinates are element indices, innermost first. The copy
 // performs complete_tx(box bytes) on `bar` (same smem offset in every destination CTA for multicast).
@@ -971,13 +979,13 @@ __device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32
 
 // ---- wgmma support [HF §3] (the mma_async text itself comes from cake/lower/ptx_text.hpp) --------------
 
-// Swizzle field values of the sm_90 smem descriptor, bits 62-63 [HF §3 Smem descriptor].
+)cake_src"
+    R"cake_src(// Swizzle field values of the sm_90 smem descriptor, bits 62-63 [HF §3 Smem descriptor].
 enum wgmma_swizzle : u32 { wgmma_swizzle_none = 0, wgmma_swizzle_128b = 1, wgmma_swizzle_64b = 2, wgmma_swizzle_32b = 3 };
 
 // sm_90 wgmma shared-memory matrix descriptor [HF §3 Smem descriptor]: enc(x) = (x & 0x3FFFF) >> 4;
 // start address bits 0-13, LBO bits 16-29, SBO bits 32-45, base offset bits 49-51, swizzle bits 62-63.
-)cake_src"
-    R"cake_src(// K-major with 128B swizzle: SBO = 1024 (8 rows × 128 B), LBO unused (pass 16, i.e. enc 1), base
+// K-major with 128B swizzle: SBO = 1024 (8 rows × 128 B), LBO unused (pass 16, i.e. enc 1), base
 // offset 0 when the tile starts on a 1024 B boundary; step K by adding 32 B per k16 to the start.
 __host__ __device__ __forceinline__ constexpr u64 make_wgmma_desc(u32 start_smem, u32 lbo_bytes, u32 sbo_bytes,
                                                                   u32 swizzle, u32 base_offset = 0) {

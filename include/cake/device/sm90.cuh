@@ -141,6 +141,14 @@ __device__ __forceinline__ bool mbar_wait_until(u32 bar, u32 parity, u64 deadlin
   }
   return true;
 }
+// The same for a barrier that peers of the cluster arrive on (release.cluster): the try_wait acquires at
+// cluster scope, so that the peers' writes before their arrive are visible after it [HF §1 Arrive].
+__device__ __forceinline__ bool mbar_wait_cluster_until(u32 bar, u32 parity, u64 deadline_ns) {
+  while (!mbar_try_wait_cluster(bar, parity)) {
+    if (globaltimer_ns() > deadline_ns) return false;
+  }
+  return true;
+}
 
 // ---- fences [HF §1 Init, §2 Proxies] ---------------------------------------------------------------
 

@@ -28,10 +28,11 @@ struct launch_config {
   dims3 block;
   unsigned dynamic_smem = 0;  // bytes
   CUstream stream = nullptr;  // nullptr: the legacy default stream
-  dims3 cluster;              // {1,1,1}: launched without a cluster attribute
+  dims3 cluster;              // {1,1,1}: launched without a cluster attribute unless explicit_cluster
+  bool explicit_cluster = false;  // the cluster attribute even for {1,1,1} (lowered_kernel::cluster_launch says why)
   bool programmatic_stream_serialization = false;  // PDL: may overlap with the previous kernel's tail
 
-  bool has_cluster() const { return cluster.volume() > 1; }
+  bool has_cluster() const { return cluster.volume() > 1 || explicit_cluster; }
 };
 
 inline constexpr unsigned default_dynamic_smem_limit = 48 * 1024;  // without the opt-in attribute

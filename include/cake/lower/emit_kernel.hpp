@@ -436,9 +436,12 @@ class kernel_emitter : public op_emitter {
     return "cake_dev::mbar_wait(" + bar + ", " + parity + ");";
   }
   // A wait on a barrier that peers of the cluster arrive on with release.cluster: acquire at cluster scope
-  // (with the hang trap: the timed wait, then a cluster-scope fence).
+  // (the memory model pairs a release.cluster with an acquire whose scope includes the releasing thread; a
+  // CTA-scope try_wait's does not, with or without a fence after it), with the hang trap too.
   std::string cluster_wait_call(const std::string& bar, const std::string& parity, int id) const {
-    if (opt_.hang_timeout_ns) return wait_call(bar, parity, id) + " asm volatile(\"fence.acq_rel.cluster;\" ::: \"memory\");";
+    if (opt_.hang_timeout_ns)
+      return "if (!cake_dev::mbar_wait_cluster_until(" + bar + ", " + parity + ", cake_deadline)) { printf(\"cake: op#" + std::to_string(id) +
+             " waited past the hang timeout (block %d thread %d)\\n\", (int)blockIdx.x, (int)tid); cake_dev::trap(); }";
     return "cake_dev::mbar_wait_cluster(" + bar + ", " + parity + ");";
   }
   void advance(int pl) {

@@ -21,6 +21,10 @@ struct lowered_kernel {
   int block_threads = 0;
   int smem_bytes = 0;       // dynamic shared memory
   int cluster[3] = {1, 1, 1};
+  // Launched with a cluster attribute even when the cluster is one CTA: the roles run barrier.cluster from
+  // different branches, which compute-sanitizer's synccheck reports as divergent in a launch without a
+  // cluster (the implicit one-CTA cluster) and accepts in an explicit one (bench/h200/sanitizer_probe.cu).
+  bool cluster_launch = false;
   bool persistent = false;
   args_layout args{};
   plan::kernel_plan plan{};
@@ -67,6 +71,8 @@ inline lowered_kernel lower(const program& p, const emit_options& opt = {}) {
   k.block_threads = k.plan.warps.block_threads;
   k.smem_bytes = k.plan.smem.total;
   for (int i = 0; i < 3; ++i) k.cluster[i] = p.launch.cluster[i];
+  for (const auto& o : p.ops)
+    if (o.kind == op_kind::cluster_arrive || o.kind == op_kind::cluster_wait) k.cluster_launch = true;
   k.persistent = p.launch.persistent;
   return k;
 }

@@ -125,6 +125,19 @@ class runtime_kernel {
         v[d] = val;
       }
     }
+    // A dim no tensor has cannot be sized here: when the parallel space or a loop runs over it, the launch
+    // would get a zero grid or trip count. Name it.
+    auto iterated = [&](int d) {
+      for (int a = 0; a < p.space.count; ++a)
+        if (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == d) return true;
+      for (const auto& b : p.loops)
+        if (b.dim == d) return true;
+      return false;
+    };
+    for (std::size_t d = 0; d < v.size(); ++d)
+      if (v[d] < 0 && iterated(static_cast<int>(d)))
+        throw jit::error("kernel '" + lowered_.entry + "': dim " + std::string(p.dims[d].nm.view()) +
+                         " is declared but no tensor has it, so its extent is unknown at launch: give a tensor that dim");
     for (const auto& [d, val] : options_.specialized)
       if (v[d] != val)
         throw jit::error("dim " + std::string(p.dims[d].nm.view()) + " was specialized to " + std::to_string(val) + " when the kernel was compiled, but is " +
@@ -200,6 +213,7 @@ class runtime_kernel {
     c.dynamic_smem = static_cast<unsigned>(lowered_.smem_bytes);
     c.stream = stream;
     c.cluster = {static_cast<unsigned>(lowered_.cluster[0] * lowered_.cluster[1] * lowered_.cluster[2]), 1, 1};
+    c.explicit_cluster = lowered_.cluster_launch;
     c.programmatic_stream_serialization = program_.launch.pdl;
     return c;
   }
