@@ -434,4 +434,42 @@ constexpr void check_tile_coverage(context& c) {
     add_coverage(c, rule, scatter_op, p.ops[scatter_op].loc, "scatter_add rows are data (the index vector): their coverage is not checked");
 }
 
+// ir.dim-unsized: the runtime takes every dim's extent from the tensors it is given (a dim is as long as
+// the tensor axes that have it), so a dim that the parallel space or a loop bound walks but no tensor has
+// would launch a zero grid or a loop of unknown trip count. Reported once per dim, at its first walker.
+constexpr void check_dims_sized(context& c) {
+  const program& p = c.p;
+  for (std::size_t d = 0; d < p.dims.size(); ++d) {
+    bool in_tensor = false;
+    for (const auto& t : p.tensors)
+      for (int i = 0; i < t.rank; ++i) in_tensor = in_tensor || t.dims[i] == static_cast<int>(d);
+    if (in_tensor) continue;
+    int axis = -1, loop_op = -1;
+    for (int a = 0; a < p.space.count && axis < 0; ++a)
+      if (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == static_cast<int>(d)) axis = a;
+    auto uses = [&](const index_expr& x) {
+      for (int k = 0; k < x.term_count; ++k)
+        if (x.terms[k].kind == var_kind::dim && x.terms[k].ref == static_cast<int>(d)) return true;
+      return false;
+    };
+    if (axis < 0)
+      for (int i = 0; i < static_cast<int>(p.ops.size()) && loop_op < 0; ++i)
+        if (const loop_bound* b = p.bound_of(i); b && (b->dim == d || uses(b->lo) || uses(b->hi) || (b->has_hi2 && uses(b->hi2)))) loop_op = i;
+    if (axis < 0 && loop_op < 0) continue;
+    diagnostic* dg = loop_op >= 0 ? emit_op(c, rule_id::ir_dim_unsized, loop_op) : emit_decl(c, rule_id::ir_dim_unsized, p.space.loc);
+    if (!dg) return;
+    dg->message << "dim " << p.dims[d].nm.view() << " is walked by ";
+    if (axis >= 0) {
+      dg->message << "axis " << axis << " of the parallel space";
+    } else {
+      dg->message << "this loop's bound";
+    }
+    dg->message << ", but no tensor has it: the launch takes each dim's extent from its tensors, so " << p.dims[d].nm.view()
+                << " would have none (" << p.tensors.size() << " tensor(s) declared)";
+    dg->num("dim", static_cast<long long>(d)).num("axis", axis).num("tensors", static_cast<long long>(p.tensors.size()));
+    dg->help << "declare the input or output that has " << p.dims[d].nm.view() << " (e.g. k.output<f32>(\"Y\", dims("
+             << p.dims[d].nm.view() << ", ...))), or walk a dim a tensor has";
+  }
+}
+
 }  // namespace cake::analysis

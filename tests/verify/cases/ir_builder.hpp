@@ -68,6 +68,7 @@ namespace verify_corpus::ir_tile_extent {
 constexpr program build(bool fixed) {
   auto k = kernel("tile_extent").target(sm_90a);
   auto [M, N, K] = k.dims("M", "N", "K");
+  k.input<f32>("X", dims(M, N, K));  // sizes the dims at launch (ir.dim-unsized)
   auto mn = k.parallel(tiles(M, fixed ? 128 : 0), tiles(N, 128));  // EXPECT: ir.tile-extent
   k.role("a", warps(1), [&](role& r) {
     r.for_each(mn, [&](auto, auto) {
@@ -87,6 +88,7 @@ namespace verify_corpus::ir_space_axes {
 constexpr program build(bool fixed) {
   auto k = kernel("space_axes").target(sm_90a);
   auto [B, H, M, N] = k.dims("B", "H", "M", "N");
+  k.input<f32>("X", dims(B, H, M, N));  // sizes the dims at launch (ir.dim-unsized)
   if (fixed) k.parallel(tiles(M, 128), tiles(N, 128), each(H), each(B), split(2));
   else k.parallel(tiles(M, 128), tiles(N, 128), each(H), each(B), split(2), split(2));  // EXPECT: ir.space-axes
   one_role(k);
@@ -102,6 +104,7 @@ namespace verify_corpus::ir_space_redeclared {
 constexpr program build(bool fixed) {
   auto k = kernel("space_redeclared").target(sm_90a);
   auto [M, N] = k.dims("M", "N");
+  k.input<f32>("X", dims(M, N));  // sizes the dims at launch (ir.dim-unsized)
   k.parallel(tiles(M, 128), tiles(N, 128));
   if (!fixed) k.parallel(tiles(N, 128));  // EXPECT: ir.space-redeclared
   one_role(k);
@@ -310,6 +313,7 @@ namespace verify_corpus::ir_no_space {
 constexpr program build(bool fixed) {
   auto k = kernel("no_space").target(sm_90a);
   auto M = k.dim("M");
+  k.input<f32>("X", dims(M));  // sizes the dim at launch (ir.dim-unsized)
   space<1> sp{};
   if (fixed) sp = k.parallel(tiles(M, 128));
   k.role("a", warps(1), [&](role& r) {
@@ -321,6 +325,23 @@ constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_no_space
 CAKE_VERIFY_CASE(ir_no_space, "ir.no-space")
+
+// ir.dim-unsized: the parallel space walks N, but no tensor has N (the output was declared over M only),
+// so the launch cannot size it. Fix: declare the output over (M, N).
+namespace verify_corpus::ir_dim_unsized {
+constexpr program build(bool fixed) {
+  auto k = kernel("dim_unsized").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  if (fixed) k.output<f32>("Y", dims(M, N));
+  else k.output<f32>("Y", dims(M));
+  k.parallel(tiles(M, 128), tiles(N, 128));  // EXPECT: ir.dim-unsized
+  one_role(k);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_dim_unsized
+CAKE_VERIFY_CASE(ir_dim_unsized, "ir.dim-unsized")
 
 namespace verify_corpus::ir_trip_count {
 constexpr program build(bool fixed) {
