@@ -138,7 +138,7 @@ inline outcome cmd_check(const options& opt) {
   std::string ks;
   int errors = 0, warnings = 0;
   for (const auto* k : c.kernels) {
-    const auto a = analyze_program(*k->schedule);
+    const auto a = analyze_program(*k->schedule, c.lib.reg ? &c.lib.reg->rules : nullptr);
     errors += a.errors;
     warnings += a.warnings;
     ks += std::string(ks.empty() ? "" : ",") + "{" + kernel_head(*k) + ",\"analysis\":" + a.json + "}";
