@@ -740,9 +740,10 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
   for (const auto& cl : clusters) {
     std::vector<long long> rep;
     if (!parse_point(*fam, cl.reproducer, rep).empty()) continue;
+    // The search shape at which the reproducer failed (a resumed log also holds its halved shapes).
     std::string rep_shape_name;
-    for (const auto& l : cl.member_lines)
-      if (failures::str_field(l, "candidate") == cl.reproducer) rep_shape_name = failures::str_field(l, "shape");
+    for (const auto& sn : shape_names)
+      if (const auto* r = have(cl.reproducer, sn, cl.gate); r && r->verdict == "reject" && rep_shape_name.empty()) rep_shape_name = sn;
     const auto si_it = std::find(shape_names.begin(), shape_names.end(), rep_shape_name);
     if (si_it == shape_names.end() || cl.gate != "run") continue;  // bench failures: the reproducer is reported as found
     const std::size_t si = static_cast<std::size_t>(si_it - shape_names.begin());

@@ -113,6 +113,7 @@ inline void add_line(log_view& v, const std::string& line) {
 
 struct failure {
   std::string candidate, shape, gate, kind, line;
+  point params;  // the candidate parsed once (the pattern search matches it many times)
 };
 
 struct cluster {
@@ -149,14 +150,24 @@ inline int distance(const point& a, const point& b) {
 // The failures of the log and the candidates that passed each GPU gate.
 inline std::vector<failure> collect(const log_view& v, std::map<std::string, std::set<std::string>>& passed) {
   std::vector<failure> out;
+  // The GPU gate lines of each candidate, visited in the log's candidate order (one pass over the lines:
+  // a search's log holds thousands of candidates).
+  std::map<std::string, std::size_t> pos;
+  for (std::size_t i = 0; i < v.order.size(); ++i) pos.emplace(v.order[i], i);
+  std::vector<std::vector<std::pair<std::string, const std::string*>>> by(v.order.size());  // (gate, line)
+  for (const auto& [k, line] : v.last) {
+    const auto bar = k.find('|'), bar2 = k.rfind('|');
+    const std::string gate = k.substr(bar2 + 1);
+    if (gate != "run" && gate != "bench") continue;
+    if (const auto it = pos.find(k.substr(0, bar)); it != pos.end()) by[it->second].push_back({gate, &line});
+  }
   std::set<std::string> failed_once;
-  for (const auto& cand : v.order)
-    for (const auto& [k, line] : v.last) {
-      if (k.compare(0, cand.size() + 1, cand + "|") != 0) continue;
-      const std::string gate = str_field(line, "gate"), verdict = str_field(line, "verdict");
-      if (gate != "run" && gate != "bench") continue;
+  for (std::size_t i = 0; i < v.order.size(); ++i)
+    for (const auto& [gate, line] : by[i]) {
+      const std::string& cand = v.order[i];
+      const std::string verdict = str_field(*line, "verdict");
       if (verdict == "pass") passed[gate].insert(cand);
-      if (verdict == "reject" && failed_once.insert(cand).second) out.push_back({cand, str_field(line, "shape"), gate, failure_kind(line), line});
+      if (verdict == "reject" && failed_once.insert(cand).second) out.push_back({cand, str_field(*line, "shape"), gate, failure_kind(*line), *line, parse_candidate(cand)});
     }
   // A candidate that failed somewhere does not count as passing that gate elsewhere (another shape).
   for (auto& [g, s] : passed)
@@ -183,11 +194,11 @@ inline std::vector<cluster> cluster_failures(const log_view& v) {
         for (const auto& q : pass_pts)
           if (matches(q, terms)) return;
         int cover = 0;
-        for (const auto* g : left) cover += matches(parse_candidate(g->candidate), terms);
+        for (const auto* g : left) cover += matches(g->params, terms);
         if (cover > best_n || (cover == best_n && terms.size() < best.size())) best = terms, best_n = cover;
       };
       for (const auto* f : left) {
-        const point p = parse_candidate(f->candidate);
+        const point& p = f->params;
         const std::size_t n = p.size();
         for (std::size_t i = 0; i < n; ++i) {
           consider({p[i]});
@@ -203,7 +214,7 @@ inline std::vector<cluster> cluster_failures(const log_view& v) {
       std::vector<const failure*> in, rest;
       if (best_n > 0) {
         c.pattern = best;
-        for (const auto* f : left) (matches(parse_candidate(f->candidate), best) ? in : rest).push_back(f);
+        for (const auto* f : left) (matches(f->params, best) ? in : rest).push_back(f);
       } else {
         c.pure = false;
         in = left;
@@ -213,11 +224,11 @@ inline std::vector<cluster> cluster_failures(const log_view& v) {
         c.member_lines.push_back(f->line);
       }
       // Constant and varying axes over the members (a non-separating cluster's pattern is the constant ones).
-      const point first = parse_candidate(in.front()->candidate);
+      const point& first = in.front()->params;
       for (std::size_t a = 0; a < first.size(); ++a) {
         std::set<std::string> vals;
         for (const auto* f : in) {
-          const point p = parse_candidate(f->candidate);
+          const point& p = f->params;
           if (a < p.size()) vals.insert(p[a].second);
         }
         if (vals.size() == 1) c.constant[first[a].first] = *vals.begin();
@@ -227,7 +238,7 @@ inline std::vector<cluster> cluster_failures(const log_view& v) {
       // The reproducer: the fewest axes off the seed, then the smallest failing shape in its evidence.
       const failure* rep = in.front();
       for (const auto* f : in)
-        if (distance(parse_candidate(f->candidate), seed) < distance(parse_candidate(rep->candidate), seed)) rep = f;
+        if (distance(f->params, seed) < distance(rep->params, seed)) rep = f;
       c.reproducer = rep->candidate;
       c.reproducer_shape = rep->shape;
       for (const auto& [k, line] : v.last) {
