@@ -22,3 +22,6 @@ constexpr bool takes_turns(const cake::program& p) {
 CAKE_EXPORT_TEST_RULE(pingpong_scripted, seeded_test::takes_turns,
                       "the consumer warpgroups take turns (pingpong): the scripted failure class of tests/cli/seeded_mock.txt",
                       "pingpong = false (the fixed twin of tests/verify/accepted/seeded_pingpong)")
+
+// The bad twin as a kernel of its own, so that `cake check` shows the hook's finding (tests/cli/CMakeLists.txt).
+CAKE_EXPORT(seeded_bad_twin, (seeded_test::generate({.bn = 128, .stages = 2, .pingpong = true})), reference("gemm"))
