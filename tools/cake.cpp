@@ -6,7 +6,11 @@
 //   cake run      FILE [--timeout S] [--hang-timeout S] [--sanitize TOOL] [--json]   correctness on the GPU
 //   cake bench    FILE [--runs N] [--timeout S] [--json]              correctness, then timing against the peer
 //   cake evolve   FILE --family NAME --shape M=..,N=..,K=.. [--budget-gpu-s S] [--seed N] [--log F]
-//                 [--max-candidates N] [--resume] [--agent CMD] [--json]   search a kernel family (docs/evolve.md)
+//                 [--max-candidates N] [--resume] [--agent CMD] [--failures DIR] [--minimize N] [--sanitize TOOL] [--json]
+//                                                                     search a kernel family (docs/evolve.md)
+//   cake failures LOG [--family NAME] [--failures DIR] [--json]       failure clusters and proposals of an evidence log
+//   cake corpus-gate [--baseline F] [--update-baseline] [--without-rule ID]... [--json]
+//                                                                     the verify/kernel corpora against their baseline
 //
 // Every answer is text for people or, with --json, one JSON object of the schema "cake.cli/1".
 #include <cmath>
@@ -18,6 +22,7 @@
 #include <cake/version.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/corpus_gate.hpp"
 #include "cli/evolve.hpp"
 
 namespace {
@@ -32,7 +37,11 @@ const char* usage_text =
     "  run       on a GPU: check every kernel against its reference on fresh random inputs over its shapes\n"
     "  bench     on a GPU: run, then time every kernel against its declared peer\n"
     "  evolve    search a kernel family (CAKE_EXPORT_FAMILY) for the fastest correct point: analyzer, cost model,\n"
-    "            NVRTC, run and bench gates; evidence appended to a JSON-lines log (docs/evolve.md)\n"
+    "            NVRTC, run and bench gates; evidence appended to a JSON-lines log (docs/evolve.md); candidates that\n"
+    "            fail on the GPU are clustered, minimized and written up as proposed corpus entries (--failures DIR)\n"
+    "  failures  (FILE is an evidence log) the failure clusters and proposed corpus entries of a log, re-running nothing\n"
+    "  corpus-gate  (no FILE) the verify corpus, the kernel corpus and the accepted proposals through the analyzer,\n"
+    "            against the committed baseline: exit 1 naming each lost detection or clean schedule that now errs\n"
     "\n"
     "options:\n"
     "  --json             one JSON object (schema cake.cli/1) instead of text\n"
@@ -49,10 +58,17 @@ const char* usage_text =
     "  --agent CMD        evolve: after the built-in search, rounds of an external driver: CMD ROUND_DIR reads\n"
     "                     ROUND_DIR/summary.json and best.txt, writes ROUND_DIR/proposals.txt (docs/evolve.md)\n"
     "  --agent-rounds N   evolve: at most N agent rounds (default 3)\n"
+    "  --failures DIR     evolve, failures: where the failure clusters' proposals go (default LOG.failures)\n"
+    "  --minimize N       evolve: GPU re-runs per failure cluster to shrink its reproducer (default 8; 0: none)\n"
+    "  --baseline FILE    corpus-gate: the baseline (default tests/verify/corpus_baseline.tsv of the source tree)\n"
+    "  --update-baseline  corpus-gate: rewrite the baseline with what the analyzer raises now (after review)\n"
+    "  --without-rule ID  corpus-gate: drop rule ID from the findings, as if the analyzer lost it (repeatable)\n"
+    "  --accepted DIR     corpus-gate: the accepted evolve proposals (default tests/verify/accepted)\n"
+    "  --corpus-bin PATH  corpus-gate: the cake_corpus_gate tool (default: the one this build made)\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
     "  --timeout S        run/bench/evolve: time limit of the GPU process per kernel (default 180; evolve 60)\n"
     "  --hang-timeout S   run/bench: every mbarrier wait traps after S seconds (default 2)\n"
-    "  --sanitize TOOL    run/bench: under compute-sanitizer (memcheck, racecheck, synccheck)\n"
+    "  --sanitize TOOL    run/bench, evolve's run gate: under compute-sanitizer (memcheck, racecheck, synccheck)\n"
     "  --force            run/bench: also kernels the analyzer rejects\n"
     "  --cxx COMPILER     host compiler for the schedule file (default: $CAKE_CXX, else cake's own)\n"
     "\n"
@@ -77,6 +93,7 @@ int main(int argc, char** argv) {
   cake_cli::stopwatch clock;
   cake_cli::options opt;
   cake_cli::evolve_options eopt;
+  cake_cli::corpus_gate_options gopt;
   // The GPU child: cake __gpu run|bench LIBRARY KERNEL RESULT RUNS HANG_TIMEOUT force|checked (tools/cli/gpu.hpp).
   if (argc >= 2 && !std::strcmp(argv[1], "__gpu")) {
     if (argc != 9) return cake_cli::exit_usage;
@@ -106,7 +123,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   opt.command = cmd;
-  if (cmd != "check" && cmd != "lower" && cmd != "estimate" && cmd != "run" && cmd != "bench" && cmd != "evolve") return usage_error("unknown command '" + cmd + "'");
+  if (cmd != "check" && cmd != "lower" && cmd != "estimate" && cmd != "run" && cmd != "bench" && cmd != "evolve" && cmd != "failures" && cmd != "corpus-gate")
+    return usage_error("unknown command '" + cmd + "'");
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
@@ -123,6 +141,35 @@ int main(int argc, char** argv) {
     if (a == "--resume") {
       if (cmd != "evolve") return usage_error("--resume applies to cake evolve");
       eopt.resume = true;
+      continue;
+    }
+    if (a == "--update-baseline") {
+      if (cmd != "corpus-gate") return usage_error("--update-baseline applies to cake corpus-gate");
+      gopt.update = true;
+      continue;
+    }
+    if (a == "--baseline" || a == "--without-rule" || a == "--accepted" || a == "--corpus-bin") {
+      if (cmd != "corpus-gate") return usage_error(a + " applies to cake corpus-gate");
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      if (a == "--baseline") gopt.baseline = v;
+      else if (a == "--accepted") gopt.accepted = v;
+      else if (a == "--corpus-bin") gopt.corpus_bin = v;
+      else gopt.without_rules.push_back(v);
+      continue;
+    }
+    if (a == "--failures" || (a == "--family" && cmd == "failures")) {
+      if (cmd != "evolve" && cmd != "failures") return usage_error(a + " applies to cake evolve and cake failures");
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      (a == "--family" ? eopt.family : eopt.failures_dir) = v;
+      continue;
+    }
+    if (a == "--minimize") {
+      if (cmd != "evolve") return usage_error("--minimize applies to cake evolve");
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (!end || *end || n < 0 || n > 1000) return usage_error("--minimize takes a whole number from 0 to 1000, not '" + std::string(v) + "'");
+      eopt.minimize_tries = static_cast<int>(n);
       continue;
     }
     if (a == "--family" || a == "--budget-gpu-s" || a == "--seed" || a == "--log" || a == "--max-candidates" || a == "--agent" || a == "--agent-rounds") {
@@ -185,7 +232,8 @@ int main(int argc, char** argv) {
         return usage_error("the schedule path may not contain '\"', '\\' or control characters (it is #included by generated source)");
     opt.file = a;
   }
-  if (opt.file.empty()) return usage_error("cake " + cmd + " needs a schedule FILE");
+  if (cmd == "corpus-gate" && !opt.file.empty()) return usage_error("cake corpus-gate takes no FILE ('" + opt.file + "' given)");
+  if (opt.file.empty() && cmd != "corpus-gate") return usage_error(cmd == "failures" ? "cake failures needs an evidence LOG" : "cake " + cmd + " needs a schedule FILE");
   if (!opt.target.empty() && cmd != "lower") return usage_error("--target applies to cake lower");
   if (!opt.shapes.empty() && cmd != "estimate" && cmd != "evolve")
     return usage_error("--shape applies to cake estimate and cake evolve (run and bench take the shapes the file declares)");
@@ -194,6 +242,8 @@ int main(int argc, char** argv) {
     else if (cmd == "lower") o = cake_cli::cmd_lower(opt);
     else if (cmd == "estimate") o = cake_cli::cmd_estimate(opt);
     else if (cmd == "evolve") o = cake_cli::cmd_evolve(opt, eopt);
+    else if (cmd == "failures") o = cake_cli::cmd_failures(opt, eopt.family, eopt.failures_dir);
+    else if (cmd == "corpus-gate") o = cake_cli::cmd_corpus_gate(opt, gopt);
     else o = cake_cli::cmd_gpu(opt);
   } catch (const std::exception& e) {
     o = {};

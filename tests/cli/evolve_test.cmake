@@ -20,7 +20,8 @@ set(ENV{CAKE_GPU_MOCK} ${WORKDIR}/tests/cli/evolve_mock.txt)
 
 # run(<name> <expected rc> args...): the JSON answer in json_<name>, stderr in err_<name>.
 function(run name expect_rc)
-  execute_process(COMMAND ${CAKE} evolve tests/cli/evolve_family.cpp --family small_gemm --shape M=4096,N=4096,K=4096 --json ${ARGN}
+  # --minimize 0: these searches test the search; the failure clustering's re-runs are evolve_failures_test.cmake's.
+  execute_process(COMMAND ${CAKE} evolve tests/cli/evolve_family.cpp --family small_gemm --shape M=4096,N=4096,K=4096 --json --minimize 0 ${ARGN}
                   WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL expect_rc)
     string(APPEND problems "${name}: exit code ${rc}, expected ${expect_rc}\n${out}\n${err}\n")

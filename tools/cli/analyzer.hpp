@@ -3,20 +3,45 @@
 // run it on a Program and render its report. Everything else in the tool sees only these three calls.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cake/analysis.hpp>
+#include <cake/cli/export.hpp>
 
 #include "util.hpp"
 
 namespace cake_cli {
 
+// A finding of a test-only rule hook (CAKE_EXPORT_TEST_RULE, include/cake/cli/export.hpp): an error that
+// the analyzer's report cannot hold (its rule ids are the analyzer's table), counted with its errors.
+struct hook_finding {
+  std::string rule, message, help, file;
+  int line = 0;
+};
+
 struct analysis_result {
   std::unique_ptr<cake::analysis::report> report;  // large (fixed-capacity): kept on the heap
   int errors = 0, warnings = 0;
   std::string text, json;  // GCC-style text; the "cake.diagnostics/1" object
+  std::vector<hook_finding> hooks;  // test-only rule hooks that fired (their errors are in `errors`)
 };
 
-inline analysis_result analyze_program(const cake::program& p) {
+// The rule ids of the errors (analyzer's, then hooks'), each once, in report order; with warnings too
+// when asked (what cake corpus-gate compares).
+inline std::vector<std::string> rule_ids(const analysis_result& a, bool with_warnings = false) {
+  std::vector<std::string> ids;
+  auto add = [&](const std::string& id) {
+    for (const auto& x : ids)
+      if (x == id) return;
+    ids.push_back(id);
+  };
+  for (const auto& d : a.report->diagnostics)
+    if (d.sev() == cake::analysis::severity::error || (with_warnings && d.sev() == cake::analysis::severity::warning)) add(std::string(d.about().id));
+  for (const auto& h : a.hooks) add(h.rule);
+  return ids;
+}
+
+inline analysis_result analyze_program(const cake::program& p, const std::vector<cake::cli::exported_rule>* hooks = nullptr) {
   analysis_result r;
   r.report = std::make_unique<cake::analysis::report>();
   cake::analysis::analyze_into(p, *r.report);
@@ -32,6 +57,13 @@ inline analysis_result analyze_program(const cake::program& p) {
   };
   r.text = relative(cake::analysis::to_text(*r.report));
   r.json = relative(cake::analysis::to_json(*r.report));
+  if (hooks)
+    for (const auto& h : *hooks)
+      if (h.fires && h.fires(p)) {
+        r.hooks.push_back({h.id, h.message, h.help, relative(h.file), h.line});
+        ++r.errors;
+        r.text += relative(h.file) + ":" + std::to_string(h.line) + ": error: " + h.message + " [" + h.id + "] (a test-only rule hook)\n  help: " + h.help + "\n";
+      }
   return r;
 }
 

@@ -138,10 +138,14 @@ inline outcome cmd_check(const options& opt) {
   std::string ks;
   int errors = 0, warnings = 0;
   for (const auto* k : c.kernels) {
-    const auto a = analyze_program(*k->schedule);
+    const auto a = analyze_program(*k->schedule, c.lib.reg ? &c.lib.reg->rules : nullptr);
     errors += a.errors;
     warnings += a.warnings;
-    ks += std::string(ks.empty() ? "" : ",") + "{" + kernel_head(*k) + ",\"analysis\":" + a.json + "}";
+    std::string hooks;  // test-only rule hooks that fired (CAKE_EXPORT_TEST_RULE): errors the analysis object cannot hold
+    for (const auto& h : a.hooks)
+      hooks += std::string(hooks.empty() ? "" : ",") + "{\"rule\":" + json_string(h.rule) + ",\"message\":" + json_string(h.message) + ",\"help\":" +
+               json_string(h.help) + ",\"location\":" + json_location(h.file, h.line, 0) + "}";
+    ks += std::string(ks.empty() ? "" : ",") + "{" + kernel_head(*k) + ",\"analysis\":" + a.json + ",\"test_rule_hooks\":[" + hooks + "]}";
     if (c.kernels.size() > 1) o.text += "== " + k->name + " (exported at " + location_text(k->file, k->line, 0) + ")\n";
     o.text += a.text;
   }

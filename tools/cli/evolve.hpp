@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "failures.hpp"
 #include "family.hpp"
 
 namespace cake_cli {
@@ -39,6 +40,8 @@ struct evolve_options {
   bool resume = false;
   std::string agent;    // --agent CMD: an external driver after the built-in search
   int agent_rounds = 3;
+  std::string failures_dir;  // --failures DIR: the proposals of the failure clusters (LOG.failures)
+  int minimize_tries = 8;    // --minimize N: GPU re-runs per cluster to shrink its reproducer (0: none)
 };
 
 namespace evolve_detail {
@@ -270,7 +273,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       ++rejected;
       return;
     }
-    const auto a = analyze_program(*g.program);
+    const auto a = analyze_program(*g.program, &c.lib.reg->rules);
     std::string rules, diags;
     int shown = 0;
     std::string first_rule;
@@ -282,6 +285,13 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       if (shown++ < 3)
         diags += std::string(diags.empty() ? "" : ",") + "{\"rule\":" + json_string(id) + ",\"message\":" + json_string(d.message.view()) +
                  ",\"location\":" + json_location(d.loc.file, d.loc.line, d.loc.column) + "}";
+    }
+    for (const auto& h : a.hooks) {  // test-only rule hooks of the file (CAKE_EXPORT_TEST_RULE)
+      if (first_rule.empty()) first_rule = h.rule;
+      if (rules.find("\"" + h.rule + "\"") == std::string::npos) rules += (rules.empty() ? "" : ",") + json_string(h.rule);
+      if (shown++ < 3)
+        diags += std::string(diags.empty() ? "" : ",") + "{\"rule\":" + json_string(h.rule) + ",\"message\":" + json_string(h.message) +
+                 ",\"location\":" + json_location(h.file.c_str(), h.line, 0) + "}";
     }
     const bool ok = a.errors == 0;
     analyzed_ok[i] = ok;
@@ -365,57 +375,66 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     progress("lower " + id + ": " + (lr ? lr->verdict : "?") + (lr && lr->verdict == "reject" ? " (spills)" : ""));
     return lr;
   };
+  // One GPU child (run or bench) of candidate i, checked at `check_shapes` and logged under the shape name
+  // `sn`; returns the verdict ("pass", "reject", "error", "no-gpu", "budget").
+  auto gpu_child = [&](std::size_t i, const std::string& sn, const std::vector<cake::cli::problem_shape>& check_shapes, bool bench) -> std::string {
+    const std::string& id = ids[i];
+    const char* gate = bench ? "bench" : "run";
+    if (st.no_gpu) {
+      record(points[i], id, sn, gate, "no-gpu", NAN, "{\"cause\":\"no GPU (an earlier child found none)\"}", 0, 0);
+      return "no-gpu";
+    }
+    if (st.gpu_s >= eo.budget_gpu_s) {
+      record(points[i], id, sn, gate, "budget", NAN,
+             "{\"cause\":" + json_string("the GPU budget is spent: " + json_number(st.gpu_s) + " of " + json_number(eo.budget_gpu_s) + " s") + "}", 0, 0);
+      return "budget";
+    }
+    gpu_options g;
+    g.bench = bench;
+    g.runs = opt.runs;
+    g.timeout_s = opt.timeout_given ? opt.timeout_s : default_child_timeout_s;
+    g.hang_timeout_s = opt.hang_timeout_s;
+    if (!bench) g.sanitizer = opt.sanitizer;  // --sanitize: the run gate under compute-sanitizer (timing under it means nothing)
+    cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
+    k.options.shapes = check_shapes;
+    stopwatch t;
+    const auto v = run_on_gpu(c.build.library.string(), k, g);
+    double spent = v.wall_ms / 1e3;
+    if (const double mock = number_field(v.json.substr(v.json.find("\"mock\":") == std::string::npos ? v.json.size() : v.json.find("\"mock\":")), "gpu_s");
+        std::isfinite(mock))
+      spent = mock;
+    std::string verdict = v.status == "passed" ? "pass" : v.status == "skipped" ? "no-gpu" : v.status == "unsupported" ? "error" : "reject";
+    if (verdict == "no-gpu") {
+      st.no_gpu = true;
+      spent = 0;
+    }
+    st.gpu_s += spent;
+    double score = NAN;
+    if (bench && verdict == "pass") score = number_field(v.json, "cake_ms");
+    record(points[i], id, sn, gate, verdict, score, v.json, t.ms(), spent);
+    std::string what = std::string(gate) + " " + id + (std::find(shape_names.begin(), shape_names.end(), sn) != shape_names.end() ? "" : " at " + sn) + ": " + verdict;
+    if (bench && verdict == "pass") what += " " + json_number(score) + " ms, ratio " + json_number(number_field(v.json, "ratio"));
+    if (verdict == "reject") what += " (" + v.status + ")";
+    progress(what);
+    return verdict;
+  };
+  auto search_shapes = [&](std::size_t si, bool bench) {
+    cake::cli::problem_shape target;
+    for (const auto& d : shapes[si]) target.push_back({d.name, d.value});
+    std::vector<cake::cli::problem_shape> check_shapes = {target};
+    // The run gate also checks a shape with ragged tails in every dim (the tile sizes do not divide it).
+    if (!bench) check_shapes.push_back({{"M", 300}, {"N", 200}, {"K", 1000}});
+    return check_shapes;
+  };
   auto gpu_gates = [&](std::size_t i, std::size_t si) {
     const std::string& sn = shape_names[si];
-    const std::string& id = ids[i];
     // run, then bench, in the isolated child
     for (const bool bench : {false, true}) {
-      const char* gate = bench ? "bench" : "run";
-      if (const auto* r = have(id, sn, gate)) {
+      if (const auto* r = have(ids[i], sn, bench ? "bench" : "run")) {
         if (r->verdict != "pass") break;
         continue;
       }
-      cake::cli::problem_shape target;
-      for (const auto& d : shapes[si]) target.push_back({d.name, d.value});
-      std::vector<cake::cli::problem_shape> check_shapes = {target};
-      // The run gate also checks a shape with ragged tails in every dim (the tile sizes do not divide it).
-      if (!bench) check_shapes.push_back({{"M", 300}, {"N", 200}, {"K", 1000}});
-      if (st.no_gpu) {
-        record(points[i], id, sn, gate, "no-gpu", NAN, "{\"cause\":\"no GPU (an earlier child found none)\"}", 0, 0);
-        break;
-      }
-      if (st.gpu_s >= eo.budget_gpu_s) {
-        record(points[i], id, sn, gate, "budget", NAN,
-               "{\"cause\":" + json_string("the GPU budget is spent: " + json_number(st.gpu_s) + " of " + json_number(eo.budget_gpu_s) + " s") + "}", 0, 0);
-        break;
-      }
-      gpu_options g;
-      g.bench = bench;
-      g.runs = opt.runs;
-      g.timeout_s = opt.timeout_given ? opt.timeout_s : default_child_timeout_s;
-      g.hang_timeout_s = opt.hang_timeout_s;
-      cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
-      k.options.shapes = check_shapes;
-      stopwatch t;
-      const auto v = run_on_gpu(c.build.library.string(), k, g);
-      double spent = v.wall_ms / 1e3;
-      if (const double mock = number_field(v.json.substr(v.json.find("\"mock\":") == std::string::npos ? v.json.size() : v.json.find("\"mock\":")), "gpu_s");
-          std::isfinite(mock))
-        spent = mock;
-      std::string verdict = v.status == "passed" ? "pass" : v.status == "skipped" ? "no-gpu" : v.status == "unsupported" ? "error" : "reject";
-      if (verdict == "no-gpu") {
-        st.no_gpu = true;
-        spent = 0;
-      }
-      st.gpu_s += spent;
-      double score = NAN;
-      if (bench && verdict == "pass") score = number_field(v.json, "cake_ms");
-      record(points[i], id, sn, gate, verdict, score, v.json, t.ms(), spent);
-      std::string what = std::string(gate) + " " + id + ": " + verdict;
-      if (bench && verdict == "pass") what += " " + json_number(score) + " ms, ratio " + json_number(number_field(v.json, "ratio"));
-      if (verdict == "reject") what += " (" + v.status + ")";
-      progress(what);
-      if (verdict != "pass") break;
+      if (gpu_child(i, sn, search_shapes(si, bench), bench) != "pass") break;
     }
   };
   // The estimate gate: the estimated us (NaN: no estimate).
@@ -699,6 +718,115 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
   if (!eo.agent.empty())
     for (std::size_t si = 0; si < shapes.size(); ++si) agent_rounds(si);
 
+  // ---- failures: clusters, minimized reproducers, proposed corpus entries (tools/cli/failures.hpp) ----
+  // Candidates that passed the analyzer and failed a GPU gate are clustered by signature; each cluster's
+  // reproducer is walked towards the seed one axis at a time (a step is kept when the gates still fail the
+  // same way) and its shape halved while it still fails, within --minimize re-runs and the GPU budget.
+  auto failure_view = [&] {
+    failures::log_view v;
+    v.family = fam->name;
+    v.seed = ids[0];
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_cand;
+    for (const auto& [k, r] : st.done) by_cand[k.substr(0, k.find('|'))].push_back({k, r.line});
+    for (const auto& id : ids)
+      if (const auto it = by_cand.find(id); it != by_cand.end()) {
+        v.order.push_back(id);
+        for (const auto& [k, line] : it->second) v.last[k] = line;
+      }
+    return v;
+  };
+  std::vector<failures::cluster> clusters = failures::cluster_failures(failure_view());
+  std::map<std::string, std::vector<std::string>> steps_of;  // minimized reproducer -> its steps
+  for (const auto& cl : clusters) {
+    std::vector<long long> rep;
+    if (!parse_point(*fam, cl.reproducer, rep).empty()) continue;
+    // The search shape at which the reproducer failed (a resumed log also holds its halved shapes).
+    std::string rep_shape_name;
+    for (const auto& sn : shape_names)
+      if (const auto* r = have(cl.reproducer, sn, cl.gate); r && r->verdict == "reject" && rep_shape_name.empty()) rep_shape_name = sn;
+    const auto si_it = std::find(shape_names.begin(), shape_names.end(), rep_shape_name);
+    if (si_it == shape_names.end() || cl.gate != "run") continue;  // bench failures: the reproducer is reported as found
+    const std::size_t si = static_cast<std::size_t>(si_it - shape_names.begin());
+    std::vector<std::string> steps;
+    int tries = 0;
+    auto can_run = [&] { return tries < eo.minimize_tries && !st.no_gpu && st.gpu_s < eo.budget_gpu_s; };
+    auto fails_same = [&](const gate_record* r) { return r && r->verdict == "reject" && failures::failure_kind(r->line) == cl.kind; };
+    for (std::size_t a = 0; a < fam->axes.size(); ++a) {
+      if (rep[a] == fam->seed[a]) continue;
+      if (!can_run()) break;
+      auto nb = rep;
+      nb[a] = fam->seed[a];
+      const std::size_t i = add_point(nb);
+      const std::string step = fam->axes[a].name + " -> the seed's " + (fam->axes[a].boolean ? (nb[a] ? "true" : "false") : std::to_string(nb[a])) + " (" + ids[i] + "): ";
+      analyze_gate(i);
+      if (!analyzed_ok[i]) {
+        steps.push_back(step + "the analyzer rejects it; kept");
+        continue;
+      }
+      const auto* lr = lower_gate(i);
+      if (!lr || lr->verdict != "pass") {
+        steps.push_back(step + "lower " + (lr ? lr->verdict : "?") + "; kept");
+        continue;
+      }
+      if (!have(ids[i], rep_shape_name, "run")) {
+        ++tries;
+        gpu_child(i, rep_shape_name, search_shapes(si, false), false);
+      }
+      const auto* rr = have(ids[i], rep_shape_name, "run");
+      if (fails_same(rr)) {
+        rep = nb;
+        steps.push_back(step + "still fails (" + failures::kind_text(cl.kind) + "): the reproducer");
+      } else {
+        steps.push_back(step + (rr ? "run " + rr->verdict : std::string("not run (budget)")) + ": " + fam->axes[a].name + " is kept");
+      }
+    }
+    // The shape: from the smallest failing row of its evidence, halve every dim (not below 64) while it still fails.
+    const std::string rep_id = point_id(*fam, rep);
+    const std::size_t ri = add_point(rep);
+    std::string small;
+    for (const auto& [k, r] : st.done)
+      if (k.rfind(rep_id + "|", 0) == 0 && fails_same(&r)) {
+        const std::string s = failures::smallest_failing_shape(r.line);
+        if (!s.empty() && (small.empty() || failures::shape_volume(s) < failures::shape_volume(small))) small = s;
+      }
+    while (!small.empty() && can_run()) {
+      std::vector<cake::cost::dim_value> d;
+      std::string why;
+      if (!parse_shape(small, d, why) || d.size() != 3) break;
+      cake::cli::problem_shape half;
+      bool smaller = false;
+      std::string name;
+      for (const auto& x : d) {
+        const long long v = std::max<long long>(64, x.value / 2);
+        smaller = smaller || v < x.value;
+        half.push_back({x.name, v});
+        name += (name.empty() ? "" : ",") + x.name + "=" + std::to_string(v);
+      }
+      if (!smaller) break;
+      if (!have(rep_id, name, "run")) {
+        ++tries;
+        gpu_child(ri, name, std::vector<cake::cli::problem_shape>{half}, false);
+      }
+      const auto* rr = have(rep_id, name, "run");
+      const bool still = fails_same(rr);
+      steps.push_back("shape " + small + " -> " + name + ": " + (still ? "still fails" : rr ? "run " + rr->verdict : std::string("not run (budget)")));
+      if (!still) break;
+      small = name;
+    }
+    steps_of[rep_id] = steps;
+  }
+  std::string failures_dir = eo.failures_dir.empty() ? st.log_path + ".failures" : eo.failures_dir;
+  {
+    const auto v = failure_view();
+    clusters = failures::cluster_failures(v);
+    for (auto& cl : clusters) {
+      cl.twin = failures::fixed_twin(v, cl);
+      if (const auto it = steps_of.find(cl.reproducer); it != steps_of.end()) cl.minimize_steps = it->second;
+    }
+    if (!clusters.empty()) failures::write_proposals(failures_dir, fam->name, display_path(opt.file), v, clusters);
+    if (!clusters.empty()) progress(std::to_string(clusters.size()) + " failure cluster(s); proposals in " + failures_dir);
+  }
+
   // ---- the answers: the best per shape ----
   std::string best_json, text;
   bool measured_all = true;
@@ -755,6 +883,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     cj += (cj.empty() ? "" : ",") + json_string(gate) + ":{" + g + "}";
   }
   text += "gates: " + ct + "\n";
+  text += failures::summary_text(clusters, failures_dir);
   if (const char* m = std::getenv("CAKE_GPU_MOCK"); m && *m) text += "note: the GPU verdicts are scripted (CAKE_GPU_MOCK=" + std::string(m) + "): no GPU ran\n";
   char b[300];
   std::snprintf(b, sizeof b, "cake evolve: %zu candidates, %d gate results this run (%zu from the log), GPU %.1f of %.0f s, %.1f s in all; log %s\n", points.size(),
@@ -764,7 +893,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
   o.json_fields += ",\"evolve\":{\"family\":" + json_string(fam->name) + ",\"log\":" + json_string(st.log_path) + ",\"domain\":" + json_number(static_cast<double>(domain)) +
                    ",\"candidates\":" + std::to_string(points.size()) + ",\"evaluated\":" + std::to_string(st.evaluated) + ",\"from_log\":" + std::to_string(from_log) +
                    ",\"gpu_s\":" + json_number(st.gpu_s) + ",\"budget_gpu_s\":" + json_number(eo.budget_gpu_s) + ",\"seed\":" + std::to_string(eo.seed) +
-                   ",\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"counts\":{" + cj + "},\"best\":[" + best_json + "]}";
+                   ",\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"counts\":{" + cj + "},\"best\":[" + best_json + "],\"failures\":" + failures::clusters_json(clusters, clusters.empty() ? std::string() : failures_dir) + "}";
   o.code = measured_all ? exit_ok : st.no_gpu ? exit_no_gpu : exit_failed;
   return o;
 }

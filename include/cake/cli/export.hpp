@@ -147,9 +147,23 @@ struct exported_family {
   int line = 0;
 };
 
+// A TEST-ONLY rule hook (docs/evolve.md, "Closing the loop"): a predicate over a Program that the tool's
+// analyzer gate (cake check, cake evolve's analyze gate, cake corpus-gate) reports as an error with the
+// id `test.<name>`. It stands in for a real analyzer rule (include/cake/analysis/rules.hpp) where a real
+// one would be artificial: the failure class it rejects is scripted (CAKE_GPU_MOCK), not observed.
+// The analyzer itself (cake::analyze) never sees it.
+struct exported_rule {
+  std::string id;                       // "test.<name>"
+  bool (*fires)(const program&) = nullptr;
+  std::string message, help;
+  const char* file = "";
+  int line = 0;
+};
+
 struct registry {
   std::vector<exported_kernel> kernels;
   std::vector<exported_family> families;
+  std::vector<exported_rule> rules;  // CAKE_EXPORT_TEST_RULE
 };
 
 // One registry per schedule library (the tool compiles it with hidden visibility, so each library
@@ -192,6 +206,12 @@ struct registrar {
   }
 };
 
+struct rule_registrar {
+  rule_registrar(std::string id, bool (*fires)(const program&), std::string message, std::string help, const char* file, int line) {
+    the_registry().rules.push_back({std::move(id), fires, std::move(message), std::move(help), file, line});
+  }
+};
+
 // A fingerprint of the types the tool and a schedule library exchange: a library built from other
 // headers than the tool is refused instead of being misread.
 constexpr unsigned long long abi_mix(unsigned long long h, unsigned long long v) { return (h ^ v) * 1099511628211ull; }
@@ -199,7 +219,7 @@ constexpr unsigned long long abi_fingerprint() {
   unsigned long long h = 1469598103934665603ull;
   for (char c : std::string_view(CAKE_VERSION_STRING)) h = abi_mix(h, static_cast<unsigned char>(c));
   const unsigned long long sizes[] = {sizeof(program), sizeof(op), sizeof(build_error), sizeof(src_loc), sizeof(smem_region), sizeof(role_decl),
-                                      sizeof(exported_kernel), sizeof(export_options), sizeof(exported_family), sizeof(family_axis), sizeof(registry), static_cast<unsigned long long>(op_kind_count),
+                                      sizeof(exported_kernel), sizeof(export_options), sizeof(exported_family), sizeof(family_axis), sizeof(registry), sizeof(exported_rule), static_cast<unsigned long long>(op_kind_count),
                                       static_cast<unsigned long long>(capacity::ops), static_cast<unsigned long long>(capacity::roles)};
   for (unsigned long long v : sizes)
     h = abi_mix(h, v);
@@ -240,4 +260,17 @@ constexpr unsigned long long abi_fingerprint() {
         return ::cake::cli::make_options(__VA_ARGS__);                                                                         \
       }(),                                                                                                                     \
       __FILE__, __LINE__};                                                                                                     \
+  }
+
+// CAKE_EXPORT_TEST_RULE(name, predicate, "message", "help"): the test-only rule hook above, with the id
+// "test.<name>" (name: [a_z0-9_], '_' shown as '-'). `predicate` is a function bool(const cake::program&).
+#define CAKE_EXPORT_TEST_RULE(name, predicate, message, help)                                                                  \
+  namespace cake_export_rule_##name {                                                                                          \
+  inline const ::cake::cli::rule_registrar registered{[] {                                                                     \
+                                                        std::string id = "test." #name;                                       \
+                                                        for (char& ch : id)                                                    \
+                                                          if (ch == '_') ch = '-';                                             \
+                                                        return id;                                                             \
+                                                      }(),                                                                     \
+                                                      (predicate), message, help, __FILE__, __LINE__};                         \
   }
