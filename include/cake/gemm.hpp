@@ -6,8 +6,9 @@
 //
 // A and B are K-major (row-major with leading dimensions lda, ldb >= K), D is row-major (ldd >= N); all
 // on the device. M, N, K are runtime values and need not be multiples of any tile. The call picks a
-// schedule for the shape (choose_gemm), JIT-compiles it once per schedule and device (cached in
-// memory and on disk, see docs/jit.md) and launches it on `stream`.
+// schedule for the shape (select_gemm: the measured shape buckets of gemm_dispatch.hpp, else
+// choose_gemm), JIT-compiles it once per schedule and device (cached in memory and on disk, see
+// docs/jit.md) and launches it on `stream`.
 //
 // Requirements (checked, with an error naming the argument): sm_90a device (H100/H200); A, B, D 16-byte
 // aligned; lda and ldb multiples of 16 bytes (TMA row pitch). Outputs whose rows are not 16-byte
@@ -19,13 +20,14 @@
 #include <tuple>
 #include <vector>
 
+#include "gemm_dispatch.hpp"
+#include "gemm_plan.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
+#include "kernels/gemm/sm90_splitk.hpp"
 #include "runtime/kernel.hpp"
 #include "runtime/kernel_table.hpp"
 
 namespace cake {
-
-enum class gemm_input { bf16, e4m3 };
 
 // Fused epilogue of cake::gemm: D = act(acc * row_scale[m] * col_scale[n] + bias[n]) + residual[m, n],
 // each part optional (a null pointer leaves it out). All on the device, 16-byte aligned.
@@ -109,6 +111,36 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
   return best;
 }
 
+// What cake::gemm runs for a shape: the plan of the shape bucket that holds it (gemm_dispatch.hpp,
+// generated from a measured sweep) when the guards hold, else choose_gemm's schedule (the fallback).
+// The guards: the table comes from measurements (not the placeholder), on a GPU with the same SM count
+// (tile quantization depends on it), and no fused epilogue (the sweep timed plain GEMMs; the split-K
+// schedule has no epilogue; choose_gemm's BN caps for epilogues keep their registers from spilling).
+struct gemm_selection {
+  gemm_plan plan;
+  bool from_bucket = false;
+  std::string why;
+};
+
+inline gemm_selection select_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16, kernels::gemm_epilogue epi = {},
+                                  bool direct_store = false) {
+  namespace table = gemm_dispatch_table;
+  gemm_selection s;
+  if (table::measured && sm_count == table::sm_count && !epi.any()) {
+    const int i = find_gemm_bucket(table::cells, table::buckets, in, M, N, K);
+    if (i >= 0 && !(table::plans[static_cast<std::size_t>(i)].kernel == gemm_kernel::splitk && in != gemm_input::bf16)) {
+      s.plan = table::plans[static_cast<std::size_t>(i)];
+      s.from_bucket = true;
+      s.why = plan_name(s.plan) + " (shape bucket, " + table::evidence + ")";
+      return s;
+    }
+  }
+  const gemm_choice c = choose_gemm(M, N, K, sm_count, in, epi, direct_store);
+  s.plan.sm90 = c.config;
+  s.why = c.why + " (choose_gemm)";
+  return s;
+}
+
 namespace gemm_detail {
 
 // The in-memory kernel table's key: the whole schedule configuration (every field, compared field by
@@ -122,6 +154,17 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
     if (!p.errors.empty())
       throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
                        std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
+inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, int device) {
+  static kernel_table<std::tuple<kernels::gemm_splitk_config, int>, runtime_kernel> kernels;
+  return kernels.get({c, device}, [&] {
+    const program p = kernels::gemm_splitk_sm90(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: [" + std::string(p.errors[0].rule) +
+                       "] " + std::string(p.errors[0].message));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -158,12 +201,22 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
   if (dev.cc_major != 9 || dev.cc_minor != 0)
     throw jit::unsupported_error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
   const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
-  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).config;
-  if (forced) config.epi = epi.flags();
-  config.direct_store = config.direct_store || direct;
-  const runtime_kernel& k = kernel_for(config, in, device);
   // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
   std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
+  kernels::gemm_sm90_config config;
+  if (forced) {
+    config = *forced;
+    config.epi = epi.flags();
+  } else {
+    const gemm_selection sel = select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct);
+    if (sel.plan.kernel == gemm_kernel::splitk) {  // bf16, no epilogue (select_gemm's guards); stores from registers, bounds-checked
+      splitk_kernel_for(sel.plan.splitk, device).launch(args, {}, stream);
+      return;
+    }
+    config = sel.plan.sm90;
+  }
+  config.direct_store = config.direct_store || direct;
+  const runtime_kernel& k = kernel_for(config, in, device);
   if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
   if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));
   if (epi.col_scale) args.push_back(tensor_view(epi.col_scale, {N}));
