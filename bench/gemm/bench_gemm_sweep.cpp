@@ -66,10 +66,14 @@ double modeled_ms(const cake::gemm_plan& p, const cake::gemm_domain::shape& s, g
   return rough_ms(s.m, s.n, s.k, in) * std::max(1.0, tile_work / useful / 4) * factor;
 }
 
+// complete = false: written after every shape, so that a run cut short (time limit, a trapped kernel) keeps
+// what it measured; the generator refuses such a file unless told to take it (--allow-partial).
 void write_json(const std::string& path, const std::vector<row>& rows, const std::map<std::string, cake::gemm_plan>& plans, bool placeholder,
-                const std::string& gpu, int sms, const std::string& driver, const std::string& cuda, const std::string& command, int runs) {
+                const std::string& gpu, int sms, const std::string& driver, const std::string& cuda, const std::string& command, int runs,
+                bool complete = true) {
   std::ostringstream j;
-  j << "{\n  \"schema\": \"cake.gemm-sweep/1\",\n  \"placeholder\": " << (placeholder ? "true" : "false") << ",\n  \"gpu\": \"" << json_escape(gpu)
+  j << "{\n  \"schema\": \"cake.gemm-sweep/1\",\n  \"placeholder\": " << (placeholder ? "true" : "false") << ",\n  \"complete\": "
+    << (complete ? "true" : "false") << ",\n  \"gpu\": \"" << json_escape(gpu)
     << "\", \"sm_count\": " << sms << ", \"sm\": \"sm_90a\", \"driver\": \"" << driver << "\", \"cuda\": \"" << cuda << "\", \"date\": \""
     << (placeholder ? std::string("placeholder") : today()) << "\",\n  \"command\": \"" << json_escape(command) << "\",\n  \"method\": \""
     << (placeholder ? std::string("PLACEHOLDER: modeled times (bench/gemm/bench_gemm_sweep.cpp modeled_ms), nothing was run; regenerate on the H200")
@@ -97,7 +101,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
   }
   j << "  ]\n}\n";
   std::ofstream(path) << j.str();
-  std::printf("wrote %s (%zu rows)\n", path.c_str(), rows.size());
+  if (complete) std::printf("wrote %s (%zu rows)\n", path.c_str(), rows.size());
 }
 
 }  // namespace
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
     std::printf("seed %llu\n", static_cast<unsigned long long>(rng.seed()));
     peers& P = *new peers;  // lives to the end of the process (cuBLAS handles)
     const auto t_start = std::chrono::steady_clock::now();
+    const std::string cuda = std::to_string(dev.driver_version / 1000) + "." + std::to_string(dev.driver_version % 1000 / 10);
     for (auto in : inputs) {
       operands o(in, shapes, rng);
       // JIT every schedule first, so that compile time never sits between timed runs.
@@ -241,12 +246,11 @@ int main(int argc, char** argv) {
         if (have_peer) std::printf(" | peer %.4f", med.back());
         std::printf("\n");
         std::fflush(stdout);
+        write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs, false);
       }
     }
     std::printf("measured in %.0f s (estimated %.0f s)\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), est_s);
-    const auto& d = cake::jit::driver::get().device(0);
-    write_json(json, rows, named, false, d.name, d.sm_count, driver, std::to_string(d.driver_version / 1000) + "." + std::to_string(d.driver_version % 1000 / 10),
-               command, runs);
+    write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: error: %s\n", e.what());
     return 1;

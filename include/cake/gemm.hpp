@@ -114,31 +114,51 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
 // What cake::gemm runs for a shape: the plan of the shape bucket that holds it (gemm_dispatch.hpp,
 // generated from a measured sweep) when the guards hold, else choose_gemm's schedule (the fallback).
 // The guards: the table comes from measurements (not the placeholder), on a GPU with the same SM count
-// (tile quantization depends on it), and no fused epilogue (the sweep timed plain GEMMs; the split-K
-// schedule has no epilogue; choose_gemm's BN caps for epilogues keep their registers from spilling).
+// (tile quantization depends on it), no fused epilogue (the sweep timed plain GEMMs; the split-K
+// schedule has no epilogue; choose_gemm's BN caps keep epilogue registers from spilling), and an output
+// TMA can store (the sweep timed no direct-store epilogue: every N of the domain is a multiple of 8).
+// A bucket lookup is a few comparisons and builds no string (cake::gemm pays it on every call).
 struct gemm_selection {
   gemm_plan plan;
   bool from_bucket = false;
-  std::string why;
+  const char* evidence = nullptr;  // the tables' evidence file (from_bucket)
+  std::string why() const {
+    return plan_name(plan) + (from_bucket ? std::string(" (shape bucket, ") + evidence + ")" : std::string(" (choose_gemm)"));
+  }
 };
 
-inline gemm_selection select_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16, kernels::gemm_epilogue epi = {},
-                                  bool direct_store = false) {
-  namespace table = gemm_dispatch_table;
+// A set of dispatch tables (the generated ones, or a test's).
+struct gemm_dispatch_tables {
+  std::span<const gemm_plan> plans;
+  std::span<const gemm_dispatch_cell> cells;
+  std::span<const gemm_dispatch_bucket> buckets;
+  bool measured = false;
+  int sm_count = 0;
+  const char* evidence = "";
+};
+
+inline constexpr gemm_dispatch_tables generated_gemm_dispatch{gemm_dispatch_table::plans, gemm_dispatch_table::cells, gemm_dispatch_table::buckets,
+                                                              gemm_dispatch_table::measured, gemm_dispatch_table::sm_count, gemm_dispatch_table::evidence};
+
+inline gemm_selection select_gemm_in(const gemm_dispatch_tables& t, long long M, long long N, long long K, int sm_count, gemm_input in,
+                                     kernels::gemm_epilogue epi, bool direct_store) {
   gemm_selection s;
-  if (table::measured && sm_count == table::sm_count && !epi.any()) {
-    const int i = find_gemm_bucket(table::cells, table::buckets, in, M, N, K);
-    if (i >= 0 && !(table::plans[static_cast<std::size_t>(i)].kernel == gemm_kernel::splitk && in != gemm_input::bf16)) {
-      s.plan = table::plans[static_cast<std::size_t>(i)];
+  if (t.measured && sm_count == t.sm_count && !epi.any() && !direct_store) {
+    const int i = find_gemm_bucket(t.cells, t.buckets, in, M, N, K);
+    if (i >= 0 && !(t.plans[static_cast<std::size_t>(i)].kernel == gemm_kernel::splitk && in != gemm_input::bf16)) {
+      s.plan = t.plans[static_cast<std::size_t>(i)];
       s.from_bucket = true;
-      s.why = plan_name(s.plan) + " (shape bucket, " + table::evidence + ")";
+      s.evidence = t.evidence;
       return s;
     }
   }
-  const gemm_choice c = choose_gemm(M, N, K, sm_count, in, epi, direct_store);
-  s.plan.sm90 = c.config;
-  s.why = c.why + " (choose_gemm)";
+  s.plan.sm90 = choose_gemm(M, N, K, sm_count, in, epi, direct_store).config;
   return s;
+}
+
+inline gemm_selection select_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16, kernels::gemm_epilogue epi = {},
+                                  bool direct_store = false) {
+  return select_gemm_in(generated_gemm_dispatch, M, N, K, sm_count, in, epi, direct_store);
 }
 
 namespace gemm_detail {

@@ -44,6 +44,41 @@ TEST_CASE("gemm dispatch lookup: M bounds are inclusive, N and K upper bounds ex
   CHECK(find(gemm_input::e4m3, 4097, 2000, 1000) == -1);
 }
 
+TEST_CASE("select_gemm_in with a measured table: the bucket's plan inside it, split-K never for e4m3, the fallback under each guard") {
+  cake::gemm_plan sk;
+  sk.kernel = cake::gemm_kernel::splitk;
+  sk.splitk.splits = 4;
+  cake::gemm_plan narrow;
+  narrow.sm90.bn = 128;
+  narrow.sm90.cluster_m = 1;
+  const std::array<cake::gemm_plan, 3> plans{narrow, sk, narrow};
+  const cake::gemm_dispatch_tables t{plans, cells, buckets, true, 132, "test evidence"};
+  auto pick = [&](gemm_input in, long long M, long long N, long long K, int sms = 132, cake::kernels::gemm_epilogue e = {}, bool direct = false) {
+    return cake::select_gemm_in(t, M, N, K, sms, in, e, direct);
+  };
+  const auto a = pick(gemm_input::bf16, 8, 2048, 512);
+  CHECK(a.from_bucket);
+  CHECK(a.plan == narrow);
+  CHECK(a.why() == "bn128_s4_c1 (shape bucket, test evidence)");
+  const auto b = pick(gemm_input::bf16, 64, 2048, 512);
+  CHECK(b.from_bucket);
+  CHECK(b.plan.kernel == cake::gemm_kernel::splitk);
+  const auto fallback = cake::choose_gemm(64, 2048, 512, 132).config;
+  auto is_fallback = [&](const cake::gemm_selection& s) { return !s.from_bucket && s.plan.kernel == cake::gemm_kernel::sm90 && s.plan.sm90 == fallback; };
+  CHECK(is_fallback(pick(gemm_input::bf16, 65, 2048, 512)));  // the hole
+  CHECK(is_fallback(pick(gemm_input::bf16, 64, 2048, 512, 114)));  // another SM count
+  cake::kernels::gemm_epilogue relu;
+  relu.act = cake::kernels::gemm_activation::relu;
+  CHECK(!pick(gemm_input::bf16, 64, 2048, 512, 132, relu).from_bucket);
+  CHECK(!pick(gemm_input::bf16, 64, 2048, 512, 132, {}, true).from_bucket);
+  const std::array<gemm_dispatch_cell, 1> fp8_cell{{{gemm_input::e4m3, 1000, 3000, 500, 900, 0, 3}}};
+  const cake::gemm_dispatch_tables f{plans, fp8_cell, buckets, true, 132, "test evidence"};
+  CHECK(!cake::select_gemm_in(f, 64, 2048, 512, 132, gemm_input::e4m3, {}, false).from_bucket);  // split-K has no e4m3 form
+  CHECK(cake::select_gemm_in(f, 8, 2048, 512, 132, gemm_input::e4m3, {}, false).from_bucket);
+  const cake::gemm_dispatch_tables placeholder{plans, cells, buckets, false, 132, "placeholder"};
+  CHECK(!cake::select_gemm_in(placeholder, 8, 2048, 512, 132, gemm_input::bf16, {}, false).from_bucket);
+}
+
 TEST_CASE("the generated gemm dispatch table is well formed: cells disjoint, buckets ordered and inside the table, plans valid") {
   REQUIRE(table::sm_count > 0);
   int covered = 0;
@@ -90,10 +125,10 @@ TEST_CASE("the generated gemm dispatch table: every bucket's bounds look up to i
   CHECK(cake::find_gemm_bucket(table::cells, table::buckets, gemm_input::bf16, 4096, 1 << 20, 1 << 20) == -1);
 }
 
-TEST_CASE("select_gemm: outside every bucket, with an epilogue, or on another SM count it is choose_gemm's schedule") {
-  auto same_as_choose = [](long long M, long long N, long long K, int sms, cake::kernels::gemm_epilogue e) {
-    const auto s = cake::select_gemm(M, N, K, sms, gemm_input::bf16, e);
-    const auto c = cake::choose_gemm(M, N, K, sms, gemm_input::bf16, e);
+TEST_CASE("select_gemm: outside every bucket, with an epilogue, a direct-store output or another SM count it is choose_gemm's schedule") {
+  auto same_as_choose = [](long long M, long long N, long long K, int sms, cake::kernels::gemm_epilogue e, bool direct = false) {
+    const auto s = cake::select_gemm(M, N, K, sms, gemm_input::bf16, e, direct);
+    const auto c = cake::choose_gemm(M, N, K, sms, gemm_input::bf16, e, direct);
     return !s.from_bucket && s.plan.kernel == cake::gemm_kernel::sm90 && s.plan.sm90 == c.config;
   };
   CHECK(same_as_choose(4096, 64, 64, table::sm_count, {}));  // no cell holds N = K = 64
@@ -101,6 +136,7 @@ TEST_CASE("select_gemm: outside every bucket, with an epilogue, or on another SM
   bias.bias = true;
   CHECK(same_as_choose(4096, 4096, 4096, table::sm_count, bias));  // the sweep timed plain GEMMs only
   CHECK(same_as_choose(4096, 4096, 4096, table::sm_count + 1, {}));
+  CHECK(same_as_choose(4096, 4096, 4096, table::sm_count, {}, true));  // direct-store outputs were not swept
   // In a bucket: the bucket's plan when the table is measured; the fallback while it is the placeholder.
   const auto s = cake::select_gemm(4096, 4096, 4096, table::sm_count, gemm_input::bf16);
   const int i = cake::find_gemm_bucket(table::cells, table::buckets, gemm_input::bf16, 4096, 4096, 4096);
@@ -109,7 +145,7 @@ TEST_CASE("select_gemm: outside every bucket, with an epilogue, or on another SM
     if (table::measured) CHECK(s.plan == table::plans[static_cast<std::size_t>(i)]);
     else CHECK(same_as_choose(4096, 4096, 4096, table::sm_count, {}));
   }
-  CHECK(s.why.find(s.from_bucket ? "shape bucket" : "choose_gemm") != std::string::npos);
+  CHECK(s.why().find(s.from_bucket ? "shape bucket" : "choose_gemm") != std::string::npos);
 }
 
 TEST_CASE("every plan the gemm dispatcher can return builds and passes the analyzer") {

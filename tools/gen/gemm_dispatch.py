@@ -132,7 +132,7 @@ def build(ev):
     return out, banned, summary
 
 
-def generate(evidence_path):
+def generate(evidence_path, allow_partial=False):
     path = pathlib.Path(evidence_path).resolve()
     try:
         ev = json.loads(path.read_text())
@@ -142,6 +142,9 @@ def generate(evidence_path):
         rel = path.relative_to(ROOT).as_posix()
     except ValueError:
         rel = path.name
+    if ev.get("complete") is False and not allow_partial:
+        raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
+                            "the shapes it measured" % evidence_path)
     cells, banned, summary = build(ev)
     placeholder = bool(ev.get("placeholder", False))
     used = sorted({b[2] for c in cells for b in c[4]})
@@ -152,6 +155,8 @@ def generate(evidence_path):
     L.append("//   python3 %s %s" % (SCRIPT, rel))
     L.append("// (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).")
     L.append("//")
+    if ev.get("complete") is False:
+        L.append("// PARTIAL EVIDENCE: the sweep did not finish; shapes it did not reach take the fallback.")
     if placeholder:
         L.append("// PLACEHOLDER EVIDENCE: the times in %s are modeled, not measured (no H200 sweep has been run yet)." % rel)
         L.append("// `measured` is false: cake::gemm ignores these buckets and runs choose_gemm's schedule for every shape.")
@@ -256,6 +261,7 @@ def main(argv):
     ap.add_argument("-o", "--output", default=str(OUTPUT), help="the header to write (default include/cake/gemm_dispatch.hpp)")
     ap.add_argument("--check", action="store_true", help="exit 1 if the header differs from what the evidence generates")
     ap.add_argument("--check-committed", action="store_true", help="--check against the evidence the committed header names")
+    ap.add_argument("--allow-partial", action="store_true", help="take a sweep file that did not finish (\"complete\": false)")
     ap.add_argument("--self-test", action="store_true", help="test the bucket rules and the stale-header check")
     a = ap.parse_args(argv)
     try:
@@ -265,7 +271,7 @@ def main(argv):
             a.check, a.evidence = True, str(committed_evidence(OUTPUT.read_text()))
         if not a.evidence:
             ap.error("the evidence file is required")
-        text = generate(a.evidence)
+        text = generate(a.evidence, a.allow_partial)
     except EvidenceError as e:
         print("gemm_dispatch.py: %s" % e, file=sys.stderr)
         return 2
