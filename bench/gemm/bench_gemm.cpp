@@ -29,6 +29,10 @@
 
 namespace {
 
+using cake_bench::cublas_check;
+using cake_bench::peers;
+using cake_bench::shape;
+
 struct row {
   std::string kernel = "gemm", dtype, peer, config;
   std::string variant;  // --variants: the schedule variant's name (empty otherwise)
@@ -58,10 +62,6 @@ std::vector<std::string> g_variants;
 bool g_no_fp8 = false;
 bool g_epilogue = false;  // --epilogue: bias + GELU (tanh) fused, against cuBLASLt's CUBLASLT_EPILOGUE_GELU_BIAS
 std::vector<row> g_rows;
-
-using cake_bench::cublas_check;
-using cake_bench::peers;
-using cake_bench::shape;
 
 peers& the_peers();
 

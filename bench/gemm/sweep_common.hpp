@@ -66,16 +66,9 @@ struct operands {
   }
 };
 
-// Runs a plan on the operands (cake::gemm_with for the persistent schedule, the split-K kernel as
-// cake::gemm launches it).
+// Runs a plan on the operands, as cake::gemm runs it.
 inline void run_plan(const cake::gemm_plan& p, const operands& o, long long M, long long N, long long K, CUstream st) {
-  if (p.kernel == cake::gemm_kernel::splitk) {
-    const cake::tensor_arg args[] = {cake::tensor_view(o.a.address(), {M, K}, {K, 1}), cake::tensor_view(o.b.address(), {N, K}, {K, 1}),
-                                     cake::tensor_view(o.d.address(), {M, N}, {N, 1})};
-    cake::gemm_detail::splitk_kernel_for(p.splitk, 0).launch(std::span<const cake::tensor_arg>(args), {}, st);
-    return;
-  }
-  cake::gemm_with(p.sm90, o.in, o.a.address(), o.b.address(), o.d.address(), M, N, K, K, K, N, o.in == cake::gemm_input::bf16 ? 1.0f : fp8_scale, st);
+  cake::gemm_with(p, o.in, o.a.address(), o.b.address(), o.d.address(), M, N, K, K, K, N, o.in == cake::gemm_input::bf16 ? 1.0f : fp8_scale, st);
 }
 
 // The peer on the same operands, into dpeer: cuBLAS bf16, cuBLASLt e4m3 (fast accumulation, as Cake's

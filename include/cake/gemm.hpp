@@ -206,7 +206,7 @@ inline void check_args(const void* A, const void* B, void* D, long long M, long 
     if (!p || reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a non-null, 16-byte aligned device address");
 }
 
-inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
+inline void run(gemm_input in, const gemm_plan* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
                 long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device, const gemm_epilogue_args& epi = {}) {
   const int eb = in == gemm_input::bf16 ? 2 : 1;
   check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
@@ -223,18 +223,15 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
   const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
   // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
   std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
-  kernels::gemm_sm90_config config;
-  if (forced) {
-    config = *forced;
-    config.epi = epi.flags();
-  } else {
-    const gemm_selection sel = select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct);
-    if (sel.plan.kernel == gemm_kernel::splitk) {  // bf16, no epilogue (select_gemm's guards); stores from registers, bounds-checked
-      splitk_kernel_for(sel.plan.splitk, device).launch(args, {}, stream);
-      return;
-    }
-    config = sel.plan.sm90;
+  const gemm_plan plan = forced ? *forced : select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).plan;
+  if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
+    if (in != gemm_input::bf16) bad("the split-K schedule " + plan_name(plan) + " has no e4m3 form");
+    if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
+    splitk_kernel_for(plan.splitk, device).launch(args, {}, stream);
+    return;
   }
+  kernels::gemm_sm90_config config = plan.sm90;
+  if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
   const runtime_kernel& k = kernel_for(config, in, device);
   if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
@@ -261,7 +258,15 @@ inline void gemm(const void* A, const void* B, void* D, long long M, long long N
 // The same with an explicit schedule configuration instead of choose_gemm's (tuning, experiments).
 inline void gemm_with(const kernels::gemm_sm90_config& config, gemm_input in, const void* A, const void* B, void* D, long long M, long long N,
                       long long K, long long lda, long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {
-  gemm_detail::run(in, &config, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+  gemm_plan plan;
+  plan.sm90 = config;
+  gemm_detail::run(in, &plan, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+}
+
+// The same with any plan the dispatcher can return (the persistent schedule or split-K; split-K is bf16 only).
+inline void gemm_with(const gemm_plan& plan, gemm_input in, const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda,
+                      long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(in, &plan, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
 }
 
 inline void gemm_fp8(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
