@@ -105,7 +105,7 @@ TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table p
   std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
   for (const auto& p : cake::gemm_dispatch_table::plans)
     if (std::find(plans.begin(), plans.end(), p) == plans.end()) plans.push_back(p);
-  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {1024, 6144, 4096}};
+  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
   for (const auto& plan : plans) {
     for (bool fp8 : {false, true}) {
       if (fp8 && plan.kernel == cake::gemm_kernel::splitk) continue;
