@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep sanprobe
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -27,6 +27,17 @@ for s in "${steps[@]}"; do
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout 400 $B/bench/cake_bench_gemm --runs 200 --driver "$DRIVER" --json "$OUT/gemm.json" > "$OUT/bench.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/bench.log" | cut -c1-160 ;;
+    gemmsweep)
+      # cake::gemm's dispatcher evidence (docs/gemm.md, "The dispatcher"): the domain's search shapes x candidates
+      # and the peer; the JSON is rewritten after every shape ("complete": false until the end)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout ${CAKE_SWEEP_TIMEOUT:-560} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --json "$OUT/gemm_sweep.json" ${CAKE_SWEEP_ARGS:-} > "$OUT/gemm_sweep.log" 2>&1; echo "rc=$?"
+      grep -E "estimated|measured in|WRONG|no peer|error" "$OUT/gemm_sweep.log" | cut -c1-200 | head -n 40 ;;
+    gemmscore)
+      # the held-out shapes through cake::gemm (dispatcher included) against the peer
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout ${CAKE_SCORE_TIMEOUT:-560} $B/bench/cake_bench_gemm_score --driver "$DRIVER" --json "$OUT/gemm_score.json" ${CAKE_SCORE_ARGS:-} > "$OUT/gemm_score.log" 2>&1; echo "rc=$?"
+      grep -E "WRONG|no peer|error|geometric|evidence" "$OUT/gemm_score.log" | cut -c1-200 | head -n 40 ;;
     jit) CAKE_CACHE_DIR=/tmp/cake-jit-bench timeout 120 $B/bench/cake_bench_jit 2>&1 | tail -n 6 ;;
     compute)
       # every test case in its own process, with the hang trap on: a hang or a trap fails that case only

@@ -6,8 +6,9 @@
 //
 // A and B are K-major (row-major with leading dimensions lda, ldb >= K), D is row-major (ldd >= N); all
 // on the device. M, N, K are runtime values and need not be multiples of any tile. The call picks a
-// schedule for the shape (choose_gemm), JIT-compiles it once per schedule and device (cached in
-// memory and on disk, see docs/jit.md) and launches it on `stream`.
+// schedule for the shape (select_gemm: the measured shape buckets of gemm_dispatch.hpp, else
+// choose_gemm), JIT-compiles it once per schedule and device (cached in memory and on disk, see
+// docs/jit.md) and launches it on `stream`.
 //
 // Requirements (checked, with an error naming the argument): sm_90a device (H100/H200); A, B, D 16-byte
 // aligned; lda and ldb multiples of 16 bytes (TMA row pitch). Outputs whose rows are not 16-byte
@@ -19,13 +20,14 @@
 #include <tuple>
 #include <vector>
 
+#include "gemm_dispatch.hpp"
+#include "gemm_plan.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
+#include "kernels/gemm/sm90_splitk.hpp"
 #include "runtime/kernel.hpp"
 #include "runtime/kernel_table.hpp"
 
 namespace cake {
-
-enum class gemm_input { bf16, e4m3 };
 
 // Fused epilogue of cake::gemm: D = act(acc * row_scale[m] * col_scale[n] + bias[n]) + residual[m, n],
 // each part optional (a null pointer leaves it out). All on the device, 16-byte aligned.
@@ -109,6 +111,56 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
   return best;
 }
 
+// What cake::gemm runs for a shape: the plan of the shape bucket that holds it (gemm_dispatch.hpp,
+// generated from a measured sweep) when the guards hold, else choose_gemm's schedule (the fallback).
+// The guards: the table comes from measurements (not the placeholder), on a GPU with the same SM count
+// (tile quantization depends on it), no fused epilogue (the sweep timed plain GEMMs; the split-K
+// schedule has no epilogue; choose_gemm's BN caps keep epilogue registers from spilling), and an output
+// TMA can store (the sweep timed no direct-store epilogue: every N of the domain is a multiple of 8).
+// A bucket lookup is a few comparisons and builds no string (cake::gemm pays it on every call).
+struct gemm_selection {
+  gemm_plan plan;
+  bool from_bucket = false;
+  const char* evidence = nullptr;  // the tables' evidence file (from_bucket)
+  std::string why() const {
+    return plan_name(plan) + (from_bucket ? std::string(" (shape bucket, ") + evidence + ")" : std::string(" (choose_gemm)"));
+  }
+};
+
+// A set of dispatch tables (the generated ones, or a test's).
+struct gemm_dispatch_tables {
+  std::span<const gemm_plan> plans;
+  std::span<const gemm_dispatch_cell> cells;
+  std::span<const gemm_dispatch_bucket> buckets;
+  bool measured = false;
+  int sm_count = 0;
+  const char* evidence = "";
+};
+
+inline constexpr gemm_dispatch_tables generated_gemm_dispatch{gemm_dispatch_table::plans, gemm_dispatch_table::cells, gemm_dispatch_table::buckets,
+                                                              gemm_dispatch_table::measured, gemm_dispatch_table::sm_count, gemm_dispatch_table::evidence};
+
+inline gemm_selection select_gemm_in(const gemm_dispatch_tables& t, long long M, long long N, long long K, int sm_count, gemm_input in,
+                                     kernels::gemm_epilogue epi, bool direct_store) {
+  gemm_selection s;
+  if (t.measured && sm_count == t.sm_count && !epi.any() && !direct_store) {
+    const int i = find_gemm_bucket(t.cells, t.buckets, in, M, N, K);
+    if (i >= 0 && !(t.plans[static_cast<std::size_t>(i)].kernel == gemm_kernel::splitk && in != gemm_input::bf16)) {
+      s.plan = t.plans[static_cast<std::size_t>(i)];
+      s.from_bucket = true;
+      s.evidence = t.evidence;
+      return s;
+    }
+  }
+  s.plan.sm90 = choose_gemm(M, N, K, sm_count, in, epi, direct_store).config;
+  return s;
+}
+
+inline gemm_selection select_gemm(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16, kernels::gemm_epilogue epi = {},
+                                  bool direct_store = false) {
+  return select_gemm_in(generated_gemm_dispatch, M, N, K, sm_count, in, epi, direct_store);
+}
+
 namespace gemm_detail {
 
 // The in-memory kernel table's key: the whole schedule configuration (every field, compared field by
@@ -122,6 +174,17 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
     if (!p.errors.empty())
       throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
                        std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
+inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, int device) {
+  static kernel_table<std::tuple<kernels::gemm_splitk_config, int>, runtime_kernel> kernels;
+  return kernels.get({c, device}, [&] {
+    const program p = kernels::gemm_splitk_sm90(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: [" + std::string(p.errors[0].rule) +
+                       "] " + std::string(p.errors[0].message));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -143,7 +206,7 @@ inline void check_args(const void* A, const void* B, void* D, long long M, long 
     if (!p || reinterpret_cast<std::uintptr_t>(p) % 16) bad(std::string(name) + " must be a non-null, 16-byte aligned device address");
 }
 
-inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
+inline void run(gemm_input in, const gemm_plan* forced, const void* A, const void* B, void* D, long long M, long long N, long long K,
                 long long lda, long long ldb, long long ldd, double scale, CUstream stream, int device, const gemm_epilogue_args& epi = {}) {
   const int eb = in == gemm_input::bf16 ? 2 : 1;
   check_args(A, B, D, M, N, K, lda, ldb, ldd, eb);
@@ -158,12 +221,19 @@ inline void run(gemm_input in, const kernels::gemm_sm90_config* forced, const vo
   if (dev.cc_major != 9 || dev.cc_minor != 0)
     throw jit::unsupported_error("cake::gemm: the sm_90a schedules need a cc 9.0 device; device " + std::to_string(device) + " is " + dev.describe());
   const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
-  kernels::gemm_sm90_config config = forced ? *forced : choose_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).config;
+  // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
+  std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
+  const gemm_plan plan = forced ? *forced : select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).plan;
+  if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
+    if (in != gemm_input::bf16) bad("the split-K schedule " + plan_name(plan) + " has no e4m3 form");
+    if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
+    splitk_kernel_for(plan.splitk, device).launch(args, {}, stream);
+    return;
+  }
+  kernels::gemm_sm90_config config = plan.sm90;
   if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
   const runtime_kernel& k = kernel_for(config, in, device);
-  // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
-  std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
   if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
   if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));
   if (epi.col_scale) args.push_back(tensor_view(epi.col_scale, {N}));
@@ -188,7 +258,15 @@ inline void gemm(const void* A, const void* B, void* D, long long M, long long N
 // The same with an explicit schedule configuration instead of choose_gemm's (tuning, experiments).
 inline void gemm_with(const kernels::gemm_sm90_config& config, gemm_input in, const void* A, const void* B, void* D, long long M, long long N,
                       long long K, long long lda, long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {
-  gemm_detail::run(in, &config, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+  gemm_plan plan;
+  plan.sm90 = config;
+  gemm_detail::run(in, &plan, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
+}
+
+// The same with any plan the dispatcher can return (the persistent schedule or split-K; split-K is bf16 only).
+inline void gemm_with(const gemm_plan& plan, gemm_input in, const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda,
+                      long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {
+  gemm_detail::run(in, &plan, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
 }
 
 inline void gemm_fp8(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,

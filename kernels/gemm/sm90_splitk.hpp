@@ -4,6 +4,8 @@
 // tile, and the partial sums meet in distributed shared memory (cluster_sum); each CTA then stores 1/S of
 // the tile's columns. One producer warp issues TMA, one consumer warpgroup issues wgmma. Used when M is
 // too small to give every SM an output tile.
+#include <compare>
+
 #include <cake/cake.hpp>
 
 namespace cake::kernels {
@@ -12,6 +14,8 @@ struct gemm_splitk_config {
   int bn = 128;      // output tile columns (the tile is 64 rows)
   int splits = 4;    // CTAs per cluster sharing one output tile, each on every splits-th K block
   int stages = 6;
+  // Ordered field by field (cake::gemm's kernel table keys on the configuration).
+  friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };
 
 constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {

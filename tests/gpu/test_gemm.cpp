@@ -4,11 +4,13 @@
 // padding column touched.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
 #include <cake/gemm.hpp>
 #include <cake/harness/gemm_check.hpp>
+#include "../../bench/gemm/sweep_candidates.hpp"
 #include "device_gate.hpp"
 
 using cake::harness::distribution;
@@ -89,4 +91,45 @@ TEST_CASE("cake::gemm_fp8 (e4m3, per-tensor scale) matches the f32 reference") {
     CHECK(r.padding_written == 0);
     CHECK(r.cmp.rel_err < 1e-2);  // the inputs are exact fp8 values; only f32 accumulation order and the bf16 output round
   }
+}
+
+// Before a sweep times them (bench/gemm/bench_gemm_sweep.cpp) and the dispatcher returns them: every
+// schedule the sweep can time and every plan of the dispatch table, through cake::gemm_with as cake::gemm
+// runs it, on small-M, ragged (N = 257: the direct-store epilogue for the persistent schedule) and
+// domain-like shapes; bf16, and e4m3 for the persistent schedule.
+TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table plan correctly") {
+  if (!gpu_ready()) return;
+  cake::harness::gemm_reference reference;
+  auto rng = cake::harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
+  for (const auto& p : cake::gemm_dispatch_table::plans)
+    if (std::find(plans.begin(), plans.end(), p) == plans.end()) plans.push_back(p);
+  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
+  for (const auto& plan : plans) {
+    for (bool fp8 : {false, true}) {
+      if (fp8 && plan.kernel == cake::gemm_kernel::splitk) continue;
+      for (gemm_problem pr : bf16_shapes) {
+        if (fp8 && pr.k % 16) continue;  // e4m3 rows must be 16-byte multiples (TMA pitch)
+        pr.fp8 = fp8;
+        pr.scale = fp8 ? 0.25f : 1.0f;
+        pr.fill = {distribution::normal, fp8 ? 2.f : 0.5f};
+        cake::harness::gemm_operands o(pr);
+        const auto r = cake::harness::check_gemm(o, rng, reference, [&](cake::harness::gemm_operands& x) {
+          const auto& q = x.p;
+          cake::gemm_with(plan, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16, x.a.address(), x.b.address(), x.d.address(), q.m, q.n, q.k, q.lda,
+                          q.ldb, q.ldd, q.scale);
+        });
+        INFO(cake::plan_name(plan) << (fp8 ? " e4m3 " : " bf16 ") << pr.describe() << ": rel_err " << r.cmp.rel_err << ", nonfinite " << r.cmp.nonfinite
+                                   << ", padding written " << r.padding_written);
+        CHECK(r.cmp.nonfinite == 0);
+        CHECK(r.padding_written == 0);
+        CHECK(r.cmp.rel_err < 1e-2);
+      }
+    }
+  }
+  // split-K has no e4m3 form: refused with the schedule named
+  cake::jit::device_buffer a(4096), b(4096), d(4096);
+  CHECK_THROWS_WITH_AS(cake::gemm_with(cake_bench::splitk_plan(4), cake::gemm_input::e4m3, a.address(), b.address(), d.address(), 8, 8, 16, 16, 16, 8),
+                       doctest::Contains("sk4_bn128_s6 has no e4m3 form"), cake::jit::error);
 }

@@ -1,0 +1,68 @@
+#pragma once
+// What cake::gemm can run for a shape (a gemm_plan: the persistent sm_90a schedule or the split-K
+// schedule for small M) and the shape-bucket tables the dispatcher looks plans up in. The tables
+// themselves are generated from measured evidence (include/cake/gemm_dispatch.hpp, written by
+// tools/gen/gemm_dispatch.py); this header holds their types and the lookup, so that the lookup is
+// written (and tested) once, whatever the tables hold.
+#include <compare>
+#include <span>
+#include <string>
+
+#include "kernels/gemm/sm90_bf16.hpp"
+#include "kernels/gemm/sm90_splitk.hpp"
+
+namespace cake {
+
+enum class gemm_input { bf16, e4m3 };
+
+enum class gemm_kernel { sm90, splitk };
+
+struct gemm_plan {
+  gemm_kernel kernel = gemm_kernel::sm90;
+  kernels::gemm_sm90_config sm90{};      // kernel == sm90
+  kernels::gemm_splitk_config splitk{};  // kernel == splitk (bf16 only: the split-K schedule has no fp8 form)
+  friend constexpr auto operator<=>(const gemm_plan&, const gemm_plan&) = default;
+};
+
+// The canonical name of a plan, as the sweep writes it into its evidence and the generated header
+// repeats it: bn256_s4_c2 (cooperative 128 x BN tile, stages, cluster), with _pp<BM> for ping-pong,
+// _f1 for one wgmma group in flight, _np for one CTA per tile; sk4_bn128_s6 for split-K.
+inline std::string plan_name(const gemm_plan& p) {
+  if (p.kernel == gemm_kernel::splitk)
+    return "sk" + std::to_string(p.splitk.splits) + "_bn" + std::to_string(p.splitk.bn) + "_s" + std::to_string(p.splitk.stages);
+  const auto& c = p.sm90;
+  std::string s = "bn" + std::to_string(c.bn) + "_s" + std::to_string(c.stages) + "_c" + std::to_string(c.cluster_m);
+  if (c.pingpong) s += "_pp" + std::to_string(c.bm);
+  else if (c.bm != 128) s += "_bm" + std::to_string(c.bm);
+  if (c.in_flight) s += "_f" + std::to_string(c.in_flight);
+  if (!c.persistent) s += "_np";
+  return s;
+}
+
+// A cell of the shape space: one input type, N in [n_lo, n_hi), K in [k_lo, k_hi); its M buckets are
+// buckets[first, first + count), in increasing M.
+struct gemm_dispatch_cell {
+  gemm_input in;
+  long long n_lo, n_hi, k_lo, k_hi;
+  int first, count;
+};
+// M in [m_lo, m_hi] (inclusive) runs plans[plan].
+struct gemm_dispatch_bucket {
+  long long m_lo, m_hi;
+  int plan;
+};
+
+// The plan index for a shape, or -1 when no bucket holds it (the caller falls back). Cost: a scan of
+// the cells (a few comparisons each), then of one cell's M buckets.
+constexpr int find_gemm_bucket(std::span<const gemm_dispatch_cell> cells, std::span<const gemm_dispatch_bucket> buckets, gemm_input in,
+                               long long M, long long N, long long K) {
+  for (const auto& c : cells) {
+    if (c.in != in || N < c.n_lo || N >= c.n_hi || K < c.k_lo || K >= c.k_hi) continue;
+    for (int i = c.first; i < c.first + c.count; ++i)
+      if (M >= buckets[static_cast<std::size_t>(i)].m_lo && M <= buckets[static_cast<std::size_t>(i)].m_hi) return buckets[static_cast<std::size_t>(i)].plan;
+    return -1;  // cells do not overlap: no other cell holds (N, K)
+  }
+  return -1;
+}
+
+}  // namespace cake

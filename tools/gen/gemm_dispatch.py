@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Generate cake::gemm's shape-bucket dispatcher (include/cake/gemm_dispatch.hpp) from sweep evidence.
+
+The evidence is the JSON written by cake_bench_gemm_sweep (bench/gemm/bench_gemm_sweep.cpp): one row per
+(search shape, candidate schedule) with its median time, the peer's, and its correctness check. Run by a
+person after a sweep, the output committed with the evidence:
+
+    python3 tools/gen/gemm_dispatch.py bench/results/h200/gemm_sweep.json           # rewrite the header
+    python3 tools/gen/gemm_dispatch.py bench/results/h200/gemm_sweep.json --check   # exit 1 if it is stale
+
+How buckets are made (docs/gemm.md, "The dispatcher"):
+  - a schedule that computed a wrong result on any shape of an input type is never chosen for that type;
+    rows without a peer (no correctness check) are not evidence;
+  - cells: each (N, K) of the evidence is a cell, N and K ranges reaching halfway (geometric mean) to the
+    neighbouring values of the evidence, and 1.25x beyond the outermost ones; a shape in no cell, or in a
+    cell with no bucket for its M, takes the fallback (choose_gemm);
+  - within a cell, each searched M is a bucket of its fastest schedule; the M strictly between two
+    searched ones (where the held-out shapes lie) takes the schedule with the least summed slowdown
+    (time / fastest time) over both neighbours; M below the smallest searched one takes its schedule, M
+    above the largest up to twice it takes that one's; adjacent buckets with one schedule are merged.
+"""
+import argparse
+import json
+import math
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUTPUT = ROOT / "include" / "cake" / "gemm_dispatch.hpp"
+SCRIPT = "tools/gen/gemm_dispatch.py"
+DTYPES = [("bf16", "gemm_input::bf16"), ("e4m3", "gemm_input::e4m3")]
+TOL = {"bf16": 1e-2, "e4m3": 3e-2}
+
+
+class EvidenceError(Exception):
+    pass
+
+
+def ranges(values):
+    """Half-open [lo, hi) per value: boundaries at geometric means of neighbours, 1.25x beyond the ends."""
+    vs = sorted(set(values))
+    bounds = [int(math.floor(vs[0] / 1.25))]
+    for a, b in zip(vs, vs[1:]):
+        bounds.append(int(round(math.sqrt(a * b))))
+    bounds.append(int(math.ceil(vs[-1] * 1.25)) + 1)
+    return {v: (bounds[i], bounds[i + 1]) for i, v in enumerate(vs)}
+
+
+def plan_init(name, p):
+    if p["kernel"] == "splitk":
+        return "{gemm_kernel::splitk, {}, {.bn = %d, .splits = %d, .stages = %d}}" % (p["bn"], p["splits"], p["stages"])
+    if p["kernel"] != "sm90":
+        raise EvidenceError("plan %s: unknown kernel '%s'" % (name, p["kernel"]))
+    b = lambda v: "true" if v else "false"
+    return ("{gemm_kernel::sm90, {.bm = %d, .bn = %d, .stages = %d, .cluster_m = %d, .raster_group = %d, .pingpong = %s, .in_flight = %d, "
+            ".persistent = %s}, {}}" % (p["bm"], p["bn"], p["stages"], p["cluster_m"], p["raster_group"], b(p["pingpong"]), p["in_flight"],
+                                        b(p["persistent"])))
+
+
+def build(ev):
+    """The buckets of every input type: [(dtype, n_range, k_range, [(m_lo, m_hi, plan, evidence lines)])], banned plans, summary."""
+    for key in ("rows", "plans", "gpu", "date", "sm_count"):
+        if key not in ev:
+            raise EvidenceError("the evidence has no '%s' (not a cake_bench_gemm_sweep file?)" % key)
+    out, banned, summary = [], {}, {}
+    for dtype, _ in DTYPES:
+        rows = [r for r in ev["rows"] if r["dtype"] == dtype and r["split"] == "search" and r["peer_ms"] is not None]
+        for r in rows:
+            if r["plan"] not in ev["plans"]:
+                raise EvidenceError("row %s %dx%dx%d names plan '%s', which the file's 'plans' does not define" % (dtype, r["M"], r["N"], r["K"], r["plan"]))
+        bad = sorted({r["plan"] for r in rows if not r["ok"]})
+        banned[dtype] = bad
+        rows = [r for r in rows if r["ok"] and r["plan"] not in bad]
+        if not rows:
+            continue
+        nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
+        cells = {}
+        for r in rows:
+            cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
+        logs_best, logs_fallback = [], []
+        for (n, k) in sorted(cells):
+            per_m = cells[(n, k)]
+            ms = sorted(per_m)
+            best = {}
+            for m in ms:
+                best[m] = min(per_m[m].values(), key=lambda r: (r["ms"], r["plan"]))
+                logs_best.append(math.log(best[m]["peer_ms"] / best[m]["ms"]))
+                fb = [r for r in per_m[m].values() if r["fallback"]]
+                if fb:
+                    logs_fallback.append(math.log(fb[0]["peer_ms"] / fb[0]["ms"]))
+
+            def line(m, r):
+                fb = [x for x in per_m[m].values() if x["fallback"]]
+                s = "M=%d: %s %.4f ms, peer %.4f ms, ratio %.3f" % (m, r["plan"], r["ms"], r["peer_ms"], r["peer_ms"] / r["ms"])
+                if fb and fb[0]["plan"] != r["plan"]:
+                    s += " (fallback %s: %.3f)" % (fb[0]["plan"], fb[0]["peer_ms"] / fb[0]["ms"])
+                return s
+
+            pieces = []  # (m_lo, m_hi, plan, lines)
+            for i, m in enumerate(ms):
+                lo = 1 if i == 0 else m
+                pieces.append((lo, m, best[m]["plan"], [line(m, best[m])]))
+                hi_end = 2 * m if i + 1 == len(ms) else None
+                if hi_end is not None:
+                    pieces.append((m + 1, hi_end, best[m]["plan"], ["above M=%d, up to twice it: as M=%d" % (m, m)]))
+                    continue
+                nxt = ms[i + 1]
+                if nxt == m + 1:
+                    continue
+                common = sorted(set(per_m[m]) & set(per_m[nxt]))
+                if common:
+                    cost = lambda p: (per_m[m][p]["ms"] / best[m]["ms"] + per_m[nxt][p]["ms"] / best[nxt]["ms"], p)
+                    pick = min(common, key=cost)
+                    why = "between M=%d and M=%d: least summed slowdown over both, %.3f" % (m, nxt, cost(pick)[0])
+                else:
+                    pick = best[m]["plan"]
+                    why = "between M=%d and M=%d: no schedule timed at both, as M=%d" % (m, nxt, m)
+                pieces.append((m + 1, nxt - 1, pick, [why]))
+            merged = []
+            for p in pieces:
+                if merged and merged[-1][2] == p[2] and merged[-1][1] + 1 == p[0]:
+                    merged[-1] = (merged[-1][0], p[1], p[2], merged[-1][3] + p[3])
+                else:
+                    merged.append(p)
+            out.append((dtype, (n, k), nr[n], kr[k], merged))
+        summary[dtype] = {
+            "shapes": len(logs_best),
+            "best": math.exp(sum(logs_best) / len(logs_best)),
+            "fallback": math.exp(sum(logs_fallback) / len(logs_fallback)) if logs_fallback else None,
+        }
+    return out, banned, summary
+
+
+def generate(evidence_path, allow_partial=False):
+    path = pathlib.Path(evidence_path).resolve()
+    try:
+        ev = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise EvidenceError("cannot read %s: %s" % (evidence_path, e))
+    try:
+        rel = path.relative_to(ROOT).as_posix()
+    except ValueError:
+        rel = path.name
+    if ev.get("complete") is False and not allow_partial:
+        raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
+                            "the shapes it measured" % evidence_path)
+    cells, banned, summary = build(ev)
+    placeholder = bool(ev.get("placeholder", False))
+    used = sorted({b[2] for c in cells for b in c[4]})
+    index = {name: i for i, name in enumerate(used)}
+    L = []
+    L.append("#pragma once")
+    L.append("// GENERATED by %s from %s -- do not edit; regenerate with" % (SCRIPT, rel))
+    L.append("//   python3 %s %s" % (SCRIPT, rel))
+    L.append("// (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).")
+    L.append("//")
+    if ev.get("complete") is False:
+        L.append("// PARTIAL EVIDENCE: the sweep did not finish; shapes it did not reach take the fallback.")
+    if placeholder:
+        L.append("// PLACEHOLDER EVIDENCE: the times in %s are modeled, not measured (no H200 sweep has been run yet)." % rel)
+        L.append("// `measured` is false: cake::gemm ignores these buckets and runs choose_gemm's schedule for every shape.")
+    L.append("// Evidence: %s, %d SMs, driver %s, CUDA %s, %s" % (ev["gpu"], ev["sm_count"], ev.get("driver", "?"), ev.get("cuda", "?"), ev["date"]))
+    if ev.get("command"):
+        L.append("//   measured by: %s" % ev["command"])
+    for dtype, _ in DTYPES:
+        if dtype in summary:
+            s = summary[dtype]
+            fb = "%.3f" % s["fallback"] if s["fallback"] is not None else "n/a"
+            L.append("// %s: %d search shapes; geometric mean of peer time / time: fastest schedule %.3f, fallback (choose_gemm) %s" % (dtype, s["shapes"], s["best"], fb))
+        if banned.get(dtype):
+            L.append("// %s: never chosen (a wrong result on some search shape): %s" % (dtype, ", ".join(banned[dtype])))
+    L.append('#include <array>')
+    L.append('')
+    L.append('#include "gemm_plan.hpp"')
+    L.append('')
+    L.append("namespace cake::gemm_dispatch_table {")
+    L.append("")
+    L.append('inline constexpr const char* evidence = "%s (%s, %s)";' % (rel, ev["gpu"], ev["date"]))
+    L.append("inline constexpr bool measured = %s;" % ("false" if placeholder else "true"))
+    L.append("inline constexpr int sm_count = %d;" % ev["sm_count"])
+    L.append("")
+    L.append("inline constexpr std::array<gemm_plan, %d> plans{{" % len(used))
+    for name in used:
+        L.append("    %s,  // %d %s" % (plan_init(name, ev["plans"][name]), index[name], name))
+    L.append("}};")
+    L.append("")
+    nb = sum(len(c[4]) for c in cells)
+    L.append("inline constexpr std::array<gemm_dispatch_bucket, %d> buckets{{" % nb)
+    first, cell_lines = 0, []
+    for dtype, (n, k), (n_lo, n_hi), (k_lo, k_hi), merged in cells:
+        L.append("    // %s N=%d K=%d (cell %d)" % (dtype, n, k, len(cell_lines)))
+        for m_lo, m_hi, plan, lines in merged:
+            L.append("    {%d, %d, %d},  // M %d..%d: %s" % (m_lo, m_hi, index[plan], m_lo, m_hi, plan))
+            for ln in lines:
+                L.append("    //   " + ln)
+        enum = dict(DTYPES)[dtype]
+        cell_lines.append("    {%s, %d, %d, %d, %d, %d, %d},  // N=%d K=%d" % (enum, n_lo, n_hi, k_lo, k_hi, first, len(merged), n, k))
+        first += len(merged)
+    L.append("}};")
+    L.append("")
+    L.append("// {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}")
+    L.append("inline constexpr std::array<gemm_dispatch_cell, %d> cells{{" % len(cell_lines))
+    L.extend(cell_lines)
+    L.append("}};")
+    L.append("")
+    L.append("}  // namespace cake::gemm_dispatch_table")
+    return "\n".join(L) + "\n"
+
+
+def committed_evidence(header_text):
+    """The evidence path a generated header names on its 'regenerate with' line."""
+    m = re.search(r"^//   python3 " + re.escape(SCRIPT) + r" (\S+)$", header_text, re.M)
+    if not m:
+        raise EvidenceError("%s has no 'regenerate with' line: not generated by %s (hand-written?)" % (OUTPUT, SCRIPT))
+    return ROOT / m.group(1)
+
+
+def self_test():
+    """The bucket rules on a small evidence file, and the stale-header check on an edited copy."""
+    plan = {"kernel": "sm90", "bm": 128, "bn": 256, "stages": 4, "cluster_m": 2, "raster_group": 8, "pingpong": False, "in_flight": 0,
+            "persistent": True}
+    ev = {"gpu": "test", "date": "-", "sm_count": 132, "plans": {"a": plan, "b": dict(plan, bn=128), "c": dict(plan, cluster_m=1)}, "rows": []}
+
+    def row(m, name, ms, ok=True, fallback=False, split="search", dtype="bf16", n=1000, k=500, peer=1.0):
+        ev["rows"].append({"dtype": dtype, "M": m, "N": n, "K": k, "split": split, "plan": name, "fallback": fallback, "ms": ms, "peer_ms": peer, "ok": ok})
+
+    # M = 8: a fastest; M = 64: b fastest; M = 256: c wrong there (so never chosen), b fastest; the
+    # held-out row and the row without a peer are not evidence.
+    row(8, "a", 1.0, fallback=True), row(8, "b", 2.0), row(8, "c", 1.1)
+    row(64, "a", 1.5, fallback=True), row(64, "b", 1.0), row(64, "c", 1.01)
+    row(256, "a", 2.0, fallback=True), row(256, "b", 1.0), row(256, "c", 0.5, ok=False)
+    row(32, "c", 0.01, split="held_out")
+    row(8, "a", 1.0, dtype="e4m3", peer=None)  # no peer: not evidence
+    cells, banned, summary = build(ev)
+    assert banned["bf16"] == ["c"], banned
+    assert len(cells) == 1, cells
+    dtype, nk, nr, kr, merged = cells[0]
+    got = [(lo, hi, p) for lo, hi, p, _ in merged]
+    # between 8 and 64: a (1 + 1.5) beats b (2 + 1); between 64 and 256: b (1 + 1) beats a; then merged
+    assert got == [(1, 63, "a"), (64, 512, "b")], got
+    assert nr == (800, 1251) and kr == (400, 626), (nr, kr)
+    assert "e4m3" not in summary
+    # Without the wrong row, c is the compromise between M = 8 and M = 64 (1.1 + 1.01 < 2 + 1 and < 1 + 1.5).
+    ev["rows"] = [r for r in ev["rows"] if not (r["plan"] == "c" and r["M"] == 256)]
+    got = [(lo, hi, p) for lo, hi, p, _ in build(ev)[0][0][4]]
+    assert got == [(1, 8, "a"), (9, 63, "c"), (64, 512, "b")], got
+    # The committed header: regenerates identically; an edited copy does not.
+    text = OUTPUT.read_text()
+    fresh = generate(committed_evidence(text))
+    assert fresh == text, "the committed header is stale"
+    edited = text.replace("inline constexpr int sm_count = ", "inline constexpr int sm_count = 1", 1)
+    assert edited != text and generate(committed_evidence(edited)) != edited
+    print("gemm_dispatch.py: self-test passed")
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("evidence", nargs="?", help="the sweep JSON (cake_bench_gemm_sweep --json)")
+    ap.add_argument("-o", "--output", default=str(OUTPUT), help="the header to write (default include/cake/gemm_dispatch.hpp)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the header differs from what the evidence generates")
+    ap.add_argument("--check-committed", action="store_true", help="--check against the evidence the committed header names")
+    ap.add_argument("--allow-partial", action="store_true", help="take a sweep file that did not finish (\"complete\": false)")
+    ap.add_argument("--self-test", action="store_true", help="test the bucket rules and the stale-header check")
+    a = ap.parse_args(argv)
+    try:
+        if a.self_test:
+            return self_test()
+        if a.check_committed:
+            a.check, a.evidence = True, str(committed_evidence(OUTPUT.read_text()))
+        if not a.evidence:
+            ap.error("the evidence file is required")
+        text = generate(a.evidence, a.allow_partial)
+    except EvidenceError as e:
+        print("gemm_dispatch.py: %s" % e, file=sys.stderr)
+        return 2
+    out = pathlib.Path(a.output)
+    if a.check:
+        current = out.read_text() if out.exists() else ""
+        if current != text:
+            print("gemm_dispatch.py: %s is stale or hand-edited; regenerate: python3 %s %s" % (a.output, SCRIPT, a.evidence), file=sys.stderr)
+            return 1
+        print("gemm_dispatch.py: %s matches %s" % (a.output, a.evidence))
+        return 0
+    out.write_text(text)
+    print("gemm_dispatch.py: wrote %s" % a.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
