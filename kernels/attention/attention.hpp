@@ -287,6 +287,8 @@ inline void check_decode(const decode_shape& s, const char* who) {
   if (s.max_pages < 1) bad("max_pages = " + n(s.max_pages) + " must be at least 1 (the page table's columns)");
   if (s.num_pages >= (1LL << 31) || s.max_pages >= (1LL << 31) || s.B >= (1LL << 31)) bad("num_pages, max_pages and B must fit int32");
   if (s.H > (1LL << 20)) bad("H = " + n(s.H) + " must be at most 2^20");
+  if (s.B * s.H * s.D > (1LL << 40)) bad("q is past 2^40 elements (B = " + n(s.B) + ", H = " + n(s.H) + ")");
+  if (s.num_pages * s.page_size > (1LL << 40) / (s.HK * s.D)) bad("k_cache is past 2^40 elements (num_pages = " + n(s.num_pages) + ")");
   if (s.max_seq_len < 0) bad("max_seq_len = " + n(s.max_seq_len) + " must be 0 (not given) or positive");
   if (s.max_seq_len > s.max_pages * s.page_size)
     bad("max_seq_len = " + n(s.max_seq_len) + " is more than max_pages * page_size = " + n(s.max_pages) + " * " + n(s.page_size) + " = " +
