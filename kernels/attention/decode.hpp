@@ -212,13 +212,20 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
 //   M = max_s m_s, w_s = exp2(m_s - M), L = sum_s w_s l_s, O = sum_s w_s o_s / L, LSE = (log2 L + M) ln 2
 // (m in base-2 units, already times the scale). Slices with no key have m_s = -inf: weight 0. A request
 // with no key at all (len 0) gets O = 0 and LSE = -inf. Plain loads and stores: generic code.
+// Latency, not bandwidth, is what the combine fights (the partial results are small and in L2): a loop
+// that loads one slice and uses it before loading the next waits one L2 latency per slice. So each trip
+// loads `unroll` slices into distinct register tiles before it uses any of them (the loads are in flight
+// together), in both passes (the max, then the weighted sums). A CTA takes `rows` query heads x 64
+// columns of D, so that B = 1 still spreads over H / rows * D / 64 CTAs.
 struct attention_decode_combine_config {
-  int parts = 2;  // head dim / 64
-  int rows = 16;  // query heads per CTA (one warpgroup)
+  int parts = 2;   // head dim / 64
+  int rows = 8;    // query heads per CTA (one warpgroup: one 16-byte vector of a row per thread)
+  static constexpr int unroll = 4;  // slices loaded per trip (register tiles: acc, its bf16, 4 x 3 slice tiles, M, L = 16, the capacity)
   friend constexpr auto operator<=>(const attention_decode_combine_config&, const attention_decode_combine_config&) = default;
 };
 
 constexpr program attention_decode_combine_sm90(attention_decode_combine_config c = {}) {
+  constexpr int U = attention_decode_combine_config::unroll;
   auto k = kernel(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128").target(sm_90a);
   auto [NS, Bt, H, D, One] = k.dims("NS", "B", "H", "D", "one");
   auto Wo = k.input<f32>("part_o", dims(NS, Bt, H, D));
@@ -226,35 +233,46 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
   auto Wl = k.input<f32>("part_l", dims(NS, Bt, H, One));
   auto O = k.output<bf16>("O", dims(Bt, H, D));
   auto Lse = k.output<f32>("LSE", dims(Bt, H, One));
-  auto space = k.parallel(tiles(H, c.rows), each(Bt));
+  auto space = k.parallel(tiles(H, c.rows), tiles(D, 64), each(Bt));
   k.role("combine", warpgroups(1), [&](role& r) {
-    auto acc = r.fragment<f32>("acc", {c.rows, 64 * c.parts});
-    auto x = r.fragment<f32>("x", {c.rows, 64 * c.parts});
+    auto acc = r.fragment<f32>("acc", {c.rows, 64});
     auto mx = r.row_vector<f32>("mx", c.rows);  // M
     auto sm = r.row_vector<f32>("sm", c.rows);  // L
-    auto ms = r.row_vector<f32>("ms", c.rows);
-    auto ls = r.row_vector<f32>("ls", c.rows);
-    auto w = r.row_vector<f32>("w", c.rows);
-    r.for_each(space, [&](auto i, auto b) {
+    std::array<reg_tile<f32>, U> x{}, ms{}, ls{};
+    constexpr std::string_view xn[] = {"x0", "x1", "x2", "x3"}, mn[] = {"m0", "m1", "m2", "m3"}, ln[] = {"l0", "l1", "l2", "l3"};
+    for (int u = 0; u < U; ++u) {
+      x[u] = r.fragment<f32>(xn[u], {c.rows, 64});
+      ms[u] = r.row_vector<f32>(mn[u], c.rows);
+      ls[u] = r.row_vector<f32>(ln[u], c.rows);
+    }
+    r.for_each(space, [&](auto i, auto dc, auto b) {
+      // (slices past NS in the last trip load m = -inf, l = 0, o = 0: weight 0)
       r.fill(mx, neg_inf);
-      r.loop(tiles(NS, 1), [&](auto s) {
-        r.load(ms, Wm.tile(s, b, i, 0));
-        r.set(mx, max(mx, ms));
+      r.loop(tiles(NS, U), [&](auto s) {
+        for (int u = 0; u < U; ++u) r.load(ms[u], Wm.tile(s * U + u, b, i, 0)).fill_outside(neg_inf);
+        for (int u = 0; u < U; ++u) r.set(mx, max(mx, ms[u]));
       });
       r.fill(acc, 0.0f);
       r.fill(sm, 0.0f);
-      r.loop(tiles(NS, 1), [&](auto s) {
-        r.load(ms, Wm.tile(s, b, i, 0));
-        r.load(ls, Wl.tile(s, b, i, 0));
-        r.set(w, select(mx <= neg_inf, 0.0f, exp2(ms - mx)));
-        r.set(sm, sm + w * ls);
-        r.load(x, Wo.tile(s, b, i, 0));
-        r.set(acc, acc + w * x);
+      r.loop(tiles(NS, U), [&](auto s) {
+        for (int u = 0; u < U; ++u) {
+          r.load(ms[u], Wm.tile(s * U + u, b, i, 0)).fill_outside(neg_inf);
+          r.load(ls[u], Wl.tile(s * U + u, b, i, 0));
+          r.load(x[u], Wo.tile(s * U + u, b, i, dc));
+        }
+        for (int u = 0; u < U; ++u) {
+          const rx w = select(mx <= neg_inf, 0.0f, exp2(ms[u] - mx));  // (an expression, not a tile: the tiles are at capacity)
+          r.set(sm, sm + w * ls[u]);
+          r.set(acc, acc + w * x[u]);
+        }
       });
-      r.set(ls, (log2(sm) + mx) * 0.6931471805599453f);
-      r.store(Lse.tile(b, i, 0), ls);
+      // (every column tile of D computes the same LSE; the first stores it)
+      r.when(eq(dc, 0), [&] {
+        r.set(ls[0], (log2(sm) + mx) * 0.6931471805599453f);
+        r.store(Lse.tile(b, i, 0), ls[0]);
+      });
       r.set(acc, select(sm > 0.0f, acc * rcp(sm), 0.0f));
-      r.store(O.tile(b, i, 0), r.convert<bf16>(acc));
+      r.store(O.tile(b, i, dc), r.convert<bf16>(acc));
     });
   });
   return k.build();

@@ -60,5 +60,10 @@ TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {
     MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
     CHECK(has(b.ptx(), "ex2.approx"));
     CHECK(has(b.ptx(), "lg2.approx"));
+    // the slices of a trip are loaded before any is used: 4 vector loads of partial O precede the first exp2
+    std::size_t at = 0;
+    for (int n = 0; n < kernels::attention_decode_combine_config::unroll && at != std::string::npos; ++n) at = b.ptx().find("ld.global.v4", at + 1);
+    REQUIRE(at != std::string::npos);
+    CHECK(at < b.ptx().find("ex2.approx"));
   }
 }
