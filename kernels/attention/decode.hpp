@@ -137,6 +137,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
     r.for_each(space, [&](auto sl, auto hk, auto b) {
+      r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
       const walk w = read_walk(r, hk, b);
       r.fill(o, 0.0f);
       r.fill(m, neg_inf);
@@ -185,6 +186,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   });
   k.role("load", warps(1), [&](role& r) {
     r.for_each(space, [&](auto sl, auto hk, auto b) {
+      r.griddep_launch_dependents();
       const walk w = read_walk(r, hk, b);
       r.when(sl < w.blocks, [&] {
         auto sq = r.acquire(qp);
@@ -226,7 +228,9 @@ struct attention_decode_combine_config {
 
 constexpr program attention_decode_combine_sm90(attention_decode_combine_config c = {}) {
   constexpr int U = attention_decode_combine_config::unroll;
-  auto k = kernel(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128").target(sm_90a);
+  // Launched with PDL: its CTAs may start while the decode kernel's last wave runs (the decode kernel
+  // triggers its dependents at the top of each CTA) and wait for that grid's results with griddep_wait.
+  auto k = kernel(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128").target(sm_90a).programmatic_launch();
   auto [NS, Bt, H, D, One] = k.dims("NS", "B", "H", "D", "one");
   auto Wo = k.input<f32>("part_o", dims(NS, Bt, H, D));
   auto Wm = k.input<f32>("part_m", dims(NS, Bt, H, One));
@@ -245,6 +249,7 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
       ms[u] = r.row_vector<f32>(mn[u], c.rows);
       ls[u] = r.row_vector<f32>(ln[u], c.rows);
     }
+    r.griddep_wait();  // the decode kernel's partial results are complete and visible
     r.for_each(space, [&](auto i, auto dc, auto b) {
       // (slices past NS in the last trip load m = -inf, l = 0, o = 0: weight 0)
       r.fill(mx, neg_inf);

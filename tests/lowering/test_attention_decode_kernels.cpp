@@ -31,6 +31,7 @@ TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pa
     CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));  // S = Q K^T (bn 64) and O += P V per part
     CHECK(has(b.ptx(), "ex2.approx"));
+    CHECK(has(b.ptx(), "griddepcontrol.launch_dependents"));  // the combine (PDL) may launch early
     // TMA boxes: Q (D / 64 parts, rank 3) and per page and part one of K and one of V (rank 4)
     const int ppb = c.pages_per_block();
     CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= c.parts);
@@ -63,6 +64,8 @@ TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {
     MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
     CHECK(has(b.ptx(), "ex2.approx"));
     CHECK(has(b.ptx(), "lg2.approx"));
+    CHECK(p.launch.pdl);
+    CHECK(b.ptx().find("griddepcontrol.wait") < b.ptx().find("ld.global"));  // nothing of the decode's results read before the wait
     // the slices of a trip are loaded before any is used: 4 vector loads of partial O precede the first exp2
     std::size_t at = 0;
     for (int n = 0; n < kernels::attention_decode_combine_config::unroll && at != std::string::npos; ++n) at = b.ptx().find("ld.global.v4", at + 1);
