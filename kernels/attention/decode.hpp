@@ -5,8 +5,8 @@
 //   O[b, h, :] = sum_{j < len_b} softmax_j(scale * Q[b, h, :] . K_b[j, h / G, :]) V_b[j, h / G, :]
 //   LSE[b, h]  = log(sum_{j < len_b} exp(scale * Q[b, h, :] . K_b[j, h / G, :]))   (natural log)
 //
-// Layouts: Q, O bf16 [B, H, D] (the G = H / HK query heads of KV head hk are
-// rows hk * G .. hk * G + G - 1); the caches K, V bf16 [num_pages, page_size, HK, D]; key j of request b is
+// Layouts: Q, O bf16 [B, H, D] (the G = H / HK query heads of KV head hk are rows hk * G .. hk * G + G - 1);
+// the caches K, V bf16 [num_pages, page_size, HK, D]; key j of request b is
 // row j % page_size of page page_table[b, j / page_size] (page_table i32 [B, max_pages]); len_b = seq_lens[b]
 // (i32 [B]). LSE f32 [B, H].
 //
@@ -16,8 +16,8 @@
 // per SM of the H200's 132) with the fewest instructions per byte.
 //
 // - GQA packing: the G query heads of one KV head are the rows of one wgmma m64 tile (Q loaded once by TMA
-//   as a 64-row box over the G dim: rows past G are zeros outside the tensor, their outputs are never
-//   stored). wgmma m64 over mma.sync m16: the MMA is 16x (G = 4) wasted either way; what matters is the
+//   as a 64-row box from row hk * G of [B, H, D]: the rows past the group, other heads' queries or zeros
+//   past H, are computed and never stored). wgmma m64 over mma.sync m16: the MMA is 16x (G = 4) wasted either way; what matters is the
 //   time per block of keys. At bn = 64 keys and D = 128 a block is 32 KB of K and V; its two MMAs (S = Q K^T,
 //   O += P V) are 2 * 2 * 64 * 64 * 128 flops, ~512 cycles of an SM's tensor pipe at dense rate, and the
 //   softmax is 32 elements per thread of one warpgroup (~300 issue cycles): under the ~1500 cycles the SM
@@ -28,7 +28,8 @@
 //   splits, s + 2 * splits, ... (interleaved, so that every slice of a request gets the same number of
 //   blocks to within one, whatever len is). The entry point picks `splits` so that B * HK * splits CTAs
 //   make about two waves. Each slice writes its unnormalized O, its running max (times scale, base-2
-//   units) and its sum of exp2 to a workspace; attention_decode_combine reduces the slices.
+//   units) and its sum of exp2 to a workspace; attention_decode_combine_sm90 (below, a second kernel,
+//   launched with PDL) reduces the slices.
 // - Pages: a block of bn keys is bn / page_size pages; the producer reads each page's index from the page
 //   table (r.read_index inside the loop) and loads one TMA box of page_size rows per page and 64-column part
 //   into rows i * page_size .. of the stage (a row part of the smem region, 128-byte swizzle: a part is a

@@ -1,7 +1,8 @@
 // cake::attention::decode_paged on the GPU against an f64 host reference, on fresh random inputs: page
 // sizes 16 and 64, page tables that are a random permutation of the pool (pages of one request scattered),
 // context lengths 1, 7, 127, 1000 and 4097 mixed in one batch, GQA ratios 1 / 4 / 8, head dims 64 and 128,
-// B = 1 and B = 64, explicit split counts (slices with no key), a request of length 0. O (bf16) and LSE
+// B = 1 and B = 64, explicit split counts (slices with no key), 128-key blocks and 3 stages
+// (decode_paged_with), a request of length 0. O (bf16) and LSE
 // (f32) are poisoned first and followed by a guard that must survive.
 //   - O: relative error (Frobenius) against the reference below 2e-2 (bf16 P and output rounding);
 //   - LSE: absolute error below 1e-3 per row;
@@ -49,6 +50,7 @@ struct decode_case {
   std::vector<long long> lens;  // per request
   long long H, HK, D, page_size;
   int splits = 0;  // > 0: decode_paged_with this split count; 0: the entry point's choice
+  int bn = 0, stages = 0;  // > 0: decode_paged_with these (with splits, or the entry point's split)
 };
 
 struct result {
@@ -79,8 +81,11 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0;
   if (c.splits > 0) cfg.splits = c.splits;
-  const long long ws = c.splits > 0 ? attention::decode_workspace_bytes_with(cfg, s) : attention::decode_workspace_bytes(s);
+  if (c.bn > 0) cfg.bn = c.bn;
+  if (c.stages > 0) cfg.stages = c.stages;
+  const long long ws = forced ? attention::decode_workspace_bytes_with(cfg, s) : attention::decode_workspace_bytes(s);
   jit::device_buffer dws(static_cast<std::size_t>(ws));
   dws.fill_u32(0x7fc00000u);  // NaN: a slice result the combine reads but no slice wrote would show
   const std::size_t nl = static_cast<std::size_t>(B * s.H);
@@ -89,7 +94,7 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   dlse.fill_u32(0xffffffffu);
   const int* pt = static_cast<const int*>(dt.address());
   const int* sl = static_cast<const int*>(dl.address());
-  if (c.splits > 0)
+  if (forced)
     attention::decode_paged_with(cfg, dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
   else
     attention::decode_paged(dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
@@ -176,15 +181,18 @@ TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffl
       {{1, 7, 127}, 8, 2, 128, 16, 8},  // explicit split: slices with no block
       {mixed, 8, 2, 128, 16, 3},      // a split count that is no power of two
       {with_empty, 8, 2, 128, 16},    // seq_len 0
+      {mixed, 32, 8, 128, 16, 0, 128},     // decode_paged_with: 128-key blocks (8 pages of 16)
+      {mixed, 8, 2, 128, 64, 4, 128},      // 128-key blocks of 2 pages of 64, 4 splits
+      {mixed, 8, 2, 64, 16, 0, 0, 3},      // 3 stages
   };
   for (const auto& c : cases) {
     const result r = run_case(c, rng);
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
