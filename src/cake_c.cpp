@@ -245,4 +245,41 @@ cake_status cake_attention_prefill_varlen(const void* q, const void* k, const vo
   });
 }
 
+namespace {
+cake::attention::decode_shape decode_shape_of(int64_t B, int64_t H, int64_t HK, int64_t D, int64_t num_pages, int64_t page_size, int64_t max_pages,
+                                              int64_t max_seq_len, float softmax_scale) {
+  cake::attention::decode_shape s;
+  s.B = B;
+  s.H = H;
+  s.HK = HK;
+  s.D = D;
+  s.num_pages = num_pages;
+  s.page_size = page_size;
+  s.max_pages = max_pages;
+  s.max_seq_len = max_seq_len;
+  s.softmax_scale = softmax_scale;
+  return s;
+}
+}  // namespace
+
+int64_t cake_attention_decode_workspace_bytes(int64_t B, int64_t H, int64_t HK, int64_t D, int64_t num_pages, int64_t page_size, int64_t max_pages,
+                                              int64_t max_seq_len) {
+  try {
+    return cake::attention::decode_workspace_bytes(decode_shape_of(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len, 0.0f));
+  } catch (const cake::jit::argument_error&) {
+    return -1;
+  }
+}
+
+cake_status cake_attention_decode_paged(const void* q, const void* k_cache, const void* v_cache, const int32_t* page_table, const int32_t* seq_lens, void* o,
+                                        float* lse, void* workspace, int64_t B, int64_t H, int64_t HK, int64_t D, int64_t num_pages, int64_t page_size,
+                                        int64_t max_pages, int64_t max_seq_len, float softmax_scale, void* stream, int device) {
+  return guarded("cake_attention_decode_paged", device, [&] {
+    const std::string who = "cake_attention_decode_paged";
+    if (device < 0) throw cake::jit::argument_error(who + ": device = " + std::to_string(device) + " is not a device ordinal");
+    cake::attention::decode_paged(q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace,
+                                  decode_shape_of(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len, softmax_scale), as_stream(stream), device);
+  });
+}
+
 }  // extern "C"

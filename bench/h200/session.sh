@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -147,6 +147,19 @@ for s in "${steps[@]}"; do
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
       PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --runs ${CAKE_ATTN_RUNS:-30} --json "$OUT/attention.json" 2>&1 | tee "$OUT/bench_attention.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
+    decode)
+      # Paged decode (issue 12 item 2): the GPU test, compute-sanitizer memcheck on its first case, then the
+      # Python package (as in the attention step) and the bench against SDPA on issue 12's decode grid.
+      # Time limits add up to 570 s (test 120, memcheck 120, package 130, bench 200).
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_DECODE_TEST_TIMEOUT:-120} $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_attention_decode.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed|SKIPPED|rel_err" "$OUT/test_attention_decode.log" | head -n 24 | cut -c1-220
+      res=$(timeout 120 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*matches*" 2>&1 | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
+      echo "memcheck | ${res:-TIMEOUT}"
+      if [ ! -d /tmp/cp/cake ]; then
+        pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+        PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      fi
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_DECODE_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention_decode --runs ${CAKE_DECODE_RUNS:-30} --json "$OUT/attention_decode.json" 2>&1 | tee "$OUT/bench_decode.log" | grep -vE "Warning|warn" | cut -c1-260 ;;
     pybuild)
       # the Python package, built here from the pinned wheels in .whl/ (peer wheels from .whl/peers/)
       pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1

@@ -29,11 +29,19 @@ Families:
             cake.attention_prefill on the batch padded to its longest entry (the work a padded batch costs; its
             output is not compared). Checked against the flash varlen output. TFLOP/s count 4 H D per (query, key)
             pair an entry computes (causal: the pairs under the bottom-right diagonal)
+  attention_decode
+            cake.attention_decode_paged (pages of 16, shuffled page table) vs torch.nn.functional.scaled_dot_product_attention
+            on the same K/V gathered to contiguous [B, HK, ctx, D] (q [B, H, 1, D]; every SDPA backend that runs is timed
+            (flash, efficient, cudnn, math, and the default dispatch), with enable_gqa=True, or on K/V repeated to H heads
+            where a backend refuses GQA; the fastest is the peer), on issue 12's decode grid: batch 1 .. 256 x context
+            1k .. 32k (12 rows, at most 4 GiB of KV), 32 query / 8 KV heads, D = 128, all requests at the full context.
+            Bytes/s count the K and V bytes read, 2 B ctx HK D 2; the plain read is torch.sum over the same K and V pages
+            (f32 accumulation), timed in the same run. Checked against the SDPA output (rel err < 1e-2, max abs < 0.0625)
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|attention|attention_varlen|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|attention|attention_varlen|attention_decode|overhead|all] [--runs N] [--calls N] [--json FILE]
                                      [--seqlens 1024,4096 (attention only: a subset of S)]
 """
 import argparse
@@ -529,6 +537,115 @@ def bench_attention_varlen(runs):
     return rows, summary
 
 
+# (batch, context): issue 12's decode grid, batch 1 .. 256 x context 1k .. 32k, at most 2^20 tokens (4 GiB of K and V at
+# 8 KV heads, D 128, bf16)
+DECODE_GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 32768), (32, 8192), (64, 1024), (64, 4096), (64, 16384), (128, 2048),
+               (256, 1024), (256, 4096)]
+DECODE_H, DECODE_HK, DECODE_D, DECODE_PAGE = 32, 8, 128, 16
+
+
+def bench_attention_decode(runs, grid=DECODE_GRID):
+    F = torch.nn.functional
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows, logs = [], {}
+    g = torch.Generator(device="cuda").manual_seed(7)
+    H, HK, D, ps = DECODE_H, DECODE_HK, DECODE_D, DECODE_PAGE
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "math": SDPBackend.MATH}
+    for B, ctx in grid:
+        shape = {"B": B, "ctx": ctx, "H": H, "HK": HK, "D": D, "page_size": ps}
+        row = {"kernel": "attention_decode_paged", "dtype": "bf16", "shape": shape,
+               "peer": "torch.nn.functional.scaled_dot_product_attention on contiguous [B, HK, ctx, D] (fastest backend that runs)"}
+        pages_per_req = ctx // ps
+        num_pages = B * pages_per_req
+        kc = torch.randn(num_pages, ps, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+        vc = torch.randn(num_pages, ps, HK, D, device="cuda", generator=g).to(torch.bfloat16)
+        perm = torch.randperm(num_pages, device="cuda", generator=g).to(torch.int32)
+        table = perm.view(B, pages_per_req).contiguous()
+        lens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
+        q = torch.randn(B, H, D, device="cuda", generator=g).to(torch.bfloat16)
+        out = torch.full((B, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+        lse = torch.full((B, H), float("nan"), dtype=torch.float32, device="cuda")
+        ws = torch.empty(cake.attention_decode_workspace_bytes(B, H, HK, D, num_pages, ps, pages_per_req, ctx), dtype=torch.uint8, device="cuda")
+        cake_fn = lambda: cake.attention_decode_paged(q, kc, vc, table, lens, max_seq_len=ctx, out=out, lse=lse, workspace=ws)
+        try:
+            cake_fn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            row["cake_error"] = f"{type(e).__name__}: {e}"[:400]
+        # the same K and V, contiguous per request: [B, HK, ctx, D]
+        kd = kc[table.long()].reshape(B, ctx, HK, D).transpose(1, 2).contiguous()
+        vd = vc[table.long()].reshape(B, ctx, HK, D).transpose(1, 2).contiguous()
+        qd = q.view(B, H, 1, D)
+        calls, refs, how = {}, {}, {}
+        repeated = []  # K and V repeated to H heads, built once, for backends that refuse enable_gqa
+
+        def kv(gqa):
+            if gqa:
+                return kd, vd
+            if not repeated:
+                repeated.extend((kd.repeat_interleave(H // HK, dim=1), vd.repeat_interleave(H // HK, dim=1)))
+            return repeated[0], repeated[1]
+        for name, be in list(backends.items()) + [("default", None)]:
+            for gqa in (True, False):
+                try:
+                    kk, vv = kv(gqa)
+
+                    def fn(be=be, kk=kk, vv=vv, gqa=gqa):
+                        if be is None:
+                            return F.scaled_dot_product_attention(qd, kk, vv, enable_gqa=gqa)
+                        with sdpa_kernel(be):
+                            return F.scaled_dot_product_attention(qd, kk, vv, enable_gqa=gqa)
+                    refs[name] = fn().view(B, H, D)
+                    torch.cuda.synchronize()
+                    calls[name], how[name] = fn, "enable_gqa" if gqa else "K/V repeated to H heads"
+                    break
+                except Exception as e:
+                    row[f"sdpa_{name}_error" + ("" if gqa else "_repeat")] = f"{type(e).__name__}: {e}"[:200]
+        row["sdpa_gqa"] = how
+        ok = "cake_error" not in row and bool(calls)
+        if ok:
+            ref = refs["math"] if "math" in refs else next(iter(refs.values()))
+            row["finite"] = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
+            row["max_abs_diff_vs_sdpa"] = round((out.float() - ref.float()).abs().max().item(), 6)
+            row["rel_err_vs_sdpa"] = round(rel_err(out, ref), 6)
+            ok = row["finite"] and row["rel_err_vs_sdpa"] < 1e-2 and row["max_abs_diff_vs_sdpa"] < 0.0625
+        row["ok"] = ok
+        if ok:
+            plain = lambda: (kc.sum(dtype=torch.float32), vc.sum(dtype=torch.float32))
+            fns = {"cake": cake_fn, "plain_read": plain}
+            fns.update({f"sdpa_{n}": f for n, f in calls.items()})
+            t = time_many(fns, runs)
+            kv_bytes = 2.0 * B * ctx * HK * D * 2
+            best = min(calls, key=lambda n: t[f"sdpa_{n}"])
+            row.update({"runs": runs, "kv_bytes": int(kv_bytes), "cake_ms": round(t["cake"], 4), "cake_gbps": round(kv_bytes / t["cake"] / 1e6, 1),
+                        "plain_read_ms": round(t["plain_read"], 4), "plain_read_gbps": round(kv_bytes / t["plain_read"] / 1e6, 1)})
+            row["cake_fraction_of_plain_read"] = round(t["plain_read"] / t["cake"], 4)
+            for n in calls:
+                row[f"sdpa_{n}_ms"] = round(t[f"sdpa_{n}"], 4)
+            row.update({"peer_backend": best, "peer_ms": row[f"sdpa_{best}_ms"], "ratio": round(t[f"sdpa_{best}"] / t["cake"], 4),
+                        "peer_gbps": round(kv_bytes / t[f"sdpa_{best}"] / 1e6, 1)})
+            logs.setdefault("attention_decode_geomean_ratio_vs_sdpa", []).append(math.log(row["ratio"]))
+            logs.setdefault("attention_decode_geomean_fraction_of_plain_read", []).append(math.log(row["cake_fraction_of_plain_read"]))
+        rows.append(row)
+        desc = f"attention decode B {B} ctx {ctx} H{H} HK{HK} D{D} page {ps}: "
+        if ok:
+            desc += (f"cake {row['cake_ms']} ms ({row['cake_gbps']} GB/s, {row['cake_fraction_of_plain_read']} of plain read {row['plain_read_gbps']} GB/s), "
+                     f"sdpa {best} {row['peer_ms']} ms ratio {row['ratio']}")
+        else:
+            desc += "FAILED " + json.dumps({k: v for k, v in row.items() if k not in ("kernel", "dtype", "shape", "peer")})[:400]
+        print(desc, flush=True)
+        del kc, vc, kd, vd, q, qd, out, lse, ws, table, perm, calls, refs, repeated
+        torch.cuda.empty_cache()
+    summary = {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    if ratios:
+        summary["attention_decode_min_ratio_vs_sdpa"] = min(ratios)
+    summary["attention_decode_rows"] = len(rows)
+    summary["attention_decode_rows_ok"] = sum(1 for r in rows if r["ok"])
+    return rows, summary
+
+
 def bench_overhead(calls):
     M = N = K = 128
     a, b = torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16)
@@ -570,7 +687,7 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "attention", "attention_varlen", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "attention", "attention_varlen", "attention_decode", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
@@ -606,6 +723,10 @@ def main():
         summary.update(s)
     if args.family in ("attention", "attention_varlen", "all"):
         r, s = bench_attention_varlen(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("attention_decode", "all"):
+        r, s = bench_attention_decode(args.runs)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):

@@ -23,6 +23,17 @@
 //       <= total_k, max_seqlen_q >= every len_q, every entry with len_q > 0 has len_k > 0, and (causal)
 //       len_k >= len_q. Rows of o and lse outside every entry are not written.
 //
+//   cake::attention::decode_paged(q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, shape, stream, device)
+//       one new query token per request against a paged KV cache (vLLM / FlashInfer layout): q and o bf16
+//       [B, H, D]; k_cache and v_cache bf16 [num_pages, page_size, HK, D]; key j of request b is row
+//       j % page_size of page page_table[b, j / page_size] (page_table int32 [B, max_pages], seq_lens int32
+//       [B], both on the device); lse f32 [B, H] (natural log). workspace: decode_workspace_bytes(shape) bytes
+//       of device memory, 256-byte aligned (the split slices' partial results; the caller owns it, so the
+//       call allocates nothing and can be captured in a CUDA graph). Contract (device data, not checked):
+//       seq_lens[b] <= max_pages * page_size, page_table[b, i] in [0, num_pages) for i < ceil(seq_lens[b] /
+//       page_size); a request with seq_lens[b] == 0 gets o = 0 and lse = -inf. Two kernels (the split decode
+//       and the combine, kernels/attention/decode.hpp), enqueued on `stream` without a host synchronization.
+//
 // This header lives in the kernel corpus (kernels/attention/): include it as
 // "kernels/attention/attention.hpp". Link cake::jit.
 #include <cmath>
@@ -33,6 +44,7 @@
 #include <cake/runtime/kernel.hpp>
 #include <cake/runtime/kernel_table.hpp>
 
+#include "decode.hpp"
 #include "prefill.hpp"
 
 namespace cake::attention {
@@ -202,6 +214,182 @@ inline void prefill_varlen(const void* q, const void* k, const void* v, void* o,
 inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,
                          const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(&config, q, k, v, o, lse, s, stream, device);
+}
+
+// ---- paged decode -------------------------------------------------------------------------------------
+
+struct decode_shape {
+  long long B = 1;           // requests (one query token each)
+  long long H = 32;          // query heads
+  long long HK = 8;          // KV heads (H % HK == 0; G = H / HK <= 64)
+  long long D = 128;         // head dim: 64 or 128
+  long long num_pages = 0;   // pages in each of k_cache and v_cache
+  long long page_size = 16;  // keys per page: 16, 32 or 64
+  long long max_pages = 0;   // columns of page_table (pages a request may have)
+  long long max_seq_len = 0; // > 0: the longest seq_lens[b] the caller promises (checked against max_pages * page_size,
+                             // and it sizes the split); 0: max_pages * page_size
+  float softmax_scale = 0;   // <= 0: 1 / sqrt(D)
+};
+
+// The grid the split aims at: two waves of two CTAs per SM of an H200 (132 SMs; a decode CTA takes 80 KB of
+// smem at D = 128 and 160 threads, so two fit an SM).
+constexpr long long decode_target_ctas = 2 * 2 * 132;
+// The fewest key blocks (of 64 keys) a slice gets before the split stops growing.
+constexpr long long decode_min_blocks_per_split = 2;
+
+// The schedule for a shape: the head dim's parts, the GQA group, the page size; 64-key blocks in 2 stages;
+// splits: the smallest power of two (at most 64) that gives B * HK * splits >= decode_target_ctas, while every
+// slice keeps at least decode_min_blocks_per_split blocks of the longest context. Not tuned on the H200 yet.
+constexpr kernels::attention_decode_config decode_config_for(const decode_shape& s) {
+  kernels::attention_decode_config c;
+  c.parts = static_cast<int>(s.D / 64);
+  c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
+  c.page_size = static_cast<int>(s.page_size);
+  const long long ctx = s.max_seq_len > 0 ? s.max_seq_len : s.max_pages * s.page_size;
+  const long long blocks = (ctx + c.bn - 1) / c.bn;
+  long long n = 1;
+  while (n < 64 && s.B * s.HK * n < decode_target_ctas && 2 * n * decode_min_blocks_per_split <= blocks) n *= 2;
+  c.splits = static_cast<int>(n);
+  return c;
+}
+constexpr kernels::attention_decode_combine_config decode_combine_config_for(const decode_shape& s) {
+  kernels::attention_decode_combine_config c;
+  c.parts = static_cast<int>(s.D / 64);
+  return c;
+}
+
+namespace detail {
+constexpr long long decode_align256(long long b) { return (b + 255) / 256 * 256; }
+// Workspace: the slices' O f32 [splits, B, H, D], then max and sum f32 [splits, B, H] each.
+struct decode_workspace_layout {
+  long long o = 0, m = 0, l = 0, bytes = 0;
+};
+constexpr decode_workspace_layout decode_layout(const decode_shape& s, int splits) {
+  decode_workspace_layout w;
+  const long long rows = splits * s.B * s.H;
+  w.o = 0;
+  w.m = decode_align256(4 * rows * s.D);
+  w.l = w.m + decode_align256(4 * rows);
+  w.bytes = w.l + decode_align256(4 * rows);
+  return w;
+}
+
+inline void check_decode(const decode_shape& s, const char* who) {
+  auto bad = [&](const std::string& why) { throw jit::argument_error(std::string(who) + ": " + why); };
+  auto n = [](long long v) { return std::to_string(v); };
+  if (s.B < 1) bad("B = " + n(s.B) + " must be at least 1");
+  if (s.H < 1 || s.HK < 1) bad("H = " + n(s.H) + " and HK = " + n(s.HK) + " must be at least 1");
+  if (s.H % s.HK != 0) bad("H = " + n(s.H) + " must be a multiple of HK = " + n(s.HK) + " (query heads per KV head)");
+  if (s.H / s.HK > 64) bad("H / HK = " + n(s.H / s.HK) + " query heads per KV head: at most 64 (the rows of one MMA tile)");
+  if (s.D != 64 && s.D != 128) bad("D = " + n(s.D) + " is not supported: 64 or 128");
+  if (s.page_size != 16 && s.page_size != 32 && s.page_size != 64) bad("page_size = " + n(s.page_size) + " is not supported: 16, 32 or 64");
+  if (s.num_pages < 1) bad("num_pages = " + n(s.num_pages) + " must be at least 1");
+  if (s.max_pages < 1) bad("max_pages = " + n(s.max_pages) + " must be at least 1 (the page table's columns)");
+  if (s.num_pages >= (1LL << 31) || s.max_pages >= (1LL << 31) || s.B >= (1LL << 31)) bad("num_pages, max_pages and B must fit int32");
+  if (s.H > (1LL << 20)) bad("H = " + n(s.H) + " must be at most 2^20");
+  if (s.B * s.H * s.D > (1LL << 40)) bad("q is past 2^40 elements (B = " + n(s.B) + ", H = " + n(s.H) + ")");
+  if (s.num_pages * s.page_size > (1LL << 40) / (s.HK * s.D)) bad("k_cache is past 2^40 elements (num_pages = " + n(s.num_pages) + ")");
+  if (s.max_seq_len < 0) bad("max_seq_len = " + n(s.max_seq_len) + " must be 0 (not given) or positive");
+  if (s.max_seq_len > s.max_pages * s.page_size)
+    bad("max_seq_len = " + n(s.max_seq_len) + " is more than max_pages * page_size = " + n(s.max_pages) + " * " + n(s.page_size) + " = " +
+        n(s.max_pages * s.page_size) + " keys (the page table cannot hold it)");
+  if (!(s.softmax_scale <= 0 || std::isfinite(s.softmax_scale))) bad("softmax_scale is not finite");
+}
+
+inline const runtime_kernel& decode_kernel(const kernels::attention_decode_config& c, int device) {
+  using key = std::tuple<kernels::attention_decode_config, int>;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{c, device}, [&] {
+    const program p = kernels::attention_decode_sm90(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::attention::decode_paged: the schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+inline const runtime_kernel& decode_combine_kernel(const kernels::attention_decode_combine_config& c, int device) {
+  using key = std::tuple<kernels::attention_decode_combine_config, int>;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{c, device}, [&] {
+    const program p = kernels::attention_decode_combine_sm90(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::attention::decode_paged: the combine schedule is invalid: [" + std::string(p.errors[0].rule) + "] " +
+                       std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
+inline void run_decode(const kernels::attention_decode_config* forced, const void* q, const void* k_cache, const void* v_cache, const int* page_table,
+                       const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream, int device) {
+  const char* who = "cake::attention::decode_paged";
+  check_decode(s, who);
+  check_pointer("q", q, 16, who);
+  check_pointer("k_cache", k_cache, 16, who);
+  check_pointer("v_cache", v_cache, 16, who);
+  check_pointer("page_table", page_table, 4, who);
+  check_pointer("seq_lens", seq_lens, 4, who);
+  check_pointer("o", o, 16, who);
+  check_pointer("lse", lse, 4, who);
+  check_pointer("workspace", workspace, 256, who);
+  kernels::attention_decode_config c = decode_config_for(s);
+  if (forced) {
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits;
+    if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
+      throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
+                                ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
+                                "; bn 64..128 in whole pages, stages 1..8, splits 1..256, smem at most 227 KiB)");
+  }
+  check_hopper(device, who);
+  // Both kernels are built before the first launch (a refusal enqueues nothing).
+  const runtime_kernel& dec = decode_kernel(c, device);
+  const runtime_kernel& comb = decode_combine_kernel(decode_combine_config_for(s), device);
+  const decode_workspace_layout w = decode_layout(s, c.splits);
+  auto* base = static_cast<unsigned char*>(workspace);
+  float* part_o = reinterpret_cast<float*>(base + w.o);
+  float* part_m = reinterpret_cast<float*>(base + w.m);
+  float* part_l = reinterpret_cast<float*>(base + w.l);
+  const long long NS = c.splits;
+  const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
+  {
+    const tensor_arg args[] = {tensor_view(q, {s.B, s.H, s.D}),
+                               tensor_view(k_cache, {s.num_pages, s.page_size, s.HK, s.D}),
+                               tensor_view(v_cache, {s.num_pages, s.page_size, s.HK, s.D}),
+                               tensor_view(page_table, {s.B, s.max_pages}),
+                               tensor_view(seq_lens, {s.B}),
+                               tensor_view(part_o, {NS, s.B, s.H, s.D}),
+                               tensor_view(part_m, {NS, s.B, s.H, 1}),
+                               tensor_view(part_l, {NS, s.B, s.H, 1})};
+    const double scalars[] = {scale * 1.4426950408889634};
+    dec.launch(args, scalars, stream);
+  }
+  {
+    const tensor_arg args[] = {tensor_view(part_o, {NS, s.B, s.H, s.D}), tensor_view(part_m, {NS, s.B, s.H, 1}),
+                               tensor_view(part_l, {NS, s.B, s.H, 1}), tensor_view(o, {s.B, s.H, s.D}), tensor_view(lse, {s.B, s.H, 1})};
+    comb.launch(args, {}, stream);
+  }
+}
+}  // namespace detail
+
+// Bytes of device workspace decode_paged needs for this shape (with the split decode_config_for picks).
+inline long long decode_workspace_bytes(const decode_shape& s) {
+  detail::check_decode(s, "cake::attention::decode_workspace_bytes");
+  return detail::decode_layout(s, decode_config_for(s).splits).bytes;
+}
+// The same for an explicit split count (decode_paged_with).
+inline long long decode_workspace_bytes_with(const kernels::attention_decode_config& config, const decode_shape& s) {
+  detail::check_decode(s, "cake::attention::decode_workspace_bytes");
+  return detail::decode_layout(s, config.splits).bytes;
+}
+
+// o, lse from q and the paged caches (layouts and contract at the top of this header).
+inline void decode_paged(const void* q, const void* k_cache, const void* v_cache, const int* page_table, const int* seq_lens, void* o, float* lse,
+                         void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
+  detail::run_decode(nullptr, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
+}
+// The same with an explicit schedule (tuning): config's bn, stages and splits are used, the rest follows the
+// shape; the workspace is decode_workspace_bytes_with(config, shape).
+inline void decode_paged_with(const kernels::attention_decode_config& config, const void* q, const void* k_cache, const void* v_cache, const int* page_table,
+                              const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
+  detail::run_decode(&config, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
 }
 
 }  // namespace cake::attention

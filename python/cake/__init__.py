@@ -1,5 +1,5 @@
 """Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm, k-means, exact
-k-nearest-neighbour search, attention prefill.
+k-nearest-neighbour search, attention prefill and paged decode.
 
 Arrays may be torch tensors, or any CUDA array that speaks DLPack (``__dlpack__``: CuPy, JAX, ...) or
 the CUDA array interface. Every argument is checked before anything reaches the driver, and a bad one
@@ -11,6 +11,7 @@ nothing, so it can be captured in a CUDA graph. See docs/python.md.
 
 With PyTorch installed, importing cake also registers ``torch.ops.cake.gemm``, ``torch.ops.cake.softmax``,
 ``torch.ops.cake.rmsnorm``, ``torch.ops.cake.attention_prefill``, ``torch.ops.cake.attention_prefill_varlen``,
+``torch.ops.cake.attention_decode_paged``,
 ``torch.ops.cake.kmeans_assign`` and ``torch.ops.cake.knn_search`` (custom ops with fake implementations:
 torch.compile and graph capture).
 """
@@ -22,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -404,11 +405,11 @@ def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c
     return idx, centroids, shift
 
 
-def _attention_contiguous(a: _Array, name: str, layout: str) -> None:
+def _attention_contiguous(a: _Array, name: str, layout: str, who: str = "attention_prefill") -> None:
     try:
         _contiguous(a, name)
     except ValueError as e:
-        raise ValueError(f"{e}: attention_prefill supports contiguous {layout} only (pass .contiguous())") from None
+        raise ValueError(f"{e}: {who} supports contiguous {layout} only (pass .contiguous())") from None
 
 
 def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[float] = None, out=None, lse=None, stream=None):
@@ -532,6 +533,80 @@ def attention_prefill_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q: 
     _attention_contiguous(L, "lse", "[H, total_q]")
     s = _stream(stream, [Q, K, V, O, L, CQ, CK], dev)
     _cake.attention_prefill_varlen(Q.ptr, K.ptr, V.ptr, O.ptr, L.ptr, CQ.ptr, CK.ptr, B, total_q, total_k, max_seqlen_q, H, HK, D, causal, scale, s, dev)
+    return out, lse
+
+
+def attention_decode_workspace_bytes(B: int, H: int, HK: int, D: int, num_pages: int, page_size: int, max_pages: int, max_seq_len: int = 0) -> int:
+    """Bytes of device workspace attention_decode_paged needs for this shape (the split slices' partial results)."""
+    return _cake.attention_decode_workspace_bytes(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len)
+
+
+def attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, *, max_seq_len: int = 0, softmax_scale: Optional[float] = None,
+                           out=None, lse=None, workspace=None, stream=None):
+    """Paged decode attention (vLLM / FlashInfer layout): one new query token per request against a paged KV
+    cache. Returns (out, lse).
+
+    q: [B, H, D] bfloat16; k_cache, v_cache: [num_pages, page_size, HK, D] bfloat16 (page_size 16, 32 or 64),
+    all contiguous; page_table: int32 [B, max_pages] (key j of request b is row j % page_size of page
+    page_table[b, j // page_size]); seq_lens: int32 [B], on the same device. D 64 or 128, H a multiple of HK with
+    H // HK <= 64. max_seq_len: the longest seq_lens[b] if the caller knows it (checked against max_pages *
+    page_size; it sizes the split over the context), 0 for max_pages * page_size. out: bfloat16 [B, H, D], lse:
+    float32 [B, H] (natural log). workspace: any CUDA array of at least attention_decode_workspace_bytes(...)
+    bytes (allocated through PyTorch when absent). The page table and lengths are the caller's contract and
+    are not read on the host: seq_lens[b] <= max_pages * page_size and the first ceil(seq_lens[b] / page_size)
+    entries of row b are pages in [0, num_pages); a request of length 0 gets out = 0 and lse = -inf. Hopper only.
+    """
+    if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int):
+        raise ValueError(f"max_seq_len must be an int; it is {max_seq_len!r}")
+    scale = _softmax_scale(softmax_scale)
+    Q, K, V = _view(q, "q"), _view(k_cache, "k_cache"), _view(v_cache, "v_cache")
+    if Q.device != "cuda":
+        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
+    if Q.dtype != "bfloat16":
+        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
+    if len(Q.shape) != 3:
+        raise ValueError(f"q must be 3-D [B, H, D]; it has shape {list(Q.shape)}")
+    B, H, D = Q.shape
+    if len(K.shape) != 4 or K.shape[3] != D:
+        raise ValueError(f"k_cache must be [num_pages, page_size, HK, D] with q's D; q has shape {list(Q.shape)}, k_cache {list(K.shape)}")
+    num_pages, page_size, HK = K.shape[0], K.shape[1], K.shape[2]
+    dev = Q.index
+    _need(K, "k_cache", "bfloat16", K.shape, dev)
+    _need(V, "v_cache", "bfloat16", K.shape, dev)
+    if HK < 1 or H % HK:
+        raise ValueError(f"q's heads H = {H} must be a multiple of k_cache's heads HK = {HK} (query heads per KV head)")
+    P, L_ = _view(page_table, "page_table"), _view(seq_lens, "seq_lens")
+    if len(P.shape) != 2 or P.shape[0] != B:
+        raise ValueError(f"page_table must be [B, max_pages] with q's B = {B}; it has shape {list(P.shape)}")
+    max_pages = P.shape[1]
+    _need(P, "page_table", "int32", (B, max_pages), dev)
+    _need(L_, "seq_lens", "int32", (B,), dev)
+    for A, name, layout in ((Q, "q", "[B, H, D]"), (K, "k_cache", "[num_pages, page_size, HK, D]"), (V, "v_cache", "[num_pages, page_size, HK, D]"),
+                            (P, "page_table", "[B, max_pages]"), (L_, "seq_lens", "[B]")):
+        _attention_contiguous(A, name, layout, "attention_decode_paged")
+    need = attention_decode_workspace_bytes(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len)
+    if workspace is None:
+        workspace = _new_like(q, (need,), "uint8", "workspace")
+    W = _view(workspace, "workspace")
+    if W.device != "cuda" or W.index != dev:
+        raise ValueError(f"workspace must be on cuda:{dev}")
+    size = math.prod(W.shape) * {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8}.get(W.dtype, 1)
+    if size < need:
+        raise ValueError(f"workspace holds {size} bytes; this decode needs {need} (cake.attention_decode_workspace_bytes)")
+    _contiguous(W, "workspace")
+    if out is None:
+        out = _new_like(q, (B, H, D), "bfloat16", "out")
+    O = _view(out, "out")
+    _need(O, "out", "bfloat16", (B, H, D), dev)
+    _attention_contiguous(O, "out", "[B, H, D]", "attention_decode_paged")
+    if lse is None:
+        lse = _new_like(q, (B, H), "float32", "lse")
+    L = _view(lse, "lse")
+    _need(L, "lse", "float32", (B, H), dev)
+    _attention_contiguous(L, "lse", "[B, H]", "attention_decode_paged")
+    s = _stream(stream, [Q, K, V, P, L_, O, L, W], dev)
+    _cake.attention_decode_paged(Q.ptr, K.ptr, V.ptr, P.ptr, L_.ptr, O.ptr, L.ptr, W.ptr, B, H, HK, D, num_pages, page_size, max_pages, max_seq_len,
+                                 scale, s, dev)
     return out, lse
 
 

@@ -1,4 +1,4 @@
-"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, attention_prefill_varlen, kmeans_assign, kmeans_update,
+"""torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, attention_prefill_varlen, attention_decode_paged, kmeans_assign, kmeans_update,
 kmeans_fit, knn_search}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives
 the output's shape, dtype and strides (or, for an op that updates buffers in place, checks them) without running
 anything, so that they trace under torch.compile and record under CUDA graph capture. Imported by cake when
@@ -9,7 +9,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import (attention_prefill as _attention_prefill, attention_prefill_varlen as _attention_prefill_varlen, gemm as _gemm,
+from . import (attention_decode_paged as _attention_decode_paged, attention_prefill as _attention_prefill, attention_prefill_varlen as _attention_prefill_varlen, gemm as _gemm,
                kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_update as _kmeans_update, knn_search as _knn_search,
                rmsnorm as _rmsnorm, softmax as _softmax)
 
@@ -72,6 +72,21 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, softmax_s
                  lambda: "cake::attention_prefill_varlen: q is [total_q, H, D], k and v [total_k, HK, D], cu_seqlens [B + 1]")
     total_q, H, D = q.shape
     return q.new_empty((total_q, H, D), dtype=torch.bfloat16), q.new_empty((H, total_q), dtype=torch.float32)
+
+
+@torch.library.custom_op("cake::attention_decode_paged", mutates_args=())
+def attention_decode_paged(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, page_table: torch.Tensor, seq_lens: torch.Tensor,
+                           max_seq_len: int = 0, softmax_scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=max_seq_len, softmax_scale=softmax_scale)
+
+
+@attention_decode_paged.register_fake
+def _(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=0, softmax_scale=None):
+    torch._check(q.dim() == 3 and k_cache.dim() == 4 and v_cache.dim() == 4 and page_table.dim() == 2 and seq_lens.dim() == 1,
+                 lambda: "cake::attention_decode_paged: q is [B, H, D], k_cache and v_cache [num_pages, page_size, HK, D], "
+                         "page_table [B, max_pages], seq_lens [B]")
+    B, H, D = q.shape
+    return q.new_empty((B, H, D), dtype=torch.bfloat16), q.new_empty((B, H), dtype=torch.float32)
 
 
 @torch.library.custom_op("cake::kmeans_assign", mutates_args=())

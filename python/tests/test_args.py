@@ -297,6 +297,53 @@ class AttentionVarlenArguments(unittest.TestCase):
         self.check(ValueError, "cu_seqlens_k must be a non-null device address aligned to 4", cu_k=arr((4,), "int32", 0x700002))
 
 
+class AttentionDecodePagedArguments(unittest.TestCase):
+    # q, o [B, H, D] = [4, 8, 128]; caches [num_pages, page_size, HK, D] = [64, 16, 2, 128]; page_table [B, max_pages] = [4, 16];
+    # seq_lens [B]; lse [B, H]; workspace 1 MiB
+    def args(self, **over):
+        a = {"q": arr((4, 8, 128), "bfloat16", 0x100000), "k": arr((64, 16, 2, 128), "bfloat16", 0x200000),
+             "v": arr((64, 16, 2, 128), "bfloat16", 0x300000), "pt": arr((4, 16), "int32", 0x600000), "lens": arr((4,), "int32", 0x700000),
+             "max_seq_len": 0, "out": arr((4, 8, 128), "bfloat16", 0x400000), "lse": arr((4, 8), "float32", 0x500000),
+             "ws": arr((1 << 18,), "float32", 0x800000)}
+        a.update(over)
+        return a
+
+    def check(self, exc, needle, **over):
+        a = self.args(**over)
+        with self.assertRaises(exc) as cm:
+            cake.attention_decode_paged(a["q"], a["k"], a["v"], a["pt"], a["lens"], max_seq_len=a["max_seq_len"], out=a["out"], lse=a["lse"],
+                                        workspace=a["ws"])
+        self.assertIn(needle, str(cm.exception))
+
+    def test_python_checks(self):
+        self.check(ValueError, "max_seq_len must be an int; it is 2.5", max_seq_len=2.5)
+        self.check(ValueError, "q must be 3-D [B, H, D]; it has shape [4, 1, 8, 128]", q=arr((4, 1, 8, 128), "bfloat16", 0x100000))
+        self.check(ValueError, "k_cache must be [num_pages, page_size, HK, D] with q's D", k=arr((64, 16, 2, 64), "bfloat16", 0x200000))
+        self.check(ValueError, "v_cache must have shape [64, 16, 2, 128]", v=arr((64, 16, 1, 128), "bfloat16", 0x300000))
+        self.check(ValueError, "q's heads H = 8 must be a multiple of k_cache's heads HK = 3",
+                   k=arr((64, 16, 3, 128), "bfloat16", 0x200000), v=arr((64, 16, 3, 128), "bfloat16", 0x300000))
+        self.check(ValueError, "page_table must be [B, max_pages] with q's B = 4", pt=arr((3, 16), "int32", 0x600000))
+        self.check(ValueError, "seq_lens must be int32; it is float32", lens=arr((4,), "float32", 0x700000))
+        self.check(ValueError, "lse must have shape [4, 8]; it has [8, 4]", lse=arr((8, 4), "float32", 0x500000))
+        self.check(ValueError, "workspace holds 16 bytes; this decode needs", ws=arr((4,), "float32", 0x800000))
+
+    def test_cpp_checks(self):
+        # cake::attention::decode_paged's own checks (through the workspace size and the call), before any driver call
+        self.check(ValueError, "page_size = 48 is not supported", k=arr((64, 48, 2, 128), "bfloat16", 0x200000),
+                   v=arr((64, 48, 2, 128), "bfloat16", 0x300000))
+        self.check(ValueError, "max_seq_len = 257 is more than max_pages * page_size = 16 * 16 = 256", max_seq_len=257)
+        self.check(ValueError, "seq_lens must be a non-null device address aligned to 4", lens=arr((4,), "int32", 0x700002))
+        self.assertGreater(cake.attention_decode_workspace_bytes(4, 8, 2, 128, 64, 16, 16), 0)
+
+    def test_no_driver(self):
+        if cake._cake.driver_available():
+            self.skipTest("a CUDA driver is present")
+        a = self.args()
+        with self.assertRaises(cake.NoDeviceError) as cm:
+            cake.attention_decode_paged(a["q"], a["k"], a["v"], a["pt"], a["lens"], out=a["out"], lse=a["lse"], workspace=a["ws"])
+        self.assertIn("libcuda", str(cm.exception))
+
+
 try:
     import torch
 except ImportError:
@@ -325,6 +372,11 @@ class FakeImplementations(unittest.TestCase):
             cu = torch.empty(5, dtype=torch.int32, device="cuda")
             o, lse = torch.ops.cake.attention_prefill_varlen(qv, kv, kv, cu, cu, 700, True, None)
             self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((1234, 32, 128), torch.bfloat16, (32, 1234), torch.float32))
+            qd = torch.empty(64, 32, 128, dtype=torch.bfloat16, device="cuda")
+            kc = torch.empty(4096, 16, 8, 128, dtype=torch.bfloat16, device="cuda")
+            pt = torch.empty(64, 256, dtype=torch.int32, device="cuda")
+            o, lse = torch.ops.cake.attention_decode_paged(qd, kc, kc, pt, pt[:, 0], 4096, None)
+            self.assertEqual((tuple(o.shape), o.dtype, tuple(lse.shape), lse.dtype), ((64, 32, 128), torch.bfloat16, (64, 32), torch.float32))
             xs = torch.empty(3, 1000, 96, dtype=torch.float16, device="cuda")
             cs = torch.empty(3, 64, 96, dtype=torch.float16, device="cuda")
             idx = torch.ops.cake.kmeans_assign(xs, cs, None, "inner_product")

@@ -122,6 +122,17 @@ class FakeShapes(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, r"q is \[total_q, H, D\]"):
             self.ops.attention_prefill_varlen.fake(StandInTensor((2, 1000, 32, 128)), kv, kv, cu, cu, 700)
 
+    def test_attention_decode_paged(self):
+        q, kv = StandInTensor((64, 32, 128)), StandInTensor((4096, 16, 8, 128))
+        table, lens = StandInTensor((64, 256), "int32"), StandInTensor((64,), "int32")
+        out, lse = self.ops.attention_decode_paged.fake(q, kv, kv, table, lens, 4096)
+        self.assertEqual(out.shape, (64, 32, 128))
+        self.assertEqual(out.dtype, "bfloat16")
+        self.assertEqual(lse.shape, (64, 32))  # [B, H]
+        self.assertEqual(lse.dtype, "float32")
+        with self.assertRaisesRegex(RuntimeError, r"q is \[B, H, D\], k_cache and v_cache \[num_pages, page_size, HK, D\]"):
+            self.ops.attention_decode_paged.fake(StandInTensor((64, 1, 32, 128)), kv, kv, table, lens)
+
     def test_kmeans_assign(self):
         for x, c, want in (((4, 1000, 128), (4, 64, 128), (4, 1000)), ((1000, 96), (64, 96), (1000,))):
             idx = self.ops.kmeans_assign.fake(StandInTensor(x, "float16"), StandInTensor(c, "float16"))

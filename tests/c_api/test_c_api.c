@@ -133,6 +133,31 @@ int main(void) {
            "cake_attention_prefill_varlen: device = -1");
   }
 
+  /* Paged decode: q, o bf16 [B, H, D], caches bf16 [num_pages, page_size, HK, D], int32 page table and lengths. */
+  {
+    const char* q = a;
+    const char* kc = b;
+    const char* vc = (const char*)(size_t)0x800000;
+    char* o = d;
+    float* lse = (float*)(size_t)0x900000;
+    const int32_t* pt = (const int32_t*)(size_t)0xa00000;
+    void* ws = (void*)(size_t)0xb00000;
+    CHECK(cake_attention_decode_workspace_bytes(4, 32, 8, 128, 1024, 16, 256, 0) > 0);
+    CHECK(cake_attention_decode_workspace_bytes(4, 32, 8, 128, 1024, 48, 256, 0) == -1);
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 48, 256, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake::attention::decode_paged: page_size = 48 is not supported");
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 6, 128, 1024, 16, 256, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "H = 32 must be a multiple of HK = 6");
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 16, 256, 4097, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "max_seq_len = 4097 is more than max_pages * page_size");
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, NULL, 4, 32, 8, 128, 1024, 16, 256, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "workspace must be a non-null");
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, INT64_MAX, 16, 256, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "must fit int32");
+    EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 16, 256, 0, 0.0f, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake_attention_decode_paged: device = -1");
+  }
+
   /* k-nearest-neighbour search. */
   {
     float* dist = (float*)(size_t)0x400000;

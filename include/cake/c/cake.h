@@ -151,6 +151,27 @@ CAKE_C_API cake_status cake_attention_prefill_varlen(const void* q, const void* 
                                                      const int32_t* cu_seqlens_k, int64_t B, int64_t total_q, int64_t total_k, int64_t max_seqlen_q,
                                                      int64_t H, int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device);
 
+/* Bytes of device workspace cake_attention_decode_paged needs for this shape (the split slices' partial
+ * results); -1 for arguments out of range. */
+CAKE_C_API int64_t cake_attention_decode_workspace_bytes(int64_t B, int64_t H, int64_t HK, int64_t D, int64_t num_pages, int64_t page_size,
+                                                         int64_t max_pages, int64_t max_seq_len);
+
+/* Paged decode attention (vLLM / FlashInfer layout): one new query token per request. q and o bf16
+ * [B, H, D]; k_cache and v_cache bf16 [num_pages, page_size, HK, D] (contiguous, 16-byte aligned); key j
+ * of request b is row j % page_size of page page_table[b, j / page_size] (page_table int32 [B, max_pages],
+ * seq_lens int32 [B], device arrays); lse f32 [B, H] (natural log). D 64 or 128; H a multiple of HK with
+ * H / HK <= 64; page_size 16, 32 or 64. max_seq_len > 0: the longest seq_lens[b] (checked against
+ * max_pages * page_size; it sizes the split), 0: max_pages * page_size. softmax_scale <= 0 means
+ * 1 / sqrt(D). workspace: cake_attention_decode_workspace_bytes(...) bytes, 256-byte aligned. Caller's
+ * contract (device data, not checked): seq_lens[b] <= max_pages * page_size and the first
+ * ceil(seq_lens[b] / page_size) entries of row b of page_table are pages in [0, num_pages); a request with
+ * seq_lens[b] == 0 gets o = 0 and lse = -inf. Two kernels on `stream`, no host synchronization. Hopper
+ * (cc 9.0) only. */
+CAKE_C_API cake_status cake_attention_decode_paged(const void* q, const void* k_cache, const void* v_cache, const int32_t* page_table,
+                                                   const int32_t* seq_lens, void* o, float* lse, void* workspace, int64_t B, int64_t H, int64_t HK,
+                                                   int64_t D, int64_t num_pages, int64_t page_size, int64_t max_pages, int64_t max_seq_len,
+                                                   float softmax_scale, void* stream, int device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,287 @@
+#pragma once
+// Paged decode attention on Hopper (sm_90a): one new query token per request against a paged KV cache
+// (vLLM / FlashInfer layout), split over the context, then a combine kernel.
+//
+//   O[b, h, :] = sum_{j < len_b} softmax_j(scale * Q[b, h, :] . K_b[j, h / G, :]) V_b[j, h / G, :]
+//   LSE[b, h]  = log(sum_{j < len_b} exp(scale * Q[b, h, :] . K_b[j, h / G, :]))   (natural log)
+//
+// Layouts: Q, O bf16 [B, H, D] (the G = H / HK query heads of KV head hk are rows hk * G .. hk * G + G - 1);
+// the caches K, V bf16 [num_pages, page_size, HK, D]; key j of request b is
+// row j % page_size of page page_table[b, j / page_size] (page_table i32 [B, max_pages]); len_b = seq_lens[b]
+// (i32 [B]). LSE f32 [B, H].
+//
+// Why this shape. Decode reads every key and value once: 2 * len * HK * D * 2 bytes per request, against
+// 4 * G * len * HK * D flops, i.e. G flops per byte: it is bound by HBM, not by the tensor cores. The
+// design goal is to keep enough bytes in flight on every SM (Little's law: ~4.8 TB/s x ~1.5 us is ~55 KB
+// per SM of the H200's 132) with the fewest instructions per byte.
+//
+// - GQA packing: the G query heads of one KV head are the rows of one wgmma m64 tile (Q loaded once by TMA
+//   as a 64-row box from row hk * G of [B, H, D]: the rows past the group, other heads' queries or zeros
+//   past H, are computed and never stored). wgmma m64 over mma.sync m16: the MMA is 16x (G = 4) wasted either way; what matters is the
+//   time per block of keys. At bn = 64 keys and D = 128 a block is 32 KB of K and V; its two MMAs (S = Q K^T,
+//   O += P V) are 2 * 2 * 64 * 64 * 128 flops, ~512 cycles of an SM's tensor pipe at dense rate, and the
+//   softmax is 32 elements per thread of one warpgroup (~300 issue cycles): under the ~1500 cycles the SM
+//   needs to stream 32 KB at its share of HBM (~21 B/cycle), and two CTAs per SM overlap each other. The
+//   wgmma path reuses the prefill's operand layouts (P from registers, V MN-major), already proven on the
+//   H200; mma.sync m16 would save MMA issue that is not the bottleneck (a later option for G <= 16).
+// - Split-KV: the space is (split s of `splits`, KV head, request); slice s takes key blocks s, s +
+//   splits, s + 2 * splits, ... (interleaved, so that every slice of a request gets the same number of
+//   blocks to within one, whatever len is). The entry point picks `splits` so that B * HK * splits CTAs
+//   make about two waves. Each slice writes its unnormalized O, its running max (times scale, base-2
+//   units) and its sum of exp2 to a workspace; attention_decode_combine_sm90 (below, a second kernel,
+//   launched with PDL) reduces the slices.
+// - Pages: a block of bn keys is bn / page_size pages; the producer reads each page's index from the page
+//   table (r.read_index inside the loop) and loads one TMA box of page_size rows per page and 64-column part
+//   into rows i * page_size .. of the stage (a row part of the smem region, 128-byte swizzle: a part is a
+//   multiple of 8 rows, so the swizzle pattern stays aligned). Page indices past the request's last page
+//   are clamped to its last page (the table's row may end there); those keys, like every key past len,
+//   score -inf. Every block may hold masked keys (the last block of a request is any slice's), so every
+//   block is masked: one select per score.
+// - Roles: one consumer warpgroup (wgmma needs a whole warpgroup) and a one-warp TMA producer: 160 threads
+//   and no setmaxnreg, so that two CTAs fit an SM by registers (ptxas may use up to 204 per thread) as by
+//   shared memory (attention_decode_smem: 80 KB at D = 128, 2 stages).
+// Everything physical (barrier counts, phases, tx bytes, smem offsets) is derived by the plan.
+#include <array>
+#include <string_view>
+
+#include <cake/cake.hpp>
+
+namespace cake::kernels {
+
+struct attention_decode_config {
+  int parts = 2;        // head dim / 64: 1 (D = 64) or 2 (D = 128)
+  int group = 4;        // G = H / HK query heads per KV head: 1 .. 64 (the rows of the wgmma tile)
+  int page_size = 16;   // keys per page: 16, 32 or 64
+  int bn = 64;          // keys per block (S's N): a multiple of page_size
+  int stages = 2;       // depth of the K and of the V pipeline
+  int splits = 1;       // slices of each request's context (1 .. 256)
+  constexpr int pages_per_block() const { return bn / page_size; }
+  constexpr bool valid() const {
+    return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
+           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256;
+  }
+  friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
+};
+
+// Smem in bytes: Q (64 rows) + the K and V stages, D/64 parts of 64 bf16 columns each.
+constexpr int attention_decode_smem(const attention_decode_config& c) { return (64 + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
+
+namespace attention_detail {
+// "attn_dec_d128_g4_p16_n64_s8" (at most 31 characters)
+constexpr name_builder decode_name(const attention_decode_config& c) {
+  name_builder b;
+  b.put("attn_dec_d");
+  b.put(64 * c.parts);
+  b.put("_g");
+  b.put(c.group);
+  b.put("_p");
+  b.put(c.page_size);
+  b.put("_n");
+  b.put(c.bn);
+  if (c.stages != 2) {
+    b.put("_t");
+    b.put(c.stages);
+  }
+  b.put("_s");
+  b.put(c.splits);
+  return b;
+}
+}  // namespace attention_detail
+
+constexpr program attention_decode_sm90(attention_decode_config c = {}) {
+  const name_builder nm = attention_detail::decode_name(c);
+  auto k = kernel(nm.view()).target(sm_90a);
+  auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
+  auto Q = k.input<bf16>("Q", dims(Bt, H, D));
+  auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
+  auto Vc = k.input<bf16>("V", dims(P, PS, HK, D));
+  auto Pt = k.input<i32>("page_table", dims(Bt, MP));
+  auto Len = k.input<i32>("seq_lens", dims(Bt));
+  // The slices' partial results (workspace): O unnormalized [NS, B, H, D], max * scale and sum of exp2 [NS, B, H, 1].
+  auto Wo = k.output<f32>("part_o", dims(NS, Bt, H, D));
+  auto Wm = k.output<f32>("part_m", dims(NS, Bt, H, One));
+  auto Wl = k.output<f32>("part_l", dims(NS, Bt, H, One));
+  auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
+  auto space = k.parallel(split(c.splits), each(HK), each(Bt));
+  const int ppb = c.pages_per_block();
+  std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
+  for (int d = 0; d < c.parts; ++d) {
+    sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {64, 64}, swizzle::b128);
+    sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
+    sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
+  }
+  auto qp = c.parts == 1 ? k.pipeline("q", stages(1)).carries(sQ[0]) : k.pipeline("q", stages(1)).carries(sQ[0], sQ[1]);
+  auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
+  auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
+
+  // Both roles read the request's length and walk the same blocks: s, s + splits, ... below ceil(len / bn).
+  struct walk {
+    index_expr h0, len, blocks;  // the first query head of KV head hk, the request's length and blocks
+  };
+  auto read_walk = [&](role& r, index_expr hk, index_expr b) {
+    walk w;
+    // (a named value: the coverage rule does not model "G rows of H per KV head", and skips value origins)
+    w.h0 = r.let_index(hk * c.group);
+    w.len = r.read_index(Len.at(b));
+    w.blocks = r.let_index((w.len + (c.bn - 1)) / c.bn);
+    return w;
+  };
+
+  k.role("softmax", warpgroups(1), [&](role& r) {
+    auto s = r.accumulator<f32>("s", {64, c.bn});
+    auto o = r.accumulator<f32>("o", {64, 64 * c.parts});
+    auto p = r.fragment<bf16>("p", {64, c.bn});  // softmax(s) as the A operand of P V
+    auto m = r.row_vector<f32>("m", 64);         // running max of the raw scores
+    auto mn = r.row_vector<f32>("mn", 64);       // with this block's
+    auto ms = r.row_vector<f32>("ms", 64);       // -mn * scale: exp2(s * scale + ms)
+    auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
+    auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
+    auto ls = r.row_vector<f32>("ls", 64);
+    r.for_each(space, [&](auto sl, auto hk, auto b) {
+      r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
+      const walk w = read_walk(r, hk, b);
+      r.fill(o, 0.0f);
+      r.fill(m, neg_inf);
+      r.fill(l, 0.0f);
+      // (a slice with no block, len <= sl * bn, leaves o = 0, m = -inf, l = 0: the combine weighs it 0)
+      r.when(sl < w.blocks, [&] {
+        auto sq = r.wait(qp);
+        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
+          auto sk = r.wait(kp);
+          r.wgmma_fence();
+          for (int d = 0; d < c.parts; ++d) {
+            auto mma = r.wgmma(s, sq[sQ[d]], sk[sK[d]]).over(D);
+            if (d == 0) mma.overwrite();
+          }
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(kp, sk);
+          // keys past len (the request's last block, and pages clamped to its last page) score -inf; every
+          // block holds at least one key below len, so mn is finite
+          r.set(s, select(j * c.bn + col() >= w.len, neg_inf, s));
+          r.row_max(mn, s);
+          r.set(mn, max(mn, m));
+          r.set(ms, mn * -scale);
+          r.set(s, exp2(fma(s, scale, ms)));
+          r.row_sum(ls, s);
+          r.set(al, exp2(fma(m, scale, ms)));
+          r.set(l, l * al + ls);
+          r.set(m, mn);
+          r.set(o, o * al);
+          r.set(p, s);
+          auto sv = r.wait(vp);
+          r.wgmma_fence();
+          for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(vp, sv);
+        });
+        r.release(qp, sq);
+      });
+      // the slice's partial state, rows hk * G .. hk * G + G - 1 of H (the other rows of the tile are not stored)
+      r.set(ms, m * scale);
+      r.store(Wm.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), ms);
+      r.store(Wl.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), l);
+      r.store(Wo.tile(sl, b, w.h0, 0).rows_at(2).elements_at(2).limit(2, w.h0 + c.group), o);
+    });
+  });
+  k.role("load", warps(1), [&](role& r) {
+    r.for_each(space, [&](auto sl, auto hk, auto b) {
+      r.griddep_launch_dependents();
+      const walk w = read_walk(r, hk, b);
+      r.when(sl < w.blocks, [&] {
+        auto sq = r.acquire(qp);
+        // a 64-row box from row hk * G: the rows past the group (other KV heads' queries, or zeros past H)
+        // are computed and never stored
+        for (int d = 0; d < c.parts; ++d) r.tma_load(sq[sQ[d]], Q.tile(b, w.h0, d).rows_at(1).elements_at(1));
+        const index_expr last_page = r.let_index((w.len - 1) / c.page_size);
+        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
+          std::array<index_expr, 8> page{};
+          for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(j * ppb + i, last_page)));
+          auto sk = r.acquire(kp);
+          for (int i = 0; i < ppb; ++i)
+            for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
+          auto sv = r.acquire(vp);
+          for (int i = 0; i < ppb; ++i)
+            for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
+        });
+      });
+    });
+  });
+  return k.build();
+}
+
+// The combine: the slices' partial states of every (request, query head) reduced into O and LSE:
+//   M = max_s m_s, w_s = exp2(m_s - M), L = sum_s w_s l_s, O = sum_s w_s o_s / L, LSE = (log2 L + M) ln 2
+// (m in base-2 units, already times the scale). Slices with no key have m_s = -inf: weight 0. A request
+// with no key at all (len 0) gets O = 0 and LSE = -inf. Plain loads and stores: generic code.
+// Latency, not bandwidth, is what the combine fights (the partial results are small and in L2): a loop
+// that loads one slice and uses it before loading the next waits one L2 latency per slice. So each trip
+// loads `unroll` slices into distinct register tiles before it uses any of them (the loads are in flight
+// together), in both passes (the max, then the weighted sums). A CTA takes `rows` query heads x 64
+// columns of D, so that B = 1 still spreads over H / rows * D / 64 CTAs.
+struct attention_decode_combine_config {
+  int parts = 2;   // head dim / 64
+  int rows = 8;    // query heads per CTA (one warpgroup: one 16-byte vector of a row per thread)
+  static constexpr int unroll = 4;  // slices loaded per trip (register tiles: acc, its bf16, 4 x 3 slice tiles, M, L = 16, the capacity)
+  friend constexpr auto operator<=>(const attention_decode_combine_config&, const attention_decode_combine_config&) = default;
+};
+
+constexpr program attention_decode_combine_sm90(attention_decode_combine_config c = {}) {
+  constexpr int U = attention_decode_combine_config::unroll;
+  // Launched with PDL: its CTAs may start while the decode kernel's last wave runs (the decode kernel
+  // triggers its dependents at the top of each CTA) and wait for that grid's results with griddep_wait.
+  auto k = kernel(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128").target(sm_90a).programmatic_launch();
+  auto [NS, Bt, H, D, One] = k.dims("NS", "B", "H", "D", "one");
+  auto Wo = k.input<f32>("part_o", dims(NS, Bt, H, D));
+  auto Wm = k.input<f32>("part_m", dims(NS, Bt, H, One));
+  auto Wl = k.input<f32>("part_l", dims(NS, Bt, H, One));
+  auto O = k.output<bf16>("O", dims(Bt, H, D));
+  auto Lse = k.output<f32>("LSE", dims(Bt, H, One));
+  auto space = k.parallel(tiles(H, c.rows), tiles(D, 64), each(Bt));
+  k.role("combine", warpgroups(1), [&](role& r) {
+    auto acc = r.fragment<f32>("acc", {c.rows, 64});
+    auto mx = r.row_vector<f32>("mx", c.rows);  // M
+    auto sm = r.row_vector<f32>("sm", c.rows);  // L
+    std::array<reg_tile<f32>, U> x{}, ms{}, ls{};
+    constexpr std::string_view xn[] = {"x0", "x1", "x2", "x3"}, mn[] = {"m0", "m1", "m2", "m3"}, ln[] = {"l0", "l1", "l2", "l3"};
+    for (int u = 0; u < U; ++u) {
+      x[u] = r.fragment<f32>(xn[u], {c.rows, 64});
+      ms[u] = r.row_vector<f32>(mn[u], c.rows);
+      ls[u] = r.row_vector<f32>(ln[u], c.rows);
+    }
+    r.griddep_wait();  // the decode kernel's partial results are complete and visible
+    r.for_each(space, [&](auto i, auto dc, auto b) {
+      // (slices past NS in the last trip load m = -inf, l = 0, o = 0: weight 0)
+      r.fill(mx, neg_inf);
+      r.loop(tiles(NS, U), [&](auto s) {
+        for (int u = 0; u < U; ++u) r.load(ms[u], Wm.tile(s * U + u, b, i, 0)).fill_outside(neg_inf);
+        for (int u = 0; u < U; ++u) r.set(mx, max(mx, ms[u]));
+      });
+      r.fill(acc, 0.0f);
+      r.fill(sm, 0.0f);
+      r.loop(tiles(NS, U), [&](auto s) {
+        for (int u = 0; u < U; ++u) {
+          r.load(ms[u], Wm.tile(s * U + u, b, i, 0)).fill_outside(neg_inf);
+          r.load(ls[u], Wl.tile(s * U + u, b, i, 0));
+          r.load(x[u], Wo.tile(s * U + u, b, i, dc));
+        }
+        for (int u = 0; u < U; ++u) {
+          const rx w = select(mx <= neg_inf, 0.0f, exp2(ms[u] - mx));  // (an expression, not a tile: the tiles are at capacity)
+          r.set(sm, sm + w * ls[u]);
+          r.set(acc, acc + w * x[u]);
+        }
+      });
+      // (every column tile of D computes the same LSE; the first stores it)
+      r.when(eq(dc, 0), [&] {
+        r.set(ls[0], (log2(sm) + mx) * 0.6931471805599453f);
+        r.store(Lse.tile(b, i, 0), ls[0]);
+      });
+      r.set(acc, select(sm > 0.0f, acc * rcp(sm), 0.0f));
+      r.store(O.tile(b, i, dc), r.convert<bf16>(acc));
+    });
+  });
+  return k.build();
+}
+
+}  // namespace cake::kernels

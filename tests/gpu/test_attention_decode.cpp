@@ -1,0 +1,228 @@
+// cake::attention::decode_paged on the GPU against an f64 host reference, on fresh random inputs: page
+// sizes 16 and 64, page tables that are a random permutation of the pool (pages of one request scattered),
+// context lengths 1, 7, 127, 1000 and 4097 mixed in one batch, GQA ratios 1 / 4 / 8, head dims 64 and 128,
+// B = 1 and B = 64, explicit split counts (slices with no key), 128-key blocks and 3 stages
+// (decode_paged_with), a request of length 0. O (bf16) and LSE
+// (f32) are poisoned first and followed by a guard that must survive.
+//   - O: relative error (Frobenius) against the reference below 2e-2 (bf16 P and output rounding);
+//   - LSE: absolute error below 1e-3 per row;
+//   - nothing past the outputs is written; no non-finite value (a request of length 0: O = 0, LSE = -inf).
+//
+// CAKE_SEED=<n> reproduces a run (the seed is printed first).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <cake/harness/parallel.hpp>
+#include <cake/harness/random.hpp>
+#include <cake/jit/device_memory.hpp>
+
+#include "kernels/attention/attention.hpp"
+#include "device_gate.hpp"
+
+using namespace cake;
+
+namespace {
+
+bool usable_hopper() { return cake_gpu_test::require_device(9, 0, true, "cake::attention::decode_paged (sm_90a)"); }
+
+struct bf16_data {
+  std::vector<std::uint16_t> bits;
+  std::vector<float> val;
+};
+bf16_data random_bf16(std::size_t n, harness::random_source& rng, float scale) {
+  auto v = harness::random_vector<harness::host_bf16>(n, rng, {harness::distribution::normal, scale});
+  bf16_data d;
+  d.bits.resize(n);
+  d.val.resize(n);
+  for (std::size_t i = 0; i < n; ++i) d.bits[i] = v[i].bits, d.val[i] = v[i].to_float();
+  return d;
+}
+
+struct decode_case {
+  std::vector<long long> lens;  // per request
+  long long H, HK, D, page_size;
+  int splits = 0;  // > 0: decode_paged_with this split count; 0: the entry point's choice
+  int bn = 0, stages = 0;  // > 0: decode_paged_with these (with splits, or the entry point's split)
+};
+
+struct result {
+  double o_err = 0, lse_err = 0;
+  long long nonfinite = 0;
+  bool guards = true, empty_ok = true;
+  int splits = 0;
+};
+
+result run_case(const decode_case& c, harness::random_source& rng) {
+  const long long B = static_cast<long long>(c.lens.size()), ps = c.page_size;
+  long long max_pages = 1, total_pages = 0;
+  for (long long len : c.lens) max_pages = std::max(max_pages, (len + ps - 1) / ps), total_pages += (len + ps - 1) / ps;
+  const long long num_pages = total_pages + 3;  // a few pages no request owns
+  // The pool's pages in a random order: request b takes the next ceil(len / ps) of them.
+  std::vector<int> perm(static_cast<std::size_t>(num_pages));
+  std::iota(perm.begin(), perm.end(), 0);
+  for (std::size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[static_cast<std::size_t>(rng.engine()() % i)]);
+  std::vector<int> table(static_cast<std::size_t>(B * max_pages), -1);  // entries past a request's pages: never read
+  std::size_t next = 0;
+  for (long long b = 0; b < B; ++b)
+    for (long long i = 0; i < (c.lens[static_cast<std::size_t>(b)] + ps - 1) / ps; ++i) table[static_cast<std::size_t>(b * max_pages + i)] = perm[next++];
+  std::vector<int> lens(c.lens.begin(), c.lens.end());
+
+  attention::decode_shape s;
+  s.B = B, s.H = c.H, s.HK = c.HK, s.D = c.D, s.num_pages = num_pages, s.page_size = ps, s.max_pages = max_pages;
+  const std::size_t nq = static_cast<std::size_t>(B * s.H * s.D), nk = static_cast<std::size_t>(num_pages * ps * s.HK * s.D);
+  auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
+  auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
+  kernels::attention_decode_config cfg = attention::decode_config_for(s);
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0;
+  if (c.splits > 0) cfg.splits = c.splits;
+  if (c.bn > 0) cfg.bn = c.bn;
+  if (c.stages > 0) cfg.stages = c.stages;
+  const long long ws = forced ? attention::decode_workspace_bytes_with(cfg, s) : attention::decode_workspace_bytes(s);
+  jit::device_buffer dws(static_cast<std::size_t>(ws));
+  dws.fill_u32(0x7fc00000u);  // NaN: a slice result the combine reads but no slice wrote would show
+  const std::size_t nl = static_cast<std::size_t>(B * s.H);
+  jit::device_buffer dout(2 * nq + 64), dlse(4 * nl + 64);
+  dout.fill_u32(0xffffffffu);
+  dlse.fill_u32(0xffffffffu);
+  const int* pt = static_cast<const int*>(dt.address());
+  const int* sl = static_cast<const int*>(dl.address());
+  if (forced)
+    attention::decode_paged_with(cfg, dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
+  else
+    attention::decode_paged(dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
+  auto out = dout.download<std::uint16_t>();
+  auto lse = dlse.download<std::uint32_t>();
+  result r;
+  r.splits = cfg.splits;
+  for (std::size_t i = nq; i < out.size(); ++i) r.guards = r.guards && out[i] == 0xffff;
+  for (std::size_t i = nl; i < lse.size(); ++i) r.guards = r.guards && lse[i] == 0xffffffffu;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.D));
+  const long long G = s.H / s.HK;
+  std::vector<double> num(nl, 0), den(nl, 0), lerr(nl, 0);
+  std::vector<long long> bad(nl, 0);
+  std::vector<char> empty_bad(nl, 0);
+  harness::parallel_for(B * s.H, [&](long long b0, long long b1) {
+    for (long long bhi = b0; bhi < b1; ++bhi) {
+      const std::size_t bh = static_cast<std::size_t>(bhi);
+      const long long b = bhi / s.H, h = bhi % s.H, hk = h / G, len = c.lens[static_cast<std::size_t>(b)];
+      float gl;
+      std::memcpy(&gl, &lse[bh], 4);
+      if (len == 0) {  // the contract: O = 0, LSE = -inf
+        for (long long d = 0; d < s.D; ++d) empty_bad[bh] |= out[static_cast<std::size_t>(bhi * s.D + d)] != 0 && out[static_cast<std::size_t>(bhi * s.D + d)] != 0x8000;
+        empty_bad[bh] |= !(std::isinf(gl) && gl < 0);
+        continue;
+      }
+      auto key_row = [&](long long j) {  // row j of the request in the caches: its page, then its row in the page
+        const long long page = table[static_cast<std::size_t>(b * max_pages + j / ps)];
+        return ((page * ps + j % ps) * s.HK + hk) * s.D;
+      };
+      const float* qi = &q.val[static_cast<std::size_t>(bhi * s.D)];
+      std::vector<double> w(static_cast<std::size_t>(len));
+      double mx = -1e300;
+      for (long long j = 0; j < len; ++j) {
+        const float* kj = &k.val[static_cast<std::size_t>(key_row(j))];
+        double dot = 0;
+        for (long long d = 0; d < s.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];
+        w[static_cast<std::size_t>(j)] = dot * scale;
+        mx = std::max(mx, w[static_cast<std::size_t>(j)]);
+      }
+      double sum = 0;
+      for (long long j = 0; j < len; ++j) sum += (w[static_cast<std::size_t>(j)] = std::exp(w[static_cast<std::size_t>(j)] - mx));
+      for (long long d = 0; d < s.D; ++d) {
+        double acc = 0;
+        for (long long j = 0; j < len; ++j) acc += w[static_cast<std::size_t>(j)] * v.val[static_cast<std::size_t>(key_row(j) + d)];
+        const double want = acc / sum;
+        const double got = harness::bf16_bits_to_float(out[static_cast<std::size_t>(bhi * s.D + d)]);
+        if (!std::isfinite(got)) ++bad[bh];
+        num[bh] += (got - want) * (got - want);
+        den[bh] += want * want;
+      }
+      if (!std::isfinite(gl)) ++bad[bh];
+      lerr[bh] = std::max(lerr[bh], std::abs(static_cast<double>(gl) - (mx + std::log(sum))));
+    }
+  });
+  double n = 0, dd = 0;
+  for (std::size_t i = 0; i < nl; ++i)
+    n += num[i], dd += den[i], r.lse_err = std::max(r.lse_err, lerr[i]), r.nonfinite += bad[i], r.empty_ok = r.empty_ok && !empty_bad[i];
+  r.o_err = std::sqrt(n / std::max(dd, 1e-300));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffled, mixed contexts, GQA 1 / 4 / 8, D 64 / 128)") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
+  std::vector<long long> batch64;  // B = 64: the mixed lengths and random ones up to 2000
+  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
+  std::vector<long long> with_empty = mixed;
+  with_empty.insert(with_empty.begin() + 2, 0);  // a request with no key yet
+  const std::vector<decode_case> cases = {
+      {mixed, 8, 8, 128, 16},         // MHA (G 1)
+      {mixed, 8, 2, 128, 64},         // GQA 4, pages of 64
+      {mixed, 16, 2, 128, 16},        // GQA 8
+      {mixed, 8, 2, 64, 16},          // D 64
+      {mixed, 16, 2, 64, 64},         // D 64, GQA 8, pages of 64
+      {{4097}, 32, 8, 128, 16},       // B = 1, long: many splits
+      {{1}, 32, 8, 128, 16},          // B = 1, one key
+      {{1000}, 32, 8, 128, 64},       // B = 1
+      {batch64, 32, 8, 128, 16},      // B = 64, the bench's heads
+      {batch64, 8, 2, 128, 64},       // B = 64, pages of 64
+      {{1, 7, 127}, 8, 2, 128, 16, 8},  // explicit split: slices with no block
+      {mixed, 8, 2, 128, 16, 3},      // a split count that is no power of two
+      {with_empty, 8, 2, 128, 16},    // seq_len 0
+      {mixed, 32, 8, 128, 16, 0, 128},     // decode_paged_with: 128-key blocks (8 pages of 16)
+      {mixed, 8, 2, 128, 64, 4, 128},      // 128-key blocks of 2 pages of 64, 4 splits
+      {mixed, 8, 2, 64, 16, 0, 0, 3},      // 3 stages
+  };
+  for (const auto& c : cases) {
+    const result r = run_case(c, rng);
+    std::string lens;
+    for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
+    if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << ": O rel_err " << r.o_err
+                << ", LSE max abs err " << r.lse_err);
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << ": O rel_err " << r.o_err
+                   << ", LSE max abs err " << r.lse_err);
+    CHECK(r.nonfinite == 0);
+    CHECK(r.o_err < 2e-2);
+    CHECK(r.lse_err < 1e-3);
+    CHECK(r.guards);
+    CHECK(r.empty_ok);
+  }
+}
+
+TEST_CASE("attention decode_paged refuses bad arguments with the argument's name") {
+  if (!usable_hopper()) return;
+  jit::device_buffer buf(1 << 20);
+  void* p = buf.address();
+  float* l = static_cast<float*>(buf.address());
+  const int* ip = static_cast<const int*>(buf.address());
+  auto shape = [](long long H, long long HK, long long D, long long ps) {
+    attention::decode_shape s;
+    s.B = 2, s.H = H, s.HK = HK, s.D = D, s.page_size = ps, s.num_pages = 8, s.max_pages = 4;
+    return s;
+  };
+  auto call = [&](attention::decode_shape s, void* ws = nullptr) { attention::decode_paged(p, p, p, ip, ip, p, l, ws ? ws : p, s); };
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 48)), doctest::Contains("page_size = 48 is not supported"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 3, 128, 16)), doctest::Contains("H = 8 must be a multiple of HK = 3"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(128, 1, 128, 16)), doctest::Contains("H / HK = 128"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 96, 16)), doctest::Contains("D = 96 is not supported"), jit::argument_error);
+  attention::decode_shape s = shape(8, 2, 128, 16);
+  s.max_seq_len = 65;  // 4 pages of 16 hold 64 keys
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("max_seq_len = 65 is more than max_pages * page_size"), jit::argument_error);
+  s = shape(8, 2, 128, 16);
+  s.num_pages = 0;
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("num_pages = 0"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 16), static_cast<char*>(p) + 16), doctest::Contains("workspace must be"), jit::argument_error);
+}

@@ -1,0 +1,140 @@
+// Lowering tier for the paged decode (kernels/attention/decode.hpp): every decode configuration the entry
+// point can pick (head dims 64 and 128, GQA groups, page sizes 16 and 64, split counts) and the combine
+// kernel are built, analyzed clean, lowered and assembled by NVRTC for sm_90a with no spills. Also the
+// entry point's host side, which needs no device: the split rule, the workspace size, and the refusals
+// (they come before any driver call; the addresses below are never dereferenced).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/attention/attention.hpp"
+#include "lower_check.hpp"
+
+using namespace cake;
+using lower_check::count;
+using lower_check::has;
+using lower_check::lower_and_build;
+
+TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pages of 16 and 64, split counts") {
+  struct v {
+    int parts, group, page_size, splits, bn = 64, stages = 2;
+  };
+  // the last three: what decode_paged_with also takes (128-key blocks of 8 or 2 pages, 3 stages)
+  for (v x : {v{2, 4, 16, 1}, v{2, 4, 16, 8}, v{2, 4, 64, 32}, v{2, 1, 16, 4}, v{2, 8, 64, 1}, v{1, 4, 16, 2}, v{1, 8, 64, 16}, v{2, 4, 16, 4, 128, 2},
+              v{2, 4, 64, 2, 128, 2}, v{2, 4, 16, 4, 64, 3}}) {
+    kernels::attention_decode_config c;
+    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_decode_sm90(c);
+    INFO(p.kernel_name.view());
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.bf16.bf16"));  // S = Q K^T
+    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));  // O += P V per 64-column part
+    CHECK(has(b.ptx(), "ex2.approx"));
+    CHECK(has(b.ptx(), "griddepcontrol.launch_dependents"));  // the combine (PDL) may launch early
+    // TMA boxes: Q (D / 64 parts, rank 3) and per page and part one of K and one of V (rank 4)
+    const int ppb = c.pages_per_block();
+    CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= c.parts);
+    CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * ppb);
+    // the page table read once per page of a block, and the length once per role
+    CHECK(count(b.source(), "__ldg(static_cast<const int*>") == ppb + 2);
+    // 64-key blocks (the entry point's, in 2 or 3 stages): two CTAs per SM, 160 threads of at most 204
+    // registers and the smem of two within 228 KB (128-key blocks: one CTA per SM, ~218 registers)
+    if (c.bn == 64) {
+      CHECK(b.art.resources.registers <= 204);
+      CHECK(2 * (kernels::attention_decode_smem(c) + 1024) <= 228 * 1024);
+    }
+  }
+}
+
+TEST_CASE("attention decode (sm_90a): the configuration checks") {
+  kernels::attention_decode_config c;
+  CHECK(c.valid());
+  c.page_size = 48;
+  CHECK_FALSE(c.valid());  // not 16, 32 or 64
+  c.page_size = 64, c.bn = 96;
+  CHECK_FALSE(c.valid());  // a block is whole pages
+  c.bn = 64, c.group = 65;
+  CHECK_FALSE(c.valid());  // the G query heads are rows of one m64 tile
+}
+
+TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {
+  for (int parts : {1, 2}) {
+    kernels::attention_decode_combine_config c;
+    c.parts = parts;
+    const program p = kernels::attention_decode_combine_sm90(c);
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK(has(b.ptx(), "ex2.approx"));
+    CHECK(has(b.ptx(), "lg2.approx"));
+    CHECK(p.launch.pdl);
+    CHECK(b.ptx().find("griddepcontrol.wait") < b.ptx().find("ld.global"));  // nothing of the decode's results read before the wait
+    // the slices of a trip are loaded before any is used: 4 vector loads of partial O precede the first exp2
+    std::size_t at = 0;
+    for (int n = 0; n < kernels::attention_decode_combine_config::unroll && at != std::string::npos; ++n) at = b.ptx().find("ld.global.v4", at + 1);
+    REQUIRE(at != std::string::npos);
+    CHECK(at < b.ptx().find("ex2.approx"));
+  }
+}
+
+TEST_CASE("attention decode entry point: the split count follows B, HK and the context") {
+  auto shape = [](long long B, long long ctx) {
+    attention::decode_shape s;
+    s.B = B, s.H = 32, s.HK = 8, s.D = 128, s.page_size = 16, s.max_pages = ctx / 16, s.num_pages = B * ctx / 16;
+    return s;
+  };
+  // B * HK * splits reaches two waves of 2 CTAs on 132 SMs (528), at most 64, each slice >= 2 blocks of 64 keys
+  CHECK(attention::decode_config_for(shape(1, 32768)).splits == 64);   // 8 * 64 = 512 CTAs
+  CHECK(attention::decode_config_for(shape(1, 1024)).splits == 8);     // 16 blocks: 8 slices of 2
+  CHECK(attention::decode_config_for(shape(64, 1024)).splits == 2);    // 512 * 2 CTAs
+  CHECK(attention::decode_config_for(shape(256, 4096)).splits == 1);   // 2048 CTAs already
+  CHECK(attention::decode_config_for(shape(1, 64)).splits == 1);       // one block
+  attention::decode_shape s = shape(1, 32768);
+  s.max_seq_len = 100;  // the caller's longest request sizes the split when given
+  CHECK(attention::decode_config_for(s).splits == 1);
+  const auto c = attention::decode_config_for(shape(4, 4096));
+  CHECK((c.group == 4 && c.parts == 2 && c.page_size == 16 && c.valid()));
+  // workspace: o f32 [splits, B, H, D], then m and l f32 [splits, B, H], each 256-byte aligned
+  const long long rows = static_cast<long long>(c.splits) * 4 * 32;
+  CHECK(attention::decode_workspace_bytes(shape(4, 4096)) == rows * 128 * 4 + 2 * ((rows * 4 + 255) / 256 * 256));
+}
+
+TEST_CASE("attention decode entry point: refusals name the argument, before any device work") {
+  auto* p = reinterpret_cast<void*>(std::uintptr_t{0x100000});
+  const int* ip = reinterpret_cast<const int*>(std::uintptr_t{0x200000});
+  float* lp = reinterpret_cast<float*>(std::uintptr_t{0x300000});
+  auto shape = [](long long H, long long HK, long long D, long long ps) {
+    attention::decode_shape s;
+    s.B = 2, s.H = H, s.HK = HK, s.D = D, s.page_size = ps, s.num_pages = 8, s.max_pages = 4;
+    return s;
+  };
+  auto call = [&](const attention::decode_shape& s, void* ws = nullptr, const void* q = nullptr) {
+    attention::decode_paged(q ? q : p, p, p, ip, ip, p, lp, ws ? ws : p, s);
+  };
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 48)), doctest::Contains("decode_paged: page_size = 48 is not supported"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 3, 128, 16)), doctest::Contains("H = 8 must be a multiple of HK = 3"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(128, 1, 128, 16)), doctest::Contains("H / HK = 128 query heads per KV head: at most 64"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 96, 16)), doctest::Contains("D = 96 is not supported"), jit::argument_error);
+  attention::decode_shape s = shape(8, 2, 128, 16);
+  s.max_seq_len = 65;
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("max_seq_len = 65 is more than max_pages * page_size = 4 * 16 = 64"), jit::argument_error);
+  s = shape(8, 2, 128, 16);
+  s.max_pages = 0;
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("max_pages = 0"), jit::argument_error);
+  s = shape(8, 2, 128, 16);
+  s.B = 0;
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("B = 0 must be at least 1"), jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 16), static_cast<char*>(p) + 16), doctest::Contains("workspace must be a non-null device address aligned to 256"),
+                       jit::argument_error);
+  CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 16), nullptr, static_cast<char*>(p) + 8), doctest::Contains("q must be a non-null device address aligned to 16"),
+                       jit::argument_error);
+  CHECK_THROWS_WITH_AS(attention::decode_workspace_bytes(shape(8, 2, 128, 32 + 1)), doctest::Contains("decode_workspace_bytes: page_size = 33"),
+                       jit::argument_error);
+  kernels::attention_decode_config bad;
+  bad.splits = 300;
+  CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("decode_paged_with: no such schedule"),
+                       jit::argument_error);
+}
