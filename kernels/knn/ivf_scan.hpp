@@ -1,0 +1,188 @@
+#pragma once
+// IVF-Flat search on Hopper (sm_90a), the fine step: every query scans the inverted lists its coarse step
+// picked (probes [Q, P], list ids) and keeps its k best vectors among them, per probe split.
+//
+//   l2:            the k smallest |y|^2 - 2 x.y    (|x|^2 added by the merge, kernels/knn/merge.hpp)
+//   inner_product: the k largest x.y
+//
+// The database is the index's list-ordered copy: list l owns rows offsets[l] .. offsets[l + 1] - 1 of
+// data [N, D] (kernels/knn/ivf.hpp builds it). A CTA owns `rows` (64) queries (their tile stays in smem,
+// TMA-loaded once) and one split s of the probe slots: p = s, s + splits, ... For each slot and each of its
+// queries qq in turn, it reads the query's list (read_index), the list's first and last row (index values)
+// and walks the list's rows in tiles of `bn` whose TMA origin is the list's first row plus j * bn (an
+// element origin: .elements_at); the wgmma multiplies the whole queries tile by the database tile, and the
+// row top-k folds only row qq (the other rows, and the tile's rows past the list's end, score +inf / -inf:
+// never kept). So the MMA does 64 times the useful work (it is not what bounds the scan: the per-tile
+// fold and the loads are; docs/knn.md says what the grouped alternative would save). The indices kept
+// are rows of the list-ordered database (positions); kernels/knn/ivf.hpp maps them to the original ids
+// after the merge with the row gather below.
+//
+// Each CTA writes its split's lists, best first, to part_dist / part_idx [Q, splits, k]; the kNN merge
+// (knn_merge_program) reduces the splits, as for the exact search.
+//
+// ivf_gather_program: dst[e, :] = src[idx[e], :] for e < E, rows of up to `width` columns (a row of any
+// 16-bit type or of i32; an index outside 0 .. rows(src) - 1, e.g. -1 for an empty entry, gives a row of
+// `fill`). i32 rows pass through f32 registers (the register tiles' integer path): exact up to 2^24,
+// which the entry point requires of N. One warp per row at a time: the row's index is an index value (read_index), the row a
+// register tile whose origin is that value (.elements_at). Used to pick the initial centroids, to order
+// the database by list, and to map positions to original ids.
+#include <string_view>
+
+#include <cake/cake.hpp>
+
+#include "search.hpp"
+
+namespace cake::kernels {
+
+struct ivf_scan_config {
+  int parts = 2;    // D / 64 rounded up: 64-column parts of the queries tile (1..8)
+  int bn = 64;      // database rows per tile (the MMA's N); lists average N / nlist rows
+  int stages = 4;   // depth of the database pipeline (64-column parts)
+  int k = 10;       // neighbours per query (1..256)
+  int splits = 1;   // CTAs per query tile, each on every splits-th probe slot
+  knn_metric metric = knn_metric::l2;
+  friend constexpr auto operator<=>(const ivf_scan_config&, const ivf_scan_config&) = default;
+};
+
+constexpr int ivf_scan_rows = 64;  // queries per CTA (one consumer warpgroup, one wgmma M)
+
+template <class In = bf16>
+constexpr program ivf_scan_sm90(ivf_scan_config c = {}) {
+  const std::string_view name = In::value == dtype::f16 ? "ivf_scan_f16" : "ivf_scan_bf16";
+  constexpr int rows = ivf_scan_rows;
+  auto k = kernel(name).target(sm_90a);
+  auto [Q, N, D, P, L, S, Kk] = k.dims("Q", "N", "D", "P", "L", "S", "K");
+  auto X = k.input<In>("queries", dims(Q, D));
+  auto Y = k.input<In>("data", dims(N, D));
+  tensor<f32> Yn;
+  if (c.metric == knn_metric::l2) Yn = k.input<f32>("data_norm", dims(N));
+  auto Pr = k.input<i32>("probes", dims(Q, P));
+  auto Off = k.input<i32>("offsets", dims(L));  // nlist + 1 entries
+  auto Pd = k.output<f32>("part_dist", dims(Q, S, Kk));
+  auto Pi = k.output<i32>("part_idx", dims(Q, S, Kk));
+  auto space = k.parallel(tiles(Q, rows), split(c.splits));
+  auto sX = k.smem<In>("sX", {rows, 64}, swizzle::b128);
+  auto sY = k.smem<In>("sY", {c.bn, 64}, swizzle::b128);
+  auto xp = k.pipeline("x", stages(c.parts)).carries(sX);  // one stage per 64-column part, all held
+  auto yp = k.pipeline("y", stages(c.stages)).carries(sY);
+  const int producer_regs = 40;
+  const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * 2, 128, producer_regs, 128);
+
+  // Both roles walk the same lists: for each probe slot of the split, each query of the tile (up to Q),
+  // its list's row tiles. The list's bounds are index values each role reads for itself.
+  struct list_rows {
+    index_expr y0, y1;
+  };
+  auto walk = [&](role& r, index_expr i, index_expr s, auto&& step) {
+    const index_expr nq = r.let_min(Q.extent() - i * rows, rows);  // queries of this tile
+    r.loop(s, loop_extent(P.extent()), c.splits, [&](auto p) {
+      r.loop(loop_extent(nq), [&](auto qq) {
+        const index_expr l = r.read_index(Pr.at(i * rows + qq, p));
+        list_rows lr;
+        lr.y0 = r.read_index(Off.at(l));
+        lr.y1 = r.read_index(Off.at(l + 1));
+        const index_expr n_tiles = r.let_index((lr.y1 - lr.y0 + (c.bn - 1)) / c.bn);
+        r.loop(loop_extent(n_tiles), [&](auto j) { step(qq, lr, j); });
+      });
+    });
+  };
+
+  k.role("scan", warpgroups(1), regs(consumer_regs), [&](role& r) {
+    auto dot = r.accumulator<f32>("dot", {rows, c.bn});
+    auto top = c.metric == knn_metric::l2 ? r.topk("top", rows, c.k) : r.topk_largest("top", rows, c.k);
+    reg_tile<f32> yn;
+    if (c.metric == knn_metric::l2) yn = r.col_vector<f32>("yn", c.bn);
+    r.for_each(space, [&](auto i, auto s) {
+      std::array<slot, 8> sx{};
+      for (int d = 0; d < c.parts; ++d) sx[static_cast<std::size_t>(d)] = r.wait(xp);
+      r.topk_init(top);
+      walk(r, i, s, [&](index_expr qq, const list_rows& lr, index_expr j) {
+        const index_expr first = r.let_index(lr.y0 + j * c.bn);  // the tile's first row (a position)
+        if (c.metric == knn_metric::l2) r.load(yn, Yn.tile(first).elements_at(0)).fill_outside(pos_inf);
+        const int group = c.parts < c.stages ? c.parts : c.stages;
+        for (int g0 = 0; g0 < c.parts; g0 += group) {
+          const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
+          std::array<slot, 8> sy{};
+          for (int d = g0; d < g1; ++d) sy[static_cast<std::size_t>(d)] = r.wait(yp);
+          r.wgmma_fence();
+          for (int d = g0; d < g1; ++d) {
+            auto m = r.wgmma(dot, sx[static_cast<std::size_t>(d)][sX], sy[static_cast<std::size_t>(d)][sY]);
+            if (d == 0) m.overwrite();
+          }
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          for (int d = g0; d < g1; ++d) r.release(yp, sy[static_cast<std::size_t>(d)]);
+        }
+        // Only row qq takes this list; rows of the tile past the list's end belong to the next list.
+        const rx out = ne(row(), qq) || first + col() >= lr.y1;
+        if (c.metric == knn_metric::l2) r.row_topk(top, select(out, pos_inf, fma(dot, -2.0f, yn)), first);
+        else r.row_topk(top, select(out, neg_inf, dot), first);
+      });
+      for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
+      r.topk_store(Pd.tile(i, s, 0).rows_at(0), Pi.tile(i, s, 0).rows_at(0), top);
+    });
+  });
+  k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
+    r.for_each(space, [&](auto i, auto s) {
+      for (int d = 0; d < c.parts; ++d) {
+        auto st = r.acquire(xp);
+        r.tma_load(st[sX], X.tile(i, d));
+      }
+      walk(r, i, s, [&](index_expr, const list_rows& lr, index_expr j) {
+        for (int d = 0; d < c.parts; ++d) {
+          auto st = r.acquire(yp);
+          r.tma_load(st[sY], Y.tile(lr.y0 + j * c.bn, d).elements_at(0));
+        }
+      });
+    });
+  });
+  return k.build();
+}
+
+// The register row's width for rows of `cols` elements of T: a power of two, at least cols and at least one
+// 16-byte vector per lane of the warp (256 for 16-bit types, 128 for i32), so that a 1-row tile splits
+// evenly over the warp in the blocked layout; columns past the row are neither read nor written.
+template <class T>
+constexpr int ivf_gather_width(long long cols) {
+  int w = 32 * (16 / static_cast<int>(size_bits(T::value) / 8));
+  while (w < cols) w *= 2;
+  return w;
+}
+
+// The row gather (see the top of this header). T: the row's element type (f16, bf16 or i32); width:
+// ivf_gather_width<T>(row length).
+template <class T>
+constexpr program ivf_gather_program(int width, float fill = 0.0f, target_id t = target_id::sm_90a) {
+  name_builder nm;
+  nm.put("ivf_gather_");
+  nm.put(T::value == dtype::f16 ? "f16" : T::value == dtype::bf16 ? "bf16" : "i32");
+  nm.put("_w");
+  nm.put(width);
+  if (t == target_id::sm_80) nm.put("_80");
+  constexpr int units = 4;  // warps per CTA
+  constexpr int per_warp = 8;  // rows a warp moves per point of the space
+  auto k = kernel(nm.view()).target(t);
+  auto [E, R, W, One] = k.dims("E", "R", "W", "one");
+  auto Src = k.input<T>("src", dims(R, W));
+  auto Idx = k.input<i32>("idx", dims(E, One));
+  auto Dst = k.output<T>("dst", dims(E, W));
+  auto space = k.parallel(tiles(E, units * per_warp));
+  k.role("rows", warps(units), [&](role& r) {
+    auto v = r.fragment<T>("v", {1, width});
+    r.for_each(space, [&](auto i) {
+      r.loop(per_warp, [&](auto e) {
+        const index_expr row = r.let_index(i * (units * per_warp) + r.warp() * per_warp + e);
+        r.when(row < E.extent(), [&] {
+          const index_expr src = r.read_index(Idx.at(row, 0));
+          // (a load's bounds check is against the rows' end only: a negative index is tested here)
+          r.when(src >= 0 && src < R.extent(), [&] { r.load(v, Src.tile(src, 0).elements_at(0)); });
+          r.when(src < 0 || src >= R.extent(), [&] { r.fill(v, fill); });
+          r.store(Dst.tile(row, 0).elements_at(0), v);
+        });
+      });
+    });
+  });
+  return k.build();
+}
+
+}  // namespace cake::kernels
