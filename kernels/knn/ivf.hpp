@@ -57,17 +57,36 @@ struct ivf_index {
   long long list_size(long long l) const { return host_offsets[static_cast<std::size_t>(l + 1)] - host_offsets[static_cast<std::size_t>(l)]; }
 };
 
+namespace detail {
+// Does the scan schedule fit the target's shared memory (queries tile, database stages, top-k lists)?
+inline bool scan_fits(const kernels::ivf_scan_config& c) {
+  static std::mutex mu;
+  static std::map<kernels::ivf_scan_config, bool> known;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = known.find(c); it != known.end()) return it->second;
+  }
+  const program p = kernels::ivf_scan_sm90<bf16>(c);
+  const bool fits = p.errors.empty() && plan::plan_smem(p).fits();
+  std::lock_guard lock(mu);
+  known.emplace(c, fits);
+  return fits;
+}
+}  // namespace detail
+
 // The fine step's schedule: one part per 64 columns; bn 64 (lists hold N / nlist rows: 1024 at 2^20 /
-// 1024, so wider tiles would mostly be masked at list ends); as many stages as fit, up to 8; splits: the
-// probe slots shared among enough CTAs that the grid has target_ctas CTAs, at most nprobe.
+// 1024, so wider tiles would mostly be masked at list ends); the most stages that fit next to the queries
+// tile and the lists, from 8 down to 1 (D 512 at k 256 leaves room for one); splits: the probe slots
+// shared among enough CTAs that the grid has target_ctas CTAs, at most nprobe. Derived, not tuned.
 inline kernels::ivf_scan_config ivf_scan_config_for(long long Q, long long D, int k, int nprobe, metric m) {
   kernels::ivf_scan_config c;
   c.metric = m;
   c.k = k;
   c.parts = static_cast<int>((D + 63) / 64);
   c.bn = 64;
-  c.stages = 2 * c.parts < 4 ? 2 * c.parts : 4;
   c.splits = 1;
+  for (c.stages = 8; c.stages > 1 && !detail::scan_fits(c); --c.stages) {
+  }
   const long long q_tiles = (Q + kernels::ivf_scan_rows - 1) / kernels::ivf_scan_rows;
   while (c.splits < nprobe && q_tiles * c.splits < target_ctas) ++c.splits;
   return c;

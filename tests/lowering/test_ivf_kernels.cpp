@@ -1,24 +1,59 @@
 // The IVF-Flat kernels of kernels/knn/ivf_scan.hpp build, analyze clean, lower and assemble with no
-// spills: the list scan (sm_90a) for the configurations cake::knn::ivf_scan_config_for picks (k, D, both
-// metrics, both input types) and the row gather (16-bit rows and i32 ids; sm_80 too).
+// spills: the list scan (sm_90a) for the configurations cake::knn::ivf_scan_config_for picks (k, D, nprobe,
+// both metrics, both input types) and the row gather (16-bit rows up to D 512, i32 ids; sm_80 too).
 #include "lower_check.hpp"
 
-#include "kernels/knn/ivf_scan.hpp"
+#include "kernels/knn/ivf.hpp"
 
 using lower_check::count;
 using lower_check::has;
 using lower_check::lower_and_build;
 
-TEST_CASE("ivf scan: k 1, 10, 100, 256, D 64, 128, 512, both metrics, f16 and bf16") {
+TEST_CASE("ivf scan: the entry point's configurations for k 1, 10, 100, 256, D 64, 128, 512, both metrics, f16 and bf16") {
   using namespace cake;
-  kernels::ivf_scan_config c;
-  auto b = lower_and_build(kernels::ivf_scan_sm90<bf16>(c));
-  MESSAGE(b.source());
+  int n = 0;
+  for (const int k : {1, 10, 100, 256})
+    for (const long long D : {64LL, 128LL, 512LL})
+      for (const auto m : {kernels::knn_metric::l2, kernels::knn_metric::inner_product}) {
+        const bool half = (n++ % 3) == 1;
+        const auto c = knn::ivf_scan_config_for(10000, D, k, 16, m);
+        INFO("k " << k << " D " << D << " metric " << to_string(m) << (half ? " f16" : " bf16") << ": bn " << c.bn << " stages " << c.stages << " splits "
+                  << c.splits);
+        const program p = half ? kernels::ivf_scan_sm90<f16>(c) : kernels::ivf_scan_sm90<bf16>(c);
+        const auto b = lower_and_build(p);
+        const std::string ty = half ? "f16.f16" : "bf16.bf16";
+        CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32." + ty));
+        CHECK(has(b.ptx(), "topk_merge"));
+        CHECK(count(b.ptx(), "cp.async.bulk.tensor.2d") >= 2);
+        // the lists' bounds and the probes are index values: i32 loads through the read-only path
+        CHECK(has(b.source(), "read_index v"));
+        CHECK(has(b.source(), "elements_at(0)"));
+      }
 }
 
-TEST_CASE("ivf gather: bf16 and f16 rows, i32 ids") {
+TEST_CASE("ivf scan: more probe splits than query tiles, and nprobe 1") {
   using namespace cake;
-  auto g = lower_and_build(kernels::ivf_gather_program<bf16>(kernels::ivf_gather_width<bf16>(128)));
-  auto g2 = lower_and_build(kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f));
-  MESSAGE(g2.source());
+  for (const int np : {1, 4, 64, 256}) {
+    const auto c = knn::ivf_scan_config_for(100, 128, 10, np, kernels::knn_metric::l2);
+    INFO("nprobe " << np << " splits " << c.splits);
+    CHECK(c.splits >= 1);
+    CHECK(c.splits <= np);
+    (void)lower_and_build(kernels::ivf_scan_sm90<bf16>(c));
+  }
+}
+
+TEST_CASE("ivf gather: f16 and bf16 rows of D 8 .. 512, i32 ids, on sm_90a and sm_80") {
+  using namespace cake;
+  for (const long long D : {8LL, 128LL, 512LL}) {
+    INFO("D " << D);
+    CHECK(kernels::ivf_gather_width<bf16>(D) >= D);
+    const auto g = lower_and_build(kernels::ivf_gather_program<bf16>(kernels::ivf_gather_width<bf16>(D)));
+    CHECK(has(g.source(), "__ldg"));  // the row index is read (read_index)
+    (void)lower_and_build(kernels::ivf_gather_program<f16>(kernels::ivf_gather_width<f16>(D)));
+  }
+  CHECK(kernels::ivf_gather_width<i32>(1) == 128);
+  CHECK(kernels::ivf_gather_width<bf16>(1) == 256);
+  const auto ids = lower_and_build(kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f));
+  CHECK(has(ids.source(), "when"));  // negative (empty) indices are tested before the load
+  (void)lower_and_build(kernels::ivf_gather_program<bf16>(256, 0.0f, target_id::sm_80));
 }
