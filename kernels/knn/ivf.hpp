@@ -157,6 +157,26 @@ inline std::vector<std::int32_t> ivf_initial_rows(long long N, long long nlist, 
   return rows;
 }
 
+// The inverted lists of an assignment (list ids in 0 .. nlist - 1): offsets [nlist + 1] (exclusive prefix
+// sum of the sizes, offsets[nlist] = N) and order [N] (the original rows by list, ascending within a list:
+// a stable counting sort). Throws jit::error on an id outside 0 .. nlist - 1 (a broken assignment).
+struct ivf_lists {
+  std::vector<std::int32_t> offsets, order;
+};
+inline ivf_lists ivf_lists_of(const std::vector<std::int32_t>& assignment, long long nlist) {
+  ivf_lists r;
+  r.offsets.assign(static_cast<std::size_t>(nlist + 1), 0);
+  for (const std::int32_t c : assignment) {
+    if (c < 0 || c >= nlist) throw jit::error("cake::knn::ivf_build: the assignment gave list " + std::to_string(c) + " outside 0 .. " + std::to_string(nlist - 1));
+    ++r.offsets[static_cast<std::size_t>(c) + 1];
+  }
+  for (long long l = 0; l < nlist; ++l) r.offsets[static_cast<std::size_t>(l + 1)] += r.offsets[static_cast<std::size_t>(l)];
+  std::vector<std::int32_t> next(r.offsets.begin(), r.offsets.end() - 1);
+  r.order.resize(assignment.size());
+  for (std::size_t i = 0; i < assignment.size(); ++i) r.order[static_cast<std::size_t>(next[static_cast<std::size_t>(assignment[i])]++)] = static_cast<std::int32_t>(i);
+  return r;
+}
+
 // The index of `database` [N, D] (see the top of this header). Synchronizes `stream` once (the lists).
 inline ivf_index ivf_build(const void* database, long long N, long long D, long long nlist, input_type t, metric m = metric::l2, std::uint64_t seed = 0,
                            int iterations = 10, CUstream stream = nullptr, int device = 0) {
@@ -189,18 +209,10 @@ inline ivf_index ivf_build(const void* database, long long N, long long D, long 
   kmeans::assign(database, x.centroids.address(), cn, a, 1, N, nlist, D, t, kmeans::metric::l2, stream, device);  // to the final centroids
   // The lists: a stable counting sort of the assignment, on the host (see the top of this header).
   drv.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize", "waiting for the IVF assignment");
-  const std::vector<std::int32_t> h_assign = assign.download<std::int32_t>();
-  x.host_offsets.assign(static_cast<std::size_t>(nlist + 1), 0);
-  for (const std::int32_t c : h_assign) {
-    if (c < 0 || c >= nlist) throw jit::error(std::string(who) + ": the assignment gave list " + std::to_string(c) + " outside 0 .. nlist - 1");
-    ++x.host_offsets[static_cast<std::size_t>(c) + 1];
-  }
-  for (long long l = 0; l < nlist; ++l) x.host_offsets[static_cast<std::size_t>(l + 1)] += x.host_offsets[static_cast<std::size_t>(l)];
-  std::vector<std::int32_t> order(static_cast<std::size_t>(N)), fill(x.host_offsets.begin(), x.host_offsets.end() - 1);
-  for (long long i = 0; i < N; ++i) order[static_cast<std::size_t>(fill[static_cast<std::size_t>(h_assign[static_cast<std::size_t>(i)])]++)] =
-      static_cast<std::int32_t>(i);
+  ivf_lists lists = ivf_lists_of(assign.download<std::int32_t>(), nlist);
+  x.host_offsets = std::move(lists.offsets);
   x.offsets.upload(x.host_offsets);
-  x.ids.upload(order);
+  x.ids.upload(lists.order);
   // The database in list order, and its norms.
   detail::gather_rows(database, N, static_cast<const std::int32_t*>(x.ids.address()), x.data.address(), N, D, false, t, stream, device);
   if (m == metric::l2) kmeans::norms(x.data.address(), static_cast<float*>(x.data_norm.address()), 1, N, D, t, kmeans::metric::l2, stream, device);
