@@ -74,21 +74,34 @@ inline bool scan_fits(const kernels::ivf_scan_config& c) {
 }
 }  // namespace detail
 
+// How the fine step walks the lists (docs/knn.md, IVF-Flat): per_query, each query tile folds each of its
+// queries' probed lists in turn (one useful row of 64 per list tile); by_list, each query tile walks the
+// lists any of its queries probes, each once, folding every row whose query probes it (marks made by
+// ivf_marks_program: Q * nlist f32 counts, exact while Q * nlist <= 2^24). automatic: by_list when the
+// marks fit, else per_query.
+enum class ivf_scan_mode { automatic, per_query, by_list };
+
+constexpr long long ivf_marks_max = 1LL << 24;
+
 // The fine step's schedule: one part per 64 columns; bn 64 (lists hold N / nlist rows: 1024 at 2^20 /
 // 1024, so wider tiles would mostly be masked at list ends); the most stages that fit next to the queries
-// tile and the lists, from 8 down to 1 (D 512 at k 256 leaves room for one); splits: the probe slots
-// shared among enough CTAs that the grid has target_ctas CTAs, at most nprobe. Derived, not tuned.
-inline kernels::ivf_scan_config ivf_scan_config_for(long long Q, long long D, int k, int nprobe, metric m) {
+// tile and the lists, from 8 down to 1 (D 512 at k 256 leaves room for one); splits: the probe slots (by
+// list: the lists) shared among enough CTAs that the grid has target_ctas CTAs, at most nprobe (nlist).
+// Derived, not tuned.
+inline kernels::ivf_scan_config ivf_scan_config_for(long long Q, long long D, int k, int nprobe, metric m, long long nlist,
+                                                    ivf_scan_mode mode = ivf_scan_mode::automatic) {
   kernels::ivf_scan_config c;
   c.metric = m;
   c.k = k;
   c.parts = static_cast<int>((D + 63) / 64);
   c.bn = 64;
+  c.by_list = mode == ivf_scan_mode::by_list || (mode == ivf_scan_mode::automatic && Q * nlist <= ivf_marks_max);
   c.splits = 1;
   for (c.stages = 8; c.stages > 1 && !detail::scan_fits(c); --c.stages) {
   }
   const long long q_tiles = (Q + kernels::ivf_scan_rows - 1) / kernels::ivf_scan_rows;
-  while (c.splits < nprobe && q_tiles * c.splits < target_ctas) ++c.splits;
+  const long long most = c.by_list ? nlist : nprobe;
+  while (c.splits < most && q_tiles * c.splits < target_ctas) ++c.splits;
   return c;
 }
 
@@ -110,6 +123,16 @@ inline const runtime_kernel& ivf_scan_kernel(const kernels::ivf_scan_config& c, 
     if (!p.errors.empty())
       throw jit::error("cake::knn::ivf_search: the scan schedule for k = " + std::to_string(c.k) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
                        std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
+inline const runtime_kernel& marks_kernel(int device) {
+  static kernel_table<int, runtime_kernel> cache;
+  return cache.get(device, [&] {
+    const program p = kernels::ivf_marks_program();
+    if (!p.errors.empty())
+      throw jit::error("cake::knn::ivf_search: the marks schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -225,12 +248,18 @@ namespace detail {
 // Workspace: the coarse search's workspace, the probes (f32 distances, i32 lists) [Q, nprobe], |x|^2 [Q],
 // the partial lists f32 + i32 [Q, splits, k], the merged positions i32 [Q, k].
 struct ivf_layout {
-  long long coarse = 0, probe_dist = 0, probes = 0, q_norm = 0, part_dist = 0, part_idx = 0, pos = 0, bytes = 0;
+  long long coarse = 0, probe_dist = 0, probes = 0, q_norm = 0, part_dist = 0, part_idx = 0, pos = 0, member = 0, any = 0, marks_bytes = 0, bytes = 0;
 };
-inline ivf_layout ivf_layout_for(const ivf_index& x, long long Q, int k, int nprobe) {
+inline ivf_layout ivf_layout_for(const ivf_index& x, long long Q, int k, int nprobe, ivf_scan_mode mode) {
   ivf_layout w;
-  const auto c = ivf_scan_config_for(Q, x.D, k, nprobe, x.m);
+  const auto c = ivf_scan_config_for(Q, x.D, k, nprobe, x.m, x.nlist, mode);
   long long at = 0;
+  if (c.by_list) {  // first: one memset zeroes both
+    const long long q_tiles = (Q + kernels::ivf_scan_rows - 1) / kernels::ivf_scan_rows;
+    w.member = at, at += align256(4 * Q * x.nlist);
+    w.any = at, at += align256(4 * q_tiles * x.nlist);
+    w.marks_bytes = at;
+  }
   w.coarse = at, at += align256(search_workspace_bytes(Q, x.nlist, x.D, nprobe, metric::l2));
   w.probe_dist = at, at += align256(4 * Q * nprobe);
   w.probes = at, at += align256(4 * Q * nprobe);
@@ -241,7 +270,7 @@ inline ivf_layout ivf_layout_for(const ivf_index& x, long long Q, int k, int npr
   w.bytes = at;
   return w;
 }
-inline void ivf_check_search(const char* who, const ivf_index& x, long long Q, int k, int nprobe) {
+inline void ivf_check_search(const char* who, const ivf_index& x, long long Q, int k, int nprobe, ivf_scan_mode mode) {
   auto bad = [&](const std::string& why) { throw jit::argument_error(std::string(who) + ": " + why); };
   if (x.N < 1 || x.host_offsets.empty()) bad("the index is empty (not built, or moved from)");
   if (Q < 1) bad("Q = " + std::to_string(Q) + " must be at least 1");
@@ -251,26 +280,30 @@ inline void ivf_check_search(const char* who, const ivf_index& x, long long Q, i
   if (nprobe < 1 || nprobe > most)
     bad("nprobe = " + std::to_string(nprobe) + " must be in 1 .. " + std::to_string(most) + " (at most nlist = " + std::to_string(x.nlist) +
         " and 256: the coarse step is the exact top-k)");
+  if (mode == ivf_scan_mode::by_list && Q * x.nlist > ivf_marks_max)
+    bad("the by-list walk needs Q * nlist <= 2^24 (its marks are f32 rows); Q = " + std::to_string(Q) + ", nlist = " + std::to_string(x.nlist) +
+        " (use per_query or automatic)");
 }
 }  // namespace detail
 
-inline long long ivf_search_workspace_bytes(const ivf_index& x, long long Q, int k, int nprobe) {
-  detail::ivf_check_search("cake::knn::ivf_search_workspace_bytes", x, Q, k, nprobe);
-  return detail::ivf_layout_for(x, Q, k, nprobe).bytes;
+inline long long ivf_search_workspace_bytes(const ivf_index& x, long long Q, int k, int nprobe, ivf_scan_mode mode = ivf_scan_mode::automatic) {
+  detail::ivf_check_search("cake::knn::ivf_search_workspace_bytes", x, Q, k, nprobe, mode);
+  return detail::ivf_layout_for(x, Q, k, nprobe, mode).bytes;
 }
 
 // The k best vectors of each query's nprobe nearest lists (see the top of this header).
+// mode: the fine step's walk (ivf_scan_mode; the workspace must be ivf_search_workspace_bytes for the same mode).
 inline void ivf_search(const ivf_index& x, const void* queries, float* distances, std::int32_t* indices, void* workspace, long long Q, int k, int nprobe,
-                       CUstream stream = nullptr) {
+                       CUstream stream = nullptr, ivf_scan_mode mode = ivf_scan_mode::automatic) {
   const char* who = "cake::knn::ivf_search";
-  detail::ivf_check_search(who, x, Q, k, nprobe);
+  detail::ivf_check_search(who, x, Q, k, nprobe, mode);
   kmeans::detail::check_pointer(who, "queries", queries, 16);
   kmeans::detail::check_pointer(who, "distances", distances, 4);
   kmeans::detail::check_pointer(who, "indices", indices, 4);
   kmeans::detail::check_pointer(who, "workspace", workspace, 256);
   kmeans::detail::check_hopper(who, x.device);
-  const auto c = ivf_scan_config_for(Q, x.D, k, nprobe, x.m);
-  const auto w = detail::ivf_layout_for(x, Q, k, nprobe);
+  const auto c = ivf_scan_config_for(Q, x.D, k, nprobe, x.m, x.nlist, mode);
+  const auto w = detail::ivf_layout_for(x, Q, k, nprobe, mode);
   auto* base = static_cast<unsigned char*>(workspace);
   auto* probe_dist = reinterpret_cast<float*>(base + w.probe_dist);
   auto* probes = reinterpret_cast<std::int32_t*>(base + w.probes);
@@ -282,6 +315,7 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   const runtime_kernel& scan = detail::ivf_scan_kernel(c, x.type, x.device);
   const runtime_kernel& merge = detail::merge_kernel(merge_config_for(k, x.m), x.device);
   detail::gather_kernel(2, kernels::ivf_gather_width<i32>(1), x.device);
+  if (c.by_list) detail::marks_kernel(x.device);
   // Coarse: the nprobe nearest centroids (l2, as the lists were made).
   search(queries, detail::ptr(x.centroids), probe_dist, probes, base + w.coarse, Q, x.nlist, x.D, nprobe, x.type, metric::l2, stream, x.device);
   // Fine: the lists scanned per probe split, then the splits merged (positions in list order).
@@ -289,14 +323,33 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   const tensor_arg xa = tensor_view(queries, {Q, x.D}), ya = tensor_view(detail::ptr(x.data), {x.N, x.D});
   const tensor_arg pr = tensor_view(probes, {Q, static_cast<long long>(nprobe)}), off = tensor_view(detail::ptr(x.offsets), {x.nlist + 1});
   const tensor_arg pd = tensor_view(part_dist, {Q, S, static_cast<long long>(k)}), pi = tensor_view(part_idx, {Q, S, static_cast<long long>(k)});
+  // The scan's list inputs: the probes (per query), or the marks (by list), made here from the probes.
+  std::vector<tensor_arg> lists;
+  if (c.by_list) {
+    const long long q_tiles = (Q + kernels::ivf_scan_rows - 1) / kernels::ivf_scan_rows;
+    auto* member = reinterpret_cast<float*>(base + w.member);
+    auto* any = reinterpret_cast<float*>(base + w.any);
+    const auto& drv = jit::driver::get();
+    drv.bind(x.device);
+    drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(base), 0, static_cast<std::size_t>(w.marks_bytes), stream), "cuMemsetD8Async",
+              "zeroing the IVF marks");
+    const tensor_arg margs[] = {pr, tensor_view(member, {Q * x.nlist, 1}), tensor_view(any, {q_tiles * x.nlist, 1})};
+    const double scalars[] = {static_cast<double>(x.nlist)};
+    detail::marks_kernel(x.device).launch(margs, scalars, stream);
+    lists = {tensor_view(member, {Q, x.nlist}), tensor_view(any, {q_tiles, x.nlist})};
+  } else {
+    lists = {pr};
+  }
+  std::vector<tensor_arg> args = {xa, ya};
   if (x.m == metric::l2) {
     kmeans::norms(queries, q_norm, 1, Q, x.D, x.type, kmeans::metric::l2, stream, x.device);
-    const tensor_arg args[] = {xa, ya, tensor_view(detail::ptr(x.data_norm), {x.N}), pr, off, pd, pi};
-    scan.launch(args, {}, stream);
-  } else {
-    const tensor_arg args[] = {xa, ya, pr, off, pd, pi};
-    scan.launch(args, {}, stream);
+    args.push_back(tensor_view(detail::ptr(x.data_norm), {x.N}));
   }
+  args.insert(args.end(), lists.begin(), lists.end());
+  args.push_back(off);
+  args.push_back(pd);
+  args.push_back(pi);
+  scan.launch(args, {}, stream);
   const tensor_arg md = tensor_view(part_dist, {Q, S * k}), mi = tensor_view(part_idx, {Q, S * k});
   const tensor_arg od = tensor_view(distances, {Q, static_cast<long long>(k)}), oi = tensor_view(pos, {Q, static_cast<long long>(k)});
   if (x.m == metric::l2) {

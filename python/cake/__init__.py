@@ -421,15 +421,23 @@ class IvfFlat:
     def list_sizes(self) -> list:
         return list(self._index.list_sizes)
 
-    def workspace_bytes(self, Q: int, k: int, nprobe: int) -> int:
-        """Bytes of device workspace search needs for Q queries."""
-        return self._index.workspace_bytes(Q, k, nprobe)
+    _WALKS = {"auto": 0, "per_query": 1, "by_list": 2}
 
-    def search(self, queries, k: int, nprobe: int = 1, *, distances=None, indices=None, workspace=None, stream=None):
+    def workspace_bytes(self, Q: int, k: int, nprobe: int, walk: str = "auto") -> int:
+        """Bytes of device workspace search needs for Q queries (for that walk)."""
+        if walk not in self._WALKS:
+            raise ValueError(f"walk must be one of {sorted(self._WALKS)}; it is {walk!r}")
+        return self._index.workspace_bytes(Q, k, nprobe, self._WALKS[walk])
+
+    def search(self, queries, k: int, nprobe: int = 1, *, distances=None, indices=None, workspace=None, stream=None, walk: str = "auto"):
         """``(distances, indices)``, each [Q, k], best first: per query, the k best vectors of its ``nprobe``
         nearest lists (1 <= nprobe <= min(nlist, 256); nprobe = nlist is the exact search). indices are
         int32 rows of the database the index was built from; entries past the candidates are -1 (distance
-        +inf / -inf). No host synchronization."""
+        +inf / -inf). No host synchronization. ``walk``: how the lists are scanned (docs/knn.md): "by_list" (each
+        query tile scans the lists its queries probe once; needs Q * nlist <= 2^24), "per_query" (each query's
+        lists in turn), "auto" (by_list where it fits)."""
+        if walk not in self._WALKS:
+            raise ValueError(f"walk must be one of {sorted(self._WALKS)}; it is {walk!r}")
         for name, v in (("k", k), ("nprobe", nprobe)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name} must be an int; it is {type(v).__name__}")
@@ -442,7 +450,7 @@ class IvfFlat:
         Q = X.shape[0]
         distances, Dv = _kmeans_out(distances, queries, (Q, k), "float32", "distances", X.index)
         indices, Iv = _kmeans_out(indices, queries, (Q, k), "int32", "indices", X.index)
-        need = self.workspace_bytes(Q, k, nprobe)
+        need = self.workspace_bytes(Q, k, nprobe, walk)
         if workspace is None:
             workspace = _new_like(queries, (need,), "uint8", "workspace")
         W = _view(workspace, "workspace")
@@ -453,7 +461,7 @@ class IvfFlat:
             raise ValueError(f"workspace holds {size} bytes; this search needs {need} (IvfFlat.workspace_bytes)")
         _contiguous(W, "workspace")
         s = _stream(stream, [X, Dv, Iv, W], X.index)
-        self._index.search(X.ptr, Dv.ptr, Iv.ptr, W.ptr, Q, k, nprobe, s)
+        self._index.search(X.ptr, Dv.ptr, Iv.ptr, W.ptr, Q, k, nprobe, s, self._WALKS[walk])
         return distances, indices
 
 

@@ -214,18 +214,25 @@ NB_MODULE(_cake, m) {
                      for (long long l = 0; l < x.nlist; ++l) v[static_cast<std::size_t>(l)] = x.list_size(l);
                      return v;
                    })
-      .def("workspace_bytes", [](const cake::knn::ivf_index& x, long long Q, int k, int nprobe) { return cake::knn::ivf_search_workspace_bytes(x, Q, k, nprobe); },
-           nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"))
+      .def(
+          "workspace_bytes",
+          [](const cake::knn::ivf_index& x, long long Q, int k, int nprobe, int walk) {
+            if (walk < 0 || walk > 2) throw cake::jit::argument_error("walk code " + std::to_string(walk) + " is not 0..2");
+            return cake::knn::ivf_search_workspace_bytes(x, Q, k, nprobe, static_cast<cake::knn::ivf_scan_mode>(walk));
+          },
+          nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"), nb::arg("walk") = 0)
       .def(
           "search",
           [](const cake::knn::ivf_index& x, std::uintptr_t queries, std::uintptr_t distances, std::uintptr_t indices, std::uintptr_t workspace, long long Q, int k,
-             int nprobe, std::uintptr_t stream) {
+             int nprobe, std::uintptr_t stream, int walk) {
+            if (walk < 0 || walk > 2) throw cake::jit::argument_error("walk code " + std::to_string(walk) + " is not 0..2");
             call(x.device, [&] {
               cake::knn::ivf_search(x, ptr(queries), static_cast<float*>(mut(distances)), static_cast<std::int32_t*>(mut(indices)), mut(workspace), Q, k, nprobe,
-                                    as_stream(stream));
+                                    as_stream(stream), static_cast<cake::knn::ivf_scan_mode>(walk));
             });
           },
-          nb::arg("queries"), nb::arg("distances"), nb::arg("indices"), nb::arg("workspace"), nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"), nb::arg("stream"));
+          nb::arg("queries"), nb::arg("distances"), nb::arg("indices"), nb::arg("workspace"), nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"), nb::arg("stream"),
+          nb::arg("walk") = 0);
   m.def(
       "ivf_build",
       [](std::uintptr_t database, long long N, long long D, long long nlist, bool f16, int metric, std::uint64_t seed, int iterations, std::uintptr_t stream,

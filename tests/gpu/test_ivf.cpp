@@ -9,6 +9,7 @@
 //     (the f64 score of the j-th index returned is within a tolerance of the exact search's j-th);
 //   - recall@k against the exact search at small nprobe is printed, asserted above a loose floor, and
 //     does not fall as nprobe grows (the probed lists of a larger nprobe contain the smaller's);
+//   - both walks of the fine step (per query, by list) give identical outputs, and two runs too;
 //   - outputs poisoned first; indices are -1 (empty) or valid and distinct; distances sorted best first;
 //   - refusals name the argument.
 // CAKE_SEED=<n> reproduces a run (the seed is printed first).
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <limits>
 #include <random>
 #include <set>
@@ -170,12 +173,23 @@ void check_run(const run& u, std::mt19937_64& g) {
   double last_recall = 0;
   for (const int np : u.nprobes) {
     INFO("nprobe " << np);
-    jit::device_buffer dd(static_cast<std::size_t>(4 * Q * k)), di(static_cast<std::size_t>(4 * Q * k)),
-        dw(static_cast<std::size_t>(knn::ivf_search_workspace_bytes(ix, Q, u.k, np)));
-    dd.fill_u32(0xffffffffu), di.fill_u32(0xffffffffu), dw.fill_u32(0xffffffffu);
-    knn::ivf_search(ix, dx.address(), static_cast<float*>(dd.address()), static_cast<std::int32_t*>(di.address()), dw.address(), Q, u.k, np);
-    const auto dist = dd.download<float>();
-    const auto idx = di.download<std::int32_t>();
+    // Both walks (per query, by list) fold the same candidates with the same arithmetic: identical outputs.
+    auto run_mode = [&](knn::ivf_scan_mode mode) {
+      jit::device_buffer dd(static_cast<std::size_t>(4 * Q * k)), di(static_cast<std::size_t>(4 * Q * k)),
+          dw(static_cast<std::size_t>(knn::ivf_search_workspace_bytes(ix, Q, u.k, np, mode)));
+      dd.fill_u32(0xffffffffu), di.fill_u32(0xffffffffu), dw.fill_u32(0xffffffffu);
+      knn::ivf_search(ix, dx.address(), static_cast<float*>(dd.address()), static_cast<std::int32_t*>(di.address()), dw.address(), Q, u.k, np, nullptr,
+                      mode);
+      return std::make_pair(dd.download<float>(), di.download<std::int32_t>());
+    };
+    const auto [dist, idx] = run_mode(knn::ivf_scan_mode::per_query);
+    const auto [dist_l, idx_l] = run_mode(knn::ivf_scan_mode::by_list);
+    CHECK_MESSAGE(idx_l == idx, "the by-list walk gave other indices than the per-query walk");
+    CHECK_MESSAGE(std::memcmp(dist_l.data(), dist.data(), 4 * dist.size()) == 0, "the by-list walk gave other distances than the per-query walk");
+    {
+      const auto [dist2, idx2] = run_mode(knn::ivf_scan_mode::by_list);
+      CHECK_MESSAGE(idx2 == idx_l, "two runs gave different indices");
+    }
     long long invalid = 0, unsorted = 0, off_score = 0, not_exact = 0, hits = 0, wanted = 0;
     for (long long q = 0; q < Q; ++q) {
       std::set<std::int32_t> got, truth;

@@ -16,7 +16,7 @@ TEST_CASE("ivf scan: the entry point's configurations for k 1, 10, 100, 256, D 6
     for (const long long D : {64LL, 128LL, 512LL})
       for (const auto m : {kernels::knn_metric::l2, kernels::knn_metric::inner_product}) {
         const bool half = (n++ % 3) == 1;
-        const auto c = knn::ivf_scan_config_for(10000, D, k, 16, m);
+        const auto c = knn::ivf_scan_config_for(10000, D, k, 16, m, 4096);  // per query (10000 x 4096 marks would not fit)
         INFO("k " << k << " D " << D << " metric " << to_string(m) << (half ? " f16" : " bf16") << ": bn " << c.bn << " stages " << c.stages << " splits "
                   << c.splits);
         const program p = half ? kernels::ivf_scan_sm90<f16>(c) : kernels::ivf_scan_sm90<bf16>(c);
@@ -31,11 +31,33 @@ TEST_CASE("ivf scan: the entry point's configurations for k 1, 10, 100, 256, D 6
       }
 }
 
+TEST_CASE("ivf scan by list: k 1, 10, 256, D 64, 128, 512, both metrics, and the marks kernel") {
+  using namespace cake;
+  int n = 0;
+  for (const int k : {1, 10, 256})
+    for (const long long D : {64LL, 128LL, 512LL})
+      for (const auto m : {kernels::knn_metric::l2, kernels::knn_metric::inner_product}) {
+        const bool half = (n++ % 3) == 1;
+        auto c = knn::ivf_scan_config_for(1000, D, k, 16, m, 1024);
+        INFO("k " << k << " D " << D << " metric " << to_string(m) << (half ? " f16" : " bf16") << ": stages " << c.stages << " splits " << c.splits);
+        CHECK(c.by_list);  // 1000 x 1024 marks fit the f32 rows
+        const auto b = lower_and_build(half ? kernels::ivf_scan_sm90<f16>(c) : kernels::ivf_scan_sm90<bf16>(c));
+        CHECK(has(b.ptx(), "topk_merge"));
+        CHECK(has(b.source(), "read_index v"));
+        CHECK(has(b.source(), "member"));
+      }
+  CHECK_FALSE(knn::ivf_scan_config_for(10000, 128, 10, 16, kernels::knn_metric::l2, 4096).by_list);  // 10000 x 4096 > 2^24
+  const auto marks = lower_and_build(kernels::ivf_marks_program());
+  CHECK(count(marks.ptx(), "red.global.add.f32") + count(marks.ptx(), "atom.global.add.f32") >= 2);
+  (void)lower_and_build(kernels::ivf_marks_program(target_id::sm_80));
+}
+
 TEST_CASE("ivf scan: more probe splits than query tiles, and nprobe 1") {
   using namespace cake;
   for (const int np : {1, 4, 64, 256}) {
-    const auto c = knn::ivf_scan_config_for(100, 128, 10, np, kernels::knn_metric::l2);
+    const auto c = knn::ivf_scan_config_for(100, 128, 10, np, kernels::knn_metric::l2, 1 << 20);
     INFO("nprobe " << np << " splits " << c.splits);
+    CHECK_FALSE(c.by_list);
     CHECK(c.splits >= 1);
     CHECK(c.splits <= np);
     (void)lower_and_build(kernels::ivf_scan_sm90<bf16>(c));
