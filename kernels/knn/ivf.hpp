@@ -10,7 +10,8 @@
 //       original row of every position (ids). The index owns its device buffers (RAII).
 //   cake::knn::ivf_search(idx, queries, distances, indices, workspace, Q, k, nprobe, stream)
 //       per query: the nprobe lists whose centroids are nearest (exact, l2: cake::knn::search against
-//       the centroids), then the k best vectors of those lists in the index's metric (l2: smallest
+//       the centroids), then (the list scan, by list or per query: ivf_scan_mode) the k best vectors of
+//       those lists in the index's metric (l2: smallest
 //       squared distance; inner_product: largest x.y), best first: distances f32 [Q, k] and indices i32
 //       [Q, k] (original database rows; ties to the lowest position in list order; entries past the
 //       candidates: index -1, distance +inf / -inf). workspace: ivf_search_workspace_bytes(...).

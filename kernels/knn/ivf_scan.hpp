@@ -7,15 +7,18 @@
 //
 // The database is the index's list-ordered copy: list l owns rows offsets[l] .. offsets[l + 1] - 1 of
 // data [N, D] (kernels/knn/ivf.hpp builds it). A CTA owns `rows` (64) queries (their tile stays in smem,
-// TMA-loaded once) and one split s of the probe slots: p = s, s + splits, ... For each slot and each of its
-// queries qq in turn, it reads the query's list (read_index), the list's first and last row (index values)
-// and walks the list's rows in tiles of `bn` whose TMA origin is the list's first row plus j * bn (an
-// element origin: .elements_at); the wgmma multiplies the whole queries tile by the database tile, and the
-// row top-k folds only row qq (the other rows, and the tile's rows past the list's end, score +inf / -inf:
-// never kept). So the MMA does 64 times the useful work (it is not what bounds the scan: the per-tile
-// fold and the loads are; docs/knn.md says what the grouped alternative would save). The indices kept
-// are rows of the list-ordered database (positions); kernels/knn/ivf.hpp maps them to the original ids
-// after the merge with the row gather below.
+// TMA-loaded once) and one split s of the work. It walks lists: for each, both roles read the list's first
+// and last row (index values) and walk its rows in tiles of `bn` whose TMA origin is the list's first row
+// plus j * bn (an element origin: .elements_at); the wgmma multiplies the whole queries tile by the
+// database tile and the row top-k folds the rows that take the list (the others, and the tile's rows past
+// the list's end, score +inf / -inf: never kept). The indices kept are rows of the list-ordered database
+// (positions); kernels/knn/ivf.hpp maps them to the original ids after the merge with the row gather below.
+//   by_list = false (per query): for each probe slot p = s, s + splits, ... and each query qq of the tile
+//     in turn, the query's list (probes [Q, P], read_index); only row qq folds it (1 useful row of 64).
+//   by_list = true: for each list l = s, s + splits, ... that some query of the tile probes (any [QT,
+//     nlist] != 0, as i32 bits), once; the rows whose query probes it (member [Q, nlist] > 0, a row
+//     vector loaded on entering the list) fold it. The marks come from ivf_marks_program.
+// docs/knn.md (IVF-Flat) compares the two walks.
 //
 // Each CTA writes its split's lists, best first, to part_dist / part_idx [Q, splits, k]; the kNN merge
 // (knn_merge_program) reduces the splits, as for the exact search.
