@@ -354,11 +354,11 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   const tensor_arg md = tensor_view(part_dist, {Q, S * k}), mi = tensor_view(part_idx, {Q, S * k});
   const tensor_arg od = tensor_view(distances, {Q, static_cast<long long>(k)}), oi = tensor_view(pos, {Q, static_cast<long long>(k)});
   if (x.m == metric::l2) {
-    const tensor_arg args[] = {md, mi, tensor_view(q_norm, {Q, 1}), od, oi};
-    merge.launch(args, {}, stream);
+    const tensor_arg margs[] = {md, mi, tensor_view(q_norm, {Q, 1}), od, oi};
+    merge.launch(margs, {}, stream);
   } else {
-    const tensor_arg args[] = {md, mi, od, oi};
-    merge.launch(args, {}, stream);
+    const tensor_arg margs[] = {md, mi, od, oi};
+    merge.launch(margs, {}, stream);
   }
   // Positions to original rows (an empty entry, -1, stays -1).
   detail::gather_rows(detail::ptr(x.ids), x.N, pos, indices, Q * k, 1, true, x.type, stream, x.device);

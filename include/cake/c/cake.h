@@ -149,7 +149,8 @@ CAKE_C_API int64_t cake_ivf_search_workspace_bytes(const cake_ivf_index* index, 
 /* Per query of queries [Q, D] (the index's type, 16-byte aligned): the k best vectors of its nprobe nearest
  * lists (1 <= nprobe <= min(nlist, 256); 1 <= k <= 256), best first: distances f32 [Q, k], indices i32 [Q, k]
  * (original database rows; -1 with +inf / -inf past the candidates). nprobe = nlist is the exact search.
- * workspace: cake_ivf_search_workspace_bytes bytes, 256-byte aligned. No host synchronization. */
+ * workspace: cake_ivf_search_workspace_bytes bytes, 256-byte aligned. No host synchronization. The list scan
+ * walks the lists by query tile where Q * nlist <= 2^24, else per query (docs/knn.md). */
 CAKE_C_API cake_status cake_ivf_search(const cake_ivf_index* index, const void* queries, float* distances, int32_t* indices, void* workspace, int64_t Q,
                                        int k, int nprobe, void* stream);
 
