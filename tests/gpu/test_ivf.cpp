@@ -275,4 +275,7 @@ TEST_CASE("ivf refuses bad arguments with the argument named") {
   CHECK(msg([&] { knn::ivf_search(fake, buf, dist, out, ws, 0, 10, 1); }).find("Q = 0") != std::string::npos);
   CHECK(msg([&] { knn::ivf_search(fake, buf + 1, dist, out, ws, 1, 10, 1); }).find("queries must be") != std::string::npos);
   CHECK(msg([&] { knn::ivf_search(fake, buf, dist, out, ws + 16, 1, 10, 1); }).find("workspace must be") != std::string::npos);
+  CHECK(msg([&] { knn::ivf_search(fake, buf, dist, out, ws, 60000, 10, 1, nullptr, knn::ivf_scan_mode::by_list); }).find("Q * nlist <= 2^24") !=
+        std::string::npos);
+  CHECK(msg([&] { (void)knn::ivf_search_workspace_bytes(fake, 60000, 10, 1, knn::ivf_scan_mode::by_list); }).find("Q * nlist <= 2^24") != std::string::npos);
 }
