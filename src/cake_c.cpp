@@ -6,6 +6,7 @@
 #include "cake/c/cake.h"
 
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
+#include "kernels/knn/ivf.hpp"
 #include "kernels/knn/knn.hpp"
 #include "kernels/norm/norm.hpp"
 
@@ -189,6 +191,54 @@ cake_status cake_knn_search(const void* queries, const void* database, float* di
     knn_metric_code("cake_knn_search", metric);
     cake::knn::search(queries, database, distances, indices, workspace, Q, N, D, k, kmeans_type(input_type), knn_metric(metric), as_stream(stream),
                       device);
+  });
+}
+
+struct cake_ivf_index {
+  cake::knn::ivf_index index;
+};
+
+cake_status cake_ivf_create(const void* database, int64_t N, int64_t D, int64_t nlist, int input_type, int metric, uint64_t seed, int iterations,
+                            void* stream, int device, cake_ivf_index** index) {
+  if (index) *index = nullptr;
+  return guarded("cake_ivf_create", device, [&] {
+    if (!index) throw cake::jit::argument_error("cake_ivf_create: index (where the handle goes) must not be NULL");
+    kmeans_codes("cake_ivf_create", device, input_type, metric);
+    knn_metric_code("cake_ivf_create", metric);
+    auto h = std::make_unique<cake_ivf_index>();
+    h->index = cake::knn::ivf_build(database, N, D, nlist, kmeans_type(input_type), knn_metric(metric), seed, iterations, as_stream(stream), device);
+    *index = h.release();
+  });
+}
+
+void cake_ivf_destroy(cake_ivf_index* index) {
+  try {
+    delete index;
+  } catch (...) {  // a driver error while freeing: nothing to report to
+  }
+}
+
+cake_status cake_ivf_list_sizes(const cake_ivf_index* index, int64_t* list_sizes) {
+  return guarded("cake_ivf_list_sizes", 0, [&] {
+    if (!index || !list_sizes) throw cake::jit::argument_error("cake_ivf_list_sizes: index and list_sizes must not be NULL");
+    for (long long l = 0; l < index->index.nlist; ++l) list_sizes[l] = index->index.list_size(l);
+  });
+}
+
+int64_t cake_ivf_search_workspace_bytes(const cake_ivf_index* index, int64_t Q, int k, int nprobe) {
+  if (!index) return -1;
+  try {
+    return cake::knn::ivf_search_workspace_bytes(index->index, Q, k, nprobe);
+  } catch (const cake::jit::argument_error&) {
+    return -1;
+  }
+}
+
+cake_status cake_ivf_search(const cake_ivf_index* index, const void* queries, float* distances, int32_t* indices, void* workspace, int64_t Q, int k,
+                            int nprobe, void* stream) {
+  return guarded("cake_ivf_search", index ? index->index.device : 0, [&] {
+    if (!index) throw cake::jit::argument_error("cake_ivf_search: index must not be NULL");
+    cake::knn::ivf_search(index->index, queries, distances, indices, workspace, Q, k, nprobe, as_stream(stream));
   });
 }
 

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -136,6 +136,21 @@ for s in "${steps[@]}"; do
     knnsan)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_knn -tc="*exact top-k*" 2>&1 | tee -a "$OUT/knnsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
+      done ;;
+    ivf)
+      # The IVF-Flat GPU test (build checked on the host, nprobe = nlist against the exact search, both walks
+      # bit for bit, recall floors), then the Python package (as in the knn step) and the bench: build time,
+      # queries/s and recall@10 per nprobe on 2^20 x D128 clustered vectors, nlist 1024, 10^4 queries.
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_IVF_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_ivf > "$OUT/test_ivf.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed|SKIPPED|recall|empty list" "$OUT/test_ivf.log" | head -n 40 | cut -c1-200
+      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl > "$OUT/pip.log" 2>&1
+      PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_IVF_TIMEOUT:-400} python3 bench/peers/bench_peers.py --family ivf --runs ${CAKE_IVF_RUNS:-20} --json "$OUT/ivf.json" 2>&1 | tee "$OUT/bench_ivf.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
+    ivfsan)
+      for tool in memcheck racecheck synccheck; do
+        res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_ivf -tc="*ivf build and search*" 2>&1 | tee -a "$OUT/ivfsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '
+' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
       done ;;
     attention)

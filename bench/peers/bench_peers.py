@@ -16,6 +16,13 @@ Families:
             held-out shapes (1024 x 262144 D64 k=32, 16384 x 2^20 D128 k=10). TFLOP/s count the distance GEMM, 2 Q N D.
             A row is ok when the exact k-th distance of Cake's set is not worse than that of PyTorch's (both re-scored in f32); the recall of
             PyTorch's indices is reported
+  ivf       cake.IvfFlat (IVF-Flat: k-means lists + list scan) on a clustered synthetic database (4096 random centres ~ N(0, 1)
+            in D = 128, each vector a centre plus N(0, 0.75^2) noise per coordinate; uniform noise would make an inverted
+            file meaningless), 2^20 vectors, nlist 1024 (--ivf-nlist), 10000 queries from the same distribution, k = 10:
+            the build time (k-means 10 iterations + lists + list-ordered copy; after a warm-up build that JIT-compiles),
+            then per nprobe in --ivf-nprobes (default 1,4,16,64,128,256) queries/s and recall@10 against the exact
+            search (cake.knn_search, also timed: its queries/s is the reference). The summary gives the queries/s at
+            the smallest nprobe whose recall@10 >= 0.95 (issue 13's figure) and its ratio to the exact search
   attention cake.attention_prefill vs torch.nn.functional.scaled_dot_product_attention with the cuDNN backend and
             with the flash backend (SDPBackend.CUDNN_ATTENTION / FLASH_ATTENTION; GQA through enable_gqa=True), on
             issue 12's prefill shapes: 16384 tokens (B x S) at S = 1024 .. 16384, head dim 64 and 128, 32 query
@@ -41,7 +48,7 @@ Families:
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
-  python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|attention|attention_varlen|attention_decode|overhead|all] [--runs N] [--calls N] [--json FILE]
+  python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|ivf|attention|attention_varlen|attention_decode|overhead|all] [--runs N] [--calls N] [--json FILE]
                                      [--seqlens 1024,4096 (attention only: a subset of S)]
 """
 import argparse
@@ -265,6 +272,73 @@ def bench_knn(runs, dtypes=("float16", "bfloat16")):
             del x, y, x_sq, y_sq, dist, idx, ws, ref_d, ref_i
             torch.cuda.empty_cache()
     return rows, {k: round(math.exp(sum(v) / len(v)), 4) for k, v in logs.items()}
+
+
+def bench_ivf(runs, nlist=1024, nprobes=(1, 4, 16, 64, 128, 256), N=1 << 20, D=128, Q=10000, k=10, dtype="float16"):
+    """IVF-Flat: build time, then queries/s and recall@k per nprobe against the exact search (see the header)."""
+    rows, summary = [], {}
+    g = torch.Generator(device="cuda").manual_seed(5)
+    dt = getattr(torch, dtype)
+    centres = torch.randn(4096, D, device="cuda", generator=g)
+
+    def clustered(n):
+        which = torch.randint(0, centres.shape[0], (n,), device="cuda", generator=g)
+        return (centres[which] + 0.75 * torch.randn(n, D, device="cuda", generator=g)).to(dt).contiguous()
+
+    y, x = clustered(N), clustered(Q)
+    tag = "bf16" if dtype == "bfloat16" else "fp16"
+    cake.IvfFlat(y[:65536].contiguous(), 64)  # warm-up: JIT-compiles the build's kernels (all dims are dynamic)
+    torch.cuda.synchronize()
+    builds = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        index = cake.IvfFlat(y, nlist, seed=0, iterations=10)
+        torch.cuda.synchronize()
+        builds.append((time.perf_counter() - t0) * 1e3)
+    build_ms = statistics.median(builds)
+    sizes = index.list_sizes
+    rows.append({"kernel": "ivf_build", "dtype": tag, "shape": {"N": N, "D": D, "nlist": nlist}, "iterations": 10, "cake_ms": round(build_ms, 2),
+                 "runs": len(builds), "list_size_min": min(sizes), "list_size_max": max(sizes), "empty_lists": sum(1 for s in sizes if s == 0), "ok": True})
+    print(f"ivf build {tag} N{N} D{D} nlist{nlist}: {build_ms:.1f} ms (median of {len(builds)}), lists {min(sizes)} .. {max(sizes)}", flush=True)
+    ex_d = torch.empty(Q, k, dtype=torch.float32, device="cuda")
+    ex_i = torch.empty(Q, k, dtype=torch.int32, device="cuda")
+    ex_ws = torch.empty(cake.knn_search_workspace_bytes(Q, N, D, k), dtype=torch.uint8, device="cuda")
+    cake.knn_search(x, y, k, distances=ex_d, indices=ex_i, workspace=ex_ws)
+    exact_ms = time_many({"exact": lambda: cake.knn_search(x, y, k, distances=ex_d, indices=ex_i, workspace=ex_ws)}, max(10, runs // 5))["exact"]
+    exact_qps = Q / (exact_ms / 1e3)
+    rows.append({"kernel": "knn_search (exact, the recall reference)", "dtype": tag, "shape": {"Q": Q, "N": N, "D": D, "k": k}, "cake_ms": round(exact_ms, 4),
+                 "queries_per_s": round(exact_qps), "ok": True})
+    print(f"exact search {tag} Q{Q} N{N}: {exact_ms:.3f} ms, {exact_qps:.0f} queries/s", flush=True)
+    truth = ex_i.long()
+    best = None
+    # walks: "auto" (by list where Q * nlist <= 2^24, as here at nlist 1024) for every nprobe, and "per_query"
+    # (the simple walk, 64 query rows per useful one) up to nprobe 16, for the comparison
+    runs_of = [(nprobe, "auto") for nprobe in nprobes] + [(nprobe, "per_query") for nprobe in nprobes if nprobe <= 16]
+    for nprobe, walk in runs_of:
+        if nprobe > min(nlist, 256):
+            continue
+        dist = torch.empty(Q, k, dtype=torch.float32, device="cuda")
+        idx = torch.empty(Q, k, dtype=torch.int32, device="cuda")
+        ws = torch.empty(index.workspace_bytes(Q, k, nprobe, walk), dtype=torch.uint8, device="cuda")
+        index.search(x, k, nprobe, distances=dist, indices=idx, workspace=ws, walk=walk)
+        torch.cuda.synchronize()
+        recall = (idx.long()[:, :, None] == truth[:, None, :]).any(2).float().mean().item()
+        sorted_ok = bool((dist[:, 1:] >= dist[:, :-1]).all()) and bool(((idx >= -1) & (idx < N)).all())
+        ms = time_many({"ivf": lambda: index.search(x, k, nprobe, distances=dist, indices=idx, workspace=ws, walk=walk)}, runs)["ivf"]
+        qps = Q / (ms / 1e3)
+        rows.append({"kernel": "ivf_search", "dtype": tag, "walk": walk, "shape": {"Q": Q, "N": N, "D": D, "k": k, "nlist": nlist, "nprobe": nprobe},
+                     "cake_ms": round(ms, 4), "queries_per_s": round(qps), "recall_at_k": round(recall, 5), "vs_exact": round(exact_ms / ms, 3),
+                     "ok": sorted_ok})
+        print(f"ivf search {tag} nprobe {nprobe} ({walk}): {ms:.3f} ms, {qps:.0f} queries/s ({exact_ms / ms:.2f}x exact), recall@{k} {recall:.4f}"
+              + ("" if sorted_ok else " FAILED: unsorted or out of range"), flush=True)
+        if walk == "auto" and sorted_ok and recall >= 0.95 and best is None:
+            best = (nprobe, qps, recall, exact_ms / ms)
+    if best:
+        summary.update({"ivf_nprobe_at_recall_0.95": best[0], "ivf_queries_per_s_at_recall_0.95": round(best[1]), "ivf_recall_there": round(best[2], 5),
+                        "ivf_vs_exact_at_recall_0.95": round(best[3], 3)})
+    summary["ivf_build_ms"] = round(build_ms, 2)
+    summary["exact_queries_per_s"] = round(exact_qps)
+    return rows, summary
 
 
 def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
@@ -687,12 +761,14 @@ def bench_overhead(calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "attention", "attention_varlen", "attention_decode", "overhead", "all"], default="all")
+    ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "ivf", "attention", "attention_varlen", "attention_decode", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
     ap.add_argument("--seqlens", default=",".join(map(str, ATTN_SEQLENS)),
                     help="attention only: the sequence lengths S to run (comma-separated; B = 16384 / S)")
+    ap.add_argument("--ivf-nlist", type=int, default=1024, help="ivf only: the number of lists")
+    ap.add_argument("--ivf-nprobes", default="1,4,16,64,128,256", help="ivf only: the nprobe values to run (comma-separated, each <= min(nlist, 256))")
     args = ap.parse_args()
     seqlens = tuple(int(x) for x in args.seqlens.split(",") if x)
     if any(S < 1 or ATTN_TOKENS % S for S in seqlens):
@@ -715,6 +791,10 @@ def main():
         summary.update(s)
     if args.family in ("knn", "all"):
         r, s = bench_knn(args.runs)
+        rows += r
+        summary.update(s)
+    if args.family in ("ivf", "all"):
+        r, s = bench_ivf(args.runs, args.ivf_nlist, tuple(int(v) for v in args.ivf_nprobes.split(",") if v))
         rows += r
         summary.update(s)
     if args.family in ("attention", "all"):

@@ -1,5 +1,5 @@
 """Cake's GPU kernels for Python: GEMM with fused epilogues, row softmax and RMSNorm, k-means, exact
-k-nearest-neighbour search, attention prefill and paged decode.
+k-nearest-neighbour search (exact, and the IVF-Flat index ``IvfFlat``), attention prefill and paged decode.
 
 Arrays may be torch tensors, or any CUDA array that speaks DLPack (``__dlpack__``: CuPy, JAX, ...) or
 the CUDA array interface. Every argument is checked before anything reaches the driver, and a bad one
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -358,6 +358,112 @@ def knn_search(queries, database, k: int, *, metric: str = "l2", distances=None,
     s = _stream(stream, [X, Y, Dv, Iv, W], X.index)
     _cake.knn_search(X.ptr, Y.ptr, Dv.ptr, Iv.ptr, W.ptr, Q, N, D, k, X.dtype == "float16", _KNN_METRICS[metric], s, X.index)
     return distances, indices
+
+
+def _check_queries(queries, D: int, dtype: str, device: int) -> _Array:
+    X = _view(queries, "queries")
+    if X.device != "cuda" or X.index != device:
+        raise ValueError(f"queries must be on cuda:{device}; it is on {X.device}:{X.index}")
+    if len(X.shape) != 2 or X.shape[1] != D:
+        raise ValueError(f"queries must be [Q, {D}] (the index's D); it has shape {list(X.shape)}")
+    if X.dtype != dtype:
+        raise ValueError(f"queries must be {dtype} (the index's dtype); it is {X.dtype}")
+    _contiguous(X, "queries")
+    return X
+
+
+class IvfFlat:
+    """An IVF-Flat index over ``database`` [N, D] (float16 or bfloat16, contiguous, D a multiple of 8 up to
+    512, N <= 2^24): k-means (l2; ``iterations`` Lloyd iterations from ``nlist`` distinct rows picked by
+    ``seed``) into nlist inverted lists, the database copied in list order on the device (the index owns
+    that copy: the database may be freed). ``metric``: "l2" or "inner_product", the metric of the scan
+    (the lists are l2). The build synchronizes the stream once (the lists' offsets are a counting sort on
+    the host). ``list_sizes``: the lists' sizes. Hopper only. docs/knn.md (IVF-Flat)."""
+
+    def __init__(self, database, nlist: int, *, metric: str = "l2", seed: int = 0, iterations: int = 10, stream=None):
+        if metric not in _KNN_METRICS:
+            raise ValueError(f"metric must be one of {sorted(_KNN_METRICS)}; it is {metric!r}")
+        for name, v in (("nlist", nlist), ("seed", seed), ("iterations", iterations)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int; it is {type(v).__name__}")
+        if seed < 0:
+            raise ValueError(f"seed = {seed} must be non-negative")
+        Y = _view(database, "database")
+        if Y.device != "cuda":
+            raise ValueError(f"database must be on a CUDA device; it is on {Y.device}")
+        if Y.dtype not in ("float16", "bfloat16"):
+            raise ValueError(f"database must be float16 or bfloat16; it is {Y.dtype}")
+        if len(Y.shape) != 2:
+            raise ValueError(f"database must be [N, D]; it has shape {list(Y.shape)}")
+        _contiguous(Y, "database")
+        N, D = Y.shape
+        s = _stream(stream, [Y], Y.index)
+        self.metric = metric
+        self.dtype = Y.dtype
+        self._index = _cake.ivf_build(Y.ptr, N, D, nlist, Y.dtype == "float16", _KNN_METRICS[metric], seed, iterations, s, Y.index)
+
+    @property
+    def nlist(self) -> int:
+        return self._index.nlist
+
+    @property
+    def dim(self) -> int:
+        return self._index.D
+
+    @property
+    def ntotal(self) -> int:
+        return self._index.N
+
+    @property
+    def device(self) -> int:
+        return self._index.device
+
+    @property
+    def list_sizes(self) -> list:
+        return list(self._index.list_sizes)
+
+    _WALKS = {"auto": 0, "per_query": 1, "by_list": 2}
+
+    def workspace_bytes(self, Q: int, k: int, nprobe: int, walk: str = "auto") -> int:
+        """Bytes of device workspace search needs for Q queries (for that walk)."""
+        if walk not in self._WALKS:
+            raise ValueError(f"walk must be one of {sorted(self._WALKS)}; it is {walk!r}")
+        return self._index.workspace_bytes(Q, k, nprobe, self._WALKS[walk])
+
+    def search(self, queries, k: int, nprobe: int = 1, *, distances=None, indices=None, workspace=None, stream=None, walk: str = "auto"):
+        """``(distances, indices)``, each [Q, k], best first: per query, the k best vectors of its ``nprobe``
+        nearest lists (1 <= nprobe <= min(nlist, 256); nprobe = nlist is the exact search). indices are
+        int32 rows of the database the index was built from; entries past the candidates are -1 (distance
+        +inf / -inf). No host synchronization. ``walk``: how the lists are scanned (docs/knn.md): "by_list" (each
+        query tile scans the lists its queries probe once; needs Q * nlist <= 2^24), "per_query" (each query's
+        lists in turn), "auto" (by_list where it fits)."""
+        if walk not in self._WALKS:
+            raise ValueError(f"walk must be one of {sorted(self._WALKS)}; it is {walk!r}")
+        for name, v in (("k", k), ("nprobe", nprobe)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int; it is {type(v).__name__}")
+        if k < 1 or k > 256:
+            raise ValueError(f"k = {k} must be in 1 .. 256")
+        most = min(self.nlist, 256)
+        if nprobe < 1 or nprobe > most:
+            raise ValueError(f"nprobe = {nprobe} must be in 1 .. {most} (at most nlist = {self.nlist} and 256)")
+        X = _check_queries(queries, self.dim, self.dtype, self.device)
+        Q = X.shape[0]
+        distances, Dv = _kmeans_out(distances, queries, (Q, k), "float32", "distances", X.index)
+        indices, Iv = _kmeans_out(indices, queries, (Q, k), "int32", "indices", X.index)
+        need = self.workspace_bytes(Q, k, nprobe, walk)
+        if workspace is None:
+            workspace = _new_like(queries, (need,), "uint8", "workspace")
+        W = _view(workspace, "workspace")
+        if W.device != "cuda" or W.index != X.index:
+            raise ValueError(f"workspace must be on cuda:{X.index}")
+        size = math.prod(W.shape) * {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8}.get(W.dtype, 1)
+        if size < need:
+            raise ValueError(f"workspace holds {size} bytes; this search needs {need} (IvfFlat.workspace_bytes)")
+        _contiguous(W, "workspace")
+        s = _stream(stream, [X, Dv, Iv, W], X.index)
+        self._index.search(X.ptr, Dv.ptr, Iv.ptr, W.ptr, Q, k, nprobe, s, self._WALKS[walk])
+        return distances, indices
 
 
 def kmeans_update_workspace_bytes(B: int, K: int, D: int) -> int:

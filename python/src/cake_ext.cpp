@@ -22,6 +22,7 @@
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
 #include "kernels/kmeans/kmeans.hpp"
+#include "kernels/knn/ivf.hpp"
 #include "kernels/knn/knn.hpp"
 #include "kernels/norm/norm.hpp"
 
@@ -199,6 +200,58 @@ NB_MODULE(_cake, m) {
         return cake::knn::search_workspace_bytes(Q, N, D, k, static_cast<cake::knn::metric>(metric));
       },
       nb::arg("Q"), nb::arg("N"), nb::arg("D"), nb::arg("k"), nb::arg("metric"));
+  // IVF-Flat: the index is an owning C++ object (device buffers freed with it).
+  nb::class_<cake::knn::ivf_index>(m, "IvfIndex")
+      .def_ro("N", &cake::knn::ivf_index::N)
+      .def_ro("D", &cake::knn::ivf_index::D)
+      .def_ro("nlist", &cake::knn::ivf_index::nlist)
+      .def_ro("device", &cake::knn::ivf_index::device)
+      .def_prop_ro("f16", [](const cake::knn::ivf_index& x) { return x.type == cake::knn::input_type::f16; })
+      .def_prop_ro("metric", [](const cake::knn::ivf_index& x) { return static_cast<int>(x.m); })
+      .def_prop_ro("list_sizes",
+                   [](const cake::knn::ivf_index& x) {
+                     std::vector<long long> v(static_cast<std::size_t>(x.nlist));
+                     for (long long l = 0; l < x.nlist; ++l) v[static_cast<std::size_t>(l)] = x.list_size(l);
+                     return v;
+                   })
+      .def(
+          "workspace_bytes",
+          [](const cake::knn::ivf_index& x, long long Q, int k, int nprobe, int walk) {
+            if (walk < 0 || walk > 2) throw cake::jit::argument_error("walk code " + std::to_string(walk) + " is not 0..2");
+            return cake::knn::ivf_search_workspace_bytes(x, Q, k, nprobe, static_cast<cake::knn::ivf_scan_mode>(walk));
+          },
+          nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"), nb::arg("walk") = 0)
+      .def(
+          "search",
+          [](const cake::knn::ivf_index& x, std::uintptr_t queries, std::uintptr_t distances, std::uintptr_t indices, std::uintptr_t workspace, long long Q, int k,
+             int nprobe, std::uintptr_t stream, int walk) {
+            if (walk < 0 || walk > 2) throw cake::jit::argument_error("walk code " + std::to_string(walk) + " is not 0..2");
+            call(x.device, [&] {
+              cake::knn::ivf_search(x, ptr(queries), static_cast<float*>(mut(distances)), static_cast<std::int32_t*>(mut(indices)), mut(workspace), Q, k, nprobe,
+                                    as_stream(stream), static_cast<cake::knn::ivf_scan_mode>(walk));
+            });
+          },
+          nb::arg("queries"), nb::arg("distances"), nb::arg("indices"), nb::arg("workspace"), nb::arg("Q"), nb::arg("k"), nb::arg("nprobe"), nb::arg("stream"),
+          nb::arg("walk") = 0);
+  m.def(
+      "ivf_build",
+      [](std::uintptr_t database, long long N, long long D, long long nlist, bool f16, int metric, std::uint64_t seed, int iterations, std::uintptr_t stream,
+         int device) {
+        if (metric < 0 || metric > 1) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..1");
+        auto* x = new cake::knn::ivf_index();
+        try {
+          call(device, [&] {
+            *x = cake::knn::ivf_build(ptr(database), N, D, nlist, f16 ? cake::knn::input_type::f16 : cake::knn::input_type::bf16,
+                                      static_cast<cake::knn::metric>(metric), seed, iterations, as_stream(stream), device);
+          });
+        } catch (...) {
+          delete x;
+          throw;
+        }
+        return x;
+      },
+      nb::rv_policy::take_ownership, nb::arg("database"), nb::arg("N"), nb::arg("D"), nb::arg("nlist"), nb::arg("f16"), nb::arg("metric"), nb::arg("seed"),
+      nb::arg("iterations"), nb::arg("stream"), nb::arg("device"));
   m.def(
       "attention_prefill",
       [](std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t o, std::uintptr_t lse, long long B, long long S, long long T, long long H,

@@ -200,6 +200,30 @@ class KnnArguments(unittest.TestCase):
                             distances=arr((100, 10), "float32", 0x800000), indices=arr((100, 10), "int32", 0x900000), workspace=arr(((need + 3) // 4,), "float32", 0xa00000))
 
 
+class IvfArguments(unittest.TestCase):
+    def check(self, exc, needle, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            cake.IvfFlat(*args, **kw)
+        self.assertIn(needle, str(cm.exception))
+
+    def test_build_refusals_name_the_argument(self):
+        y = arr((1000, 64), "bfloat16", 0x700000)
+        self.check(ValueError, "metric must be one of", y, 10, metric="cosine")
+        self.check(TypeError, "nlist must be an int", y, 2.5)
+        self.check(ValueError, "seed = -1 must be non-negative", y, 10, seed=-1)
+        self.check(ValueError, "database must be float16 or bfloat16; it is float32", arr((1000, 64), "float32"), 10)
+        self.check(ValueError, "database must be [N, D]", arr((2, 1000, 64), "bfloat16"), 10)
+        self.check(ValueError, "nlist = 2000 must be in 1 .. N = 1000", y, 2000)
+        self.check(ValueError, "D = 100 must be a multiple of 8", arr((1000, 100), "bfloat16", 0x700000), 10)
+        self.check(ValueError, "iterations = 0 must be at least 1", y, 10, iterations=0)
+
+    def test_no_driver(self):
+        if cake._cake.driver_available():
+            self.skipTest("a CUDA driver is present")
+        with self.assertRaises(cake.NoDeviceError):
+            cake.IvfFlat(arr((1000, 64), "bfloat16", 0x700000), 10)
+
+
 class AttentionArguments(unittest.TestCase):
     # q, o [B, S, H, D] = [2, 100, 8, 64]; k, v [B, T, HK, D] = [2, 300, 2, 64]; lse [B, H, S]
     def args(self, **over):

@@ -177,6 +177,25 @@ int main(void) {
     EXPECT(cake_knn_search(a, b, dist, idx, ws, 100, 1000, 128, 10, 5, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "cake_knn_search: input_type = 5");
   }
 
+  /* IVF-Flat: refusals before any device work. */
+  {
+    cake_ivf_index* h = (cake_ivf_index*)(size_t)0x1;
+    float* dist = (float*)(size_t)0x400000;
+    int32_t* idx = (int32_t*)(size_t)0x500000;
+    void* ws = (void*)(size_t)0x600000;
+    int64_t sizes[4];
+    EXPECT(cake_ivf_create(a, 1000, 100, 10, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 5, NULL, 0, &h), CAKE_ERROR_INVALID_ARGUMENT, "D = 100 must be a multiple of 8");
+    CHECK(h == NULL); /* NULL on failure */
+    EXPECT(cake_ivf_create(a, 1000, 128, 2000, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 5, NULL, 0, &h), CAKE_ERROR_INVALID_ARGUMENT, "nlist = 2000 must be in 1 .. N");
+    EXPECT(cake_ivf_create(a, 1000, 128, 10, CAKE_INPUT_BF16, CAKE_METRIC_COSINE, 0, 5, NULL, 0, &h), CAKE_ERROR_INVALID_ARGUMENT,
+           "metric = 2 is not one the search takes");
+    EXPECT(cake_ivf_create(a, 1000, 128, 10, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 5, NULL, 0, NULL), CAKE_ERROR_INVALID_ARGUMENT, "index (where the handle goes)");
+    EXPECT(cake_ivf_search(NULL, a, dist, idx, ws, 10, 10, 1, NULL), CAKE_ERROR_INVALID_ARGUMENT, "cake_ivf_search: index must not be NULL");
+    EXPECT(cake_ivf_list_sizes(NULL, sizes), CAKE_ERROR_INVALID_ARGUMENT, "index and list_sizes must not be NULL");
+    CHECK(cake_ivf_search_workspace_bytes(NULL, 10, 10, 1) == -1);
+    cake_ivf_destroy(NULL); /* accepted */
+  }
+
   /* Attention prefill: q, o bf16 [B, S, H, D], k, v bf16 [B, T, HK, D], lse f32 [B, H, S]. */
   {
     const char* q = a;

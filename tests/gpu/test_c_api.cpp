@@ -4,7 +4,8 @@
 // a success clears the thread's error message. The C++ entry points' own accuracy is checked against f64
 // in test_gemm.cpp / test_compute.cpp / test_norm.cpp / test_attention.cpp; cake_attention_prefill is
 // checked here only for running and writing every output element (finite after a NaN poison), and
-// cake_attention_prefill_varlen for running, writing every row its entries cover and no other.
+// cake_attention_prefill_varlen for running, writing every row its entries cover and no other;
+// cake_ivf_create / search against cake::knn::ivf_build / ivf_search (same seed: the same index and results).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <cake/harness/random.hpp>
 #include <cake/jit/device_memory.hpp>
 
+#include "kernels/knn/ivf.hpp"
 #include "kernels/norm/norm.hpp"
 #include "device_gate.hpp"
 
@@ -164,4 +166,42 @@ TEST_CASE("C ABI: cake_attention_prefill_varlen runs (causal and not, GQA) and w
     CHECK(bad == 0);
     CHECK(written_past == 0);
   }
+}
+
+TEST_CASE("C ABI: cake_ivf_create, cake_ivf_list_sizes, cake_ivf_search equal cake::knn::ivf_build / ivf_search bit for bit") {
+  if (!cake_gpu_test::require_device(9, 0, true, "the IVF entry points")) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const long long N = 3001, D = 64, nlist = 17, Q = 70;
+  const int k = 10, nprobe = 3;
+  auto y = harness::random_vector<harness::host_f16>(static_cast<std::size_t>(N * D), rng);
+  auto x = harness::random_vector<harness::host_f16>(static_cast<std::size_t>(Q * D), rng);
+  auto dy = jit::to_device(y), dx = jit::to_device(x);
+  cake_ivf_index* h = nullptr;
+  REQUIRE(cake_ivf_create(dy.address(), N, D, nlist, CAKE_INPUT_F16, CAKE_METRIC_L2, 5, 4, nullptr, 0, &h) == CAKE_OK);
+  REQUIRE(h != nullptr);
+  const knn::ivf_index ix = knn::ivf_build(dy.address(), N, D, nlist, knn::input_type::f16, knn::metric::l2, 5, 4);
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(nlist));
+  REQUIRE(cake_ivf_list_sizes(h, sizes.data()) == CAKE_OK);
+  long long total = 0;
+  for (long long l = 0; l < nlist; ++l) {
+    CHECK(sizes[static_cast<std::size_t>(l)] == ix.list_size(l));
+    total += sizes[static_cast<std::size_t>(l)];
+  }
+  CHECK(total == N);
+  const std::int64_t ws = cake_ivf_search_workspace_bytes(h, Q, k, nprobe);
+  REQUIRE(ws > 0);
+  CHECK(cake_ivf_search_workspace_bytes(h, Q, k, nlist + 1) == -1);
+  jit::device_buffer w(static_cast<std::size_t>(ws)), cd(static_cast<std::size_t>(4 * Q * k)), ci(static_cast<std::size_t>(4 * Q * k)),
+      pd(static_cast<std::size_t>(4 * Q * k)), pi(static_cast<std::size_t>(4 * Q * k));
+  cd.fill_u32(0xffffffffu), ci.fill_u32(0xffffffffu);
+  REQUIRE(cake_ivf_search(h, dx.address(), static_cast<float*>(cd.address()), static_cast<std::int32_t*>(ci.address()), w.address(), Q, k, nprobe, nullptr) ==
+          CAKE_OK);
+  knn::ivf_search(ix, dx.address(), static_cast<float*>(pd.address()), static_cast<std::int32_t*>(pi.address()), w.address(), Q, k, nprobe);
+  CHECK(cd.download<std::uint32_t>() == pd.download<std::uint32_t>());
+  CHECK(ci.download<std::int32_t>() == pi.download<std::int32_t>());
+  CHECK(cake_ivf_search(h, dx.address(), static_cast<float*>(cd.address()), static_cast<std::int32_t*>(ci.address()), w.address(), Q, k, 0, nullptr) ==
+        CAKE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(cake_last_error()).find("nprobe = 0") != std::string::npos);
+  cake_ivf_destroy(h);
 }

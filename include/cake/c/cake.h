@@ -130,6 +130,30 @@ CAKE_C_API int64_t cake_knn_search_workspace_bytes(int64_t Q, int64_t N, int64_t
 CAKE_C_API cake_status cake_knn_search(const void* queries, const void* database, float* distances, int32_t* indices, void* workspace, int64_t Q,
                                        int64_t N, int64_t D, int k, int input_type, int metric, void* stream, int device);
 
+/* IVF-Flat (docs/knn.md): an index over a database [N, D] of `input_type` (16-byte aligned; D a multiple of 8
+ * in 8 .. 512; N <= 2^24): k-means (l2, `iterations` Lloyd iterations from nlist distinct rows picked by
+ * `seed`) into 1 <= nlist <= N inverted lists, the database copied in list order. The index owns its device
+ * memory; the database may be freed after the call. metric: CAKE_METRIC_L2 or CAKE_METRIC_INNER_PRODUCT (the
+ * scan's metric; the lists are always l2). Synchronizes `stream` (the lists' offsets are a counting sort on
+ * the host). *index is NULL on failure. Hopper (cc 9.0) only. */
+typedef struct cake_ivf_index cake_ivf_index;
+CAKE_C_API cake_status cake_ivf_create(const void* database, int64_t N, int64_t D, int64_t nlist, int input_type, int metric, uint64_t seed,
+                                       int iterations, void* stream, int device, cake_ivf_index** index);
+/* Frees the index (NULL is accepted). */
+CAKE_C_API void cake_ivf_destroy(cake_ivf_index* index);
+/* Entries of list_sizes [nlist] (int64) filled with the lists' sizes; CAKE_ERROR_INVALID_ARGUMENT for a NULL
+ * index or array. */
+CAKE_C_API cake_status cake_ivf_list_sizes(const cake_ivf_index* index, int64_t* list_sizes);
+/* Bytes of device workspace cake_ivf_search needs; -1 for arguments out of range. */
+CAKE_C_API int64_t cake_ivf_search_workspace_bytes(const cake_ivf_index* index, int64_t Q, int k, int nprobe);
+/* Per query of queries [Q, D] (the index's type, 16-byte aligned): the k best vectors of its nprobe nearest
+ * lists (1 <= nprobe <= min(nlist, 256); 1 <= k <= 256), best first: distances f32 [Q, k], indices i32 [Q, k]
+ * (original database rows; -1 with +inf / -inf past the candidates). nprobe = nlist is the exact search.
+ * workspace: cake_ivf_search_workspace_bytes bytes, 256-byte aligned. No host synchronization. The list scan
+ * walks the lists by query tile where Q * nlist <= 2^24, else per query (docs/knn.md). */
+CAKE_C_API cake_status cake_ivf_search(const cake_ivf_index* index, const void* queries, float* distances, int32_t* indices, void* workspace, int64_t Q,
+                                       int k, int nprobe, void* stream);
+
 /* Attention prefill (FlashAttention's layouts): o = softmax(scale * q k^T [+ causal mask]) v for each batch
  * entry and query head, lse = each row's log-sum-exp (natural log). q and o bf16 [B, S, H, D], k and v
  * bf16 [B, T, HK, D], all contiguous and 16-byte aligned; lse f32 [B, H, S] (4-byte aligned, not NULL).
