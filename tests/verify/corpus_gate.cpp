@@ -27,6 +27,7 @@
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
 #include "kernels/kmeans/kmeans.hpp"
+#include "kernels/knn/ivf.hpp"
 #include "kernels/knn/knn.hpp"
 #include "kernels/norm/norm.hpp"
 
@@ -100,6 +101,21 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
         k.push_back({"knn_search/" + n, [=] { return kernels::knn_search_sm90<bf16>(knn::search_config_for(4096, 1 << 20, D, kk, m)); }});
         if (D == 64) k.push_back({"knn_merge/" + n.substr(0, n.find(',')) + n.substr(n.rfind(',')), [=] { return kernels::knn_merge_program(knn::merge_config_for(kk, m)); }});
       }
+  for (long long D : {64, 128})
+    for (long long page : {16, 64}) {
+      attention::decode_shape s;
+      s.B = 8, s.H = 32, s.HK = 8, s.D = D, s.page_size = page, s.max_pages = 8192 / page;
+      const std::string n = "D=" + std::to_string(D) + ",page=" + std::to_string(page);
+      k.push_back({"attention_decode/" + n, [s] { return kernels::attention_decode_sm90(attention::decode_config_for(s)); }});
+      if (page == 16) k.push_back({"attention_decode_combine/D=" + std::to_string(D), [s] { return kernels::attention_decode_combine_sm90(attention::decode_combine_config_for(s)); }});
+    }
+  for (int nprobe : {4, 64})
+    for (const auto mode : {knn::ivf_scan_mode::by_list, knn::ivf_scan_mode::per_query})
+      k.push_back({"ivf_scan/nprobe=" + std::to_string(nprobe) + (mode == knn::ivf_scan_mode::by_list ? ",by_list" : ",per_query"),
+                   [=] { return kernels::ivf_scan_sm90<bf16>(knn::ivf_scan_config_for(10000, 128, 10, nprobe, knn::metric::l2, 1024, mode)); }});
+  k.push_back({"ivf_marks", [] { return kernels::ivf_marks_program(); }});
+  k.push_back({"ivf_gather/rows,D=128", [] { return kernels::ivf_gather_program<bf16>(kernels::ivf_gather_width<bf16>(128)); }});
+  k.push_back({"ivf_gather/ids", [] { return kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f); }});
   for (long long D : {64, 128, 512})
     for (const auto m : {kmeans::metric::l2, kmeans::metric::inner_product, kmeans::metric::cosine})
       k.push_back({"kmeans_assign/D=" + std::to_string(D) + "," + kernels::to_string(m), [=] { return kernels::kmeans_assign_sm90<bf16>(kmeans::assign_config_for(D, m)); }});

@@ -444,17 +444,14 @@ constexpr void check_dims_sized(context& c) {
     for (const auto& t : p.tensors)
       for (int i = 0; i < t.rank; ++i) in_tensor = in_tensor || t.dims[i] == static_cast<int>(d);
     if (in_tensor) continue;
+    if (!p.walks_dim(static_cast<int>(d))) continue;
+    // where: the axis that walks it, else the first loop whose bounds do
     int axis = -1, loop_op = -1;
     for (int a = 0; a < p.space.count && axis < 0; ++a)
       if (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == static_cast<int>(d)) axis = a;
-    auto uses = [&](const index_expr& x) {
-      for (int k = 0; k < x.term_count; ++k)
-        if (x.terms[k].kind == var_kind::dim && x.terms[k].ref == static_cast<int>(d)) return true;
-      return false;
-    };
     if (axis < 0)
       for (int i = 0; i < static_cast<int>(p.ops.size()) && loop_op < 0; ++i)
-        if (const loop_bound* b = p.bound_of(i); b && (b->dim == d || uses(b->lo) || uses(b->hi) || (b->has_hi2 && uses(b->hi2)))) loop_op = i;
+        if (const loop_bound* b = p.bound_of(i); b && b->walks_dim(static_cast<int>(d))) loop_op = i;
     if (axis < 0 && loop_op < 0) continue;
     diagnostic* dg = loop_op >= 0 ? emit_op(c, rule_id::ir_dim_unsized, loop_op) : emit_decl(c, rule_id::ir_dim_unsized, p.space.loc);
     if (!dg) return;

@@ -69,6 +69,15 @@ struct program {
       if (space.axes[i].kind != axis_kind::split && space.axes[i].dim == dim) return i;
     return -1;
   }
+  // Whether the parallel space (a tiles/each axis) or a dynamic loop's bounds (tiles(dim, b), or a bound
+  // that reads the dim's extent) walk dim `d`: the launch must then know its extent (ir.dim-unsized).
+  constexpr bool walks_dim(int d) const {
+    for (int a = 0; a < space.count; ++a)
+      if (space.axes[a].kind != axis_kind::split && space.axes[a].dim == d) return true;
+    for (const auto& b : loops)
+      if (b.walks_dim(d)) return true;
+    return false;
+  }
   // Whether a loop op is dynamic with bounds in `loops` (false for a static loop or a malformed index).
   // Code that runs in constant evaluation asks this rather than comparing bound_of() with nullptr: g++ 12
   // does not treat that comparison as a constant expression when the Program is a temporary.

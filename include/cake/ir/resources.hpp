@@ -209,6 +209,10 @@ struct loop_bound {
   int step = 1;
   std::uint8_t dim = 0xff;  // tiles(dim, block): hi == ceil(dim / block)
   int block = 0;
+  // Whether the trip count depends on dim d's extent (tiles(d, b), or a bound that reads it).
+  constexpr bool walks_dim(int d) const {
+    return dim == d || lo.uses(var_kind::dim, d) || hi.uses(var_kind::dim, d) || (has_hi2 && hi2.uses(var_kind::dim, d));
+  }
 };
 
 // ---- launch ------------------------------------------------------------------------------------

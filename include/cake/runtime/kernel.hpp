@@ -125,17 +125,10 @@ class runtime_kernel {
         v[d] = val;
       }
     }
-    // A dim no tensor has cannot be sized here: when the parallel space or a loop runs over it, the launch
-    // would get a zero grid or trip count. Name it.
-    auto iterated = [&](int d) {
-      for (int a = 0; a < p.space.count; ++a)
-        if (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == d) return true;
-      for (const auto& b : p.loops)
-        if (b.dim == d) return true;
-      return false;
-    };
+    // A dim no tensor has cannot be sized here: when the parallel space or a loop walks it (the analyzer's
+    // ir.dim-unsized), the launch would get a zero grid or trip count. Name it.
     for (std::size_t d = 0; d < v.size(); ++d)
-      if (v[d] < 0 && iterated(static_cast<int>(d)))
+      if (v[d] < 0 && p.walks_dim(static_cast<int>(d)))
         throw jit::error("kernel '" + lowered_.entry + "': dim " + std::string(p.dims[d].nm.view()) +
                          " is declared but no tensor has it, so its extent is unknown at launch: give a tensor that dim");
     for (const auto& [d, val] : options_.specialized)
