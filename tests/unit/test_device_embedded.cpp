@@ -254,6 +254,7 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
     acc += elect_one_sync() ? 1.f : 0.f;
     mbar_wait(bar, 0);
     if (!mbar_wait_until(bar, 0, globaltimer_ns() + 2000000000ull)) trap();
+    if (!mbar_wait_cluster_until(bar, 0, globaltimer_ns() + 2000000000ull)) trap();
     acc += mbar_try_wait_hint(bar, 0, 0x989680u) ? 1.f : 0.f;
     mbar_wait_hint(bar, 0, 0x989680u);
     acc += mbar_test_wait(bar, 0) ? 1.f : 0.f;

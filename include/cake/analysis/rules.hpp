@@ -238,7 +238,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_overwrite_first, "ir.overwrite-first", ir, error, builder, "overwrite_on_first given something other than a loop variable") \
   X(ir_no_space, "ir.no-space", ir, error, builder, "r.for_each(...) without k.parallel(...)")              \
   X(ir_dim_unsized, "ir.dim-unsized", ir, error, memory,                                                      \
-    "The parallel space or a loop bound walks a dim that no tensor has: the launch sizes dims from its tensors, so it has no extent") \
+    "The parallel space or a loop bound walks a dim that no tensor has: the launch sizes dims from its tensors, so it has no extent (kernels without tensors: refused at launch)") \
   X(ir_when_condition, "ir.when-condition", ir, error, type,                                                 \
     "r.when(...) given a C++ bool (a == b on index expressions compares the expressions): write eq(a, b) / ne(a, b)") \
   X(ir_trip_count, "ir.trip-count", ir, error, builder, "for_range with a count outside 1..1024")             \

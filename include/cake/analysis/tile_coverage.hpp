@@ -439,6 +439,9 @@ constexpr void check_tile_coverage(context& c) {
 // would launch a zero grid or a loop of unknown trip count. Reported once per dim, at its first walker.
 constexpr void check_dims_sized(context& c) {
   const program& p = c.p;
+  // A kernel without tensors reads and writes nothing: a protocol sketch (analyzer tests), not a kernel
+  // anyone launches with data; the runtime still refuses to launch it with the dim's name.
+  if (p.tensors.empty()) return;
   for (std::size_t d = 0; d < p.dims.size(); ++d) {
     bool in_tensor = false;
     for (const auto& t : p.tensors)
@@ -451,7 +454,8 @@ constexpr void check_dims_sized(context& c) {
       if (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == static_cast<int>(d)) axis = a;
     if (axis < 0)
       for (int i = 0; i < static_cast<int>(p.ops.size()) && loop_op < 0; ++i)
-        if (const loop_bound* b = p.bound_of(i); b && b->walks_dim(static_cast<int>(d))) loop_op = i;
+        // has_bound, not bound_of() != nullptr: g++ 12 does not take that comparison in constant evaluation
+        if (p.has_bound(i) && p.loops[p.ops[i].imm[1]].walks_dim(static_cast<int>(d))) loop_op = i;
     if (axis < 0 && loop_op < 0) continue;
     diagnostic* dg = loop_op >= 0 ? emit_op(c, rule_id::ir_dim_unsized, loop_op) : emit_decl(c, rule_id::ir_dim_unsized, p.space.loc);
     if (!dg) return;
