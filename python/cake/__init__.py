@@ -530,14 +530,7 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     """
     if not isinstance(causal, bool):
         raise ValueError(f"causal must be a bool; it is {causal!r}")
-    scale = 0.0
-    if softmax_scale is not None:
-        try:
-            scale = float(softmax_scale)
-        except (TypeError, ValueError):
-            raise ValueError(f"softmax_scale must be None or a number; it is {softmax_scale!r}") from None
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"softmax_scale = {softmax_scale} must be finite and > 0 (None: 1 / sqrt(D))")
+    scale = _softmax_scale(softmax_scale)  # defined below; called at run time
     Q, K, V = _view(q, "q"), _view(k, "k"), _view(v, "v")
     if Q.device != "cuda":
         raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
@@ -572,6 +565,7 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
 
 
 def _softmax_scale(softmax_scale) -> float:
+    """The scale the entry points take: 0.0 for None (the kernel then uses 1 / sqrt(D)), else a finite float > 0."""
     if softmax_scale is None:
         return 0.0
     try:
