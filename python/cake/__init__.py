@@ -530,14 +530,9 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     """
     if not isinstance(causal, bool):
         raise ValueError(f"causal must be a bool; it is {causal!r}")
-    scale = _softmax_scale(softmax_scale)  # defined below; called at run time
+    scale = _softmax_scale(softmax_scale)
     Q, K, V = _view(q, "q"), _view(k, "k"), _view(v, "v")
-    if Q.device != "cuda":
-        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
-    if Q.dtype != "bfloat16":
-        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
-    if len(Q.shape) != 4:
-        raise ValueError(f"q must be 4-D [B, S, H, D]; it has shape {list(Q.shape)}")
+    _attention_q(Q, 4, "[B, S, H, D]")
     B, S, H, D = Q.shape
     if len(K.shape) != 4 or K.shape[0] != B or K.shape[3] != D:
         raise ValueError(f"k must be [B, T, HK, D] with q's B and D; q has shape {list(Q.shape)}, k {list(K.shape)}")
@@ -562,6 +557,16 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     s = _stream(stream, [Q, K, V, O, L], dev)
     _cake.attention_prefill(Q.ptr, K.ptr, V.ptr, O.ptr, L.ptr, B, S, T, H, HK, D, causal, scale, s, dev)
     return out, lse
+
+
+def _attention_q(Q, rank: int, layout: str):
+    """The attention entry points' checks of q: on a CUDA device, bfloat16, `rank` dims (`layout` names them)."""
+    if Q.device != "cuda":
+        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
+    if Q.dtype != "bfloat16":
+        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
+    if len(Q.shape) != rank:
+        raise ValueError(f"q must be {rank}-D {layout}; it has shape {list(Q.shape)}")
 
 
 def _softmax_scale(softmax_scale) -> float:
@@ -597,12 +602,7 @@ def attention_prefill_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q: 
         raise ValueError(f"max_seqlen_q must be an int; it is {max_seqlen_q!r}")
     scale = _softmax_scale(softmax_scale)
     Q, K, V = _view(q, "q"), _view(k, "k"), _view(v, "v")
-    if Q.device != "cuda":
-        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
-    if Q.dtype != "bfloat16":
-        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
-    if len(Q.shape) != 3:
-        raise ValueError(f"q must be 3-D [total_q, H, D]; it has shape {list(Q.shape)}")
+    _attention_q(Q, 3, "[total_q, H, D]")
     total_q, H, D = Q.shape
     if len(K.shape) != 3 or K.shape[2] != D:
         raise ValueError(f"k must be [total_k, HK, D] with q's D; q has shape {list(Q.shape)}, k {list(K.shape)}")
@@ -660,12 +660,7 @@ def attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, *, max_seq
         raise ValueError(f"max_seq_len must be an int; it is {max_seq_len!r}")
     scale = _softmax_scale(softmax_scale)
     Q, K, V = _view(q, "q"), _view(k_cache, "k_cache"), _view(v_cache, "v_cache")
-    if Q.device != "cuda":
-        raise ValueError(f"q must be on a CUDA device; it is on {Q.device}")
-    if Q.dtype != "bfloat16":
-        raise ValueError(f"q must be bfloat16; it is {Q.dtype}")
-    if len(Q.shape) != 3:
-        raise ValueError(f"q must be 3-D [B, H, D]; it has shape {list(Q.shape)}")
+    _attention_q(Q, 3, "[B, H, D]")
     B, H, D = Q.shape
     if len(K.shape) != 4 or K.shape[3] != D:
         raise ValueError(f"k_cache must be [num_pages, page_size, HK, D] with q's D; q has shape {list(Q.shape)}, k_cache {list(K.shape)}")
