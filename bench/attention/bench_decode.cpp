@@ -1,0 +1,142 @@
+// Paged decode (cake::attention::decode_paged) on the GPU, alone: the GPU time of the two kernels (split
+// decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
+// block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
+// comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]
+// Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
+// "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
+// larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <cake/harness/random.hpp>
+#include <cake/harness/timing.hpp>
+#include <cake/jit/device_memory.hpp>
+
+#include "bench/common.hpp"
+#include "kernels/attention/attention.hpp"
+
+using namespace cake;
+
+namespace {
+struct row {
+  long long B, ctx;
+  kernels::attention_decode_config c;
+  bool chosen;
+  double ms, enqueue_us, gbps;
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 30;
+  bool sweep = false;
+  long long only_b = 0, only_ctx = 0;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld", &only_b, &only_ctx);
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (runs < 1) {
+    std::fprintf(stderr, "cake_bench_decode: --runs must be at least 1\n");
+    return 2;
+  }
+  if (!jit::driver::available()) {
+    std::printf("SKIPPED: %s\n", jit::driver::unavailable_reason().c_str());
+    return 0;
+  }
+  // issue 12's decode grid (the same as bench_peers.py's DECODE_GRID): 32 query heads, 8 KV heads, D 128, pages of 16
+  const std::vector<std::pair<long long, long long>> grid = {{1, 1024},   {1, 8192},   {1, 32768},  {8, 4096},   {16, 32768}, {32, 8192},
+                                                             {64, 1024},  {64, 4096},  {64, 16384}, {128, 2048}, {256, 1024}, {256, 4096}};
+  const long long H = 32, HK = 8, D = 128, ps = 16;
+  auto rng = harness::random_source::fresh();
+  std::vector<row> rows;
+  for (auto [B, ctx] : grid) {
+    if ((only_b && B != only_b) || (only_ctx && ctx != only_ctx)) continue;
+    attention::decode_shape s;
+    s.B = B, s.H = H, s.HK = HK, s.D = D, s.page_size = ps;
+    s.max_pages = ctx / ps, s.num_pages = B * s.max_pages, s.max_seq_len = ctx;
+    // the pool's pages in a random order
+    std::vector<int> table(static_cast<std::size_t>(s.num_pages));
+    std::iota(table.begin(), table.end(), 0);
+    for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[static_cast<std::size_t>(rng.engine()() % i)]);
+    std::vector<int> lens(static_cast<std::size_t>(B), static_cast<int>(ctx));
+    const std::size_t nk = static_cast<std::size_t>(s.num_pages * ps * HK * D), nq = static_cast<std::size_t>(B * H * D);
+    jit::device_buffer dk(2 * nk), dv(2 * nk);
+    dk.fill_u32(0x3c003c00u);  // bf16 pairs of small values: the time does not depend on them
+    dv.fill_u32(0x3c003c00u);
+    auto q = harness::random_vector<harness::host_bf16>(nq, rng);
+    auto dq = jit::to_device(q), dt = jit::to_device(table), dl = jit::to_device(lens);
+    jit::device_buffer dout(2 * nq), dlse(4 * static_cast<std::size_t>(B * H));
+    const double kv_bytes = 2.0 * B * ctx * HK * D * 2;
+    const kernels::attention_decode_config base = attention::decode_config_for(s);
+    std::vector<kernels::attention_decode_config> cands{base};
+    if (sweep) {
+      const long long blocks64 = (ctx + 63) / 64;
+      for (int bn : {64, 128})
+        for (int st : {2, 4})
+          for (int sp = 1; sp <= 256 && sp <= blocks64; sp *= 2) {
+            auto c = base;
+            c.bn = bn, c.stages = st, c.splits = sp;
+            if (c.valid() && kernels::attention_decode_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
+          }
+    }
+    for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
+      const auto& c = cands[ci];
+      jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
+      auto work = [&](CUstream stream) {
+        attention::decode_paged_with(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()), static_cast<const int*>(dl.address()),
+                                     dout.address(), static_cast<float*>(dlse.address()), dws.address(), s, stream);
+      };
+      harness::timing_options o;
+      o.runs = runs;
+      o.warmup_ms = ci ? 20 : 200;  // the clock is up after the first candidate
+      const auto t = harness::time_gpu(work, o);
+      const auto t0 = std::chrono::steady_clock::now();
+      constexpr int calls = 200;
+      for (int i = 0; i < calls; ++i) work(nullptr);
+      jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
+      const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+      rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      std::fflush(stdout);
+    } catch (const std::exception& e) {
+      std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
+    }
+    if (sweep) {  // the best per shape
+      const row* best = nullptr;
+      for (const auto& r : rows)
+        if (r.B == B && r.ctx == ctx && (!best || r.ms < best->ms)) best = &r;
+      for (const auto& r : rows)
+        if (best && r.B == B && r.ctx == ctx && r.chosen)
+          std::printf("best   B%-4lld ctx%-6lld | bn %3d stages %d splits %3d | %.4f ms (%.3fx the chosen)\n", B, ctx, best->c.bn, best->c.stages, best->c.splits,
+                      best->ms, r.ms / best->ms);
+    }
+  }
+  if (!json.empty()) {
+    std::ofstream f(json);
+    f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
+      << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << "\",\n"
+      << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
+      << "  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits
+        << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
+        << (i + 1 < rows.size() ? ",\n" : "\n");
+    }
+    f << "  ]\n}\n";
+  }
+}
