@@ -167,9 +167,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     r.when(q * c.rows() < e.len_q, [&] { body(e); });
   };
 
-  // Registers: the producer warpgroup keeps 40 (24 with 3 consumers); the consumers get what is left of
+  // Registers: the producer warpgroup keeps 40 (24 with 3 consumers, 32 if also persistent); the consumers get what is left of
   // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
-  const int producer_regs = c.wgs > 2 ? 24 : 40;
+  // (persistent with 3 consumers: 32, for the walk's state across points; the consumers keep 160)
+  const int producer_regs = c.wgs > 2 ? (c.persistent ? 32 : 24) : 40;
   const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("softmax", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
