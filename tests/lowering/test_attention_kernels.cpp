@@ -107,7 +107,7 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
             CHECK(b.art.resources.warnings.empty());
             CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
             // longest first: the query tiles are the outer axis, mirrored; else axis 0, ascending
-            CHECK(has(b.source(), "const int ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
+            CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
             CHECK(has(b.source(), "n_ax0_64 = (d_S + " + std::to_string(c.rows() - 1) + ") / " + std::to_string(c.rows()) + ";") == !longest_first);
           }
 }

@@ -321,11 +321,12 @@ class kernel_emitter : public op_emitter {
   // The walk over the parallel space (plan::point_at does the same arithmetic): the plane of the first
   // two axes is rasterized, the other axes are outer (axis 2 fastest); a cluster takes one point along
   // axis 0 per CTA.
-  // The walk runs in 32-bit ints: its counters and the point's coordinates stay live across the whole
-  // body, and in 64 bits they cost twice the registers and a 64-bit division per point (a persistent
-  // attention consumer at 168 registers spilled on them). The point counts are computed in 64 bits
-  // first and a walk that 32 bits cannot hold traps (the runtime refuses such a launch before it, naming the
-  // cause: runtime/kernel.hpp); index expressions read the coordinates widened back to 64 bits.
+  // The walk's counters run in 32-bit ints: they stay live across the whole body, and in 64 bits they
+  // cost twice the registers and a 64-bit division and modulo per point (a persistent attention consumer
+  // at 168 registers spilled on them). The point counts are computed in 64 bits first and a walk that 32
+  // bits cannot hold traps (the runtime refuses such a launch before it, naming the cause:
+  // runtime/kernel.hpp). The point's coordinates stay long long, as index expressions read them: as ints
+  // widened at each use, the sm_90a GEMM with a fused epilogue spilled at 168 registers.
   std::string axis_count(int a) const {
     const auto& ax = p_.space.axes[a];
     switch (ax.kind) {
@@ -346,7 +347,7 @@ class kernel_emitter : public op_emitter {
     w_.line("const long long walk64 = " + walk64 + ";");
     // (a trap, no printf: a call in the kernel makes ptxas serialize every wgmma, C7510)
     w_.line("if (walk64 > 2147483647LL - (long long)gridDim.x) cake_dev::trap();  // the walk counts in 32 bits");
-    for (int a = 0; a < n; ++a) w_.line("const int n_ax" + std::to_string(a) + " = (int)n_ax" + std::to_string(a) + "_64;");
+    for (int a = 1; a < n; ++a) w_.line("const int n_ax" + std::to_string(a) + " = (int)n_ax" + std::to_string(a) + "_64;");  // (axis 0: cluster_rows)
     w_.line("const int cluster_rows = (int)cluster_rows64;");
     w_.line(std::string("const int tiles_n = ") + (n > 1 ? "n_ax1" : "1") + ", plane = cluster_rows * tiles_n;");
     w_.line("const int walk = (int)walk64;");
@@ -365,12 +366,12 @@ class kernel_emitter : public op_emitter {
       return p_.space.axes[a].descending ? count + " - 1 - (" + c + ")" : c;
     };
     const std::string c0 = "cm * " + std::to_string(C) + " + (int)cta_rank";
-    w_.line("const int ax0 = " + mirror(0, "cluster_rows * " + std::to_string(C), c0) + ", ax1 = " + (n > 1 ? mirror(1, "n_ax1", "cn") : std::string("cn")) + ";");
+    w_.line("const long long ax0 = " + mirror(0, "cluster_rows * " + std::to_string(C), c0) + ", ax1 = " + (n > 1 ? mirror(1, "n_ax1", "cn") : std::string("cn")) + ";");
     w_.line("(void)ax0; (void)ax1;");
     std::string outer = "t_outer";
     for (int a = 2; a < n; ++a) {
       const std::string na = "n_ax" + std::to_string(a);
-      w_.line("const int ax" + std::to_string(a) + " = " + mirror(a, na, "(" + outer + ") % " + na) + ";");
+      w_.line("const long long ax" + std::to_string(a) + " = " + mirror(a, na, "(" + outer + ") % " + na) + ";");
       outer = "(" + outer + ") / " + na;
     }
     if (alternate) {

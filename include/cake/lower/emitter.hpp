@@ -68,7 +68,7 @@ class emitter {
   // ---- index expressions ------------------------------------------------------------------------
   std::string var_text(const index_term& t) const {
     switch (t.kind) {
-      case var_kind::tile_coord: return "(long long)ax" + std::to_string(t.ref);  // the walk keeps them in 32 bits
+      case var_kind::tile_coord: return "ax" + std::to_string(t.ref);
       case var_kind::dim: return dim_name(t.ref);
       case var_kind::cta: return "(long long)blockIdx.x";
       case var_kind::elem_row: return "(long long)er";  // set by the element loop of a mask
