@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
             const auto t = harness::time_gpu(work, o);
             std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        ci ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
+                        ci || c.persistent ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());
           }
