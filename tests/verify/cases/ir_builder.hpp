@@ -140,6 +140,7 @@ namespace verify_corpus::ir_loop_bound {
 constexpr program build(bool fixed) {
   auto k = kernel("loop_bound").target(sm_90a);
   auto K = k.dim("K");
+  k.input<f32>("X", dims(K));  // sizes the dims at launch (ir.dim-unsized)
   k.role("a", warps(1), [&](role& r) {
     r.loop(index_expr(0), tiles(K, 64), fixed ? 1 : 0, [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.loop-bound
   });
