@@ -2,8 +2,10 @@
 // bench/peers/bench_peers.py --family attention). Issue 12's prefill shapes: B x S = 16k tokens at S = 1k
 // .. 16k, 32 query heads with 32 or 8 KV heads, head dim 64 and 128, causal and not; timed with CUDA
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
-//   cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal]
-//   (--quick: S = 4k only; --sweep: pipeline depths; --shape: one shape with 32 KV heads, for profiling)
+//   cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal] [--variant V]
+//   (--quick: S = 4k only; --sweep: pipeline depths; --shape: one shape with 32 KV heads, for profiling;
+//   --variant: the chosen schedule as is (grid, the default), persistent (one CTA per SM walks the tiles),
+//   persistent-lf (and the query tiles longest first, outermost), or all three one after the other)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,15 +24,21 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
+  std::string variant = "grid";  // grid | persistent | persistent-lf | all
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
+    else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|all]\n");
       return 2;
     }
+  }
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "all") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf or all\n", variant.c_str());
+    return 2;
   }
   if (!jit::driver::available()) {
     std::printf("SKIPPED: %s\n", jit::driver::unavailable_reason().c_str());
@@ -52,7 +60,18 @@ int main(int argc, char** argv) {
           const double flops = 4.0 * s.B * s.S * s.T * s.H * s.D * (causal ? 0.5 : 1.0);
           // the entry point's choice first, then (--sweep) other schedules: pipeline depth, key block,
           // a third consumer warpgroup (D = 64), consumers issuing without turns
-          std::vector<kernels::attention_prefill_config> cands{attention::prefill_config_for(s)};
+          std::vector<kernels::attention_prefill_config> cands;
+          {
+            const auto chosen = attention::prefill_config_for(s);
+            auto with = [&](bool persistent, bool lf) {
+              auto c = chosen;
+              c.persistent = persistent, c.longest_first = lf;
+              return c;
+            };
+            if (variant == "grid" || variant == "all") cands.push_back(with(false, false));
+            if (variant == "persistent" || variant == "all") cands.push_back(with(true, false));
+            if (variant == "persistent-lf" || variant == "all") cands.push_back(with(true, true));
+          }
           if (sweep) {
             const auto base = cands[0];
             auto add = [&](kernels::attention_prefill_config c) {
@@ -73,8 +92,9 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
-                        c.wgs, c.bn, c.stages, c.turns ? "" : " free", ci ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+                        c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
+                        ci || c.persistent ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());
           }

@@ -47,6 +47,8 @@ struct attention_prefill_config {
   int wgs = 2;          // consumer warpgroups of 64 query rows each (2, or 3 for D = 64): 64 * wgs rows per CTA
   bool turns = true;    // the consumers take turns at issuing their MMAs (ping-pong); false: they issue freely
   bool varlen = false;  // packed entries of different lengths (cu_seqlens); causal is then bottom-right aligned
+  bool persistent = false;  // one CTA per SM walks the query tiles (the next tile's Q, K, V load during this one's epilogue)
+  bool longest_first = false;  // the query-tile axis is walked last to first, outermost: causal tiles in decreasing work
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
@@ -72,6 +74,8 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.wgs != 2) b.put("_w3");
   if (!c.turns) b.put("_free");
   if (c.varlen) b.put("_vl");
+  if (c.persistent) b.put("_p");
+  if (c.longest_first) b.put("_lf");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -80,6 +84,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
 constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   const name_builder nm = attention_detail::prefill_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
+  if (c.persistent) k.persistent();
   auto [Bt, S, H, T, D, One] = k.dims("B", "S", "H", "T", "D", "one");
   // MHA: K and V have the query heads' dim (HK = H); GQA / MQA: their own, indexed by h / G.
   const dim_ref HK = c.group == 1 ? H : k.dim("HK");
@@ -98,7 +103,15 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     CuQ = k.input<i32>("cu_q", dims(Bt, more[1], MQ));
     CuK = k.input<i32>("cu_k", dims(Bt, more[1]));
   }
-  auto space = k.parallel(tiles(MQ, c.rows()), each(H), each(Bt));
+  // Longest first (causal): the query tiles outermost and descending, so that the walk hands out every
+  // (head, batch) of the last tile row first and the short first rows last (the tail of a persistent walk
+  // then has little left to balance). Else the query tiles of one head are adjacent (they share K, V in L2).
+  auto space = c.longest_first ? k.parallel(each(H), each(Bt), tiles(MQ, c.rows()).descending()) : k.parallel(tiles(MQ, c.rows()), each(H), each(Bt));
+  // every role walks the points as (q, h, b), whichever the axes' order
+  auto for_each_point = [&](role& r, auto&& body) {
+    if (c.longest_first) r.for_each(space, [&](auto h, auto b, auto q) { body(q, h, b); });
+    else r.for_each(space, [&](auto q, auto h, auto b) { body(q, h, b); });
+  };
   std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
   for (int d = 0; d < c.parts; ++d) {
     sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {c.rows(), 64}, swizzle::b128);
@@ -154,9 +167,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     r.when(q * c.rows() < e.len_q, [&] { body(e); });
   };
 
-  // Registers: the producer warpgroup keeps 40 (24 with 3 consumers); the consumers get what is left of
+  // Registers: the producer warpgroup keeps 40 (24 with 3 consumers, 32 if also persistent); the consumers get what is left of
   // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
-  const int producer_regs = c.wgs > 2 ? 24 : 40;
+  // (persistent with 3 consumers: 32, for the walk's state across points; the consumers keep 160)
+  const int producer_regs = c.wgs > 2 ? (c.persistent ? 32 : 24) : 40;
   const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("softmax", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
@@ -169,7 +183,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
-    r.for_each(space, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
+    for_each_point(r, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
       auto sq = r.wait(qp);
       const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
       // S = Q K^T of the next K stage (commits one wgmma group)
@@ -183,9 +197,12 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.wgmma_commit();
         return sk;
       };
-      // O += P V of the next V stage (commits one wgmma group)
+      // O += P V of the next V stage (commits one wgmma group). The fence after the wait: between the
+      // one before S and these wgmmas lies the V wait's spin loop, across which ptxas does not trust the
+      // register operands (P, O) and would inject the fence itself (C7519), as FlashAttention 3 writes it.
       auto pv = [&] {
         auto sv = r.wait(vp);
+        r.wgmma_fence();
         for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
         r.wgmma_commit();
         return sv;
@@ -238,7 +255,6 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.set(o, o * al);
         r.set(p, s);
       });
-      r.wgmma_fence();
       auto sv = pv();
       r.wgmma_wait(0);
       r.release(vp, sv);
@@ -253,7 +269,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     }); });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
-    r.for_each(space, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
+    for_each_point(r, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
       // (varlen: tiles start at the entry's first row or key, an element offset)
       auto rows = [&](auto T_, index_expr i, index_expr hh, int d, index_expr first, int block) {
         return vl ? T_.tile(first + i * block, hh, d).rows_at(0).elements_at(0) : T_.tile(b, i, hh, d).rows_at(1);

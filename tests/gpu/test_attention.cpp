@@ -47,7 +47,9 @@ struct result {
   bool guards = true;
 };
 
-result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale) {
+// variant: 0 the grid the entry point launches, 1 persistent, 2 persistent with the query tiles longest first
+// (the schedule prefill picks for the shape otherwise)
+result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
   auto q = random_bf16(nq, rng, qk_scale), k = random_bf16(nk, rng, qk_scale), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits);
@@ -55,7 +57,13 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
   jit::device_buffer dout(2 * nq + 64), dlse(4 * nl + 64);
   dout.fill_u32(0xffffffffu);
   dlse.fill_u32(0xffffffffu);
-  attention::prefill(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
+  if (variant == 0) {
+    attention::prefill(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
+  } else {
+    auto c = attention::prefill_config_for(s);
+    c.persistent = true, c.longest_first = variant == 2;
+    attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
+  }
   auto out = dout.download<std::uint16_t>();
   auto lse = dlse.download<std::uint32_t>();
   result r;
@@ -139,6 +147,31 @@ TEST_CASE("attention prefill matches an f64 reference (D 64 / 128, causal or not
     CHECK(r.lse_err < 1e-3);
     CHECK(r.guards);
   }
+}
+
+TEST_CASE("attention prefill persistent (and longest first) matches an f64 reference on the same shapes") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  // the shapes of the grid test, and one of more tiles than SMs (each CTA walks several points, causal
+  // tiles of different lengths, two batch entries)
+  const std::vector<attention::prefill_shape> shapes = {
+      {1, 128, 128, 2, 2, 64, false},   {1, 128, 128, 2, 2, 128, true},   {2, 200, 333, 4, 1, 128, false}, {1, 1000, 1000, 8, 2, 128, true},
+      {1, 7, 7, 2, 2, 64, true},        {3, 1, 4097, 8, 1, 64, false},    {1, 127, 127, 16, 2, 128, true}, {2, 1000, 1000, 4, 4, 64, false},
+      {1, 4097, 4097, 2, 1, 128, true}, {2, 2048, 2048, 16, 4, 64, true}, {2, 1100, 1100, 16, 16, 64, false}};
+  for (int variant : {1, 2})
+    for (const auto& s : shapes) {
+      const result r = run_case(s, rng, 1.0f, variant);
+      const std::string what = std::string(variant == 2 ? "persistent longest-first" : "persistent") + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) +
+                               " T " + std::to_string(s.T) + " H " + std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) +
+                               (s.causal ? " causal" : "");
+      INFO(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
+      MESSAGE(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
+      CHECK(r.nonfinite == 0);
+      CHECK(r.o_err < 2e-2);
+      CHECK(r.lse_err < 1e-3);
+      CHECK(r.guards);
+    }
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

@@ -25,6 +25,8 @@ TEST_CASE("attention prefill (sm_90a): head dims 64 and 128, causal or not, GQA 
         // ptxas serializes wgmma (waits after each) when it cannot prove the register operands safe:
         // the overlap this schedule is written for would be lost
         CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+        // nor injects a wgmma fence of its own (C7519: it did before P V, after the V wait's spin loop)
+        CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
         CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.bf16.bf16"));  // S = Q K^T
         CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));  // O += P V, per 64-column part
         CHECK(has(b.ptx(), "ex2.approx"));
@@ -78,4 +80,34 @@ TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks
         // a masked loop between the last block and the unmasked ones only when causal (bottom-right diagonal)
         CHECK(count(b.source(), "for (long long k") == (causal ? 6 : 4));
       }
+}
+
+TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no wgmma serialization or injected fence") {
+  // The persistent walk keeps its counters and the point's coordinates live across the whole body (in
+  // 32-bit ints: in 64 bits the D = 128 and D = 64 non-causal consumers spilled 12 bytes at 168 registers).
+  // Both the schedule prefill picks for the shape (3 consumers at D = 64 non-causal: the producer keeps
+  // 32 registers, it spilled at 24) and the default one (2 consumers taking turns).
+  for (bool picked : {true, false})
+    for (int parts : {1, 2})
+      for (bool causal : {false, true})
+        for (bool longest_first : {false, true})
+          for (int group : {1, 8}) {
+            attention::prefill_shape shape;
+            shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
+            kernels::attention_prefill_config c = picked ? attention::prefill_config_for(shape) : kernels::attention_prefill_config{};
+            c.parts = parts, c.causal = causal, c.group = group, c.persistent = true, c.longest_first = longest_first;
+            REQUIRE(c.valid());
+            INFO("D " << 64 * parts << " causal " << causal << " longest first " << longest_first << " group " << group << " wgs " << c.wgs << " turns " << c.turns);
+            const program p = kernels::attention_prefill_sm90(c);
+            CHECK(p.launch.persistent);
+            const auto b = lower_and_build(p);  // no spills, no stack frame
+            MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+            CHECK_MESSAGE(!has(b.art.log, "serialized"), b.art.log);  // C7510 and kin
+            CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
+            CHECK(b.art.resources.warnings.empty());
+            CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
+            // longest first: the query tiles are the outer axis, mirrored; else axis 0, ascending
+            CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
+            CHECK(has(b.source(), "n_ax0_64 = (d_S + " + std::to_string(c.rows() - 1) + ") / " + std::to_string(c.rows()) + ";") == !longest_first);
+          }
 }

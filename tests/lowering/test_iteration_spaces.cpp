@@ -15,14 +15,16 @@ using namespace cake;
 
 // The schedule of kernels/gemm/sm90_bf16.hpp (cluster of 2 along M, B multicast, persistent, two
 // consumer warpgroups, stmatrix + TMA store epilogue) over a space with a third axis.
-program three_axis_gemm(bool split_k) {
+program three_axis_gemm(bool split_k, bool descending = false) {
   auto k = kernel(split_k ? "gemm_split_k_sm90" : "gemm_batched_sm90").target(sm_90a).cluster(2, 1);
   k.persistent(raster::along_m(8));
   auto [M, N, K, H] = k.dims("M", "N", "K", "H");  // H: the batch, or (split_k) one partial output per slice
   auto A = split_k ? k.input<bf16>("A", dims(M, K)) : k.input<bf16>("A", dims(H, M, K));
   auto B = split_k ? k.input<bf16>("B", dims(N, K)) : k.input<bf16>("B", dims(H, N, K));
   auto D = k.output<bf16>("D", dims(H, M, N));
-  auto sp = split_k ? k.parallel(tiles(M, 128), tiles(N, 256), split(2)) : k.parallel(tiles(M, 128), tiles(N, 256), each(H));
+  auto sp = split_k      ? k.parallel(tiles(M, 128), tiles(N, 256), split(2))
+            : descending ? k.parallel(tiles(M, 128).descending(), tiles(N, 256), each(H).descending())
+                         : k.parallel(tiles(M, 128), tiles(N, 256), each(H));
   const int chunks = 256 / 64;
   auto sA = k.smem<bf16>("sA", {128, 64}, swizzle::b128);
   auto sB = k.smem<bf16>("sB", {256, 64}, swizzle::b128);
@@ -78,12 +80,15 @@ void check_three_axis(const program& p, const std::string& n_ax2) {
   REQUIRE(p.space.count == 3);
   const auto l = lower::lower(p);  // runs the analyzer first: the schedule must be clean
   REQUIRE_MESSAGE(l.ok, l.error);
-  // The walk: counts per axis, the rasterized plane of axes 0 and 1, axis 2 outermost.
-  CHECK(has(l.source, "const long long n_ax0 = (d_M + 127) / 128;"));
-  CHECK(has(l.source, "const long long n_ax1 = (d_N + 255) / 256;"));
-  CHECK(has(l.source, "const long long n_ax2 = " + n_ax2 + ";"));
-  CHECK(has(l.source, "const long long walk = plane * n_ax2;"));
-  CHECK(has(l.source, "t_iter < walk; t_iter += gridDim.x / 2"));  // persistent, clusters of 2
+  // The walk: counts per axis (in 64 bits), the rasterized plane of axes 0 and 1, axis 2 outermost; the
+  // walk itself in 32 bits, behind a trap for a space that 32 bits cannot count.
+  CHECK(has(l.source, "const long long n_ax0_64 = (d_M + 127) / 128;"));
+  CHECK(has(l.source, "const long long n_ax1_64 = (d_N + 255) / 256;"));
+  CHECK(has(l.source, "const long long n_ax2_64 = " + n_ax2 + ";"));
+  CHECK(has(l.source, "const long long walk64 = cluster_rows64 * n_ax1_64 * n_ax2_64;"));
+  CHECK(has(l.source, "if (walk64 > 2147483647LL - (long long)gridDim.x) cake_dev::trap();"));
+  CHECK(has(l.source, "const int walk = (int)walk64;"));
+  CHECK(has(l.source, "for (int t_iter = (int)blockIdx.x / 2; t_iter < walk; t_iter += (int)gridDim.x / 2)"));  // persistent, clusters of 2
   CHECK(has(l.source, "const long long ax2 = (t_outer) % n_ax2;"));
   const auto art = jit::build(l.source, l.entry, "sm_90a");
   REQUIRE_MESSAGE(art.ok, art.diagnostics());
@@ -123,4 +128,21 @@ TEST_CASE("a split-K sm_90a GEMM (tiles, tiles, split(2)) lowers to a 3-axis wal
   CHECK(g.counts[2] == 2);
   CHECK(g.tile_count == 2 * 1 * 2);
   CHECK(g.ctas == 4);
+}
+
+TEST_CASE("descending parallel axes: the walk mirrors their coordinates (axis 0 over its count padded to whole clusters)") {
+  const program p = three_axis_gemm(false, true);
+  REQUIRE(p.errors.empty());
+  CHECK(p.space.axes[0].descending);
+  CHECK_FALSE(p.space.axes[1].descending);
+  CHECK(p.space.axes[2].descending);
+  const auto l = lower::lower(p);
+  REQUIRE_MESSAGE(l.ok, l.error);
+  // the cluster's two CTAs stay adjacent: rank r of cluster-row cm takes 2 * rows - 1 - (2 cm + r)
+  CHECK(has(l.source, "const long long ax0 = cluster_rows * 2 - 1 - (cm * 2 + (int)cta_rank), ax1 = cn;"));
+  CHECK(has(l.source, "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);"));
+  const auto art = jit::build(l.source, l.entry, "sm_90a");
+  REQUIRE_MESSAGE(art.ok, art.diagnostics());
+  CHECK(art.resources.spill_stores == 0);
+  CHECK(art.resources.stack_frame == 0);
 }

@@ -448,3 +448,14 @@ TEST_CASE("errors: tensor memory overflow is found by build() with the columns n
   k.role("r", warps(1), [](role&) {});
   CHECK(has_error(k.build(), "resource.tmem-overflow", 1024));
 }
+
+TEST_CASE("errors: descending() orders a parallel axis; a loop given it is a build error") {
+  gemm g(sm_90a);
+  g.k.role("r", warpgroups(1), [&](role& r) {
+    r.for_each(g.mn, [&](auto, auto) { r.loop(tiles(g.K, 64).descending(), [&](auto) {}); });
+  });
+  const program p = g.k.build();
+  REQUIRE_FALSE(p.errors.empty());
+  CHECK(p.errors[0].rule == "ir.descending-loop");
+  CHECK(p.errors[0].value == 64);
+}

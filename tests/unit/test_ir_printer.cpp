@@ -157,6 +157,17 @@ TEST_CASE("printer: axis indices are tile.<dim> (tiles), the dim's label (each) 
   CHECK(contains(text, "#1 tma_load s <- Q.tile(tile.S, H + split, 0) completes bar\n"));
 }
 
+TEST_CASE("printer: a descending axis prints .descending()") {
+  auto k = kernel("k").target(sm_90a);
+  auto [S, H, D] = k.dims("S", "H", "D");
+  auto Q = k.input<bf16>("Q", dims(S, H, D));
+  auto sp = k.parallel(each(H), tiles(S, 64).descending());
+  auto s = k.smem<bf16>("s", {64, 64}, swizzle::b128);
+  auto bar = k.mbarrier("bar");
+  k.role("r", warps(1), [&](role& r) { r.for_each(sp, [&](auto h, auto q) { r.tma_load(s, Q.tile(q, h, 0).rows_at(0), bar); }); });
+  CHECK(contains(to_text(k.p), "  parallel: each(H), tiles(S, 64).descending()\n"));
+}
+
 TEST_CASE("printer: parts of operands, barrier elements and explicit TMA completion") {
   auto k = kernel("k").target(sm_90a);
   auto A = k.input<bf16>("A", dims("M", "K"));

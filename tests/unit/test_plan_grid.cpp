@@ -306,3 +306,25 @@ TEST_CASE("point_at: outer axes are row-major with axis 2 fastest") {
     CHECK(pt.c[4] == i / 6);
   }
 }
+
+TEST_CASE("mirrored: a descending axis visits its points last to first, the others are unchanged") {
+  const program p = space_kernel(2, true, tiles("M", 64).descending(), tiles("N", 64), each("H").descending());
+  REQUIRE(p.errors.empty());
+  const auto g = plan::plan_grid(p, mnhb{300, 130, 3, 1}, 8);  // 5 tile rows, padded to 6 for clusters of 2
+  REQUIRE(g.counts[0] == 6);
+  // the first step of the walk takes the last (padded) tile rows and the last H; a permutation of the points
+  const auto first = plan::point_at(0, g, raster::along_m(2));
+  CHECK(plan::mirrored(p.space, g, 0, first.c[0] + 0) == 5);
+  CHECK(plan::mirrored(p.space, g, 0, first.c[0] + 1) == 4);  // the cluster's CTAs stay adjacent
+  CHECK(plan::mirrored(p.space, g, 1, first.c[1]) == first.c[1]);
+  CHECK(plan::mirrored(p.space, g, 2, first.c[2]) == 2);
+  std::set<std::tuple<long long, long long, long long>> seen;
+  for (long long i = 0; i < g.clusters; ++i) {
+    const auto pt = plan::point_at(i, g, raster::along_m(2));
+    for (int rank = 0; rank < 2; ++rank)
+      seen.insert({plan::mirrored(p.space, g, 0, pt.c[0] + rank), plan::mirrored(p.space, g, 1, pt.c[1]), plan::mirrored(p.space, g, 2, pt.c[2])});
+  }
+  CHECK(seen.size() == static_cast<std::size_t>(g.tile_count));
+  CHECK(std::get<0>(*seen.begin()) == 0);
+  CHECK(std::get<0>(*seen.rbegin()) == 5);
+}

@@ -185,12 +185,26 @@ struct tiles_t {
   dim_name_or_ref dim;
   int block;
   src_loc loc;
+  bool desc = false;
+  // As a parallel axis: walked from its last point to its first (e.g. the longest causal attention
+  // tiles first). Not a loop extent's property: a loop given one is a build error.
+  constexpr tiles_t descending() const {
+    tiles_t t = *this;
+    t.desc = true;
+    return t;
+  }
 };
 constexpr tiles_t tiles(dim_name_or_ref d, int block, src_loc at = src_loc::current()) { return {d, block, at}; }
 // each(dim): one index per element of a dim (heads, batch entries).
 struct each_t {
   dim_name_or_ref dim;
   src_loc loc;
+  bool desc = false;
+  constexpr each_t descending() const {  // walked from the dim's last element to its first
+    each_t e = *this;
+    e.desc = true;
+    return e;
+  }
 };
 constexpr each_t each(dim_name_or_ref d, src_loc at = src_loc::current()) { return {d, at}; }
 // split(n): n slices of work that no dim names (split-K); the slice index is the axis coordinate.

@@ -213,11 +213,11 @@ class kernel_builder {
   }
   constexpr int add_axis(tiles_t t) {
     const int d = resolve_dim(t.dim, t.loc);
-    return push_axis({axis_kind::tiles, static_cast<std::uint8_t>(d < 0 ? 0 : d), t.block}, t.loc);
+    return push_axis({axis_kind::tiles, static_cast<std::uint8_t>(d < 0 ? 0 : d), t.block, t.desc}, t.loc);
   }
   constexpr int add_axis(each_t e) {
     const int d = resolve_dim(e.dim, e.loc);
-    return push_axis({axis_kind::each, static_cast<std::uint8_t>(d < 0 ? 0 : d), 1}, e.loc);
+    return push_axis({axis_kind::each, static_cast<std::uint8_t>(d < 0 ? 0 : d), 1, e.desc}, e.loc);
   }
   constexpr int add_axis(split_t s) { return push_axis({axis_kind::split, no_index, s.count}, s.loc); }
   template <class Other>
@@ -230,6 +230,7 @@ class kernel_builder {
   // A loop extent as the bounds of a dynamic loop (tiles(dim, block) becomes ceil(dim / block)).
   constexpr index_expr resolve_extent_side(const loop_extent::side& s, loop_bound& b, src_loc at) {
     if (!s.is_tiles) return s.e;
+    if (s.t.desc) fail<"ir.descending-loop", "descending() orders a parallel axis' walk; a loop runs its indices upward (value: the block size)">(s.t.block, at);
     const int d = resolve_dim(s.t.dim, at);
     if (s.t.block < 1 || s.t.block > 32767) {
       fail<"ir.tile-extent", "tiles(dim, block) needs a block size in 1..32767 (value: the block size)">(s.t.block, at);

@@ -273,7 +273,8 @@ inline std::string to_text(const program& p, print_options opt = {}) {
       const auto& ax = p.space.axes[i];
       const std::string d = ax.dim < p.dims.size() ? std::string(p.dims[ax.dim].nm.view()) : "?";
       s += std::string(i ? "," : "") + " " +
-           (ax.kind == axis_kind::tiles ? "tiles(" + d + ", " + std::to_string(ax.extent) + ")" : ax.kind == axis_kind::each ? "each(" + d + ")" : "split(" + std::to_string(ax.extent) + ")");
+           (ax.kind == axis_kind::tiles ? "tiles(" + d + ", " + std::to_string(ax.extent) + ")" : ax.kind == axis_kind::each ? "each(" + d + ")" : "split(" + std::to_string(ax.extent) + ")") +
+           (ax.descending ? ".descending()" : "");
     }
     s += at(p, p.space.loc, opt) + "\n";
   }

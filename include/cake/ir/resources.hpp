@@ -189,6 +189,7 @@ struct parallel_axis {
   axis_kind kind = axis_kind::tiles;
   std::uint8_t dim = 0xff;  // index into program::dims (none for split)
   int extent = 1;           // tiles: block size; split: slice count; each: 1
+  bool descending = false;  // the walk visits the axis' points last to first (.descending())
 };
 struct iteration_space {
   static constexpr int max_axes = 5;

@@ -321,6 +321,12 @@ class kernel_emitter : public op_emitter {
   // The walk over the parallel space (plan::point_at does the same arithmetic): the plane of the first
   // two axes is rasterized, the other axes are outer (axis 2 fastest); a cluster takes one point along
   // axis 0 per CTA.
+  // The walk's counters run in 32-bit ints: they stay live across the whole body, and in 64 bits they
+  // cost twice the registers and a 64-bit division and modulo per point (a persistent attention consumer
+  // at 168 registers spilled on them). The point counts are computed in 64 bits first and a walk that 32
+  // bits cannot hold traps (the runtime refuses such a launch before it, naming the cause:
+  // runtime/kernel.hpp). The point's coordinates stay long long, as index expressions read them: as ints
+  // widened at each use, the sm_90a GEMM with a fused epilogue spilled at 168 registers.
   std::string axis_count(int a) const {
     const auto& ax = p_.space.axes[a];
     switch (ax.kind) {
@@ -334,27 +340,39 @@ class kernel_emitter : public op_emitter {
     const int n = p_.space.count;
     if (n < 1) return fail(id, "for_each without a parallel space");
     w_.open("");
-    for (int a = 0; a < n; ++a) w_.line("const long long n_ax" + std::to_string(a) + " = " + axis_count(a) + ";");
-    w_.line("const long long cluster_rows = (n_ax0 + " + std::to_string(C - 1) + ") / " + std::to_string(C) + ";  // every CTA of a cluster gets a point");
-    w_.line(std::string("const long long tiles_n = ") + (n > 1 ? "n_ax1" : "1LL") + ", plane = cluster_rows * tiles_n;");
-    std::string walk = "plane";
-    for (int a = 2; a < n; ++a) walk += " * n_ax" + std::to_string(a);
-    w_.line("const long long walk = " + walk + ";");
+    std::string walk64 = "cluster_rows64 * " + std::string(n > 1 ? "n_ax1_64" : "1LL");
+    for (int a = 0; a < n; ++a) w_.line("const long long n_ax" + std::to_string(a) + "_64 = " + axis_count(a) + ";");
+    for (int a = 2; a < n; ++a) walk64 += " * n_ax" + std::to_string(a) + "_64";
+    w_.line("const long long cluster_rows64 = (n_ax0_64 + " + std::to_string(C - 1) + ") / " + std::to_string(C) + ";  // every CTA of a cluster gets a point");
+    w_.line("const long long walk64 = " + walk64 + ";");
+    // (a trap, no printf: a call in the kernel makes ptxas serialize every wgmma, C7510)
+    w_.line("if (walk64 > 2147483647LL - (long long)gridDim.x) cake_dev::trap();  // the walk counts in 32 bits");
+    for (int a = 1; a < n; ++a) w_.line("const int n_ax" + std::to_string(a) + " = (int)n_ax" + std::to_string(a) + "_64;");  // (axis 0: cluster_rows)
+    w_.line("const int cluster_rows = (int)cluster_rows64;");
+    w_.line(std::string("const int tiles_n = ") + (n > 1 ? "n_ax1" : "1") + ", plane = cluster_rows * tiles_n;");
+    w_.line("const int walk = (int)walk64;");
     const bool alternate = p_.ops[id].has(flag_alternate) && p_.roles[role_].count > 1;
     if (alternate) w_.line("long long t_seq = 0;  // the CTA's points, taken in turn by the role's units");
     if (p_.launch.persistent)
-      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter += gridDim.x / " + std::to_string(C) + ")");
+      w_.open("for (int t_iter = (int)blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter += (int)gridDim.x / " + std::to_string(C) + ")");
     else
-      w_.open("for (long long t_iter = blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter = walk)");
-    w_.line("const long long t_plane = t_iter % plane, t_outer = t_iter / plane;");
+      w_.open("for (int t_iter = (int)blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter = walk)");
+    w_.line("const int t_plane = t_iter % plane, t_outer = t_iter / plane;");
     w_.line("(void)t_outer;");
     emit_raster();
-    w_.line("const long long ax0 = cm * " + std::to_string(C) + " + cta_rank, ax1 = cn;");
+    // (a descending axis, .descending(), mirrors the coordinate: plan::mirrored; axis 0 over its count
+    // padded to whole clusters)
+    auto mirror = [&](int a, const std::string& count, const std::string& c) {
+      return p_.space.axes[a].descending ? count + " - 1 - (" + c + ")" : c;
+    };
+    const std::string c0 = "cm * " + std::to_string(C) + " + (int)cta_rank";
+    w_.line("const long long ax0 = " + mirror(0, "cluster_rows * " + std::to_string(C), c0) + ", ax1 = " + (n > 1 ? mirror(1, "n_ax1", "cn") : std::string("cn")) + ";");
     w_.line("(void)ax0; (void)ax1;");
     std::string outer = "t_outer";
     for (int a = 2; a < n; ++a) {
-      w_.line("const long long ax" + std::to_string(a) + " = (" + outer + ") % n_ax" + std::to_string(a) + ";");
-      outer = "(" + outer + ") / n_ax" + std::to_string(a);
+      const std::string na = "n_ax" + std::to_string(a);
+      w_.line("const long long ax" + std::to_string(a) + " = " + mirror(a, na, "(" + outer + ") % " + na) + ";");
+      outer = "(" + outer + ") / " + na;
     }
     if (alternate) {
       w_.open("if (t_seq++ % " + std::to_string(p_.roles[role_].count) + " != (long long)unit)");
@@ -394,11 +412,11 @@ class kernel_emitter : public op_emitter {
     const auto& r = p_.launch.rast;
     const bool along_m = r.order == raster_order::along_m;
     const std::string rows = along_m ? "cluster_rows" : "tiles_n", cols = along_m ? "tiles_n" : "cluster_rows";
-    w_.line("const long long rg = " + std::to_string(r.group < 1 ? 1 : r.group) + ";  // raster group");
-    w_.line("const long long per_group = rg * " + cols + ", first = (t_plane / per_group) * rg;");
-    w_.line("const long long rows_here = " + rows + " - first < rg ? " + rows + " - first : rg, in_group = t_plane % per_group;");
-    w_.line("const long long a0 = first + in_group % rows_here, a1 = in_group / rows_here;");
-    w_.line(along_m ? "const long long cm = a0, cn = a1;" : "const long long cm = a1, cn = a0;");
+    w_.line("const int rg = " + std::to_string(r.group < 1 ? 1 : r.group) + ";  // raster group");
+    w_.line("const int per_group = rg * " + cols + ", first = (t_plane / per_group) * rg;");
+    w_.line("const int rows_here = " + rows + " - first < rg ? " + rows + " - first : rg, in_group = t_plane % per_group;");
+    w_.line("const int a0 = first + in_group % rows_here, a1 = in_group / rows_here;");
+    w_.line(along_m ? "const int cm = a0, cn = a1;" : "const int cm = a1, cn = a0;");
   }
 
   // A body that runs where a uniform condition holds.

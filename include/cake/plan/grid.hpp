@@ -104,5 +104,11 @@ constexpr point point_at(long long index, const grid_shape& g, raster r) {
   }
   return pt;
 }
+// A point's coordinates with the descending axes (.descending()) reversed: the walk's step `index`
+// visits the point point_at gives, mirrored along those axes (axis 0 over its padded count, so the
+// CTAs of a cluster stay adjacent; the caller adds the rank before mirroring: see lowering).
+constexpr long long mirrored(const iteration_space& s, const grid_shape& g, int axis, long long c) {
+  return axis < s.count && s.axes[axis].descending ? g.counts[axis] - 1 - c : c;
+}
 
 }  // namespace cake::plan

@@ -200,6 +200,10 @@ class runtime_kernel {
   jit::launch_config config(std::span<const tensor_arg> tensors, CUstream stream = nullptr) const {
     const auto dims = dim_values(tensors);
     const auto g = plan::plan_grid(program_, [&](int d) { return dims[d]; }, device_.sm_count);
+    // The lowered walk counts points in 32-bit ints (lower/emit_kernel.hpp emit_tile_loop; it traps past them)
+    if (g.tile_count > 2147483647LL - g.ctas)
+      throw jit::argument_error("kernel '" + lowered_.entry + "': the parallel space has " + std::to_string(g.tile_count) +
+                                " points; the tile walk counts them in 32 bits (at most 2^31 - 1 - the CTAs launched)");
     jit::launch_config c;
     c.grid = {static_cast<unsigned>(g.ctas), 1, 1};
     c.block = {static_cast<unsigned>(lowered_.block_threads), 1, 1};

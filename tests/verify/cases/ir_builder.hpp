@@ -82,6 +82,26 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_tile_extent
 CAKE_VERIFY_CASE(ir_tile_extent, "ir.tile-extent")
 
+// ir.descending-loop: .descending() on a loop's extent; it orders a parallel axis' walk (the twin puts it
+// on the space's axis, where it belongs).
+namespace verify_corpus::ir_descending_loop {
+constexpr program build(bool fixed) {
+  auto k = kernel("descending_loop").target(sm_90a);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  k.input<f32>("X", dims(M, N, K));  // sizes the dims at launch (ir.dim-unsized)
+  auto mn = k.parallel(fixed ? tiles(M, 128).descending() : tiles(M, 128), tiles(N, 128));
+  k.role("a", warps(1), [&](role& r) {
+    r.for_each(mn, [&](auto, auto) {
+      r.loop(fixed ? tiles(K, 64) : tiles(K, 64).descending(), [&](auto) { r.fence_proxy_async(); });  // EXPECT: ir.descending-loop
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_descending_loop
+CAKE_VERIFY_CASE(ir_descending_loop, "ir.descending-loop")
+
 // ir.space-axes: six axes; a parallel space has one to five. (An argument that is not an axis is a
 // static_assert under the same id: tests/compile_fail/space_axis_argument.)
 namespace verify_corpus::ir_space_axes {
