@@ -24,7 +24,7 @@
 using namespace cake;
 
 namespace {
-struct row {
+struct decode_row {
   long long B, ctx;
   kernels::attention_decode_config c;
   bool chosen;
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
                                                              {64, 1024},  {64, 4096},  {64, 16384}, {128, 2048}, {256, 1024}, {256, 4096}};
   const long long H = 32, HK = 8, D = 128, ps = 16;
   auto rng = harness::random_source::fresh();
-  std::vector<row> rows;
+  std::vector<decode_row> rows;
   for (auto [B, ctx] : grid) {
     if ((only_b && B != only_b) || (only_ctx && ctx != only_ctx)) continue;
     attention::decode_shape s;
@@ -84,12 +84,15 @@ int main(int argc, char** argv) {
     if (sweep) {
       const long long blocks64 = (ctx + 63) / 64;
       for (int bn : {64, 128})
-        for (int st : {2, 4})
-          for (int sp = 1; sp <= 256 && sp <= blocks64; sp *= 2) {
-            auto c = base;
-            c.bn = bn, c.stages = st, c.splits = sp;
-            if (c.valid() && kernels::attention_decode_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
-          }
+        for (int st : {2, 3, 4})
+          for (int sp = 1; sp <= 32 && sp <= blocks64; sp *= 2)  // (64 and more never won on the grid)
+            for (bool pers : {false, true}) {
+              auto c = base;
+              c.bn = bn, c.stages = st, c.splits = sp, c.persistent = pers;
+              // (persistent launches one CTA per SM: only schedules that fit one CTA per SM anyway)
+              if (pers && kernels::attention_decode_smem(c) <= 113 * 1024) continue;
+              if (c.valid() && kernels::attention_decode_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
+            }
     }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
@@ -108,20 +111,20 @@ int main(int argc, char** argv) {
       jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
-      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
     }
     if (sweep) {  // the best per shape
-      const row* best = nullptr;
+      const decode_row* best = nullptr;
       for (const auto& r : rows)
         if (r.B == B && r.ctx == ctx && (!best || r.ms < best->ms)) best = &r;
       for (const auto& r : rows)
         if (best && r.B == B && r.ctx == ctx && r.chosen)
-          std::printf("best   B%-4lld ctx%-6lld | bn %3d stages %d splits %3d | %.4f ms (%.3fx the chosen)\n", B, ctx, best->c.bn, best->c.stages, best->c.splits,
-                      best->ms, r.ms / best->ms);
+          std::printf("best   B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s | %.4f ms (%.3fx the chosen)\n", B, ctx, best->c.bn, best->c.stages,
+                      best->c.splits, best->c.persistent ? " P" : "  ", best->ms, r.ms / best->ms);
     }
   }
   if (!json.empty()) {
@@ -133,7 +136,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

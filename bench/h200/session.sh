@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -199,6 +199,25 @@ for s in "${steps[@]}"; do
         --bin $B/tests/verify/cake_verify_launch --out "$OUT" --jobs ${CAKE_SANCORPUS_JOBS:-6} --timeout 30 \
         --budget ${CAKE_SANCORPUS_BUDGET:-400} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} ${CAKE_SANCORPUS_SHARD:+--shard $CAKE_SANCORPUS_SHARD} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
       tail -n 3 "$OUT/sancorpus.log" | cut -c1-200 ;;
+    prefillvariants)
+      # the prefill GPU test (grid, persistent and persistent longest-first walks; hang trap on), then the three
+      # walks' times on issue 12's prefill shapes (cake_bench_attention --variant all)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-150} $B/tests/gpu/cake_gpu_test_attention > "$OUT/test_attention.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|SKIPPED" "$OUT/test_attention.log" | head -n 12
+      timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant all --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_variants.log" 2>&1; echo "rc=$?"
+      cut -c1-150 "$OUT/prefill_variants.log" | grep -v "^$" | tail -n 130 ;;
+    decodesweep)
+      # paged decode alone (cake_bench_decode): the chosen schedule and every split / key block / depth on
+      # issue 12's decode grid, then the two kernels' durations at B 1 under ncu
+      timeout ${CAKE_DECODE_SWEEP_TIMEOUT:-300} $B/bench/cake_bench_decode --sweep --runs ${CAKE_DECODE_RUNS:-20} --json "$OUT/decode_sweep.json" > "$OUT/decode_sweep.log" 2>&1; echo "rc=$?"
+      grep -E "chosen|best|error" "$OUT/decode_sweep.log" | cut -c1-150
+      for shape in 1,1024 1,32768; do
+        timeout 120 ncu --metrics gpu__time_duration.sum -k regex:attn_dec --launch-count 4 $B/bench/cake_bench_decode --shape $shape --runs 2 > "$OUT/decode_ncu_$shape.log" 2>&1
+        grep -E "attn_dec|gpu__time_duration" "$OUT/decode_ncu_$shape.log" | head -n 8 | cut -c1-150
+      done ;;
+    decodehost)
+      # where the host time of a Python decode call goes (after a step that built the package into /tmp/cp)
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout 120 python3 bench/h200/decode_host_probe.py 2>&1 | tee "$OUT/decode_host.log" | grep -vE "Warning|warn" | cut -c1-200 | head -n 40 ;;
     griddep)
       # programmatic launch: exact with griddep_wait, the race without it (reported as a message)
       timeout 120 $B/tests/gpu/cake_gpu_test_griddep -s > "$OUT/test_griddep.log" 2>&1; echo "rc=$?"

@@ -232,24 +232,36 @@ struct decode_shape {
   float softmax_scale = 0;   // <= 0: 1 / sqrt(D)
 };
 
-// The grid the split aims at: two waves of two CTAs per SM of an H200 (132 SMs; a decode CTA takes 80 KB of
-// smem at D = 128 and 160 threads, so two fit an SM).
-constexpr long long decode_target_ctas = 2 * 2 * 132;
-// The fewest key blocks (of 64 keys) a slice gets before the split stops growing.
-constexpr long long decode_min_blocks_per_split = 2;
+// The schedule for a shape, a rule fitted to the H200 sweep of every key block, depth and split on issue 12's
+// decode grid (bench/results/h200/decode_sweep.json, `cake_bench_decode --sweep`; docs/attention.md). Two
+// regimes, by the CTAs one split gives (units = B * HK):
+//  - few (units < decode_few_units): 128-key blocks in 3 stages (one CTA per SM), split until the CTAs
+//    reach decode_few_target, each slice keeping at least one block: a long context over few requests is
+//    spread over the SMs, and no more than that (every slice adds work to the combine);
+//  - many: 64-key blocks in 3 stages (two CTAs per SM), split until the CTAs reach decode_many_target (four
+//    waves of two per SM), each slice keeping at least decode_many_min_blocks blocks.
+// Splits are powers of two, at most decode_max_splits. On the 12 shapes it was fitted to, the rule's choice
+// is within 1.5% of each shape's best on geometric mean (5% at worst).
+constexpr long long decode_few_units = 128;
+constexpr long long decode_few_target = 128;
+constexpr long long decode_many_target = 4 * 2 * 132;
+constexpr long long decode_many_min_blocks = 8;
+constexpr long long decode_max_splits = 32;
 
-// The schedule for a shape: the head dim's parts, the GQA group, the page size; 64-key blocks in 2 stages;
-// splits: the smallest power of two (at most 64) that gives B * HK * splits >= decode_target_ctas, while every
-// slice keeps at least decode_min_blocks_per_split blocks of the longest context. Not tuned on the H200 yet.
 constexpr kernels::attention_decode_config decode_config_for(const decode_shape& s) {
   kernels::attention_decode_config c;
   c.parts = static_cast<int>(s.D / 64);
   c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
   c.page_size = static_cast<int>(s.page_size);
+  const long long units = s.B * s.HK;
+  const bool few = units < decode_few_units;
+  c.bn = few ? 128 : 64;
+  c.stages = 3;
+  const long long target = few ? decode_few_target : decode_many_target, min_blocks = few ? 1 : decode_many_min_blocks;
   const long long ctx = s.max_seq_len > 0 ? s.max_seq_len : s.max_pages * s.page_size;
   const long long blocks = (ctx + c.bn - 1) / c.bn;
   long long n = 1;
-  while (n < 64 && s.B * s.HK * n < decode_target_ctas && 2 * n * decode_min_blocks_per_split <= blocks) n *= 2;
+  while (n < decode_max_splits && units * n < target && 2 * n * min_blocks <= blocks) n *= 2;
   c.splits = static_cast<int>(n);
   return c;
 }
@@ -333,7 +345,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_pointer("workspace", workspace, 256, who);
   kernels::attention_decode_config c = decode_config_for(s);
   if (forced) {
-    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits;
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +

@@ -55,6 +55,9 @@ struct attention_decode_config {
   int bn = 64;          // keys per block (S's N): a multiple of page_size
   int stages = 2;       // depth of the K and of the V pipeline
   int splits = 1;       // slices of each request's context (1 .. 256)
+  bool persistent = false;  // one CTA per SM walks the (slice, KV head, request) points: the pipelines run on
+                            // from one point into the next (no per-CTA prologue, no partial last wave); Q
+                            // gets two stages so that the next point's Q loads during this one's last blocks
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
@@ -63,27 +66,28 @@ struct attention_decode_config {
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
 
-// Smem in bytes: Q (64 rows) + the K and V stages, D/64 parts of 64 bf16 columns each.
-constexpr int attention_decode_smem(const attention_decode_config& c) { return (64 + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
+// Smem in bytes: Q (64 rows, two stages when persistent) + the K and V stages, D/64 parts of 64 bf16 columns each.
+constexpr int attention_decode_smem(const attention_decode_config& c) { return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
 
 namespace attention_detail {
-// "attn_dec_d128_g4_p16_n64_s8" (at most 31 characters)
+// "attn_dec_d128g4p16n64s8", "attn_dec_d128g4p16n128t3s16P" (at most 30 characters: d128g64p64n128t8s256P)
 constexpr name_builder decode_name(const attention_decode_config& c) {
   name_builder b;
   b.put("attn_dec_d");
   b.put(64 * c.parts);
-  b.put("_g");
+  b.put("g");
   b.put(c.group);
-  b.put("_p");
+  b.put("p");
   b.put(c.page_size);
-  b.put("_n");
+  b.put("n");
   b.put(c.bn);
   if (c.stages != 2) {
-    b.put("_t");
+    b.put("t");
     b.put(c.stages);
   }
-  b.put("_s");
+  b.put("s");
   b.put(c.splits);
+  if (c.persistent) b.put("P");
   return b;
 }
 }  // namespace attention_detail
@@ -91,6 +95,7 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
 constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   const name_builder nm = attention_detail::decode_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
+  if (c.persistent) k.persistent();
   auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
   auto Q = k.input<bf16>("Q", dims(Bt, H, D));
   auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
@@ -110,7 +115,8 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
     sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
   }
-  auto qp = c.parts == 1 ? k.pipeline("q", stages(1)).carries(sQ[0]) : k.pipeline("q", stages(1)).carries(sQ[0], sQ[1]);
+  const int q_stages = c.persistent ? 2 : 1;
+  auto qp = c.parts == 1 ? k.pipeline("q", stages(q_stages)).carries(sQ[0]) : k.pipeline("q", stages(q_stages)).carries(sQ[0], sQ[1]);
   auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
   auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
 
@@ -213,17 +219,20 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
 
 // The combine: the slices' partial states of every (request, query head) reduced into O and LSE:
 //   M = max_s m_s, w_s = exp2(m_s - M), L = sum_s w_s l_s, O = sum_s w_s o_s / L, LSE = (log2 L + M) ln 2
+// (computed in one pass with a running M, below)
 // (m in base-2 units, already times the scale). Slices with no key have m_s = -inf: weight 0. A request
 // with no key at all (len 0) gets O = 0 and LSE = -inf. Plain loads and stores: generic code.
 // Latency, not bandwidth, is what the combine fights (the partial results are small and in L2): a loop
 // that loads one slice and uses it before loading the next waits one L2 latency per slice. So each trip
 // loads `unroll` slices into distinct register tiles before it uses any of them (the loads are in flight
-// together), in both passes (the max, then the weighted sums). A CTA takes `rows` query heads x 64
+// together), in one pass (a running max, as the decode's softmax). A CTA takes `rows` query heads x 64
 // columns of D, so that B = 1 still spreads over H / rows * D / 64 CTAs.
 struct attention_decode_combine_config {
   int parts = 2;   // head dim / 64
   int rows = 8;    // query heads per CTA (one warpgroup: one 16-byte vector of a row per thread)
-  static constexpr int unroll = 4;  // slices loaded per trip (register tiles: acc, its bf16, 4 x 3 slice tiles, M, L = 16, the capacity)
+  // slices loaded per trip (register tiles: acc, its bf16, 3 x 3 slice tiles, M, L, the trip's M and the
+  // shrink factor = 15 of the capacity of 16; the trip's sums below are written for 3)
+  static constexpr int unroll = 3;
   friend constexpr auto operator<=>(const attention_decode_combine_config&, const attention_decode_combine_config&) = default;
 };
 
@@ -243,21 +252,23 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
     auto acc = r.fragment<f32>("acc", {c.rows, 64});
     auto mx = r.row_vector<f32>("mx", c.rows);  // M
     auto sm = r.row_vector<f32>("sm", c.rows);  // L
+    auto mn = r.row_vector<f32>("mn", c.rows);  // M after this trip's slices
+    auto sh = r.row_vector<f32>("sh", c.rows);  // exp2(M before - M after): how much the sums so far shrink
+    static_assert(U == 3);
     std::array<reg_tile<f32>, U> x{}, ms{}, ls{};
-    constexpr std::string_view xn[] = {"x0", "x1", "x2", "x3"}, mn[] = {"m0", "m1", "m2", "m3"}, ln[] = {"l0", "l1", "l2", "l3"};
+    constexpr std::string_view xn[] = {"x0", "x1", "x2"}, mnm[] = {"m0", "m1", "m2"}, lnm[] = {"l0", "l1", "l2"};
     for (int u = 0; u < U; ++u) {
       x[u] = r.fragment<f32>(xn[u], {c.rows, 64});
-      ms[u] = r.row_vector<f32>(mn[u], c.rows);
-      ls[u] = r.row_vector<f32>(ln[u], c.rows);
+      ms[u] = r.row_vector<f32>(mnm[u], c.rows);
+      ls[u] = r.row_vector<f32>(lnm[u], c.rows);
     }
     r.griddep_wait();  // the decode kernel's partial results are complete and visible
     r.for_each(space, [&](auto i, auto dc, auto b) {
-      // (slices past NS in the last trip load m = -inf, l = 0, o = 0: weight 0)
+      // One pass, online (as the decode's own softmax): M is the largest m seen so far; when a trip's slices
+      // raise it, what is summed already shrinks by exp2(M_old - M_new). One L2 round trip per `unroll`
+      // slices, where a max pass then a sum pass took two. (Slices past NS in the last trip load m = -inf,
+      // l = 0, o = 0: weight 0. While M is -inf no slice has had a key: the sums are 0 and the factors 0.)
       r.fill(mx, neg_inf);
-      r.loop(tiles(NS, U), [&](auto s) {
-        for (int u = 0; u < U; ++u) r.load(ms[u], Wm.tile(s * U + u, b, i, 0)).fill_outside(neg_inf);
-        for (int u = 0; u < U; ++u) r.set(mx, max(mx, ms[u]));
-      });
       r.fill(acc, 0.0f);
       r.fill(sm, 0.0f);
       r.loop(tiles(NS, U), [&](auto s) {
@@ -266,11 +277,12 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
           r.load(ls[u], Wl.tile(s * U + u, b, i, 0));
           r.load(x[u], Wo.tile(s * U + u, b, i, dc));
         }
-        for (int u = 0; u < U; ++u) {
-          const rx w = select(mx <= neg_inf, 0.0f, exp2(ms[u] - mx));  // (an expression, not a tile: the tiles are at capacity)
-          r.set(sm, sm + w * ls[u]);
-          r.set(acc, acc + w * x[u]);
-        }
+        r.set(mn, max(max(max(mx, ms[0]), ms[1]), ms[2]));
+        r.set(sh, select(mn <= neg_inf, 0.0f, exp2(mx - mn)));                                          // what is summed shrinks by
+        for (int u = 0; u < U; ++u) r.set(ms[u], select(mn <= neg_inf, 0.0f, exp2(ms[u] - mn)));  // each slice's weight
+        r.set(sm, sm * sh + ms[0] * ls[0] + ms[1] * ls[1] + ms[2] * ls[2]);
+        r.set(acc, acc * sh + ms[0] * x[0] + ms[1] * x[1] + ms[2] * x[2]);
+        r.set(mx, mn);
       });
       // (every column tile of D computes the same LSE; the first stores it)
       r.when(eq(dc, 0), [&] {

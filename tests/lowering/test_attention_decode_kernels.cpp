@@ -19,12 +19,13 @@ using lower_check::lower_and_build;
 TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pages of 16 and 64, split counts") {
   struct v {
     int parts, group, page_size, splits, bn = 64, stages = 2;
+    bool persistent = false;
   };
-  // the last three: what decode_paged_with also takes (128-key blocks of 8 or 2 pages, 3 stages)
+  // the last five: what decode_paged_with also takes (128-key blocks of 8 or 2 pages, 3 stages, persistent walks)
   for (v x : {v{2, 4, 16, 1}, v{2, 4, 16, 8}, v{2, 4, 64, 32}, v{2, 1, 16, 4}, v{2, 8, 64, 1}, v{1, 4, 16, 2}, v{1, 8, 64, 16}, v{2, 4, 16, 4, 128, 2},
-              v{2, 4, 64, 2, 128, 2}, v{2, 4, 16, 4, 64, 3}}) {
+              v{2, 4, 64, 2, 128, 2}, v{2, 4, 16, 4, 64, 3}, v{2, 4, 16, 16, 128, 3, true}, v{2, 4, 64, 2, 64, 4, true}}) {
     kernels::attention_decode_config c;
-    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages;
+    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages, c.persistent = x.persistent;
     REQUIRE(c.valid());
     const program p = kernels::attention_decode_sm90(c);
     INFO(p.kernel_name.view());
@@ -43,7 +44,9 @@ TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pa
     CHECK(count(b.source(), "__ldg(static_cast<const int*>") == ppb + 2);
     // 64-key blocks (the entry point's, in 2 or 3 stages): two CTAs per SM, 160 threads of at most 204
     // registers and the smem of two within 228 KB (128-key blocks: one CTA per SM, ~218 registers)
-    if (c.bn == 64) {
+    // persistent: one CTA per SM, within the 227 KB a CTA may take
+    if (c.persistent) CHECK(kernels::attention_decode_smem(c) <= 227 * 1024);
+    if (c.bn == 64 && !c.persistent) {
       CHECK(b.art.resources.registers <= 204);
       CHECK(2 * (kernels::attention_decode_smem(c) + 1024) <= 228 * 1024);
     }
@@ -86,11 +89,17 @@ TEST_CASE("attention decode entry point: the split count follows B, HK and the c
     s.B = B, s.H = 32, s.HK = 8, s.D = 128, s.page_size = 16, s.max_pages = ctx / 16, s.num_pages = B * ctx / 16;
     return s;
   };
-  // B * HK * splits reaches two waves of 2 CTAs on 132 SMs (528), at most 64, each slice >= 2 blocks of 64 keys
-  CHECK(attention::decode_config_for(shape(1, 32768)).splits == 64);   // 8 * 64 = 512 CTAs
-  CHECK(attention::decode_config_for(shape(1, 1024)).splits == 8);     // 16 blocks: 8 slices of 2
-  CHECK(attention::decode_config_for(shape(64, 1024)).splits == 2);    // 512 * 2 CTAs
+  // (the rule fitted to the H200 sweep) few CTAs per split (B * HK < 128): 128-key blocks, split up to 128
+  // CTAs with at least a block each; many: 64-key blocks, split up to 1056 CTAs with at least 8 blocks each
+  CHECK(attention::decode_config_for(shape(1, 32768)).splits == 16);   // 8 * 16 = 128 CTAs
+  CHECK(attention::decode_config_for(shape(1, 32768)).bn == 128);
+  CHECK(attention::decode_config_for(shape(1, 1024)).splits == 8);     // 8 blocks of 128: 8 slices of 1
+  CHECK(attention::decode_config_for(shape(8, 4096)).splits == 2);     // 64 * 2 = 128 CTAs
+  CHECK(attention::decode_config_for(shape(16, 32768)).splits == 16);  // many: 128 * 16 = 2048 CTAs, 32 blocks of 64 each
+  CHECK(attention::decode_config_for(shape(16, 32768)).bn == 64);
+  CHECK(attention::decode_config_for(shape(64, 1024)).splits == 2);    // 16 blocks of 64: 2 slices of 8
   CHECK(attention::decode_config_for(shape(256, 4096)).splits == 1);   // 2048 CTAs already
+  CHECK(attention::decode_config_for(shape(256, 4096)).stages == 3);
   CHECK(attention::decode_config_for(shape(1, 64)).splits == 1);       // one block
   attention::decode_shape s = shape(1, 32768);
   s.max_seq_len = 100;  // the caller's longest request sizes the split when given
