@@ -37,23 +37,33 @@ class _Array(NamedTuple):
     device: str     # "cuda", "cpu", ...
     index: int
     torch: bool
+    contiguous: bool = False  # known row-major contiguous (torch's is_contiguous); False: _contiguous computes it
 
 
 _CAI_TYPES = {"<f4": "float32", "<f2": "float16", "<i4": "int32", "<i8": "int64", "|u1": "uint8", "|i1": "int8"}
 _DLPACK_TYPES = {"bfloat16": "bfloat16", "float32": "float32", "float16": "float16", "int32": "int32", "int64": "int64", "uint8": "uint8"}
 
 
+_TORCH_TYPES: dict = {}  # type -> is it a torch tensor type (decided once per type: this runs for every argument of every call)
+_TORCH_DTYPES: dict = {}  # torch dtype -> its name ("bfloat16")
+
+
 def _is_torch(x: Any) -> bool:
     t = type(x)
-    return t.__module__.startswith("torch") and t.__name__ in ("Tensor", "Parameter", "FakeTensor", "FunctionalTensor")
+    known = _TORCH_TYPES.get(t)
+    if known is None:
+        known = _TORCH_TYPES[t] = t.__module__.startswith("torch") and t.__name__ in ("Tensor", "Parameter", "FakeTensor", "FunctionalTensor")
+    return known
 
 
 def _view(x: Any, name: str) -> _Array:
     """Address, shape, element strides, dtype and device of an array argument."""
     if _is_torch(x):
         dev = x.device
-        return _Array(x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype).rsplit(".", 1)[-1], dev.type,
-                      dev.index if dev.index is not None else 0, True)
+        name = _TORCH_DTYPES.get(x.dtype)
+        if name is None:
+            name = _TORCH_DTYPES[x.dtype] = str(x.dtype).rsplit(".", 1)[-1]
+        return _Array(x.data_ptr(), tuple(x.shape), x.stride(), name, dev.type, dev.index if dev.index is not None else 0, True, x.is_contiguous())
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         typestr = cai["typestr"]
@@ -225,6 +235,8 @@ _METRICS = {"l2": 0, "inner_product": 1, "cosine": 2}
 
 
 def _contiguous(a: _Array, name: str) -> None:
+    if a.contiguous:
+        return
     want, step = [], 1
     for n in reversed(a.shape):
         want.append(step)
