@@ -4,8 +4,9 @@
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
 //   cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal] [--variant V]
 //   (--quick: S = 4k only; --sweep: pipeline depths; --shape: one shape with 32 KV heads, for profiling;
-//   --variant: the chosen schedule as is (grid, the default), persistent (one CTA per SM walks the tiles),
-//   persistent-lf (and the query tiles longest first, outermost), or all three one after the other)
+//   --variant: the chosen schedule walked as a grid (the default), persistent (one CTA per SM walks the tiles),
+//   persistent-lf (and the query tiles longest first, outermost), or all three one after the other; the entry
+//   point's own choice, persistent at D = 128, is marked "(chosen)")
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -94,7 +95,7 @@ int main(int argc, char** argv) {
             const auto t = harness::time_gpu(work, o);
             std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        ci || c.persistent ? "" : " (chosen)", t.median_ms, flops / t.median_ms / 1e9);
+                        c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());
           }

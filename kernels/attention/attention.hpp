@@ -72,6 +72,10 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
   c.turns = false;
   if (c.parts == 2) c.stages = 3;
+  // D = 128: the persistent walk (one CTA per SM; the next tile's loads overlap this one's epilogue) measured
+  // +4..7% non-causal and +1..3% causal at S = 4k on the H200 (cake_bench_attention --variant all --quick);
+  // at D = 64 (three consumers when non-causal) it was 2..7% slower, so D = 64 keeps the grid.
+  if (c.parts == 2) c.persistent = true;
   if (c.parts == 1 && !c.causal) c.wgs = 3, c.bn = 112;
   return c;
 }
@@ -93,6 +97,8 @@ constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape
   d.D = s.D, d.H = s.H, d.HK = s.HK, d.causal = s.causal;
   kernels::attention_prefill_config c = prefill_config_for(d);
   c.varlen = true;
+  // the grid walk: persistent measured 4..8% slower on the "spread" batches at D = 128 (and +3% on "mixed")
+  c.persistent = false;
   return c;
 }
 
@@ -235,15 +241,19 @@ struct decode_shape {
 // The schedule for a shape, a rule fitted to the H200 sweep of every key block, depth and split on issue 12's
 // decode grid (bench/results/h200/decode_sweep.json, `cake_bench_decode --sweep`; docs/attention.md). Two
 // regimes, by the CTAs one split gives (units = B * HK):
-//  - few (units < decode_few_units): 128-key blocks in 3 stages (one CTA per SM), split until the CTAs
-//    reach decode_few_target, each slice keeping at least one block: a long context over few requests is
-//    spread over the SMs, and no more than that (every slice adds work to the combine);
+//  - few (units < decode_few_units): 128-key blocks in 3 stages (one CTA per SM). The split starts at the
+//    smallest power of two that reaches decode_few_target CTAs (each slice keeping at least one block) and
+//    may double twice more where that fills the waves of decode_sms SMs better: the estimate is
+//    waves * blocks per slice + decode_combine_cost per slice (in blocks), e.g. B = 12 at 12k keys takes 4
+//    slices (384 CTAs, 2.9 waves of 132) rather than 2 (192 CTAs, 1.45 waves);
 //  - many: 64-key blocks in 3 stages (two CTAs per SM), split until the CTAs reach decode_many_target (four
 //    waves of two per SM), each slice keeping at least decode_many_min_blocks blocks.
 // Splits are powers of two, at most decode_max_splits. On the 12 shapes it was fitted to, the rule's choice
-// is within 1.5% of each shape's best on geometric mean (5% at worst).
+// is within 1.4% of each shape's best on geometric mean (3% at worst).
 constexpr long long decode_few_units = 128;
 constexpr long long decode_few_target = 128;
+constexpr long long decode_sms = 132;          // the H200's SMs (the waves of the few regime)
+constexpr double decode_combine_cost = 0.1;    // the combine's share per slice, in key blocks of 128
 constexpr long long decode_many_target = 4 * 2 * 132;
 constexpr long long decode_many_min_blocks = 8;
 constexpr long long decode_max_splits = 32;
@@ -262,6 +272,16 @@ constexpr kernels::attention_decode_config decode_config_for(const decode_shape&
   const long long blocks = (ctx + c.bn - 1) / c.bn;
   long long n = 1;
   while (n < decode_max_splits && units * n < target && 2 * n * min_blocks <= blocks) n *= 2;
+  if (few) {
+    auto estimate = [&](long long m) {
+      const long long waves = (units * m + decode_sms - 1) / decode_sms;
+      return static_cast<double>(waves * ((blocks + m - 1) / m)) + decode_combine_cost * static_cast<double>(m);
+    };
+    for (long long m = 2 * n, best = n, tries = 0; tries < 2 && m <= decode_max_splits && m <= blocks; m *= 2, ++tries) {
+      if (estimate(m) < estimate(best)) best = m;
+      n = best;
+    }
+  }
   c.splits = static_cast<int>(n);
   return c;
 }

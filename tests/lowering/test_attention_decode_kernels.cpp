@@ -95,6 +95,7 @@ TEST_CASE("attention decode entry point: the split count follows B, HK and the c
   CHECK(attention::decode_config_for(shape(1, 32768)).bn == 128);
   CHECK(attention::decode_config_for(shape(1, 1024)).splits == 8);     // 8 blocks of 128: 8 slices of 1
   CHECK(attention::decode_config_for(shape(8, 4096)).splits == 2);     // 64 * 2 = 128 CTAs
+  CHECK(attention::decode_config_for(shape(12, 12288)).splits == 4);   // 96 * 4 = 384 CTAs fill 132 SMs better than 192
   CHECK(attention::decode_config_for(shape(16, 32768)).splits == 16);  // many: 128 * 16 = 2048 CTAs, 32 blocks of 64 each
   CHECK(attention::decode_config_for(shape(16, 32768)).bn == 64);
   CHECK(attention::decode_config_for(shape(64, 1024)).splits == 2);    // 16 blocks of 64: 2 slices of 8
