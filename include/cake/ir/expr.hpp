@@ -96,25 +96,26 @@ struct rx {
   expr_node nodes[max_nodes]{};
   int count = 0;
   bool overflow = false;
+  int size = 0;  // the nodes the whole expression needs (count, or more when it overflowed: ir.expr-size says it)
 
   constexpr rx() = default;
   constexpr rx(float v) {
     nodes[0].fn = math_fn::imm;
     nodes[0].bits = __builtin_bit_cast(std::int32_t, v);
-    count = 1;
+    count = size = 1;
   }
   constexpr rx(double v) : rx(static_cast<float>(v)) {}
   constexpr rx(int v) : rx(static_cast<float>(v)) {}
   constexpr rx(index_expr e) {
     nodes[0].fn = math_fn::index;
     nodes[0].ix = e;
-    count = 1;
+    count = size = 1;
   }
   static constexpr rx leaf(math_fn f, int ref) {
     rx r;
     r.nodes[0].fn = f;
     r.nodes[0].ref = static_cast<std::uint8_t>(ref);
-    r.count = 1;
+    r.count = r.size = 1;
     return r;
   }
   constexpr const expr_node& root() const { return nodes[count - 1]; }
@@ -138,6 +139,7 @@ constexpr int append(rx& dst, const rx& src) {
 }
 constexpr rx make(math_fn f, const rx& a) {
   rx r;
+  r.size = a.size + 1;
   const int ia = append(r, a);
   if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
   r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), -1, -1}, 0, {}};
@@ -146,6 +148,7 @@ constexpr rx make(math_fn f, const rx& a) {
 }
 constexpr rx make(math_fn f, const rx& a, const rx& b) {
   rx r;
+  r.size = a.size + b.size + 1;
   const int ia = append(r, a), ib = append(r, b);
   if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
   r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), static_cast<std::int16_t>(ib), -1}, 0, {}};
@@ -154,6 +157,7 @@ constexpr rx make(math_fn f, const rx& a, const rx& b) {
 }
 constexpr rx make(math_fn f, const rx& a, const rx& b, const rx& c) {
   rx r;
+  r.size = a.size + b.size + c.size + 1;
   const int ia = append(r, a), ib = append(r, b), ic = append(r, c);
   if (r.overflow || r.count == rx::max_nodes) return r.overflow = true, r;
   r.nodes[r.count] = expr_node{f, 0xff, {static_cast<std::int16_t>(ia), static_cast<std::int16_t>(ib), static_cast<std::int16_t>(ic)}, 0, {}};

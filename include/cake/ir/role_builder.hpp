@@ -701,7 +701,7 @@ class role {
   // imm[slot + 1] (count): slot 0 for r.set and when, 1 for a reduction of an expression.
   constexpr void record_expr(op& o, const rx& e, src_loc at, int slot = 0) {
     if (e.overflow || e.count == 0) {
-      k_->fail<"ir.expr-size", "an expression holds at most 24 nodes: split it into several r.set(...) (value: 0)">(0, at);
+      k_->fail<"ir.expr-size", "an expression holds at most 24 nodes (value: the nodes this one needs; 0: empty): split it into several r.set(...)">(e.size, at);
       return;
     }
     o.imm[slot] = static_cast<int>(k_->p.exprs.size());
