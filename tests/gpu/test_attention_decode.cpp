@@ -26,6 +26,7 @@
 
 #include "kernels/attention/attention.hpp"
 #include "device_gate.hpp"
+#include "half_inputs.hpp"
 
 using namespace cake;
 
@@ -33,17 +34,9 @@ namespace {
 
 bool usable_hopper() { return cake_gpu_test::require_device(9, 0, true, "cake::attention::decode_paged (sm_90a)"); }
 
-struct bf16_data {
-  std::vector<std::uint16_t> bits;
-  std::vector<float> val;
-};
-bf16_data random_bf16(std::size_t n, harness::random_source& rng, float scale) {
-  auto v = harness::random_vector<harness::host_bf16>(n, rng, {harness::distribution::normal, scale});
-  bf16_data d;
-  d.bits.resize(n);
-  d.val.resize(n);
-  for (std::size_t i = 0; i < n; ++i) d.bits[i] = v[i].bits, d.val[i] = v[i].to_float();
-  return d;
+// bf16 inputs, normal with this scale
+cake_gpu_test::half_data random_bf16(std::size_t n, harness::random_source& rng, float scale) {
+  return cake_gpu_test::random_half(n, true, rng, {harness::distribution::normal, scale});
 }
 
 struct decode_case {

@@ -24,6 +24,7 @@
 
 #include "kernels/kmeans/kmeans.hpp"
 #include "device_gate.hpp"
+#include "half_inputs.hpp"
 
 using namespace cake;
 using kmeans::input_type;
@@ -38,23 +39,8 @@ struct shape {
 };
 
 // The inputs as raw 16-bit values (uploaded as they are) and as the floats they stand for.
-struct matrix {
-  std::vector<std::uint16_t> bits;
-  std::vector<float> val;
-};
-matrix random_matrix(std::size_t n, input_type t, harness::random_source& rng) {
-  matrix m;
-  m.bits.resize(n);
-  m.val.resize(n);
-  if (t == input_type::bf16) {
-    auto v = harness::random_vector<harness::host_bf16>(n, rng);
-    for (std::size_t i = 0; i < n; ++i) m.bits[i] = v[i].bits, m.val[i] = v[i].to_float();
-  } else {
-    auto v = harness::random_vector<harness::host_f16>(n, rng);
-    for (std::size_t i = 0; i < n; ++i) m.bits[i] = v[i].bits, m.val[i] = v[i].to_float();
-  }
-  return m;
-}
+using matrix = cake_gpu_test::half_data;
+matrix random_matrix(std::size_t n, input_type t, harness::random_source& rng) { return cake_gpu_test::random_half(n, t == input_type::bf16, rng); }
 
 }  // namespace
 

@@ -31,6 +31,7 @@
 
 #include "kernels/knn/knn.hpp"
 #include "device_gate.hpp"
+#include "half_inputs.hpp"
 
 using namespace cake;
 using knn::input_type;
@@ -40,23 +41,8 @@ namespace {
 
 bool usable_hopper() { return cake_gpu_test::require_device(9, 0, true, "cake::knn (sm_90a)"); }
 
-struct matrix {
-  std::vector<std::uint16_t> bits;
-  std::vector<float> val;
-};
-matrix random_matrix(std::size_t n, input_type t, harness::random_source& rng) {
-  matrix m;
-  m.bits.resize(n);
-  m.val.resize(n);
-  if (t == input_type::bf16) {
-    auto v = harness::random_vector<harness::host_bf16>(n, rng);
-    for (std::size_t i = 0; i < n; ++i) m.bits[i] = v[i].bits, m.val[i] = v[i].to_float();
-  } else {
-    auto v = harness::random_vector<harness::host_f16>(n, rng);
-    for (std::size_t i = 0; i < n; ++i) m.bits[i] = v[i].bits, m.val[i] = v[i].to_float();
-  }
-  return m;
-}
+using matrix = cake_gpu_test::half_data;
+matrix random_matrix(std::size_t n, input_type t, harness::random_source& rng) { return cake_gpu_test::random_half(n, t == input_type::bf16, rng); }
 
 struct run {
   long long Q, N, D;
