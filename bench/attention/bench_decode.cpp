@@ -2,7 +2,7 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]   (--shape: one shape, on the grid or not)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -40,7 +40,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
-    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld", &only_b, &only_ctx);
+    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%lld,%lld", &only_b, &only_ctx) != 2 || only_b < 1 || only_ctx < 1) {
+        std::fprintf(stderr, "cake_bench_decode: --shape %s: expected B,ctx (both positive)\n", argv[i]);
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
       std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]\n");
@@ -56,13 +61,20 @@ int main(int argc, char** argv) {
     return 0;
   }
   // issue 12's decode grid (the same as bench_peers.py's DECODE_GRID): 32 query heads, 8 KV heads, D 128, pages of 16
-  const std::vector<std::pair<long long, long long>> grid = {{1, 1024},   {1, 8192},   {1, 32768},  {8, 4096},   {16, 32768}, {32, 8192},
+  std::vector<std::pair<long long, long long>> grid = {{1, 1024},   {1, 8192},   {1, 32768},  {8, 4096},   {16, 32768}, {32, 8192},
                                                              {64, 1024},  {64, 4096},  {64, 16384}, {128, 2048}, {256, 1024}, {256, 4096}};
   const long long H = 32, HK = 8, D = 128, ps = 16;
+  // --shape B,ctx: that shape alone, on the grid or not (ctx a multiple of the page size)
+  if (only_b > 0 && only_ctx > 0) {
+    if (only_ctx % ps) {
+      std::fprintf(stderr, "cake_bench_decode: --shape %lld,%lld: ctx must be a multiple of the page size %lld\n", only_b, only_ctx, ps);
+      return 2;
+    }
+    grid = {{only_b, only_ctx}};
+  }
   auto rng = harness::random_source::fresh();
   std::vector<decode_row> rows;
   for (auto [B, ctx] : grid) {
-    if ((only_b && B != only_b) || (only_ctx && ctx != only_ctx)) continue;
     attention::decode_shape s;
     s.B = B, s.H = H, s.HK = HK, s.D = D, s.page_size = ps;
     s.max_pages = ctx / ps, s.num_pages = B * s.max_pages, s.max_seq_len = ctx;

@@ -2,26 +2,20 @@
 the extension call alone, and PyTorch SDPA, as wall time per call over calls enqueued back to back; then a
 cProfile of the wrapper. Run on the H200 with the package built (bench/h200/session.sh decode)."""
 import cProfile
+import os
 import pstats
-import time
+import sys
 
 import torch
 
 import cake
 from cake import _cake
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+import bench_peers  # noqa: E402  (the benches' own host-time measure, host_us)
 
-def per_call_us(fn, calls=2000):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    t2 = time.perf_counter()
-    return (t1 - t0) / calls * 1e6, (t2 - t0) / calls * 1e6
+bench_peers.torch = torch  # (bench_peers imports torch in its main(), so that --help needs none)
+host_us = bench_peers.host_us
 
 
 B, ctx, H, HK, D, ps = 1, 1024, 32, 8, 128, 16
@@ -45,8 +39,7 @@ vd = vc[table.long()].reshape(B, ctx, HK, D).transpose(1, 2).contiguous()
 sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q.view(B, H, 1, D), kd, vd, enable_gqa=True)
 for name, fn in (("wrapper", wrapper), ("extension call", direct), ("torch op", op), ("sdpa", sdpa)):
     try:
-        host, total = per_call_us(fn)
-        print(f"{name:16s} host {host:7.1f} us/call   with the GPU {total:7.1f} us/call")
+        print(f"{name:16s} host {host_us(fn, 2000):7.1f} us/call (at least the GPU's time per call)")
     except Exception as e:
         print(f"{name:16s} error {type(e).__name__}: {str(e)[:200]}")
 pr = cProfile.Profile()

@@ -635,7 +635,6 @@ def bench_attention_varlen(runs):
 
 
 # (batch, context): issue 12's decode grid, batch 1 .. 256 x context 1k .. 32k, at most 2^20 tokens (4 GiB of K and V at
-# 8 KV heads, D 128, bf16)
 # 8 KV heads, D 128, bf16). decode_config_for's rule was fitted to these (cake_bench_decode --sweep): "tuned"; the
 # DECODE_HELD_OUT shapes were not looked at when it was chosen.
 DECODE_GRID = [(1, 1024), (1, 8192), (1, 32768), (8, 4096), (16, 32768), (32, 8192), (64, 1024), (64, 4096), (64, 16384), (128, 2048),

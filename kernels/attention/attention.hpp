@@ -252,9 +252,9 @@ struct decode_shape {
 // is within 1.4% of each shape's best on geometric mean (3% at worst).
 constexpr long long decode_few_units = 128;
 constexpr long long decode_few_target = 128;
-constexpr long long decode_sms = 132;          // the H200's SMs (the waves of the few regime)
+constexpr long long decode_sms = 132;          // the H200's SMs (the waves of both regimes)
 constexpr double decode_combine_cost = 0.1;    // the combine's share per slice, in key blocks of 128
-constexpr long long decode_many_target = 4 * 2 * 132;
+constexpr long long decode_many_target = 4 * 2 * decode_sms;
 constexpr long long decode_many_min_blocks = 8;
 constexpr long long decode_max_splits = 32;
 
@@ -277,10 +277,10 @@ constexpr kernels::attention_decode_config decode_config_for(const decode_shape&
       const long long waves = (units * m + decode_sms - 1) / decode_sms;
       return static_cast<double>(waves * ((blocks + m - 1) / m)) + decode_combine_cost * static_cast<double>(m);
     };
-    for (long long m = 2 * n, best = n, tries = 0; tries < 2 && m <= decode_max_splits && m <= blocks; m *= 2, ++tries) {
+    long long best = n;
+    for (long long m = 2 * n; m <= 4 * n && m <= decode_max_splits && m <= blocks; m *= 2)
       if (estimate(m) < estimate(best)) best = m;
-      n = best;
-    }
+    n = best;
   }
   c.splits = static_cast<int>(n);
   return c;

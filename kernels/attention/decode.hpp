@@ -26,8 +26,8 @@
 //   H200; mma.sync m16 would save MMA issue that is not the bottleneck (a later option for G <= 16).
 // - Split-KV: the space is (split s of `splits`, KV head, request); slice s takes key blocks s, s +
 //   splits, s + 2 * splits, ... (interleaved, so that every slice of a request gets the same number of
-//   blocks to within one, whatever len is). The entry point picks `splits` so that B * HK * splits CTAs
-//   make about two waves. Each slice writes its unnormalized O, its running max (times scale, base-2
+//   blocks to within one, whatever len is). The entry point picks `splits`, the key block and the depth
+//   by a rule fitted to H200 measurements (decode_config_for in attention.hpp). Each slice writes its unnormalized O, its running max (times scale, base-2
 //   units) and its sum of exp2 to a workspace; attention_decode_combine_sm90 (below, a second kernel,
 //   launched with PDL) reduces the slices.
 // - Pages: a block of bn keys is bn / page_size pages; the producer reads each page's index from the page
@@ -38,8 +38,9 @@
 //   score -inf. Every block may hold masked keys (the last block of a request is any slice's), so every
 //   block is masked: one select per score.
 // - Roles: one consumer warpgroup (wgmma needs a whole warpgroup) and a one-warp TMA producer: 160 threads
-//   and no setmaxnreg, so that two CTAs fit an SM by registers (ptxas may use up to 204 per thread) as by
-//   shared memory (attention_decode_smem: 80 KB at D = 128, 2 stages).
+//   and no setmaxnreg, so that at 64-key blocks two CTAs fit an SM by registers (ptxas may use up to 204
+//   per thread) as by shared memory (attention_decode_smem: 80 KB at D = 128 in 2 stages, 112 KB in 3);
+//   128-key blocks take one CTA per SM.
 // Everything physical (barrier counts, phases, tx bytes, smem offsets) is derived by the plan.
 #include <array>
 #include <string_view>
