@@ -132,7 +132,7 @@ for s in "${steps[@]}"; do
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KNN_TIMEOUT:-400} python3 bench/peers/bench_peers.py --family knn --runs ${CAKE_KNN_RUNS:-50} --json "$OUT/knn.json" 2>&1 | tee "$OUT/bench_knn.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
     knnsweep)
       # the search schedules that fit, timed alone (to choose cake::knn::search_config_for)
-      timeout ${CAKE_KNNSWEEP_TIMEOUT:-500} $B/bench/cake_bench_knn --sweep --runs ${CAKE_KNNSWEEP_RUNS:-10} 2>&1 | tee "$OUT/knnsweep.log" | cut -c1-160 ;;
+      timeout ${CAKE_KNNSWEEP_TIMEOUT:-500} $B/bench/cake_bench_knn --sweep --runs ${CAKE_KNNSWEEP_RUNS:-10} --json "$OUT/knn_sweep.json" 2>&1 | tee "$OUT/knnsweep.log" | cut -c1-160 ;;
     knnsan)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_knn -tc="*exact top-k*" 2>&1 | tee -a "$OUT/knnsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')

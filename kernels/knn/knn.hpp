@@ -42,8 +42,15 @@ using input_type = kmeans::input_type;
 
 constexpr long long max_dim = 512;
 constexpr int max_k = 256;
-// The grid the split aims at: two CTAs per SM of an H200 (132 SMs; one search CTA fits an SM).
+// The grid the IVF scan's split aims at: two CTAs per SM of an H200 (132 SMs). Measured against one wave
+// (2026-12-02): one wave was 6-25% slower on the IVF bench, so the scan keeps two.
 constexpr long long target_ctas = 2 * 132;
+// The grid the exact search's split aims at: one wave, a CTA per SM of an H200 (one search CTA fills an
+// SM's shared memory). Every split keeps its
+// own top-k lists, so each extra split re-admits about k (1 + ln(tiles / k)) candidates per query; on
+// the H200 the search ran 2.4x (k = 10) and 2.5x (k = 100) faster at one wave than at four
+// (bench/results/h200/knn_sweep.json).
+constexpr long long search_ctas = 132;
 
 namespace detail {
 // Does the search schedule fit the target's shared memory (the plan derives it, lists included)? Building
@@ -63,22 +70,25 @@ inline bool search_fits(const kernels::knn_search_config& c) {
 }
 }  // namespace detail
 
-// The search schedule for a shape. Warpgroups and rows: the most queries per CTA whose lists (which
-// grow with k), queries tile (with D) and database stages fit in shared memory with a pipeline of at
-// least min(4, 2 * parts) stages (two database tiles in flight), then up to 8 stages. Splits: the
-// smallest power of two that gives the grid target_ctas CTAs, at most 64 and at most one per 8 database
-// tiles. Not tuned on the H200 yet (docs/knn.md); search_with takes an explicit schedule.
+// The search schedule for a shape, from the H200 sweep (docs/knn.md, "The schedule"). Warpgroups and
+// rows: the first of 2 x 64 / 1 x 64 rows (bn 128, then 64) whose lists (which grow with k), queries tile
+// (with D) and database stages fit in shared memory with a pipeline of at least min(3, 2 * parts)
+// stages, then up to 8 stages (depth moved no schedule by more than 1%, while bn 128 with 3 stages ran
+// 11% faster than bn 64 with 7 at k = 100). 64 rows per warpgroup, not 128: a warp
+// then holds 16 rows, not 32, so fewer of its folds find a candidate and take the slow path (2 x 128
+// rows measured 1.8x slower at k = 10). Splits: the largest power of two that keeps the grid within
+// search_ctas (one wave), at least 1, at most 64 and at most one per 8 database tiles.
 inline kernels::knn_search_config search_config_for(long long Q, long long N, long long D, int k, metric m) {
   kernels::knn_search_config c;
   c.metric = m;
   c.k = k;
   c.parts = static_cast<int>((D + 63) / 64);
-  const int need = 2 * c.parts < 4 ? 2 * c.parts : 4;
+  const int need = 2 * c.parts < 3 ? 2 * c.parts : 3;
   struct shape {
     int wgs, rows, bn;
   };
   bool found = false;
-  for (const shape s : {shape{2, 128, 128}, shape{2, 64, 128}, shape{2, 64, 64}, shape{1, 64, 128}, shape{1, 64, 64}}) {
+  for (const shape s : {shape{2, 64, 128}, shape{2, 64, 64}, shape{1, 64, 128}, shape{1, 64, 64}}) {
     c.wgs = s.wgs, c.rows = s.rows, c.bn = s.bn, c.stages = need;
     if (!detail::search_fits(c)) continue;
     while (c.stages < 8) {
@@ -95,7 +105,7 @@ inline kernels::knn_search_config search_config_for(long long Q, long long N, lo
   const long long q_tiles = (Q + c.wgs * c.rows - 1) / (c.wgs * c.rows);
   const long long db_tiles = (N + c.bn - 1) / c.bn;
   long long s = 1;
-  while (s < 64 && q_tiles * s < target_ctas && 8 * (s * 2) <= db_tiles) s *= 2;
+  while (s < 64 && q_tiles * (s * 2) <= search_ctas && 8 * (s * 2) <= db_tiles) s *= 2;
   c.splits = static_cast<int>(s);
   return c;
 }

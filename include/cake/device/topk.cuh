@@ -21,8 +21,8 @@ __device__ __forceinline__ bool topk_before(float a, int ia, float b, int ib) { 
 // element folded twice, goes before it instead of onto it; two equal candidates in one buffer are not
 // provided for: a fold gives each element its own index), entries are moved from the back (nothing is overwritten before it is read), and
 // whatever lands at K or beyond is dropped. Cost: per candidate a count over the candidates and a binary
-// search of the list; per moved entry a binary search of the candidates (only the entries after the
-// first candidate move).
+// search of the list; per moved entry one comparison, plus one per candidate passed (only the entries
+// after the first candidate move).
 template <int K, int SLACK, int G>
 __device__ __noinline__ void topk_merge(float* vals, int* idx, int* count, int lane_g, unsigned gmask) {
   const int n = *count;
@@ -58,6 +58,10 @@ __device__ __noinline__ void topk_merge(float* vals, int* idx, int* count, int l
   for (int t = 0; t < C; ++t)
     if (rank[t] >= 0) vals[K + rank[t]] = cv[t], idx[K + rank[t]] = ci[t];
   __syncwarp(gmask);
+  // Each lane walks its own entries from the back; an entry's shift (the candidates not after it) never
+  // grows as the entries get better, so the lane's count only steps down: n + K / G steps in all, not a
+  // binary search per entry (which was most of a merge's instructions at k = 100).
+  int t = n;
   for (int top = K - 1; top >= 0; top -= G) {
     const int i = top - lane_g;
     float v = 0.0f;
@@ -65,13 +69,8 @@ __device__ __noinline__ void topk_merge(float* vals, int* idx, int* count, int l
     if (i >= 0) {
       v = vals[i];
       x = idx[i];
-      int lo = 0, hi = n;  // candidates not after (v, x)
-      while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        if (!topk_before(v, x, vals[K + mid], idx[K + mid])) lo = mid + 1;
-        else hi = mid;
-      }
-      shift = lo;
+      while (t > 0 && topk_before(v, x, vals[K + t - 1], idx[K + t - 1])) --t;  // cand[0, t) are not after (v, x)
+      shift = t;
     }
     // Entries before one that does not move do not move either: this chunk is the last.
     const bool last = __any_sync(gmask, i >= 0 && shift == 0) || top - G < 0;
