@@ -8,6 +8,7 @@
 #   E  --resume of D with a larger budget  the rest is measured, nothing of D evaluated again
 #   F  --agent tests/cli/evolve_agent.sh   the agent protocol: round files, proposals through every gate
 #   G  --max-candidates 2                  the local search climbs from the seed to the best in two rounds
+#   H  --max-candidates 1, another script  one-axis moves do not improve; a two-axis round finds the best
 # cmake -P with -DCAKE=<cake> -DWORKDIR=<source root> -DOUT=<scratch folder>.
 cmake_minimum_required(VERSION 3.25)
 set(problems "")
@@ -241,12 +242,34 @@ endforeach()
 if(NOT best_G STREQUAL "bn=256,stages=4,fused=false" OR NOT trail STREQUAL "analyze:pass estimate:pass select:pruned select:kept lower:pass run:pass bench:pass ")
   problem("G: best ${best_G} (expected bn=256,stages=4,fused=false, reached by the local search); its lines: ${trail}")
 endif()
-if(NOT err_G MATCHES "local round 1: [0-9]+ neighbour\\(s\\) of bn=128,stages=2,fused=false tried; best 0.25 ms"
-   OR NOT err_G MATCHES "local round 2: [0-9]+ neighbour\\(s\\) of bn=256,stages=2,fused=false tried; best 0.2 ms")
+if(NOT err_G MATCHES "local round 1: [0-9]+ neighbour\\(s\\) of bn=128,stages=2,fused=false \\(one axis\\) tried; best 0.25 ms"
+   OR NOT err_G MATCHES "local round 2: [0-9]+ neighbour\\(s\\) of bn=256,stages=2,fused=false \\(one axis\\) tried; best 0.2 ms")
   problem("G: the local rounds on stderr are not 0.3 -> 0.25 -> 0.2 ms:\n${err_G}")
+endif()
+
+# ---- H: two-axis moves ----
+# Another script (tests/cli/evolve_mock_pairs.txt): the first selection measures the seed alone
+# (bn=128,stages=2: 0.3 ms); every one-axis neighbour is slower (0.4 ms), so round 1 does not improve and
+# round 2 moves two axes at once, finding bn=256,stages=4 (0.1 ms). Before two-axis moves, the search
+# ended at the seed.
+set(ENV{CAKE_GPU_MOCK} ${WORKDIR}/tests/cli/evolve_mock_pairs.txt)
+run(H 0 --seed 7 --log ${OUT}/h.jsonl --budget-gpu-s 1000 --max-candidates 1)
+set(ENV{CAKE_GPU_MOCK} ${WORKDIR}/tests/cli/evolve_mock.txt)
+read_log(${OUT}/h.jsonl H)
+string(JSON best_H GET "${json_H}" evolve best 0 candidate)
+if(NOT best_H STREQUAL "bn=256,stages=4,fused=false")
+  problem("H: best ${best_H} (expected bn=256,stages=4,fused=false, two axes from the seed)")
+endif()
+if(NOT err_H MATCHES "local round 1: [0-9]+ neighbour\\(s\\) of bn=128,stages=2,fused=false \\(one axis\\) tried; best 0.3 ms"
+   OR NOT err_H MATCHES "local round 2: [0-9]+ neighbour\\(s\\) of bn=128,stages=2,fused=false \\(two axes\\) tried; best 0.1 ms")
+  problem("H: the local rounds on stderr are not 0.3 (one axis) -> 0.1 ms (two axes):\n${err_H}")
+endif()
+file(READ ${OUT}/h.jsonl h_text)
+if(NOT h_text MATCHES "local search round 2: two axes from the best measured, bn=128,stages=2,fused=false")
+  problem("H: no select line says the best came from a two-axis round")
 endif()
 
 if(problems)
   message(FATAL_ERROR "${problems}")
 endif()
-message(STATUS "cake evolve: searches A-G as expected")
+message(STATUS "cake evolve: searches A-H as expected")

@@ -575,22 +575,40 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     };
     // Local search from the measurements: the best measured candidate's neighbours (one axis changed),
     // best estimate first, local_batch per round, while a round improves the best and GPU budget is left.
+    // When a round of one-axis moves does not improve, the next round moves two axes at once (a better
+    // point can need both, e.g. cluster 2 together with one wgmma group in flight); an improvement goes
+    // back to one-axis moves from the new best; a round of two-axis moves that does not improve ends it.
+    int width = 1;
     for (int round = 1; round <= max_local_rounds && !st.no_gpu && st.gpu_s < eo.budget_gpu_s; ++round) {
       bool measured = false;
       const std::size_t best = best_of(si, measured);
       if (!measured) break;
       const double best_ms = have(ids[best], sn, "bench")->score;
       std::vector<std::pair<double, std::size_t>> near;
-      for (std::size_t a = 0; a < fam->axes.size(); ++a)
+      auto consider = [&](const std::vector<long long>& pt) {
+        const std::size_t i = add_point(pt);
+        analyze_gate(i);
+        if (!analyzed_ok[i] || finished(i)) return;
+        const double t_us = estimate_gate(i, si);
+        near.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
+      };
+      const std::size_t axes = fam->axes.size();
+      for (std::size_t a = 0; a < axes; ++a)
         for (const long long v : fam->axes[a].values) {
           if (v == points[best][a]) continue;
           auto pt = points[best];
           pt[a] = v;
-          const std::size_t i = add_point(pt);
-          analyze_gate(i);
-          if (!analyzed_ok[i] || finished(i)) continue;
-          const double t_us = estimate_gate(i, si);
-          near.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
+          if (width == 1) {
+            consider(pt);
+            continue;
+          }
+          for (std::size_t b = a + 1; b < axes; ++b)
+            for (const long long w : fam->axes[b].values) {
+              if (w == points[best][b]) continue;
+              auto pt2 = pt;
+              pt2[b] = w;
+              consider(pt2);
+            }
         }
       std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       int tried = 0;
@@ -603,16 +621,21 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
         if (const auto* r = have(ids[i], sn, "select"); !r || r->verdict != "kept")
           record(points[i], ids[i], sn, "select", "kept", std::isfinite(t_us) ? t_us : NAN,
                "{\"rank\":null,\"of\":null,\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"why\":" +
-                   json_string("local search round " + std::to_string(round) + ": one axis from the best measured, " + ids[best]) + ",\"same_as\":null}",
+                   json_string("local search round " + std::to_string(round) + ": " + (width == 1 ? "one axis" : "two axes") + " from the best measured, " + ids[best]) + ",\"same_as\":null}",
                0, 0);
         const auto* lr = lower_gate(i);
         if (lr && lr->verdict == "pass") gpu_gates(i, si);
       }
       bool still = false;
       const std::size_t now = best_of(si, still);
-      progress(sn + ": local round " + std::to_string(round) + ": " + std::to_string(tried) + " neighbour(s) of " + ids[best] + " tried; best " +
-               json_number(have(ids[now], sn, "bench")->score) + " ms");
-      if (tried == 0 || have(ids[now], sn, "bench")->score >= best_ms) break;
+      progress(sn + ": local round " + std::to_string(round) + ": " + std::to_string(tried) + " neighbour(s) of " + ids[best] + (width == 1 ? " (one axis)" : " (two axes)") +
+               " tried; best " + json_number(have(ids[now], sn, "bench")->score) + " ms");
+      if (tried > 0 && have(ids[now], sn, "bench")->score < best_ms) {
+        width = 1;
+        continue;
+      }
+      if (width == 2 || axes < 2) break;
+      width = 2;
     }
   }
   // ---- agent rounds (--agent CMD, docs/evolve.md) ----
