@@ -46,10 +46,9 @@ constexpr int max_k = 256;
 // (2026-12-02): one wave was 6-25% slower on the IVF bench, so the scan keeps two.
 constexpr long long target_ctas = 2 * 132;
 // The grid the exact search's split aims at: one wave, a CTA per SM of an H200 (one search CTA fills an
-// SM's shared memory). Every split keeps its
-// own top-k lists, so each extra split re-admits about k (1 + ln(tiles / k)) candidates per query; on
-// the H200 the search ran 2.4x (k = 10) and 2.5x (k = 100) faster at one wave than at four
-// (bench/results/h200/knn_sweep.json).
+// SM's shared memory). Every split keeps its own top-k lists, so each extra split re-admits about
+// k (1 + ln(tiles / k)) candidates per query; on the H200 the search ran 2.4x (k = 10) and 2.5x
+// (k = 100) faster at one wave than at four (bench/results/h200/knn_sweep.json).
 constexpr long long search_ctas = 132;
 
 namespace detail {
