@@ -578,6 +578,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
     // When a round of one-axis moves does not improve, the next round moves two axes at once (a better
     // point can need both, e.g. cluster 2 together with one wgmma group in flight); an improvement goes
     // back to one-axis moves from the new best; a round of two-axis moves that does not improve ends it.
+    // A pair whose either move failed alone (lowering or run) is not tried.
     int width = 1;
     for (int round = 1; round <= max_local_rounds && !st.no_gpu && st.gpu_s < eo.budget_gpu_s; ++round) {
       bool measured = false;
@@ -592,6 +593,12 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
         const double t_us = estimate_gate(i, si);
         near.push_back({std::isfinite(t_us) ? t_us : INFINITY, i});
       };
+      auto failed_alone = [&](const std::vector<long long>& pt) {
+        const std::size_t i = add_point(pt);
+        const auto* lr = have(ids[i], "", "lower");
+        const auto* rr = have(ids[i], sn, "run");
+        return (lr && lr->verdict != "pass") || (rr && rr->verdict != "pass");
+      };
       const std::size_t axes = fam->axes.size();
       for (std::size_t a = 0; a < axes; ++a)
         for (const long long v : fam->axes[a].values) {
@@ -602,9 +609,16 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
             consider(pt);
             continue;
           }
+          // A pair is built only from one-axis moves that did not fail: the pair exists to combine two
+          // moves that were each correct but slower, and one that failed alone would spend GPU time on
+          // a likely repeat of the failure (which the failure clustering already has).
+          if (failed_alone(pt)) continue;
           for (std::size_t b = a + 1; b < axes; ++b)
             for (const long long w : fam->axes[b].values) {
               if (w == points[best][b]) continue;
+              auto alone = points[best];
+              alone[b] = w;
+              if (failed_alone(alone)) continue;
               auto pt2 = pt;
               pt2[b] = w;
               consider(pt2);
