@@ -8,8 +8,11 @@
 // Input rows (whitespace-separated): dtype (bf16 | e4m3), M, N, K, the schedule's name, and the schedule
 // as the sweep JSON's "plans" give it:
 //   sm90 BM BN STAGES CLUSTER_M RASTER_GROUP PINGPONG IN_FLIGHT PERSISTENT   or   splitk BN SPLITS STAGES
-// Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" or "no REASON".
+// Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" and the terms
+// (per K block: MMA_US L2_US LATENCY_US TURNOVER_US; K_ITERATIONS TILES_PER_CTA CTAS; MAINLOOP_US
+// EPILOGUE_US HBM_US), or "no REASON".
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -19,7 +22,57 @@
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
 
-int main() {
+namespace {
+
+// --set NAME=VALUE: a calibration constant overridden for this run (what-if studies of the model; the
+// committed calibration is what `cake estimate` uses).
+bool override_constant(cake::cost::calibration& cal, const std::string& name, double v) {
+  struct field {
+    const char* name;
+    double cake::cost::calibration::* member;
+  };
+  static constexpr field fields[] = {
+      {"l2_read_gbps", &cake::cost::calibration::l2_read_gbps},
+      {"pipeline_round_trip_us", &cake::cost::calibration::pipeline_round_trip_us},
+      {"stage_turnover_us", &cake::cost::calibration::stage_turnover_us},
+      {"stage_turnover_us_per_kib", &cake::cost::calibration::stage_turnover_us_per_kib},
+      {"mma_in_situ", &cake::cost::calibration::mma_in_situ},
+      {"mma_alternating", &cake::cost::calibration::mma_alternating},
+      {"launch_us", &cake::cost::calibration::launch_us},
+      {"hbm_overlap_loss", &cake::cost::calibration::hbm_overlap_loss},
+      {"hbm_read_gbps", &cake::cost::calibration::hbm_read_gbps},
+      {"l2_effective_bytes", &cake::cost::calibration::l2_effective_bytes},
+      {"epilogue_us_per_store", &cake::cost::calibration::epilogue_us_per_store},
+      {"epilogue_us_per_kib", &cake::cost::calibration::epilogue_us_per_kib},
+  };
+  for (const auto& f : fields)
+    if (name == f.name) {
+      cal.*(f.member) = v;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cake::cost::calibration cal = *cake::cost::find_calibration(cake::target_id::sm_90a);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--set" && i + 1 < argc) {
+      const std::string kv = argv[++i];
+      const auto e = kv.find('=');
+      char* end = nullptr;
+      const double v = e == std::string::npos ? 0 : std::strtod(kv.c_str() + e + 1, &end);
+      if (e == std::string::npos || end == kv.c_str() + e + 1 || *end || !override_constant(cal, kv.substr(0, e), v)) {
+        std::fprintf(stderr, "cake_cost_domain_rank: --set wants NAME=VALUE with a calibration constant's name, got '%s'\n", kv.c_str());
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows)\n", a.c_str());
+      return 2;
+    }
+  }
   std::string line;
   int rows = 0, bad = 0;
   while (std::getline(std::cin, line)) {
@@ -55,8 +108,10 @@ int main() {
       std::printf("no\tthe schedule does not build: %s\n", std::string(p.errors[0].message).c_str());
       continue;
     }
-    const auto e = cake::cost::estimate(p, {{"M", M}, {"N", N}, {"K", K}});
-    if (e.ok) std::printf("ok\t%.3f\t%s\n", e.time_us, e.bottleneck.c_str());
+    const auto e = cake::cost::estimate(p, {{"M", M}, {"N", N}, {"K", K}}, &cal);
+    if (e.ok)
+      std::printf("ok\t%.3f\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\n", e.time_us, e.bottleneck.c_str(), e.mma_us, e.l2_us,
+                  e.latency_us, e.turnover_us, e.k_iterations, e.tiles_per_cta, e.ctas, e.mainloop_us, e.epilogue_us, e.hbm_us);
     else std::printf("no\t%s\n", e.reason.c_str());
   }
   std::fprintf(stderr, "cake_cost_domain_rank: %d rows, %d schedules that do not build\n", rows, bad);

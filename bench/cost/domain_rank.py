@@ -5,7 +5,8 @@ For every shape of bench/results/h200/gemm_sweep.json with at least three correc
 Spearman rank correlation between the model's estimates (cake_cost_domain_rank, no GPU) and the measured
 times, and the best-vs-best gap: how much slower the candidate the model ranks first measured than the
 fastest one. Issue 14's targets for held-out shapes: Spearman >= 0.8 and a gap within 5%. The model was
-calibrated on its own GEMMs (docs/cost-model.md), never on these shapes.
+calibrated on its own GEMMs (docs/cost-model.md) and three of its constants on the shapes of some layers
+of this sweep (bench/cost/fit_sweep.py): those shapes are reported as "fit", the others as "held out".
 
     python3 bench/cost/domain_rank.py [--bin build/bench/cake_cost_domain_rank] [--json OUT]
 """
@@ -59,6 +60,8 @@ def main():
     ap.add_argument("--sweep", default=os.path.join(ROOT, "bench/results/h200/gemm_sweep.json"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/bench/cake_cost_domain_rank"))
     ap.add_argument("--json", default=None, help="write the per-shape results here")
+    ap.add_argument("--fit", default=os.path.join(ROOT, "bench/results/h200/cost_sweep_fit.json"),
+                    help="the sweep fit (bench/cost/fit_sweep.py): its layers' shapes are reported as 'fit', the others as 'held out'")
     ap.add_argument("--expect-shapes", type=int, default=None, help="fail unless exactly this many shapes are ranked (the ctest)")
     a = ap.parse_args()
     if not os.access(a.bin, os.X_OK):
@@ -102,15 +105,23 @@ def main():
                 "spearman_at_least_0.8": sum(1 for x in rhos if x >= 0.8), "gap_within_5pct": sum(1 for r in rs if r["gap_pct"] <= 5),
                 "mean_gap_pct": round(sum(r["gap_pct"] for r in rs) / len(rs), 2), "worst_gap_pct": max(r["gap_pct"] for r in rs),
                 "estimate_over_measured_geomean": round(geo([r["estimate_over_measured"] for r in rs]), 3)}
+    # Three constants were fitted on the shapes of some layers (bench/cost/fit_sweep.py): the others are
+    # the held-out ones, reported apart.
+    fit = json.load(open(a.fit)) if os.path.exists(a.fit) else {"fit_layers": []}
+    fit_shapes = {(r["dtype"], r["M"], r["N"], r["K"]) for r in rows if r["layer"].split(".")[0] in fit["fit_layers"]}
+    for r in results:
+        r["part"] = "fit" if (r["dtype"], r["M"], r["N"], r["K"]) in fit_shapes else "held out"
     groups = {}
+    for part in ("held out", "fit"):
+        for dt in ("bf16", "e4m3"):
+            groups["%s %s M<=128" % (part, dt)] = summary(lambda r, dt=dt, part=part: r["part"] == part and r["dtype"] == dt and r["M"] <= 128)
+            groups["%s %s M>128" % (part, dt)] = summary(lambda r, dt=dt, part=part: r["part"] == part and r["dtype"] == dt and r["M"] > 128)
     for dt in ("bf16", "e4m3"):
         groups[dt + " all"] = summary(lambda r, dt=dt: r["dtype"] == dt)
-        groups[dt + " M<=128"] = summary(lambda r, dt=dt: r["dtype"] == dt and r["M"] <= 128)
-        groups[dt + " M>128"] = summary(lambda r, dt=dt: r["dtype"] == dt and r["M"] > 128)
-    print("%-12s %6s %8s %10s %10s %9s %9s %9s" % ("group", "shapes", "median", "rho>=0.8", "gap<=5%", "mean gap", "worst", "est/meas"))
+    print("%-22s %6s %8s %10s %10s %9s %9s %9s" % ("group", "shapes", "median", "rho>=0.8", "gap<=5%", "mean gap", "worst", "est/meas"))
     for g, s in groups.items():
         if s:
-            print("%-12s %6d %8.3f %10d %10d %8.1f%% %8.1f%% %9.3f" % (g, s["shapes"], s["median_spearman"], s["spearman_at_least_0.8"], s["gap_within_5pct"],
+            print("%-22s %6d %8.3f %10d %10d %8.1f%% %8.1f%% %9.3f" % (g, s["shapes"], s["median_spearman"], s["spearman_at_least_0.8"], s["gap_within_5pct"],
                                                                   s["mean_gap_pct"], s["worst_gap_pct"], s["estimate_over_measured_geomean"]))
     if unestimated:
         print("not estimated (rows, reason):")
@@ -124,7 +135,7 @@ def main():
                "method": "cake::cost::estimate (the committed calibration) for every correct, timed row of gemm_sweep.json; per shape with >= 3 "
                          "candidates: Spearman of estimate vs measured time (average ranks for ties), and the gap: the measured time of the "
                          "model's first choice over the fastest measured, minus 1",
-               "source": os.path.relpath(a.sweep, ROOT), "summary": groups, "not_estimated": unestimated, "rows": results}
+               "source": os.path.relpath(a.sweep, ROOT), "fit_layers": fit["fit_layers"], "summary": groups, "not_estimated": unestimated, "rows": results}
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -55,6 +55,32 @@ TEST_CASE("cost form: cluster 1 requests the whole B tile, fp8 moves 128 K eleme
   CHECK(f8.mma_blocks == doctest::Approx(1.0));
 }
 
+TEST_CASE("cost form: ping-pong consumers take whole tiles, so a tile's MMA is one warpgroup's") {
+  kernels::gemm_sm90_config c;
+  c.bn = 128;
+  c.stages = 5;
+  const auto halves = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(halves.ok);
+  CHECK_FALSE(halves.alternating);
+  CHECK(halves.mma_blocks == doctest::Approx(1.0));  // two warpgroups x 64 rows of one 128-row tile
+  c.pingpong = true;
+  c.in_flight = 1;
+  const auto pp = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(pp.ok);
+  CHECK(pp.alternating);
+  CHECK(pp.consumer_warpgroups == 2);
+  CHECK(pp.mma_blocks == doctest::Approx(1.0));  // one warpgroup x 128 rows: the same work per tile, not twice it
+  c.bm = 64;
+  c.cluster_m = 1;
+  const auto pp64 = form_of(kernels::gemm_bf16_sm90(c));
+  REQUIRE(pp64.ok);
+  CHECK(pp64.alternating);
+  CHECK(pp64.mma_blocks == doctest::Approx(0.5));
+  bool noted = false;
+  for (const auto& n : pp.notes) noted = noted || n.find("alternate tiles") != std::string::npos;
+  CHECK(noted);
+}
+
 TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
   kernels::gemm_sm90_config c;
   c.bn = 176;

@@ -40,6 +40,9 @@ struct kernel_form {
   double mma_blocks = 0;
   int consumer_warpgroups = 0;
   int mma_op = -1;
+  // The consumer's units take whole tiles in turn (r.for_each(alternating(space), ...), "ping-pong"):
+  // each tile's MMA is one unit's, and one unit's epilogue overlaps the other's mainloop.
+  bool alternating = false;
   // Memory per K iteration.
   std::vector<tma_stream> loads;
   double bytes_received = 0, bytes_issued = 0, bytes_issued_multicast = 0;
@@ -122,11 +125,16 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     const plan::extent2 a = plan::shape_of(p, o.a), b = plan::shape_of(p, o.b);
     const dtype in = plan::dtype_of(p, o.a);
     const int role_wgs = p.roles[o.role].unit == role_unit::warpgroup ? p.roles[o.role].count : 1;
+    for (int q = o.parent; q >= 0; q = p.ops[q].parent)
+      if (p.ops[q].kind == op_kind::tile_loop && p.ops[q].has(flag_alternate)) f.alternating = true;
+    // Warpgroups that share one tile's MMA: all of the role's, or one when they alternate tiles.
+    const int tile_wgs = f.alternating ? 1 : role_wgs;
     const int k_bytes = a.cols * size_bits(in) / 8;
     const bool b_mn = plan::operand_major(plan.dims, static_cast<int>(i), 1) == major::mn;
     const int n = b_mn ? b.cols : b.rows;
-    // Work in calibration K blocks: (rows per warpgroup / 64) m64 blocks x warpgroups x (K bytes / 128), over 2 warpgroups.
-    const double blocks = static_cast<double>(a.rows) / 64.0 * role_wgs * (k_bytes / 128.0) / 2.0 *
+    // Work per tile in calibration K blocks: (rows per warpgroup / 64) m64 blocks x the warpgroups on the
+    // tile x (K bytes / 128), over 2 warpgroups.
+    const double blocks = static_cast<double>(a.rows) / 64.0 * tile_wgs * (k_bytes / 128.0) / 2.0 *
                           static_cast<double>(detail::static_trips(p, static_cast<int>(i), loop));
     if (f.mma_op >= 0 && (n != f.mma_n || in != f.mma_in)) f.notes.push_back("several wgmma shapes: each is costed at its own N");
     f.mma_blocks += blocks;
@@ -137,7 +145,9 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     if (b_mn) f.notes.push_back("MN-major B operand: costed as K-major");
   }
   if (f.mma_op < 0) return fail("the kernel issues no wgmma: the cost model covers tensor-core mainloops");
-  if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");
+  if (f.alternating)
+    f.notes.push_back("consumer warpgroups on alternate tiles: one warpgroup's MMA per tile at the calibrated rate, its epilogue hidden behind the other's mainloop");
+  else if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");
   // The pipeline the consumer waits on in its K loop, and the TMA loads that fill it.
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
