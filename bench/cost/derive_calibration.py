@@ -24,7 +24,8 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     left after the model's mainloop, fitted as launch + T * (us_per_store * TMA stores
                     per warpgroup + us_per_kib * tile KiB).
   sweep fit         --sweep-fit FILE (bench/cost/fit_sweep.py): l2_read_gbps (replacing the bound above),
-                    mma_alternating and hbm_overlap_loss, fitted on half of the GEMM dispatcher's sweep.
+                    mma_alternating, hbm_overlap_loss and cluster_sum_us_per_kib, fitted on half of the
+                    GEMM dispatcher's sweep.
 """
 import argparse
 import json
@@ -60,7 +61,7 @@ def main():
     ap.add_argument("--name", default="sm90a_h200")
     ap.add_argument("--out", required=True)
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, hbm_overlap_loss")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, hbm_overlap_loss, cluster_sum_us_per_kib")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -165,11 +166,11 @@ def main():
     # Constants fitted on half of the GEMM dispatcher's sweep (bench/cost/fit_sweep.py): they replace the
     # calibration's lower bound of the L2 rate and add the two terms it does not measure.
     sweep_fit = json.load(open(a.sweep_fit)) if a.sweep_fit else None
-    alternating, overlap_loss = 1.0, 0.0
+    alternating, overlap_loss, cluster_sum = 1.0, 0.0, 0.0
     if sweep_fit:
         c = sweep_fit["constants"]
         l2 = c["l2_read_gbps"]
-        alternating, overlap_loss = c["mma_alternating"], c["hbm_overlap_loss"]
+        alternating, overlap_loss, cluster_sum = c["mma_alternating"], c["hbm_overlap_loss"], c["cluster_sum_us_per_kib"]
 
     n = a.name
     lines = []
@@ -181,7 +182,7 @@ def main():
     for s in ("wgmma", "tma", "hbm", "gemm"):
         w("// " + prov(s))
     if sweep_fit:
-        w("// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss): %s, %s on %d shapes of %s; %s"
+        w("// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, cluster_sum_us_per_kib): %s, %s on %d shapes of %s; %s"
           % (sweep_fit["source"], sweep_fit["date"], sweep_fit["fit_shapes"], " + ".join(sweep_fit["fit_layers"]), sweep_fit["command"]))
     w("// Fit quality: time per K block of the %d calibration GEMM configurations within %+.1f%% .. %+.1f%% (rms %.1f%%);"
       % (len(fit_err), 100 * min(fit_err), 100 * max(fit_err), 100 * math.sqrt(sum(e * e for e in fit_err) / len(fit_err))))
@@ -212,7 +213,7 @@ def main():
         ("l2_read_gbps", "%.0f" % l2), ("l2_read_microbenchmark_gbps", "%.0f" % l2_micro),
         ("hbm_read_gbps", "%.0f" % hbm["read"]), ("hbm_write_gbps", "%.0f" % hbm["write"]), ("hbm_copy_gbps", "%.0f" % hbm["copy"]),
         ("epilogue_us_per_store", "%.4f" % per_store), ("epilogue_us_per_kib", "%.6f" % per_kib), ("launch_us", "%.3f" % launch),
-        ("hbm_overlap_loss", "%.4f" % overlap_loss),
+        ("hbm_overlap_loss", "%.4f" % overlap_loss), ("cluster_sum_us_per_kib", "%.5f" % cluster_sum),
     ]
     for k, v in fields:
         w("    .%s = %s," % (k, v))

@@ -40,6 +40,7 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       {"mma_alternating", &cake::cost::calibration::mma_alternating},
       {"launch_us", &cake::cost::calibration::launch_us},
       {"hbm_overlap_loss", &cake::cost::calibration::hbm_overlap_loss},
+      {"cluster_sum_us_per_kib", &cake::cost::calibration::cluster_sum_us_per_kib},
       {"hbm_read_gbps", &cake::cost::calibration::hbm_read_gbps},
       {"l2_effective_bytes", &cake::cost::calibration::l2_effective_bytes},
       {"epilogue_us_per_store", &cake::cost::calibration::epilogue_us_per_store},

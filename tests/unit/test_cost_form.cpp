@@ -8,6 +8,7 @@
 #include "../../kernels/gemm/sm100_bf16.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
+#include "../../kernels/gemm/sm90_splitk.hpp"
 
 using namespace cake;
 
@@ -81,6 +82,35 @@ TEST_CASE("cost form: ping-pong consumers take whole tiles, so a tile's MMA is o
   CHECK(noted);
 }
 
+TEST_CASE("cost form: split-K over a cluster reads the split, the K stride and the cluster sum") {
+  kernels::gemm_splitk_config c;
+  c.bn = 128;
+  c.splits = 4;
+  const auto f = form_of(kernels::gemm_splitk_sm90(c));
+  REQUIRE(f.ok);
+  CHECK(f.split == 4);
+  CHECK(f.k_step == 4);  // loop(s, tiles(K, 64), 4, ...)
+  CHECK(f.tile[0] == 64);
+  CHECK(f.tile[1] == 128);
+  CHECK(f.consumer_warpgroups == 1);
+  CHECK_FALSE(f.alternating);
+  CHECK(f.mma_blocks == doctest::Approx(0.5));  // one warpgroup x m64 x 128 B of K
+  REQUIRE(f.loads.size() == 2);
+  CHECK(f.loads[0].axis == 0);  // A follows the M tiles though the split axis comes first in the space
+  CHECK(f.loads[1].axis == 1);
+  CHECK(f.cluster_sum_bytes == 64 * 128 * 4);
+  CHECK(f.out_bytes_per_tile == doctest::Approx(64 * 128 * 2 / 4.0));  // each CTA stores its quarter
+  // The estimate: K blocks split 4 ways, every CTA of a cluster on one tile.
+  const auto e = cost::estimate(kernels::gemm_splitk_sm90(c), {{"M", 16}, {"N", 8192}, {"K", 8192}});
+  REQUIRE(e.ok);
+  CHECK(e.k_iterations == 32);  // 128 K blocks / 4
+  CHECK(e.tiles == 4 * 64);     // split x M tiles x N tiles
+  CHECK(e.compulsory_read_bytes == doctest::Approx(64.0 * 8192 * 2 + 8192.0 * 8192 * 2));
+  bool noted = false;
+  for (const auto& n : e.notes) noted = noted || n.find("split-K over a cluster of 4") != std::string::npos;
+  CHECK(noted);
+}
+
 TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
   kernels::gemm_sm90_config c;
   c.bn = 176;
@@ -119,7 +149,7 @@ TEST_CASE("cost form: kernels outside the model are refused with the reason") {
   const auto fc = form_of(copy);
   CHECK_FALSE(fc.ok);
   CHECK(fc.why.find("no wgmma") != std::string::npos);
-  // A space that is not two tiles(...) axes (heads as a second axis).
+  // A space that is not two tiles(...) axes and a split (heads as a second axis).
   const auto heads = [] {
     auto k = kernel("heads").target(sm_90a);
     auto [S, H] = k.dims("S", "H");

@@ -33,7 +33,7 @@ struct calibration {
   // Tensor cores.
   std::span<const mma_rate> mma;  // sorted by (dtype, n)
   double mma_in_situ = 1.0;       // the GEMM's time per K block at BN = 256 over the microbenchmark's
-  double mma_alternating = 1.0;   // the same when one warpgroup at a time issues a tile's MMA (ping-pong)
+  double mma_alternating = 1.0;   // the same when the warpgroups take turns issuing whole tiles (ping-pong)
   // The TMA -> smem pipeline of one SM.
   double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
   double pipeline_round_trip_us = 0;  // a stage's round trip in the GEMM (free -> loaded -> consumed -> free), MMA excluded
@@ -50,6 +50,7 @@ struct calibration {
   // The part of the shorter of (mainloop + epilogue) and the HBM time that does not overlap the longer:
   // total = launch + max(a, b) + hbm_overlap_loss * min(a, b). 0 is a perfect roofline.
   double hbm_overlap_loss = 0;
+  double cluster_sum_us_per_kib = 0;  // per KiB a CTA reads from the other CTAs of its cluster in a cluster_sum
 };
 
 // Linear interpolation in a table sorted by x (clamped at the ends). `clamped` says whether x was outside.

@@ -31,6 +31,9 @@ struct kernel_form {
   int axis_dim[2] = {-1, -1};    // program dim of each parallel axis
   int tile_k = 0;                // reduce-axis step (elements)
   int k_dim = -1;                // program dim of the reduce axis
+  int k_step = 1;                // the K loop takes every k_step-th block (split-K: loop(s, tiles(K, bk), splits))
+  int split = 1;                 // points of a split(S) axis of the parallel space (1: none)
+  double cluster_sum_bytes = 0;  // register bytes each CTA sums across its cluster after the K loop (cluster_sum)
   int stages = 0;                // depth of the pipeline the K loop consumes
   int pipeline = -1;
   double stage_bytes = 0;        // smem bytes of one stage of that pipeline
@@ -90,13 +93,21 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     return f;
   };
   if (!p.errors.empty()) return fail("the schedule has build errors (run cake check)");
-  // The parallel space: two tiles(...) axes.
+  // The parallel space: two tiles(...) axes, and at most one split(S) axis (split-K: the CTAs of a split
+  // share an output tile and walk every S-th K block). form_axis: a program axis's place among the tiles.
   int parallel = 0;
+  int form_axis[iteration_space::max_axes] = {-1, -1, -1, -1, -1};
   for (int i = 0; i < p.space.count; ++i) {
     const auto& ax = p.space.axes[i];
-    if (ax.kind != axis_kind::tiles || i >= 2) return fail("the parallel space is not two tiles(dim, block) axes: the cost model covers tiled GEMM-like kernels");
+    if (ax.kind == axis_kind::split && f.split == 1) {
+      f.split = ax.extent;
+      continue;
+    }
+    if (ax.kind != axis_kind::tiles || parallel >= 2)
+      return fail("the parallel space is not two tiles(dim, block) axes (and at most one split axis): the cost model covers tiled GEMM-like kernels");
     f.tile[parallel] = ax.extent;
     f.axis_dim[parallel] = ax.dim;
+    form_axis[i] = parallel;
     ++parallel;
   }
   if (parallel == 0) return fail("the kernel has no parallel space of tiles (k.parallel(tiles(M, bm), tiles(N, bn))): the cost model covers tiled kernels");
@@ -120,6 +131,7 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     if (loop < 0) return fail("op#" + std::to_string(i) + " wgmma is not inside a loop over blocks of a dim (r.loop(tiles(K, bk), ...))");
     f.k_dim = detail::loop_dim_of(p, loop);
     f.tile_k = p.bound_of(loop)->block;
+    f.k_step = std::max(1, p.bound_of(loop)->step);
     if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
     k_loop_consumer = loop;
     const plan::extent2 a = plan::shape_of(p, o.a), b = plan::shape_of(p, o.b);
@@ -146,7 +158,7 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
   }
   if (f.mma_op < 0) return fail("the kernel issues no wgmma: the cost model covers tensor-core mainloops");
   if (f.alternating)
-    f.notes.push_back("consumer warpgroups on alternate tiles: one warpgroup's MMA per tile at the calibrated rate, its epilogue hidden behind the other's mainloop");
+    f.notes.push_back("consumer warpgroups on alternate tiles: a tile's MMA is one warpgroup's (costed at the fitted ping-pong rate), its epilogue hidden behind the other's mainloop");
   else if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");
   // The pipeline the consumer waits on in its K loop, and the TMA loads that fill it.
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
@@ -165,7 +177,7 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     s.tensor = p.tile_refs[o.a.index].tensor;
     const auto& ref = p.tile_refs[o.a.index];
     for (int c = 0; c < ref.rank; ++c)
-      if (int ax = detail::axis_of_coord(ref.coords[c]); ax >= 0) s.axis = ax;
+      if (int ax = detail::axis_of_coord(ref.coords[c]); ax >= 0 && ax < iteration_space::max_axes) s.axis = form_axis[ax];
     s.bytes_received = plan::bytes_of(p, o.d);
     const int split = plan.tma.split_of_op[i] > 0 ? plan.tma.split_of_op[i] : 1;
     s.bytes_issued = s.bytes_received / split;
@@ -180,7 +192,10 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     if (o.role != p.ops[f.mma_op].role || detail::inside(p, static_cast<int>(i), k_loop_consumer)) continue;
-    if (o.kind == op_kind::tma_store && o.a.kind == operand_kind::smem) {
+    if (o.kind == op_kind::cluster_reduce) {
+      f.cluster_sum_bytes += static_cast<double>(plan::shape_of(p, o.d).rows) * plan::shape_of(p, o.d).cols * size_bits(plan::dtype_of(p, o.d)) / 8 *
+                             detail::static_trips(p, static_cast<int>(i), -1);
+    } else if (o.kind == op_kind::tma_store && o.a.kind == operand_kind::smem) {
       f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count;
       f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));
       f.epilogue_tma_store = true;
@@ -191,6 +206,14 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
       f.epilogue_direct = true;
       f.out_tensor = p.tile_refs[o.d.index].tensor;
     }
+  }
+  if (f.split > 1 && f.cluster_sum_bytes > 0) {
+    // Split-K: the CTAs of a cluster sum their partial tiles, then each stores its share of the tile.
+    f.out_bytes_per_tile /= f.split;
+    f.stores_per_tile /= f.split;
+    f.notes.push_back("split-K over a cluster of " + std::to_string(f.split) + ": each CTA walks every " + std::to_string(f.k_step) +
+                      "th K block, the partial tiles meet in distributed shared memory (fitted per KiB read from the other CTAs) and each CTA stores 1/" +
+                      std::to_string(f.split) + " of the tile; HBM traffic is every operand panel once");
   }
   if (f.epilogue_direct) f.notes.push_back("direct-store epilogue: costed with the TMA-store epilogue's calibration");
   if (!f.epilogue_tma_store && !f.epilogue_direct) f.notes.push_back("no epilogue store found: no epilogue cost");

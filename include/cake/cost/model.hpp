@@ -72,6 +72,9 @@ namespace detail {
 struct eval_config {
   program grid_program;  // its parallel space and launch give the grid (plan::plan_grid)
   int k_dim = -1, tile_k = 1;  // the mainloop walks ceil(dim / tile_k) blocks
+  int k_step = 1;              // ... every k_step-th of them (split-K)
+  int split = 1;               // CTAs sharing an output tile (split-K over a cluster)
+  double cluster_sum_bytes = 0;
   int stages = 0;
   double stage_bytes = 0;
   dtype in = dtype::bf16;
@@ -142,13 +145,15 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.mma = mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ * (c.alternating ? cal.mma_alternating : 1.0);
   r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
   r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
-  r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0;
-  r.k_iterations = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
+  r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0 +
+               cal.cluster_sum_us_per_kib * (c.split - 1) * c.cluster_sum_bytes / 1024.0;
+  const long long k_blocks = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
+  r.k_iterations = plan::ceil_div(k_blocks, std::max(1, c.k_step));
   const double k_it = static_cast<double>(r.k_iterations);
   r.epilogue = static_cast<double>(r.tiles_per_cta) * r.epi_tile;
   // HBM traffic from the schedule.
   std::vector<panel_stream> streams = c.streams;
-  for (auto& s : streams) s.bytes_per_panel *= k_it;
+  for (auto& s : streams) s.bytes_per_panel *= static_cast<double>(k_blocks);  // the whole panel, over every split
   // Output bytes: the tile's output bytes per element times the useful (unpadded) output area.
   double area = 1, tile_elems = 1;
   for (int a = 0; a < p.space.count; ++a)
@@ -157,7 +162,19 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
       tile_elems *= p.space.axes[a].extent;
     }
   const double write_bytes = c.out_bytes_per_tile / tile_elems * area;
-  r.tr = simulate_traffic(r.g, p.launch.rast, static_cast<int>(concurrent), streams, write_bytes, cal.l2_effective_bytes);
+  if (c.split > 1) {
+    // Split-K (small M): the walk is not a rasterized plane of tiles; every panel is read once.
+    long long panels[2] = {1, 1};
+    for (int a = 0, t = 0; a < p.space.count; ++a)
+      if (p.space.axes[a].kind == axis_kind::tiles && t < 2) panels[t++] = plan::ceil_div(dim(p.space.axes[a].dim), p.space.axes[a].extent);
+    r.tr = traffic{};
+    for (const auto& s : streams) r.tr.compulsory_read_bytes += s.bytes_per_panel * static_cast<double>(s.axis == 0 || s.axis == 1 ? panels[s.axis] : 1);
+    r.tr.hbm_read_bytes = r.tr.compulsory_read_bytes;
+    r.tr.hbm_write_bytes = write_bytes;
+    r.tr.waves = (r.g.clusters + concurrent - 1) / concurrent;
+  } else {
+    r.tr = simulate_traffic(r.g, p.launch.rast, static_cast<int>(concurrent), streams, write_bytes, cal.l2_effective_bytes);
+  }
   r.hbm = r.tr.hbm_read_bytes / (cal.hbm_read_gbps * 1e3) + r.tr.hbm_write_bytes / (cal.hbm_write_gbps * 1e3);
   r.l2_bytes = c.issued * k_it * static_cast<double>(r.g.tile_count);
   r.round_trip = cal.pipeline_round_trip_us;
@@ -261,6 +278,9 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   base.out_bytes_per_tile = f.out_bytes_per_tile;
   base.stores_per_tile = f.stores_per_tile;
   base.alternating = f.alternating;
+  base.k_step = f.k_step;
+  base.split = f.split;
+  base.cluster_sum_bytes = f.cluster_sum_bytes;
   for (const auto& l : f.loads) base.streams.push_back({l.tensor, l.axis, l.bytes_received});
   const auto r = detail::evaluate(base, dim, *cal);
   if (r.mma_extrapolated) e.notes.push_back("wgmma N=" + std::to_string(f.mma_n) + " is outside the calibrated range: its time is scaled from the nearest measured N");
@@ -342,8 +362,9 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   }
   // Another tile width along the second parallel axis (GEMM-like forms: B rows, MMA N and the output
   // tile's columns all equal the tile's N extent).
-  int axis_n_tile = -1;
-  if (p.space.count >= 2 && p.space.axes[1].kind == axis_kind::tiles) axis_n_tile = 1;
+  int axis_n_tile = -1;  // the program axis of the second tiles(...) axis (a split axis may come first)
+  for (int a = 0, t = 0; a < p.space.count; ++a)
+    if (p.space.axes[a].kind == axis_kind::tiles && t++ == 1) axis_n_tile = a;
   bool scalable = axis_n_tile >= 0 && f.mma_n == f.tile[1];
   for (const auto& l : f.loads) scalable = scalable && (l.axis == 0 || l.axis == 1);
   if (scalable) {
