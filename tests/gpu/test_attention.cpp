@@ -20,6 +20,7 @@
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/attention/attention.hpp"
+#include "kernels/attention/prefill_sm80.hpp"
 #include "device_gate.hpp"
 #include "half_inputs.hpp"
 
@@ -40,8 +41,20 @@ struct result {
   bool guards = true;
 };
 
+// The sm_80 fallback (kernels/attention/prefill_sm80.hpp) for a shape, built once per configuration.
+const runtime_kernel& sm80_kernel(const attention::prefill_shape& s) {
+  static std::vector<std::pair<kernels::attention_prefill_sm80_config, runtime_kernel>> built;
+  kernels::attention_prefill_sm80_config c;
+  c.parts = static_cast<int>(s.D / 64), c.causal = s.causal, c.group = static_cast<int>(s.H / s.HK);
+  for (const auto& [cc, k] : built)
+    if (cc == c) return k;
+  built.emplace_back(c, runtime_kernel::build(kernels::attention_prefill_sm80(c)));
+  return built.back().second;
+}
+
 // variant: 0 the grid the entry point launches, 1 persistent, 2 persistent with the query tiles longest first
-// (the schedule prefill picks for the shape otherwise)
+// (the schedule prefill picks for the shape otherwise), 3 the sm_80 fallback (mma.sync, cp.async; compute_80
+// PTX on Hopper)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
   auto q = random_bf16(nq, rng, qk_scale), k = random_bf16(nk, rng, qk_scale), v = random_bf16(nk, rng, 1.0f);
@@ -52,6 +65,13 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
   dlse.fill_u32(0xffffffffu);
   if (variant == 0) {
     attention::prefill(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
+  } else if (variant == 3) {
+    const double sc = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
+    const tensor_arg args[] = {tensor_view(dq.address(), {s.B, s.S, s.H, s.D}), tensor_view(dk.address(), {s.B, s.T, s.HK, s.D}),
+                               tensor_view(dv.address(), {s.B, s.T, s.HK, s.D}), tensor_view(dout.address(), {s.B, s.S, s.H, s.D}),
+                               tensor_view(dlse.address(), {s.B, s.H, s.S, 1})};
+    const double scalars[] = {sc * 1.4426950408889634};
+    sm80_kernel(s).launch(args, scalars);
   } else {
     auto c = attention::prefill_config_for(s);
     c.persistent = true, c.longest_first = variant == 2;
@@ -135,6 +155,30 @@ TEST_CASE("attention prefill matches an f64 reference (D 64 / 128, causal or not
               << ", LSE max abs err " << r.lse_err);
     MESSAGE("B " << s.B << " S " << s.S << " T " << s.T << " H " << s.H << " HK " << s.HK << " D " << s.D << std::string(s.causal ? " causal" : "") << ": O rel_err "
                  << r.o_err << ", LSE max abs err " << r.lse_err);
+    CHECK(r.nonfinite == 0);
+    CHECK(r.o_err < 2e-2);
+    CHECK(r.lse_err < 1e-3);
+    CHECK(r.guards);
+  }
+}
+
+TEST_CASE("attention prefill, the sm_80 fallback, matches an f64 reference (D 64 / 128, causal or not, MHA / GQA / MQA, ragged)") {
+  // compute_80 PTX runs on any device from sm_80; the test machine is the H200
+  if (!cake_gpu_test::require_device(8, 0, false, "the sm_80 attention fallback")) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const std::vector<attention::prefill_shape> shapes = {
+      {1, 128, 128, 2, 2, 64, false},  {1, 128, 128, 2, 2, 128, true},  {2, 200, 333, 4, 1, 128, false},  // MQA, ragged keys, S != T
+      {1, 1000, 1000, 8, 2, 128, true},  // GQA 4, causal, ragged
+      {1, 7, 7, 2, 2, 64, true},         // one partial tile
+      {3, 1, 4097, 8, 1, 64, false},     // one query row, long keys
+      {1, 127, 127, 16, 2, 128, true},   // GQA 8
+      {1, 300, 300, 2, 2, 128, false, 0.3f},
+  };
+  for (const auto& s : shapes) {
+    const result r = run_case(s, rng, 1.0f, 3);
+    MESSAGE("sm_80: B " << s.B << " S " << s.S << " T " << s.T << " H " << s.H << " HK " << s.HK << " D " << s.D << std::string(s.causal ? " causal" : "")
+                        << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
     CHECK(r.lse_err < 1e-3);

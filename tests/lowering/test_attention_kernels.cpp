@@ -1,8 +1,9 @@
 // Lowering tier for kernels/attention/: every prefill configuration the entry point can pick is built,
-// analyzed clean, lowered and assembled by NVRTC for sm_90a with no spills.
+// analyzed clean, lowered and assembled by NVRTC for sm_90a with no spills; the sm_80 fallback for sm_80.
 #include <doctest/doctest.h>
 
 #include "kernels/attention/attention.hpp"
+#include "kernels/attention/prefill_sm80.hpp"
 #include "lower_check.hpp"
 
 using namespace cake;
@@ -110,4 +111,28 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
             CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
             CHECK(has(b.source(), "n_ax0_64 = (d_S + " + std::to_string(c.rows() - 1) + ") / " + std::to_string(c.rows()) + ";") == !longest_first);
           }
+}
+
+TEST_CASE("attention prefill (sm_80 fallback): head dims 64 and 128, causal or not, GQA groups, 2 and 3 copies") {
+  for (int parts : {1, 2})
+    for (bool causal : {false, true})
+      for (int group : {1, 4})
+        for (int stages : {2, 3}) {
+          kernels::attention_prefill_sm80_config c;
+          c.parts = parts, c.causal = causal, c.group = group, c.stages = stages;
+          REQUIRE(c.valid());
+          const program p = kernels::attention_prefill_sm80(c);
+          INFO(p.kernel_name.view());
+          const auto b = lower_and_build(p);
+          MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers, " << kernels::attention_prefill_sm80_smem(c) << " bytes of smem");
+          CHECK(has(b.ptx(), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+          CHECK(has(b.ptx(), "ldmatrix.sync.aligned.m8n8.x4.trans"));  // V is MN-major for P V
+          CHECK(has(b.ptx(), "cp.async.cg.shared.global"));
+          CHECK(has(b.ptx(), "ex2.approx"));
+          CHECK_FALSE(has(b.ptx(), "wgmma"));
+          CHECK_FALSE(has(b.ptx(), "mbarrier"));
+        }
+  kernels::attention_prefill_sm80_config bad;
+  bad.parts = 3;
+  CHECK_FALSE(bad.valid());
 }

@@ -604,17 +604,21 @@ TEST_CASE("lower::unsupported: TMA of rank-1 tensors, multicast of rank-4 tensor
   CHECK(why(k.p, 3) == "TMA is lowered for tensors of rank 2 to 4");
 }
 
-TEST_CASE("lower::unsupported: cp_async of a tensor that is not 2-D") {
+TEST_CASE("lower::unsupported: cp_async of a 1-D tensor (any rank from 2 is lowered)") {
   auto k = kernel("k").target(sm_80);
-  auto X = k.input<bf16>("X", dims("B", "M", "K"));
+  auto V = k.input<bf16>("V", dims("K"));
+  auto X = k.input<bf16>("X", dims("B", "M", "H", "K"));
   auto Y = k.input<bf16>("Y", dims("M", "K"));
   auto s = k.smem<bf16>("s", {64, 64}, swizzle::b128);
+  auto v = k.smem<bf16>("v", {1, 64});
   k.role("w", warps(4), [&](role& r) {
-    r.cp_async(s, X.tile(0, 0, 0));
+    r.cp_async(v, V.tile(0));
+    r.cp_async(s, X.tile(0, 0, 0, 0).rows_at(1));
     r.cp_async(s, Y.tile(0, 0));
   });
-  CHECK(why(k.p, 0) == "cp_async is lowered for 2-D tensors");
+  CHECK(why(k.p, 0) == "cp_async is lowered for tensors of rank 2 or more");
   CHECK(why(k.p, 1).empty());
+  CHECK(why(k.p, 2).empty());
 }
 
 TEST_CASE("lower::unsupported: stmatrix forms (layout, shapes, multiples of 64 x 16, row parts)") {

@@ -130,7 +130,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       return nullptr;
     }
     case op_kind::cp_async:
-      if (o.a.kind == operand_kind::global && o.a.index < p.tile_refs.size() && p.tile_refs[o.a.index].rank != 2) return "cp_async is lowered for 2-D tensors";
+      if (o.a.kind == operand_kind::global && o.a.index < p.tile_refs.size() && p.tile_refs[o.a.index].rank < 2) return "cp_async is lowered for tensors of rank 2 or more";
       return nullptr;
     case op_kind::stmatrix: {
       if (frame(o.a) != plan::frag_kind::wgmma_acc && !(o.a.kind == operand_kind::reg && plan.frags.regs[o.a.index].lazy_src >= 0 &&
