@@ -22,6 +22,7 @@
 
 #include "corpus.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/attention/prefill_sm80.hpp"
 #include "kernels/gemm/sm100_bf16.hpp"
 #include "kernels/gemm/sm80_bf16.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
@@ -93,6 +94,11 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
       attention::prefill_shape s;
       s.S = s.T = 4096, s.H = 32, s.HK = 8, s.D = D, s.causal = causal;
       k.push_back({"attention_prefill/D=" + std::to_string(D) + (causal ? ",causal" : ""), [s] { return kernels::attention_prefill_sm90(attention::prefill_config_for(s)); }});
+      k.push_back({"attention_prefill_sm80/D=" + std::to_string(D) + (causal ? ",causal" : ""), [D, causal] {
+                     kernels::attention_prefill_sm80_config c;
+                     c.parts = static_cast<int>(D / 64), c.causal = causal, c.group = 4;
+                     return kernels::attention_prefill_sm80(c);
+                   }});
     }
   for (int kk : {1, 10, 100})
     for (long long D : {64, 128})
