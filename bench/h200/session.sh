@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -133,6 +133,16 @@ for s in "${steps[@]}"; do
     knnsweep)
       # the search schedules that fit, timed alone (to choose cake::knn::search_config_for)
       timeout ${CAKE_KNNSWEEP_TIMEOUT:-500} $B/bench/cake_bench_knn --sweep --runs ${CAKE_KNNSWEEP_RUNS:-10} --json "$OUT/knn_sweep.json" 2>&1 | tee "$OUT/knnsweep.log" | cut -c1-160 ;;
+    attn80)
+      # the sm_80 attention fallback (kernels/attention/prefill_sm80.hpp) as compute_80 PTX on Hopper: the f64
+      # check with the hang trap on, then memcheck and racecheck on the same case
+      tc="*the sm_80 fallback*"
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_attention -tc="$tc" > "$OUT/attn80.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|seed|sm_80:" "$OUT/attn80.log" | head -n 14
+      for tool in memcheck racecheck; do
+        res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="$tc" 2>&1 | tee -a "$OUT/attn80san.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
+      done ;;
     knnsan)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_knn -tc="*exact top-k*" 2>&1 | tee -a "$OUT/knnsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
