@@ -24,7 +24,7 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     left after the model's mainloop, fitted as launch + T * (us_per_store * TMA stores
                     per warpgroup + us_per_kib * tile KiB).
   sweep fit         --sweep-fit FILE (bench/cost/fit_sweep.py): l2_read_gbps (replacing the bound above),
-                    mma_alternating, hbm_overlap_loss and cluster_sum_us_per_kib, fitted on half of the
+                    mma_alternating, kblock_overhead_us, hbm_overlap_loss and cluster_sum_us_per_kib, fitted on half of the
                     GEMM dispatcher's sweep.
 """
 import argparse
@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--name", default="sm90a_h200")
     ap.add_argument("--out", required=True)
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, hbm_overlap_loss, cluster_sum_us_per_kib")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -166,11 +166,12 @@ def main():
     # Constants fitted on half of the GEMM dispatcher's sweep (bench/cost/fit_sweep.py): they replace the
     # calibration's lower bound of the L2 rate and add the two terms it does not measure.
     sweep_fit = json.load(open(a.sweep_fit)) if a.sweep_fit else None
-    alternating, overlap_loss, cluster_sum = 1.0, 0.0, 0.0
+    alternating, overlap_loss, cluster_sum, kblock_overhead = 1.0, 0.0, 0.0, 0.0
     if sweep_fit:
         c = sweep_fit["constants"]
         l2 = c["l2_read_gbps"]
         alternating, overlap_loss, cluster_sum = c["mma_alternating"], c["hbm_overlap_loss"], c["cluster_sum_us_per_kib"]
+        kblock_overhead = c["kblock_overhead_us"]
 
     n = a.name
     lines = []
@@ -182,7 +183,7 @@ def main():
     for s in ("wgmma", "tma", "hbm", "gemm"):
         w("// " + prov(s))
     if sweep_fit:
-        w("// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, cluster_sum_us_per_kib): %s, %s on %d shapes of %s; %s"
+        w("// sweep fit (l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib): %s, %s on %d shapes of %s; %s"
           % (sweep_fit["source"], sweep_fit["date"], sweep_fit["fit_shapes"], " + ".join(sweep_fit["fit_layers"]), sweep_fit["command"]))
     w("// Fit quality: time per K block of the %d calibration GEMM configurations within %+.1f%% .. %+.1f%% (rms %.1f%%);"
       % (len(fit_err), 100 * min(fit_err), 100 * max(fit_err), 100 * math.sqrt(sum(e * e for e in fit_err) / len(fit_err))))
@@ -205,7 +206,7 @@ def main():
         ("raw_data", '"%s"' % " + ".join(p.split("/")[-1] for p in a.raw)),
         ("sm_count", "%d" % sms), ("l2_bytes", "%d" % last["l2_bytes"]), ("l2_effective_bytes", "%.0f" % (cap * 1048576)),
         ("max_active_clusters_2", "%d" % max_clusters), ("mma", "%s_mma" % n), ("mma_in_situ", "%.4f" % in_situ),
-        ("mma_alternating", "%.4f" % alternating),
+        ("mma_alternating", "%.4f" % alternating), ("kblock_overhead_us", "%.4f" % kblock_overhead),
         ("stage_turnover_us", "%.4f" % turn0), ("stage_turnover_us_per_kib", "%.6f" % turn1),
         ("pipeline_round_trip_us", "%.3f" % round_trip),
         ("tma_latency_us", "%.4f" % lat0), ("tma_latency_us_per_kib", "%.6f" % lat1),

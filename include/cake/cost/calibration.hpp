@@ -34,6 +34,7 @@ struct calibration {
   std::span<const mma_rate> mma;  // sorted by (dtype, n)
   double mma_in_situ = 1.0;       // the GEMM's time per K block at BN = 256 over the microbenchmark's
   double mma_alternating = 1.0;   // the same when the warpgroups take turns issuing whole tiles (ping-pong)
+  double kblock_overhead_us = 0;  // per K iteration beside the MMA (wait, fence, commit, release): favours wide tiles
   // The TMA -> smem pipeline of one SM.
   double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
   double pipeline_round_trip_us = 0;  // a stage's round trip in the GEMM (free -> loaded -> consumed -> free), MMA excluded
