@@ -52,6 +52,15 @@ def in_fit(row):
     return row["layer"].split(".")[0] in FIT_LAYERS
 
 
+def steps(constants, names):
+    """The single steps from `constants` (what --check tries): each named constant times each of STEPS."""
+    for name in names:
+        for f in STEPS:
+            q = dict(constants)
+            q[name] = constants[name] * f
+            yield name, f, q
+
+
 def evaluate(binary, lines, rows, constants):
     args = [binary]
     for k, v in sorted(constants.items()):
@@ -96,8 +105,7 @@ def main():
         sys.exit("fit_sweep: %s is not built (cmake --build build --target cake_cost_domain_rank)" % a.bin)
     sweep = json.load(open(a.sweep))
     rows = [r for r in sweep["rows"] if r.get("ok") and r.get("ms") and in_fit(r)]
-    lines = "\n".join("%s %d %d %d %s %s" % (r["dtype"], r["M"], r["N"], r["K"], r["plan"], domain_rank.plan_fields(sweep["plans"][r["plan"]]))
-                      for r in rows) + "\n"
+
     def rows_lines(sel):
         rs = [r for r in rows if sel(r)]
         return rs, "\n".join("%s %d %d %d %s %s" % (r["dtype"], r["M"], r["N"], r["K"], r["plan"], domain_rank.plan_fields(sweep["plans"][r["plan"]]))
@@ -111,14 +119,11 @@ def main():
         for names, sel in STAGES:
             rs, ls = rows_lines(sel)
             here, _ = evaluate(a.bin, ls, rs, committed)
-            for name in names:
-                for f in STEPS:
-                    q = dict(committed)
-                    q[name] = committed[name] * f
-                    o, _ = evaluate(a.bin, ls, rs, q)
-                    if o < here - 1e-4:
-                        problems.append("%s x %g improves the objective %.4f -> %.4f: re-run the fit (--json) and derive_calibration.py --sweep-fit" % (name, f, here, o))
-                        break
+            for name, f, q in steps(committed, names):
+                o, _ = evaluate(a.bin, ls, rs, q)
+                if o < here - 1e-4:
+                    problems.append("%s x %g improves the objective %.4f -> %.4f: re-run the fit (--json) and derive_calibration.py --sweep-fit" % (name, f, here, o))
+                    break
         header = open(a.header).read()
         for k, v in committed.items():
             m = re.search(r"\.%s = ([0-9.e+-]+)," % k, header)
@@ -138,7 +143,7 @@ def main():
         for _ in range(a.rounds):
             before = best
             for name in names:
-                for f in STEPS:
+                for f in STEPS:  # each step from the best so far (p moves as steps are taken, unlike steps())
                     q = dict(p)
                     q[name] = p[name] * f
                     o, _ = evaluate(a.bin, ls, rs, q)

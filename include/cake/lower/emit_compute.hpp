@@ -417,10 +417,14 @@ class compute_emitter : public emitter {
   // tile_rows / tile_cols: the tile's extent when it is not the register tile's shape (a top-k state
   // stores rows x k).
   std::string global_origin(const operand& g, int r, int tile_rows = -1, int tile_cols = -1) {
+    const auto [rd, cd] = tile_dims(p_.tile_refs[g.index], r);
+    return global_origin_along(g, rd, cd, tile_rows > 0 ? tile_rows : p_.regs[r].rows, tile_cols > 0 ? tile_cols : p_.regs[r].cols);
+  }
+  // The same for a tile of tile_rows x tile_cols whose rows run along dim rd and columns along dim cd
+  // (-1: the tile does not span a dim there); cp.async boxes use it directly.
+  std::string global_origin_along(const operand& g, int rd, int cd, int tile_rows, int tile_cols) {
     const auto& ref = p_.tile_refs[g.index];
     const auto& t = p_.tensors[ref.tensor];
-    const auto [rd, cd] = tile_dims(ref, r);
-    const auto& pg = p_.regs[r];
     const std::string ti = S(ref.tensor);
     std::string base = "0LL", inside = "true";
     // The extent of dim i, ended early by .limit(i, end).
@@ -431,8 +435,8 @@ class compute_emitter : public emitter {
     for (int i = 0; i < ref.rank; ++i) {
       const std::string c = expr(ref.coords[i]);
       const bool el = ref.element_coord(i);  // .elements_at(i): an element index, not a tile index
-      if (i == rd) w_.line("const long long row0 = " + c + (el ? "" : " * " + S(tile_rows > 0 ? tile_rows : pg.rows) + "LL") + ";");
-      else if (i == cd) w_.line("const long long col0 = " + c + (el ? "" : " * " + S(tile_cols > 0 ? tile_cols : pg.cols) + "LL") + ";");
+      if (i == rd) w_.line("const long long row0 = " + c + (el ? "" : " * " + S(tile_rows) + "LL") + ";");
+      else if (i == cd) w_.line("const long long col0 = " + c + (el ? "" : " * " + S(tile_cols) + "LL") + ";");
       else {
         base += " + " + c + " * args.stride[" + ti + "][" + S(i) + "]";
         inside += " && " + c + " < " + end_of(i);

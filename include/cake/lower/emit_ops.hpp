@@ -327,7 +327,7 @@ class op_emitter : public topk_emitter {
   // Cooperative cp.async of one smem tile by every thread of the role (16-byte chunks, zero-filled
   // outside the tensor). Any rank: the box's rows run along the row dim (.rows_at, default the
   // second-to-last), its columns along the last (contiguous) dim; the other coordinates pick the origin
-  // (a coordinate outside its dim zero-fills the whole box), and .limit(i, end) ends a dim early.
+  // (a coordinate outside its dim zero-fills the whole box): global_origin_along, as register loads.
   void emit_cp_async(int id, const op& o) {
     const auto& r = p_.smem[o.d.index];
     const plan::extent2 box = plan::shape_of(p_, o.d);
@@ -338,33 +338,15 @@ class op_emitter : public topk_emitter {
     const int chunks_per_row = box.cols * eb / 16;
     const int chunks = box.rows * chunks_per_row;
     const int ti = ref.tensor;
-    const int rd = row_pos_of(ref), cd = ref.rank - 1;
-    auto end_of = [&](int i) {
-      const std::string d = dim_name(t.dims[i]);
-      return ref.has_limit() && ref.limit_pos == i ? "cake_dev::min_ll(" + d + ", " + expr(ref.limit) + ")" : d;
-    };
-    std::string base = "0LL", inside = "true", row0 = "0LL", col0 = "0LL";
-    for (int i = 0; i < ref.rank; ++i) {
-      const std::string c = expr(ref.coords[i]);
-      const bool el = ref.element_coord(i);
-      if (i == rd) row0 = c + (el ? "" : " * " + std::to_string(box.rows) + "LL");
-      else if (i == cd) col0 = c + (el ? "" : " * " + std::to_string(box.cols) + "LL");
-      else {
-        base += " + " + c + " * args.stride[" + std::to_string(ti) + "][" + std::to_string(i) + "]";
-        inside += " && " + c + " < " + end_of(i);
-      }
-    }
     w_.open("");
     w_.line("const u32 dst = " + smem_addr(o.d, id) + ";");
-    w_.line("const long long col0 = " + col0 + ", row0 = " + row0 + ", base = " + base + ";");
-    w_.line("const long long rows = " + end_of(rd) + ", cols = " + end_of(cd) + ", ld = args.stride[" + std::to_string(ti) + "][" + std::to_string(rd) + "];");
-    w_.line("const bool inside = " + inside + ";");
+    const std::string inside = global_origin_along(o.a, row_pos_of(ref), ref.rank - 1, box.rows, box.cols);
     w_.line("const " + elem_type(t.dt) + "* src = static_cast<const " + elem_type(t.dt) + "*>(args.ptr[" + std::to_string(ti) + "]);");
     w_.line("#pragma unroll");
     w_.open("for (int q = role_thread; q < " + std::to_string(chunks) + "; q += " + std::to_string(placement().threads) + ")");
     w_.line("const int row = q / " + std::to_string(chunks_per_row) + ", chunk = q % " + std::to_string(chunks_per_row) + ";");
     w_.line("const long long gr = row0 + row, gc = col0 + chunk * " + std::to_string(16 / eb) + ";");
-    w_.line("const bool in = inside && gr < rows && gc < cols;");
+    w_.line("const bool in = " + inside + " && gr < rows && gc < cols;");
     w_.line("cake_dev::cp_async_cg_16(dst + " + swizzled(r.swz, "(u32)(row * " + std::to_string(r.inner_bytes()) + " + chunk * 16)") +
             ", in ? (const void*)(src + base + gr * ld + gc) : (const void*)src, in ? 16u : 0u);");
     w_.close();

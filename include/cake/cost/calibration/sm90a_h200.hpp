@@ -5,7 +5,7 @@
 // tma: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
 // hbm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json
 // gemm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
-// sweep fit (l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib): bench/results/h200/gemm_sweep.json, 2026-12-02 on 104 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json fit5.json
+// sweep fit (l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib): bench/results/h200/gemm_sweep.json, 2026-12-02 on 104 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json cost_sweep_fit.json
 // Fit quality: time per K block of the 15 calibration GEMM configurations within -9.5% .. +4.0% (rms 3.4%);
 // epilogue + launch fit rms 3.39 us over 60 runs.
 #include "../calibration.hpp"
