@@ -5,7 +5,10 @@
 // Frobenius difference, output poisoned with NaN first). Writes one JSON row per (shape, candidate);
 // tools/gen/gemm_dispatch.py turns the file into include/cake/gemm_dispatch.hpp.
 //
-//   cake_bench_gemm_sweep [--json FILE] [--dtype bf16|e4m3|both] [--runs N] [--driver VERSION] [--limit N]
+//   cake_bench_gemm_sweep [--json FILE] [--dtype bf16|e4m3|both] [--runs N] [--driver VERSION] [--limit N] [--skip N]
+//       --skip N leaves out the first N search shapes (in the domain's order) of each type: a sweep that one
+//       device call's time limit cut short goes on from where it stopped (join the files with
+//       tools/gen/merge_sweeps.py)
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
 //       writes a PLACEHOLDER evidence file without a GPU: modeled times (rough_ms scaled per schedule),
@@ -109,7 +112,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
 int main(int argc, char** argv) {
   std::string json = "gemm_sweep.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_sweep";
   int runs = 20;
-  long long limit = 0;
+  long long limit = 0, skip = 0;
   bool estimate_only = false, placeholder = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -119,6 +122,7 @@ int main(int argc, char** argv) {
     else if (a == "--dtype" && has_value) dtype = argv[++i];
     else if (a == "--runs" && has_value) runs = std::atoi(argv[++i]);
     else if (a == "--limit" && has_value) limit = std::atoll(argv[++i]);
+    else if (a == "--skip" && has_value) skip = std::atoll(argv[++i]);
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
     else {
@@ -141,7 +145,13 @@ int main(int argc, char** argv) {
   std::vector<gemm_input> inputs;
   if (dtype != "bf16") inputs.push_back(gemm_input::e4m3);
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
-  const auto shapes = domain_shapes(false, limit);
+  auto shapes = domain_shapes(false, 0);
+  if (skip < 0 || skip >= static_cast<long long>(shapes.size())) {
+    std::fprintf(stderr, "cake_bench_gemm_sweep: --skip must be in [0, %zu) (got %lld)\n", shapes.size(), skip);
+    return 2;
+  }
+  shapes.erase(shapes.begin(), shapes.begin() + skip);
+  if (limit > 0 && limit < static_cast<long long>(shapes.size())) shapes.resize(static_cast<std::size_t>(limit));
   const int est_sms = 132;  // the H200's: what the estimate and the placeholder assume
 
   // The estimate: every candidate and the peer, (runs + 2 warm-up) runs each with a 0.05 ms flush, one

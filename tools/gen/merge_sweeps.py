@@ -86,6 +86,14 @@ def self_test():
     return 0
 
 
+def dump(doc):
+    """The sweep's own layout: header fields indented, one line per row (the file stays diffable)."""
+    head = {k: v for k, v in doc.items() if k != "rows"}
+    text = json.dumps(head, indent=1)[:-2]
+    rows = ",\n".join("  " + json.dumps(r) for r in doc["rows"])
+    return text + ',\n "rows": [\n' + rows + "\n ]\n}\n"
+
+
 def main(argv):
     if argv == ["--self-test"]:
         return self_test()
@@ -99,7 +107,7 @@ def main(argv):
     except (OSError, ValueError, KeyError, MergeError) as e:
         print("merge_sweeps.py: %s" % e, file=sys.stderr)
         return 2
-    pathlib.Path(out).write_text(json.dumps(merged, indent=1) + "\n")
+    pathlib.Path(out).write_text(dump(merged))
     print("merge_sweeps.py: wrote %s (%d rows; %s; %s)" % (out, len(merged["rows"]), ", ".join("%s %s" % kv for kv in merged["coverage"].items()),
                                                          "complete" if merged["complete"] else "partial"))
     return 0
