@@ -165,6 +165,24 @@ cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm,
   });
 }
 
+cake_status cake_kmeans_update_deterministic(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
+                                             int64_t K, int64_t D, int input_type, int metric, float max_abs, void* stream, int device) {
+  return guarded("cake_kmeans_update_deterministic", device, [&] {
+    kmeans_codes("cake_kmeans_update_deterministic", device, input_type, metric);
+    cake::kmeans::update(x, idx, c, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric),
+                         cake::kmeans::update_options{true, max_abs}, as_stream(stream), device);
+  });
+}
+
+cake_status cake_kmeans_fit_deterministic(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                                          int64_t D, int input_type, int metric, int iterations, float max_abs, void* stream, int device) {
+  return guarded("cake_kmeans_fit_deterministic", device, [&] {
+    kmeans_codes("cake_kmeans_fit_deterministic", device, input_type, metric);
+    cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), iterations,
+                      cake::kmeans::update_options{true, max_abs}, as_stream(stream), device);
+  });
+}
+
 namespace {
 // The search's metric: l2 or inner product (cosine is the inner product of normalized rows).
 void knn_metric_code(const char* who, int metric) {

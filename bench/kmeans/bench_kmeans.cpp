@@ -5,8 +5,17 @@
 // TFLOP/s of the distance GEMM (2 B N K D). Used to choose assign_config_for; shapes marked held out
 // were not used for that choice.
 //   cake_bench_kmeans [--runs N] [--sweep] [--shapes N]
+//   cake_bench_kmeans --update [--runs N] [--json FILE] [--driver VERSION]
+//       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
+//       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the
+//       issue's four shapes (bf16 and f16), L2 flushed, median of --runs: what determinism costs.
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <cstring>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,16 +27,80 @@
 
 using namespace cake;
 
+namespace {
+
+// The update alone, both sums, on the issue's shapes (see the top of this file).
+int bench_update(int runs, const std::string& json, const std::string& driver) {
+  struct shape {
+    long long B, N, K, D;
+  };
+  const shape shapes[] = {{32, 65536, 1024, 128}, {1, 1048576, 4096, 128}, {1, 1048576, 65536, 128}, {8, 262144, 16384, 64}};
+  auto rng = harness::random_source::fresh();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(rng.seed()));
+  std::ostringstream rows;
+  const auto& dev = jit::driver::get().device(0);
+  for (const auto t : {kmeans::input_type::bf16, kmeans::input_type::f16}) {
+    for (const shape& s : shapes) {
+      auto x = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.N * s.D), rng);  // bits of N(0, 1)-ish values
+      auto c = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.K * s.D), rng);
+      std::vector<std::int32_t> idx(static_cast<std::size_t>(s.B * s.N));
+      std::uniform_int_distribution<int> pick(0, static_cast<int>(s.K - 1));
+      for (auto& v : idx) v = pick(rng.engine());
+      auto dx = jit::to_device(x), dc = jit::to_device(c), di = jit::to_device(idx);
+      jit::device_buffer dn(static_cast<std::size_t>(4 * s.B * s.K)), ds(static_cast<std::size_t>(4 * s.B * s.K)),
+          ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(s.B, s.K, s.D)));
+      double ms[2] = {0, 0};
+      for (int det = 0; det < 2; ++det) {
+        const kmeans::update_options opt{det == 1, 8.0f};  // the values are bf16 / f16 bits of |v| < 8
+        auto work = [&](CUstream st) {
+          kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()),
+                         static_cast<float*>(ds.address()), ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, opt, st);
+        };
+        harness::timing_options o;
+        o.runs = runs;
+        ms[det] = harness::time_gpu(work, o).median_ms;
+      }
+      const double bytes = 2.0 * s.B * s.N * s.D + 4.0 * s.B * s.N;  // points and indices read once
+      std::printf("update %s B%lld N%lld K%lld D%lld | f32 atomics %.4f ms (%.0f GB/s of points) | deterministic %.4f ms | cost %.2fx\n",
+                  kmeans::to_string(t), s.B, s.N, s.K, s.D, ms[0], bytes / ms[0] / 1e6, ms[1], ms[1] / ms[0]);
+      std::fflush(stdout);
+      if (rows.tellp() > 0) rows << ",\n";
+      rows << "    {\"kernel\": \"kmeans_update\", \"dtype\": \"" << (t == kmeans::input_type::bf16 ? "bf16" : "fp16") << "\", \"shape\": {\"B\": " << s.B
+           << ", \"N\": " << s.N << ", \"K\": " << s.K << ", \"D\": " << s.D << "}, \"f32_atomic_ms\": " << ms[0] << ", \"deterministic_ms\": " << ms[1]
+           << ", \"ratio\": " << ms[0] / ms[1] << "}";
+    }
+  }
+  if (!json.empty()) {
+    std::ofstream j(json);
+    const std::time_t now = std::time(nullptr);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    j << "{\n  \"gpu\": \"" << dev.name << "\", \"sm_count\": " << dev.sm_count << ", \"driver\": \"" << driver << "\", \"cuda\": \""
+      << dev.driver_version / 1000 << "." << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << date
+      << "\",\n  \"command\": \"cake_bench_kmeans --update --runs " << runs
+      << "\",\n  \"method\": \"CUDA events, L2 flushed before each run, median of " << runs
+      << " runs; one update (memset, scatter, finalize) after a uniform random assignment; ratio = f32-atomic time / deterministic time\",\n"
+      << "  \"rows\": [\n" << rows.str() << "\n  ]\n}\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int runs = 20;
-  bool sweep = false;
+  bool sweep = false, update = false;
+  std::string json, driver = "unknown";
   int max_shapes = 1 << 20;  // --shapes N: only the first N shapes (profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--update")) update = true;
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
     else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) max_shapes = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--shapes N]\n");
+      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--shapes N] | --update [--runs N] [--json FILE] [--driver VERSION]\n");
       return 2;
     }
   }
@@ -35,6 +108,7 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: %s\n", jit::driver::unavailable_reason().c_str());
     return 0;
   }
+  if (update) return bench_update(runs, json, driver);
   struct shape {
     long long B, N, K, D;
     bool held_out;

@@ -18,7 +18,9 @@
 //   cake::kmeans::update(x, idx, c, c_norm, shift, workspace, B, N, K, D, type, metric, stream, device)
 //       c[b, k] = the mean of the points assigned to it (rounded to `type`; an empty cluster keeps its
 //       centroid), c_norm refreshed, shift[b, k] = |c_new - c_old|^2 (f32 [B, K]). workspace: at least
-//       update_workspace_bytes(B, K, D) bytes of device memory (f32 sums and counts; zeroed here).
+//       update_workspace_bytes(B, K, D) bytes of device memory (sums and counts; zeroed here). An
+//       update_options argument (before stream) asks for deterministic sums: i64 fixed point, the same
+//       bits on every run (update_options says the cost and the bound on |x| bf16 needs).
 //   cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, iterations, ...)
 //       `iterations` Lloyd iterations from the centroids in c (the caller initializes them), all enqueued
 //       on `stream` without a host synchronization; idx holds the last assignment (to the centroids
@@ -27,11 +29,13 @@
 //
 // This header lives in the kernel corpus (kernels/kmeans/): include it as "kernels/kmeans/kmeans.hpp".
 // Link cake::jit.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <cake/runtime/kernel.hpp>
 #include <cake/runtime/kernel_table.hpp>
@@ -146,13 +150,14 @@ constexpr kernels::kmeans_norm_form norm_form(metric m) {
 
 // The update's kernels (scatter, finalize, norms) for a part count, type, norm form and device.
 enum class update_kernel { scatter, finalize, norms };
-inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, input_type t, kernels::kmeans_norm_form f, int device) {
-  using key = std::tuple<update_kernel, int, input_type, kernels::kmeans_norm_form, int>;
+inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, input_type t, kernels::kmeans_norm_form f, int device,
+                                               kernels::kmeans_sums sums = kernels::kmeans_sums::f32_atomic) {
+  using key = std::tuple<update_kernel, int, input_type, kernels::kmeans_norm_form, int, kernels::kmeans_sums>;
   static kernel_table<key, runtime_kernel> cache;
-  return cache.get(key{which, parts, t, f, device}, [&] {
+  return cache.get(key{which, parts, t, f, device, sums}, [&] {
     auto build = [&]<class In>() {
-      return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts)
-             : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f)
+      return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts, target_id::sm_90a, sums)
+             : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f, target_id::sm_90a, sums)
                                                 : kernels::kmeans_norms_program<In>(parts, f);
     };
     const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
@@ -167,8 +172,34 @@ inline int parts_for(long long D) { return static_cast<int>((D + 63) / 64); }
 
 }  // namespace detail
 
-// Bytes of device workspace cake::kmeans::update needs: f32 sums [B, K, D] and counts [B, K].
-constexpr long long update_workspace_bytes(long long B, long long K, long long D) { return 4 * B * K * D + 4 * B * K; }
+// Bytes of device workspace cake::kmeans::update needs: the sums [B, K, D] (8 bytes each: i64 for the
+// deterministic update, f32 in the first half otherwise) and f32 counts [B, K].
+constexpr long long update_workspace_bytes(long long B, long long K, long long D) { return 8 * B * K * D + 4 * B * K; }
+
+// How update (and fit) add the points of a cluster.
+struct update_options {
+  // false: f32 atomics, fastest; the order in which they land changes the sums' last bits from run to run,
+  // so a centroid can round differently and a later assignment can differ. true: i64 fixed-point sums
+  // (x * 2^e rounded to integers, added exactly): the same bits on every run, for any launch order.
+  bool deterministic = false;
+  // deterministic only: a bound on |x| over the points (the largest finite value of the input type when 0:
+  // right for f16, whose 65504 costs nothing; bf16 needs the data's bound, e.g. max |x| from the caller,
+  // since bf16's 3.4e38 would leave no fraction bits). Values past it saturate: the bound must hold.
+  float max_abs = 0;
+};
+
+// The fixed point of the deterministic sums: the unit 2^-e with e the largest exponent such that N points
+// of magnitude up to max_abs sum below 2^62 in i64 (N * 2^ceil(log2 max_abs) * 2^e <= 2^62), clamped to
+// f32's normal range so that 2^e and 2^-e are exact. f16 at N <= 2^22: e >= 24, every f16 value is an
+// integer multiple of 2^-24, so the sums are exact.
+inline int fixed_point_exponent(long long N, float max_abs) {
+  int lg_n = 0;
+  while ((1LL << lg_n) < N) ++lg_n;
+  int lg_x = -126;
+  while (lg_x < 128 && std::ldexp(1.0, lg_x) < static_cast<double>(max_abs)) ++lg_x;
+  const int e = 62 - lg_n - lg_x;
+  return e < -126 ? -126 : e > 126 ? 126 : e;
+}
 
 // c_norm [B, K] of the centroids c [B, K, D] in the metric's form (|c|^2 for l2, -1/|c| for cosine);
 // nothing to do for inner_product.
@@ -185,11 +216,27 @@ inline void norms(const void* c, float* c_norm, long long B, long long K, long l
   k.launch(args, {}, stream);
 }
 
+namespace detail {
+// The fixed-point exponent of the deterministic update (refusing a bf16 call with no bound on |x|).
+inline int update_exponent(const char* who, long long N, input_type t, const update_options& o) {
+  if (!o.deterministic) return 0;
+  if (!(o.max_abs >= 0) || !std::isfinite(o.max_abs))
+    throw jit::argument_error(std::string(who) + ": options.max_abs = " + std::to_string(o.max_abs) + " must be a finite bound on |x|, at least 0");
+  if (t == input_type::bf16 && o.max_abs == 0)
+    throw jit::argument_error(std::string(who) +
+                              ": the deterministic update of bf16 points needs options.max_abs, a bound on |x| (bf16's largest value, 3.4e38, would "
+                              "leave the fixed-point sums no fraction bits); pass the data's max |x|");
+  return fixed_point_exponent(N, o.max_abs > 0 ? o.max_abs : 65504.0f);
+}
+}  // namespace detail
+
 // One centroid update after an assignment (see the top of this header).
 inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
-                   long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+                   long long D, input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
   const char* who = "cake::kmeans::update";
   detail::check_shape(who, B, N, K, D);
+  const int e = detail::update_exponent(who, N, t, options);
+  const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
   if (B * K > (1LL << 24))
     throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
   detail::check_pointer(who, "x", x, 16);
@@ -201,36 +248,46 @@ inline void update(const void* x, const std::int32_t* idx, void* c, float* c_nor
   detail::check_hopper(who, device);
   const int parts = detail::parts_for(D);
   const auto form = detail::norm_form(m);
-  const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, parts, t, form, device);
-  const auto& finalize = detail::update_kernel_for(detail::update_kernel::finalize, parts, t, form, device);
-  auto* sums = static_cast<float*>(workspace);
-  float* counts = sums + B * K * D;
+  const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, parts, t, form, device, sums_mode);
+  const auto& finalize = detail::update_kernel_for(detail::update_kernel::finalize, parts, t, form, device, sums_mode);
+  void* sums = workspace;
+  float* counts = reinterpret_cast<float*>(static_cast<char*>(workspace) + 8 * B * K * D);
+  const long long zeroed = (options.deterministic ? 8 : 4) * B * K * D;  // the sums the scatter adds into
+  const std::vector<double> scatter_scalars = options.deterministic ? std::vector<double>{static_cast<double>(K), std::ldexp(1.0, e)}
+                                                                    : std::vector<double>{static_cast<double>(K)};
+  const std::vector<double> finalize_scalars = options.deterministic ? std::vector<double>{std::ldexp(1.0, -e)} : std::vector<double>{};
   const auto& drv = jit::driver::get();
   drv.bind(device);
-  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(workspace), 0, static_cast<std::size_t>(update_workspace_bytes(B, K, D)), stream),
-            "cuMemsetD8Async", "zeroing the k-means update workspace");
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(workspace), 0, static_cast<std::size_t>(zeroed), stream), "cuMemsetD8Async",
+            "zeroing the k-means update's sums");
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(counts), 0, static_cast<std::size_t>(4 * B * K), stream), "cuMemsetD8Async",
+            "zeroing the k-means update's counts");
   {
     const tensor_arg args[] = {tensor_view(x, {B, N, D}), tensor_view(idx, {B, N, 1}), tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K, 1})};
-    const double scalars[] = {static_cast<double>(K)};
-    scatter.launch(args, scalars, stream);
+    scatter.launch(args, scatter_scalars, stream);
   }
   if (m == metric::inner_product) {
     const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(shift, {B * K})};
-    finalize.launch(args, {}, stream);
+    finalize.launch(args, finalize_scalars, stream);
   } else {
     const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(c_norm, {B * K}),
                                tensor_view(shift, {B * K})};
-    finalize.launch(args, {}, stream);
+    finalize.launch(args, finalize_scalars, stream);
   }
+}
+inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
+                   long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, update_options{}, stream, device);
 }
 
 // `iterations` Lloyd iterations (assign, update) from the centroids in c; no host synchronization.
 inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
-                input_type t, metric m, int iterations, CUstream stream = nullptr, int device = 0) {
+                input_type t, metric m, int iterations, const update_options& options, CUstream stream = nullptr, int device = 0) {
   // Every argument is checked before the first launch (a refusal must not leave half the work enqueued).
   const char* who = "cake::kmeans::fit";
   if (iterations < 1) throw jit::argument_error(std::string(who) + ": iterations = " + std::to_string(iterations) + " must be at least 1");
   detail::check_shape(who, B, N, K, D);
+  (void)detail::update_exponent(who, N, t, options);
   if (B * K > (1LL << 24))
     throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
   detail::check_pointer(who, "x", x, 16);
@@ -243,8 +300,12 @@ inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float*
   norms(c, c_norm, B, K, D, t, m, stream, device);
   for (int it = 0; it < iterations; ++it) {
     assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
-    update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, stream, device);
+    update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
   }
+}
+inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
+                input_type t, metric m, int iterations, CUstream stream = nullptr, int device = 0) {
+  fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, t, m, iterations, update_options{}, stream, device);
 }
 
 }  // namespace cake::kmeans

@@ -57,6 +57,10 @@ namespace cake::kernels {
 // The form of c_norm (assign.hpp's kmeans_metric maps onto it: l2 -> l2, cosine -> cosine,
 // inner_product -> none). Its own enum so that this header stands alone.
 enum class kmeans_norm_form { l2, cosine, none };
+// How the scatter adds the points of a cluster: f32 atomics (fast; the order the atomics land in changes
+// the last bits from run to run), or i64 fixed point (x * 2^e rounded to integers, added exactly: the same
+// bits on every run; one 64-bit reduction per element instead of one vector reduction per 4).
+enum class kmeans_sums { f32_atomic, i64_fixed };
 constexpr const char* to_string(kmeans_norm_form f) { return f == kmeans_norm_form::l2 ? "l2" : f == kmeans_norm_form::cosine ? "cosine" : "none"; }
 
 namespace kmeans_update_detail {
@@ -99,22 +103,30 @@ constexpr void norm_of(role& r, reg_tile<In> c, reg_tile<f32> cn, kmeans_norm_fo
 // sums[b * K + idx[b, n], :] += f32(X[b, n, :]), counts[b * K + idx[b, n], 0] += 1 (the header says
 // the tensors). parts = ceil(D / 64), 1..8.
 template <class In = bf16>
-constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_90a) {
+constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_90a, kmeans_sums sums = kmeans_sums::f32_atomic) {
   namespace d = kmeans_update_detail;
+  const bool exact = sums == kmeans_sums::i64_fixed;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const name_builder nm = d::name<In>("scatter", width, "", t);
+  const name_builder nm = d::name<In>(exact ? "scatterx" : "scatter", width, "", t);
   auto k = kernel(nm.view()).target(t);
   auto [Bt, N, BK, D, One] = k.dims("B", "N", "BK", "D", "one");
   auto X = k.input<In>("X", dims(Bt, N, D));
   auto I = k.input<i32>("idx", dims(Bt, N, One));  // [B, N, 1]: a row vector's rows run along N
-  auto Sums = k.output<f32>("sums", dims(BK, D));
+  tensor<f32> Sums;
+  tensor<i64> SumsX;
+  if (exact) SumsX = k.output<i64>("sums", dims(BK, D));
+  else Sums = k.output<f32>("sums", dims(BK, D));
   auto Counts = k.output<f32>("counts", dims(BK, One));
   auto Kc = k.param<i32>("K");
+  scalar<f32> scale;  // exact: 2^e, the fixed point's unit (launch(args, {K, scale}))
+  if (exact) scale = k.param<f32>("scale");
   auto space = k.parallel(tiles(N, rows * d::units), each(Bt));
   k.role("points", warps(d::units), [&](role& r) {
     auto x = r.fragment<In>("x", {rows, width});
     auto one = r.row_vector<f32>("one", rows);  // 1 per row: the count of a point
     auto idx = r.row_vector<i32>("idx", rows);
+    reg_tile<f32> xs;  // exact: x * scale, rounded to integers by the i64 reduction
+    if (exact) xs = r.fragment<f32>("xs", {rows, width});
     r.fill(one, 1.0f);
     r.for_each(space, [&](auto i, auto b) {
       const index_expr g = i * d::units + r.warp();  // this warp's block of points
@@ -122,7 +134,12 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
       r.load(idx, I.tile(b, g, 0)).fill_outside(-1.0f);  // points past N: index -1, skipped
       // the row of sums / counts: b * K + idx, or -1 (skipped) for an index outside 0..K-1
       r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
-      r.scatter_add(Sums.tile(0, 0), x, idx);
+      if (exact) {
+        r.set(xs, x * scale);  // a power of two: exact in f32
+        r.scatter_add(SumsX.tile(0, 0), xs, idx);
+      } else {
+        r.scatter_add(Sums.tile(0, 0), x, idx);
+      }
       r.scatter_add(Counts.tile(0, 0), one, idx);  // a row vector: one add per point (from one lane of its row)
     });
   });
@@ -132,18 +149,25 @@ constexpr program kmeans_scatter_program(int parts, target_id t = target_id::sm_
 // Per centroid row: c_new = count > 0 ? sums / count : c_old, written into C; c_norm and shift (the
 // header says the tensors). parts = ceil(D / 64), 1..8.
 template <class In = bf16>
-constexpr program kmeans_finalize_program(int parts, kmeans_norm_form form = kmeans_norm_form::l2, target_id t = target_id::sm_90a) {
+constexpr program kmeans_finalize_program(int parts, kmeans_norm_form form = kmeans_norm_form::l2, target_id t = target_id::sm_90a,
+                                          kmeans_sums sums = kmeans_sums::f32_atomic) {
   namespace d = kmeans_update_detail;
+  const bool exact = sums == kmeans_sums::i64_fixed;
   const int rows = d::rows_for(parts), width = d::width_for(parts);
-  const name_builder nm = d::name<In>("final", width, d::form_tag(form), t);
+  const name_builder nm = d::name<In>(exact ? "finalx" : "final", width, d::form_tag(form), t);
   auto k = kernel(nm.view()).target(t);
   auto [R, D] = k.dims("BK", "D");
-  auto Sums = k.input<f32>("sums", dims(R, D));
+  tensor<f32> Sums;
+  tensor<i64> SumsX;
+  if (exact) SumsX = k.input<i64>("sums", dims(R, D));
+  else Sums = k.input<f32>("sums", dims(R, D));
   auto Counts = k.input<f32>("counts", dims(R));
   auto C = k.output<In>("C", dims(R, D));
   tensor<f32> Cn;
   if (form != kmeans_norm_form::none) Cn = k.output<f32>("c_norm", dims(R));
   auto Shift = k.output<f32>("shift", dims(R));
+  scalar<f32> inv_scale;  // exact: 2^-e (launch(args, {inv_scale}))
+  if (exact) inv_scale = k.param<f32>("inv_scale");
   auto space = k.parallel(tiles(R, rows * d::units));
   k.role("rows", warps(d::units), [&](role& r) {
     auto s = r.fragment<f32>("s", {rows, width});
@@ -154,10 +178,15 @@ constexpr program kmeans_finalize_program(int parts, kmeans_norm_form form = kme
     if (form != kmeans_norm_form::none) cn = r.row_vector<f32>("cn", rows);
     r.for_each(space, [&](auto i) {
       const index_expr g = i * d::units + r.warp();
-      r.load(s, Sums.tile(g, 0));
       r.load(cnt, Counts.tile(g));
       r.load(c, C.tile(g, 0));
-      r.set(s, select(cnt > 0.0f, s / cnt, c));  // the new centroid (f32)
+      if (exact) {
+        r.load(s, SumsX.tile(g, 0));  // the exact fixed-point sum, rounded once to f32
+        r.set(s, select(cnt > 0.0f, s * inv_scale / cnt, c));
+      } else {
+        r.load(s, Sums.tile(g, 0));
+        r.set(s, select(cnt > 0.0f, s / cnt, c));  // the new centroid (f32)
+      }
       if constexpr (In::value == dtype::f16) r.row_sum(sh, (round_f16(s) - c) * (round_f16(s) - c));
       else r.row_sum(sh, (round_bf16(s) - c) * (round_bf16(s) - c));
       r.set(c, s);  // rounded to In

@@ -479,19 +479,40 @@ class IvfFlat:
 
 
 def kmeans_update_workspace_bytes(B: int, K: int, D: int) -> int:
-    """Bytes of device workspace kmeans_update and kmeans_fit need (f32 sums [B, K, D] and counts [B, K])."""
+    """Bytes of device workspace kmeans_update and kmeans_fit need (sums [B, K, D] of 8 bytes: i64 for the
+    deterministic update, f32 otherwise; f32 counts [B, K])."""
     return _cake.kmeans_update_workspace_bytes(B, K, D)
 
 
-def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None, metric: str = "l2", stream=None):
+def _kmeans_max_abs(x, X, deterministic, max_abs):
+    """The bound on |x| the deterministic update's fixed point needs: the one given, 0 (the format's own
+    bound) for float16, and for bfloat16 max |x| from PyTorch when absent (one host synchronization)."""
+    if not deterministic:
+        return 0.0
+    if max_abs is not None:
+        m = float(max_abs)
+        if not math.isfinite(m) or m < 0:
+            raise ValueError(f"max_abs must be a finite bound on |x|, at least 0; it is {max_abs!r}")
+        return m
+    if X.dtype == "float16":
+        return 0.0
+    if not hasattr(x, "abs"):
+        raise ValueError("the deterministic update of bfloat16 points needs max_abs, a bound on |x| (pass max_abs=...)")
+    return float(x.abs().max())
+
+
+def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None, metric: str = "l2", stream=None, deterministic: bool = False,
+                  max_abs=None):
     """After an assignment: centroids (updated in place) = the mean of their points (an empty cluster keeps
     its centroid); c_norm (float32 [B, K] or [K]) refreshed in the metric's form; shift (float32, same
     shape) = |c_new - c_old|^2. Returns (centroids, c_norm, shift); c_norm is None for "inner_product".
     workspace: any CUDA array of at least kmeans_update_workspace_bytes(B, K, D) bytes (allocated through
-    PyTorch when absent). Hopper only."""
+    PyTorch when absent). deterministic: i64 fixed-point sums, the same bits on every run (slower: one
+    64-bit atomic per element); max_abs bounds |x| for it (bfloat16: taken from x when None). Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
     X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    m = _kmeans_max_abs(x, X, deterministic, max_abs)
     I = _view(idx, "idx")
     _need(I, "idx", "int32", X.shape[:-1], X.index)
     _contiguous(I, "idx")
@@ -501,25 +522,31 @@ def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None,
     shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
     workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
     s = _stream(stream, [X, C, I, Nn, S, W], X.index)
-    _cake.kmeans_update(X.ptr, I.ptr, C.ptr, Nn.ptr if Nn else 0, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index)
+    _cake.kmeans_update(X.ptr, I.ptr, C.ptr, Nn.ptr if Nn else 0, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index,
+                        bool(deterministic), m)
     return centroids, (c_norm if metric != "inner_product" else None), shift
 
 
-def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c_norm=None, shift=None, workspace=None, stream=None):
+def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c_norm=None, shift=None, workspace=None, stream=None,
+               deterministic: bool = False, max_abs=None):
     """`iterations` Lloyd iterations (assign, update) from the given centroids (updated in place), enqueued
     without a host synchronization. Returns (idx, centroids, shift): the last assignment and the last
-    update's movement per centroid (the caller's convergence check). Hopper only."""
+    update's movement per centroid (the caller's convergence check). deterministic / max_abs: as in
+    kmeans_update (bfloat16 without max_abs: one host synchronization before the first launch, for max |x|).
+    Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be an int >= 1; it is {iterations!r}")
     X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    m = _kmeans_max_abs(x, X, deterministic, max_abs)
     idx, I = _kmeans_out(idx, x, X.shape[:-1], "int32", "idx", X.index)
     c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
     shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
     workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
     s = _stream(stream, [X, C, I, Nn, S, W], X.index)
-    _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index)
+    _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index,
+                     bool(deterministic), m)
     return idx, centroids, shift
 
 

@@ -140,13 +140,13 @@ class KmeansArguments(unittest.TestCase):
     def test_update_and_fit_refusals(self):
         x, c, n, i = arr((2, 100, 64), "bfloat16"), arr((2, 16, 64), "bfloat16", 0x700000), arr((2, 16), "float32", 0x800000), arr((2, 100), "int32", 0x900000)
         sh, ws = arr((2, 16), "float32", 0xa00000), arr((cake.kmeans_update_workspace_bytes(2, 16, 64) // 4,), "float32", 0xb00000)
-        self.assertEqual(cake.kmeans_update_workspace_bytes(2, 16, 64), 4 * 2 * 16 * 64 + 4 * 2 * 16)
+        self.assertEqual(cake.kmeans_update_workspace_bytes(2, 16, 64), 8 * 2 * 16 * 64 + 4 * 2 * 16)
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_update(x, arr((2, 100), "float32", 0x900000), c, n, sh, workspace=ws)
         self.assertIn("idx must be int32", str(cm.exception))
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_update(x, i, c, n, sh, workspace=arr((10,), "float32", 0xb00000))
-        self.assertIn("workspace holds 40 bytes; this update needs 8320", str(cm.exception))
+        self.assertIn("workspace holds 40 bytes; this update needs 16512", str(cm.exception))
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_update(x, i, c, n, arr((2, 15), "float32", 0xa00000), workspace=ws)
         self.assertIn("shift must have shape [2, 16]", str(cm.exception))
@@ -156,6 +156,15 @@ class KmeansArguments(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_fit(x, c, 3, idx=i, c_norm=n, shift=sh)
         self.assertIn("workspace must be given for arrays that are not torch tensors", str(cm.exception))
+        # the deterministic update: a bound on |x| that is not one, and bf16 points with no bound and no way
+        # to take max |x| (not a torch tensor)
+        for bad in (-1.0, float("inf"), float("nan")):
+            with self.assertRaises(ValueError) as cm:
+                cake.kmeans_update(x, i, c, n, sh, workspace=ws, deterministic=True, max_abs=bad)
+            self.assertIn("max_abs must be a finite bound on |x|, at least 0", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_fit(x, c, 3, idx=i, c_norm=n, shift=sh, workspace=ws, deterministic=True)
+        self.assertIn("the deterministic update of bfloat16 points needs max_abs", str(cm.exception))
 
     def test_no_driver(self):
         if cake._cake.driver_available():

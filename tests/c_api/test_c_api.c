@@ -90,7 +90,7 @@ int main(void) {
     EXPECT(cake_kmeans_assign(a, b, cn, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "metric = 3");
     void* ws = (void*)(size_t)0x600000;
     float* sh = (float*)(size_t)0x700000;
-    CHECK(cake_kmeans_update_workspace_bytes(2, 10, 64) == 4 * 2 * 10 * 64 + 4 * 2 * 10);
+    CHECK(cake_kmeans_update_workspace_bytes(2, 10, 64) == 8 * 2 * 10 * 64 + 4 * 2 * 10);
     CHECK(cake_kmeans_update_workspace_bytes(0, 10, 64) == -1);
     CHECK(cake_kmeans_update_workspace_bytes((int64_t)1 << 30, (int64_t)1 << 30, 64) == -1);
     EXPECT(cake_kmeans_update(a, idx, (void*)b, (float*)cn, sh, NULL, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
@@ -103,6 +103,13 @@ int main(void) {
            "iterations = 0");
     EXPECT(cake_kmeans_fit(a, (void*)b, NULL, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
            "idx must be a non-null");
+    /* the deterministic forms: bf16 points need a bound on |x|; a bound must be finite and >= 0 */
+    EXPECT(cake_kmeans_update_deterministic(a, idx, (void*)b, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0.0f, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "the deterministic update of bf16 points needs options.max_abs");
+    EXPECT(cake_kmeans_fit_deterministic(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_F16, CAKE_METRIC_L2, 3, -1.0f, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "options.max_abs = -1");
+    EXPECT(cake_kmeans_fit_deterministic(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 4.0f, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "iterations = 0");
     if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
       EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
   }

@@ -211,6 +211,109 @@ TEST_CASE("k-means update: means of the assigned points, empty clusters kept, no
   }
 }
 
+TEST_CASE("k-means update, deterministic: the same bits on every run and for any order of the points, means against an f64 reference") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  struct run {
+    long long B, N, K, D;
+    input_type t;
+    metric m;
+  };
+  // Few clusters for many points (every cluster's sums take thousands of atomics: the order they land in
+  // changes from run to run), ragged N and D, both types, all three norm forms.
+  for (const run u : {run{1, 20000, 8, 128, input_type::f16, metric::l2}, run{2, 4097, 129, 104, input_type::bf16, metric::l2},
+                      run{1, 3000, 50, 512, input_type::f16, metric::cosine}, run{3, 777, 16, 64, input_type::bf16, metric::inner_product}}) {
+    const auto [B, N, K, D, t, m] = u;
+    INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m));
+    auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
+    auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
+    std::vector<std::int32_t> idx(static_cast<std::size_t>(B * N));
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 2));  // the last cluster stays empty
+    for (auto& v : idx) v = pick(rng.engine());
+    kmeans::update_options opt{true, 0.0f};
+    if (t == input_type::bf16)
+      for (double v : x.val) opt.max_abs = std::max(opt.max_abs, static_cast<float>(std::abs(v)));
+    // The points in a shuffled order (idx with them): the same clusters, other atomics first.
+    std::vector<long long> perm(static_cast<std::size_t>(N));
+    for (long long i = 0; i < N; ++i) perm[static_cast<std::size_t>(i)] = i;
+    std::shuffle(perm.begin(), perm.end(), rng.engine());
+    auto xs = x.bits;
+    auto is = idx;
+    for (long long b = 0; b < B; ++b)
+      for (long long i = 0; i < N; ++i) {
+        const long long from = b * N + perm[static_cast<std::size_t>(i)], to = b * N + i;
+        is[static_cast<std::size_t>(to)] = idx[static_cast<std::size_t>(from)];
+        for (long long d = 0; d < D; ++d) xs[static_cast<std::size_t>(to * D + d)] = x.bits[static_cast<std::size_t>(from * D + d)];
+      }
+    struct result {
+      std::vector<std::uint16_t> c;
+      std::vector<float> norm, shift;
+    };
+    auto update = [&](const std::vector<std::uint16_t>& xb, const std::vector<std::int32_t>& ib) {
+      auto dx = jit::to_device(xb), dc = jit::to_device(c.bits), di = jit::to_device(ib);
+      jit::device_buffer dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+          ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+      dn.fill_u32(0xffffffffu);
+      ds.fill_u32(0xffffffffu);
+      ws.fill_u32(0xffffffffu);
+      kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()),
+                     static_cast<float*>(ds.address()), ws.address(), B, N, K, D, t, m, opt);
+      return result{dc.download<std::uint16_t>(), dn.download<float>(), ds.download<float>()};
+    };
+    const result first = update(x.bits, idx), again = update(x.bits, idx), shuffled = update(xs, is);
+    CHECK_MESSAGE(first.c == again.c, "two runs gave different centroid bits");
+    CHECK_MESSAGE(first.c == shuffled.c, "the points in another order gave different centroid bits");
+    CHECK(first.shift == again.shift);
+    CHECK(first.shift == shuffled.shift);
+    if (m != metric::inner_product) CHECK(first.norm == shuffled.norm);
+    // Means against f64 sums: within one step of the type, and (f16: exact sums, one f32 rounding, one
+    // division) the nearest f16 on all but a few double-rounding ties.
+    auto to_float = [&](std::uint16_t b) { return t == input_type::bf16 ? harness::bf16_bits_to_float(b) : harness::f16_bits_to_float(b); };
+    std::vector<double> sum(static_cast<std::size_t>(B * K * D)), cnt(static_cast<std::size_t>(B * K));
+    for (long long p = 0; p < B * N; ++p) {
+      const long long row = (p / N) * K + idx[static_cast<std::size_t>(p)];
+      cnt[static_cast<std::size_t>(row)] += 1;
+      for (long long d = 0; d < D; ++d) sum[static_cast<std::size_t>(row * D + d)] += x.val[static_cast<std::size_t>(p * D + d)];
+    }
+    const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;
+    long long bad_mean = 0, bad_empty = 0, not_nearest = 0, coords = 0;
+    for (long long row = 0; row < B * K; ++row)
+      for (long long d = 0; d < D; ++d) {
+        const auto e = static_cast<std::size_t>(row * D + d);
+        if (cnt[static_cast<std::size_t>(row)] == 0) {
+          bad_empty += first.c[e] != c.bits[e];
+          continue;
+        }
+        const double want = sum[e] / cnt[static_cast<std::size_t>(row)], now = to_float(first.c[e]);
+        bad_mean += std::abs(now - want) > ulp * std::abs(want) + 1e-6;
+        if (t == input_type::f16) not_nearest += first.c[e] != harness::float_to_f16_bits(static_cast<float>(want));
+        ++coords;
+      }
+    CHECK_MESSAGE(bad_mean == 0, bad_mean << " coordinates are not the mean of their points");
+    CHECK_MESSAGE(bad_empty == 0, bad_empty << " coordinates of the empty cluster changed");
+    CHECK_MESSAGE(not_nearest * 1000 <= coords, not_nearest << " of " << coords << " f16 coordinates are not the nearest f16 of the mean");
+    MESSAGE(std::string(to_string(t)) << " B " << B << " N " << N << " K " << K << " D " << D << ": " << not_nearest << " of " << coords << " not the nearest value");
+  }
+}
+
+TEST_CASE("k-means update, deterministic: bf16 points without a bound on |x| are refused before any launch") {
+  alignas(16) static std::uint16_t buf[64];
+  static std::int32_t ids[4];
+  static float f[4];
+  std::string what = "(no error)";
+  try {
+    kmeans::update(buf, ids, buf, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, kmeans::update_options{true, 0.0f});
+  } catch (const jit::argument_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("needs options.max_abs") != std::string::npos);
+  // The fixed point: f16 points (|x| <= 65504 < 2^16) at N <= 2^22 keep every bit (unit 2^-24 or finer).
+  CHECK(kmeans::fixed_point_exponent(1LL << 22, 65504.0f) == 24);
+  CHECK(kmeans::fixed_point_exponent(1000, 1.0f) == 52);
+  CHECK(kmeans::fixed_point_exponent(1, 1e-30f) == 126);  // clamped: 2^-e stays a normal f32
+}
+
 TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical runs agree, the last update barely moves") {
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
@@ -246,6 +349,18 @@ TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical
     CHECK_MESSAGE(most < 0.1f, "the last update still moved a centroid by " << most);
   }
   CHECK_MESSAGE(runs[0] == runs[1], "two fits from the same start gave different assignments");
+  // Deterministic sums: two fits end with the same centroid bits (and the same assignment as above).
+  std::vector<std::vector<std::uint16_t>> cents;
+  for (int rep = 0; rep < 2; ++rep) {
+    auto dx = jit::to_device(xb), dc = jit::to_device(cb);
+    jit::device_buffer di(static_cast<std::size_t>(4 * B * N)), dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+        ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+    kmeans::fit(dx.address(), dc.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()), static_cast<float*>(ds.address()),
+                ws.address(), B, N, K, D, input_type::bf16, metric::l2, 6, kmeans::update_options{true, 200.0f});
+    cents.push_back(dc.download<std::uint16_t>());
+    CHECK_MESSAGE(di.download<std::int32_t>() == runs[0], "the deterministic fit assigned points differently");
+  }
+  CHECK_MESSAGE(cents[0] == cents[1], "two deterministic fits from the same start gave different centroid bits");
   long long wrong = 0;
   for (long long p = 0; p < B * N; ++p) wrong += runs[0][static_cast<std::size_t>(p)] != blob[static_cast<std::size_t>(p)];
   CHECK_MESSAGE(wrong == 0, wrong << " of " << B * N << " points are not in their blob's cluster");

@@ -82,7 +82,44 @@ void check_norms(cake::target_id t) {
   }
 }
 
+// The exact sums (kmeans_sums::i64_fixed): the scatter adds x * scale rounded to integers into i64 sums
+// (cvt.rni.s64.f32, then a 64-bit integer reduction per element: no f32 atomic for the sums, and no vector
+// reduction, which PTX has for floats only); the counts stay f32 adds of 1 (exact below 2^24). The
+// finalize converts the sums back (cvt.rn.f32.s64) and takes no f32 atomics.
+template <class In>
+void check_exact(cake::target_id t) {
+  using cake::kernels::kmeans_norm_form;
+  using cake::kernels::kmeans_sums;
+  for (long long d : {64LL, 100LL, 128LL, 512LL}) {
+    INFO("D " << d);
+    const cake::program sc = cake::kernels::kmeans_scatter_program<In>(parts_for(d), t, kmeans_sums::i64_fixed);
+    REQUIRE(sc.errors.empty());
+    CHECK(sc.scalars.size() == 2);  // K, scale
+    CHECK(sc.tensors[2].dt == cake::dtype::i64);
+    const auto b = d == 100 ? lower_and_build(sc, {{"D", d}}) : lower_and_build(sc);
+    CHECK(has(b.source(), "cake_dev::red_add_s64_rn"));
+    CHECK(has(b.ptx(), "cvt.rni.s64.f32"));
+    CHECK((has(b.ptx(), "red.global.add.u64") || has(b.ptx(), "atom.global.add.u64")));
+    CHECK_FALSE(has(b.ptx(), "red.global.add.v4.f32"));  // the sums take no float reduction
+    CHECK(has_f32_atomic(b.ptx()));                       // the counts
+    MESSAGE(sc.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
+    const cake::program fi = cake::kernels::kmeans_finalize_program<In>(parts_for(d), kmeans_norm_form::l2, t, kmeans_sums::i64_fixed);
+    REQUIRE(fi.errors.empty());
+    CHECK(fi.scalars.size() == 1);  // inv_scale
+    const auto f = d == 100 ? lower_and_build(fi, {{"D", d}}) : lower_and_build(fi);
+    CHECK(has(f.ptx(), "cvt.rn.f32.s64"));
+    CHECK_FALSE(has(f.ptx(), "atom.global"));
+    MESSAGE(fi.kernel_name.view() << " D " << d << ": " << f.art.resources.registers << " registers");
+  }
+}
+
 }  // namespace
+
+TEST_CASE("k-means update: exact sums in i64 fixed point (scatter and finalize, bf16, f16, sm_90a and sm_80)") {
+  check_exact<cake::bf16>(cake::target_id::sm_90a);
+  check_exact<cake::f16>(cake::target_id::sm_90a);
+  check_exact<cake::f16>(cake::target_id::sm_80);
+}
 
 TEST_CASE("k-means update: scatter-add of points into cluster sums and counts (bf16, f16, sm_90a and sm_80)") {
   check_scatter<cake::bf16>(cake::target_id::sm_90a);

@@ -17,7 +17,8 @@ TEST_CASE("dtype table: every entry sits at its enum's index, with the documente
     int bits;
   };
   const expected table[] = {{dtype::f32, "f32", 32}, {dtype::f16, "f16", 16},  {dtype::bf16, "bf16", 16}, {dtype::tf32, "tf32", 32},
-                            {dtype::e4m3, "e4m3", 8}, {dtype::e5m2, "e5m2", 8}, {dtype::i8, "i8", 8},       {dtype::i32, "i32", 32}};
+                            {dtype::e4m3, "e4m3", 8}, {dtype::e5m2, "e5m2", 8}, {dtype::i8, "i8", 8},       {dtype::i32, "i32", 32},
+                            {dtype::i64, "i64", 64}};
   static_assert(sizeof(table) / sizeof(table[0]) == dtype_count);
   for (const auto& e : table) {
     CAPTURE(e.name);
@@ -53,6 +54,9 @@ TEST_CASE("dtype table: which matrix units take a dtype as an operand") {
   CHECK(info(dtype::f32).accumulator_of == (unit_mma_sync | unit_wgmma | unit_tcgen05));
   CHECK(info(dtype::i32).accumulator_of == (unit_mma_sync | unit_wgmma | unit_tcgen05));
   CHECK(info(dtype::bf16).accumulator_of == unit_none);
+  // i64 is storage only (exact sums in global memory): no matrix unit reads or accumulates it.
+  CHECK(info(dtype::i64).operand_of == unit_none);
+  CHECK(info(dtype::i64).accumulator_of == unit_none);
 }
 
 TEST_CASE("dtype table: K of one MMA instruction step follows the element width") {
@@ -108,6 +112,7 @@ TEST_CASE("dtype tags carry their dtype and satisfy element_type") {
   CHECK(e5m2::value == dtype::e5m2);
   CHECK(i8::value == dtype::i8);
   CHECK(i32::value == dtype::i32);
+  CHECK(i64::value == dtype::i64);
   CHECK_FALSE(std::is_same_v<f16, bf16>);
 }
 

@@ -186,6 +186,7 @@ extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n
   warp_argmax<1, 16>(hi, ihi);
   const long long trips = min_ll(n, 64) + max_ll(n, 1);
   red_add_f32(out + 1, mx + sm + mn + lo + hi + float(ilo + ihi + trips));
+  red_add_s64_rn(reinterpret_cast<long long*>(out + 8192), x);  // out[8192..8193] as one i64 (8-byte aligned)
 #if __CUDA_ARCH__ >= 900
   red_add_bf16x2(out + 2, v);
   red_add_bf16(out + 3, static_cast<u16>(v >> 16));

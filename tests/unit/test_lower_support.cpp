@@ -299,8 +299,42 @@ TEST_CASE("lower::unsupported: scatter_add into a tensor that is not f32") {
     r.scatter_add(f.BF16.tile(0, 0), x, i);
     r.scatter_add(f.F32.tile(0, 0), x, i);
   });
-  CHECK(why(f.k.p, 0) == "scatter_add is lowered into f32 tensors");
+  CHECK(why(f.k.p, 0) == "scatter_add is lowered into f32 and i64 tensors");
   CHECK(why(f.k.p, 1).empty());
+}
+
+TEST_CASE("lower::unsupported: i64 is a storage dtype of global tensors (f32 tiles in and out, atomics, no store, smem, TMA, cp.async)") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  auto S = k.output<i64>("S", dims(M, N));
+  auto s64 = k.smem<i64>("s64", {64, 64});
+  auto bar = k.mbarrier("bar");
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto h = r.fragment<bf16>("h", {64, 64});
+    auto q = r.fragment<i64>("q", {64, 64});
+    auto i = r.row_vector<i32>("i", 64);
+    r.load(x, S.tile(0, 0));            // 0: converted to f32
+    r.atomic_add(S.tile(0, 0), x);      // 1: rounded to integers
+    r.scatter_add(S.tile(0, 0), x, i);  // 2
+    r.store(S.tile(0, 0), x);           // 3
+    r.load(h, S.tile(0, 0));            // 4
+    r.scatter_add(S.tile(0, 0), h, i);  // 5
+    r.fill(q, 0.0f);                    // 6
+    r.load(x, s64);                     // 7
+    r.tma_load(s64, S.tile(0, 0), bar);  // 8: a TMA box or cp.async needs an smem tile of the tensor's dtype
+    r.cp_async(s64, S.tile(0, 0));      // 9
+  });
+  CHECK(why(k.p, 0).empty());
+  CHECK(why(k.p, 1).empty());
+  CHECK(why(k.p, 2).empty());
+  CHECK(why(k.p, 3) == "store_global into an i64 tensor is not lowered (atomic_add adds into it)");
+  CHECK(why(k.p, 4) == "register loads and atomics of i64 tensors take f32 tiles");
+  CHECK(why(k.p, 5) == "scatter_add into an i64 tensor takes an f32 tile");
+  CHECK(why(k.p, 6) == "register tiles are not i64 (it is a storage dtype of global tensors)");
+  CHECK(why(k.p, 7) == "smem tiles are not i64 (it is a storage dtype of global tensors)");
+  CHECK(why(k.p, 8) == "smem tiles are not i64 (it is a storage dtype of global tensors)");
+  CHECK(why(k.p, 9) == "smem tiles are not i64 (it is a storage dtype of global tensors)");
 }
 
 TEST_CASE("lower::unsupported: .limit(pos, end) on a store of a tile part and on scatter_add") {

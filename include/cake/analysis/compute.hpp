@@ -4,7 +4,8 @@
 //   representation.broadcast        shapes: the leaves of an expression against its destination, a row
 //                                   reduction's source against its vectors, a scatter's index vector
 //   representation.compute-dtype    dtypes: what is computed on (f32, i32, bf16, f16), the 32-bit
-//                                   vectors reductions write, i32 index vectors; tf32 register tiles
+//                                   vectors reductions write, i32 index vectors; tf32 and i64 register
+//                                   tiles
 //   representation.layout-conflict  fragment layouts (plan/fragments.hpp): two layouts meet in one op, or
 //                                   a tile cannot be laid out over the threads of its unit
 // lower/support.hpp also refuses some of these forms (8-bit compute, non-32-bit reduction vectors, a
@@ -34,13 +35,18 @@ constexpr dtype_problem compute_dtype_problem(const program& p, int id) {
   constexpr const char* tf32_help = "hold the values as f32 (the MMA reads tf32 from smem)";
   constexpr const char* eight_why = "8-bit register tiles are not computed on; they are only converted (r.convert) to and from a computed dtype";
   constexpr const char* eight_help = "compute in f32 (or bf16/f16) and convert to the 8-bit dtype where it is stored";
+  constexpr const char* i64_why = "i64 is a storage dtype of global tensors (exact sums): register tiles are not i64";
+  constexpr const char* i64_help = "hold the values as f32: atomic_add / scatter_add of an f32 tile into an i64 tensor adds them rounded to integers, "
+                                   "and r.load of an i64 tensor into an f32 tile converts them back";
   auto computed = [&](int r) -> dtype_problem {
     if (r < 0 || computed_dtype(dt(r))) return {};
     if (dt(r) == dtype::tf32) return {r, tf32_why, tf32_help};
+    if (dt(r) == dtype::i64) return {r, i64_why, i64_help};
     return {r, eight_why, eight_help};
   };
   auto not_tf32 = [&](int r) -> dtype_problem {
     if (r >= 0 && dt(r) == dtype::tf32) return {r, tf32_why, tf32_help};
+    if (r >= 0 && dt(r) == dtype::i64) return {r, i64_why, i64_help};
     return {};
   };
   switch (o.kind) {

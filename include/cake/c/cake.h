@@ -97,8 +97,8 @@ typedef enum cake_metric { CAKE_METRIC_L2 = 0, CAKE_METRIC_INNER_PRODUCT = 1, CA
 CAKE_C_API cake_status cake_kmeans_assign(const void* x, const void* c, const float* c_norm, int32_t* idx, int64_t B, int64_t N, int64_t K, int64_t D,
                                           int input_type, int metric, void* stream, int device);
 
-/* Bytes of device workspace cake_kmeans_update and cake_kmeans_fit need (f32 sums [B, K, D] and counts
- * [B, K]); -1 for shapes out of range. */
+/* Bytes of device workspace cake_kmeans_update and cake_kmeans_fit need (sums [B, K, D] of 8 bytes: i64
+ * for the deterministic forms, f32 otherwise; f32 counts [B, K]); -1 for shapes out of range. */
 CAKE_C_API int64_t cake_kmeans_update_workspace_bytes(int64_t B, int64_t K, int64_t D);
 
 /* After an assignment: c[b, k] = the mean of the points x[b, i] with idx[b, i] == k, rounded to
@@ -115,6 +115,17 @@ CAKE_C_API cake_status cake_kmeans_update(const void* x, const int32_t* idx, voi
  * a GPU: docs/kmeans.md.) */
 CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
                                        int64_t D, int input_type, int metric, int iterations, void* stream, int device);
+
+/* cake_kmeans_update and cake_kmeans_fit with deterministic sums (docs/kmeans.md, "Deterministic sums"):
+ * i64 fixed point, the same bits on every run, at the cost of one 64-bit atomic per element. max_abs: a
+ * bound on |x| over the points (0: the input type's largest value, right for CAKE_INPUT_F16; bf16 points
+ * need the data's bound, else CAKE_ERROR_INVALID_ARGUMENT). Values past the bound saturate. */
+CAKE_C_API cake_status cake_kmeans_update_deterministic(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B,
+                                                        int64_t N, int64_t K, int64_t D, int input_type, int metric, float max_abs, void* stream,
+                                                        int device);
+CAKE_C_API cake_status cake_kmeans_fit_deterministic(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
+                                                     int64_t K, int64_t D, int input_type, int metric, int iterations, float max_abs, void* stream,
+                                                     int device);
 
 /* Bytes of device workspace cake_knn_search needs for this shape (the partial lists of the database
  * splits, and the norms for CAKE_METRIC_L2); -1 for arguments out of range. */

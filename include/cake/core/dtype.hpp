@@ -4,8 +4,11 @@
 
 namespace cake {
 
-enum class dtype : unsigned char { f32, f16, bf16, tf32, e4m3, e5m2, i8, i32 };
-inline constexpr int dtype_count = 8;
+// i64 is a storage dtype of global tensors only (exact integer sums: atomic_add / scatter_add of f32 tiles
+// rounded to the nearest integer, and register loads that convert back to f32); no register tile, smem
+// tile or TMA box is i64.
+enum class dtype : unsigned char { f32, f16, bf16, tf32, e4m3, e5m2, i8, i32, i64 };
+inline constexpr int dtype_count = 9;
 
 // Which units take a dtype as an A/B operand or as an accumulator.
 enum unit_mask : unsigned {
@@ -33,6 +36,7 @@ inline constexpr dtype_info dtype_table[dtype_count] = {
     {dtype::e5m2, "e5m2", 8, unit_wgmma | unit_tcgen05, unit_none, 32},
     {dtype::i8, "i8", 8, unit_mma_sync | unit_wgmma | unit_tcgen05, unit_none, 32},
     {dtype::i32, "i32", 32, unit_none, unit_mma_sync | unit_wgmma | unit_tcgen05, 0},
+    {dtype::i64, "i64", 64, unit_none, unit_none, 0},
 };
 
 constexpr const dtype_info& info(dtype d) { return dtype_table[static_cast<int>(d)]; }
@@ -69,6 +73,7 @@ using e4m3 = dtype_tag<dtype::e4m3>;
 using e5m2 = dtype_tag<dtype::e5m2>;
 using i8 = dtype_tag<dtype::i8>;
 using i32 = dtype_tag<dtype::i32>;
+using i64 = dtype_tag<dtype::i64>;
 
 template <class T>
 concept element_type = requires { { T::value } -> std::convertible_to<dtype>; };

@@ -135,6 +135,12 @@ __device__ __forceinline__ void st_global_words(u32* p, const u32* r) {
 
 // ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
 __device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
+// An i64 element += round-to-nearest(v) (cvt.rni.s64.f32: saturating, NaN -> 0) as red.global.add.u64:
+// two's-complement addition is the same for signed values, and integer addition is associative, so the
+// sum does not depend on the order of the atomics (the deterministic sums of the k-means update).
+__device__ __forceinline__ void red_add_s64_rn(i64* p, float v) {
+  atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(__float2ll_rn(v)));
+}
 // red.global.add.noftz.bf16x2 (sm_90+): two adjacent bf16 (4-byte aligned) in one atomic.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {

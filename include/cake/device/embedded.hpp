@@ -324,6 +324,12 @@ __device__ __forceinline__ void st_global_words(u32* p, const u32* r) {
 
 // ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
 __device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
+// An i64 element += round-to-nearest(v) (cvt.rni.s64.f32: saturating, NaN -> 0) as red.global.add.u64:
+// two's-complement addition is the same for signed values, and integer addition is associative, so the
+// sum does not depend on the order of the atomics (the deterministic sums of the k-means update).
+__device__ __forceinline__ void red_add_s64_rn(i64* p, float v) {
+  atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(__float2ll_rn(v)));
+}
 // red.global.add.noftz.bf16x2 (sm_90+): two adjacent bf16 (4-byte aligned) in one atomic.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void red_add_bf16x2(void* p, u32 v) {
@@ -341,14 +347,14 @@ __device__ __forceinline__ void red_add_bf16(void* p, u16 v) {
 __device__ __forceinline__ void red_add_f32x2(float* p, u32 a, u32 b) {
   asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)) : "memory");
 }
-__device__ __forceinline__ void red_add_f32x4(float* p, u32 a, u32 b, u32 c, u32 d) {
+)cake_src"
+    R"cake_src(__device__ __forceinline__ void red_add_f32x4(float* p, u32 a, u32 b, u32 c, u32 d) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)), "f"(__uint_as_float(c)),
                "f"(__uint_as_float(d))
                : "memory");
 }
 // Adds the G (2 or 4) f32 whose bits are v[0..G) at p[0..G), those of index < n only (n: the columns left in
-)cake_src"
-    R"cake_src(// the row; n <= 0 adds nothing): one vector reduction when all G are inside and p is aligned to 4 * G bytes;
+// the row; n <= 0 adds nothing): one vector reduction when all G are inside and p is aligned to 4 * G bytes;
 // otherwise aligned pairs (G = 4), then single elements. Exact at ragged edges: nothing at index >= n.
 template <int G>
 __device__ __forceinline__ void red_add_f32_group(float* p, const u32* v, long long n) {

@@ -489,6 +489,7 @@ class compute_emitter : public emitter {
     const auto& L = lay(r);
     const auto& ref = p_.tile_refs[g.index];
     const dtype td = p_.tensors[ref.tensor].dt;
+    if (td == dtype::i64) return emit_global_i64(id, o, g, r);
     const int eb = size_bits(td) / 8;
     if (eb < 2) return fail(id, "register loads and stores of 8-bit tensors are not lowered");
     int grp = group_of(r);
@@ -683,6 +684,32 @@ class compute_emitter : public emitter {
     w_.close();
   }
 
+  // An i64 tensor (exact sums, core/dtype.hpp): a load converts each element to the f32 tile
+  // (cvt.rn.f32.s64, one rounding of the exact sum); atomic_add adds each f32 element rounded to the
+  // nearest integer (red_add_s64_rn). Element by element: there is no vector form of the 64-bit
+  // reduction, and the loads are of sums read once per kernel.
+  void emit_global_i64(int id, const op& o, const operand& g, int r) {
+    const bool load = o.kind == op_kind::load_global;
+    if (p_.regs[r].dt != dtype::f32) return fail(id, "register loads and atomics of i64 tensors take f32 tiles");
+    if (!load && o.kind != op_kind::atomic_add) return fail(id, "store_global into an i64 tensor is not lowered (atomic_add adds into it)");
+    const auto& L = lay(r);
+    const auto& ref = p_.tile_refs[g.index];
+    w_.open("");
+    const std::string inside = global_origin(g, r);
+    const std::string owner = !load && L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : "";
+    w_.line("#pragma unroll");
+    w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; ++e0)");
+    w_.line("const long long gr = row0 + " + row_of(L, "e0") + ", gc = col0 + " + col_of(L, "e0") + ";");
+    w_.line("const bool in = " + inside + owner + " && gr < rows && gc < cols;");
+    if (load) {
+      w_.line(write_one(r, "e0", "(in ? (float)*" + gptr(ref.tensor, "const long long") + " : __int_as_float(" + S(o.imm[2]) + "))"));
+    } else {
+      w_.line("if (in) cake_dev::red_add_s64_rn(" + gptr(ref.tensor, "long long") + ", " + read_elem(r, "e0") + ");");
+    }
+    w_.close();
+    w_.close();
+  }
+
   // f32 vector reductions (red.global.add.v2.f32 / .v4.f32) exist from sm_90 on: sm_90a and sm_100a.
   bool vector_red() const { return p_.target == target_id::sm_90a || p_.target == target_id::sm_100a; }
   // Statement adding the G (2 or 4) f32 of raw[] at dst[0..G) of a row that `row_ok` says is inside the
@@ -711,18 +738,23 @@ class compute_emitter : public emitter {
     const int r = o.a.index, ix = o.b.index;
     const auto& L = lay(r);
     const auto& ref = p_.tile_refs[o.d.index];
-    if (p_.tensors[ref.tensor].dt != dtype::f32) return fail(id, "scatter_add is lowered into f32 tensors");
+    const dtype td = p_.tensors[ref.tensor].dt;
+    if (td != dtype::f32 && td != dtype::i64) return fail(id, "scatter_add is lowered into f32 and i64 tensors");
+    if (td == dtype::i64 && p_.regs[r].dt != dtype::f32) return fail(id, "scatter_add into an i64 tensor takes an f32 tile");
     if (ref.rank != 2) return fail(id, "scatter_add is lowered for 2-D tensors");
     int grp = group_of(r);
     while (grp > 1 && grp * 4 > 16) grp /= 2;
-    if (!(vector_red() && (grp == 2 || grp == 4))) grp = 1;
+    if (!(vector_red() && (grp == 2 || grp == 4)) || td == dtype::i64) grp = 1;  // i64: no vector reduction
     w_.open("");
     const std::string inside = global_origin(o.d, r);
     const std::string owner = L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : "";
     w_.line("#pragma unroll");
     w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
     w_.line("const long long gr = (long long)" + reg_name(ix) + "[" + source_index(ix, L, "e0") + "], gc = col0 + " + col_of(L, "e0") + ";");
-    if (grp == 1) {
+    if (td == dtype::i64) {
+      w_.line("if (" + inside + owner + " && gr >= 0 && gr < rows && gc < cols) cake_dev::red_add_s64_rn(" + gptr(ref.tensor, "long long") + ", " +
+              read_elem(r, "e0") + ");");
+    } else if (grp == 1) {
       w_.line("if (" + inside + owner + " && gr >= 0 && gr < rows && gc < cols) cake_dev::red_add_f32(" + gptr(ref.tensor, "float") + ", " + read_elem(r, "e0") +
               ");");
     } else {

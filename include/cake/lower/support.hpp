@@ -32,6 +32,12 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
     if (smem || tmem) return "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))";
   }
   auto reg_dt = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? p.regs[x.index].dt : dtype::f32; };
+  // i64 is a storage dtype of global tensors (core/dtype.hpp): no register or smem tile holds it (so no TMA
+  // box or cp.async copies it either: both need an smem tile of the tensor's dtype, checked at compile time).
+  for (const operand* x : {&o.d, &o.a, &o.b}) {
+    if (x->kind == operand_kind::reg && reg_dt(*x) == dtype::i64) return "register tiles are not i64 (it is a storage dtype of global tensors)";
+    if (x->kind == operand_kind::smem && x->index < p.smem.size() && p.smem[x->index].dt == dtype::i64) return "smem tiles are not i64 (it is a storage dtype of global tensors)";
+  }
   auto eight = [&](const operand& x) { return x.kind == operand_kind::reg && size_bits(reg_dt(x)) == 8; };
   auto frame = [&](const operand& x) { return x.kind == operand_kind::reg && x.index < p.regs.size() ? plan.frags.regs[x.index].f.kind : plan::frag_kind::none; };
   switch (o.kind) {
@@ -67,6 +73,12 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (g.kind != operand_kind::global || g.index >= p.tile_refs.size()) return nullptr;
       const dtype td = p.tensors[p.tile_refs[g.index].tensor].dt;
       if (size_bits(td) == 8 || eight(r)) return "register loads and stores of 8-bit data are not lowered";
+      if (td == dtype::i64) {
+        if (o.kind == op_kind::store_global) return "store_global into an i64 tensor is not lowered (atomic_add adds into it)";
+        if (reg_dt(r) != dtype::f32) return "register loads and atomics of i64 tensors take f32 tiles";
+        if (r.part != part_axis::none) return "loads and atomics of a part of a register tile are not lowered: use a tile of the part's shape";
+        return nullptr;
+      }
       if (o.kind == op_kind::atomic_add) {
         if (td != dtype::f32 && td != dtype::bf16) return "atomic_add is lowered into f32 and bf16 tensors";
         if (td == dtype::bf16 && p.target == target_id::sm_80) return "bf16 atomic_add needs sm_90a or sm_100a (red.add.bf16x2)";
@@ -82,7 +94,11 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       return nullptr;
     }
     case op_kind::scatter_add:
-      if (o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::f32) return "scatter_add is lowered into f32 tensors";
+      if (o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::f32 &&
+          p.tensors[p.tile_refs[o.d.index].tensor].dt != dtype::i64)
+        return "scatter_add is lowered into f32 and i64 tensors";
+      if (o.d.index < p.tile_refs.size() && p.tensors[p.tile_refs[o.d.index].tensor].dt == dtype::i64 && reg_dt(o.a) != dtype::f32)
+        return "scatter_add into an i64 tensor takes an f32 tile";
       if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].rank != 2) return "scatter_add is lowered for 2-D tensors";
       if (eight(o.a)) return "scatter_add of an 8-bit tile is not lowered";
       if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].has_limit()) return "scatter_add with .limit(pos, end) is not lowered";

@@ -64,6 +64,7 @@ inline jit::tma_dtype tma_dtype_of(dtype d) {
     case dtype::e4m3: return jit::tma_dtype::e4m3;
     case dtype::e5m2: return jit::tma_dtype::e5m2;
     case dtype::i8: return jit::tma_dtype::i8;
+    case dtype::i64: return jit::tma_dtype::i64;
     default: return jit::tma_dtype::i32;
   }
 }
