@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     } else if (kind == "splitk") {
       cake::kernels::gemm_splitk_config c;
       in >> c.bn >> c.splits >> c.stages;
-      p = cake::kernels::gemm_splitk_sm90(c);
+      p = dtype == "e4m3" ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(c) : cake::kernels::gemm_splitk_sm90<cake::bf16>(c);
     } else {
       std::fprintf(stderr, "cake_cost_domain_rank: unknown schedule kind '%s' in: %s\n", kind.c_str(), line.c_str());
       return 2;

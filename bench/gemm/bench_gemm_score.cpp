@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       operands o(in, shapes, rng);
       for (const auto& s : shapes) {  // JIT first
         const auto sel = cake::select_gemm(s.m, s.n, s.k, dev.sm_count, in);
-        if (sel.plan.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(sel.plan.splitk, 0);
+        if (sel.plan.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(sel.plan.splitk, in, 0);
         else cake::gemm_detail::kernel_for(sel.plan.sm90, in, 0);
       }
       warm_up(P);

@@ -9,6 +9,8 @@
 //       --skip N leaves out the first N search shapes (in the domain's order) of each type: a sweep that one
 //       device call's time limit cut short goes on from where it stopped (join the files with
 //       tools/gen/merge_sweeps.py)
+//   --splitk-only: only the shapes whose candidates include a split-K schedule; --min-m N: only M >= N
+//       (a re-sweep of the shapes a change of the candidate set touched; merge_sweeps.py replaces their rows)
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
 //       writes a PLACEHOLDER evidence file without a GPU: modeled times (rough_ms scaled per schedule),
@@ -112,8 +114,8 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
 int main(int argc, char** argv) {
   std::string json = "gemm_sweep.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_sweep";
   int runs = 20;
-  long long limit = 0, skip = 0;
-  bool estimate_only = false, placeholder = false;
+  long long limit = 0, skip = 0, min_m = 0;
+  bool estimate_only = false, placeholder = false, splitk_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -123,13 +125,16 @@ int main(int argc, char** argv) {
     else if (a == "--runs" && has_value) runs = std::atoi(argv[++i]);
     else if (a == "--limit" && has_value) limit = std::atoll(argv[++i]);
     else if (a == "--skip" && has_value) skip = std::atoll(argv[++i]);
+    else if (a == "--min-m" && has_value) min_m = std::atoll(argv[++i]);
+    else if (a == "--splitk-only") splitk_only = true;
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
     else {
       std::fprintf(stderr, "cake_bench_gemm_sweep: unknown argument '%s' (see the usage at the top of bench/gemm/bench_gemm_sweep.cpp)\n", a.c_str());
       return 2;
     }
-    if (a != "--json") command += " " + a + (a == "--estimate" || a == "--placeholder" ? "" : std::string(" ") + argv[i]);
+    const bool flag = a == "--estimate" || a == "--placeholder" || a == "--splitk-only";
+    if (a != "--json") command += " " + a + (flag ? "" : std::string(" ") + argv[i]);
     else command += " --json " + std::string(argv[i]).substr(std::string(argv[i]).rfind('/') + 1);
   }
   if (dtype != "bf16" && dtype != "e4m3" && dtype != "both") {
@@ -145,14 +150,22 @@ int main(int argc, char** argv) {
   std::vector<gemm_input> inputs;
   if (dtype != "bf16") inputs.push_back(gemm_input::e4m3);
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
+  const int est_sms = 132;  // the H200's: what the estimate, the placeholder and the shape filters assume
   auto shapes = domain_shapes(false, 0);
   if (skip < 0 || skip >= static_cast<long long>(shapes.size())) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: --skip must be in [0, %zu) (got %lld)\n", shapes.size(), skip);
     return 2;
   }
   shapes.erase(shapes.begin(), shapes.begin() + skip);
+  std::erase_if(shapes, [&](const cake::gemm_domain::shape& s) {
+    if (s.m < min_m) return true;
+    if (!splitk_only) return false;
+    for (auto in : inputs)
+      for (const auto& p : sweep_candidates(s.m, s.n, s.k, est_sms, in))
+        if (p.kernel == cake::gemm_kernel::splitk) return false;
+    return true;
+  });
   if (limit > 0 && limit < static_cast<long long>(shapes.size())) shapes.resize(static_cast<std::size_t>(limit));
-  const int est_sms = 132;  // the H200's: what the estimate and the placeholder assume
 
   // The estimate: every candidate and the peer, (runs + 2 warm-up) runs each with a 0.05 ms flush, one
   // checked run with its download and comparison, JIT of each distinct schedule (~0.6 s).
@@ -214,7 +227,7 @@ int main(int argc, char** argv) {
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)
         for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in)) {
-          if (p.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(p.splitk, 0);
+          if (p.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0);
           else cake::gemm_detail::kernel_for(p.sm90, in, 0);
         }
       warm_up(P);

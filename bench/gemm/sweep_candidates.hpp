@@ -1,7 +1,8 @@
 #pragma once
 // The schedules cake_bench_gemm_sweep times for one shape (at most 8, so that the H200 run of the whole
 // search half of the domain stays within minutes): tile widths, pipeline depths and cluster sizes of the
-// persistent sm_90a schedule, ping-pong mainloops, and for small M (bf16 only) the split-K schedule.
+// persistent sm_90a schedule, ping-pong mainloops, and the split-K schedule for small M and for any M
+// whose 128 x 128 tiles leave SMs idle.
 // choose_gemm's pick (the dispatcher's fallback) is always among them, so a bucket can only pick a
 // schedule that was timed next to the fallback on the same shape.
 #include <algorithm>
@@ -54,21 +55,25 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(256, 1));
     add(sm90_plan(128, 1));
     add(sm90_plan(128, 1, true, 64, 1));
-    if (in == cake::gemm_input::bf16) {
-      add(splitk_plan(2));
-      add(splitk_plan(4));
-      add(splitk_plan(8));
-    } else {
-      add(sm90_plan(128, 2));
-    }
+    add(splitk_plan(2));
+    add(splitk_plan(4));
+    add(splitk_plan(8));
     add(sm90_plan(256, 2));
   } else {
+    // Fewer 128 x 128 tiles than SMs (e.g. N = 2112 at M = 256: 34 tiles): the K loop split over 2 or 4
+    // CTAs instead of the 128-wide cluster and ping-pong forms, which never won there (gemm_sweep.json).
+    const bool few_tiles = ((M + 127) / 128) * ((N + 127) / 128) < sm_count;
     add(sm90_plan(256, 2));
     add(sm90_plan(256, 1));
     add(sm90_plan(192, 2));
     add(sm90_plan(128, 1));
-    add(sm90_plan(128, 2));
-    add(sm90_plan(128, 2, true, 128, 1));
+    if (few_tiles) {
+      add(splitk_plan(2));
+      add(splitk_plan(4));
+    } else {
+      add(sm90_plan(128, 2));
+      add(sm90_plan(128, 2, true, 128, 1));
+    }
     add(sm90_plan(176, 2));
   }
   return out;

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 kmeansdet splitksweep
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -33,6 +33,18 @@ for s in "${steps[@]}"; do
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout ${CAKE_SWEEP_TIMEOUT:-560} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --json "$OUT/gemm_sweep.json" ${CAKE_SWEEP_ARGS:-} > "$OUT/gemm_sweep.log" 2>&1; echo "rc=$?"
       grep -E "estimated|measured in|WRONG|no peer|error" "$OUT/gemm_sweep.log" | cut -c1-200 | head -n 40 ;;
+    splitksweep)
+      # split-K's e4m3 form and the few-tile split-K candidates: their GPU test (every sweep candidate and
+      # table plan, both types, hang trap on), then the sweep of the shapes whose candidates include split-K
+      # (e4m3: every such shape; bf16: M >= 256, the ones whose candidates changed) into two files for
+      # tools/gen/merge_sweeps.py
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+      timeout 200 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype e4m3 --splitk-only --json "$OUT/gemm_sweep_e4m3_splitk.json" > "$OUT/sweep_e4m3.log" 2>&1; echo "e4m3 rc=$?"
+      grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_e4m3.log" | cut -c1-200 | head -n 10
+      timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --splitk-only --min-m 256 --json "$OUT/gemm_sweep_bf16_splitk.json" > "$OUT/sweep_bf16.log" 2>&1; echo "bf16 rc=$?"
+      grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_bf16.log" | cut -c1-200 | head -n 10 ;;
     gemmscore)
       # the held-out shapes through cake::gemm (dispatcher included) against the peer
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
@@ -143,6 +155,15 @@ for s in "${steps[@]}"; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="$tc" 2>&1 | tee -a "$OUT/attn80san.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
       done ;;
+    kmeansdet)
+      # the k-means GPU test (the deterministic update among its cases), memcheck on the deterministic case,
+      # then the update alone with f32-atomic and deterministic sums (what determinism costs)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_kmeans > "$OUT/test_kmeans.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|waited past|not the nearest" "$OUT/test_kmeans.log" | head -n 12 | cut -c1-200
+      res=$(timeout 150 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*deterministic: the same bits*" 2>&1 | tee "$OUT/kmeansdet_san.log" | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
+      echo "memcheck | ${res:-TIMEOUT}" | cut -c1-200
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 200 $B/bench/cake_bench_kmeans --update --runs ${CAKE_KMEANS_RUNS:-20} --driver "$DRIVER" --json "$OUT/kmeans_update.json" 2>&1 | tee "$OUT/bench_kmeans_update.log" | cut -c1-200 ;;
     knnsan)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_knn -tc="*exact top-k*" 2>&1 | tee -a "$OUT/knnsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')

@@ -145,7 +145,7 @@ inline gemm_selection select_gemm_in(const gemm_dispatch_tables& t, long long M,
   gemm_selection s;
   if (t.measured && sm_count == t.sm_count && !epi.any() && !direct_store) {
     const int i = find_gemm_bucket(t.cells, t.buckets, in, M, N, K);
-    if (i >= 0 && !(t.plans[static_cast<std::size_t>(i)].kernel == gemm_kernel::splitk && in != gemm_input::bf16)) {
+    if (i >= 0) {
       s.plan = t.plans[static_cast<std::size_t>(i)];
       s.from_bucket = true;
       s.evidence = t.evidence;
@@ -178,10 +178,10 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
   });
 }
 
-inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, int device) {
-  static kernel_table<std::tuple<kernels::gemm_splitk_config, int>, runtime_kernel> kernels;
-  return kernels.get({c, device}, [&] {
-    const program p = kernels::gemm_splitk_sm90(c);
+inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, gemm_input in, int device) {
+  static kernel_table<std::tuple<kernels::gemm_splitk_config, gemm_input, int>, runtime_kernel> kernels;
+  return kernels.get({c, in, device}, [&] {
+    const program p = in == gemm_input::bf16 ? kernels::gemm_splitk_sm90<bf16>(c) : kernels::gemm_splitk_sm90<e4m3>(c);
     if (!p.errors.empty())
       throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: [" + std::string(p.errors[0].rule) +
                        "] " + std::string(p.errors[0].message));
@@ -224,10 +224,11 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
   std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
   const gemm_plan plan = forced ? *forced : select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).plan;
+  const double scalars[] = {scale};
+  const std::span<const double> fp8_scale(scalars, in == gemm_input::bf16 ? 0 : 1);  // e4m3 schedules take the per-tensor scale
   if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
-    if (in != gemm_input::bf16) bad("the split-K schedule " + plan_name(plan) + " has no e4m3 form");
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
-    splitk_kernel_for(plan.splitk, device).launch(args, {}, stream);
+    splitk_kernel_for(plan.splitk, in, device).launch(args, fp8_scale, stream);
     return;
   }
   kernels::gemm_sm90_config config = plan.sm90;
@@ -238,8 +239,7 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));
   if (epi.col_scale) args.push_back(tensor_view(epi.col_scale, {N}));
   if (epi.residual) args.push_back(tensor_view(epi.residual, {M, N}, {epi.ldr, 1}));
-  const double scalars[] = {scale};
-  k.launch(args, std::span<const double>(scalars, in == gemm_input::bf16 ? 0 : 1), stream);
+  k.launch(args, fp8_scale, stream);
 }
 
 }  // namespace gemm_detail

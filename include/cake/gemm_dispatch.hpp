@@ -4,9 +4,9 @@
 // (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).
 //
 // Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-02
-//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56
+//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json
 // bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.959, fallback (choose_gemm) 0.754
-// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.937, fallback (choose_gemm) 0.779
+// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.963, fallback (choose_gemm) 0.786
 #include <array>
 
 #include "gemm_plan.hpp"
@@ -29,7 +29,7 @@ inline constexpr std::array<gemm_plan, 9> plans{{
     {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 8 sk4_bn128_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 64, 8},  // M 1..64: sk4_bn128_s6
     //   M=1: sk4_bn128_s6 0.0248 ms, peer 0.0177 ms, ratio 0.711 (fallback bn128_s6_c2: 0.399)
@@ -37,11 +37,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=16: sk4_bn128_s6 0.0239 ms, peer 0.0179 ms, ratio 0.749 (fallback bn128_s6_c2: 0.438)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
     //   M=64: sk4_bn128_s6 0.0241 ms, peer 0.0186 ms, ratio 0.775 (fallback bn128_s6_c2: 0.467)
-    {65, 256, 0},  // M 65..256: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.640
-    //   M=256: bn128_s6_c1 0.0396 ms, peer 0.0231 ms, ratio 0.582 (fallback bn128_s6_c2: 0.575)
+    {65, 255, 7},  // M 65..255: sk2_bn128_s6
+    //   between M=64 and M=256: least summed slowdown over both, 2.289
+    {256, 256, 0},  // M 256..256: bn128_s6_c1
+    //   M=256: bn128_s6_c1 0.0381 ms, peer 0.0223 ms, ratio 0.585 (fallback bn128_s6_c2: 0.571)
     {257, 4096, 3},  // M 257..4096: bn176_s5_c2
-    //   between M=256 and M=1024: least summed slowdown over both, 2.317
+    //   between M=256 and M=1024: least summed slowdown over both, 2.344
     //   M=1024: bn176_s5_c2 0.0536 ms, peer 0.0448 ms, ratio 0.836
     //   between M=1024 and M=4096: least summed slowdown over both, 2.000
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
@@ -58,7 +59,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=128: sk2_bn128_s6 0.0246 ms, peer 0.0184 ms, ratio 0.747 (fallback bn128_s6_c2: 0.664)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
     //   between M=128 and M=512: least summed slowdown over both, 2.087
-    //   M=512: bn128_s6_c1 0.0295 ms, peer 0.0286 ms, ratio 0.972 (fallback bn128_s6_c2: 0.938)
+    //   M=512: bn128_s6_c1 0.0281 ms, peer 0.0278 ms, ratio 0.990 (fallback bn128_s6_c2: 0.939)
     //   between M=512 and M=2048: least summed slowdown over both, 2.032
     {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
@@ -66,15 +67,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 7},  // M 1..64: sk2_bn128_s6
+    {1, 255, 7},  // M 1..255: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0329 ms, peer 0.0262 ms, ratio 0.796 (fallback bn128_s6_c2: 0.432)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
     //   M=16: sk2_bn128_s6 0.0313 ms, peer 0.0264 ms, ratio 0.843 (fallback bn128_s6_c2: 0.474)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
     //   M=64: sk2_bn128_s6 0.0307 ms, peer 0.0262 ms, ratio 0.852 (fallback bn128_s6_c2: 0.498)
-    {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.373
-    //   M=256: bn128_s6_c1 0.0413 ms, peer 0.0334 ms, ratio 0.808 (fallback bn128_s6_c2: 0.795)
+    //   between M=64 and M=256: least summed slowdown over both, 2.250
+    {256, 1023, 0},  // M 256..1023: bn128_s6_c1
+    //   M=256: bn128_s6_c1 0.0415 ms, peer 0.0337 ms, ratio 0.813 (fallback bn128_s6_c2: 0.798)
     //   between M=256 and M=1024: least summed slowdown over both, 2.032
     {1024, 16383, 5},  // M 1024..16383: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.0769 ms, peer 0.0768 ms, ratio 0.999 (fallback bn256_s4_c2: 0.982)
@@ -93,7 +94,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=128: sk2_bn128_s6 0.0537 ms, peer 0.0447 ms, ratio 0.833 (fallback bn128_s6_c2: 0.575)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
     //   between M=128 and M=512: least summed slowdown over both, 2.368
-    //   M=512: bn128_s6_c1 0.0793 ms, peer 0.0787 ms, ratio 0.992 (fallback bn128_s6_c2: 0.977)
+    //   M=512: bn128_s6_c1 0.0798 ms, peer 0.0788 ms, ratio 0.986 (fallback bn128_s6_c2: 0.963)
     //   between M=512 and M=2048: least summed slowdown over both, 2.076
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
@@ -110,7 +111,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=64: sk2_bn128_s6 0.0268 ms, peer 0.0234 ms, ratio 0.873 (fallback bn128_s6_c2: 0.607)
     {65, 1023, 0},  // M 65..1023: bn128_s6_c1
     //   between M=64 and M=256: least summed slowdown over both, 2.137
-    //   M=256: bn128_s6_c1 0.0304 ms, peer 0.0271 ms, ratio 0.892 (fallback bn128_s6_c2: 0.874)
+    //   M=256: bn128_s6_c1 0.0309 ms, peer 0.0274 ms, ratio 0.885 (fallback bn128_s6_c2: 0.861)
     //   between M=256 and M=1024: least summed slowdown over both, 2.002
     {1024, 4095, 4},  // M 1024..4095: bn192_s4_c2
     //   M=1024: bn192_s4_c2 0.0696 ms, peer 0.0697 ms, ratio 1.001
@@ -373,17 +374,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0226 ms, peer 0.0137 ms, ratio 0.608 (fallback bn128_s6_c2: 0.476)
+    {1, 255, 7},  // M 1..255: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0161 ms, peer 0.0126 ms, ratio 0.782 (fallback bn128_s6_c2: 0.522)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0203 ms, peer 0.0127 ms, ratio 0.629 (fallback bn128_s6_c2: 0.504)
+    //   M=16: sk2_bn128_s6 0.0163 ms, peer 0.0125 ms, ratio 0.763 (fallback bn128_s6_c2: 0.523)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0205 ms, peer 0.0135 ms, ratio 0.658 (fallback bn128_s6_c2: 0.556)
-    {65, 256, 0},  // M 65..256: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.184
-    //   M=256: bn128_s6_c1 0.0228 ms, peer 0.0135 ms, ratio 0.593 (fallback bn128_s6_c2: 0.574)
+    //   M=64: sk2_bn128_s6 0.0163 ms, peer 0.0130 ms, ratio 0.801 (fallback bn128_s6_c2: 0.568)
+    //   between M=64 and M=256: least summed slowdown over both, 2.323
+    {256, 256, 0},  // M 256..256: bn128_s6_c1
+    //   M=256: bn128_s6_c1 0.0224 ms, peer 0.0133 ms, ratio 0.595 (fallback bn128_s6_c2: 0.572)
     {257, 4096, 3},  // M 257..4096: bn176_s5_c2
-    //   between M=256 and M=1024: least summed slowdown over both, 2.313
+    //   between M=256 and M=1024: least summed slowdown over both, 2.301
     //   M=1024: bn176_s5_c2 0.0310 ms, peer 0.0265 ms, ratio 0.854
     //   between M=1024 and M=4096: least summed slowdown over both, 2.000
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
@@ -392,15 +393,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0154 ms, peer 0.0114 ms, ratio 0.739 (fallback bn128_s6_c2: 0.508)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0149 ms, peer 0.0114 ms, ratio 0.762 (fallback bn128_s6_c2: 0.666)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0150 ms, peer 0.0118 ms, ratio 0.786 (fallback bn128_s6_c2: 0.686)
+    {1, 31, 1},  // M 1..31: bn128_s6_c1_pp64_f1
+    //   M=8: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0110 ms, ratio 0.759 (fallback bn128_s6_c2: 0.508)
+    //   between M=8 and M=32: least summed slowdown over both, 2.008
+    {32, 32, 7},  // M 32..32: sk2_bn128_s6
+    //   M=32: sk2_bn128_s6 0.0146 ms, peer 0.0113 ms, ratio 0.777 (fallback bn128_s6_c2: 0.674)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.008
+    //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0117 ms, ratio 0.805 (fallback bn128_s6_c2: 0.683)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.087
-    //   M=512: bn128_s6_c1 0.0173 ms, peer 0.0171 ms, ratio 0.988 (fallback bn128_s6_c2: 0.946)
+    //   between M=128 and M=512: least summed slowdown over both, 2.120
+    //   M=512: bn128_s6_c1 0.0172 ms, peer 0.0170 ms, ratio 0.987 (fallback bn128_s6_c2: 0.928)
     //   between M=512 and M=2048: least summed slowdown over both, 2.021
     {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
@@ -408,15 +411,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0233 ms, peer 0.0173 ms, ratio 0.745 (fallback bn128_s6_c2: 0.477)
+    {1, 64, 7},  // M 1..64: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0200 ms, peer 0.0170 ms, ratio 0.850 (fallback bn128_s6_c2: 0.506)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0227 ms, peer 0.0174 ms, ratio 0.765 (fallback bn128_s6_c2: 0.507)
+    //   M=16: sk2_bn128_s6 0.0202 ms, peer 0.0174 ms, ratio 0.862 (fallback bn128_s6_c2: 0.515)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0225 ms, peer 0.0160 ms, ratio 0.711 (fallback bn128_s6_c2: 0.531)
+    //   M=64: sk2_bn128_s6 0.0195 ms, peer 0.0158 ms, ratio 0.810 (fallback bn128_s6_c2: 0.522)
     {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.076
-    //   M=256: bn128_s6_c1 0.0241 ms, peer 0.0212 ms, ratio 0.879 (fallback bn128_s6_c2: 0.853)
+    //   between M=64 and M=256: least summed slowdown over both, 2.203
+    //   M=256: bn128_s6_c1 0.0244 ms, peer 0.0210 ms, ratio 0.859 (fallback bn128_s6_c2: 0.845)
     //   between M=256 and M=1024: least summed slowdown over both, 2.012
     {1024, 4095, 5},  // M 1024..4095: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.0432 ms, peer 0.0431 ms, ratio 0.998 (fallback bn256_s4_c2: 0.982)
@@ -427,15 +430,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0396 ms, peer 0.0260 ms, ratio 0.656 (fallback bn128_s6_c2: 0.451)
+    {1, 128, 7},  // M 1..128: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0306 ms, peer 0.0257 ms, ratio 0.841 (fallback bn128_s6_c2: 0.455)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0390 ms, peer 0.0262 ms, ratio 0.671 (fallback bn128_s6_c2: 0.455)
+    //   M=32: sk2_bn128_s6 0.0309 ms, peer 0.0264 ms, ratio 0.855 (fallback bn128_s6_c2: 0.471)
     //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0379 ms, peer 0.0266 ms, ratio 0.702 (fallback bn128_s6_c2: 0.619)
+    //   M=128: sk2_bn128_s6 0.0328 ms, peer 0.0264 ms, ratio 0.806 (fallback bn128_s6_c2: 0.619)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.074
-    //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0438 ms, ratio 0.990 (fallback bn128_s6_c2: 0.961)
+    //   between M=128 and M=512: least summed slowdown over both, 2.244
+    //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0434 ms, ratio 0.982 (fallback bn128_s6_c2: 0.963)
     //   between M=512 and M=2048: least summed slowdown over both, 2.045
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
@@ -445,14 +448,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0146 ms, ratio 0.853 (fallback bn128_s6_c2: 0.557)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0170 ms, peer 0.0148 ms, ratio 0.870 (fallback bn128_s6_c2: 0.561)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0167 ms, peer 0.0143 ms, ratio 0.859 (fallback bn128_s6_c2: 0.538)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0165 ms, peer 0.0144 ms, ratio 0.871 (fallback bn128_s6_c2: 0.539)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0167 ms, peer 0.0145 ms, ratio 0.870 (fallback bn128_s6_c2: 0.607)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0167 ms, peer 0.0143 ms, ratio 0.859 (fallback bn128_s6_c2: 0.592)
     {65, 1024, 0},  // M 65..1024: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.053
-    //   M=256: bn128_s6_c1 0.0183 ms, peer 0.0163 ms, ratio 0.890 (fallback bn128_s6_c2: 0.864)
+    //   between M=64 and M=256: least summed slowdown over both, 2.073
+    //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0161 ms, ratio 0.880 (fallback bn128_s6_c2: 0.848)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
     //   M=1024: bn128_s6_c1 0.0392 ms, peer 0.0395 ms, ratio 1.008 (fallback bn192_s4_c2: 1.003)
     {1025, 32768, 4},  // M 1025..32768: bn192_s4_c2
@@ -463,13 +466,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0126 ms, peer 0.0112 ms, ratio 0.884 (fallback bn128_s6_c2: 0.749)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.905 (fallback bn128_s6_c2: 0.727)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0104 ms, ratio 0.901 (fallback bn128_s6_c2: 0.626)
+    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0103 ms, ratio 0.917 (fallback bn128_s6_c2: 0.628)
     //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0117 ms, peer 0.0107 ms, ratio 0.923 (fallback bn128_s6_c2: 0.775)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0106 ms, ratio 0.926 (fallback bn128_s6_c2: 0.766)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.061
+    //   between M=128 and M=512: least summed slowdown over both, 2.084
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0167 ms, ratio 0.940 (fallback bn256_s4_c2: 0.901)
     {513, 8191, 0},  // M 513..8191: bn128_s6_c1
@@ -480,14 +483,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0495 ms, peer 0.0433 ms, ratio 0.874 (fallback bn128_s6_c2: 0.625)
+    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0459 ms, peer 0.0433 ms, ratio 0.944 (fallback bn128_s6_c2: 0.624)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0474 ms, peer 0.0409 ms, ratio 0.863 (fallback bn128_s6_c2: 0.528)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0472 ms, peer 0.0478 ms, ratio 1.014 (fallback bn128_s6_c2: 0.722)
+    //   M=32: sk2_bn128_s6 0.0446 ms, peer 0.0414 ms, ratio 0.930 (fallback bn128_s6_c2: 0.529)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.040
+    //   M=128: bn128_s6_c1_pp64_f1 0.0461 ms, peer 0.0476 ms, ratio 1.034 (fallback bn128_s6_c2: 0.722)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.120
+    //   between M=128 and M=512: least summed slowdown over both, 2.134
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0876 ms, peer 0.0810 ms, ratio 0.925 (fallback bn256_s4_c2: 0.912)
     //   between M=512 and M=2048: least summed slowdown over both, 2.121
@@ -499,14 +503,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0552 ms, peer 0.0471 ms, ratio 0.853 (fallback bn128_s6_c2: 0.477)
+    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0501 ms, peer 0.0470 ms, ratio 0.939 (fallback bn128_s6_c2: 0.476)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0522 ms, peer 0.0438 ms, ratio 0.840 (fallback bn128_s6_c2: 0.498)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0523 ms, peer 0.0516 ms, ratio 0.987 (fallback bn128_s6_c2: 0.715)
+    //   M=32: sk2_bn128_s6 0.0478 ms, peer 0.0445 ms, ratio 0.931 (fallback bn128_s6_c2: 0.508)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.054
+    //   M=128: bn128_s6_c1_pp64_f1 0.0511 ms, peer 0.0515 ms, ratio 1.010 (fallback bn128_s6_c2: 0.715)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.118
+    //   between M=128 and M=512: least summed slowdown over both, 2.123
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0979 ms, peer 0.0905 ms, ratio 0.925 (fallback bn256_s4_c2: 0.911)
     {513, 2047, 0},  // M 513..2047: bn128_s6_c1
@@ -519,13 +524,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0309 ms, peer 0.0265 ms, ratio 0.857 (fallback bn128_s6_c2: 0.523)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0300 ms, peer 0.0265 ms, ratio 0.886 (fallback bn128_s6_c2: 0.527)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0305 ms, peer 0.0264 ms, ratio 0.864 (fallback bn128_s6_c2: 0.610)
+    //   M=32: bn128_s6_c1_pp64_f1 0.0296 ms, peer 0.0268 ms, ratio 0.908 (fallback bn128_s6_c2: 0.622)
     //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0304 ms, peer 0.0279 ms, ratio 0.918 (fallback bn128_s6_c2: 0.739)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0301 ms, peer 0.0280 ms, ratio 0.931 (fallback bn128_s6_c2: 0.745)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.064
+    //   between M=128 and M=512: least summed slowdown over both, 2.070
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0490 ms, peer 0.0491 ms, ratio 1.003 (fallback bn256_s4_c2: 0.984)
     //   between M=512 and M=2048: least summed slowdown over both, 2.001
@@ -535,14 +540,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0823 ms, peer 0.0686 ms, ratio 0.834 (fallback bn128_s6_c2: 0.447)
+    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0753 ms, peer 0.0698 ms, ratio 0.928 (fallback bn128_s6_c2: 0.457)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0759 ms, peer 0.0697 ms, ratio 0.918 (fallback bn128_s6_c2: 0.447)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0749 ms, peer 0.0693 ms, ratio 0.924 (fallback bn128_s6_c2: 0.606)
+    //   M=32: sk2_bn128_s6 0.0714 ms, peer 0.0708 ms, ratio 0.993 (fallback bn128_s6_c2: 0.454)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.052
+    //   M=128: bn128_s6_c1_pp64_f1 0.0747 ms, peer 0.0704 ms, ratio 0.943 (fallback bn128_s6_c2: 0.616)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.107
+    //   between M=128 and M=512: least summed slowdown over both, 2.110
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1523 ms, peer 0.1537 ms, ratio 1.010 (fallback bn256_s4_c2: 0.998)
     //   between M=512 and M=2048: least summed slowdown over both, 2.006
@@ -552,14 +558,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0850 ms, peer 0.0702 ms, ratio 0.826 (fallback bn128_s6_c2: 0.471)
+    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0769 ms, peer 0.0716 ms, ratio 0.931 (fallback bn128_s6_c2: 0.477)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0795 ms, peer 0.0714 ms, ratio 0.898 (fallback bn128_s6_c2: 0.504)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0785 ms, peer 0.0771 ms, ratio 0.982 (fallback bn128_s6_c2: 0.658)
+    //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0725 ms, ratio 0.996 (fallback bn128_s6_c2: 0.511)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.087
+    //   M=128: bn128_s6_c1_pp64_f1 0.0788 ms, peer 0.0787 ms, ratio 0.999 (fallback bn128_s6_c2: 0.671)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.079
+    //   between M=128 and M=512: least summed slowdown over both, 2.092
     {512, 2048, 5},  // M 512..2048: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1565 ms, peer 0.1578 ms, ratio 1.008 (fallback bn256_s4_c2: 0.994)
     //   between M=512 and M=2048: least summed slowdown over both, 2.000
@@ -570,13 +577,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0351 ms, peer 0.0314 ms, ratio 0.895 (fallback bn176_s5_c2: 0.529)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0349 ms, peer 0.0316 ms, ratio 0.905 (fallback bn176_s5_c2: 0.525)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0330 ms, peer 0.0312 ms, ratio 0.946 (fallback bn176_s5_c2: 0.716)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0327 ms, peer 0.0313 ms, ratio 0.958 (fallback bn176_s5_c2: 0.734)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0328 ms, peer 0.0316 ms, ratio 0.964 (fallback bn176_s5_c2: 0.683)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0328 ms, peer 0.0316 ms, ratio 0.961 (fallback bn176_s5_c2: 0.675)
     {65, 1023, 3},  // M 65..1023: bn176_s5_c2
-    //   between M=64 and M=256: least summed slowdown over both, 2.412
+    //   between M=64 and M=256: least summed slowdown over both, 2.424
     //   M=256: bn176_s5_c2 0.0391 ms, peer 0.0375 ms, ratio 0.960
     //   between M=256 and M=1024: least summed slowdown over both, 2.106
     {1024, 4095, 0},  // M 1024..4095: bn128_s6_c1
@@ -589,12 +596,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 127, 1},  // M 1..127: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0200 ms, peer 0.0182 ms, ratio 0.909 (fallback bn192_s4_c2: 0.638)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0196 ms, peer 0.0179 ms, ratio 0.911 (fallback bn192_s4_c2: 0.642)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0190 ms, peer 0.0180 ms, ratio 0.944 (fallback bn192_s4_c2: 0.773)
-    //   between M=32 and M=128: least summed slowdown over both, 2.056
+    //   M=32: bn128_s6_c1_pp64_f1 0.0190 ms, peer 0.0180 ms, ratio 0.950 (fallback bn192_s4_c2: 0.786)
+    //   between M=32 and M=128: least summed slowdown over both, 2.024
     {128, 2047, 5},  // M 128..2047: bn256_s4_c1
-    //   M=128: bn256_s4_c1 0.0199 ms, peer 0.0193 ms, ratio 0.965 (fallback bn192_s4_c2: 0.809)
+    //   M=128: bn256_s4_c1 0.0200 ms, peer 0.0195 ms, ratio 0.978 (fallback bn192_s4_c2: 0.834)
     //   between M=128 and M=512: least summed slowdown over both, 2.000
     //   M=512: bn256_s4_c1 0.0339 ms, peer 0.0352 ms, ratio 1.040 (fallback bn256_s4_c2: 1.019)
     //   between M=512 and M=2048: least summed slowdown over both, 2.008
@@ -605,14 +612,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
     {1, 1, 5},  // M 1..1: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0447 ms, peer 0.0402 ms, ratio 0.899 (fallback bn256_s4_c2: 0.634)
+    //   M=1: bn256_s4_c1 0.0443 ms, peer 0.0404 ms, ratio 0.913 (fallback bn256_s4_c2: 0.637)
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least summed slowdown over both, 2.030
-    //   M=16: bn128_s6_c1_pp64_f1 0.0418 ms, peer 0.0401 ms, ratio 0.960 (fallback bn256_s4_c2: 0.627)
+    //   between M=1 and M=16: least summed slowdown over both, 2.016
+    //   M=16: bn128_s6_c1_pp64_f1 0.0423 ms, peer 0.0406 ms, ratio 0.960 (fallback bn256_s4_c2: 0.636)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0405 ms, peer 0.0405 ms, ratio 1.001 (fallback bn256_s4_c2: 0.695)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.994 (fallback bn256_s4_c2: 0.710)
     {65, 1024, 5},  // M 65..1024: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.034
+    //   between M=64 and M=256: least summed slowdown over both, 2.028
     //   M=256: bn256_s4_c1 0.0523 ms, peer 0.0521 ms, ratio 0.995 (fallback bn256_s4_c2: 0.972)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
     //   M=1024: bn256_s4_c1 0.1617 ms, peer 0.1619 ms, ratio 1.001 (fallback bn256_s4_c2: 0.991)
@@ -626,13 +633,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0116 ms, peer 0.0113 ms, ratio 0.972 (fallback bn256_s4_c2: 0.663)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.974 (fallback bn256_s4_c2: 0.736)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0111 ms, ratio 0.979 (fallback bn256_s4_c2: 0.726)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0111 ms, ratio 0.982 (fallback bn256_s4_c2: 0.747)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0118 ms, peer 0.0119 ms, ratio 1.008 (fallback bn256_s4_c2: 0.783)
-    {65, 4095, 5},  // M 65..4095: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.069
+    //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.022 (fallback bn256_s4_c2: 0.783)
+    {65, 255, 0},  // M 65..255: bn128_s6_c1
+    //   between M=64 and M=256: least summed slowdown over both, 2.109
+    {256, 4095, 5},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0150 ms, peer 0.0151 ms, ratio 1.010 (fallback bn256_s4_c2: 0.950)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
     //   M=1024: bn256_s4_c1 0.0369 ms, peer 0.0388 ms, ratio 1.052 (fallback bn256_s4_c2: 1.027)
@@ -644,13 +652,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.1027 ms, peer 0.0787 ms, ratio 0.766 (fallback bn192_s4_c2: 0.478)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0995 ms, peer 0.0795 ms, ratio 0.800 (fallback bn192_s4_c2: 0.511)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0896 ms, peer 0.0787 ms, ratio 0.878 (fallback bn192_s4_c2: 0.495)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0903 ms, peer 0.0798 ms, ratio 0.884 (fallback bn192_s4_c2: 0.505)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0843 ms, peer 0.0772 ms, ratio 0.916 (fallback bn192_s4_c2: 0.554)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0851 ms, peer 0.0791 ms, ratio 0.929 (fallback bn192_s4_c2: 0.571)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.301
+    //   between M=64 and M=256: least summed slowdown over both, 2.287
     {256, 1024, 4},  // M 256..1024: bn192_s4_c2
     //   M=256: bn192_s4_c2 0.1025 ms, peer 0.0998 ms, ratio 0.974
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
@@ -663,14 +671,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 15, 5},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1573 ms, peer 0.1219 ms, ratio 0.775 (fallback bn176_s5_c2: 0.447)
-    //   between M=1 and M=16: least summed slowdown over both, 2.019
+    //   M=1: bn256_s4_c1 0.1539 ms, peer 0.1268 ms, ratio 0.824 (fallback bn176_s5_c2: 0.468)
+    //   between M=1 and M=16: least summed slowdown over both, 2.053
     {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1477 ms, peer 0.1232 ms, ratio 0.835 (fallback bn176_s5_c2: 0.607)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1441 ms, peer 0.1286 ms, ratio 0.893 (fallback bn176_s5_c2: 0.635)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.1310 ms, peer 0.1232 ms, ratio 0.941 (fallback bn176_s5_c2: 0.592)
+    //   M=64: bn128_s6_c1_pp64_f1 0.1321 ms, peer 0.1280 ms, ratio 0.969 (fallback bn176_s5_c2: 0.616)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.159
+    //   between M=64 and M=256: least summed slowdown over both, 2.137
     {256, 256, 3},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1707 ms, peer 0.1628 ms, ratio 0.954
     {257, 1023, 0},  // M 257..1023: bn128_s6_c1
@@ -684,14 +692,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 15, 5},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1671 ms, peer 0.1308 ms, ratio 0.783 (fallback bn128_s6_c2: 0.356)
-    //   between M=1 and M=16: least summed slowdown over both, 2.038
+    //   M=1: bn256_s4_c1 0.1567 ms, peer 0.1331 ms, ratio 0.850 (fallback bn128_s6_c2: 0.380)
+    //   between M=1 and M=16: least summed slowdown over both, 2.007
     {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1494 ms, peer 0.1272 ms, ratio 0.851 (fallback bn128_s6_c2: 0.494)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1502 ms, peer 0.1343 ms, ratio 0.894 (fallback bn128_s6_c2: 0.523)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.1326 ms, peer 0.1265 ms, ratio 0.954 (fallback bn128_s6_c2: 0.504)
+    //   M=64: bn128_s6_c1_pp64_f1 0.1338 ms, peer 0.1317 ms, ratio 0.984 (fallback bn128_s6_c2: 0.526)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.145
+    //   between M=64 and M=256: least summed slowdown over both, 2.153
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1747 ms, peer 0.1835 ms, ratio 1.051
     {257, 1023, 0},  // M 257..1023: bn128_s6_c1
@@ -707,42 +715,42 @@ inline constexpr std::array<gemm_dispatch_bucket, 169> buckets{{
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 4},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 4, 3},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 7, 4},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 11, 4},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 15, 6},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 21, 5},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 26, 7},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 33, 7},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 40, 6},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 46, 5},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 51, 5},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 56, 5},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 61, 3},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 64, 4},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 68, 3},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 71, 5},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 76, 8},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 84, 6},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 90, 4},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 94, 3},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 97, 4},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 101, 4},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 105, 3},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 108, 5},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 113, 6},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 119, 6},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 125, 4},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 129, 4},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 133, 4},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 137, 4},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 141, 3},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 144, 6},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 150, 3},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 153, 4},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 157, 6},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 163, 6},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 5},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 5, 3},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 8, 4},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 12, 4},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 16, 6},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 22, 5},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 27, 7},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 34, 7},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 41, 6},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 47, 5},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 52, 5},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 57, 5},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 62, 3},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 65, 4},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 69, 3},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 72, 5},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 77, 8},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 85, 6},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 91, 4},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 95, 5},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 100, 4},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 104, 4},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 108, 3},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 111, 5},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 116, 7},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 123, 7},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 130, 4},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 134, 5},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 139, 5},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 144, 4},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 148, 3},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 151, 6},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 157, 4},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 161, 4},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 165, 6},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 171, 6},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

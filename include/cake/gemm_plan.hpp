@@ -20,7 +20,7 @@ enum class gemm_kernel { sm90, splitk };
 struct gemm_plan {
   gemm_kernel kernel = gemm_kernel::sm90;
   kernels::gemm_sm90_config sm90{};      // kernel == sm90
-  kernels::gemm_splitk_config splitk{};  // kernel == splitk (bf16 only: the split-K schedule has no fp8 form)
+  kernels::gemm_splitk_config splitk{};  // kernel == splitk (bf16 or e4m3, as the call's input)
   friend constexpr auto operator<=>(const gemm_plan&, const gemm_plan&) = default;
 };
 

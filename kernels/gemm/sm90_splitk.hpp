@@ -1,5 +1,6 @@
 #pragma once
-// D[M,N] = A[M,K] * B[N,K]^T for small M (<= 64 rows per tile) on Hopper (sm_90a), split along K over
+// D[M,N] = A[M,K] * B[N,K]^T for small M (64 rows per tile) on Hopper (sm_90a), bf16 or fp8 e4m3 in (e4m3:
+// times a per-tensor scale), bf16 out, split along K over
 // the CTAs of a cluster: CTA r of a cluster of S takes K blocks r, r + S, r + 2S, ... of the same output
 // tile, and the partial sums meet in distributed shared memory (cluster_sum); each CTA then stores 1/S of
 // the tile's columns. One producer warp issues TMA, one consumer warpgroup issues wgmma. Used when M is
@@ -18,23 +19,28 @@ struct gemm_splitk_config {
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };
 
+template <class In = bf16>
 constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
-  auto k = kernel("gemm_bf16_splitk_sm90").target(sm_90a).cluster(c.splits);
+  constexpr bool fp8 = is_float8(In::value);
+  auto k = kernel(fp8 ? "gemm_e4m3_splitk_sm90" : "gemm_bf16_splitk_sm90").target(sm_90a).cluster(c.splits);
   auto [M, N, K] = k.dims("M", "N", "K");
-  auto A = k.input<bf16>("A", dims(M, K));
-  auto B = k.input<bf16>("B", dims(N, K));
+  auto A = k.input<In>("A", dims(M, K));
+  auto B = k.input<In>("B", dims(N, K));
   auto D = k.output<bf16>("D", dims(M, N));
+  scalar<f32> scale;  // fp8: the per-tensor scale (scale_a * scale_b), applied to the cluster's sum
+  if constexpr (fp8) scale = k.param<f32>("scale");
+  const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span (64 bf16, 128 e4m3)
   // The split axis first: clusters group CTAs along it.
   auto work = k.parallel(split(c.splits), tiles(M, 64), tiles(N, c.bn));
-  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {c.bn, 64}, swizzle::b128);
+  auto sA = k.smem<In>("sA", {64, bk}, swizzle::b128);
+  auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
 
   k.role("math", warpgroups(1), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, c.bn});
     r.for_each(work, [&](auto s, auto m, auto n) {
       r.fill(acc, 0.0f);  // a split with no K block still adds its zeros
-      r.loop(s, tiles(K, 64), c.splits, [&](auto kt) {
+      r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.wait(ab);
         r.wgmma_fence();
         r.wgmma(acc, st[sA], st[sB]);
@@ -44,6 +50,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
         (void)kt;
       });
       r.cluster_sum(acc);
+      if constexpr (fp8) r.scale(acc, scale);
       // Every CTA holds the whole sum; CTA `rank` stores the rank-th of `splits` column blocks (each block
       // a static part, so that its registers are indexed by constants).
       auto out = r.convert<bf16>(acc);
@@ -55,7 +62,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
 
   k.role("load", warps(1), [&](role& r) {
     r.for_each(work, [&](auto s, auto m, auto n) {
-      r.loop(s, tiles(K, 64), c.splits, [&](auto kt) {
+      r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.acquire(ab);
         r.tma_load(st[sA], A.tile(m, kt));
         r.tma_load(st[sB], B.tile(n, kt));

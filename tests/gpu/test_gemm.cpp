@@ -96,7 +96,7 @@ TEST_CASE("cake::gemm_fp8 (e4m3, per-tensor scale) matches the f32 reference") {
 // Before a sweep times them (bench/gemm/bench_gemm_sweep.cpp) and the dispatcher returns them: every
 // schedule the sweep can time and every plan of the dispatch table, through cake::gemm_with as cake::gemm
 // runs it, on small-M, ragged (N = 257: the direct-store epilogue for the persistent schedule) and
-// domain-like shapes; bf16, and e4m3 for the persistent schedule.
+// domain-like shapes; bf16 and e4m3 (split-K included: its e4m3 form scales the cluster's sum).
 TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table plan correctly") {
   if (!gpu_ready()) return;
   cake::harness::gemm_reference reference;
@@ -108,7 +108,6 @@ TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table p
   const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
   for (const auto& plan : plans) {
     for (bool fp8 : {false, true}) {
-      if (fp8 && plan.kernel == cake::gemm_kernel::splitk) continue;
       for (gemm_problem pr : bf16_shapes) {
         if (fp8 && pr.k % 16) continue;  // e4m3 rows must be 16-byte multiples (TMA pitch)
         pr.fp8 = fp8;
@@ -128,8 +127,12 @@ TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table p
       }
     }
   }
-  // split-K has no e4m3 form: refused with the schedule named
-  cake::jit::device_buffer a(4096), b(4096), d(4096);
-  CHECK_THROWS_WITH_AS(cake::gemm_with(cake_bench::splitk_plan(4), cake::gemm_input::e4m3, a.address(), b.address(), d.address(), 8, 8, 16, 16, 16, 8),
-                       doctest::Contains("sk4_bn128_s6 has no e4m3 form"), cake::jit::error);
+  // split-K has no fused epilogue: refused with the schedule named
+  cake::jit::device_buffer a(4096), b(4096), d(4096), bias(64);
+  cake::gemm_epilogue_args epi;
+  epi.bias = bias.address();
+  const cake::gemm_plan sk4 = cake_bench::splitk_plan(4);
+  CHECK_THROWS_WITH_AS(cake::gemm_detail::run(cake::gemm_input::e4m3, &sk4, a.address(), b.address(), d.address(), 8, 8, 16, 16, 16, 8, 1.0,
+                                              nullptr, 0, epi),
+                       doctest::Contains("sk4_bn128_s6 has no fused epilogue"), cake::jit::error);
 }

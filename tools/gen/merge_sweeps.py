@@ -7,7 +7,8 @@
 A sweep of the whole domain takes longer than one device call allows (docs/gemm.md, "The dispatcher"): run it
 in parts (e.g. `--dtype e4m3`, then `--dtype bf16`) and join them here before tools/gen/gemm_dispatch.py.
 The inputs must come from the same GPU (name, SM count), driver and CUDA; their plans must agree by name.
-Rows are keyed by (dtype, M, N, K, plan): a later file's row replaces an earlier one's. The result is
+A later file that holds a (dtype, M, N, K) replaces every row of that shape (a shape's candidates and peer
+are compared within one run, never across runs; a re-sweep with a new candidate set drops the old set). The result is
 "complete" when every type it holds has a row for every search shape of the domain, as the inputs'
 "domain" member counts them; otherwise it stays partial (the generator then needs --allow-partial).
 """
@@ -32,14 +33,19 @@ def merge(docs, names):
                 raise MergeError("%s has %s %r, %s has %r: sweeps of different machines or software are not joined" % (n, key, d.get(key), names[0], first.get(key)))
         if d.get("placeholder") or first.get("placeholder"):
             raise MergeError("a placeholder file (modeled times) is not joined with measurements")
-    plans, rows = {}, {}
+    plans, shapes_rows = {}, {}
     for d, n in zip(docs, names):
         for name, plan in d.get("plans", {}).items():
             if name in plans and plans[name] != plan:
                 raise MergeError("plan %s differs between the inputs (%s): not the same candidate set" % (name, n))
             plans[name] = plan
+        mine = {}
         for r in d.get("rows", []):
-            rows[(r["dtype"], r["M"], r["N"], r["K"], r["plan"])] = r
+            mine.setdefault((r["dtype"], r["M"], r["N"], r["K"]), {})[r["plan"]] = r
+        shapes_rows.update(mine)  # this file's shapes replace the earlier files' rows of those shapes
+    rows = {(k, p): r for k, by_plan in shapes_rows.items() for p, r in by_plan.items()}
+    used = {r["plan"] for r in rows.values()}
+    plans = {name: plan for name, plan in plans.items() if name in used}
     out = dict(first)
     out["plans"] = dict(sorted(plans.items()))
     out["rows"] = sorted(rows.values(), key=lambda r: (r["dtype"], r["M"], r["N"], r["K"], not r.get("fallback", False), r["plan"]))
@@ -75,6 +81,10 @@ def self_test():
     assert m["complete"], m["coverage"]
     assert len(m["rows"]) == 4 and [r["ms"] for r in m["rows"] if r["dtype"] == "bf16" and r["M"] == 1] == [3.0], m["rows"]  # the later file wins
     assert m["date"] == "2026-12-03" and m["merged_from"] == ["e4.json", "bf1.json", "bf2.json"]
+    # a re-sweep of a shape with another candidate set: the earlier file's rows of that shape are gone
+    e4_again = doc([row("e4m3", 1, "b", 0.5)], date="2026-12-04")
+    m = merge([e4, e4_again], ["e4.json", "e4b.json"])
+    assert [(r["M"], r["plan"]) for r in m["rows"]] == [(1, "b"), (2, "a")], m["rows"]
     for bad, why in ((doc([], driver="2"), "driver"), (doc([], plans={"a": {"bn": 192}}), "plan a differs"), (doc([], placeholder=True), "placeholder")):
         try:
             merge([e4, bad], ["e4.json", "bad.json"])
