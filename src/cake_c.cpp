@@ -13,6 +13,7 @@
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/kmeans/init.hpp"
 #include "kernels/kmeans/kmeans.hpp"
 #include "kernels/knn/ivf.hpp"
 #include "kernels/knn/knn.hpp"
@@ -180,6 +181,25 @@ cake_status cake_kmeans_fit_deterministic(const void* x, void* c, int32_t* idx, 
     kmeans_codes("cake_kmeans_fit_deterministic", device, input_type, metric);
     cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), iterations,
                       cake::kmeans::update_options{true, max_abs}, as_stream(stream), device);
+  });
+}
+
+cake_status cake_kmeans_init_random(const void* x, void* c, int64_t B, int64_t N, int64_t K, int64_t D, int input_type, uint64_t seed, void* stream,
+                                    int device) {
+  return guarded("cake_kmeans_init_random", device, [&] {
+    kmeans_codes("cake_kmeans_init_random", device, input_type, CAKE_METRIC_L2);
+    cake::kmeans::init_random(x, c, B, N, K, D, kmeans_type(input_type), seed, as_stream(stream), device);
+  });
+}
+
+cake_status cake_kmeans_fit_until(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                                  int64_t D, int input_type, int metric, int max_iterations, float tolerance, int check_every, int* iterations_run,
+                                  void* stream, int device) {
+  return guarded("cake_kmeans_fit_until", device, [&] {
+    kmeans_codes("cake_kmeans_fit_until", device, input_type, metric);
+    if (!iterations_run) throw cake::jit::argument_error("cake_kmeans_fit_until: iterations_run must be a non-null host address");
+    *iterations_run = cake::kmeans::fit_until(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type),
+                                              static_cast<cake::kmeans::metric>(metric), max_iterations, tolerance, check_every, {}, as_stream(stream), device);
   });
 }
 

@@ -35,6 +35,7 @@
 
 #include <cake/jit/device_memory.hpp>
 
+#include "../kmeans/init.hpp"
 #include "ivf_scan.hpp"
 #include "knn.hpp"
 
@@ -138,48 +139,17 @@ inline const runtime_kernel& marks_kernel(int device) {
   });
 }
 
-// 0: f16 rows, 1: bf16 rows, 2: i32 ids (fill -1).
-inline const runtime_kernel& gather_kernel(int what, int width, int device) {
-  using key = std::tuple<int, int, int>;
-  static kernel_table<key, runtime_kernel> cache;
-  return cache.get(key{what, width, device}, [&] {
-    const program p = what == 0   ? kernels::ivf_gather_program<f16>(width)
-                      : what == 1 ? kernels::ivf_gather_program<bf16>(width)
-                                  : kernels::ivf_gather_program<i32>(width, -1.0f);
-    if (!p.errors.empty())
-      throw jit::error("cake::knn: the row gather for width " + std::to_string(width) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
-    return runtime_kernel::build(p, {}, device);
-  });
-}
-
-// dst[e] = src[idx[e]] for e < E (rows of `cols` elements; 16-bit rows of type t, or i32 when ids).
-inline void gather_rows(const void* src, long long R, const std::int32_t* idx, void* dst, long long E, long long cols, bool ids, input_type t, CUstream stream,
-                        int device) {
-  const int what = ids ? 2 : t == input_type::f16 ? 0 : 1;
-  const int width = ids ? kernels::ivf_gather_width<i32>(cols) : kernels::ivf_gather_width<f16>(cols);
-  const runtime_kernel& g = gather_kernel(what, width, device);
-  const tensor_arg args[] = {tensor_view(src, {R, cols}), tensor_view(idx, {E, 1}), tensor_view(dst, {E, cols})};
-  g.launch(args, {}, stream);
-}
+// The row gather (0: f16 rows, 1: bf16 rows, 2: i32 ids, fill -1) is the k-means initialization's
+// (kernels/kmeans/init.hpp): one kernel table.
+using kmeans::detail::gather_kernel;
+using kmeans::detail::gather_rows;
 
 inline const void* ptr(const jit::device_buffer& b) { return b.address(); }
 
 }  // namespace detail
 
-// nlist distinct rows of 0 .. N-1, from `seed` (a partial Fisher-Yates shuffle on mt19937_64 with
-// modulo draws: the same rows on every platform).
-inline std::vector<std::int32_t> ivf_initial_rows(long long N, long long nlist, std::uint64_t seed) {
-  std::vector<std::int32_t> rows(static_cast<std::size_t>(N));
-  for (long long i = 0; i < N; ++i) rows[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-  std::mt19937_64 g(seed);
-  for (long long i = 0; i < nlist; ++i) {
-    const long long j = i + static_cast<long long>(g() % static_cast<std::uint64_t>(N - i));
-    std::swap(rows[static_cast<std::size_t>(i)], rows[static_cast<std::size_t>(j)]);
-  }
-  rows.resize(static_cast<std::size_t>(nlist));
-  return rows;
-}
+// nlist distinct rows of 0 .. N-1, from `seed`: the k-means initialization's draw (kmeans::initial_rows).
+inline std::vector<std::int32_t> ivf_initial_rows(long long N, long long nlist, std::uint64_t seed) { return kmeans::initial_rows(N, nlist, seed); }
 
 // The inverted lists of an assignment (list ids in 0 .. nlist - 1): offsets [nlist + 1] (exclusive prefix
 // sum of the sizes, offsets[nlist] = N) and order [N] (the original rows by list, ascending within a list:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_fit_until", "kmeans_init_random", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -548,6 +548,56 @@ def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c
     _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index,
                      bool(deterministic), m)
     return idx, centroids, shift
+
+
+def kmeans_init_random(x, K: int, *, seed: int = 0, centroids=None, stream=None):
+    """Initial centroids: K distinct points of each batch entry of x ([B, N, D] or [N, D]), picked by seed + b
+    (the same rows on every platform). Returns centroids ([B, K, D] or [K, D], x's dtype). K <= N. Hopper only."""
+    X = _view(x, "x")
+    if X.device != "cuda":
+        raise ValueError(f"x must be on a CUDA device; it is on {X.device}")
+    if len(X.shape) not in (2, 3):
+        raise ValueError(f"x must be [B, N, D] or [N, D]; it has shape {list(X.shape)}")
+    if not isinstance(K, int) or K < 1:
+        raise ValueError(f"K must be an int >= 1; it is {K!r}")
+    if not isinstance(seed, int) or seed < 0 or seed >= 1 << 64:
+        raise ValueError(f"seed must be an int in [0, 2^64); it is {seed!r}")
+    batched = len(X.shape) == 3
+    B, N, D = X.shape if batched else (1,) + X.shape
+    if K > N:
+        raise ValueError(f"K = {K} distinct points of N = {N}: K must be at most N")
+    if centroids is None:
+        centroids = _new_like(x, (B, K, D) if batched else (K, D), X.dtype, "centroids")
+    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    s = _stream(stream, [X, C], X.index)
+    _cake.kmeans_init_random(X.ptr, C.ptr, B, N, K, D, X.dtype == "float16", seed, s, X.index)
+    return centroids
+
+
+def kmeans_fit_until(x, centroids, max_iterations: int, tolerance: float, *, check_every: int = 1, metric: str = "l2", idx=None, c_norm=None,
+                     shift=None, workspace=None, stream=None, deterministic: bool = False, max_abs=None):
+    """Lloyd iterations from the given centroids (updated in place) until every centroid moved by at most
+    `tolerance` (Euclidean) in the last iteration, or max_iterations. The shifts are read back every
+    check_every iterations (the loop's one host synchronization). Returns (idx, centroids, shift, iterations
+    run). deterministic / max_abs: as in kmeans_update. Hopper only."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    if not isinstance(max_iterations, int) or max_iterations < 1:
+        raise ValueError(f"max_iterations must be an int >= 1; it is {max_iterations!r}")
+    if not isinstance(check_every, int) or check_every < 1:
+        raise ValueError(f"check_every must be an int >= 1; it is {check_every!r}")
+    if not math.isfinite(float(tolerance)) or float(tolerance) < 0:
+        raise ValueError(f"tolerance must be a finite distance >= 0; it is {tolerance!r}")
+    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
+    m = _kmeans_max_abs(x, X, deterministic, max_abs)
+    idx, I = _kmeans_out(idx, x, X.shape[:-1], "int32", "idx", X.index)
+    c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
+    shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
+    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
+    s = _stream(stream, [X, C, I, Nn, S, W], X.index)
+    run = _cake.kmeans_fit_until(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], max_iterations,
+                                 float(tolerance), check_every, s, X.index, bool(deterministic), m)
+    return idx, centroids, shift, run
 
 
 def _attention_contiguous(a: _Array, name: str, layout: str, who: str = "attention_prefill") -> None:

@@ -21,6 +21,7 @@
 #include "cake/gemm.hpp"
 #include "cake/version.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/kmeans/init.hpp"
 #include "kernels/kmeans/kmeans.hpp"
 #include "kernels/knn/ivf.hpp"
 #include "kernels/knn/knn.hpp"
@@ -180,6 +181,34 @@ NB_MODULE(_cake, m) {
       nb::arg("x"), nb::arg("c"), nb::arg("idx"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
       nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("iterations"), nb::arg("stream"), nb::arg("device"), nb::arg("deterministic") = false,
       nb::arg("max_abs") = 0.0f);
+  m.def(
+      "kmeans_init_random",
+      [](std::uintptr_t x, std::uintptr_t c, long long B, long long N, long long K, long long D, bool f16, std::uint64_t seed, std::uintptr_t stream,
+         int device) {
+        call(device, [&] {
+          cake::kmeans::init_random(ptr(x), mut(c), B, N, K, D, f16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16, seed, as_stream(stream),
+                                    device);
+        });
+      },
+      nb::arg("x"), nb::arg("c"), nb::arg("B"), nb::arg("N"), nb::arg("K"), nb::arg("D"), nb::arg("f16"), nb::arg("seed"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "kmeans_fit_until",
+      [](std::uintptr_t x, std::uintptr_t c, std::uintptr_t idx, std::uintptr_t c_norm, std::uintptr_t shift, std::uintptr_t workspace, long long B, long long N,
+         long long K, long long D, bool f16, int metric, int max_iterations, float tolerance, int check_every, std::uintptr_t stream, int device,
+         bool deterministic, float max_abs) {
+        if (metric < 0 || metric > 2) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..2");
+        int run = 0;
+        call(device, [&] {
+          run = cake::kmeans::fit_until(ptr(x), mut(c), static_cast<std::int32_t*>(mut(idx)), static_cast<float*>(mut(c_norm)), static_cast<float*>(mut(shift)),
+                                        mut(workspace), B, N, K, D, f16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16,
+                                        static_cast<cake::kmeans::metric>(metric), max_iterations, tolerance, check_every,
+                                        cake::kmeans::update_options{deterministic, max_abs}, as_stream(stream), device);
+        });
+        return run;
+      },
+      nb::arg("x"), nb::arg("c"), nb::arg("idx"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
+      nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("check_every"), nb::arg("stream"),
+      nb::arg("device"), nb::arg("deterministic") = false, nb::arg("max_abs") = 0.0f);
   m.def("kmeans_update_workspace_bytes", [](long long B, long long K, long long D) { return cake::kmeans::update_workspace_bytes(B, K, D); });
   m.def(
       "knn_search",

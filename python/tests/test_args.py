@@ -165,6 +165,19 @@ class KmeansArguments(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_fit(x, c, 3, idx=i, c_norm=n, shift=sh, workspace=ws, deterministic=True)
         self.assertIn("the deterministic update of bfloat16 points needs max_abs", str(cm.exception))
+        # the initialization and the loop to a tolerance
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_init_random(x, 101, centroids=c)
+        self.assertIn("K = 101 distinct points of N = 100: K must be at most N", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_init_random(x, 16, seed=-1, centroids=c)
+        self.assertIn("seed must be an int in [0, 2^64)", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_fit_until(x, c, 10, -0.5, idx=i, c_norm=n, shift=sh, workspace=ws)
+        self.assertIn("tolerance must be a finite distance >= 0", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_fit_until(x, c, 10, 0.1, check_every=0, idx=i, c_norm=n, shift=sh, workspace=ws)
+        self.assertIn("check_every must be an int >= 1", str(cm.exception))
 
     def test_no_driver(self):
         if cake._cake.driver_available():

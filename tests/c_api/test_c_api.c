@@ -110,6 +110,19 @@ int main(void) {
            CAKE_ERROR_INVALID_ARGUMENT, "options.max_abs = -1");
     EXPECT(cake_kmeans_fit_deterministic(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 4.0f, NULL, 0),
            CAKE_ERROR_INVALID_ARGUMENT, "iterations = 0");
+    /* the initialization and the loop to a tolerance */
+    EXPECT(cake_kmeans_init_random(a, (void*)b, 1, 10, 11, 128, CAKE_INPUT_BF16, 7, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "K must be at most N");
+    EXPECT(cake_kmeans_init_random(a, (void*)b, 1, 10, 4, 128, 3, 7, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "input_type = 3");
+    {
+      int run = -1;
+      EXPECT(cake_kmeans_fit_until(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 10, 0.01f, 1, NULL, NULL, 0),
+             CAKE_ERROR_INVALID_ARGUMENT, "iterations_run must be a non-null");
+      EXPECT(cake_kmeans_fit_until(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 10, -1.0f, 1, &run, NULL, 0),
+             CAKE_ERROR_INVALID_ARGUMENT, "tolerance");
+      EXPECT(cake_kmeans_fit_until(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 10, 0.01f, 0, &run, NULL, 0),
+             CAKE_ERROR_INVALID_ARGUMENT, "check_every = 0");
+      CHECK(run == -1);
+    }
     if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == NULL)
       EXPECT(cake_kmeans_assign(a, b, NULL, idx, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_INNER_PRODUCT, NULL, 0), CAKE_ERROR_NO_DEVICE, "libcuda");
   }

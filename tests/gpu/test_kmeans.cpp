@@ -22,6 +22,7 @@
 #include <cake/harness/random.hpp>
 #include <cake/jit/device_memory.hpp>
 
+#include "kernels/kmeans/init.hpp"
 #include "kernels/kmeans/kmeans.hpp"
 #include "device_gate.hpp"
 #include "half_inputs.hpp"
@@ -364,4 +365,77 @@ TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical
   long long wrong = 0;
   for (long long p = 0; p < B * N; ++p) wrong += runs[0][static_cast<std::size_t>(p)] != blob[static_cast<std::size_t>(p)];
   CHECK_MESSAGE(wrong == 0, wrong << " of " << B * N << " points are not in their blob's cluster");
+}
+
+TEST_CASE("k-means init_random and fit_until: seeded distinct points, iterations until the centroids stop moving") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const long long B = 2, N = 6000, K = 24, D = 64;
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 1));
+  std::vector<float> centre(static_cast<std::size_t>(B * K * D));
+  for (auto& v : centre) v = 20.0f * gauss(rng.engine());
+  std::vector<std::uint16_t> xb(static_cast<std::size_t>(B * N * D));
+  for (long long p = 0; p < B * N; ++p) {
+    const int blob = pick(rng.engine());
+    for (long long d = 0; d < D; ++d)
+      xb[static_cast<std::size_t>(p * D + d)] =
+          harness::float_to_bf16_bits(centre[static_cast<std::size_t>(((p / N) * K + blob) * D + d)] + 0.3f * gauss(rng.engine()));
+  }
+  auto dx = jit::to_device(xb);
+  // init_random: the rows initial_rows names for seed + b, bit for bit; the same seed gives the same rows.
+  const std::uint64_t seed = 7;
+  jit::device_buffer dc(static_cast<std::size_t>(2 * B * K * D)), dc2(static_cast<std::size_t>(2 * B * K * D));
+  dc.fill_u32(0xffffffffu);
+  kmeans::init_random(dx.address(), dc.address(), B, N, K, D, input_type::bf16, seed);
+  kmeans::init_random(dx.address(), dc2.address(), B, N, K, D, input_type::bf16, seed);
+  const auto c0 = dc.download<std::uint16_t>();
+  CHECK(c0 == dc2.download<std::uint16_t>());
+  long long wrong_rows = 0;
+  for (long long b = 0; b < B; ++b) {
+    const auto rows = kmeans::initial_rows(N, K, seed + static_cast<std::uint64_t>(b));
+    for (long long k = 0; k < K; ++k)
+      for (long long d = 0; d < D; ++d)
+        wrong_rows += c0[static_cast<std::size_t>((b * K + k) * D + d)] != xb[static_cast<std::size_t>((b * N + rows[static_cast<std::size_t>(k)]) * D + d)];
+  }
+  CHECK_MESSAGE(wrong_rows == 0, wrong_rows << " coordinates of the initial centroids are not the picked points");
+  // fit_until: stops once no centroid moves more than the tolerance (checked every 2 iterations).
+  jit::device_buffer di(static_cast<std::size_t>(4 * B * N)), dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+      ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+  const float tolerance = 0.01f;
+  const int run = kmeans::fit_until(dx.address(), dc.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()),
+                                    static_cast<float*>(ds.address()), ws.address(), B, N, K, D, input_type::bf16, metric::l2, 60, tolerance, 2);
+  MESSAGE("fit_until ran " << run << " of at most 60 iterations");
+  CHECK(run >= 2);
+  CHECK(run % 2 == 0);  // whole checks only, below the cap
+  CHECK(run < 60);
+  float most = 0;
+  for (float v : ds.download<float>()) most = std::max(most, v);
+  CHECK_MESSAGE(std::sqrt(most) <= tolerance, "the last iteration moved a centroid by " << std::sqrt(most));
+  // A cap of 1 iteration: one iteration, whatever the tolerance.
+  CHECK(kmeans::fit_until(dx.address(), dc2.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()),
+                          static_cast<float*>(ds.address()), ws.address(), B, N, K, D, input_type::bf16, metric::l2, 1, 0.0f, 5) == 1);
+}
+
+TEST_CASE("k-means init_random and fit_until refuse bad arguments with the argument named") {
+  auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const jit::argument_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  alignas(16) static std::uint16_t buf[64];
+  static std::int32_t ids[4];
+  static float f[4];
+  CHECK(msg([&] { kmeans::init_random(buf, buf, 1, 4, 5, 64, input_type::bf16); }).find("K must be at most N") != std::string::npos);
+  CHECK(msg([&] { (void)kmeans::initial_rows(4, 5, 0); }).find("1 <= K <= N") != std::string::npos);
+  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 0, 0.1f, 1); }).find("max_iterations = 0") !=
+        std::string::npos);
+  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, -1.0f, 1); }).find("tolerance") !=
+        std::string::npos);
+  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, 0.1f, 0); }).find("check_every = 0") !=
+        std::string::npos);
 }

@@ -60,4 +60,10 @@ TEST_CASE("ivf initial rows: nlist distinct rows of 0 .. N-1, the same for the s
     }
   // a different seed picks differently (100 of 100000)
   CHECK(cake::knn::ivf_initial_rows(100000, 100, 1) != cake::knn::ivf_initial_rows(100000, 100, 2));
+  // the k-means initialization draws the same rows (one definition); more rows than there are is refused
+  CHECK(cake::knn::ivf_initial_rows(1000, 10, 5) == cake::kmeans::initial_rows(1000, 10, 5));
+  // pinned: the draw is mt19937_64 with modulo draws, the same on every platform (a change would move every
+  // seeded initialization)
+  CHECK(cake::kmeans::initial_rows(10, 3, 0) == std::vector<std::int32_t>{4, 6, 3});
+  CHECK_THROWS_WITH_AS(cake::kmeans::initial_rows(4, 5, 0), doctest::Contains("need 1 <= K <= N"), cake::jit::argument_error);
 }

@@ -127,6 +127,18 @@ CAKE_C_API cake_status cake_kmeans_fit_deterministic(const void* x, void* c, int
                                                      int64_t K, int64_t D, int input_type, int metric, int iterations, float max_abs, void* stream,
                                                      int device);
 
+/* c [B, K, D] = K distinct points of each batch entry of x [B, N, D], picked by seed + b (the same rows on
+ * every platform); K <= N. Hopper only. */
+CAKE_C_API cake_status cake_kmeans_init_random(const void* x, void* c, int64_t B, int64_t N, int64_t K, int64_t D, int input_type, uint64_t seed, void* stream,
+                                               int device);
+
+/* Lloyd iterations (as cake_kmeans_fit) until every centroid moved by at most `tolerance` (Euclidean) in the
+ * last iteration, or max_iterations; the shifts are read back every check_every iterations (the one host
+ * synchronization of the loop). *iterations_run receives the iterations run. Hopper only. */
+CAKE_C_API cake_status cake_kmeans_fit_until(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
+                                             int64_t K, int64_t D, int input_type, int metric, int max_iterations, float tolerance, int check_every,
+                                             int* iterations_run, void* stream, int device);
+
 /* Bytes of device workspace cake_knn_search needs for this shape (the partial lists of the database
  * splits, and the norms for CAKE_METRIC_L2); -1 for arguments out of range. */
 CAKE_C_API int64_t cake_knn_search_workspace_bytes(int64_t Q, int64_t N, int64_t D, int k, int metric);
