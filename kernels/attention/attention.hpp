@@ -9,8 +9,11 @@
 // contiguous; lse is f32 [B, H, S]. D is 64 or 128; H is a multiple of HK (G = H / HK query heads per KV
 // head: MHA, GQA, MQA). Causal masks are top-left aligned (query i sees keys 0..i, PyTorch's is_causal) and need S <= T.
 // softmax_scale <= 0 means 1 / sqrt(D). The call picks the schedule (prefill_config_for), JIT-compiles it
-// once per schedule and device (and on disk, docs/jit.md) and launches it on `stream`; it needs a Hopper
-// device (cc 9.0).
+// once per schedule and device (and on disk, docs/jit.md) and launches it on `stream`. On a Hopper device
+// (cc 9.0) it runs the sm_90a schedule (prefill.hpp); on any other device from cc 8.0 (Ampere, Ada, and
+// later GPUs through PTX JIT) the portable fallback (prefill_sm80.hpp: mma.sync and cp.async, FA2 style;
+// also callable as prefill_sm80). Below cc 8.0: unsupported_error. The varlen form and prefill_with need
+// cc 9.0.
 //
 //   cake::attention::prefill_varlen(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, shape, stream, device)
 //       the same over a packed batch of entries of different lengths (FlashAttention's varlen layout):
@@ -46,6 +49,7 @@
 
 #include "decode.hpp"
 #include "prefill.hpp"
+#include "prefill_sm80.hpp"
 
 namespace cake::attention {
 
@@ -143,6 +147,33 @@ inline void check_hopper(int device, const char* who = "cake::attention::prefill
                                  dev.describe());
 }
 
+// The portable fallback's kernel for a shape (one per head dim, mask and group), once per device.
+inline const runtime_kernel& prefill_sm80_kernel(const kernels::attention_prefill_sm80_config& c, int device) {
+  using key = std::tuple<kernels::attention_prefill_sm80_config, int>;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{c, device}, [&] {
+    const program p = kernels::attention_prefill_sm80(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::attention::prefill_sm80: the schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
+inline void launch_prefill_sm80(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream, int device) {
+  const auto& dev = jit::driver::get().device(device);
+  if (dev.cc_major < 8)
+    throw jit::unsupported_error("cake::attention::prefill: needs a device of compute capability 8.0 or newer (mma.sync bf16, cp.async); device " +
+                                 std::to_string(device) + " is " + dev.describe());
+  kernels::attention_prefill_sm80_config c;
+  c.parts = static_cast<int>(s.D / 64), c.causal = s.causal, c.group = static_cast<int>(s.H / s.HK);
+  const runtime_kernel& kern = prefill_sm80_kernel(c, device);
+  const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
+  const tensor_arg args[] = {tensor_view(q, {s.B, s.S, s.H, s.D}), tensor_view(k, {s.B, s.T, s.HK, s.D}), tensor_view(v, {s.B, s.T, s.HK, s.D}),
+                             tensor_view(o, {s.B, s.S, s.H, s.D}), tensor_view(lse, {s.B, s.H, s.S, 1})};
+  const double scalars[] = {scale * 1.4426950408889634};
+  kern.launch(args, scalars, stream);
+}
+
 }  // namespace detail
 
 namespace detail {
@@ -163,7 +194,11 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
                                 std::to_string(c.stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
                                 "; wgs 3 is for D = 64; smem at most 227 KiB)");
   }
-  check_hopper(device);
+  if (!forced) {
+    const auto& dev = jit::driver::get().device(device);
+    if (!(dev.cc_major == 9 && dev.cc_minor == 0)) return launch_prefill_sm80(q, k, v, o, lse, s, stream, device);  // the portable fallback
+  }
+  check_hopper(device, "cake::attention::prefill_with");
   const runtime_kernel& kern = prefill_kernel(c, device);
   const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
   const tensor_arg args[] = {tensor_view(q, {s.B, s.S, s.H, s.D}), tensor_view(k, {s.B, s.T, s.HK, s.D}), tensor_view(v, {s.B, s.T, s.HK, s.D}),
@@ -172,6 +207,20 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   kern.launch(args, scalars, stream);
 }
 }  // namespace detail
+
+// The portable fallback on any device from cc 8.0 (what prefill runs on devices other than cc 9.0; on
+// Hopper it runs too, through PTX JIT: slower than the sm_90a schedule, for tests and comparisons).
+inline void prefill_sm80(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr,
+                         int device = 0) {
+  const char* who = "cake::attention::prefill_sm80";
+  detail::check_prefill(s, who);
+  detail::check_pointer("q", q, 16, who);
+  detail::check_pointer("k", k, 16, who);
+  detail::check_pointer("v", v, 16, who);
+  detail::check_pointer("o", o, 16, who);
+  detail::check_pointer("lse", lse, 4, who);
+  detail::launch_prefill_sm80(q, k, v, o, lse, s, stream, device);
+}
 
 // o, lse from q, k, v (layouts at the top of this header). Every argument is checked before the launch.
 inline void prefill(const void* q, const void* k, const void* v, void* o, float* lse, const prefill_shape& s, CUstream stream = nullptr, int device = 0) {

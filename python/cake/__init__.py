@@ -615,7 +615,8 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     [B, S, H, D]; pass ``.contiguous()`` of a transposed or sliced view); D is 64 or 128; H a multiple of
     HK (MHA, GQA, MQA). causal: the mask is top-left aligned (query i sees keys 0..i, PyTorch's
     is_causal). softmax_scale: None for 1 / sqrt(D), else a finite number > 0. out: bfloat16 [B, S, H, D],
-    lse: float32 [B, H, S], contiguous (allocated through PyTorch for torch inputs when None). Hopper only.
+    lse: float32 [B, H, S], contiguous (allocated through PyTorch for torch inputs when None). Any device from
+    cc 8.0: the sm_90a schedule on Hopper, the portable mma.sync fallback on the others (docs/attention.md).
     """
     if not isinstance(causal, bool):
         raise ValueError(f"causal must be a bool; it is {causal!r}")

@@ -20,7 +20,6 @@
 #include <cake/jit/device_memory.hpp>
 
 #include "kernels/attention/attention.hpp"
-#include "kernels/attention/prefill_sm80.hpp"
 #include "device_gate.hpp"
 #include "half_inputs.hpp"
 
@@ -41,20 +40,9 @@ struct result {
   bool guards = true;
 };
 
-// The sm_80 fallback (kernels/attention/prefill_sm80.hpp) for a shape, built once per configuration.
-const runtime_kernel& sm80_kernel(const attention::prefill_shape& s) {
-  static std::vector<std::pair<kernels::attention_prefill_sm80_config, runtime_kernel>> built;
-  kernels::attention_prefill_sm80_config c;
-  c.parts = static_cast<int>(s.D / 64), c.causal = s.causal, c.group = static_cast<int>(s.H / s.HK);
-  for (const auto& [cc, k] : built)
-    if (cc == c) return k;
-  built.emplace_back(c, runtime_kernel::build(kernels::attention_prefill_sm80(c)));
-  return built.back().second;
-}
-
 // variant: 0 the grid the entry point launches, 1 persistent, 2 persistent with the query tiles longest first
-// (the schedule prefill picks for the shape otherwise), 3 the sm_80 fallback (mma.sync, cp.async; compute_80
-// PTX on Hopper)
+// (the schedule prefill picks for the shape otherwise), 3 the sm_80 fallback through attention::prefill_sm80
+// (mma.sync, cp.async; compute_80 PTX on Hopper: what prefill runs on Ampere and Ada)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
   auto q = random_bf16(nq, rng, qk_scale), k = random_bf16(nk, rng, qk_scale), v = random_bf16(nk, rng, 1.0f);
@@ -65,13 +53,8 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
   dlse.fill_u32(0xffffffffu);
   if (variant == 0) {
     attention::prefill(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
-  } else if (variant == 3) {
-    const double sc = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
-    const tensor_arg args[] = {tensor_view(dq.address(), {s.B, s.S, s.H, s.D}), tensor_view(dk.address(), {s.B, s.T, s.HK, s.D}),
-                               tensor_view(dv.address(), {s.B, s.T, s.HK, s.D}), tensor_view(dout.address(), {s.B, s.S, s.H, s.D}),
-                               tensor_view(dlse.address(), {s.B, s.H, s.S, 1})};
-    const double scalars[] = {sc * 1.4426950408889634};
-    sm80_kernel(s).launch(args, scalars);
+  } else if (variant == 3) {  // the entry point prefill takes on devices other than cc 9.0
+    attention::prefill_sm80(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   } else {
     auto c = attention::prefill_config_for(s);
     c.persistent = true, c.longest_first = variant == 2;

@@ -182,7 +182,8 @@ CAKE_C_API cake_status cake_ivf_search(const cake_ivf_index* index, const void* 
  * bf16 [B, T, HK, D], all contiguous and 16-byte aligned; lse f32 [B, H, S] (4-byte aligned, not NULL).
  * D is 64 or 128; H a multiple of HK (H / HK <= 256: MHA, GQA, MQA). causal: 0 or 1; the mask is
  * top-left aligned (query i sees keys 0..i, PyTorch's is_causal). softmax_scale <= 0 means 1 / sqrt(D).
- * Hopper (cc 9.0) only. */
+ * Any device from cc 8.0: the sm_90a schedule on Hopper (cc 9.0), the portable mma.sync fallback on the
+ * others (docs/attention.md). */
 CAKE_C_API cake_status cake_attention_prefill(const void* q, const void* k, const void* v, void* o, float* lse, int64_t B, int64_t S, int64_t T,
                                               int64_t H, int64_t HK, int64_t D, int causal, float softmax_scale, void* stream, int device);
 
