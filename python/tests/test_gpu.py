@@ -156,6 +156,31 @@ class OnTheGPU(unittest.TestCase):
         self.assertTrue(torch.equal(got.long(), blob))
         self.assertLess(last_shift.max().item(), 0.1)
 
+    def test_kmeans_deterministic_init_and_fit_until(self):
+        # deterministic=True: two updates, and the points in another order, give the same centroid bits (bf16:
+        # max |x| taken from x); init_random picks rows of x (the same for the same seed); fit_until stops
+        # below its cap on separated blobs with every last shift within the tolerance.
+        B, N, K, D = 2, 5000, 16, 64
+        x = self.randn(B, N, D, dtype=torch.bfloat16)
+        c0 = self.randn(B, K, D, dtype=torch.bfloat16)
+        idx = cake.kmeans_assign(x, c0)
+        a, _, _ = cake.kmeans_update(x, idx, c0.clone(), deterministic=True)
+        b, _, _ = cake.kmeans_update(x, idx, c0.clone(), deterministic=True)
+        perm = torch.randperm(N, device="cuda", generator=self.g)
+        c, _, _ = cake.kmeans_update(x[:, perm].contiguous(), idx[:, perm].contiguous(), c0.clone(), deterministic=True)
+        self.assertTrue(torch.equal(a, b))
+        self.assertTrue(torch.equal(a, c))
+        init = cake.kmeans_init_random(x, K, seed=3)
+        self.assertTrue(torch.equal(init, cake.kmeans_init_random(x, K, seed=3)))
+        for bb in range(B):  # every initial centroid is a row of its batch entry
+            self.assertTrue(bool((init[bb][:, None, :] == x[bb][None]).all(-1).any(-1).all()))
+        centres = self.randn(B, K, D, scale=20.0, dtype=torch.float32)
+        blob = torch.randint(0, K, (B, N), device="cuda", generator=self.g)
+        pts = (centres.gather(1, blob[..., None].expand(-1, -1, D)) + 0.3 * torch.randn(B, N, D, device="cuda", generator=self.g)).to(torch.bfloat16)
+        _, _, shift, run = cake.kmeans_fit_until(pts, cake.kmeans_init_random(pts, K, seed=1), 50, 0.01)
+        self.assertLess(run, 50)
+        self.assertLessEqual(shift.max().sqrt().item(), 0.01)
+
     def test_kmeans_ops_eager_compiled_and_captured(self):
         # torch.ops.cake.kmeans_update / kmeans_fit update their buffers in place: the same results as the plain
         # functions, eager, under torch.compile (fullgraph) and replayed from a CUDA graph. Not bit for bit: the
