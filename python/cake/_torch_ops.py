@@ -112,24 +112,27 @@ def _check_kmeans_buffers(op, x, centroids, idx, c_norm, shift):
 
 @torch.library.custom_op("cake::kmeans_update", mutates_args=("centroids", "c_norm", "shift", "workspace"))
 def kmeans_update(x: torch.Tensor, idx: torch.Tensor, centroids: torch.Tensor, c_norm: Optional[torch.Tensor], shift: torch.Tensor,
-                  workspace: torch.Tensor, metric: str = "l2") -> None:
-    _kmeans_update(x, idx, centroids, c_norm, shift, workspace=workspace, metric=metric)
+                  workspace: torch.Tensor, metric: str = "l2", deterministic: bool = False, max_abs: float = 0.0) -> None:
+    # deterministic with bfloat16 and max_abs 0: max |x| from x (a host synchronization: pass max_abs when capturing)
+    _kmeans_update(x, idx, centroids, c_norm, shift, workspace=workspace, metric=metric, deterministic=deterministic,
+                   max_abs=max_abs if max_abs > 0 else None)
 
 
 @kmeans_update.register_fake
-def _(x, idx, centroids, c_norm, shift, workspace, metric="l2"):
+def _(x, idx, centroids, c_norm, shift, workspace, metric="l2", deterministic=False, max_abs=0.0):
     _check_kmeans_buffers("cake::kmeans_update", x, centroids, idx, c_norm, shift)
     torch._check(c_norm is not None or metric == "inner_product", lambda: "cake::kmeans_update: c_norm is needed unless metric is inner_product")
 
 
 @torch.library.custom_op("cake::kmeans_fit", mutates_args=("centroids", "idx", "c_norm", "shift", "workspace"))
 def kmeans_fit(x: torch.Tensor, centroids: torch.Tensor, iterations: int, idx: torch.Tensor, c_norm: torch.Tensor, shift: torch.Tensor,
-               workspace: torch.Tensor, metric: str = "l2") -> None:
-    _kmeans_fit(x, centroids, iterations, metric=metric, idx=idx, c_norm=c_norm, shift=shift, workspace=workspace)
+               workspace: torch.Tensor, metric: str = "l2", deterministic: bool = False, max_abs: float = 0.0) -> None:
+    _kmeans_fit(x, centroids, iterations, metric=metric, idx=idx, c_norm=c_norm, shift=shift, workspace=workspace, deterministic=deterministic,
+                max_abs=max_abs if max_abs > 0 else None)
 
 
 @kmeans_fit.register_fake
-def _(x, centroids, iterations, idx, c_norm, shift, workspace, metric="l2"):
+def _(x, centroids, iterations, idx, c_norm, shift, workspace, metric="l2", deterministic=False, max_abs=0.0):
     _check_kmeans_buffers("cake::kmeans_fit", x, centroids, idx, c_norm, shift)
     torch._check(iterations >= 1, lambda: "cake::kmeans_fit: iterations must be >= 1")
 
