@@ -22,7 +22,8 @@
 //       update_options argument (before stream) asks for deterministic sums: i64 fixed point, the same
 //       bits on every run (update_options says the cost and the bound on |x| bf16 needs).
 //   cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, iterations, ...)
-//       `iterations` Lloyd iterations from the centroids in c (the caller initializes them), all enqueued
+//       `iterations` Lloyd iterations from the centroids in c (the caller initializes them: init.hpp has a
+//       seeded random initialization, and fit_until, the loop to a tolerance), all enqueued
 //       on `stream` without a host synchronization; idx holds the last assignment (to the centroids
 //       before the last update), shift the last update's movement (the caller's convergence check).
 // All of them are tested on the H200 against an f64 reference (tests/gpu/test_kmeans.cpp).
