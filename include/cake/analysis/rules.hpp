@@ -205,7 +205,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(representation_broadcast, "representation.broadcast", representation, error, representation,           \
     "An r.set leaf that is not the destination's shape, its R x 1 or 1 x C vector or 1 x 1; a row reduction or scatter whose vectors are not R x 1") \
   X(representation_compute_dtype, "representation.compute-dtype", representation, error, representation,   \
-    "Register compute on a dtype it does not take (f32/i32/bf16/f16; 8-bit only through convert; tf32 not in registers; i32 index vectors)") \
+    "Register compute on a dtype it does not take (f32/i32/bf16/f16; 8-bit only through convert; tf32 and i64 not in registers; i32 index vectors)") \
   X(representation_topk, "representation.topk", representation, error, representation,                     \
     "A row top-k into a tile that is not an r.topk state, with k outside 1..256, a source of other rows than the state, or an index tile that is not i32 of the source's shape") \
   X(representation_layout_conflict, "representation.layout-conflict", representation, error, representation, \
