@@ -538,6 +538,23 @@ def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be an int >= 1; it is {iterations!r}")
+    idx, shift, a = _kmeans_loop_buffers(x, centroids, idx, c_norm, shift, workspace, stream, deterministic, max_abs)
+    _cake.kmeans_fit(*a.pointers, *a.shape, a.f16, _METRICS[metric], iterations, a.stream, a.device, bool(deterministic), a.max_abs)
+    return idx, centroids, shift
+
+
+class _LoopArgs(NamedTuple):
+    pointers: tuple  # x, centroids, idx, c_norm, shift, workspace
+    shape: tuple     # B, N, K, D
+    f16: bool
+    stream: int
+    device: int
+    max_abs: float
+
+
+def _kmeans_loop_buffers(x, centroids, idx, c_norm, shift, workspace, stream, deterministic, max_abs):
+    """kmeans_fit's and kmeans_fit_until's checked buffers (idx, c_norm, shift and workspace allocated through
+    PyTorch when absent): (idx, shift, the extension's arguments)."""
     X, C, B, N, K, D = _kmeans_shapes(x, centroids)
     m = _kmeans_max_abs(x, X, deterministic, max_abs)
     idx, I = _kmeans_out(idx, x, X.shape[:-1], "int32", "idx", X.index)
@@ -545,9 +562,7 @@ def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c
     shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
     workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
     s = _stream(stream, [X, C, I, Nn, S, W], X.index)
-    _cake.kmeans_fit(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], iterations, s, X.index,
-                     bool(deterministic), m)
-    return idx, centroids, shift
+    return idx, shift, _LoopArgs((X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr), (B, N, K, D), X.dtype == "float16", s, X.index, m)
 
 
 def kmeans_init_random(x, K: int, *, seed: int = 0, centroids=None, stream=None):
@@ -588,15 +603,9 @@ def kmeans_fit_until(x, centroids, max_iterations: int, tolerance: float, *, che
         raise ValueError(f"check_every must be an int >= 1; it is {check_every!r}")
     if not math.isfinite(float(tolerance)) or float(tolerance) < 0:
         raise ValueError(f"tolerance must be a finite distance >= 0; it is {tolerance!r}")
-    X, C, B, N, K, D = _kmeans_shapes(x, centroids)
-    m = _kmeans_max_abs(x, X, deterministic, max_abs)
-    idx, I = _kmeans_out(idx, x, X.shape[:-1], "int32", "idx", X.index)
-    c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
-    shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
-    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
-    s = _stream(stream, [X, C, I, Nn, S, W], X.index)
-    run = _cake.kmeans_fit_until(X.ptr, C.ptr, I.ptr, Nn.ptr, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], max_iterations,
-                                 float(tolerance), check_every, s, X.index, bool(deterministic), m)
+    idx, shift, a = _kmeans_loop_buffers(x, centroids, idx, c_norm, shift, workspace, stream, deterministic, max_abs)
+    run = _cake.kmeans_fit_until(*a.pointers, *a.shape, a.f16, _METRICS[metric], max_iterations, float(tolerance), check_every, a.stream, a.device,
+                                 bool(deterministic), a.max_abs)
     return idx, centroids, shift, run
 
 

@@ -42,6 +42,36 @@ struct shape {
 // The inputs as raw 16-bit values (uploaded as they are) and as the floats they stand for.
 using matrix = cake_gpu_test::half_data;
 matrix random_matrix(std::size_t n, input_type t, harness::random_source& rng) { return cake_gpu_test::random_half(n, t == input_type::bf16, rng); }
+double value_of(std::uint16_t bits, input_type t) { return t == input_type::bf16 ? harness::bf16_bits_to_float(bits) : harness::f16_bits_to_float(bits); }
+
+// One update test's shape, type and metric.
+struct update_run {
+  long long B, N, K, D;
+  input_type t;
+  metric m;
+};
+
+// Cluster ids of B x N points, uniform over 0 .. K - 1 - empty (the last `empty` clusters get no point).
+std::vector<std::int32_t> random_assignment(const update_run& u, int empty, harness::random_source& rng) {
+  std::vector<std::int32_t> idx(static_cast<std::size_t>(u.B * u.N));
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(u.K - 1 - empty));
+  for (auto& v : idx) v = pick(rng.engine());
+  return idx;
+}
+
+// The update's f64 reference: per cluster row b * K + k, the sum of its points' rows and their count.
+struct cluster_sums {
+  std::vector<double> sum, count;
+};
+cluster_sums reference_sums(const update_run& u, const matrix& x, const std::vector<std::int32_t>& idx) {
+  cluster_sums r{std::vector<double>(static_cast<std::size_t>(u.B * u.K * u.D)), std::vector<double>(static_cast<std::size_t>(u.B * u.K))};
+  for (long long p = 0; p < u.B * u.N; ++p) {
+    const long long row = (p / u.N) * u.K + idx[static_cast<std::size_t>(p)];
+    r.count[static_cast<std::size_t>(row)] += 1;
+    for (long long d = 0; d < u.D; ++d) r.sum[static_cast<std::size_t>(row * u.D + d)] += x.val[static_cast<std::size_t>(p * u.D + d)];
+  }
+  return r;
+}
 
 }  // namespace
 
@@ -153,20 +183,14 @@ TEST_CASE("k-means update: means of the assigned points, empty clusters kept, no
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  struct run {
-    long long B, N, K, D;
-    input_type t;
-    metric m;
-  };
-  for (const run u : {run{1, 1000, 50, 128, input_type::bf16, metric::l2}, run{3, 4097, 129, 104, input_type::f16, metric::l2},
-                      run{2, 700, 64, 512, input_type::bf16, metric::cosine}, run{1, 300, 20, 64, input_type::f16, metric::inner_product}}) {
+  for (const update_run u : {update_run{1, 1000, 50, 128, input_type::bf16, metric::l2}, update_run{3, 4097, 129, 104, input_type::f16, metric::l2},
+                             update_run{2, 700, 64, 512, input_type::bf16, metric::cosine},
+                             update_run{1, 300, 20, 64, input_type::f16, metric::inner_product}}) {
     const auto [B, N, K, D, t, m] = u;
     INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m));
     auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
     auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
-    std::vector<std::int32_t> idx(static_cast<std::size_t>(B * N));
-    std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 4));  // the last 3 clusters stay empty
-    for (auto& v : idx) v = pick(rng.engine());
+    const auto idx = random_assignment(u, 3, rng);  // the last 3 clusters stay empty
     auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), di = jit::to_device(idx);
     jit::device_buffer dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
         ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
@@ -178,20 +202,14 @@ TEST_CASE("k-means update: means of the assigned points, empty clusters kept, no
     const auto got = dc.download<std::uint16_t>();
     const auto norm = dn.download<float>();
     const auto shift = ds.download<float>();
-    auto to_float = [&](std::uint16_t b) { return t == input_type::bf16 ? harness::bf16_bits_to_float(b) : harness::f16_bits_to_float(b); };
-    std::vector<double> sum(static_cast<std::size_t>(B * K * D)), cnt(static_cast<std::size_t>(B * K));
-    for (long long p = 0; p < B * N; ++p) {
-      const long long row = (p / N) * K + idx[static_cast<std::size_t>(p)];
-      cnt[static_cast<std::size_t>(row)] += 1;
-      for (long long d = 0; d < D; ++d) sum[static_cast<std::size_t>(row * D + d)] += x.val[static_cast<std::size_t>(p * D + d)];
-    }
+    const auto [sum, cnt] = reference_sums(u, x, idx);
     long long bad_mean = 0, bad_empty = 0, bad_norm = 0, bad_shift = 0;
     const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;  // relative spacing of the type
     for (long long row = 0; row < B * K; ++row) {
       double n2 = 0, s2 = 0;
       for (long long d = 0; d < D; ++d) {
         const auto e = static_cast<std::size_t>(row * D + d);
-        const double now = to_float(got[e]), before = c.val[e];
+        const double now = value_of(got[e], t), before = c.val[e];
         if (cnt[static_cast<std::size_t>(row)] == 0) {
           bad_empty += got[e] != c.bits[e];
         } else {
@@ -216,22 +234,16 @@ TEST_CASE("k-means update, deterministic: the same bits on every run and for any
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  struct run {
-    long long B, N, K, D;
-    input_type t;
-    metric m;
-  };
   // Few clusters for many points (every cluster's sums take thousands of atomics: the order they land in
   // changes from run to run), ragged N and D, both types, all three norm forms.
-  for (const run u : {run{1, 20000, 8, 128, input_type::f16, metric::l2}, run{2, 4097, 129, 104, input_type::bf16, metric::l2},
-                      run{1, 3000, 50, 512, input_type::f16, metric::cosine}, run{3, 777, 16, 64, input_type::bf16, metric::inner_product}}) {
+  for (const update_run u : {update_run{1, 20000, 8, 128, input_type::f16, metric::l2}, update_run{2, 4097, 129, 104, input_type::bf16, metric::l2},
+                             update_run{1, 3000, 50, 512, input_type::f16, metric::cosine},
+                             update_run{3, 777, 16, 64, input_type::bf16, metric::inner_product}}) {
     const auto [B, N, K, D, t, m] = u;
     INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m));
     auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
     auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
-    std::vector<std::int32_t> idx(static_cast<std::size_t>(B * N));
-    std::uniform_int_distribution<int> pick(0, static_cast<int>(K - 2));  // the last cluster stays empty
-    for (auto& v : idx) v = pick(rng.engine());
+    const auto idx = random_assignment(u, 1, rng);  // the last cluster stays empty
     kmeans::update_options opt{true, 0.0f};
     if (t == input_type::bf16)
       for (double v : x.val) opt.max_abs = std::max(opt.max_abs, static_cast<float>(std::abs(v)));
@@ -270,13 +282,7 @@ TEST_CASE("k-means update, deterministic: the same bits on every run and for any
     if (m != metric::inner_product) CHECK(first.norm == shuffled.norm);
     // Means against f64 sums: within one step of the type, and (f16: exact sums, one f32 rounding, one
     // division) the nearest f16 on all but a few double-rounding ties.
-    auto to_float = [&](std::uint16_t b) { return t == input_type::bf16 ? harness::bf16_bits_to_float(b) : harness::f16_bits_to_float(b); };
-    std::vector<double> sum(static_cast<std::size_t>(B * K * D)), cnt(static_cast<std::size_t>(B * K));
-    for (long long p = 0; p < B * N; ++p) {
-      const long long row = (p / N) * K + idx[static_cast<std::size_t>(p)];
-      cnt[static_cast<std::size_t>(row)] += 1;
-      for (long long d = 0; d < D; ++d) sum[static_cast<std::size_t>(row * D + d)] += x.val[static_cast<std::size_t>(p * D + d)];
-    }
+    const auto [sum, cnt] = reference_sums(u, x, idx);
     const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;
     long long bad_mean = 0, bad_empty = 0, not_nearest = 0, coords = 0;
     for (long long row = 0; row < B * K; ++row)
@@ -286,7 +292,7 @@ TEST_CASE("k-means update, deterministic: the same bits on every run and for any
           bad_empty += first.c[e] != c.bits[e];
           continue;
         }
-        const double want = sum[e] / cnt[static_cast<std::size_t>(row)], now = to_float(first.c[e]);
+        const double want = sum[e] / cnt[static_cast<std::size_t>(row)], now = value_of(first.c[e], t);
         bad_mean += std::abs(now - want) > ulp * std::abs(want) + 1e-6;
         if (t == input_type::f16) not_nearest += first.c[e] != harness::float_to_f16_bits(static_cast<float>(want));
         ++coords;
@@ -296,23 +302,6 @@ TEST_CASE("k-means update, deterministic: the same bits on every run and for any
     CHECK_MESSAGE(not_nearest * 1000 <= coords, not_nearest << " of " << coords << " f16 coordinates are not the nearest f16 of the mean");
     MESSAGE(std::string(to_string(t)) << " B " << B << " N " << N << " K " << K << " D " << D << ": " << not_nearest << " of " << coords << " not the nearest value");
   }
-}
-
-TEST_CASE("k-means update, deterministic: bf16 points without a bound on |x| are refused before any launch") {
-  alignas(16) static std::uint16_t buf[64];
-  static std::int32_t ids[4];
-  static float f[4];
-  std::string what = "(no error)";
-  try {
-    kmeans::update(buf, ids, buf, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, kmeans::update_options{true, 0.0f});
-  } catch (const jit::argument_error& e) {
-    what = e.what();
-  }
-  CHECK(what.find("needs options.max_abs") != std::string::npos);
-  // The fixed point: f16 points (|x| <= 65504 < 2^16) at N <= 2^22 keep every bit (unit 2^-24 or finer).
-  CHECK(kmeans::fixed_point_exponent(1LL << 22, 65504.0f) == 24);
-  CHECK(kmeans::fixed_point_exponent(1000, 1.0f) == 52);
-  CHECK(kmeans::fixed_point_exponent(1, 1e-30f) == 126);  // clamped: 2^-e stays a normal f32
 }
 
 TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical runs agree, the last update barely moves") {
@@ -416,26 +405,4 @@ TEST_CASE("k-means init_random and fit_until: seeded distinct points, iterations
   // A cap of 1 iteration: one iteration, whatever the tolerance.
   CHECK(kmeans::fit_until(dx.address(), dc2.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()),
                           static_cast<float*>(ds.address()), ws.address(), B, N, K, D, input_type::bf16, metric::l2, 1, 0.0f, 5) == 1);
-}
-
-TEST_CASE("k-means init_random and fit_until refuse bad arguments with the argument named") {
-  auto msg = [](auto f) {
-    try {
-      f();
-    } catch (const jit::argument_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  alignas(16) static std::uint16_t buf[64];
-  static std::int32_t ids[4];
-  static float f[4];
-  CHECK(msg([&] { kmeans::init_random(buf, buf, 1, 4, 5, 64, input_type::bf16); }).find("K must be at most N") != std::string::npos);
-  CHECK(msg([&] { (void)kmeans::initial_rows(4, 5, 0); }).find("1 <= K <= N") != std::string::npos);
-  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 0, 0.1f, 1); }).find("max_iterations = 0") !=
-        std::string::npos);
-  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, -1.0f, 1); }).find("tolerance") !=
-        std::string::npos);
-  CHECK(msg([&] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, 0.1f, 0); }).find("check_every = 0") !=
-        std::string::npos);
 }

@@ -1,0 +1,56 @@
+// The k-means entry points' host-side refusals and the deterministic update's fixed point, no GPU needed:
+// every argument is checked before any device call (kernels/kmeans/kmeans.hpp, init.hpp). The GPU tier
+// (tests/gpu/test_kmeans.cpp) runs the same entry points on the H200.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/kmeans/init.hpp"
+
+using namespace cake;
+using kmeans::input_type;
+using kmeans::metric;
+
+namespace {
+
+// The message of the argument_error f throws, or "(no error)".
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const jit::argument_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+alignas(16) std::uint16_t buf[64];
+std::int32_t ids[4];
+float f[4];
+
+}  // namespace
+
+TEST_CASE("k-means deterministic update: the fixed point keeps every f16 bit, and bf16 points need a bound on |x|") {
+  // f16 points (|x| <= 65504 < 2^16) at N <= 2^22: a unit of 2^-24, so every f16 value is a whole number of units
+  CHECK(kmeans::fixed_point_exponent(1LL << 22, 65504.0f) == 24);
+  CHECK(kmeans::fixed_point_exponent((1LL << 22) + 1, 65504.0f) == 23);  // one more point: one bit less
+  CHECK(kmeans::fixed_point_exponent(1000, 1.0f) == 52);                  // 1000 < 2^10: 62 - 10 - 0
+  CHECK(kmeans::fixed_point_exponent(1000, 1.5f) == 51);                  // |x| up to 2^1
+  CHECK(kmeans::fixed_point_exponent(1, 1e-30f) == 126);                  // clamped: 2^-e stays a normal f32
+  CHECK(refusal([] { kmeans::update(buf, ids, buf, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, kmeans::update_options{true, 0.0f}); })
+            .find("needs options.max_abs") != std::string::npos);
+  CHECK(refusal([] { kmeans::update(buf, ids, buf, f, f, buf, 1, 4, 2, 64, input_type::f16, metric::l2, kmeans::update_options{true, -1.0f}); })
+            .find("options.max_abs = -1") != std::string::npos);
+}
+
+TEST_CASE("k-means init_random and fit_until refuse bad arguments with the argument named") {
+  CHECK(refusal([] { kmeans::init_random(buf, buf, 1, 4, 5, 64, input_type::bf16); }).find("K must be at most N") != std::string::npos);
+  CHECK(refusal([] { (void)kmeans::initial_rows(4, 5, 0); }).find("1 <= K <= N") != std::string::npos);
+  CHECK(refusal([] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 0, 0.1f, 1); })
+            .find("max_iterations = 0") != std::string::npos);
+  CHECK(refusal([] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, -1.0f, 1); }).find("tolerance") !=
+        std::string::npos);
+  CHECK(refusal([] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, 0.1f, 0); })
+            .find("check_every = 0") != std::string::npos);
+}
