@@ -6,7 +6,7 @@
 #   C  the same search into a new log      the same lines (determinism with a seed)
 #   D  --budget-gpu-s 25 (10 s per child)  GPU gates stop at the budget; "budget" lines
 #   E  --resume of D with a larger budget  the rest is measured, nothing of D evaluated again
-#   F  --agent tests/cli/evolve_agent.sh   the agent protocol: round files, proposals through every gate
+#   F  --agent tests/cli/evolve_agent.sh   the agent protocol: round files, proposals through every gate, schedule files
 #   G  --max-candidates 2                  the local search climbs from the seed to the best in two rounds
 #   H  --max-candidates 1, another script  one-axis moves do not improve; a two-axis round finds the best
 # cmake -P with -DCAKE=<cake> -DWORKDIR=<source root> -DOUT=<scratch folder>.
@@ -207,8 +207,32 @@ endif()
 file(READ ${rounds}/round-2/summary.json summary2)
 string(JSON ignored ERROR_VARIABLE no_ignored GET "${summary2}" rejected_proposals 0 line)
 string(JSON best2 GET "${summary2}" best candidate)
-if(NOT ignored STREQUAL "width=3" OR NOT best2 STREQUAL "bn=256,stages=3,fused=false" OR EXISTS ${rounds}/round-3)
-  problem("F: round 2 summary: ignored proposal '${ignored}' (width=3), best ${best2}; a round 3 exists: it must not (round 2 proposed nothing)")
+if(NOT ignored STREQUAL "width=3" OR NOT best2 STREQUAL "bn=256,stages=3,fused=false" OR EXISTS ${rounds}/round-4)
+  problem("F: round 2 summary: ignored proposal '${ignored}' (width=3), best ${best2}; a round 4 exists: it must not (--agent-rounds 3)")
+endif()
+# The agent's schedule files: round 1's (5 stages only) was searched by a nested evolve and is the fastest
+# of all; round 2's does not compile, which round 3's summary says; round 2 was handed round 1's file as the
+# best schedule file so far.
+string(JSON file1 GET "${summary2}" schedule_files 0 candidate)
+string(JSON file1_ms GET "${summary2}" schedule_files 0 cake_ms)
+file(READ ${rounds}/round-2/schedule.cpp schedule2)
+string(FIND "${schedule2}" "{5}" five)
+if(NOT file1 STREQUAL "bn=128,stages=5,fused=false" OR file1_ms LESS 0.1199 OR file1_ms GREATER 0.1201 OR five LESS 0 OR NOT EXISTS ${rounds}/round-1/proposal.jsonl)
+  problem("F: round 2 summary: the agent file's best ${file1} at ${file1_ms} ms (expected bn=128,stages=5,fused=false at 0.12); schedule.cpp of round 2 is round 1's file: ${five}")
+endif()
+file(READ ${rounds}/round-3/summary.json summary3)
+string(JSON file2_measured GET "${summary3}" schedule_files 1 measured)
+string(JSON file2_why GET "${summary3}" schedule_files 1 why)
+string(FIND "${file2_why}" "not searched" not_searched)
+if(NOT file2_measured STREQUAL "OFF" OR not_searched LESS 0)
+  problem("F: round 3 summary: the broken file: measured ${file2_measured}, why '${file2_why}'")
+endif()
+string(JSON overall_file GET "${json_F}" evolve best 0 overall file)
+string(JSON overall_cand GET "${json_F}" evolve best 0 overall candidate)
+string(JSON overall_ratio GET "${json_F}" evolve best 0 overall ratio)
+string(FIND "${overall_file}" "round-1/proposal.cpp" is_round1)
+if(is_round1 LESS 0 OR NOT overall_cand STREQUAL "bn=128,stages=5,fused=false" OR overall_ratio LESS 1.749 OR overall_ratio GREATER 1.751)
+  problem("F: overall best ${overall_cand} of ${overall_file} at ${overall_ratio}, expected round 1's file, bn=128,stages=5,fused=false at 1.75")
 endif()
 set(agent_kept "")
 set(nine "")

@@ -44,6 +44,18 @@ struct evolve_options {
   int minimize_tries = 8;    // --minimize N: GPU re-runs per cluster to shrink its reproducer (0: none)
 };
 
+// What one search found per shape, for a caller in the same process (an agent's schedule file is
+// searched by a nested cmd_evolve, and its best compared with the family's).
+struct evolve_shape_result {
+  bool measured = false;
+  std::string candidate;  // empty: no candidate passed
+  double cake_ms = NAN, ratio = NAN;
+};
+struct evolve_result {
+  std::vector<evolve_shape_result> shapes;
+  double gpu_s = 0;
+};
+
 namespace evolve_detail {
 
 // The search space is enumerated up to this many points, else sampled (seeded) to this many.
@@ -127,7 +139,7 @@ inline bool read_log(state& st, const std::string& family, std::string& why) {
 
 }  // namespace evolve_detail
 
-inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
+inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_result* result = nullptr) {
   using namespace evolve_detail;
   outcome o;
   stopwatch clock;
@@ -657,11 +669,24 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
   // lowering, the rules that rejected the others) and ROUND_DIR/best.txt are written; `CMD ROUND_DIR` runs;
   // ROUND_DIR/proposals.txt, one point per line (NAME=VALUE,...; unnamed axes keep the best's values), is
   // read back and every new point goes through all the gates. No proposals, or a failing agent, ends it.
+  // An agent may also return a schedule file, ROUND_DIR/proposal.cpp, exporting the family under the same
+  // name (new axes, new structure: anything the language can state): it is searched for the shape by a
+  // nested `cake evolve` (its own compile, log ROUND_DIR/proposal.jsonl, the GPU budget that is left, no
+  // agent), and its best is compared with the family's. ROUND_DIR/schedule.cpp is the best schedule file so
+  // far (FILE, or the agent file whose best was the fastest measured); summary.json lists every file's result.
+  struct agent_file {
+    int round = 0;
+    std::string path, why;  // why: it did not compile / load / measure
+    evolve_shape_result best;
+  };
+  std::vector<std::vector<agent_file>> agent_files(shapes.size());
   auto agent_rounds = [&](std::size_t si) {
     const std::string& sn = shape_names[si];
     std::string shape_dir;
     for (const char ch : sn) shape_dir += ch == ',' ? '_' : ch;
     std::string rejected_proposals;
+    std::string best_file = opt.file;  // the best schedule file so far
+    double best_file_ms = INFINITY;    // its measured best, when it is an agent's file
     for (int round = 1; round <= eo.agent_rounds; ++round) {
       const fs::path dir = fs::path(st.log_path + ".agent") / shape_dir / ("round-" + std::to_string(round));
       std::error_code ec;
@@ -698,14 +723,24 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       }
       std::string rj;
       for (const auto& [r, n] : rules) rj += (rj.empty() ? "" : ",") + json_string(r) + ":" + std::to_string(n);
+      std::string files_json;
+      for (const auto& f : agent_files[si])
+        files_json += std::string(files_json.empty() ? "" : ",") + "{\"round\":" + std::to_string(f.round) + ",\"file\":" + json_string(f.path) +
+                      ",\"measured\":" + (f.best.measured ? "true" : "false") + ",\"candidate\":" +
+                      (f.best.candidate.empty() ? std::string("null") : json_string(f.best.candidate)) + ",\"cake_ms\":" +
+                      (f.best.measured ? json_number(f.best.cake_ms) : "null") + ",\"ratio\":" + (f.best.measured ? json_number(f.best.ratio) : "null") +
+                      ",\"why\":" + (f.why.empty() ? std::string("null") : json_string(f.why)) + "}";
       const std::string best_id = best < points.size() ? ids[best] : std::string();
       write_file(dir / "summary.json",
                  "{\"schema\":\"cake.evolve.agent/1\",\"family\":" + json_string(fam->name) + ",\"shape\":" + json_string(sn) + ",\"round\":" + std::to_string(round) +
                      ",\"axes\":[" + axes + "],\"gpu_s\":" + json_number(st.gpu_s) + ",\"budget_gpu_s\":" + json_number(eo.budget_gpu_s) + ",\"best\":" +
                      (best_id.empty() ? std::string("null") : "{\"candidate\":" + json_string(best_id) + ",\"measured\":" + (measured ? "true" : "false") + "}") +
-                     ",\"candidates\":[" + cands + "],\"analyzer_rejections\":{" + rj + "},\"rejected_proposals\":[" + rejected_proposals + "]}\n");
+                     ",\"candidates\":[" + cands + "],\"analyzer_rejections\":{" + rj + "},\"rejected_proposals\":[" + rejected_proposals +
+                     "],\"schedule_file\":\"schedule.cpp\",\"schedule_files\":[" + files_json + "]}\n");
       write_file(dir / "best.txt", best_id + "\n");
+      write_file(dir / "schedule.cpp", read_file(best_file).value_or(std::string()));
       fs::remove(dir / "proposals.txt", ec);
+      fs::remove(dir / "proposal.cpp", ec);
       std::string quoted = "'";
       for (const char ch : dir.string()) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
       quoted += "'";
@@ -736,7 +771,8 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
         }
       }
       progress("agent round " + std::to_string(round) + ": " + std::to_string(proposed.size()) + " proposal(s)");
-      if (proposed.empty()) break;
+      const bool has_file = fs::exists(dir / "proposal.cpp", ec);
+      if (proposed.empty() && !has_file) break;
       for (const std::size_t i : proposed) {
         analyze_gate(i);
         if (!analyzed_ok[i]) continue;
@@ -748,6 +784,40 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
                  0, 0);
         const auto* lr = lower_gate(i);
         if (lr && lr->verdict == "pass") gpu_gates(i, si);
+      }
+      if (has_file) {
+        agent_file f;
+        f.round = round;
+        f.path = (dir / "proposal.cpp").string();
+        options nopt = opt;
+        nopt.file = f.path;
+        nopt.shapes = {opt.shapes[si]};
+        evolve_options neo = eo;
+        neo.agent.clear();
+        neo.resume = false;
+        neo.log = (dir / "proposal.jsonl").string();
+        neo.failures_dir = (dir / "proposal.failures").string();
+        neo.budget_gpu_s = std::max(0.0, eo.budget_gpu_s - st.gpu_s);
+        fs::remove(neo.log, ec);
+        progress("agent round " + std::to_string(round) + ": searching its schedule file " + f.path);
+        evolve_result nested;
+        const outcome no = cmd_evolve(nopt, neo, &nested);
+        st.gpu_s += nested.gpu_s;
+        if (!nested.shapes.empty()) f.best = nested.shapes[0];
+        if (!f.best.measured) {
+          const std::string first = no.text.substr(0, no.text.find('\n'));
+          f.why = nested.shapes.empty() ? "it was not searched: " + first : "nothing of it was measured (no GPU, or the budget ran out)";
+        }
+        progress("agent round " + std::to_string(round) + ": its schedule file: " +
+                 (f.best.measured ? "best " + f.best.candidate + " " + json_number(f.best.cake_ms) + " ms" : f.why));
+        bool fam_measured = false;
+        const std::size_t fb = best_of(si, fam_measured);
+        const double fam_ms = fam_measured ? have(ids[fb], sn, "bench")->score : INFINITY;
+        if (f.best.measured && f.best.cake_ms < std::min(fam_ms, best_file_ms)) {
+          best_file = f.path;
+          best_file_ms = f.best.cake_ms;
+        }
+        agent_files[si].push_back(f);
       }
     }
   };
@@ -903,6 +973,39 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
       entry += ",\"measured\":false,\"candidate\":null}";
       text += "no candidate passed\n";
     }
+    // The agent's schedule files: each one's best, and the fastest of all when it beats the family's.
+    if (!agent_files[si].empty()) {
+      const agent_file* win = nullptr;
+      std::string fj;
+      for (const auto& f : agent_files[si]) {
+        fj += std::string(fj.empty() ? "" : ",") + "{\"round\":" + std::to_string(f.round) + ",\"file\":" + json_string(f.path) + ",\"measured\":" +
+              (f.best.measured ? "true" : "false") + ",\"candidate\":" + (f.best.candidate.empty() ? std::string("null") : json_string(f.best.candidate)) +
+              ",\"cake_ms\":" + (f.best.measured ? json_number(f.best.cake_ms) : "null") + ",\"ratio\":" + (f.best.measured ? json_number(f.best.ratio) : "null") +
+              ",\"why\":" + (f.why.empty() ? std::string("null") : json_string(f.why)) + "}";
+        if (f.best.measured && f.best.cake_ms < (measured ? best_ms : INFINITY) && (!win || f.best.cake_ms < win->best.cake_ms)) win = &f;
+      }
+      entry.pop_back();  // the closing brace
+      entry += ",\"agent_files\":[" + fj + "],\"overall\":";
+      if (win) {
+        entry += "{\"file\":" + json_string(win->path) + ",\"candidate\":" + json_string(win->best.candidate) + ",\"cake_ms\":" + json_number(win->best.cake_ms) +
+                 ",\"ratio\":" + json_number(win->best.ratio) + "}}";
+        char b[400];
+        std::snprintf(b, sizeof b, "  the agent's schedule file %s (round %d) is faster: %s, %.4f ms, %.3fx the peer\n", win->path.c_str(), win->round,
+                      win->best.candidate.c_str(), win->best.cake_ms, win->best.ratio);
+        text += b;
+      } else {
+        entry += measured ? "{\"file\":" + json_string(opt.file) + ",\"candidate\":" + json_string(ids[best]) + ",\"cake_ms\":" + json_number(best_ms) +
+                                ",\"ratio\":" + json_number(number_field(have(ids[best], sn, "bench")->line, "ratio")) + "}}"
+                          : std::string("null}");
+      }
+    }
+    if (result) {
+      evolve_shape_result r;
+      r.measured = measured;
+      if (best < points.size()) r.candidate = ids[best];
+      if (measured) r.cake_ms = best_ms, r.ratio = number_field(have(ids[best], sn, "bench")->line, "ratio");
+      result->shapes.push_back(r);
+    }
     best_json += (best_json.empty() ? "" : ",") + entry;
   }
   // ---- counts per gate (the final verdict of every candidate, shape and gate) ----
@@ -932,6 +1035,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo) {
                    ",\"gpu_s\":" + json_number(st.gpu_s) + ",\"budget_gpu_s\":" + json_number(eo.budget_gpu_s) + ",\"seed\":" + std::to_string(eo.seed) +
                    ",\"max_candidates\":" + std::to_string(eo.max_candidates) + ",\"counts\":{" + cj + "},\"best\":[" + best_json + "],\"failures\":" + failures::clusters_json(clusters, clusters.empty() ? std::string() : failures_dir) + "}";
   o.code = measured_all ? exit_ok : st.no_gpu ? exit_no_gpu : exit_failed;
+  if (result) result->gpu_s = st.gpu_s;
   return o;
 }
 
