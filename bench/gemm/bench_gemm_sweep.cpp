@@ -9,7 +9,8 @@
 //       --skip N leaves out the first N search shapes (in the domain's order) of each type: a sweep that one
 //       device call's time limit cut short goes on from where it stopped (join the files with
 //       tools/gen/merge_sweeps.py)
-//   --splitk-only: only the shapes whose candidates include a split-K schedule; --min-m N: only M >= N
+//   --splitk-only: only the shapes whose candidates include a split-K schedule; --min-m N: only M >= N;
+//       --max-m N: only M <= N
 //       (a re-sweep of the shapes a change of the candidate set touched; merge_sweeps.py replaces their rows)
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
@@ -75,7 +76,7 @@ double modeled_ms(const cake::gemm_plan& p, const cake::gemm_domain::shape& s, g
 // what it measured; the generator refuses such a file unless told to take it (--allow-partial).
 void write_json(const std::string& path, const std::vector<row>& rows, const std::map<std::string, cake::gemm_plan>& plans, bool placeholder,
                 const std::string& gpu, int sms, const std::string& driver, const std::string& cuda, const std::string& command, int runs,
-                bool complete = true) {
+                bool complete = true, const std::string& cluster_concurrency = "") {
   std::ostringstream j;
   j << "{\n  \"schema\": \"cake.gemm-sweep/1\",\n  \"placeholder\": " << (placeholder ? "true" : "false") << ",\n  \"complete\": "
     << (complete ? "true" : "false") << ",\n  \"gpu\": \"" << json_escape(gpu)
@@ -87,7 +88,11 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
                           "(relative Frobenius difference <= 1e-2 bf16, 3e-2 e4m3; output poisoned with NaN first); peers: cuBLAS bf16, cuBLASLt e4m3 "
                           "with CUBLASLT_MATMUL_DESC_FAST_ACCUM=1")
     << "\",\n  \"domain\": {\"source\": \"bench/gemm/domain.hpp\", \"shapes\": " << cake::gemm_domain::size << ", \"search\": " << cake::gemm_domain::count(false)
-    << ", \"held_out\": " << cake::gemm_domain::count(true) << "},\n  \"plans\": {\n";
+    << ", \"held_out\": " << cake::gemm_domain::count(true) << "},\n";
+  // Clusters of each split-K schedule that the device runs at once (runtime_kernel::max_active_clusters;
+  // the cost model's calibration reads them: bench/cost/derive_calibration.py --cluster-concurrency).
+  if (!cluster_concurrency.empty()) j << "  \"cluster_concurrency\": [" << cluster_concurrency << "],\n";
+  j << "  \"plans\": {\n";
   std::size_t i = 0;
   for (const auto& [name, p] : plans) j << "    \"" << name << "\": " << plan_json(p) << (++i < plans.size() ? "," : "") << "\n";
   j << "  },\n  \"rows\": [\n";
@@ -114,7 +119,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
 int main(int argc, char** argv) {
   std::string json = "gemm_sweep.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_sweep";
   int runs = 20;
-  long long limit = 0, skip = 0, min_m = 0;
+  long long limit = 0, skip = 0, min_m = 0, max_m = 0;
   bool estimate_only = false, placeholder = false, splitk_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -126,6 +131,7 @@ int main(int argc, char** argv) {
     else if (a == "--limit" && has_value) limit = std::atoll(argv[++i]);
     else if (a == "--skip" && has_value) skip = std::atoll(argv[++i]);
     else if (a == "--min-m" && has_value) min_m = std::atoll(argv[++i]);
+    else if (a == "--max-m" && has_value) max_m = std::atoll(argv[++i]);
     else if (a == "--splitk-only") splitk_only = true;
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
@@ -158,7 +164,7 @@ int main(int argc, char** argv) {
   }
   shapes.erase(shapes.begin(), shapes.begin() + skip);
   std::erase_if(shapes, [&](const cake::gemm_domain::shape& s) {
-    if (s.m < min_m) return true;
+    if (s.m < min_m || (max_m > 0 && s.m > max_m)) return true;
     if (!splitk_only) return false;
     for (auto in : inputs)
       for (const auto& p : sweep_candidates(s.m, s.n, s.k, est_sms, in))
@@ -222,18 +228,31 @@ int main(int argc, char** argv) {
     peers& P = *new peers;  // lives to the end of the process (cuBLAS handles)
     const auto t_start = std::chrono::steady_clock::now();
     const std::string cuda = std::to_string(dev.driver_version / 1000) + "." + std::to_string(dev.driver_version % 1000 / 10);
+    std::string concurrency_json;
     for (auto in : inputs) {
       operands o(in, shapes, rng);
+      // How many CTAs of each split-K schedule run at once (whole clusters inside a GPC): what the
+      // fill-the-SMs candidate plans with.
+      splitk_concurrency conc;
+      for (const auto& p : sweep_all_candidates()) {
+        if (p.kernel != cake::gemm_kernel::splitk) continue;
+        const int clusters = cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
+        conc[{p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
+        concurrency_json += std::string(concurrency_json.empty() ? "" : ", ") + "{\"dtype\": \"" + input_name(in) + "\", \"plan\": \"" + cake::plan_name(p) +
+                            "\", \"cluster\": " + std::to_string(p.splitk.splits) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
+        std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, p.splitk.splits,
+                    static_cast<long long>(clusters) * p.splitk.splits);
+      }
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)
-        for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in)) {
+        for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc)) {
           if (p.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0);
           else cake::gemm_detail::kernel_for(p.sm90, in, 0);
         }
       warm_up(P);
       for (const auto& s : shapes) {
         const shape sh{s.m, s.n, s.k};
-        const auto cands = sweep_candidates(s.m, s.n, s.k, dev.sm_count, in);
+        const auto cands = sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc);
         std::vector<work> works;
         std::vector<row> shape_rows;
         std::vector<std::uint16_t> ref;
@@ -269,11 +288,11 @@ int main(int argc, char** argv) {
         if (have_peer) std::printf(" | peer %.4f", med.back());
         std::printf("\n");
         std::fflush(stdout);
-        write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs, false);
+        write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs, false, concurrency_json);
       }
     }
     std::printf("measured in %.0f s (estimated %.0f s)\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), est_s);
-    write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs);
+    write_json(json, rows, named, false, dev.name, dev.sm_count, driver, cuda, command, runs, true, concurrency_json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: error: %s\n", e.what());
     return 1;

@@ -6,6 +6,8 @@
 // choose_gemm's pick (the dispatcher's fallback) is always among them, so a bucket can only pick a
 // schedule that was timed next to the fallback on the same shape.
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include <cake/gemm.hpp>
@@ -34,14 +36,46 @@ inline cake::gemm_plan splitk_plan(int splits, int bn = 128) {
   return p;
 }
 
+// How many CTAs of each split-K schedule (bn, splits) run at once: measured on the device by the sweep
+// (runtime_kernel::max_active_clusters x splits); absent entries assume sm_count / splits whole clusters.
+using splitk_concurrency = std::map<std::pair<int, int>, long long>;
+
+// cake::splitk_fill_config_for's pick for the shape (the split-K tile width and splits that fill the SMs).
+inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in, const splitk_concurrency* conc,
+                                        int max_bn = 256) {
+  cake::gemm_plan p;
+  p.kernel = cake::gemm_kernel::splitk;
+  p.splitk = cake::splitk_fill_config_for(
+      M, N, K, sm_count,
+      [&](int bn, int splits) {
+        if (conc) {
+          const auto it = conc->find({bn, splits});
+          if (it != conc->end() && it->second > 0) return it->second;
+        }
+        return static_cast<long long>(sm_count / splits * splits);
+      },
+      in, max_bn);
+  return p;
+}
+
 // Every schedule the sweep can time, whatever the shape (the lowering test builds each of them).
+// (splitk_fill_plan can return any width and split of its search space: all of them.)
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
-  return {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),          sm90_plan(128, 1),
-          sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1), splitk_plan(2), splitk_plan(4), splitk_plan(8)};
+  std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
+                                      sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
+  for (int bn : {256, 192, 128, 64})
+    for (int splits = 2; splits <= 8; ++splits) {
+      if ((bn / 8) % splits != 0) continue;
+      cake::gemm_plan p = splitk_plan(splits, bn);
+      p.splitk.stages = cake::max_splitk_stages(bn);
+      all.push_back(p);
+    }
+  return all;
 }
 
 // The candidates for one shape: choose_gemm's pick first (its row is marked "fallback" in the JSON).
-inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, long long K, int sm_count, cake::gemm_input in) {
+inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, long long K, int sm_count, cake::gemm_input in,
+                                                    const splitk_concurrency* conc = nullptr) {
   std::vector<cake::gemm_plan> out;
   auto add = [&](const cake::gemm_plan& p) {
     if (out.size() < sweep_max_candidates && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
@@ -57,8 +91,9 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(128, 1, true, 64, 1));
     add(splitk_plan(2));
     add(splitk_plan(4));
+    add(splitk_fill_plan(M, N, K, sm_count, in, conc));
+    add(splitk_fill_plan(M, N, K, sm_count, in, conc, 128));
     add(splitk_plan(8));
-    add(sm90_plan(256, 2));
   } else {
     // Fewer 128 x 128 tiles than SMs (e.g. N = 2112 at M = 256: 34 tiles): the K loop split over 2 or 4
     // CTAs instead of the 128-wide cluster and ping-pong forms, which never won there (gemm_sweep.json).
@@ -69,7 +104,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(128, 1));
     if (few_tiles) {
       add(splitk_plan(2));
-      add(splitk_plan(4));
+      add(splitk_fill_plan(M, N, K, sm_count, in, conc));
     } else {
       add(sm90_plan(128, 2));
       add(sm90_plan(128, 2, true, 128, 1));

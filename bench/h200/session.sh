@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 kmeansdet splitksweep
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 kmeansdet splitksweep skscatter
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -45,6 +45,24 @@ for s in "${steps[@]}"; do
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_e4m3.log" | cut -c1-200 | head -n 10
       timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --splitk-only --min-m 256 --json "$OUT/gemm_sweep_bf16_splitk.json" > "$OUT/sweep_bf16.log" 2>&1; echo "bf16 rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_bf16.log" | cut -c1-200 | head -n 10 ;;
+    skscatter)
+      # the reduce-scatter split-K (cluster_sum_scatter) and the fill-the-SMs split-K candidates: GPU tests
+      # (every sweep candidate, the cluster all-reduce, the split-K schedule), memcheck of the last two, then
+      # the sweep of the shapes whose candidates include split-K, both types, into two files for
+      # tools/gen/merge_sweeps.py
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_compute -tc="cluster_sum*,split-K*" > "$OUT/test_cluster.log" 2>&1; echo "cluster rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_cluster.log" | head -n 8 | cut -c1-200
+      for tool in memcheck racecheck; do
+        CAKE_SMALL_SHAPES=1 timeout 150 compute-sanitizer --tool $tool $B/tests/gpu/cake_gpu_test_compute -tc="cluster_sum*,split-K*" > "$OUT/san_cluster_$tool.log" 2>&1; echo "$tool rc=$?"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" "$OUT/san_cluster_$tool.log" | head -n 4
+      done
+      timeout 200 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --max-m 128 --json "$OUT/gemm_sweep_splitk_small.json" > "$OUT/sweep_small.log" 2>&1; echo "small rc=$?"
+      grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_small.log" | cut -c1-200 | head -n 10
+      timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --min-m 129 --json "$OUT/gemm_sweep_splitk_few.json" > "$OUT/sweep_few.log" 2>&1; echo "few rc=$?"
+      grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_few.log" | cut -c1-200 | head -n 10 ;;
     gemmscore)
       # the held-out shapes through cake::gemm (dispatcher included) against the peer
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)

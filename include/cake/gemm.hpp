@@ -14,6 +14,7 @@
 // aligned; lda and ldb multiples of 16 bytes (TMA row pitch). Outputs whose rows are not 16-byte
 // multiples (N or ldd not a multiple of 8) are written by a direct-store epilogue, so D's padding is
 // never touched.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -109,6 +110,55 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
   best.why = "BN=" + std::to_string(best.config.bn) + ", " + std::to_string(best.config.stages) + " stages: " + std::to_string(best.tiles) + " tiles in " +
              std::to_string(best.waves) + " waves";
   return best;
+}
+
+// Deepest split-K pipeline (at most 6 stages) that fits the sm_90a opt-in shared memory next to the
+// cluster sum's scratch (the 64 x BN f32 accumulator of the consumer warpgroup).
+constexpr int max_splitk_stages(int bn) {
+  const int stage = (64 + bn) * 128;  // one 128-byte K slice of A (64 rows) and B (bn rows)
+  const int budget = targets::sm90a.limits.smem_per_block_optin - 64 * bn * 4 - 1024;
+  const int s = budget / stage;
+  return s > 6 ? 6 : s;
+}
+
+// The split-K schedule that fills the GPU best for a small-M shape, among tile widths 64..max_bn and
+// splits 2..8 that cut the tile into whole 8-column groups (cluster_sum_scatter). A CTA streams
+// ceil(K blocks / splits) K blocks of a BN-wide tile, and the CTAs run in waves of what the device holds at
+// once (`concurrent_ctas(bn, splits)`: whole clusters, each inside one GPC, so possibly fewer than the SMs;
+// or more, where two narrow CTAs share an SM and its bandwidth), so the time goes as waves x CTAs per SM x
+// ceil(K blocks / splits) x BN; ties go to the wider tile (A, re-read once per
+// column tile, is a smaller share of the bytes), then to fewer splits (less to sum). Small M is memory
+// bound: this is about how many SMs stream B. N = 2112 (17 tiles of 128): BN = 64 with 4 splits gives 132
+// CTAs in one wave, where BN = 128 gives 68 (4 splits) or 136 (8: two waves).
+template <class ConcurrentCtas>
+kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, long long K, int sm_count, ConcurrentCtas concurrent_ctas,
+                                                   gemm_input in = gemm_input::bf16, int max_bn = 256) {
+  const long long bk = in == gemm_input::bf16 ? 64 : 128, kblocks = (K + bk - 1) / bk;
+  kernels::gemm_splitk_config best;
+  long long best_cost = -1;
+  for (int bn : {256, 192, 128, 64}) {
+    if (bn > max_bn) continue;
+    for (int splits = 2; splits <= 8; ++splits) {
+      if ((bn / 8) % splits != 0) continue;
+      const long long at_once = std::max<long long>(splits, concurrent_ctas(bn, splits));
+      const long long ctas = (M + 63) / 64 * ((N + bn - 1) / bn) * splits;
+      // CTAs that share an SM (narrow tiles fit two) share its bandwidth: a wave costs its CTAs per SM.
+      const long long per_sm = (std::min(ctas, at_once) + sm_count - 1) / sm_count;
+      const long long cost = (ctas + at_once - 1) / at_once * per_sm * ((kblocks + splits - 1) / splits) * bn;
+      if (best_cost < 0 || cost < best_cost) {  // strict: the first (widest, fewest splits) of equals stays
+        best_cost = cost;
+        best.bn = bn;
+        best.splits = splits;
+        best.stages = max_splitk_stages(bn);
+      }
+    }
+  }
+  return best;
+}
+// The same, assuming every SM holds one CTA and clusters pack the SMs.
+inline kernels::gemm_splitk_config splitk_fill_config(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16,
+                                                      int max_bn = 256) {
+  return splitk_fill_config_for(M, N, K, sm_count, [&](int, int splits) { return static_cast<long long>(sm_count / splits * splits); }, in, max_bn);
 }
 
 // What cake::gemm runs for a shape: the plan of the shape bucket that holds it (gemm_dispatch.hpp,

@@ -3,21 +3,21 @@
 //   python3 tools/gen/gemm_dispatch.py bench/results/h200/gemm_sweep.json
 // (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).
 //
-// Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-02
-//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json
-// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.959, fallback (choose_gemm) 0.754
-// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.963, fallback (choose_gemm) 0.786
+// Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-03
+//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json
+// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.975, fallback (choose_gemm) 0.754
+// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.969, fallback (choose_gemm) 0.781
 #include <array>
 
 #include "gemm_plan.hpp"
 
 namespace cake::gemm_dispatch_table {
 
-inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVIDIA H200, 2026-12-02)";
+inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVIDIA H200, 2026-12-03)";
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 9> plans{{
+inline constexpr std::array<gemm_plan, 13> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -26,23 +26,28 @@ inline constexpr std::array<gemm_plan, 9> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn256_s4_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c2
     {gemm_kernel::splitk, {}, {.bn = 128, .splits = 2, .stages = 6}},  // 7 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 8 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .splits = 2, .stages = 5}},  // 8 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 10 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 4, .stages = 4}},  // 11 sk4_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 4, .stages = 6}},  // 12 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 195> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 64, 8},  // M 1..64: sk4_bn128_s6
-    //   M=1: sk4_bn128_s6 0.0248 ms, peer 0.0177 ms, ratio 0.711 (fallback bn128_s6_c2: 0.399)
+    {1, 63, 10},  // M 1..63: sk4_bn128_s6
+    //   M=1: sk4_bn128_s6 0.0197 ms, peer 0.0169 ms, ratio 0.859 (fallback bn128_s6_c2: 0.406)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk4_bn128_s6 0.0239 ms, peer 0.0179 ms, ratio 0.749 (fallback bn128_s6_c2: 0.438)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: sk4_bn128_s6 0.0241 ms, peer 0.0186 ms, ratio 0.775 (fallback bn128_s6_c2: 0.467)
+    //   M=16: sk4_bn128_s6 0.0198 ms, peer 0.0172 ms, ratio 0.872 (fallback bn128_s6_c2: 0.431)
+    //   between M=16 and M=64: least summed slowdown over both, 2.038
+    {64, 64, 12},  // M 64..64: sk4_bn64_s6
+    //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0180 ms, ratio 0.934 (fallback bn128_s6_c2: 0.459)
     {65, 255, 7},  // M 65..255: sk2_bn128_s6
-    //   between M=64 and M=256: least summed slowdown over both, 2.289
-    {256, 256, 0},  // M 256..256: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.0381 ms, peer 0.0223 ms, ratio 0.585 (fallback bn128_s6_c2: 0.571)
+    //   between M=64 and M=256: least summed slowdown over both, 2.751
+    {256, 256, 9},  // M 256..256: sk2_bn64_s6
+    //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0225 ms, ratio 0.728 (fallback bn128_s6_c2: 0.573)
     {257, 4096, 3},  // M 257..4096: bn176_s5_c2
-    //   between M=256 and M=1024: least summed slowdown over both, 2.344
+    //   between M=256 and M=1024: least summed slowdown over both, 2.673
     //   M=1024: bn176_s5_c2 0.0536 ms, peer 0.0448 ms, ratio 0.836
     //   between M=1024 and M=4096: least summed slowdown over both, 2.000
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
@@ -51,15 +56,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 128, 7},  // M 1..128: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0235 ms, peer 0.0180 ms, ratio 0.768 (fallback bn128_s6_c2: 0.447)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0223 ms, peer 0.0181 ms, ratio 0.813 (fallback bn128_s6_c2: 0.562)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: sk2_bn128_s6 0.0246 ms, peer 0.0184 ms, ratio 0.747 (fallback bn128_s6_c2: 0.664)
+    {1, 8, 7},  // M 1..8: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.845 (fallback bn128_s6_c2: 0.501)
+    {9, 32, 9},  // M 9..32: sk2_bn64_s6
+    //   between M=8 and M=32: least summed slowdown over both, 2.014
+    //   M=32: sk2_bn64_s6 0.0197 ms, peer 0.0181 ms, ratio 0.921 (fallback bn128_s6_c2: 0.565)
+    {33, 128, 7},  // M 33..128: sk2_bn128_s6
+    //   between M=32 and M=128: least summed slowdown over both, 2.045
+    //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.768 (fallback bn128_s6_c2: 0.637)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.087
-    //   M=512: bn128_s6_c1 0.0281 ms, peer 0.0278 ms, ratio 0.990 (fallback bn128_s6_c2: 0.939)
+    //   between M=128 and M=512: least summed slowdown over both, 2.167
+    //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0277 ms, ratio 0.968 (fallback bn128_s6_c2: 0.922)
     //   between M=512 and M=2048: least summed slowdown over both, 2.032
     {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
@@ -67,15 +74,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 255, 7},  // M 1..255: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0329 ms, peer 0.0262 ms, ratio 0.796 (fallback bn128_s6_c2: 0.432)
+    {1, 16, 7},  // M 1..16: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0307 ms, peer 0.0255 ms, ratio 0.829 (fallback bn128_s6_c2: 0.437)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.0313 ms, peer 0.0264 ms, ratio 0.843 (fallback bn128_s6_c2: 0.474)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: sk2_bn128_s6 0.0307 ms, peer 0.0262 ms, ratio 0.852 (fallback bn128_s6_c2: 0.498)
-    //   between M=64 and M=256: least summed slowdown over both, 2.250
+    //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0258 ms, ratio 0.857 (fallback bn128_s6_c2: 0.470)
+    {17, 64, 9},  // M 17..64: sk2_bn64_s6
+    //   between M=16 and M=64: least summed slowdown over both, 2.019
+    //   M=64: sk2_bn64_s6 0.0284 ms, peer 0.0253 ms, ratio 0.891 (fallback bn128_s6_c2: 0.491)
+    {65, 255, 7},  // M 65..255: sk2_bn128_s6
+    //   between M=64 and M=256: least summed slowdown over both, 2.281
     {256, 1023, 0},  // M 256..1023: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.0415 ms, peer 0.0337 ms, ratio 0.813 (fallback bn128_s6_c2: 0.798)
+    //   M=256: bn128_s6_c1 0.0422 ms, peer 0.0341 ms, ratio 0.809 (fallback bn128_s6_c2: 0.796)
     //   between M=256 and M=1024: least summed slowdown over both, 2.032
     {1024, 16383, 5},  // M 1024..16383: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.0769 ms, peer 0.0768 ms, ratio 0.999 (fallback bn256_s4_c2: 0.982)
@@ -86,15 +95,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 128, 7},  // M 1..128: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0497 ms, peer 0.0407 ms, ratio 0.818 (fallback bn128_s6_c2: 0.382)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0488 ms, peer 0.0417 ms, ratio 0.855 (fallback bn128_s6_c2: 0.394)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: sk2_bn128_s6 0.0537 ms, peer 0.0447 ms, ratio 0.833 (fallback bn128_s6_c2: 0.575)
+    {1, 31, 7},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0499 ms, peer 0.0415 ms, ratio 0.831 (fallback bn128_s6_c2: 0.402)
+    //   between M=8 and M=32: least summed slowdown over both, 2.041
+    {32, 32, 9},  // M 32..32: sk2_bn64_s6
+    //   M=32: sk2_bn64_s6 0.0463 ms, peer 0.0420 ms, ratio 0.906 (fallback bn128_s6_c2: 0.401)
+    {33, 128, 7},  // M 33..128: sk2_bn128_s6
+    //   between M=32 and M=128: least summed slowdown over both, 2.041
+    //   M=128: sk2_bn128_s6 0.0524 ms, peer 0.0444 ms, ratio 0.847 (fallback bn128_s6_c2: 0.570)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.368
-    //   M=512: bn128_s6_c1 0.0798 ms, peer 0.0788 ms, ratio 0.986 (fallback bn128_s6_c2: 0.963)
+    //   between M=128 and M=512: least summed slowdown over both, 2.388
+    //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0794 ms, ratio 0.986 (fallback bn128_s6_c2: 0.964)
     //   between M=512 and M=2048: least summed slowdown over both, 2.076
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
@@ -104,14 +115,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
     {1, 64, 7},  // M 1..64: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0288 ms, peer 0.0227 ms, ratio 0.787 (fallback bn128_s6_c2: 0.465)
+    //   M=1: sk2_bn128_s6 0.0271 ms, peer 0.0225 ms, ratio 0.832 (fallback bn128_s6_c2: 0.458)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.0262 ms, peer 0.0227 ms, ratio 0.866 (fallback bn128_s6_c2: 0.562)
+    //   M=16: sk2_bn128_s6 0.0257 ms, peer 0.0221 ms, ratio 0.859 (fallback bn128_s6_c2: 0.542)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: sk2_bn128_s6 0.0268 ms, peer 0.0234 ms, ratio 0.873 (fallback bn128_s6_c2: 0.607)
+    //   M=64: sk2_bn128_s6 0.0254 ms, peer 0.0226 ms, ratio 0.889 (fallback bn128_s6_c2: 0.537)
     {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.137
-    //   M=256: bn128_s6_c1 0.0309 ms, peer 0.0274 ms, ratio 0.885 (fallback bn128_s6_c2: 0.861)
+    //   between M=64 and M=256: least summed slowdown over both, 2.205
+    //   M=256: bn128_s6_c1 0.0314 ms, peer 0.0273 ms, ratio 0.867 (fallback bn128_s6_c2: 0.856)
     //   between M=256 and M=1024: least summed slowdown over both, 2.002
     {1024, 4095, 4},  // M 1024..4095: bn192_s4_c2
     //   M=1024: bn192_s4_c2 0.0696 ms, peer 0.0697 ms, ratio 1.001
@@ -125,13 +136,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0182 ms, peer 0.0152 ms, ratio 0.836 (fallback bn128_s6_c2: 0.537)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0151 ms, ratio 0.882 (fallback bn128_s6_c2: 0.539)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0181 ms, peer 0.0159 ms, ratio 0.884 (fallback bn128_s6_c2: 0.742)
+    //   M=32: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0158 ms, ratio 0.886 (fallback bn128_s6_c2: 0.565)
     //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0154 ms, ratio 0.885 (fallback bn128_s6_c2: 0.717)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0151 ms, ratio 0.867 (fallback bn128_s6_c2: 0.702)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.096
+    //   between M=128 and M=512: least summed slowdown over both, 2.066
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0281 ms, peer 0.0259 ms, ratio 0.919 (fallback bn256_s4_c2: 0.891)
     {513, 8191, 0},  // M 513..8191: bn128_s6_c1
@@ -142,15 +153,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0773 ms, peer 0.0722 ms, ratio 0.935 (fallback bn128_s6_c2: 0.475)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0725 ms, peer 0.0713 ms, ratio 0.983 (fallback bn128_s6_c2: 0.430)
+    {1, 8, 11},  // M 1..8: sk4_bn256_s4
+    //   M=8: sk4_bn256_s4 0.0742 ms, peer 0.0708 ms, ratio 0.955 (fallback bn128_s6_c2: 0.479)
+    {9, 32, 7},  // M 9..32: sk2_bn128_s6
+    //   between M=8 and M=32: least summed slowdown over both, 2.003
+    //   M=32: sk2_bn128_s6 0.0712 ms, peer 0.0710 ms, ratio 0.997 (fallback bn128_s6_c2: 0.449)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.118
-    //   M=128: bn128_s6_c1_pp64_f1 0.0789 ms, peer 0.0759 ms, ratio 0.961 (fallback bn128_s6_c2: 0.612)
+    //   between M=32 and M=128: least summed slowdown over both, 2.133
+    //   M=128: bn128_s6_c1_pp64_f1 0.0785 ms, peer 0.0748 ms, ratio 0.954 (fallback bn128_s6_c2: 0.604)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.160
+    //   between M=128 and M=512: least summed slowdown over both, 2.156
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1637 ms, peer 0.1550 ms, ratio 0.946 (fallback bn256_s4_c2: 0.937)
     {513, 2047, 0},  // M 513..2047: bn128_s6_c1
@@ -162,15 +174,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0845 ms, peer 0.0811 ms, ratio 0.960 (fallback bn128_s6_c2: 0.451)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0802 ms, peer 0.0796 ms, ratio 0.993 (fallback bn128_s6_c2: 0.464)
+    {1, 31, 11},  // M 1..31: sk4_bn256_s4
+    //   M=8: sk4_bn256_s4 0.0810 ms, peer 0.0795 ms, ratio 0.981 (fallback bn128_s6_c2: 0.434)
+    //   between M=8 and M=32: least summed slowdown over both, 2.038
+    {32, 32, 7},  // M 32..32: sk2_bn128_s6
+    //   M=32: sk2_bn128_s6 0.0792 ms, peer 0.0788 ms, ratio 0.995 (fallback bn128_s6_c2: 0.484)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.118
-    //   M=128: bn128_s6_c1_pp64_f1 0.0869 ms, peer 0.0815 ms, ratio 0.939 (fallback bn128_s6_c2: 0.594)
+    //   between M=32 and M=128: least summed slowdown over both, 2.130
+    //   M=128: bn128_s6_c1_pp64_f1 0.0874 ms, peer 0.0820 ms, ratio 0.938 (fallback bn128_s6_c2: 0.596)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.156
+    //   between M=128 and M=512: least summed slowdown over both, 2.154
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1845 ms, peer 0.1747 ms, ratio 0.947 (fallback bn256_s4_c2: 0.941)
     {513, 2047, 0},  // M 513..2047: bn128_s6_c1
@@ -183,14 +196,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0504 ms, peer 0.0442 ms, ratio 0.877 (fallback bn128_s6_c2: 0.559)
+    //   M=8: sk2_bn128_s6 0.0490 ms, peer 0.0441 ms, ratio 0.899 (fallback bn128_s6_c2: 0.553)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0483 ms, peer 0.0443 ms, ratio 0.917 (fallback bn128_s6_c2: 0.514)
+    //   M=32: sk2_bn128_s6 0.0473 ms, peer 0.0442 ms, ratio 0.935 (fallback bn128_s6_c2: 0.532)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
     //   between M=32 and M=128: least summed slowdown over both, 2.022
-    //   M=128: bn128_s6_c1_pp64_f1 0.0491 ms, peer 0.0460 ms, ratio 0.937 (fallback bn128_s6_c2: 0.659)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0487 ms, peer 0.0461 ms, ratio 0.947 (fallback bn128_s6_c2: 0.657)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.095
+    //   between M=128 and M=512: least summed slowdown over both, 2.093
     {512, 2048, 5},  // M 512..2048: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0886 ms, ratio 1.007 (fallback bn256_s4_c2: 0.988)
     //   between M=512 and M=2048: least summed slowdown over both, 2.000
@@ -202,14 +215,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1324 ms, peer 0.1216 ms, ratio 0.918 (fallback bn128_s6_c2: 0.439)
+    //   M=8: sk2_bn128_s6 0.1314 ms, peer 0.1216 ms, ratio 0.926 (fallback bn128_s6_c2: 0.445)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.1256 ms, peer 0.1235 ms, ratio 0.983 (fallback bn128_s6_c2: 0.459)
+    //   M=32: sk2_bn128_s6 0.1257 ms, peer 0.1236 ms, ratio 0.983 (fallback bn128_s6_c2: 0.476)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.099
-    //   M=128: bn128_s6_c1_pp64_f1 0.1364 ms, peer 0.1298 ms, ratio 0.952 (fallback bn128_s6_c2: 0.578)
+    //   between M=32 and M=128: least summed slowdown over both, 2.090
+    //   M=128: bn128_s6_c1_pp64_f1 0.1339 ms, peer 0.1299 ms, ratio 0.970 (fallback bn128_s6_c2: 0.580)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.123
+    //   between M=128 and M=512: least summed slowdown over both, 2.134
     {512, 2048, 5},  // M 512..2048: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.2886 ms, peer 0.2915 ms, ratio 1.010 (fallback bn256_s4_c2: 0.997)
     //   between M=512 and M=2048: least summed slowdown over both, 2.000
@@ -220,14 +233,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1381 ms, peer 0.1250 ms, ratio 0.905 (fallback bn128_s6_c2: 0.425)
+    //   M=8: sk2_bn128_s6 0.1355 ms, peer 0.1248 ms, ratio 0.921 (fallback bn128_s6_c2: 0.445)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.1296 ms, peer 0.1271 ms, ratio 0.980 (fallback bn128_s6_c2: 0.449)
+    //   M=32: sk2_bn128_s6 0.1285 ms, peer 0.1270 ms, ratio 0.988 (fallback bn128_s6_c2: 0.457)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.093
-    //   M=128: bn128_s6_c1_pp64_f1 0.1392 ms, peer 0.1404 ms, ratio 1.009 (fallback bn128_s6_c2: 0.606)
+    //   between M=32 and M=128: least summed slowdown over both, 2.100
+    //   M=128: bn128_s6_c1_pp64_f1 0.1392 ms, peer 0.1424 ms, ratio 1.023 (fallback bn128_s6_c2: 0.617)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.135
+    //   between M=128 and M=512: least summed slowdown over both, 2.129
     {512, 2048, 5},  // M 512..2048: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.3046 ms, peer 0.3079 ms, ratio 1.011 (fallback bn256_s4_c2: 1.011)
     //   between M=512 and M=2048: least summed slowdown over both, 2.000
@@ -238,13 +251,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0659 ms, peer 0.0560 ms, ratio 0.851 (fallback bn176_s5_c2: 0.513)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0638 ms, peer 0.0563 ms, ratio 0.882 (fallback bn176_s5_c2: 0.570)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0587 ms, peer 0.0560 ms, ratio 0.955 (fallback bn176_s5_c2: 0.589)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0565 ms, peer 0.0552 ms, ratio 0.976 (fallback bn176_s5_c2: 0.562)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0543 ms, peer 0.0521 ms, ratio 0.959 (fallback bn176_s5_c2: 0.577)
-    {65, 1023, 3},  // M 65..1023: bn176_s5_c2
-    //   between M=64 and M=256: least summed slowdown over both, 2.662
+    //   M=64: bn128_s6_c1_pp64_f1 0.0528 ms, peer 0.0521 ms, ratio 0.987 (fallback bn176_s5_c2: 0.565)
+    {65, 255, 0},  // M 65..255: bn128_s6_c1
+    //   between M=64 and M=256: least summed slowdown over both, 2.734
+    {256, 1023, 3},  // M 256..1023: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0662 ms, peer 0.0639 ms, ratio 0.965
     //   between M=256 and M=1024: least summed slowdown over both, 2.085
     {1024, 4095, 0},  // M 1024..4095: bn128_s6_c1
@@ -257,13 +271,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
-    {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0347 ms, peer 0.0318 ms, ratio 0.915 (fallback bn192_s4_c2: 0.582)
+    {1, 127, 1},  // M 1..127: bn128_s6_c1_pp64_f1
+    //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0297 ms, ratio 0.944 (fallback bn192_s4_c2: 0.592)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0313 ms, peer 0.0291 ms, ratio 0.931 (fallback bn192_s4_c2: 0.788)
-    {33, 512, 5},  // M 33..512: bn256_s4_c1
-    //   between M=32 and M=128: least summed slowdown over both, 2.012
-    //   M=128: bn256_s4_c1 0.0323 ms, peer 0.0312 ms, ratio 0.967 (fallback bn192_s4_c2: 0.809)
+    //   M=32: bn128_s6_c1_pp64_f1 0.0313 ms, peer 0.0295 ms, ratio 0.944 (fallback bn192_s4_c2: 0.788)
+    //   between M=32 and M=128: least summed slowdown over both, 2.028
+    {128, 512, 5},  // M 128..512: bn256_s4_c1
+    //   M=128: bn256_s4_c1 0.0318 ms, peer 0.0305 ms, ratio 0.960 (fallback bn192_s4_c2: 0.808)
     //   between M=128 and M=512: least summed slowdown over both, 2.000
     //   M=512: bn256_s4_c1 0.0551 ms, peer 0.0554 ms, ratio 1.004 (fallback bn256_s4_c2: 0.994)
     {513, 16384, 6},  // M 513..16384: bn256_s4_c2
@@ -274,13 +288,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 15, 5},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0823 ms, peer 0.0679 ms, ratio 0.825 (fallback bn256_s4_c2: 0.545)
-    //   between M=1 and M=16: least summed slowdown over both, 2.019
+    //   M=1: bn256_s4_c1 0.0818 ms, peer 0.0673 ms, ratio 0.823 (fallback bn256_s4_c2: 0.542)
+    //   between M=1 and M=16: least summed slowdown over both, 2.013
     {16, 63, 1},  // M 16..63: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.0783 ms, peer 0.0677 ms, ratio 0.864 (fallback bn256_s4_c2: 0.628)
-    //   between M=16 and M=64: least summed slowdown over both, 2.016
+    //   M=16: bn128_s6_c1_pp64_f1 0.0780 ms, peer 0.0672 ms, ratio 0.861 (fallback bn256_s4_c2: 0.619)
+    //   between M=16 and M=64: least summed slowdown over both, 2.005
     {64, 4095, 5},  // M 64..4095: bn256_s4_c1
-    //   M=64: bn256_s4_c1 0.0703 ms, peer 0.0706 ms, ratio 1.004 (fallback bn256_s4_c2: 0.711)
+    //   M=64: bn256_s4_c1 0.0716 ms, peer 0.0706 ms, ratio 0.987 (fallback bn256_s4_c2: 0.665)
     //   between M=64 and M=256: least summed slowdown over both, 2.000
     //   M=256: bn256_s4_c1 0.0955 ms, peer 0.0953 ms, ratio 0.998 (fallback bn256_s4_c2: 0.995)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
@@ -293,13 +307,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0181 ms, peer 0.0174 ms, ratio 0.961 (fallback bn256_s4_c2: 0.740)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0173 ms, ratio 0.967 (fallback bn256_s4_c2: 0.760)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0168 ms, peer 0.0167 ms, ratio 0.999 (fallback bn256_s4_c2: 0.812)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0169 ms, peer 0.0167 ms, ratio 0.986 (fallback bn256_s4_c2: 0.815)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0183 ms, ratio 1.022 (fallback bn256_s4_c2: 0.833)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0176 ms, peer 0.0182 ms, ratio 1.035 (fallback bn256_s4_c2: 0.855)
     {65, 1023, 5},  // M 65..1023: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.080
+    //   between M=64 and M=256: least summed slowdown over both, 2.097
     //   M=256: bn256_s4_c1 0.0211 ms, peer 0.0206 ms, ratio 0.975 (fallback bn256_s4_c2: 0.948)
     //   between M=256 and M=1024: least summed slowdown over both, 2.003
     {1024, 32768, 6},  // M 1024..32768: bn256_s4_c2
@@ -310,15 +324,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 63, 7},  // M 1..63: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.1731 ms, peer 0.1421 ms, ratio 0.820 (fallback bn192_s4_c2: 0.476)
+    {1, 64, 8},  // M 1..64: sk2_bn192_s5
+    //   M=1: sk2_bn192_s5 0.1487 ms, peer 0.1409 ms, ratio 0.948 (fallback bn192_s4_c2: 0.480)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.1604 ms, peer 0.1420 ms, ratio 0.885 (fallback bn192_s4_c2: 0.521)
-    //   between M=16 and M=64: least summed slowdown over both, 2.012
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
-    //   M=64: bn128_s6_c1_pp64_f1 0.1563 ms, peer 0.1374 ms, ratio 0.879 (fallback bn192_s4_c2: 0.528)
+    //   M=16: sk2_bn192_s5 0.1458 ms, peer 0.1418 ms, ratio 0.973 (fallback bn192_s4_c2: 0.519)
+    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   M=64: sk2_bn192_s5 0.1463 ms, peer 0.1377 ms, ratio 0.941 (fallback bn192_s4_c2: 0.536)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.375
+    //   between M=64 and M=256: least summed slowdown over both, 2.449
     {256, 1023, 4},  // M 256..1023: bn192_s4_c2
     //   M=256: bn192_s4_c2 0.1849 ms, peer 0.1834 ms, ratio 0.992
     //   between M=256 and M=1024: least summed slowdown over both, 2.017
@@ -330,15 +343,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 16, 7},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2645 ms, peer 0.2356 ms, ratio 0.891 (fallback bn176_s5_c2: 0.481)
+    {1, 63, 7},  // M 1..63: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.2585 ms, peer 0.2390 ms, ratio 0.925 (fallback bn176_s5_c2: 0.494)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.2539 ms, peer 0.2299 ms, ratio 0.905 (fallback bn176_s5_c2: 0.499)
-    {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least summed slowdown over both, 2.024
-    //   M=64: bn128_s6_c1_pp64_f1 0.2441 ms, peer 0.2340 ms, ratio 0.959 (fallback bn176_s5_c2: 0.517)
+    //   M=16: sk2_bn128_s6 0.2502 ms, peer 0.2327 ms, ratio 0.930 (fallback bn176_s5_c2: 0.496)
+    //   between M=16 and M=64: least summed slowdown over both, 2.015
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   M=64: bn128_s6_c1_pp64_f1 0.2440 ms, peer 0.2323 ms, ratio 0.952 (fallback bn176_s5_c2: 0.509)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.157
+    //   between M=64 and M=256: least summed slowdown over both, 2.150
     {256, 256, 3},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.3136 ms, peer 0.3236 ms, ratio 1.032
     {257, 1023, 0},  // M 257..1023: bn128_s6_c1
@@ -354,14 +367,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
     {1, 16, 7},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2729 ms, peer 0.2383 ms, ratio 0.873 (fallback bn128_s6_c2: 0.387)
+    //   M=1: sk2_bn128_s6 0.2656 ms, peer 0.2459 ms, ratio 0.926 (fallback bn128_s6_c2: 0.406)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.2582 ms, peer 0.2428 ms, ratio 0.941 (fallback bn128_s6_c2: 0.427)
+    //   M=16: sk2_bn128_s6 0.2544 ms, peer 0.2475 ms, ratio 0.973 (fallback bn128_s6_c2: 0.425)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least summed slowdown over both, 2.014
-    //   M=64: bn128_s6_c1_pp64_f1 0.2472 ms, peer 0.2408 ms, ratio 0.974 (fallback bn128_s6_c2: 0.436)
+    //   between M=16 and M=64: least summed slowdown over both, 2.020
+    //   M=64: bn128_s6_c1_pp64_f1 0.2476 ms, peer 0.2390 ms, ratio 0.965 (fallback bn128_s6_c2: 0.426)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.114
+    //   between M=64 and M=256: least summed slowdown over both, 2.150
     {256, 1023, 0},  // M 256..1023: bn128_s6_c1
     //   M=256: bn128_s6_c1 0.3266 ms, peer 0.3398 ms, ratio 1.040 (fallback bn128_s6_c2: 1.039)
     //   between M=256 and M=1024: least summed slowdown over both, 2.013
@@ -374,17 +387,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 255, 7},  // M 1..255: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0161 ms, peer 0.0126 ms, ratio 0.782 (fallback bn128_s6_c2: 0.522)
+    {1, 63, 10},  // M 1..63: sk4_bn128_s6
+    //   M=1: sk4_bn128_s6 0.0145 ms, peer 0.0123 ms, ratio 0.845 (fallback bn128_s6_c2: 0.497)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.0163 ms, peer 0.0125 ms, ratio 0.763 (fallback bn128_s6_c2: 0.523)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: sk2_bn128_s6 0.0163 ms, peer 0.0130 ms, ratio 0.801 (fallback bn128_s6_c2: 0.568)
-    //   between M=64 and M=256: least summed slowdown over both, 2.323
-    {256, 256, 0},  // M 256..256: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.0224 ms, peer 0.0133 ms, ratio 0.595 (fallback bn128_s6_c2: 0.572)
-    {257, 4096, 3},  // M 257..4096: bn176_s5_c2
-    //   between M=256 and M=1024: least summed slowdown over both, 2.301
+    //   M=16: sk4_bn128_s6 0.0143 ms, peer 0.0124 ms, ratio 0.863 (fallback bn128_s6_c2: 0.507)
+    //   between M=16 and M=64: least summed slowdown over both, 2.013
+    {64, 64, 12},  // M 64..64: sk4_bn64_s6
+    //   M=64: sk4_bn64_s6 0.0145 ms, peer 0.0131 ms, ratio 0.901 (fallback bn128_s6_c2: 0.572)
+    {65, 255, 7},  // M 65..255: sk2_bn128_s6
+    //   between M=64 and M=256: least summed slowdown over both, 2.569
+    {256, 256, 9},  // M 256..256: sk2_bn64_s6
+    //   M=256: sk2_bn64_s6 0.0194 ms, peer 0.0135 ms, ratio 0.696 (fallback bn128_s6_c2: 0.584)
+    {257, 1023, 0},  // M 257..1023: bn128_s6_c1
+    //   between M=256 and M=1024: least summed slowdown over both, 2.488
+    {1024, 4096, 3},  // M 1024..4096: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0310 ms, peer 0.0265 ms, ratio 0.854
     //   between M=1024 and M=4096: least summed slowdown over both, 2.000
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
@@ -393,17 +409,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 31, 1},  // M 1..31: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0110 ms, ratio 0.759 (fallback bn128_s6_c2: 0.508)
-    //   between M=8 and M=32: least summed slowdown over both, 2.008
-    {32, 32, 7},  // M 32..32: sk2_bn128_s6
-    //   M=32: sk2_bn128_s6 0.0146 ms, peer 0.0113 ms, ratio 0.777 (fallback bn128_s6_c2: 0.674)
+    {1, 8, 7},  // M 1..8: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0140 ms, peer 0.0111 ms, ratio 0.797 (fallback bn128_s6_c2: 0.515)
+    {9, 32, 9},  // M 9..32: sk2_bn64_s6
+    //   between M=8 and M=32: least summed slowdown over both, 2.035
+    //   M=32: sk2_bn64_s6 0.0135 ms, peer 0.0114 ms, ratio 0.846 (fallback bn128_s6_c2: 0.682)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.008
-    //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0117 ms, ratio 0.805 (fallback bn128_s6_c2: 0.683)
+    //   between M=32 and M=128: least summed slowdown over both, 2.079
+    //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0121 ms, ratio 0.832 (fallback bn128_s6_c2: 0.698)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.120
-    //   M=512: bn128_s6_c1 0.0172 ms, peer 0.0170 ms, ratio 0.987 (fallback bn128_s6_c2: 0.928)
+    //   between M=128 and M=512: least summed slowdown over both, 2.118
+    //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0170 ms, ratio 0.979 (fallback bn128_s6_c2: 0.932)
     //   between M=512 and M=2048: least summed slowdown over both, 2.021
     {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
@@ -411,15 +427,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 64, 7},  // M 1..64: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0200 ms, peer 0.0170 ms, ratio 0.850 (fallback bn128_s6_c2: 0.506)
+    {1, 16, 7},  // M 1..16: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0192 ms, peer 0.0169 ms, ratio 0.879 (fallback bn128_s6_c2: 0.502)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: sk2_bn128_s6 0.0202 ms, peer 0.0174 ms, ratio 0.862 (fallback bn128_s6_c2: 0.515)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: sk2_bn128_s6 0.0195 ms, peer 0.0158 ms, ratio 0.810 (fallback bn128_s6_c2: 0.522)
+    //   M=16: sk2_bn128_s6 0.0192 ms, peer 0.0172 ms, ratio 0.898 (fallback bn128_s6_c2: 0.509)
+    {17, 64, 9},  // M 17..64: sk2_bn64_s6
+    //   between M=16 and M=64: least summed slowdown over both, 2.018
+    //   M=64: sk2_bn64_s6 0.0177 ms, peer 0.0156 ms, ratio 0.881 (fallback bn128_s6_c2: 0.518)
     {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.203
-    //   M=256: bn128_s6_c1 0.0244 ms, peer 0.0210 ms, ratio 0.859 (fallback bn128_s6_c2: 0.845)
+    //   between M=64 and M=256: least summed slowdown over both, 2.325
+    //   M=256: bn128_s6_c1 0.0244 ms, peer 0.0215 ms, ratio 0.882 (fallback bn128_s6_c2: 0.864)
     //   between M=256 and M=1024: least summed slowdown over both, 2.012
     {1024, 4095, 5},  // M 1024..4095: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.0432 ms, peer 0.0431 ms, ratio 0.998 (fallback bn256_s4_c2: 0.982)
@@ -430,15 +447,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 128, 7},  // M 1..128: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0306 ms, peer 0.0257 ms, ratio 0.841 (fallback bn128_s6_c2: 0.455)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0309 ms, peer 0.0264 ms, ratio 0.855 (fallback bn128_s6_c2: 0.471)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: sk2_bn128_s6 0.0328 ms, peer 0.0264 ms, ratio 0.806 (fallback bn128_s6_c2: 0.619)
+    {1, 31, 7},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0307 ms, peer 0.0254 ms, ratio 0.828 (fallback bn128_s6_c2: 0.448)
+    //   between M=8 and M=32: least summed slowdown over both, 2.045
+    {32, 32, 9},  // M 32..32: sk2_bn64_s6
+    //   M=32: sk2_bn64_s6 0.0285 ms, peer 0.0261 ms, ratio 0.915 (fallback bn128_s6_c2: 0.460)
+    {33, 128, 7},  // M 33..128: sk2_bn128_s6
+    //   between M=32 and M=128: least summed slowdown over both, 2.045
+    //   M=128: sk2_bn128_s6 0.0323 ms, peer 0.0264 ms, ratio 0.818 (fallback bn128_s6_c2: 0.615)
     {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.244
-    //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0434 ms, ratio 0.982 (fallback bn128_s6_c2: 0.963)
+    //   between M=128 and M=512: least summed slowdown over both, 2.295
+    //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0439 ms, ratio 0.994 (fallback bn128_s6_c2: 0.969)
     //   between M=512 and M=2048: least summed slowdown over both, 2.045
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
@@ -447,15 +466,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0170 ms, peer 0.0148 ms, ratio 0.870 (fallback bn128_s6_c2: 0.561)
+    {1, 63, 1},  // M 1..63: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0170 ms, peer 0.0148 ms, ratio 0.871 (fallback bn128_s6_c2: 0.564)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0165 ms, peer 0.0144 ms, ratio 0.871 (fallback bn128_s6_c2: 0.539)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0167 ms, peer 0.0143 ms, ratio 0.859 (fallback bn128_s6_c2: 0.592)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0142 ms, ratio 0.855 (fallback bn128_s6_c2: 0.532)
+    //   between M=16 and M=64: least summed slowdown over both, 2.010
+    {64, 64, 7},  // M 64..64: sk2_bn128_s6
+    //   M=64: sk2_bn128_s6 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.594)
     {65, 1024, 0},  // M 65..1024: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.073
-    //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0161 ms, ratio 0.880 (fallback bn128_s6_c2: 0.848)
+    //   between M=64 and M=256: least summed slowdown over both, 2.076
+    //   M=256: bn128_s6_c1 0.0185 ms, peer 0.0163 ms, ratio 0.879 (fallback bn128_s6_c2: 0.854)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
     //   M=1024: bn128_s6_c1 0.0392 ms, peer 0.0395 ms, ratio 1.008 (fallback bn192_s4_c2: 1.003)
     {1025, 32768, 4},  // M 1025..32768: bn192_s4_c2
@@ -466,13 +486,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.905 (fallback bn128_s6_c2: 0.727)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.902 (fallback bn128_s6_c2: 0.728)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0103 ms, ratio 0.917 (fallback bn128_s6_c2: 0.628)
+    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.926 (fallback bn128_s6_c2: 0.642)
     //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0106 ms, ratio 0.926 (fallback bn128_s6_c2: 0.766)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0105 ms, ratio 0.913 (fallback bn128_s6_c2: 0.753)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.084
+    //   between M=128 and M=512: least summed slowdown over both, 2.082
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0167 ms, ratio 0.940 (fallback bn256_s4_c2: 0.901)
     {513, 8191, 0},  // M 513..8191: bn128_s6_c1
@@ -484,14 +504,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0459 ms, peer 0.0433 ms, ratio 0.944 (fallback bn128_s6_c2: 0.624)
+    //   M=8: sk2_bn128_s6 0.0450 ms, peer 0.0430 ms, ratio 0.956 (fallback bn128_s6_c2: 0.614)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0446 ms, peer 0.0414 ms, ratio 0.930 (fallback bn128_s6_c2: 0.529)
+    //   M=32: sk2_bn128_s6 0.0440 ms, peer 0.0401 ms, ratio 0.910 (fallback bn128_s6_c2: 0.512)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.040
-    //   M=128: bn128_s6_c1_pp64_f1 0.0461 ms, peer 0.0476 ms, ratio 1.034 (fallback bn128_s6_c2: 0.722)
+    //   between M=32 and M=128: least summed slowdown over both, 2.062
+    //   M=128: bn128_s6_c1_pp64_f1 0.0467 ms, peer 0.0475 ms, ratio 1.017 (fallback bn128_s6_c2: 0.716)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.134
+    //   between M=128 and M=512: least summed slowdown over both, 2.132
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0876 ms, peer 0.0810 ms, ratio 0.925 (fallback bn256_s4_c2: 0.912)
     //   between M=512 and M=2048: least summed slowdown over both, 2.121
@@ -504,14 +524,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0501 ms, peer 0.0470 ms, ratio 0.939 (fallback bn128_s6_c2: 0.476)
+    //   M=8: sk2_bn128_s6 0.0495 ms, peer 0.0462 ms, ratio 0.935 (fallback bn128_s6_c2: 0.470)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0478 ms, peer 0.0445 ms, ratio 0.931 (fallback bn128_s6_c2: 0.508)
+    //   M=32: sk2_bn128_s6 0.0467 ms, peer 0.0436 ms, ratio 0.932 (fallback bn128_s6_c2: 0.497)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.054
-    //   M=128: bn128_s6_c1_pp64_f1 0.0511 ms, peer 0.0515 ms, ratio 1.010 (fallback bn128_s6_c2: 0.715)
+    //   between M=32 and M=128: least summed slowdown over both, 2.101
+    //   M=128: bn128_s6_c1_pp64_f1 0.0510 ms, peer 0.0517 ms, ratio 1.015 (fallback bn128_s6_c2: 0.715)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.123
+    //   between M=128 and M=512: least summed slowdown over both, 2.139
     {512, 512, 5},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0979 ms, peer 0.0905 ms, ratio 0.925 (fallback bn256_s4_c2: 0.911)
     {513, 2047, 0},  // M 513..2047: bn128_s6_c1
@@ -523,14 +543,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0300 ms, peer 0.0265 ms, ratio 0.886 (fallback bn128_s6_c2: 0.527)
+    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.892 (fallback bn128_s6_c2: 0.523)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0296 ms, peer 0.0268 ms, ratio 0.908 (fallback bn128_s6_c2: 0.622)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
-    //   M=128: bn128_s6_c1_pp64_f1 0.0301 ms, peer 0.0280 ms, ratio 0.931 (fallback bn128_s6_c2: 0.745)
+    //   M=32: sk2_bn128_s6 0.0292 ms, peer 0.0263 ms, ratio 0.902 (fallback bn128_s6_c2: 0.606)
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least summed slowdown over both, 2.023
+    //   M=128: bn128_s6_c1_pp64_f1 0.0300 ms, peer 0.0276 ms, ratio 0.921 (fallback bn128_s6_c2: 0.734)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.070
+    //   between M=128 and M=512: least summed slowdown over both, 2.072
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0490 ms, peer 0.0491 ms, ratio 1.003 (fallback bn256_s4_c2: 0.984)
     //   between M=512 and M=2048: least summed slowdown over both, 2.001
@@ -541,14 +562,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0753 ms, peer 0.0698 ms, ratio 0.928 (fallback bn128_s6_c2: 0.457)
+    //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0685 ms, ratio 0.919 (fallback bn128_s6_c2: 0.448)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0714 ms, peer 0.0708 ms, ratio 0.993 (fallback bn128_s6_c2: 0.454)
+    //   M=32: sk2_bn128_s6 0.0700 ms, peer 0.0696 ms, ratio 0.994 (fallback bn128_s6_c2: 0.447)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.052
-    //   M=128: bn128_s6_c1_pp64_f1 0.0747 ms, peer 0.0704 ms, ratio 0.943 (fallback bn128_s6_c2: 0.616)
+    //   between M=32 and M=128: least summed slowdown over both, 2.077
+    //   M=128: bn128_s6_c1_pp64_f1 0.0741 ms, peer 0.0689 ms, ratio 0.930 (fallback bn128_s6_c2: 0.603)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.110
+    //   between M=128 and M=512: least summed slowdown over both, 2.117
     {512, 2047, 5},  // M 512..2047: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1523 ms, peer 0.1537 ms, ratio 1.010 (fallback bn256_s4_c2: 0.998)
     //   between M=512 and M=2048: least summed slowdown over both, 2.006
@@ -559,14 +580,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 32, 7},  // M 1..32: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0769 ms, peer 0.0716 ms, ratio 0.931 (fallback bn128_s6_c2: 0.477)
+    //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0701 ms, ratio 0.927 (fallback bn128_s6_c2: 0.468)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0725 ms, ratio 0.996 (fallback bn128_s6_c2: 0.511)
+    //   M=32: sk2_bn128_s6 0.0716 ms, peer 0.0714 ms, ratio 0.996 (fallback bn128_s6_c2: 0.504)
     {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.087
-    //   M=128: bn128_s6_c1_pp64_f1 0.0788 ms, peer 0.0787 ms, ratio 0.999 (fallback bn128_s6_c2: 0.671)
+    //   between M=32 and M=128: least summed slowdown over both, 2.104
+    //   M=128: bn128_s6_c1_pp64_f1 0.0783 ms, peer 0.0775 ms, ratio 0.989 (fallback bn128_s6_c2: 0.660)
     {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.092
+    //   between M=128 and M=512: least summed slowdown over both, 2.091
     {512, 2048, 5},  // M 512..2048: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.1565 ms, peer 0.1578 ms, ratio 1.008 (fallback bn256_s4_c2: 0.994)
     //   between M=512 and M=2048: least summed slowdown over both, 2.000
@@ -577,13 +598,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0349 ms, peer 0.0316 ms, ratio 0.905 (fallback bn176_s5_c2: 0.525)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0345 ms, peer 0.0316 ms, ratio 0.914 (fallback bn176_s5_c2: 0.527)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0327 ms, peer 0.0313 ms, ratio 0.958 (fallback bn176_s5_c2: 0.734)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0323 ms, peer 0.0310 ms, ratio 0.959 (fallback bn176_s5_c2: 0.738)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0328 ms, peer 0.0316 ms, ratio 0.961 (fallback bn176_s5_c2: 0.675)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0325 ms, peer 0.0321 ms, ratio 0.989 (fallback bn176_s5_c2: 0.698)
     {65, 1023, 3},  // M 65..1023: bn176_s5_c2
-    //   between M=64 and M=256: least summed slowdown over both, 2.424
+    //   between M=64 and M=256: least summed slowdown over both, 2.417
     //   M=256: bn176_s5_c2 0.0391 ms, peer 0.0375 ms, ratio 0.960
     //   between M=256 and M=1024: least summed slowdown over both, 2.106
     {1024, 4095, 0},  // M 1024..4095: bn128_s6_c1
@@ -596,12 +617,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 127, 1},  // M 1..127: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0196 ms, peer 0.0179 ms, ratio 0.911 (fallback bn192_s4_c2: 0.642)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0196 ms, peer 0.0177 ms, ratio 0.904 (fallback bn192_s4_c2: 0.637)
     //   between M=8 and M=32: least summed slowdown over both, 2.000
-    //   M=32: bn128_s6_c1_pp64_f1 0.0190 ms, peer 0.0180 ms, ratio 0.950 (fallback bn192_s4_c2: 0.786)
-    //   between M=32 and M=128: least summed slowdown over both, 2.024
+    //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0179 ms, ratio 0.952 (fallback bn192_s4_c2: 0.779)
+    //   between M=32 and M=128: least summed slowdown over both, 2.031
     {128, 2047, 5},  // M 128..2047: bn256_s4_c1
-    //   M=128: bn256_s4_c1 0.0200 ms, peer 0.0195 ms, ratio 0.978 (fallback bn192_s4_c2: 0.834)
+    //   M=128: bn256_s4_c1 0.0200 ms, peer 0.0192 ms, ratio 0.962 (fallback bn192_s4_c2: 0.807)
     //   between M=128 and M=512: least summed slowdown over both, 2.000
     //   M=512: bn256_s4_c1 0.0339 ms, peer 0.0352 ms, ratio 1.040 (fallback bn256_s4_c2: 1.019)
     //   between M=512 and M=2048: least summed slowdown over both, 2.008
@@ -612,14 +633,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
     {1, 1, 5},  // M 1..1: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0443 ms, peer 0.0404 ms, ratio 0.913 (fallback bn256_s4_c2: 0.637)
+    //   M=1: bn256_s4_c1 0.0444 ms, peer 0.0401 ms, ratio 0.902 (fallback bn256_s4_c2: 0.630)
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least summed slowdown over both, 2.016
-    //   M=16: bn128_s6_c1_pp64_f1 0.0423 ms, peer 0.0406 ms, ratio 0.960 (fallback bn256_s4_c2: 0.636)
+    //   between M=1 and M=16: least summed slowdown over both, 2.024
+    //   M=16: bn128_s6_c1_pp64_f1 0.0430 ms, peer 0.0404 ms, ratio 0.941 (fallback bn256_s4_c2: 0.626)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.994 (fallback bn256_s4_c2: 0.710)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.978 (fallback bn256_s4_c2: 0.691)
     {65, 1024, 5},  // M 65..1024: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.028
+    //   between M=64 and M=256: least summed slowdown over both, 2.033
     //   M=256: bn256_s4_c1 0.0523 ms, peer 0.0521 ms, ratio 0.995 (fallback bn256_s4_c2: 0.972)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
     //   M=1024: bn256_s4_c1 0.1617 ms, peer 0.1619 ms, ratio 1.001 (fallback bn256_s4_c2: 0.991)
@@ -633,13 +654,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.974 (fallback bn256_s4_c2: 0.736)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0108 ms, ratio 0.962 (fallback bn256_s4_c2: 0.717)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0111 ms, ratio 0.982 (fallback bn256_s4_c2: 0.747)
+    //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.971 (fallback bn256_s4_c2: 0.741)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.022 (fallback bn256_s4_c2: 0.783)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0117 ms, ratio 1.025 (fallback bn256_s4_c2: 0.783)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.109
+    //   between M=64 and M=256: least summed slowdown over both, 2.102
     {256, 4095, 5},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0150 ms, peer 0.0151 ms, ratio 1.010 (fallback bn256_s4_c2: 0.950)
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
@@ -651,14 +672,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0995 ms, peer 0.0795 ms, ratio 0.800 (fallback bn192_s4_c2: 0.511)
+    {1, 63, 8},  // M 1..63: sk2_bn192_s5
+    //   M=1: sk2_bn192_s5 0.0880 ms, peer 0.0779 ms, ratio 0.885 (fallback bn192_s4_c2: 0.500)
     //   between M=1 and M=16: least summed slowdown over both, 2.000
-    //   M=16: bn128_s6_c1_pp64_f1 0.0903 ms, peer 0.0798 ms, ratio 0.884 (fallback bn192_s4_c2: 0.505)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.0851 ms, peer 0.0791 ms, ratio 0.929 (fallback bn192_s4_c2: 0.571)
+    //   M=16: sk2_bn192_s5 0.0855 ms, peer 0.0785 ms, ratio 0.918 (fallback bn192_s4_c2: 0.495)
+    //   between M=16 and M=64: least summed slowdown over both, 2.015
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   M=64: bn128_s6_c1_pp64_f1 0.0844 ms, peer 0.0768 ms, ratio 0.910 (fallback bn192_s4_c2: 0.553)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.287
+    //   between M=64 and M=256: least summed slowdown over both, 2.283
     {256, 1024, 4},  // M 256..1024: bn192_s4_c2
     //   M=256: bn192_s4_c2 0.1025 ms, peer 0.0998 ms, ratio 0.974
     //   between M=256 and M=1024: least summed slowdown over both, 2.000
@@ -671,14 +693,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 15, 5},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1539 ms, peer 0.1268 ms, ratio 0.824 (fallback bn176_s5_c2: 0.468)
-    //   between M=1 and M=16: least summed slowdown over both, 2.053
+    //   M=1: bn256_s4_c1 0.1527 ms, peer 0.1211 ms, ratio 0.793 (fallback bn176_s5_c2: 0.445)
+    //   between M=1 and M=16: least summed slowdown over both, 2.034
     {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1441 ms, peer 0.1286 ms, ratio 0.893 (fallback bn176_s5_c2: 0.635)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1457 ms, peer 0.1250 ms, ratio 0.858 (fallback bn176_s5_c2: 0.619)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.1321 ms, peer 0.1280 ms, ratio 0.969 (fallback bn176_s5_c2: 0.616)
+    //   M=64: bn128_s6_c1_pp64_f1 0.1305 ms, peer 0.1234 ms, ratio 0.946 (fallback bn176_s5_c2: 0.592)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.137
+    //   between M=64 and M=256: least summed slowdown over both, 2.155
     {256, 256, 3},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1707 ms, peer 0.1628 ms, ratio 0.954
     {257, 1023, 0},  // M 257..1023: bn128_s6_c1
@@ -692,14 +714,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 15, 5},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1567 ms, peer 0.1331 ms, ratio 0.850 (fallback bn128_s6_c2: 0.380)
-    //   between M=1 and M=16: least summed slowdown over both, 2.007
+    //   M=1: bn256_s4_c1 0.1539 ms, peer 0.1282 ms, ratio 0.833 (fallback bn128_s6_c2: 0.366)
+    //   between M=1 and M=16: least summed slowdown over both, 2.026
     {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1502 ms, peer 0.1343 ms, ratio 0.894 (fallback bn128_s6_c2: 0.523)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1507 ms, peer 0.1316 ms, ratio 0.873 (fallback bn128_s6_c2: 0.512)
     //   between M=16 and M=64: least summed slowdown over both, 2.000
-    //   M=64: bn128_s6_c1_pp64_f1 0.1338 ms, peer 0.1317 ms, ratio 0.984 (fallback bn128_s6_c2: 0.526)
+    //   M=64: bn128_s6_c1_pp64_f1 0.1326 ms, peer 0.1272 ms, ratio 0.959 (fallback bn128_s6_c2: 0.507)
     {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.153
+    //   between M=64 and M=256: least summed slowdown over both, 2.134
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1747 ms, peer 0.1835 ms, ratio 1.051
     {257, 1023, 0},  // M 257..1023: bn128_s6_c1
@@ -715,42 +737,42 @@ inline constexpr std::array<gemm_dispatch_bucket, 177> buckets{{
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 5},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 5, 3},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 8, 4},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 12, 4},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 16, 6},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 22, 5},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 27, 7},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 34, 7},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 41, 6},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 47, 5},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 52, 5},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 57, 5},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 62, 3},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 65, 4},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 69, 3},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 72, 5},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 77, 8},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 85, 6},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 91, 4},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 95, 5},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 100, 4},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 104, 4},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 108, 3},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 111, 5},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 116, 7},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 123, 7},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 130, 4},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 134, 5},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 139, 5},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 144, 4},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 148, 3},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 151, 6},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 157, 4},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 161, 4},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 165, 6},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 171, 6},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 6},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 6, 5},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 11, 6},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 17, 6},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 23, 6},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 29, 5},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 34, 8},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 42, 8},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 50, 6},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 56, 5},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 61, 5},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 66, 6},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 72, 3},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 75, 4},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 79, 3},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 82, 4},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 86, 8},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 94, 6},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 100, 7},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 107, 5},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 112, 5},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 117, 6},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 123, 4},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 127, 5},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 132, 7},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 139, 7},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 146, 5},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 151, 5},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 156, 5},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 161, 4},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 165, 3},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 168, 6},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 174, 4},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 178, 5},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 183, 6},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 189, 6},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

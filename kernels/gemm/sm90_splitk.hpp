@@ -1,10 +1,10 @@
 #pragma once
 // D[M,N] = A[M,K] * B[N,K]^T for small M (64 rows per tile) on Hopper (sm_90a), bf16 or fp8 e4m3 in (e4m3:
-// times a per-tensor scale), bf16 out, split along K over
-// the CTAs of a cluster: CTA r of a cluster of S takes K blocks r, r + S, r + 2S, ... of the same output
-// tile, and the partial sums meet in distributed shared memory (cluster_sum); each CTA then stores 1/S of
-// the tile's columns. One producer warp issues TMA, one consumer warpgroup issues wgmma. Used when M is
-// too small to give every SM an output tile.
+// times a per-tensor scale), bf16 out, split along K over the CTAs of a cluster: CTA r of a cluster of S
+// takes K blocks r, r + S, r + 2S, ... of the same output tile, and the partial sums meet in distributed
+// shared memory as a reduce-scatter (cluster_sum_scatter): CTA r sums and stores the r-th of S column
+// blocks, reading 1/S of the tile from every peer. One producer warp issues TMA, one consumer warpgroup
+// issues wgmma. Used when M is too small to give every SM an output tile.
 #include <compare>
 
 #include <cake/cake.hpp>
@@ -49,10 +49,10 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
         r.release(ab, st);
         (void)kt;
       });
-      r.cluster_sum(acc);
-      if constexpr (fp8) r.scale(acc, scale);
-      // Every CTA holds the whole sum; CTA `rank` stores the rank-th of `splits` column blocks (each block
+      // Reduce-scatter: CTA `rank` sums (and stores) only the rank-th of `splits` column blocks (each block
       // a static part, so that its registers are indexed by constants).
+      r.cluster_sum_scatter(acc);
+      if constexpr (fp8) r.scale(acc, scale);
       auto out = r.convert<bf16>(acc);
       r.for_range(c.splits, [&](auto q) {
         r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(m, n * c.splits + q), out.cols(q, c.splits)); });

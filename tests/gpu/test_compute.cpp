@@ -478,6 +478,62 @@ TEST_CASE("scatter-add of rows at register-held indices sums like the host") {
   }
 }
 
+namespace {
+
+// cluster_sum (the all-reduce): each CTA of a cluster of 4 loads its 8 x 64 rows, and every CTA stores
+// the sum of the cluster's four tiles.
+constexpr program cluster_allreduce_lite() {
+  auto k = kernel("cluster_allreduce_lite").target(sm_90a).cluster(4);
+  auto [N, D] = k.dims("N", spec("D"));
+  auto X = k.input<f32>("X", dims(N, D));
+  auto Y = k.output<f32>("Y", dims(N, D));
+  auto rows = k.parallel(tiles(N, 8));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.for_each(rows, [&](auto t) {
+      r.load(x, X.tile(t, 0)).fill_outside(0.0f);
+      r.cluster_sum(x);
+      r.store(Y.tile(t, 0), x);
+    });
+  });
+  return k.build();
+}
+
+}  // namespace
+
+TEST_CASE("cluster_sum: every CTA of a cluster of 4 ends with the sum of the cluster's tiles") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const program p = cluster_allreduce_lite();
+  REQUIRE(p.errors.empty());
+  lower::emit_options opt;
+  opt.specialized = {{p.find_dim("D"), 64}};
+  auto k = runtime_kernel::build(p, opt);
+  for (long long N : {32LL, 27LL, 8LL * 4 * 300 + 13}) {  // one cluster; a ragged last tile; 301 clusters, the last ragged
+    const long long D = 64;
+    auto x = harness::random_vector<float>(static_cast<std::size_t>(N * D), rng);
+    auto dx = jit::to_device(x);
+    jit::device_buffer dy(static_cast<std::size_t>(4 * N * D));
+    dy.fill_u32(0x7fc00000u);  // NaN: a row left unwritten shows
+    const tensor_arg args[] = {tensor_view(dx.address(), {N, D}), tensor_view(dy.address(), {N, D})};
+    k.launch(args);
+    auto y = dy.download<float>();
+    std::vector<double> want(static_cast<std::size_t>(N * D), 0.0), got(y.begin(), y.end());
+    for (long long i = 0; i < N; ++i) {
+      const long long first = i / 32 * 32;  // the cluster's first row: 4 CTAs x 8 rows
+      for (long long d = 0; d < D; ++d)
+        for (long long c = 0; c < 4; ++c) {
+          const long long row = first + c * 8 + i % 8;
+          if (row < N) want[static_cast<std::size_t>(i * D + d)] += x[static_cast<std::size_t>(row * D + d)];
+        }
+    }
+    const double err = rel_err(got, want);
+    INFO("N " << N << ": rel_err " << err);
+    CHECK(err < 1e-6);
+  }
+}
+
 TEST_CASE("split-K GEMM for small M (K split over a cluster, partial sums met in distributed shared memory) matches the reference") {
   if (!gpu_ready()) return;
   harness::gemm_reference reference;

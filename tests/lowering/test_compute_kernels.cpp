@@ -166,7 +166,7 @@ TEST_CASE("sm_90a GEMM: an epilogue on the ping-pong mainloop, and on fp8 with i
   CHECK(has(q.ptx(), "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
 }
 
-TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum in distributed shared memory") {
+TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter (a reduce-scatter) in distributed shared memory") {
   for (int splits : {2, 4}) {
     kernels::gemm_splitk_config c;
     c.splits = splits;
@@ -174,7 +174,8 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum in distr
     // No spills and no stack frame: each rank's column block is a static part of the accumulator.
     const auto b = lower_and_build(p);
     INFO("splits " << splits);
-    CHECK(has(b.ptx(), "ld.shared::cluster.f32"));
+    CHECK(has(b.ptx(), "ld.shared::cluster.v4.f32"));  // 16-byte chunks of the scratch
+    CHECK(has(b.ptx(), "st.shared.v4.f32"));
     CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
     CHECK(has(b.ptx(), "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
     // The 'done' wait before the scratch is rewritten pairs with the peers' cluster-scope releases: it

@@ -634,7 +634,7 @@ TEST_CASE("cluster_sum through distributed shared memory, with derived ready/don
     const program p = deferred_release(t, true);
     const auto b = lower_and_build(p);
     INFO(to_string(t));
-    CHECK(has(b.ptx(), "ld.shared::cluster.f32"));
+    CHECK(has(b.ptx(), "ld.shared::cluster.v4.f32"));  // 16-byte chunks of the scratch
     CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
     CHECK(has(b.ptx(), "mapa.shared::cluster"));
     CHECK(b.lowered.cluster[0] == 2);

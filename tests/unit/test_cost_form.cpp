@@ -98,7 +98,7 @@ TEST_CASE("cost form: split-K over a cluster reads the split, the K stride and t
   REQUIRE(f.loads.size() == 2);
   CHECK(f.loads[0].axis == 0);  // A follows the M tiles though the split axis comes first in the space
   CHECK(f.loads[1].axis == 1);
-  CHECK(f.cluster_sum_bytes == 64 * 128 * 4);
+  CHECK(f.cluster_sum_bytes == 64 * 128 * 4 / 4);  // a reduce-scatter: each CTA reads its quarter of the tile from each peer
   CHECK(f.out_bytes_per_tile == doctest::Approx(64 * 128 * 2 / 4.0));  // each CTA stores its quarter
   // The estimate: K blocks split 4 ways, every CTA of a cluster on one tile.
   const auto e = cost::estimate(kernels::gemm_splitk_sm90(c), {{"M", 16}, {"N", 8192}, {"K", 8192}});

@@ -59,3 +59,47 @@ TEST_CASE("cake::gemm's kernel table tells apart configurations that differ in a
   CHECK(keys.insert({base, cake::gemm_input::e4m3, 0}).second);
   CHECK(keys.insert({base, cake::gemm_input::bf16, 1}).second);
 }
+
+TEST_CASE("the split-K pipeline depth fits the shared-memory limit next to the cluster sum's scratch") {
+  for (int bn : {256, 192, 128, 64}) {
+    cake::kernels::gemm_splitk_config c;
+    c.bn = bn;
+    c.splits = 2;
+    c.stages = cake::max_splitk_stages(bn);
+    INFO("BN " << bn << ", " << c.stages << " stages");
+    CHECK(c.stages >= 4);
+    const auto p = cake::kernels::gemm_splitk_sm90<cake::bf16>(c);
+    REQUIRE(p.errors.empty());
+    CHECK(cake::plan::plan_smem(p).fits());
+    c.stages += 1;  // one more stage would not fit (or the cap of 6 was reached)
+    if (c.stages <= 6) CHECK_FALSE(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(c)).fits());
+  }
+}
+
+TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column groups per split") {
+  // N = 2112 at M = 1: 17 tiles of 128 would make 68 (4 splits) or 136 CTAs (8: two waves on 132 SMs);
+  // 33 tiles of 64 over 4 splits make 132.
+  auto c = cake::splitk_fill_config(1, 2112, 7168, 132);
+  CHECK(c.bn == 64);
+  CHECK(c.splits == 4);
+  CHECK(c.stages == cake::max_splitk_stages(64));
+  // N = 4096: 32 tiles of 128 over 4 splits fill 128 SMs; the wider equals (256 x 8) come first.
+  c = cake::splitk_fill_config(1, 4096, 4096, 132);
+  CHECK(c.bn * 4 == 128 * c.splits);
+  CHECK((c.bn / 8) % c.splits == 0);
+  // Measured concurrency: clusters of 4 or more hold only 120 CTAs of the H200 at once (a cluster stays in
+  // one GPC), so 128 CTAs of 4-CTA clusters are two waves; 64-wide tiles fit two CTAs per SM. The choice
+  // moves to clusters of 2 (64 x 2 = 128 CTAs, one per SM).
+  auto h200 = [](int bn, int splits) -> long long {
+    if (bn == 64) return splits == 2 ? 264 : splits == 4 ? 248 : 240;
+    return splits == 2 ? 132 : splits == 3 ? 117 : splits == 6 ? 102 : 120;
+  };
+  c = cake::splitk_fill_config_for(1, 4096, 4096, 132, h200);
+  CHECK(c.splits == 2);
+  // e4m3 counts K blocks of 128 elements: the same shape fills the same way.
+  const auto e = cake::splitk_fill_config(1, 2112, 7168, 132, cake::gemm_input::e4m3);
+  CHECK(e.bn == 64);
+  CHECK(e.splits == 4);
+  // max_bn caps the width
+  CHECK(cake::splitk_fill_config(1, 4096, 4096, 132, cake::gemm_input::bf16, 128).bn <= 128);
+}

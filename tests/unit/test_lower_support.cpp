@@ -910,6 +910,34 @@ TEST_CASE("lower::unsupported: cluster_sum of a tile that is not f32, or of a pa
   CHECK(why(k.p, 2).empty());
 }
 
+TEST_CASE("lower::unsupported: cluster_sum_scatter of a tile that is not a wgmma accumulator, or whose columns do not split") {
+  auto k = kernel("k").target(sm_90a).cluster(4);
+  auto [M, N, K] = k.dims("M", "N", "K");
+  auto A = k.input<bf16>("A", dims(M, K));
+  auto B = k.input<bf16>("B", dims(N, K));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);
+  auto sB2 = k.smem<bf16>("sB2", {48, 64}, swizzle::b128);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});  // 8 rows: the blocked layout, not a wgmma accumulator
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    auto narrow = r.accumulator<f32>("narrow", {64, 48});
+    r.tma_load(sA, A.tile(0, 0));
+    r.tma_load(sB, B.tile(0, 0));
+    r.tma_load(sB2, B.tile(0, 0));
+    r.wgmma(acc, sA, sB);
+    r.wgmma(narrow, sA, sB2);
+    r.fill(x, 0.0f);
+    r.cluster_sum_scatter(x);       // op 6
+    r.cluster_sum_scatter(narrow);  // op 7: 6 groups of 8 columns over 4 CTAs
+    r.cluster_sum_scatter(acc);     // op 8
+  });
+  REQUIRE(k.p.errors.empty());
+  CHECK(why(k.p, 6) == "cluster_sum_scatter is lowered for wgmma accumulators (a column block is a run of each thread's registers there)");
+  CHECK(why(k.p, 7) == "cluster_sum_scatter splits the tile into whole 8-column groups: its columns must be a multiple of 8 x the cluster size");
+  CHECK(why(k.p, 8).empty());
+}
+
 TEST_CASE("lower::unsupported: every reason in lower/support.hpp is checked by a case of this file") {
   auto read = [](const std::filesystem::path& f) {
     std::ifstream in(f);

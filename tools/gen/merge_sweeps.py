@@ -52,6 +52,10 @@ def merge(docs, names):
     out["date"] = max(d.get("date", "") for d in docs)
     out["command"] = " + ".join(d.get("command", "?") for d in docs)
     out["merged_from"] = [pathlib.Path(n).name for n in names]
+    # The cluster concurrency the latest input measured (a property of the device and the kernels, not of a shape).
+    conc = [d["cluster_concurrency"] for d in docs if d.get("cluster_concurrency")]
+    if conc:
+        out["cluster_concurrency"] = conc[-1]
     search = (first.get("domain") or {}).get("search")
     shapes = {}
     for r in out["rows"]:
@@ -85,6 +89,10 @@ def self_test():
     e4_again = doc([row("e4m3", 1, "b", 0.5)], date="2026-12-04")
     m = merge([e4, e4_again], ["e4.json", "e4b.json"])
     assert [(r["M"], r["plan"]) for r in m["rows"]] == [(1, "b"), (2, "a")], m["rows"]
+    # the cluster concurrency of the latest input that measured it is kept
+    c1, c2 = [{"plan": "sk4", "cluster": 4, "max_active_clusters": 30}], [{"plan": "sk4", "cluster": 4, "max_active_clusters": 29}]
+    m = merge([doc([], cluster_concurrency=c1), doc([], cluster_concurrency=c2), doc([])], ["x.json", "y.json", "z.json"])
+    assert m["cluster_concurrency"] == c2, m.get("cluster_concurrency")
     for bad, why in ((doc([], driver="2"), "driver"), (doc([], plans={"a": {"bn": 192}}), "plan a differs"), (doc([], placeholder=True), "placeholder")):
         try:
             merge([e4, bad], ["e4.json", "bad.json"])

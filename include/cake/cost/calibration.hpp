@@ -30,6 +30,10 @@ struct calibration {
   double l2_bytes = 0;
   double l2_effective_bytes = 0;  // working set up to which streaming re-reads keep 90% of the L2 rate
   int max_active_clusters_2 = 0;  // 2-CTA clusters of the GEMM that fit at once; 0 = not measured
+  // CTAs of clusters of each size (the index, 2..8) that run at once, for kernels of one CTA per SM: a
+  // cluster stays inside one GPC, so sizes that do not divide a GPC's SMs leave some idle (H200: 120 CTAs
+  // for clusters of 4 and 8, 117 of 3, 102 of 6). 0 = not measured (then SMs / size whole clusters).
+  int max_cluster_ctas[9] = {};
   // Tensor cores.
   std::span<const mma_rate> mma;  // sorted by (dtype, n)
   double mma_in_situ = 1.0;       // the GEMM's time per K block at BN = 256 over the microbenchmark's

@@ -193,8 +193,10 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     const op& o = p.ops[i];
     if (o.role != p.ops[f.mma_op].role || detail::inside(p, static_cast<int>(i), k_loop_consumer)) continue;
     if (o.kind == op_kind::cluster_reduce) {
+      // A reduce-scatter reads 1/cluster of the tile from each peer.
+      const double share = o.has(flag_scatter) ? 1.0 / p.launch.cluster_size() : 1.0;
       f.cluster_sum_bytes += static_cast<double>(plan::shape_of(p, o.d).rows) * plan::shape_of(p, o.d).cols * size_bits(plan::dtype_of(p, o.d)) / 8 *
-                             detail::static_trips(p, static_cast<int>(i), -1);
+                             detail::static_trips(p, static_cast<int>(i), -1) * share;
     } else if (o.kind == op_kind::tma_store && o.a.kind == operand_kind::smem) {
       f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count;
       f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));

@@ -138,6 +138,7 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   long long launched = r.g.ctas / cl;
   long long concurrent = p.launch.persistent ? launched : std::max(1, cal.sm_count / cl);
   if (cl == 2 && cal.max_active_clusters_2 > 0) concurrent = std::min<long long>(concurrent, cal.max_active_clusters_2);
+  if (cl >= 2 && cl <= 8 && cal.max_cluster_ctas[cl] > 0) concurrent = std::min<long long>(concurrent, std::max(1, cal.max_cluster_ctas[cl] / cl));
   concurrent = std::max<long long>(1, std::min(concurrent, r.g.clusters));
   r.concurrent_clusters = concurrent;
   r.tiles_per_cta = (r.g.clusters + concurrent - 1) / concurrent;

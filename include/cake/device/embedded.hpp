@@ -746,6 +746,13 @@ __device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_addr) : "memory");
   return v;
 }
+// ld.shared::cluster.v4.f32: four floats (16-byte aligned) from the shared memory of a CTA of the
+// cluster; the cluster sum reads its scratch this way (a quarter of the instructions of the scalar form).
+__device__ __forceinline__ float4 ld_shared_cluster_v4_f32(u32 cluster_addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(cluster_addr) : "memory");
+  return v;
+}
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
 // arrive once. With TMA, `tx_bytes` is the full box bytes this CTA receives, out-of-bounds fill and
 // multicast from peers included [HF §1 Measured, hang causes 1].
@@ -842,7 +849,8 @@ __device__ __forceinline__ bool mbar_wait_until(u32 bar, u32 parity, u64 deadlin
 // cluster scope, so that the peers' writes before their arrive are visible after it [HF §1 Arrive].
 __device__ __forceinline__ bool mbar_wait_cluster_until(u32 bar, u32 parity, u64 deadline_ns) {
   while (!mbar_try_wait_cluster(bar, parity)) {
-    if (globaltimer_ns() > deadline_ns) return false;
+)cake_src"
+    R"cake_src(    if (globaltimer_ns() > deadline_ns) return false;
   }
   return true;
 }
@@ -851,8 +859,7 @@ __device__ __forceinline__ bool mbar_wait_cluster_until(u32 bar, u32 parity, u64
 
 // fence.mbarrier_init.release.cluster: make prior mbarrier.init visible to the cluster and the async
 // proxy; follow with a CTA or cluster barrier before any TMA or remote arrive uses the barriers.
-)cake_src"
-    R"cake_src(__device__ __forceinline__ void fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 // fence.proxy.async.shared::cta: order this thread's generic-proxy smem writes (st.shared, stmatrix)
 // before later async-proxy reads (TMA store, wgmma); each writing thread issues it before the barrier.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
@@ -978,15 +985,15 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
 }
 // cp.async.bulk.prefetch.tensor.2d.L2.global.tile: prefetch one box of a tensor into L2 (no smem, no barrier).
-__device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32 c1) {
+)cake_src"
+    R"cake_src(__device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32 c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(c0), "r"(c1)
                : "memory");
 }
 
 // ---- wgmma support [HF §3] (the mma_async text itself comes from cake/lower/ptx_text.hpp) --------------
 
-)cake_src"
-    R"cake_src(// Swizzle field values of the sm_90 smem descriptor, bits 62-63 [HF §3 Smem descriptor].
+// Swizzle field values of the sm_90 smem descriptor, bits 62-63 [HF §3 Smem descriptor].
 enum wgmma_swizzle : u32 { wgmma_swizzle_none = 0, wgmma_swizzle_128b = 1, wgmma_swizzle_64b = 2, wgmma_swizzle_32b = 3 };
 
 // sm_90 wgmma shared-memory matrix descriptor [HF §3 Smem descriptor]: enc(x) = (x & 0x3FFFF) >> 4;

@@ -49,6 +49,13 @@ __device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_addr) : "memory");
   return v;
 }
+// ld.shared::cluster.v4.f32: four floats (16-byte aligned) from the shared memory of a CTA of the
+// cluster; the cluster sum reads its scratch this way (a quarter of the instructions of the scalar form).
+__device__ __forceinline__ float4 ld_shared_cluster_v4_f32(u32 cluster_addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(cluster_addr) : "memory");
+  return v;
+}
 // mbarrier.arrive.expect_tx.shared::cta.b64: add `tx_bytes` to the expected transaction count, then
 // arrive once. With TMA, `tx_bytes` is the full box bytes this CTA receives, out-of-bounds fill and
 // multicast from peers included [HF §1 Measured, hang causes 1].

@@ -64,7 +64,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(tmem_dealloc, memory, tcgen05, all, on_sm100a, "tcgen05.dealloc")                                                           \
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \
   X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
-  X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM)")    \
+  X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (scatter) CTA q its q-th column block")    \
   X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
   X(mbarrier_init, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.init")                                                 \
@@ -186,6 +186,7 @@ enum op_flag : std::uint16_t {
   flag_alternate = 1u << 9,        // tile_loop: the role's units take the CTA's points in turn (ping-pong)
   flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows / topk_rows: the reduced values are an
                                    // expression (nodes imm[1] .. imm[1] + imm[2]); a is its lead full-tile leaf
+  flag_scatter = 1u << 11,         // cluster_reduce: reduce-scatter (CTA rank q ends with column block q of the sum)
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).

@@ -482,6 +482,17 @@ class role {
           k_->p.launch.cluster_size(), at);
     return emit(o, at);
   }
+  // Reduce-scatter over the cluster: with S CTAs, CTA rank q ends with the sum in column block q of S
+  // (columns [q * cols / S, (q + 1) * cols / S)); its other columns keep this CTA's own partial values.
+  // Each CTA reads 1/S of the tile from every peer (cluster_sum reads all of it): use it when each CTA
+  // stores only its block (r.when(eq(r.cluster_rank(), q), [&] { r.store(..., tile.cols(q, S)); })).
+  // Not checked: that nothing reads the other blocks afterwards.
+  template <class T>
+  constexpr op_ref cluster_sum_scatter(reg_tile<T> tile, src_loc at = src_loc::current()) {
+    op_ref r = cluster_sum(tile, at);
+    r.get().flags |= flag_scatter;
+    return r;
+  }
   // A body that runs only where `cond` (a comparison of uniform index expressions) holds:
   // r.when(eq(r.cluster_rank(), 0), [&] { r.store(...); }), r.when(j < last, [&] { mask... }). Equality is
   // eq(a, b) / ne(a, b): `==` on index expressions compares the expressions themselves (a C++ bool).

@@ -537,6 +537,11 @@ class kernel_emitter : public op_emitter {
   // writes its values to its CTA's scratch, signals every CTA's 'ready' barrier (release at cluster scope),
   // waits for its own, reads the same slots of every CTA in rank order (so every CTA gets the same sum),
   // and signals 'done'; the next use first waits for 'done' so that no peer still reads the scratch.
+  // The scratch holds each thread's values in 16-byte chunks (chunk c of thread t at (c * T + t) * 16:
+  // consecutive threads, consecutive chunks, no bank conflict), read with one ld.shared::cluster.v4 per
+  // chunk and peer; each peer's window is mapped once (mapa(a + x, q) = mapa(a, q) + x).
+  // Reduce-scatter (cluster_sum_scatter): CTA rank q reads only column block q of the wgmma accumulator
+  // (the runs of registers [j * n/2 + q * n/2/C, + n/2/C) of each 64-row block j): 1/C of the reads.
   void emit_cluster_sum(int id, const op& o) {
     const int r = o.d.index;
     const auto& L = lay(r);
@@ -545,29 +550,74 @@ class kernel_emitter : public op_emitter {
     const int bar = plan_.named.reduce_first_id[role_], off = plan_.smem.scratch_offset[role_];
     if (ready < 0 || bar < 0 || off < 0) return fail(id, "a cluster sum without its derived barriers or scratch");
     if (p_.regs[r].dt != dtype::f32) return fail(id, "cluster_sum is lowered for f32 tiles");
+    const bool scatter = o.has(flag_scatter);
+    const int n = p_.regs[r].cols;
+    if (scatter && (L.f.kind != plan::frag_kind::wgmma_acc || n % (8 * C) != 0))
+      return fail(id, "cluster_sum_scatter is lowered for wgmma accumulators whose columns are a multiple of 8 x the cluster size");
+    const bool v4 = L.count % 4 == 0;
     const std::string rd = "(smem + " + std::to_string(plan_.barriers.objects[ready].offset) + "u)";
     const std::string dn = "(smem + " + std::to_string(plan_.barriers.objects[ready + 1].offset) + "u)";
     const std::string round = "cr" + std::to_string(id) + "_round";
-    const std::string base = "(smem + " + std::to_string(off) + "u + unit * " + std::to_string(T * L.count * 4) + "u + (u32)(role_thread % " + std::to_string(T) + "u) * 4u)";
+    const std::string T4 = std::to_string(T * 4);
+    const std::string base = "(smem + " + std::to_string(off) + "u + unit * " + std::to_string(T * L.count * 4) + "u + (u32)(role_thread % " +
+                             std::to_string(T) + "u) * " + (v4 ? "16u" : "4u") + ")";
+    // Byte offset of element e's slot from `base`.
+    auto slot = [&](const std::string& e) { return v4 ? "(u32)(" + e + ") / 4u * " + std::to_string(T * 16) + "u + (u32)(" + e + ") % 4u * 4u" : "(u32)(" + e + ") * " + T4 + "u"; };
     const std::string unit_sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, " + std::to_string(T) + "u);";
+    const std::string R = reg_name(r);
     w_.open("");
     // Both waits acquire at cluster scope: the arrivals they pair with are the peers' cluster-scope releases
     // (a CTA-scope acquire would not order the peers' reads of this scratch before the next writes).
     w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
     w_.line("#pragma unroll");
-    w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; ++e) asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + (u32)e * " +
-            std::to_string(T * 4) + "u), \"f\"(" + reg_name(r) + "[e]) : \"memory\");");
+    if (v4)
+      w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; e += 4) asm volatile(\"st.shared.v4.f32 [%0], {%1, %2, %3, %4};\" :: \"r\"(" + base + " + " +
+              slot("e") + "), \"f\"(" + R + "[e]), \"f\"(" + R + "[e + 1]), \"f\"(" + R + "[e + 2]), \"f\"(" + R + "[e + 3]) : \"memory\");");
+    else
+      w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; ++e) asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + " + slot("e") +
+              "), \"f\"(" + R + "[e]) : \"memory\");");
     w_.line(unit_sync);
     w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + rd + ", q));");
     w_.line(cluster_wait_call(rd, round + " & 1u", id) + "  // the peers' scratch is visible");
+    w_.line("u32 peer[" + std::to_string(C) + "];");
     w_.line("#pragma unroll");
-    w_.open("for (int e = 0; e < " + std::to_string(L.count) + "; ++e)");
-    w_.line("float sum = 0.0f;");
-    w_.line("#pragma unroll");
-    w_.line("for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) sum += cake_dev::ld_shared_cluster_f32(cake_dev::mapa_shared(" + base + " + (u32)e * " +
-            std::to_string(T * 4) + "u, q));");
-    w_.line(reg_name(r) + "[e] = sum;");
-    w_.close();
+    w_.line("for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) peer[q] = cake_dev::mapa_shared(" + base + ", q);");
+    // The sum of elements [first, first + count) (constant expressions), in rank order.
+    auto sum_run = [&](const std::string& first, const std::string& count) {
+      w_.line("#pragma unroll");
+      if (v4) {
+        w_.open("for (int e = " + first + "; e < " + first + " + " + count + "; e += 4)");
+        w_.line("float4 s = cake_dev::ld_shared_cluster_v4_f32(peer[0] + " + slot("e") + ");");
+        w_.line("#pragma unroll");
+        w_.open("for (u32 p = 1; p < " + std::to_string(C) + "u; ++p)");
+        w_.line("const float4 v = cake_dev::ld_shared_cluster_v4_f32(peer[p] + " + slot("e") + ");");
+        w_.line("s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;");
+        w_.close();
+        w_.line(R + "[e] = s.x; " + R + "[e + 1] = s.y; " + R + "[e + 2] = s.z; " + R + "[e + 3] = s.w;");
+      } else {
+        w_.open("for (int e = " + first + "; e < " + first + " + " + count + "; ++e)");
+        w_.line("float s = 0.0f;");
+        w_.line("#pragma unroll");
+        w_.line("for (u32 p = 0; p < " + std::to_string(C) + "u; ++p) s += cake_dev::ld_shared_cluster_f32(peer[p] + " + slot("e") + ");");
+        w_.line(R + "[e] = s;");
+      }
+      w_.close();
+    };
+    if (!scatter) {
+      sum_run("0", std::to_string(L.count));
+    } else {
+      // One branch per rank, so that every register index is a constant (registers cannot be indexed).
+      const int per_block = n / 2, run = per_block / C, blocks = L.count / per_block;
+      w_.line("#pragma unroll");
+      w_.open("for (u32 q = 0; q < " + std::to_string(C) + "u; ++q)");
+      w_.open("if (cta_rank == q)");
+      w_.line("#pragma unroll");
+      w_.open("for (int j = 0; j < " + std::to_string(blocks) + "; ++j)");
+      sum_run("j * " + std::to_string(per_block) + " + (int)q * " + std::to_string(run), std::to_string(run));
+      w_.close();
+      w_.close();
+      w_.close();
+    }
     w_.line(unit_sync);
     w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + dn + ", q));");
     w_.line("++" + round + ";");

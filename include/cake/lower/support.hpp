@@ -223,6 +223,13 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
     case op_kind::cluster_reduce:
       if (reg_dt(o.d) != dtype::f32) return "cluster_sum is lowered for f32 tiles";
       if (o.d.part != part_axis::none) return "cluster_sum reduces whole tiles: a part is not lowered";
+      if (o.has(flag_scatter)) {
+        // A column block is a run of each thread's registers only in the wgmma accumulator layout (8-column
+        // groups of 4 registers per thread, hardware-facts §3).
+        if (frame(o.d) != plan::frag_kind::wgmma_acc) return "cluster_sum_scatter is lowered for wgmma accumulators (a column block is a run of each thread's registers there)";
+        if (o.d.index < p.regs.size() && p.regs[o.d.index].cols % (8 * p.launch.cluster_size()) != 0)
+          return "cluster_sum_scatter splits the tile into whole 8-column groups: its columns must be a multiple of 8 x the cluster size";
+      }
       return nullptr;
     default: return nullptr;
   }

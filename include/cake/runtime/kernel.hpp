@@ -216,6 +216,33 @@ class runtime_kernel {
     return c;
   }
 
+  // How many clusters of this kernel the device runs at once (cuOccupancyMaxActiveClusters with its block,
+  // dynamic shared memory and cluster size): what a grid of more CTAs than SMs / cluster waits on. A
+  // cluster must fit in one GPC, so it can be fewer than sm_count / cluster. -1 when the driver lacks the
+  // query or answers with an error.
+  int max_active_clusters() const {
+    const auto& d = jit::driver::get();
+    if (!d.cuOccupancyMaxActiveClusters) return -1;
+    d.bind(function_.ordinal());
+    if (d.cuFuncSetAttribute(function_.handle(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, lowered_.smem_bytes) != CUDA_SUCCESS) return -1;
+    const unsigned cluster = static_cast<unsigned>(lowered_.cluster[0] * lowered_.cluster[1] * lowered_.cluster[2]);
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc{};
+    lc.gridDimX = static_cast<unsigned>(device_.sm_count) / cluster * cluster;
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = static_cast<unsigned>(lowered_.block_threads);
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = static_cast<unsigned>(lowered_.smem_bytes);
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int clusters = -1;
+    if (d.cuOccupancyMaxActiveClusters(&clusters, function_.handle(), &lc) != CUDA_SUCCESS) return -1;
+    return clusters;
+  }
+
   void launch(std::span<const tensor_arg> tensors, std::span<const double> scalars = {}, CUstream stream = nullptr) const {
     auto block = pack(tensors, scalars);
     void* params[] = {block.data()};
