@@ -362,11 +362,87 @@ constexpr void check_topk(context& c) {
   }
 }
 
+namespace detail {
+// Whether op `op_id` reads `x` as the column block of its own CTA after a cluster_sum_scatter over `S`
+// CTAs: x is the part .cols(q, S), and an r.when around the op compares cluster_rank() with that q
+// (eq(r.cluster_rank(), q), either side).
+constexpr bool reads_own_block(const program& p, int op_id, const operand& x, int S) {
+  if (x.part != part_axis::cols || x.parts != S) return false;
+  for (int a = p.ops[op_id].parent; a >= 0; a = p.ops[a].parent) {
+    const op& w = p.ops[a];
+    if (w.kind != op_kind::when) continue;
+    for (int e = w.imm[0]; e < w.imm[0] + w.imm[1] && e < static_cast<int>(p.exprs.size()); ++e) {
+      const expr_node& n = p.exprs[e];
+      if (n.fn != math_fn::eq || n.kid[0] < 0 || n.kid[1] < 0) continue;
+      const expr_node& l = p.exprs[n.kid[0]];
+      const expr_node& r = p.exprs[n.kid[1]];
+      if (l.fn != math_fn::index || r.fn != math_fn::index) continue;
+      if ((l.ix.uses(var_kind::cluster_rank) && r.ix == x.part_index) || (r.ix.uses(var_kind::cluster_rank) && l.ix == x.part_index)) return true;
+    }
+  }
+  return false;
+}
+}  // namespace detail
+
+// dataflow.cluster-scatter-read: after r.cluster_sum_scatter(t), CTA q of a cluster of S holds the sum
+// only in column block q of S of t; the other blocks keep its own partial values. Element-wise ops
+// (r.set, convert, r.scale) carry that state to the tiles they write; any other read of such a tile must
+// be its part .cols(q, S) under an r.when that compares cluster_rank() with q. An op that writes the
+// tile without reading it (fill, load, an overwriting MMA) ends the state. Program order within the
+// role: a read in a later trip of a loop, before the scatter in program order, is not seen.
+constexpr void check_cluster_scatter_reads(context& c) {
+  const program& p = c.p;
+  const int S = p.launch.cluster_size();
+  const int n = static_cast<int>(p.ops.size());
+  for (int i = 0; i < n; ++i) {
+    const op& o = p.ops[i];
+    if (o.kind != op_kind::cluster_reduce || !o.has(flag_scatter) || o.d.kind != operand_kind::reg || o.d.index >= p.regs.size()) continue;
+    bool partial[capacity::regs]{};
+    partial[o.d.index] = true;
+    for (int j = i + 1; j < n; ++j) {
+      const op& q = p.ops[j];
+      if (q.role != o.role) continue;
+      const bool elementwise = q.kind == op_kind::elementwise || q.kind == op_kind::convert;
+      bool reads_partial = false;
+      int bad = -1;
+      operand bad_x{};
+      p.reg_reads(j, [&](const operand& x) {
+        if (x.index >= p.regs.size() || !partial[x.index]) return;
+        reads_partial = true;
+        if (!elementwise && bad < 0 && !detail::reads_own_block(p, j, x, S)) bad = x.index, bad_x = x;
+      });
+      if (bad >= 0) {
+        if (diagnostic* d = emit_op(c, rule_id::dataflow_cluster_scatter_read, j)) {
+          d->message << to_string(q.kind) << " reads ";
+          detail::write_reg(d->message, p, bad);
+          if (bad_x.part == part_axis::cols) d->message << " (column block of " << static_cast<int>(bad_x.parts) << ")";
+          else if (bad_x.part == part_axis::rows) d->message << " (a row part)";
+          else d->message << " whole";
+          d->message << ", which after the cluster_sum_scatter of '" << p.regs[o.d.index].nm.view() << "' (op#" << i << ") holds the cluster's sum only in"
+                     << " column block cluster_rank() of " << S << "; its other columns are this CTA's partial sums";
+          d->num("cluster_size", S).num("scatter_op", i).num("parts", bad_x.part == part_axis::cols ? bad_x.parts : 0);
+          d->add_note(o.loc) << "op#" << i << " cluster_sum_scatter of '" << p.regs[o.d.index].nm.view() << "'";
+          d->help << "read only the CTA's own block: r.for_range(" << S << ", [&](auto q) { r.when(eq(r.cluster_rank(), q), [&] { ... "
+                  << p.regs[bad].nm.view() << ".cols(q, " << S << ") ... }); }), or use cluster_sum (every CTA gets the whole sum)";
+        }
+      }
+      const bool overwrites = q.kind == op_kind::fill || q.kind == op_kind::load_global || q.kind == op_kind::load_shared ||
+                              ((q.kind == op_kind::wgmma || q.kind == op_kind::mma_sync) && q.has(flag_overwrite)) || (elementwise && !reads_partial);
+      p.reg_writes(j, [&](const operand& x) {
+        if (x.index >= p.regs.size() || x.part != part_axis::none) return;
+        if (elementwise && reads_partial) partial[x.index] = true;
+        else if (overwrites) partial[x.index] = false;
+      });
+    }
+  }
+}
+
 constexpr void check_compute_representation(context& c) {
   check_topk(c);
   check_broadcast(c);
   check_compute_dtype(c);
   check_layout_conflict(c);
+  check_cluster_scatter_reads(c);
 }
 
 }  // namespace cake::analysis

@@ -486,7 +486,8 @@ class role {
   // (columns [q * cols / S, (q + 1) * cols / S)); its other columns keep this CTA's own partial values.
   // Each CTA reads 1/S of the tile from every peer (cluster_sum reads all of it): use it when each CTA
   // stores only its block (r.when(eq(r.cluster_rank(), q), [&] { r.store(..., tile.cols(q, S)); })).
-  // Not checked: that nothing reads the other blocks afterwards.
+  // A later read of the whole tile, or of a block not selected by r.when(eq(r.cluster_rank(), q)), is
+  // dataflow.cluster-scatter-read (analysis/compute.hpp).
   template <class T>
   constexpr op_ref cluster_sum_scatter(reg_tile<T> tile, src_loc at = src_loc::current()) {
     op_ref r = cluster_sum(tile, at);
