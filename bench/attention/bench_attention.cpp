@@ -2,11 +2,14 @@
 // bench/peers/bench_peers.py --family attention). Issue 12's prefill shapes: B x S = 16k tokens at S = 1k
 // .. 16k, 32 query heads with 32 or 8 KV heads, head dim 64 and 128, causal and not; timed with CUDA
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
-//   cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal] [--variant V]
-//   (--quick: S = 4k only; --sweep: pipeline depths; --shape: one shape with 32 KV heads, for profiling;
+//   cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
+//   (--quick: S = 4k only; --max-s: sequence lengths up to S only; --sweep: pipeline depths; --shape: one
+//   shape with 32 KV heads, for profiling;
 //   --variant: the chosen schedule walked as a grid (the default), persistent (one CTA per SM walks the tiles),
-//   persistent-lf (and the query tiles longest first, outermost), or all three one after the other; the entry
-//   point's own choice, persistent at D = 128, is marked "(chosen)")
+//   persistent-lf (and the query tiles longest first, outermost), persistent-q2 (persistent with two Q stages,
+//   the K / V pipelines one stage shorter where smem needs it), persistent-q2-ot (and O stored through smem by
+//   TMA), or all five one after the other; the entry point's own choice is marked "(chosen)"; --hk: that many
+//   KV heads only)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -23,22 +26,24 @@ using namespace cake;
 int main(int argc, char** argv) {
   int runs = 20;
   bool quick = false, sweep = false;
-  long long only_d = 0, only_s = 0;  // --shape D,S: one head dim and one S only (profiling)
+  long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
   std::string variant = "grid";  // grid | persistent | persistent-lf | all
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--max-s") && i + 1 < argc) max_s = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--hk") && i + 1 < argc) only_hk = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|all]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|all]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "all") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf or all\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "all") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot or all\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -51,7 +56,7 @@ int main(int argc, char** argv) {
     for (long long HK : {32LL, 8LL})
       for (bool causal : {false, true})
         for (long long S : {1024LL, 2048LL, 4096LL, 8192LL, 16384LL}) {
-          if (quick && S != 4096) continue;
+          if ((quick && S != 4096) || (max_s && S > max_s) || (only_hk && HK != only_hk)) continue;
           if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           const attention::prefill_shape s{tokens / S, S, S, 32, HK, D, causal};
           const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
@@ -64,14 +69,17 @@ int main(int argc, char** argv) {
           std::vector<kernels::attention_prefill_config> cands;
           {
             const auto chosen = attention::prefill_config_for(s);
-            auto with = [&](bool persistent, bool lf) {
+            auto with = [&](bool persistent, bool lf, int q_stages = 1, bool o_tma = false) {
               auto c = chosen;
-              c.persistent = persistent, c.longest_first = lf;
+              c.persistent = persistent, c.longest_first = lf, c.q_stages = q_stages, c.o_tma = o_tma;
+              while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
               return c;
             };
             if (variant == "grid" || variant == "all") cands.push_back(with(false, false));
             if (variant == "persistent" || variant == "all") cands.push_back(with(true, false));
             if (variant == "persistent-lf" || variant == "all") cands.push_back(with(true, true));
+            if (variant == "persistent-q2" || variant == "all") cands.push_back(with(true, false, 2));
+            if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
           }
           if (sweep) {
             const auto base = cands[0];
@@ -93,8 +101,9 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "",
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

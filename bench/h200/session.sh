@@ -249,11 +249,12 @@ for s in "${steps[@]}"; do
         --budget ${CAKE_SANCORPUS_BUDGET:-400} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} ${CAKE_SANCORPUS_SHARD:+--shard $CAKE_SANCORPUS_SHARD} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
       tail -n 3 "$OUT/sancorpus.log" | cut -c1-200 ;;
     prefillvariants)
-      # the prefill GPU test (grid, persistent and persistent longest-first walks; hang trap on), then the three
-      # walks' times on issue 12's prefill shapes (cake_bench_attention --variant all)
+      # the prefill GPU test (grid, persistent, persistent longest-first, two Q stages, O by TMA; hang trap on),
+      # then the variants' times on issue 12's prefill shapes (cake_bench_attention, CAKE_VARIANTS_ARGS, default
+      # --variant all)
       CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-150} $B/tests/gpu/cake_gpu_test_attention > "$OUT/test_attention.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|waited past|SKIPPED" "$OUT/test_attention.log" | head -n 12
-      timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant all --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_variants.log" 2>&1; echo "rc=$?"
+      timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention ${CAKE_VARIANTS_ARGS:---variant all} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_variants.log" 2>&1; echo "rc=$?"
       cut -c1-150 "$OUT/prefill_variants.log" | grep -v "^$" | tail -n 130 ;;
     decodesweep)
       # paged decode alone (cake_bench_decode): the chosen schedule and every split / key block / depth on

@@ -188,10 +188,10 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   kernels::attention_prefill_config c = prefill_config_for(s);
   if (forced) {
     c.stages = forced->stages, c.bn = forced->bn, c.wgs = forced->wgs, c.turns = forced->turns;
-    c.persistent = forced->persistent, c.longest_first = forced->longest_first;
+    c.persistent = forced->persistent, c.longest_first = forced->longest_first, c.q_stages = forced->q_stages, c.o_tma = forced->o_tma;
     if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
-                                std::to_string(c.stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
+                                std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
                                 "; wgs 3 is for D = 64; smem at most 227 KiB)");
   }
   if (!forced) {
@@ -265,8 +265,8 @@ inline void prefill_varlen(const void* q, const void* k, const void* v, void* o,
   kern.launch(args, scalars, stream);
 }
 
-// The same with an explicit schedule (tuning, experiments): config's stages, bn, wgs, turns, persistent
-// and longest_first are used, the rest follows the shape.
+// The same with an explicit schedule (tuning, experiments): config's stages, bn, wgs, turns, persistent,
+// longest_first, q_stages and o_tma are used, the rest follows the shape.
 inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,
                          const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(&config, q, k, v, o, lse, s, stream, device);

@@ -49,17 +49,24 @@ struct attention_prefill_config {
   bool varlen = false;  // packed entries of different lengths (cu_seqlens); causal is then bottom-right aligned
   bool persistent = false;  // one CTA per SM walks the query tiles (the next tile's Q, K, V load during this one's epilogue)
   bool longest_first = false;  // the query-tile axis is walked last to first, outermost: causal tiles in decreasing work
+  int q_stages = 1;     // depth of the Q pipeline: 2 lets a persistent producer load the next tile's Q (and then its first
+                        // K / V blocks) while the consumers still work on this tile, so its first S = Q K^T need not wait
+  bool o_tma = false;   // O leaves through smem (stmatrix) and a TMA store per 64-column part, not from registers (two bf16
+                        // per st.global); not with varlen (a TMA store cannot stop at an entry's end)
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
+           (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) &&
            (!causal || (wgs == 2 && bn == 128));
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
 
-// Smem in bytes: Q (64 * wgs rows) + the K and V stages, D/64 parts of 64 bf16 columns each.
-constexpr int attention_prefill_smem(const attention_prefill_config& c) { return (c.rows() + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
+// Smem in bytes: the Q stages (64 * wgs rows each) + the K and V stages (+ O's staging), D/64 parts of 64 bf16 columns each.
+constexpr int attention_prefill_smem(const attention_prefill_config& c) {
+  return ((c.q_stages + (c.o_tma ? 1 : 0)) * c.rows() + 2 * c.stages * c.bn) * c.parts * 64 * 2;
+}
 
 namespace attention_detail {
 // "attn_fwd_d128_g4_causal" (names are cut at 31 characters)
@@ -76,6 +83,8 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.varlen) b.put("_vl");
   if (c.persistent) b.put("_p");
   if (c.longest_first) b.put("_lf");
+  if (c.q_stages != 1) b.put("_q2");
+  if (c.o_tma) b.put("_ot");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -112,13 +121,16 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     if (c.longest_first) r.for_each(space, [&](auto h, auto b, auto q) { body(q, h, b); });
     else r.for_each(space, [&](auto q, auto h, auto b) { body(q, h, b); });
   };
-  std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
+  std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{}, sO{};
   for (int d = 0; d < c.parts; ++d) {
     sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {c.rows(), 64}, swizzle::b128);
     sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
     sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
+    if (c.o_tma) sO[d] = k.smem<bf16>(d ? "sO1" : "sO0", {c.rows(), 64}, swizzle::b128);
   }
-  auto qp = c.parts == 1 ? k.pipeline("q", stages(1)).carries(sQ[0]) : k.pipeline("q", stages(1)).carries(sQ[0], sQ[1]);
+  named_barrier_ref epi{};  // (o_tma) a consumer warpgroup's threads, around its writes of O's staging
+  if (c.o_tma) epi = k.named_barrier("epi", per_unit);
+  auto qp = c.parts == 1 ? k.pipeline("q", stages(c.q_stages)).carries(sQ[0]) : k.pipeline("q", stages(c.q_stages)).carries(sQ[0], sQ[1]);
   auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
   auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
   named_barrier_ref mma{};
@@ -255,17 +267,32 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.set(o, o * al);
         r.set(p, s);
       });
+      // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
+      // before the last P V, so the next tile's Q loads during it and the epilogue
+      r.release(qp, sq);
       auto sv = pv();
       r.wgmma_wait(0);
       r.release(vp, sv);
-      r.release(qp, sq);
       // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
       r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
       // (varlen: rows from the entry's first, stores up to its end)
       r.store(vl ? Lse.tile(h, e.q0 + row0, 0).elements_at(1).limit(1, e.q1) : Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), ls);
       r.set(o, o * rcp(l));
-      r.store(vl ? O.tile(e.q0 + row0, h, 0).rows_at(0).elements_at(0).limit(0, e.q1) : O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1),
-              r.convert<bf16>(o));
+      if (c.o_tma) {
+        // this warpgroup's 64 rows of each part through smem: the last tile's stores have read it (issued a
+        // whole tile ago), the warpgroup writes it, and one thread stores it (rows past S are clipped by TMA)
+        auto ob = r.convert<bf16>(o);
+        r.bulk_wait_read(0);
+        r.sync(epi);
+        for (int d = 0; d < c.parts; ++d) r.stmatrix(sO[d].rows(r.warpgroup(), c.wgs), ob.cols(d, c.parts));
+        r.fence_proxy_async();
+        r.sync(epi);
+        for (int d = 0; d < c.parts; ++d) r.tma_store(O.tile(b, q * c.wgs + r.warpgroup(), h, d).rows_at(1), sO[d].rows(r.warpgroup(), c.wgs));
+        r.bulk_commit();
+      } else {
+        r.store(vl ? O.tile(e.q0 + row0, h, 0).rows_at(0).elements_at(0).limit(0, e.q1) : O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1),
+                r.convert<bf16>(o));
+      }
     }); });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {

@@ -91,14 +91,16 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
   for (bool picked : {true, false})
     for (int parts : {1, 2})
       for (bool causal : {false, true})
-        for (bool longest_first : {false, true})
+        for (int walk : {0, 1, 2, 3})  // ascending, longest first, ascending with two Q stages (and O stored by TMA)
           for (int group : {1, 8}) {
+            const bool longest_first = walk == 1;
             attention::prefill_shape shape;
             shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
             kernels::attention_prefill_config c = picked ? attention::prefill_config_for(shape) : kernels::attention_prefill_config{};
-            c.parts = parts, c.causal = causal, c.group = group, c.persistent = true, c.longest_first = longest_first;
+            c.parts = parts, c.causal = causal, c.group = group, c.persistent = true, c.longest_first = longest_first, c.q_stages = walk >= 2 ? 2 : 1, c.o_tma = walk == 3;
+            while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
             REQUIRE(c.valid());
-            INFO("D " << 64 * parts << " causal " << causal << " longest first " << longest_first << " group " << group << " wgs " << c.wgs << " turns " << c.turns);
+            INFO("D " << 64 * parts << " causal " << causal << " longest first " << longest_first << " q stages " << c.q_stages << " O by TMA " << c.o_tma << " group " << group << " wgs " << c.wgs << " turns " << c.turns);
             const program p = kernels::attention_prefill_sm90(c);
             CHECK(p.launch.persistent);
             const auto b = lower_and_build(p);  // no spills, no stack frame
@@ -106,6 +108,11 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
             CHECK_MESSAGE(!has(b.art.log, "serialized"), b.art.log);  // C7510 and kin
             CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
             CHECK(b.art.resources.warnings.empty());
+            CHECK(b.lowered.smem_bytes >= kernels::attention_prefill_smem(c));  // the tiles of every Q, K and V stage (and the barriers)
+            CHECK(b.lowered.smem_bytes <= 227 * 1024);
+            // O by TMA: one store per 64-column part from smem (stmatrix), else st.global from registers
+            CHECK(has(b.ptx(), "cp.async.bulk.tensor.4d.global.shared::cta") == c.o_tma);
+            CHECK(has(b.ptx(), "stmatrix.sync.aligned") == c.o_tma);
             CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
             // longest first: the query tiles are the outer axis, mirrored; else axis 0, ascending
             CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
