@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
             auto with = [&](bool persistent, bool lf, int q_stages = 1, bool o_tma = false) {
               auto c = chosen;
               c.persistent = persistent, c.longest_first = lf, c.q_stages = q_stages, c.o_tma = o_tma;
+              c.stages = c.parts == 2 ? 3 : 2;  // (the depths measured before two Q stages: 3 at D = 128) as smem allows
               while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
               return c;
             };

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -171,6 +171,13 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|waited past|seed|sm_80:" "$OUT/attn80.log" | head -n 14
       for tool in memcheck racecheck; do
         res=$(timeout 200 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="$tc" 2>&1 | tee -a "$OUT/attn80san.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
+      done ;;
+    prefillsan)
+      # compute-sanitizer memcheck and racecheck on the prefill test of the schedules the entry point picks
+      tc="attention prefill matches an f64 reference*"
+      for tool in memcheck racecheck; do
+        res=$(timeout ${CAKE_SAN_TIMEOUT:-250} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="$tc" 2>&1 | tee -a "$OUT/prefillsan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
       done ;;
     kmeansdet)

@@ -75,12 +75,18 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   c.causal = s.causal;
   c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
   c.turns = false;
-  if (c.parts == 2) c.stages = 3;
-  // D = 128: the persistent walk (one CTA per SM; the next tile's loads overlap this one's epilogue) measured
-  // +4..7% non-causal and +1..3% causal at S = 4k on the H200 (cake_bench_attention --variant all --quick);
-  // at D = 64 (three consumers when non-causal) it was 2..7% slower, so D = 64 keeps the grid.
-  if (c.parts == 2) c.persistent = true;
   if (c.parts == 1 && !c.causal) c.wgs = 3, c.bn = 112;
+  // The persistent walk with two Q stages and O stored by TMA: the producer loads the next tile's Q and first
+  // K / V blocks during this tile, and the consumers hand O to one TMA store per part instead of 32 (D = 128)
+  // two-bf16 st.global per thread, so a tile's fixed costs overlap the next one. On the H200 (cake_bench_attention --variant all --hk 32,
+  // 2026-12-03) it was the fastest walk on 16 of 20 shapes, within 1.3% on 3 (longest first is 8% faster on D = 64
+  // causal at 1k, and up to 20% slower elsewhere): against the walks chosen before
+  // (D = 128 persistent with one Q stage and 3 K / V stages, D = 64 the grid) +6..10% at S = 1k, +1..4% at
+  // 2k, -1..+5% from 4k. At D = 128 smem then holds 2 K / V stages (2 x 32 KiB of Q, 32 KiB of O staging).
+  c.persistent = true;
+  c.q_stages = 2;
+  c.o_tma = true;
+  c.stages = 2;
   return c;
 }
 
@@ -101,8 +107,13 @@ constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape
   d.D = s.D, d.H = s.H, d.HK = s.HK, d.causal = s.causal;
   kernels::attention_prefill_config c = prefill_config_for(d);
   c.varlen = true;
-  // the grid walk: persistent measured 4..8% slower on the "spread" batches at D = 128 (and +3% on "mixed")
+  // the grid walk: persistent measured 4..8% slower on the "spread" batches at D = 128 (and +3% on "mixed");
+  // one Q stage and O stored from registers (a TMA store cannot stop at an entry's end), and at D = 128 the
+  // three K / V stages that smem then has room for (as measured for varlen)
   c.persistent = false;
+  c.q_stages = 1;
+  c.o_tma = false;
+  if (c.parts == 2) c.stages = 3;
   return c;
 }
 
