@@ -17,762 +17,2096 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 13> plans{{
-    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
-    {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 176, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 3 bn176_s5_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 4 bn192_s4_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn256_s4_c1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c2
-    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 2, .stages = 6}},  // 7 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 192, .splits = 2, .stages = 5}},  // 8 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 10 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 4, .stages = 4}},  // 11 sk4_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 4, .stages = 6}},  // 12 sk4_bn64_s6
+inline constexpr std::array<gemm_plan, 15> plans{{
+    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 0 bn128_s5_c2_pp128_f1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 1 bn128_s6_c1
+    {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 2 bn128_s6_c1_pp64_f1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 3 bn128_s6_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 176, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 4 bn176_s5_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn192_s4_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
+    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 2, .stages = 6}},  // 8 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .splits = 2, .stages = 5}},  // 9 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 2, .stages = 4}},  // 10 sk2_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 12 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 4, .stages = 4}},  // 13 sk4_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 4, .stages = 6}},  // 14 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 195> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 63, 10},  // M 1..63: sk4_bn128_s6
+    {1, 63, 12},  // M 1..63: sk4_bn128_s6
     //   M=1: sk4_bn128_s6 0.0197 ms, peer 0.0169 ms, ratio 0.859 (fallback bn128_s6_c2: 0.406)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0197 ms
     //   M=16: sk4_bn128_s6 0.0198 ms, peer 0.0172 ms, ratio 0.872 (fallback bn128_s6_c2: 0.431)
-    //   between M=16 and M=64: least summed slowdown over both, 2.038
-    {64, 64, 12},  // M 64..64: sk4_bn64_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0199 ms
+    {64, 64, 14},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0180 ms, ratio 0.934 (fallback bn128_s6_c2: 0.459)
-    {65, 255, 7},  // M 65..255: sk2_bn128_s6
-    //   between M=64 and M=256: least summed slowdown over both, 2.751
-    {256, 256, 9},  // M 256..256: sk2_bn64_s6
+    {65, 192, 8},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0237 ms
+    {193, 256, 11},  // M 193..256: sk2_bn64_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0309 ms
     //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0225 ms, ratio 0.728 (fallback bn128_s6_c2: 0.573)
-    {257, 4096, 3},  // M 257..4096: bn176_s5_c2
-    //   between M=256 and M=1024: least summed slowdown over both, 2.673
+    {257, 896, 1},  // M 257..896: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0385 ms
+    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0526 ms
     //   M=1024: bn176_s5_c2 0.0536 ms, peer 0.0448 ms, ratio 0.836
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0535 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0577 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0722 ms
+    {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0775 ms
+    {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.1070 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1155 ms
+    {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1444 ms
+    {3713, 3968, 1},  // M 3713..3968: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.1549 ms
+    {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.1605 ms
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
-    {4097, 32768, 4},  // M 4097..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.065
+    {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1745 ms
+    {4609, 4864, 3},  // M 4609..4864: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1993 ms
+    {4865, 5632, 4},  // M 4865..5632: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.2244 ms
+    {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 0.2327 ms
+    {6145, 6912, 3},  // M 6145..6912: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.2790 ms
+    {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.2908 ms
+    {7681, 7936, 3},  // M 7681..7936: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.3189 ms
+    {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7937, 0.3366 ms
+    {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8449, 0.3490 ms
+    {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9217, 0.3758 ms
+    {9345, 9728, 4},  // M 9345..9728: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9345, 0.3927 ms
+    {9729, 10752, 5},  // M 9729..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9729, 0.4072 ms
+    {10753, 11264, 4},  // M 10753..11264: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10753, 0.4489 ms
+    {11265, 12288, 5},  // M 11265..12288: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11265, 0.4654 ms
+    {12289, 12544, 4},  // M 12289..12544: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12289, 0.5050 ms
+    {12545, 12800, 3},  // M 12545..12800: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.5182 ms
+    {12801, 13824, 5},  // M 12801..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12801, 0.5235 ms
+    {13825, 14080, 4},  // M 13825..14080: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=13825, 0.5611 ms
+    {14081, 32768, 5},  // M 14081..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=14081, 0.5817 ms
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 8, 7},  // M 1..8: sk2_bn128_s6
+    {1, 8, 8},  // M 1..8: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.845 (fallback bn128_s6_c2: 0.501)
-    {9, 32, 9},  // M 9..32: sk2_bn64_s6
-    //   between M=8 and M=32: least summed slowdown over both, 2.014
+    {9, 127, 11},  // M 9..127: sk2_bn64_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0204 ms
     //   M=32: sk2_bn64_s6 0.0197 ms, peer 0.0181 ms, ratio 0.921 (fallback bn128_s6_c2: 0.565)
-    {33, 128, 7},  // M 33..128: sk2_bn128_s6
-    //   between M=32 and M=128: least summed slowdown over both, 2.045
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0197 ms
+    {128, 128, 8},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.768 (fallback bn128_s6_c2: 0.637)
-    {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.167
+    {129, 256, 2},  // M 129..256: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0247 ms
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0277 ms
     //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0277 ms, ratio 0.968 (fallback bn128_s6_c2: 0.922)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.032
-    {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0357 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0447 ms
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0667 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0715 ms
+    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0894 ms
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1010 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1142 ms
+    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.1307 ms
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.1340 ms
+    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.1599 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.1683 ms
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.1787 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.2020 ms
+    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.2056 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.2357 ms
+    {5377, 6784, 1},  // M 5377..6784: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.2512 ms
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.3030 ms
+    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.3127 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.3367 ms
+    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.3426 ms
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c1
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 16, 7},  // M 1..16: sk2_bn128_s6
+    {1, 16, 8},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0307 ms, peer 0.0255 ms, ratio 0.829 (fallback bn128_s6_c2: 0.437)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0304 ms
     //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0258 ms, ratio 0.857 (fallback bn128_s6_c2: 0.470)
-    {17, 64, 9},  // M 17..64: sk2_bn64_s6
-    //   between M=16 and M=64: least summed slowdown over both, 2.019
+    {17, 64, 11},  // M 17..64: sk2_bn64_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0295 ms
     //   M=64: sk2_bn64_s6 0.0284 ms, peer 0.0253 ms, ratio 0.891 (fallback bn128_s6_c2: 0.491)
-    {65, 255, 7},  // M 65..255: sk2_bn128_s6
-    //   between M=64 and M=256: least summed slowdown over both, 2.281
-    {256, 1023, 0},  // M 256..1023: bn128_s6_c1
+    {65, 128, 8},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0278 ms
+    {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0383 ms
+    {256, 512, 1},  // M 256..512: bn128_s6_c1
     //   M=256: bn128_s6_c1 0.0422 ms, peer 0.0341 ms, ratio 0.809 (fallback bn128_s6_c2: 0.796)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.032
-    {1024, 16383, 5},  // M 1024..16383: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0409 ms
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0574 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
     //   M=1024: bn256_s4_c1 0.0769 ms, peer 0.0768 ms, ratio 0.999 (fallback bn256_s4_c2: 0.982)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1066 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1145 ms
+    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1505 ms
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1718 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1974 ms
+    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.2133 ms
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2257 ms
+    {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2666 ms
+    {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.2764 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2863 ms
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.3010 ms
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.004
-    {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.3086 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.3590 ms
+    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.3656 ms
+    {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4737, 0.3857 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5249, 0.4189 ms
+    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.4468 ms
+    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5761, 0.4628 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7297, 0.5984 ms
+    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.6093 ms
+    {7809, 16383, 6},  // M 7809..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7809, 0.6171 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 31, 7},  // M 1..31: sk2_bn128_s6
+    {1, 31, 8},  // M 1..31: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0499 ms, peer 0.0415 ms, ratio 0.831 (fallback bn128_s6_c2: 0.402)
-    //   between M=8 and M=32: least summed slowdown over both, 2.041
-    {32, 32, 9},  // M 32..32: sk2_bn64_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0490 ms
+    {32, 127, 11},  // M 32..127: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0463 ms, peer 0.0420 ms, ratio 0.906 (fallback bn128_s6_c2: 0.401)
-    {33, 128, 7},  // M 33..128: sk2_bn128_s6
-    //   between M=32 and M=128: least summed slowdown over both, 2.041
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0463 ms
+    {128, 128, 8},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0524 ms, peer 0.0444 ms, ratio 0.847 (fallback bn128_s6_c2: 0.570)
-    {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.388
+    {129, 256, 2},  // M 129..256: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0625 ms
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0765 ms
     //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0794 ms, ratio 0.986 (fallback bn128_s6_c2: 0.964)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.076
-    {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1112 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1405 ms
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2070 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2225 ms
+    {1537, 2047, 6},  // M 1537..2047: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2811 ms
+    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
-    {2049, 16384, 5},  // M 2049..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.002
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3502 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.3959 ms
+    {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4518 ms
+    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5542 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.5836 ms
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.6024 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.7003 ms
+    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.7126 ms
+    {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.7530 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.8171 ms
+    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.8709 ms
+    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.9036 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 1.1672 ms
+    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.1876 ms
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.2048 ms
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 64, 7},  // M 1..64: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0271 ms, peer 0.0225 ms, ratio 0.832 (fallback bn128_s6_c2: 0.458)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0264 ms
     //   M=16: sk2_bn128_s6 0.0257 ms, peer 0.0221 ms, ratio 0.859 (fallback bn128_s6_c2: 0.542)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0256 ms
     //   M=64: sk2_bn128_s6 0.0254 ms, peer 0.0226 ms, ratio 0.889 (fallback bn128_s6_c2: 0.537)
-    {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.205
+    {65, 128, 9},  // M 65..128: sk2_bn192_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0233 ms
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0310 ms
     //   M=256: bn128_s6_c1 0.0314 ms, peer 0.0273 ms, ratio 0.867 (fallback bn128_s6_c2: 0.856)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.002
-    {1024, 4095, 4},  // M 1024..4095: bn192_s4_c2
+    {257, 512, 5},  // M 257..512: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0373 ms
+    {513, 640, 6},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0449 ms
+    {641, 768, 4},  // M 641..768: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0686 ms
+    {769, 1024, 5},  // M 769..1024: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0747 ms
     //   M=1024: bn192_s4_c2 0.0696 ms, peer 0.0697 ms, ratio 1.001
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.008
-    {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
+    {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0870 ms
+    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1007 ms
+    {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1138 ms
+    {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.1257 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.1305 ms
+    {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1572 ms
+    {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1594 ms
+    {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.1679 ms
+    {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1740 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2015 ms
+    {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2175 ms
+    {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.2351 ms
+    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2505 ms
+    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.2610 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
-    {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.017
-    {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.2688 ms
+    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.2976 ms
+    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4481, 0.3028 ms
+    {4609, 4864, 6},  // M 4609..4864: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.3135 ms
+    {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.3364 ms
+    {5121, 8704, 1},  // M 5121..8704: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.3434 ms
+    {8705, 8960, 5},  // M 8705..8960: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8705, 0.5719 ms
+    {8961, 9088, 6},  // M 8961..9088: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8961, 0.5823 ms
+    {9089, 11008, 5},  // M 9089..11008: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9089, 0.6056 ms
+    {11009, 11904, 6},  // M 11009..11904: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11009, 0.7167 ms
+    {11905, 12544, 5},  // M 11905..12544: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11905, 0.7738 ms
+    {12545, 16383, 6},  // M 12545..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.8063 ms
+    {16384, 32768, 1},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
+    {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0151 ms, ratio 0.882 (fallback bn128_s6_c2: 0.539)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0174 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0158 ms, ratio 0.886 (fallback bn128_s6_c2: 0.565)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
+    {33, 64, 8},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0158 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0176 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0151 ms, ratio 0.867 (fallback bn128_s6_c2: 0.702)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.066
-    {512, 512, 5},  // M 512..512: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0162 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0270 ms
     //   M=512: bn256_s4_c1 0.0281 ms, peer 0.0259 ms, ratio 0.919 (fallback bn256_s4_c2: 0.891)
-    {513, 8191, 0},  // M 513..8191: bn128_s6_c1
-    //   between M=512 and M=2048: least summed slowdown over both, 2.016
+    {513, 768, 4},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0354 ms
+    {769, 1152, 1},  // M 769..1152: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0390 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0556 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0650 ms
+    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0708 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0760 ms
+    {1793, 2047, 4},  // M 1793..2047: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0885 ms
+    {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.039
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0896 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1016 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.1044 ms
+    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.1120 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.1121 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.1185 ms
+    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.1276 ms
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.1344 ms
+    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.1508 ms
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.1568 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.1569 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.1693 ms
+    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.1740 ms
+    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.1792 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.1793 ms
+    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.1862 ms
+    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 0.1971 ms
+    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.2016 ms
+    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 0.2242 ms
+    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.2370 ms
+    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.2435 ms
+    {6273, 6400, 7},  // M 6273..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.2465 ms
+    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 0.2466 ms
+    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 0.2540 ms
+    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.2689 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.2914 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 8, 11},  // M 1..8: sk4_bn256_s4
+    {1, 8, 13},  // M 1..8: sk4_bn256_s4
     //   M=8: sk4_bn256_s4 0.0742 ms, peer 0.0708 ms, ratio 0.955 (fallback bn128_s6_c2: 0.479)
-    {9, 32, 7},  // M 9..32: sk2_bn128_s6
-    //   between M=8 and M=32: least summed slowdown over both, 2.003
+    {9, 64, 8},  // M 9..64: sk2_bn128_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0728 ms
     //   M=32: sk2_bn128_s6 0.0712 ms, peer 0.0710 ms, ratio 0.997 (fallback bn128_s6_c2: 0.449)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.133
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0598 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0795 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0785 ms, peer 0.0748 ms, ratio 0.954 (fallback bn128_s6_c2: 0.604)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.156
-    {512, 512, 5},  // M 512..512: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0864 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1588 ms
     //   M=512: bn256_s4_c1 0.1637 ms, peer 0.1550 ms, ratio 0.946 (fallback bn256_s4_c2: 0.937)
-    {513, 2047, 0},  // M 513..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least summed slowdown over both, 2.107
-    {2048, 8191, 3},  // M 2048..8191: bn176_s5_c2
+    {513, 768, 4},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2371 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.2678 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3417 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.3947 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4463 ms
+    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.4742 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5125 ms
+    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.5928 ms
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.087
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7191 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.8428 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.8451 ms
+    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.8989 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.9185 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.9833 ms
+    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 1.0329 ms
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 1.0787 ms
+    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 1.2207 ms
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 1.2585 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.2858 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.4047 ms
+    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 1.4085 ms
+    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 1.4383 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.4695 ms
+    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.5451 ms
+    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 1.5963 ms
+    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.6181 ms
+    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.8369 ms
+    {6017, 6144, 4},  // M 6017..6144: bn176_s5_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 1.9508 ms
+    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 1.9719 ms
+    {6273, 6400, 7},  // M 6273..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 1.9777 ms
+    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 2.0206 ms
+    {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 2.1070 ms
+    {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6657, 2.1574 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.3880 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 31, 11},  // M 1..31: sk4_bn256_s4
+    {1, 31, 13},  // M 1..31: sk4_bn256_s4
     //   M=8: sk4_bn256_s4 0.0810 ms, peer 0.0795 ms, ratio 0.981 (fallback bn128_s6_c2: 0.434)
-    //   between M=8 and M=32: least summed slowdown over both, 2.038
-    {32, 32, 7},  // M 32..32: sk2_bn128_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0816 ms
+    {32, 64, 8},  // M 32..64: sk2_bn128_s6
     //   M=32: sk2_bn128_s6 0.0792 ms, peer 0.0788 ms, ratio 0.995 (fallback bn128_s6_c2: 0.484)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.130
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0665 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0884 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0874 ms, peer 0.0820 ms, ratio 0.938 (fallback bn128_s6_c2: 0.596)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.154
-    {512, 512, 5},  // M 512..512: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0966 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1785 ms
     //   M=512: bn256_s4_c1 0.1845 ms, peer 0.1747 ms, ratio 0.947 (fallback bn256_s4_c2: 0.941)
-    {513, 2047, 0},  // M 513..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least summed slowdown over both, 2.074
-    {2048, 8191, 3},  // M 2048..8191: bn176_s5_c2
+    {513, 768, 4},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2709 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3005 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3850 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.4412 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.5009 ms
+    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.5417 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5775 ms
+    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6772 ms
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.099
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.8040 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.9281 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.9535 ms
+    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 1.0050 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 1.0181 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 1.0827 ms
+    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 1.1654 ms
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 1.2060 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.4254 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.5468 ms
+    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 1.5892 ms
+    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 1.6080 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.6290 ms
+    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.7014 ms
+    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 1.8011 ms
+    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.8090 ms
+    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 2.0363 ms
+    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 2.1655 ms
+    {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 2.2110 ms
+    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 2.2399 ms
+    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 2.3201 ms
+    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 2.4120 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.6471 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0490 ms, peer 0.0441 ms, ratio 0.899 (fallback bn128_s6_c2: 0.553)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0482 ms
     //   M=32: sk2_bn128_s6 0.0473 ms, peer 0.0442 ms, ratio 0.935 (fallback bn128_s6_c2: 0.532)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.022
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0391 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0485 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0487 ms, peer 0.0461 ms, ratio 0.947 (fallback bn128_s6_c2: 0.657)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.093
-    {512, 2048, 5},  // M 512..2048: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0484 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0851 ms
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0886 ms, ratio 1.007 (fallback bn256_s4_c2: 0.988)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.000
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1347 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1713 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2285 ms
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2569 ms
+    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.3070 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3426 ms
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
-    {2049, 8191, 6},  // M 2049..8191: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.006
-    {8192, 16384, 4},  // M 8192..16384: bn192_s4_c2
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.4158 ms
+    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4364 ms
+    {4097, 8191, 6},  // M 4097..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.7006 ms
+    {8192, 16384, 5},  // M 8192..16384: bn192_s4_c2
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1314 ms, peer 0.1216 ms, ratio 0.926 (fallback bn128_s6_c2: 0.445)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1285 ms
     //   M=32: sk2_bn128_s6 0.1257 ms, peer 0.1236 ms, ratio 0.983 (fallback bn128_s6_c2: 0.476)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.090
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1061 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1355 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.1339 ms, peer 0.1299 ms, ratio 0.970 (fallback bn128_s6_c2: 0.580)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.134
-    {512, 2048, 5},  // M 512..2048: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1483 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2755 ms
     //   M=512: bn256_s4_c1 0.2886 ms, peer 0.2915 ms, ratio 1.010 (fallback bn256_s4_c2: 0.997)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.000
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4460 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6007 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.7748 ms
+    {1281, 1792, 5},  // M 1281..1792: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.8920 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 1.2013 ms
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
-    {2049, 16384, 6},  // M 2049..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.016
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 1.4778 ms
+    {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 1.5830 ms
+    {2561, 2816, 1},  // M 2561..2816: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 1.8424 ms
+    {2817, 4096, 7},  // M 2817..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 1.8996 ms
+    {4097, 5248, 6},  // M 4097..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 2.5836 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 3.4481 ms
+    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 3.4825 ms
+    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 3.5525 ms
+    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 3.6944 ms
+    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 3.7991 ms
+    {6145, 7296, 6},  // M 6145..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 3.8755 ms
+    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 4.6796 ms
+    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 4.7489 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 4.8443 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1355 ms, peer 0.1248 ms, ratio 0.921 (fallback bn128_s6_c2: 0.445)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1320 ms
     //   M=32: sk2_bn128_s6 0.1285 ms, peer 0.1270 ms, ratio 0.988 (fallback bn128_s6_c2: 0.457)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.100
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1086 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1403 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.1392 ms, peer 0.1424 ms, ratio 1.023 (fallback bn128_s6_c2: 0.617)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.129
-    {512, 2048, 5},  // M 512..2048: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1550 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2874 ms
     //   M=512: bn256_s4_c1 0.3046 ms, peer 0.3079 ms, ratio 1.011 (fallback bn256_s4_c2: 1.011)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.000
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4666 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6263 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.8039 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9331 ms
+    {1537, 2047, 1},  // M 1537..2047: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1255 ms
+    {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
-    {2049, 16384, 6},  // M 2049..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.011
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 1.5230 ms
+    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 1.6246 ms
+    {4097, 5248, 6},  // M 4097..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 2.6742 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 3.5538 ms
+    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 3.5741 ms
+    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 3.6770 ms
+    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 3.8076 ms
+    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 3.8990 ms
+    {6145, 7296, 6},  // M 6145..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 4.0113 ms
+    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 4.8230 ms
+    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 4.8737 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 5.0141 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0638 ms, peer 0.0563 ms, ratio 0.882 (fallback bn176_s5_c2: 0.570)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0601 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0565 ms, peer 0.0552 ms, ratio 0.976 (fallback bn176_s5_c2: 0.562)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0546 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.0528 ms, peer 0.0521 ms, ratio 0.987 (fallback bn176_s5_c2: 0.565)
-    {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.734
-    {256, 1023, 3},  // M 256..1023: bn176_s5_c2
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0571 ms
+    {129, 255, 5},  // M 129..255: bn192_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0720 ms
+    {256, 256, 4},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0662 ms, peer 0.0639 ms, ratio 0.965
-    //   between M=256 and M=1024: least summed slowdown over both, 2.085
-    {1024, 4095, 0},  // M 1024..4095: bn128_s6_c1
+    {257, 384, 6},  // M 257..384: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0838 ms
+    {385, 512, 4},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1248 ms
+    {513, 768, 6},  // M 513..768: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1676 ms
+    {769, 1024, 1},  // M 769..1024: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2264 ms
     //   M=1024: bn128_s6_c1 0.2170 ms, peer 0.2126 ms, ratio 0.980 (fallback bn128_s6_c2: 0.971)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.024
-    {4096, 4096, 5},  // M 4096..4096: bn256_s4_c1
+    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.2587 ms
+    {1153, 1408, 1},  // M 1153..1408: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3136 ms
+    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.3275 ms
+    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.3449 ms
+    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.3930 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.4311 ms
+    {2049, 2304, 1},  // M 2049..2304: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.4929 ms
+    {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.5173 ms
+    {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.5744 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.5825 ms
+    {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.5895 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.6036 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.6550 ms
+    {3073, 4224, 6},  // M 3073..4224: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.6898 ms
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    {4097, 32768, 6},  // M 4097..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.007
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.9418 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.9936 ms
+    {4353, 4864, 7},  // M 4353..4864: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4353, 1.0173 ms
+    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 1.1302 ms
+    {5377, 5632, 5},  // M 5377..5632: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 1.2774 ms
+    {5633, 6144, 7},  // M 5633..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 1.2947 ms
+    {6145, 16383, 6},  // M 6145..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 1.4127 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
-    {1, 127, 1},  // M 1..127: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0297 ms, ratio 0.944 (fallback bn192_s4_c2: 0.592)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0314 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0313 ms, peer 0.0295 ms, ratio 0.944 (fallback bn192_s4_c2: 0.788)
-    //   between M=32 and M=128: least summed slowdown over both, 2.028
-    {128, 512, 5},  // M 128..512: bn256_s4_c1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0261 ms
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0328 ms
     //   M=128: bn256_s4_c1 0.0318 ms, peer 0.0305 ms, ratio 0.960 (fallback bn192_s4_c2: 0.808)
-    //   between M=128 and M=512: least summed slowdown over both, 2.000
+    {129, 256, 3},  // M 129..256: bn128_s6_c2
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0291 ms
+    {257, 511, 7},  // M 257..511: bn256_s4_c2
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0557 ms
+    {512, 640, 6},  // M 512..640: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0551 ms, peer 0.0554 ms, ratio 1.004 (fallback bn256_s4_c2: 0.994)
-    {513, 16384, 6},  // M 513..16384: bn256_s4_c2
-    //   between M=512 and M=2048: least summed slowdown over both, 2.010
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0708 ms
+    {641, 768, 5},  // M 641..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0817 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1005 ms
+    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1062 ms
+    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1239 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1361 ms
+    {1281, 2047, 6},  // M 1281..2047: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1415 ms
+    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 8191, 6},  // M 2049..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.2263 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
-    {1, 15, 5},  // M 1..15: bn256_s4_c1
+    {1, 15, 6},  // M 1..15: bn256_s4_c1
     //   M=1: bn256_s4_c1 0.0818 ms, peer 0.0673 ms, ratio 0.823 (fallback bn256_s4_c2: 0.542)
-    //   between M=1 and M=16: least summed slowdown over both, 2.013
-    {16, 63, 1},  // M 16..63: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0804 ms
+    {16, 63, 2},  // M 16..63: bn128_s6_c1_pp64_f1
     //   M=16: bn128_s6_c1_pp64_f1 0.0780 ms, peer 0.0672 ms, ratio 0.861 (fallback bn256_s4_c2: 0.619)
-    //   between M=16 and M=64: least summed slowdown over both, 2.005
-    {64, 4095, 5},  // M 64..4095: bn256_s4_c1
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0749 ms
+    {64, 128, 6},  // M 64..128: bn256_s4_c1
     //   M=64: bn256_s4_c1 0.0716 ms, peer 0.0706 ms, ratio 0.987 (fallback bn256_s4_c2: 0.665)
-    //   between M=64 and M=256: least summed slowdown over both, 2.000
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0584 ms
+    {129, 255, 7},  // M 129..255: bn256_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1008 ms
+    {256, 384, 6},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0955 ms, peer 0.0953 ms, ratio 0.998 (fallback bn256_s4_c2: 0.995)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.000
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1371 ms
+    {385, 512, 4},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1643 ms
+    {513, 640, 1},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.2123 ms
+    {641, 768, 5},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2455 ms
+    {769, 1152, 6},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2742 ms
     //   M=1024: bn256_s4_c1 0.3063 ms, peer 0.3186 ms, ratio 1.040 (fallback bn256_s4_c2: 1.032)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.001
-    {4096, 32768, 6},  // M 4096..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.3604 ms
+    {1153, 4095, 1},  // M 1153..4095: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3904 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 1.3450 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0173 ms, ratio 0.967 (fallback bn256_s4_c2: 0.760)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0174 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0169 ms, peer 0.0167 ms, ratio 0.986 (fallback bn256_s4_c2: 0.815)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0173 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.0176 ms, peer 0.0182 ms, ratio 1.035 (fallback bn256_s4_c2: 0.855)
-    {65, 1023, 5},  // M 65..1023: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.097
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0143 ms
+    {129, 255, 7},  // M 129..255: bn256_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0215 ms
+    {256, 1023, 6},  // M 256..1023: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0211 ms, peer 0.0206 ms, ratio 0.975 (fallback bn256_s4_c2: 0.948)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.003
-    {1024, 32768, 6},  // M 1024..32768: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0259 ms
+    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.0563 ms, peer 0.0575 ms, ratio 1.021
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0607 ms
+    {4096, 32768, 7},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.2095 ms
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 64, 8},  // M 1..64: sk2_bn192_s5
+    {1, 64, 9},  // M 1..64: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.1487 ms, peer 0.1409 ms, ratio 0.948 (fallback bn192_s4_c2: 0.480)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1472 ms
     //   M=16: sk2_bn192_s5 0.1458 ms, peer 0.1418 ms, ratio 0.973 (fallback bn192_s4_c2: 0.519)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1461 ms
     //   M=64: sk2_bn192_s5 0.1463 ms, peer 0.1377 ms, ratio 0.941 (fallback bn192_s4_c2: 0.536)
-    {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.449
-    {256, 1023, 4},  // M 256..1023: bn192_s4_c2
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1553 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.2058 ms
+    {256, 256, 5},  // M 256..256: bn192_s4_c2
     //   M=256: bn192_s4_c2 0.1849 ms, peer 0.1834 ms, ratio 0.992
-    //   between M=256 and M=1024: least summed slowdown over both, 2.017
-    {1024, 32768, 6},  // M 1024..32768: bn256_s4_c2
+    {257, 640, 1},  // M 257..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2857 ms
+    {641, 768, 7},  // M 641..768: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5476 ms
+    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.6269 ms
+    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.7154 ms, peer 0.7618 ms, ratio 1.065
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.8179 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 3.0924 ms
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 3.1220 ms
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 63, 7},  // M 1..63: sk2_bn128_s6
+    {1, 63, 8},  // M 1..63: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.2585 ms, peer 0.2390 ms, ratio 0.925 (fallback bn176_s5_c2: 0.494)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2543 ms
     //   M=16: sk2_bn128_s6 0.2502 ms, peer 0.2327 ms, ratio 0.930 (fallback bn176_s5_c2: 0.496)
-    //   between M=16 and M=64: least summed slowdown over both, 2.015
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2490 ms
+    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.2440 ms, peer 0.2323 ms, ratio 0.952 (fallback bn176_s5_c2: 0.509)
-    {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.150
-    {256, 256, 3},  // M 256..256: bn176_s5_c2
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2102 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3243 ms
+    {256, 256, 4},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.3136 ms, peer 0.3236 ms, ratio 1.032
-    {257, 1023, 0},  // M 257..1023: bn128_s6_c1
-    //   between M=256 and M=1024: least summed slowdown over both, 2.056
-    {1024, 1024, 5},  // M 1024..1024: bn256_s4_c1
+    {257, 384, 1},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5127 ms
+    {385, 1024, 6},  // M 385..1024: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6253 ms
     //   M=1024: bn256_s4_c1 1.2843 ms, peer 1.3918 ms, ratio 1.084 (fallback bn256_s4_c2: 1.080)
-    {1025, 16383, 6},  // M 1025..16383: bn256_s4_c2
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.004
+    {1025, 1152, 1},  // M 1025..1152: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5088 ms
+    {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.5847 ms
+    {1281, 4095, 6},  // M 1281..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 1.8084 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.001
-    {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 5.6678 ms
+    {4225, 16383, 7},  // M 4225..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 5.6912 ms
+    {16384, 32768, 5},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 16, 7},  // M 1..16: sk2_bn128_s6
+    {1, 16, 8},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.2656 ms, peer 0.2459 ms, ratio 0.926 (fallback bn128_s6_c2: 0.406)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2599 ms
     //   M=16: sk2_bn128_s6 0.2544 ms, peer 0.2475 ms, ratio 0.973 (fallback bn128_s6_c2: 0.425)
-    {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least summed slowdown over both, 2.020
+    {17, 64, 2},  // M 17..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2535 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.2476 ms, peer 0.2390 ms, ratio 0.965 (fallback bn128_s6_c2: 0.426)
-    {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.150
-    {256, 1023, 0},  // M 256..1023: bn128_s6_c1
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2162 ms
+    {129, 255, 5},  // M 129..255: bn192_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3398 ms
+    {256, 384, 1},  // M 256..384: bn128_s6_c1
     //   M=256: bn128_s6_c1 0.3266 ms, peer 0.3398 ms, ratio 1.040 (fallback bn128_s6_c2: 1.039)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.013
-    {1024, 1024, 5},  // M 1024..1024: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5136 ms
+    {385, 1152, 6},  // M 385..1152: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6297 ms
     //   M=1024: bn256_s4_c1 1.2914 ms, peer 1.4231 ms, ratio 1.102 (fallback bn256_s4_c2: 1.096)
-    {1025, 32768, 6},  // M 1025..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.005
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5370 ms
+    {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.6749 ms
+    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 2.2095 ms
+    {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 2.3263 ms
+    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 2.8819 ms
+    {2177, 32768, 7},  // M 2177..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 2.9777 ms
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 5.8156 ms
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 63, 10},  // M 1..63: sk4_bn128_s6
+    {1, 63, 12},  // M 1..63: sk4_bn128_s6
     //   M=1: sk4_bn128_s6 0.0145 ms, peer 0.0123 ms, ratio 0.845 (fallback bn128_s6_c2: 0.497)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0144 ms
     //   M=16: sk4_bn128_s6 0.0143 ms, peer 0.0124 ms, ratio 0.863 (fallback bn128_s6_c2: 0.507)
-    //   between M=16 and M=64: least summed slowdown over both, 2.013
-    {64, 64, 12},  // M 64..64: sk4_bn64_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0145 ms
+    {64, 64, 14},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0145 ms, peer 0.0131 ms, ratio 0.901 (fallback bn128_s6_c2: 0.572)
-    {65, 255, 7},  // M 65..255: sk2_bn128_s6
-    //   between M=64 and M=256: least summed slowdown over both, 2.569
-    {256, 256, 9},  // M 256..256: sk2_bn64_s6
+    {65, 192, 8},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0151 ms
+    {193, 256, 11},  // M 193..256: sk2_bn64_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0194 ms
     //   M=256: sk2_bn64_s6 0.0194 ms, peer 0.0135 ms, ratio 0.696 (fallback bn128_s6_c2: 0.584)
-    {257, 1023, 0},  // M 257..1023: bn128_s6_c1
-    //   between M=256 and M=1024: least summed slowdown over both, 2.488
-    {1024, 4096, 3},  // M 1024..4096: bn176_s5_c2
+    {257, 896, 1},  // M 257..896: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0215 ms
+    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0301 ms
     //   M=1024: bn176_s5_c2 0.0310 ms, peer 0.0265 ms, ratio 0.854
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0300 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0317 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0396 ms
+    {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0414 ms
+    {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.0601 ms
+    {2817, 2944, 1},  // M 2817..2944: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.0621 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.0634 ms
+    {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.0791 ms
+    {3713, 3840, 3},  // M 3713..3840: bn128_s6_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.0828 ms
+    {3841, 3968, 1},  // M 3841..3968: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.0828 ms
+    {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.0901 ms
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
-    {4097, 32768, 4},  // M 4097..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.053
+    {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.0902 ms
+    {4609, 4864, 3},  // M 4609..4864: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1023 ms
+    {4865, 5632, 7},  // M 4865..5632: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.1169 ms
+    {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 0.1202 ms
+    {6145, 6912, 3},  // M 6145..6912: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.1432 ms
+    {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.1503 ms
+    {7681, 7936, 3},  // M 7681..7936: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.1636 ms
+    {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7937, 0.1756 ms
+    {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8449, 0.1803 ms
+    {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9217, 0.1954 ms
+    {9345, 9728, 3},  // M 9345..9728: bn128_s6_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9345, 0.2045 ms
+    {9729, 9856, 1},  // M 9729..9856: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9729, 0.2095 ms
+    {9857, 10752, 5},  // M 9857..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9857, 0.2104 ms
+    {10753, 10880, 1},  // M 10753..10880: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10753, 0.2305 ms
+    {10881, 11264, 7},  // M 10881..11264: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10881, 0.2338 ms
+    {11265, 32768, 5},  // M 11265..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11265, 0.2405 ms
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 8, 7},  // M 1..8: sk2_bn128_s6
+    {1, 8, 8},  // M 1..8: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0140 ms, peer 0.0111 ms, ratio 0.797 (fallback bn128_s6_c2: 0.515)
-    {9, 32, 9},  // M 9..32: sk2_bn64_s6
-    //   between M=8 and M=32: least summed slowdown over both, 2.035
+    {9, 127, 11},  // M 9..127: sk2_bn64_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0140 ms
     //   M=32: sk2_bn64_s6 0.0135 ms, peer 0.0114 ms, ratio 0.846 (fallback bn128_s6_c2: 0.682)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.079
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0135 ms
+    {128, 256, 2},  // M 128..256: bn128_s6_c1_pp64_f1
     //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0121 ms, ratio 0.832 (fallback bn128_s6_c2: 0.698)
-    {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.118
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0145 ms
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0168 ms
     //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0170 ms, ratio 0.979 (fallback bn128_s6_c2: 0.932)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.021
-    {2048, 16384, 5},  // M 2048..16384: bn256_s4_c1
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0202 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0255 ms
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0390 ms
+    {1281, 1536, 0},  // M 1281..1536: bn128_s5_c2_pp128_f1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0397 ms
+    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0510 ms
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0529 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.0610 ms
+    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.0688 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.0706 ms
+    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.0854 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.0882 ms
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.0954 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.1059 ms
+    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.1098 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.1235 ms
+    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.1341 ms
+    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.1411 ms
+    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.1431 ms
+    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.1585 ms
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.1588 ms
+    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.1670 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.1764 ms
+    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.1829 ms
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c1
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 16, 7},  // M 1..16: sk2_bn128_s6
+    {1, 16, 8},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0192 ms, peer 0.0169 ms, ratio 0.879 (fallback bn128_s6_c2: 0.502)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0192 ms
     //   M=16: sk2_bn128_s6 0.0192 ms, peer 0.0172 ms, ratio 0.898 (fallback bn128_s6_c2: 0.509)
-    {17, 64, 9},  // M 17..64: sk2_bn64_s6
-    //   between M=16 and M=64: least summed slowdown over both, 2.018
+    {17, 64, 11},  // M 17..64: sk2_bn64_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0186 ms
     //   M=64: sk2_bn64_s6 0.0177 ms, peer 0.0156 ms, ratio 0.881 (fallback bn128_s6_c2: 0.518)
-    {65, 1023, 0},  // M 65..1023: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.325
+    {65, 128, 8},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0174 ms
+    {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0220 ms
+    {256, 512, 1},  // M 256..512: bn128_s6_c1
     //   M=256: bn128_s6_c1 0.0244 ms, peer 0.0215 ms, ratio 0.882 (fallback bn128_s6_c2: 0.864)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.012
-    {1024, 4095, 5},  // M 1024..4095: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0231 ms
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0315 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0410 ms
     //   M=1024: bn256_s4_c1 0.0432 ms, peer 0.0431 ms, ratio 0.998 (fallback bn256_s4_c2: 0.982)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.001
-    {4096, 32768, 6},  // M 4096..32768: bn256_s4_c2
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0568 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0598 ms
+    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0826 ms
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0897 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1051 ms
+    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1136 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1195 ms
+    {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1419 ms
+    {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.1471 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1494 ms
+    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1653 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1583 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.1806 ms
+    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1859 ms
+    {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4737, 0.1953 ms
+    {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.1978 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5249, 0.2107 ms
+    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.2272 ms
+    {5761, 6144, 7},  // M 5761..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5761, 0.2344 ms
+    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.2374 ms
+    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6273, 0.2685 ms
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6785, 0.2709 ms
+    {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.2734 ms
+    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7169, 0.2770 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7297, 0.3010 ms
+    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.3098 ms
+    {7809, 12544, 7},  // M 7809..12544: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7809, 0.3125 ms
+    {12545, 16383, 6},  // M 12545..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.4748 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 31, 7},  // M 1..31: sk2_bn128_s6
+    {1, 31, 8},  // M 1..31: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0307 ms, peer 0.0254 ms, ratio 0.828 (fallback bn128_s6_c2: 0.448)
-    //   between M=8 and M=32: least summed slowdown over both, 2.045
-    {32, 32, 9},  // M 32..32: sk2_bn64_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0302 ms
+    {32, 127, 11},  // M 32..127: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0285 ms, peer 0.0261 ms, ratio 0.915 (fallback bn128_s6_c2: 0.460)
-    {33, 128, 7},  // M 33..128: sk2_bn128_s6
-    //   between M=32 and M=128: least summed slowdown over both, 2.045
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0285 ms
+    {128, 128, 8},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0323 ms, peer 0.0264 ms, ratio 0.818 (fallback bn128_s6_c2: 0.615)
-    {129, 2047, 0},  // M 129..2047: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.295
+    {129, 256, 10},  // M 129..256: sk2_bn256_s4
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0359 ms
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0430 ms
     //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0439 ms, ratio 0.994 (fallback bn128_s6_c2: 0.969)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.045
-    {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0583 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0743 ms
+    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1081 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1166 ms
+    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1487 ms
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
-    {2049, 16384, 6},  // M 2049..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.005
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1757 ms
+    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.2024 ms
+    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.2276 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.2343 ms
+    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.2834 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.2929 ms
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.3161 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.3162 ms
+    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.3515 ms
+    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.3644 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.4100 ms
+    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.4454 ms
+    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.4686 ms
+    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.4743 ms
+    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.5264 ms
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.5272 ms
+    {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.5531 ms
+    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7169, 0.5533 ms
+    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.5858 ms
+    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.6073 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 63, 1},  // M 1..63: bn128_s6_c1_pp64_f1
+    {1, 63, 2},  // M 1..63: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0170 ms, peer 0.0148 ms, ratio 0.871 (fallback bn128_s6_c2: 0.564)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0168 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0142 ms, ratio 0.855 (fallback bn128_s6_c2: 0.532)
-    //   between M=16 and M=64: least summed slowdown over both, 2.010
-    {64, 64, 7},  // M 64..64: sk2_bn128_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0166 ms
+    {64, 64, 8},  // M 64..64: sk2_bn128_s6
     //   M=64: sk2_bn128_s6 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.594)
-    {65, 1024, 0},  // M 65..1024: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.076
+    {65, 128, 9},  // M 65..128: sk2_bn192_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0150 ms
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0182 ms
     //   M=256: bn128_s6_c1 0.0185 ms, peer 0.0163 ms, ratio 0.879 (fallback bn128_s6_c2: 0.854)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.000
+    {257, 512, 5},  // M 257..512: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0214 ms
+    {513, 640, 6},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0252 ms
+    {641, 768, 4},  // M 641..768: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0389 ms
+    {769, 1023, 0},  // M 769..1023: bn128_s5_c2_pp128_f1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0419 ms
+    {1024, 1024, 1},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0392 ms, peer 0.0395 ms, ratio 1.008 (fallback bn192_s4_c2: 1.003)
-    {1025, 32768, 4},  // M 1025..32768: bn192_s4_c2
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.006
+    {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0472 ms
+    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.0554 ms
+    {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0623 ms
+    {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.0682 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0708 ms
+    {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0852 ms
+    {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.0872 ms
+    {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.0924 ms
+    {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.0945 ms
+    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1109 ms
+    {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1181 ms
+    {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.1294 ms
+    {3585, 3840, 4},  // M 3585..3840: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1363 ms
+    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1417 ms
+    {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1433 ms
+    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.1579 ms
+    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4481, 0.1595 ms
+    {4609, 4864, 7},  // M 4609..4864: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1668 ms
+    {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.1772 ms
+    {5121, 8704, 1},  // M 5121..8704: bn128_s6_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.1822 ms
+    {8705, 12544, 5},  // M 8705..12544: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8705, 0.3013 ms
+    {12545, 13312, 6},  // M 12545..13312: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.4300 ms
+    {13313, 32768, 5},  // M 13313..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=13313, 0.4608 ms
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
-    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
+    {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.902 (fallback bn128_s6_c2: 0.728)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0112 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.926 (fallback bn128_s6_c2: 0.642)
-    //   between M=32 and M=128: least summed slowdown over both, 2.000
+    {33, 64, 8},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0111 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0114 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0105 ms, ratio 0.913 (fallback bn128_s6_c2: 0.753)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.082
-    {512, 512, 5},  // M 512..512: bn256_s4_c1
+    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0099 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0172 ms
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0167 ms, ratio 0.940 (fallback bn256_s4_c2: 0.901)
-    {513, 8191, 0},  // M 513..8191: bn128_s6_c1
-    //   between M=512 and M=2048: least summed slowdown over both, 2.012
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0215 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0234 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0302 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0322 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0390 ms
+    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0429 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0453 ms
+    {1793, 2047, 5},  // M 1793..2047: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0537 ms
+    {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.032
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0501 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.0566 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.0586 ms
+    {2689, 2944, 6},  // M 2689..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.0626 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.0660 ms
+    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.0716 ms
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.0751 ms
+    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.0846 ms
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.0876 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.0943 ms
+    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.0976 ms
+    {4481, 4736, 6},  // M 4481..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.1001 ms
+    {4737, 5120, 5},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.1038 ms
+    {5121, 6016, 6},  // M 5121..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.1126 ms
+    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.1320 ms
+    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.1367 ms
+    {6273, 6528, 6},  // M 6273..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.1377 ms
+    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 0.1415 ms
+    {6913, 7808, 6},  // M 6913..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.1502 ms
+    {7809, 8191, 5},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 0.1698 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0450 ms, peer 0.0430 ms, ratio 0.956 (fallback bn128_s6_c2: 0.614)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0445 ms
     //   M=32: sk2_bn128_s6 0.0440 ms, peer 0.0401 ms, ratio 0.910 (fallback bn128_s6_c2: 0.512)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.062
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0365 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0467 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0467 ms, peer 0.0475 ms, ratio 1.017 (fallback bn128_s6_c2: 0.716)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.132
-    {512, 2047, 5},  // M 512..2047: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0482 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0843 ms
     //   M=512: bn256_s4_c1 0.0876 ms, peer 0.0810 ms, ratio 0.925 (fallback bn256_s4_c2: 0.912)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.121
-    {2048, 2048, 3},  // M 2048..2048: bn176_s5_c2
+    {513, 768, 4},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1221 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1395 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1725 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1962 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2326 ms
+    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2443 ms
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2588 ms
+    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3054 ms
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
-    {2049, 8191, 4},  // M 2049..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.085
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3537 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4032 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4269 ms
+    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.4421 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.4484 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.4704 ms
+    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5217 ms
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.5306 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.6278 ms
+    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.6721 ms
+    {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.7074 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.7175 ms
+    {4737, 5120, 5},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.7393 ms
+    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.7958 ms
+    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 0.8968 ms
+    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.9409 ms
+    {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.9727 ms
+    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 0.9865 ms
+    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 1.0081 ms
+    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 1.0611 ms
+    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.1659 ms
+    {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.2097 ms
+    {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7937, 1.2380 ms
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0495 ms, peer 0.0462 ms, ratio 0.935 (fallback bn128_s6_c2: 0.470)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0481 ms
     //   M=32: sk2_bn128_s6 0.0467 ms, peer 0.0436 ms, ratio 0.932 (fallback bn128_s6_c2: 0.497)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.101
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0389 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0512 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0510 ms, peer 0.0517 ms, ratio 1.015 (fallback bn128_s6_c2: 0.715)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.139
-    {512, 512, 5},  // M 512..512: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0534 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0940 ms
     //   M=512: bn256_s4_c1 0.0979 ms, peer 0.0905 ms, ratio 0.925 (fallback bn256_s4_c2: 0.911)
-    {513, 2047, 0},  // M 513..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least summed slowdown over both, 2.125
-    {2048, 2048, 3},  // M 2048..2048: bn176_s5_c2
+    {513, 768, 4},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1366 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1557 ms
+    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1945 ms
+    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1990 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.2258 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2594 ms
+    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2732 ms
+    {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2918 ms
+    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3415 ms
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
-    {2049, 16384, 6},  // M 2049..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.117
+    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3988 ms
+    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4788 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4907 ms
+    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.4985 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.5182 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.5586 ms
+    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5982 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.7255 ms
+    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.7975 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.8291 ms
+    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.8778 ms
+    {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 0.8972 ms
+    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.0364 ms
+    {6017, 6400, 7},  // M 6017..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 1.0966 ms
+    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 1.1400 ms
+    {6529, 7680, 7},  // M 6529..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 1.1963 ms
+    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.3473 ms
+    {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.3957 ms
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.892 (fallback bn128_s6_c2: 0.523)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0293 ms
     //   M=32: sk2_bn128_s6 0.0292 ms, peer 0.0263 ms, ratio 0.902 (fallback bn128_s6_c2: 0.606)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.023
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0242 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0299 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0300 ms, peer 0.0276 ms, ratio 0.921 (fallback bn128_s6_c2: 0.734)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.072
-    {512, 2047, 5},  // M 512..2047: bn256_s4_c1
+    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0279 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0469 ms
     //   M=512: bn256_s4_c1 0.0490 ms, peer 0.0491 ms, ratio 1.003 (fallback bn256_s4_c2: 0.984)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.001
-    {2048, 16384, 6},  // M 2048..16384: bn256_s4_c2
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0689 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0936 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1196 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1379 ms
+    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1618 ms
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1871 ms
+    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.2044 ms
+    {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.2253 ms
+    {2561, 2816, 1},  // M 2561..2816: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.2562 ms
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.2703 ms
+    {3073, 3328, 1},  // M 3073..3328: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.3027 ms
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3329, 0.3154 ms
+    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.3407 ms
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.3604 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.3627 ms
+    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.3959 ms
+    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.4055 ms
+    {4609, 5248, 6},  // M 4609..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.4080 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.4770 ms
+    {5377, 5504, 1},  // M 5377..5504: bn128_s6_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.4890 ms
+    {5505, 5632, 7},  // M 5505..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5505, 0.4956 ms
+    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 0.4987 ms
+    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.5111 ms
+    {6145, 6784, 6},  // M 6145..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.5440 ms
+    {6785, 7680, 5},  // M 6785..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.6133 ms
+    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.6801 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0685 ms, ratio 0.919 (fallback bn128_s6_c2: 0.448)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0722 ms
     //   M=32: sk2_bn128_s6 0.0700 ms, peer 0.0696 ms, ratio 0.994 (fallback bn128_s6_c2: 0.447)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.077
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0586 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0747 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0741 ms, peer 0.0689 ms, ratio 0.930 (fallback bn128_s6_c2: 0.603)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.117
-    {512, 2047, 5},  // M 512..2047: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0795 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1443 ms
     //   M=512: bn256_s4_c1 0.1523 ms, peer 0.1537 ms, ratio 1.010 (fallback bn256_s4_c2: 0.998)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.006
-    {2048, 16384, 6},  // M 2048..16384: bn256_s4_c2
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2293 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3111 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4004 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4586 ms
+    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5367 ms
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6221 ms
+    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7452 ms
+    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.7963 ms
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.3173 ms
+    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.4333 ms
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.4819 ms
+    {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.5926 ms
+    {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.6466 ms
+    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 1.7387 ms
+    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 1.7518 ms
+    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 1.8113 ms
+    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 1.8629 ms
+    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.9111 ms
+    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 1.9759 ms
+    {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 2.0703 ms
+    {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6657, 2.1406 ms
+    {6785, 7168, 7},  // M 6785..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 2.2296 ms
+    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7169, 2.3052 ms
+    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 2.3597 ms
+    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 2.3889 ms
+    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.4699 ms
+    {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 2.5481 ms
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 32, 7},  // M 1..32: sk2_bn128_s6
+    {1, 64, 8},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0701 ms, ratio 0.927 (fallback bn128_s6_c2: 0.468)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0736 ms
     //   M=32: sk2_bn128_s6 0.0716 ms, peer 0.0714 ms, ratio 0.996 (fallback bn128_s6_c2: 0.504)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least summed slowdown over both, 2.104
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0597 ms
+    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0787 ms
     //   M=128: bn128_s6_c1_pp64_f1 0.0783 ms, peer 0.0775 ms, ratio 0.989 (fallback bn128_s6_c2: 0.660)
-    {129, 511, 0},  // M 129..511: bn128_s6_c1
-    //   between M=128 and M=512: least summed slowdown over both, 2.091
-    {512, 2048, 5},  // M 512..2048: bn256_s4_c1
+    {129, 256, 1},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0819 ms
+    {257, 512, 6},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1481 ms
     //   M=512: bn256_s4_c1 0.1565 ms, peer 0.1578 ms, ratio 1.008 (fallback bn256_s4_c2: 0.994)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.000
+    {513, 768, 5},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2385 ms
+    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3228 ms
+    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4164 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4770 ms
+    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5615 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6457 ms
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
-    {2049, 16384, 6},  // M 2049..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.002
+    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7832 ms
+    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.8353 ms
+    {4097, 8191, 6},  // M 4097..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.3387 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0345 ms, peer 0.0316 ms, ratio 0.914 (fallback bn176_s5_c2: 0.527)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0334 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0323 ms, peer 0.0310 ms, ratio 0.959 (fallback bn176_s5_c2: 0.738)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0324 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.0325 ms, peer 0.0321 ms, ratio 0.989 (fallback bn176_s5_c2: 0.698)
-    {65, 1023, 3},  // M 65..1023: bn176_s5_c2
-    //   between M=64 and M=256: least summed slowdown over both, 2.417
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0322 ms
+    {129, 256, 4},  // M 129..256: bn176_s5_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0424 ms
     //   M=256: bn176_s5_c2 0.0391 ms, peer 0.0375 ms, ratio 0.960
-    //   between M=256 and M=1024: least summed slowdown over both, 2.106
-    {1024, 4095, 0},  // M 1024..4095: bn128_s6_c1
+    {257, 384, 6},  // M 257..384: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0463 ms
+    {385, 512, 4},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0709 ms
+    {513, 768, 6},  // M 513..768: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0925 ms
+    {769, 1024, 1},  // M 769..1024: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1232 ms
     //   M=1024: bn128_s6_c1 0.1163 ms, peer 0.1150 ms, ratio 0.989 (fallback bn128_s6_c2: 0.978)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.010
-    {4096, 32768, 6},  // M 4096..32768: bn256_s4_c2
+    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1374 ms
+    {1153, 1280, 4},  // M 1153..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.1637 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1642 ms
+    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1718 ms
+    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1833 ms
+    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.2062 ms
+    {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.2286 ms
+    {2049, 2432, 1},  // M 2049..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.2580 ms
+    {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.2946 ms
+    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.3049 ms
+    {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.3093 ms
+    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.3207 ms
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.3437 ms
+    {3073, 3328, 7},  // M 3073..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.3658 ms
+    {3329, 4095, 1},  // M 3329..4095: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.3987 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.4803 ms
+    {4225, 4864, 5},  // M 4225..4864: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.4981 ms
+    {4865, 4992, 6},  // M 4865..4992: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.5764 ms
+    {4993, 5120, 5},  // M 4993..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4993, 0.6048 ms
+    {5121, 5376, 7},  // M 5121..5376: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.6135 ms
+    {5377, 6144, 5},  // M 5377..6144: bn192_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.6404 ms
+    {6145, 16383, 6},  // M 6145..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.7205 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
-    {1, 127, 1},  // M 1..127: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0196 ms, peer 0.0177 ms, ratio 0.904 (fallback bn192_s4_c2: 0.637)
-    //   between M=8 and M=32: least summed slowdown over both, 2.000
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0192 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0179 ms, ratio 0.952 (fallback bn192_s4_c2: 0.779)
-    //   between M=32 and M=128: least summed slowdown over both, 2.031
-    {128, 2047, 5},  // M 128..2047: bn256_s4_c1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0161 ms
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0204 ms
     //   M=128: bn256_s4_c1 0.0200 ms, peer 0.0192 ms, ratio 0.962 (fallback bn192_s4_c2: 0.807)
-    //   between M=128 and M=512: least summed slowdown over both, 2.000
+    {129, 511, 3},  // M 129..511: bn128_s6_c2
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0175 ms
+    {512, 640, 6},  // M 512..640: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0339 ms, peer 0.0352 ms, ratio 1.040 (fallback bn256_s4_c2: 1.019)
-    //   between M=512 and M=2048: least summed slowdown over both, 2.008
-    {2048, 16384, 6},  // M 2048..16384: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0418 ms
+    {641, 768, 5},  // M 641..768: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0480 ms
+    {769, 2047, 1},  // M 769..2047: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0588 ms
+    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
-    //   between M=2048 and M=8192: least summed slowdown over both, 2.000
+    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1272 ms
+    {2177, 2304, 5},  // M 2177..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2177, 0.1312 ms
+    {2305, 4480, 6},  // M 2305..4480: bn256_s4_c1
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1370 ms
+    {4481, 8191, 5},  // M 4481..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.2551 ms
+    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
-    {1, 1, 5},  // M 1..1: bn256_s4_c1
+    {1, 1, 6},  // M 1..1: bn256_s4_c1
     //   M=1: bn256_s4_c1 0.0444 ms, peer 0.0401 ms, ratio 0.902 (fallback bn256_s4_c2: 0.630)
-    {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least summed slowdown over both, 2.024
+    {2, 64, 2},  // M 2..64: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0442 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0430 ms, peer 0.0404 ms, ratio 0.941 (fallback bn256_s4_c2: 0.626)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0422 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.978 (fallback bn256_s4_c2: 0.691)
-    {65, 1024, 5},  // M 65..1024: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.033
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0334 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0542 ms
+    {256, 384, 6},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0523 ms, peer 0.0521 ms, ratio 0.995 (fallback bn256_s4_c2: 0.972)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.000
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0737 ms
+    {385, 640, 1},  // M 385..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0887 ms
+    {641, 768, 5},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.1305 ms
+    {769, 1408, 6},  // M 769..1408: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1475 ms
     //   M=1024: bn256_s4_c1 0.1617 ms, peer 0.1619 ms, ratio 1.001 (fallback bn256_s4_c2: 0.991)
-    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.019
-    {4096, 4096, 4},  // M 4096..4096: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1872 ms
+    {1409, 1792, 5},  // M 1409..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.2421 ms
+    {1793, 2176, 6},  // M 1793..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.3043 ms
+    {2177, 2816, 5},  // M 2177..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 0.3632 ms
+    {2817, 3200, 6},  // M 2817..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.4681 ms
+    {3201, 3584, 5},  // M 3201..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3201, 0.5189 ms
+    {3585, 4095, 6},  // M 3585..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.5851 ms
+    {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
-    {4097, 32768, 6},  // M 4097..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.008
+    {4097, 32768, 7},  // M 4097..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.6911 ms
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
-    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0108 ms, ratio 0.962 (fallback bn256_s4_c2: 0.717)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0113 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.971 (fallback bn256_s4_c2: 0.741)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0114 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0117 ms, ratio 1.025 (fallback bn256_s4_c2: 0.783)
-    {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.102
-    {256, 4095, 5},  // M 256..4095: bn256_s4_c1
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0097 ms
+    {129, 255, 7},  // M 129..255: bn256_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0154 ms
+    {256, 4095, 6},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0150 ms, peer 0.0151 ms, ratio 1.010 (fallback bn256_s4_c2: 0.950)
-    //   between M=256 and M=1024: least summed slowdown over both, 2.000
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0176 ms
     //   M=1024: bn256_s4_c1 0.0369 ms, peer 0.0388 ms, ratio 1.052 (fallback bn256_s4_c2: 1.027)
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.004
-    {4096, 32768, 6},  // M 4096..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0387 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1290 ms
+    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 63, 8},  // M 1..63: sk2_bn192_s5
+    {1, 63, 9},  // M 1..63: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.0880 ms, peer 0.0779 ms, ratio 0.885 (fallback bn192_s4_c2: 0.500)
-    //   between M=1 and M=16: least summed slowdown over both, 2.000
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0867 ms
     //   M=16: sk2_bn192_s5 0.0855 ms, peer 0.0785 ms, ratio 0.918 (fallback bn192_s4_c2: 0.495)
-    //   between M=16 and M=64: least summed slowdown over both, 2.015
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0856 ms
+    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0844 ms, peer 0.0768 ms, ratio 0.910 (fallback bn192_s4_c2: 0.553)
-    {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.283
-    {256, 1024, 4},  // M 256..1024: bn192_s4_c2
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0822 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1127 ms
+    {256, 256, 5},  // M 256..256: bn192_s4_c2
     //   M=256: bn192_s4_c2 0.1025 ms, peer 0.0998 ms, ratio 0.974
-    //   between M=256 and M=1024: least summed slowdown over both, 2.000
+    {257, 640, 1},  // M 257..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1487 ms
+    {641, 768, 7},  // M 641..768: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2857 ms
+    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.3268 ms
+    {1024, 1024, 5},  // M 1024..1024: bn192_s4_c2
     //   M=1024: bn192_s4_c2 0.3567 ms, peer 0.3650 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    {1025, 32768, 6},  // M 1025..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.003
+    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.4131 ms
+    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 1.6036 ms
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 1.6236 ms
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
-    {1, 15, 5},  // M 1..15: bn256_s4_c1
+    {1, 15, 6},  // M 1..15: bn256_s4_c1
     //   M=1: bn256_s4_c1 0.1527 ms, peer 0.1211 ms, ratio 0.793 (fallback bn176_s5_c2: 0.445)
-    //   between M=1 and M=16: least summed slowdown over both, 2.034
-    {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1517 ms
+    {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
     //   M=16: bn128_s6_c1_pp64_f1 0.1457 ms, peer 0.1250 ms, ratio 0.858 (fallback bn176_s5_c2: 0.619)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1379 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.1305 ms, peer 0.1234 ms, ratio 0.946 (fallback bn176_s5_c2: 0.592)
-    {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.155
-    {256, 256, 3},  // M 256..256: bn176_s5_c2
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1137 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1744 ms
+    {256, 256, 4},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1707 ms, peer 0.1628 ms, ratio 0.954
-    {257, 1023, 0},  // M 257..1023: bn128_s6_c1
-    //   between M=256 and M=1024: least summed slowdown over both, 2.039
-    {1024, 32768, 6},  // M 1024..32768: bn256_s4_c2
+    {257, 384, 1},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2684 ms
+    {385, 512, 7},  // M 385..512: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3282 ms
+    {513, 768, 1},  // M 513..768: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4147 ms
+    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.5681 ms
+    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6576 ms, peer 0.6981 ms, ratio 1.062
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    {1025, 1152, 1},  // M 1025..1152: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7841 ms
+    {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8019 ms
+    {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.9321 ms
+    {1409, 1792, 7},  // M 1409..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.9906 ms
+    {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 1.2756 ms
+    {1921, 32768, 7},  // M 1921..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 1.3208 ms
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.8886 ms
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
-    {1, 15, 5},  // M 1..15: bn256_s4_c1
+    {1, 15, 6},  // M 1..15: bn256_s4_c1
     //   M=1: bn256_s4_c1 0.1539 ms, peer 0.1282 ms, ratio 0.833 (fallback bn128_s6_c2: 0.366)
-    //   between M=1 and M=16: least summed slowdown over both, 2.026
-    {16, 64, 1},  // M 16..64: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1543 ms
+    {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
     //   M=16: bn128_s6_c1_pp64_f1 0.1507 ms, peer 0.1316 ms, ratio 0.873 (fallback bn128_s6_c2: 0.512)
-    //   between M=16 and M=64: least summed slowdown over both, 2.000
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1414 ms
     //   M=64: bn128_s6_c1_pp64_f1 0.1326 ms, peer 0.1272 ms, ratio 0.959 (fallback bn128_s6_c2: 0.507)
-    {65, 255, 5},  // M 65..255: bn256_s4_c1
-    //   between M=64 and M=256: least summed slowdown over both, 2.134
-    {256, 256, 2},  // M 256..256: bn128_s6_c2
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1148 ms
+    {129, 255, 5},  // M 129..255: bn192_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1841 ms
+    {256, 256, 3},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1747 ms, peer 0.1835 ms, ratio 1.051
-    {257, 1023, 0},  // M 257..1023: bn128_s6_c1
-    //   between M=256 and M=1024: least summed slowdown over both, 2.018
-    {1024, 32768, 6},  // M 1024..32768: bn256_s4_c2
+    {257, 384, 1},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2706 ms
+    {385, 512, 7},  // M 385..512: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3305 ms
+    {513, 640, 6},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4294 ms
+    {641, 768, 5},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5074 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.6151 ms
+    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.6611 ms
     //   M=1024: bn256_s4_c2 0.6671 ms, peer 0.7137 ms, ratio 1.070
-    //   between M=1024 and M=4096: least summed slowdown over both, 2.000
+    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7922 ms
+    {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8559 ms
+    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 1.1388 ms
+    {1665, 32768, 7},  // M 1665..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 1.1888 ms
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
-    //   between M=4096 and M=16384: least summed slowdown over both, 2.000
+    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.9898 ms
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 6},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 6, 5},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 11, 6},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 17, 6},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 23, 6},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 29, 5},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 34, 8},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 42, 8},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 50, 6},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 56, 5},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 61, 5},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 66, 6},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 72, 3},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 75, 4},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 79, 3},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 82, 4},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 86, 8},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 94, 6},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 100, 7},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 107, 5},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 112, 5},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 117, 6},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 123, 4},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 127, 5},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 132, 7},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 139, 7},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 146, 5},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 151, 5},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 156, 5},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 161, 4},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 165, 3},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 168, 6},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 174, 4},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 178, 5},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 183, 6},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 189, 6},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 33},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 33, 26},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 59, 28},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 87, 26},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 113, 35},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 148, 40},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 188, 40},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 228, 37},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 265, 14},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 279, 24},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 303, 23},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 326, 29},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 355, 14},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 369, 13},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 382, 7},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 389, 12},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 401, 14},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 415, 11},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 426, 32},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 458, 28},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 486, 37},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 523, 31},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 554, 33},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 587, 35},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 622, 35},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 657, 31},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 688, 32},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 720, 32},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 752, 14},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 766, 31},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 797, 12},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 809, 16},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 825, 7},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 832, 13},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 845, 16},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 861, 15},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

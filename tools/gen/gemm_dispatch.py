@@ -14,9 +14,15 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
   - cells: each (N, K) of the evidence is a cell, N and K ranges reaching halfway (geometric mean) to the
     neighbouring values of the evidence, and 1.25x beyond the outermost ones; a shape in no cell, or in a
     cell with no bucket for its M, takes the fallback (choose_gemm);
-  - within a cell, each searched M is a bucket of its fastest schedule; the M strictly between two
-    searched ones (where the held-out shapes lie) takes the schedule with the least summed slowdown
-    (time / fastest time) over both neighbours; M below the smallest searched one takes its schedule, M
+  - within a cell, each searched M is a bucket of its fastest schedule; an M strictly between two
+    searched ones (where the held-out shapes lie) takes the schedule with the least predicted time among
+    those timed at either neighbour. A prediction scales a neighbour's time by the waves the schedule runs
+    at M over the waves at that neighbour (a wave: as many tiles, or split-K CTAs, as the GPU holds at
+    once: the sweep's measured cluster concurrency for split-K; for the persistent tile walk the SMs
+    rounded down to whole clusters, ping-pong too, as its two warpgroups take turns at the tensor cores);
+    where it was timed at both, the geometric mean of the two: its tiles keep their size as M grows, so its
+    time follows its waves. Going up M, a bucket keeps its schedule while that is predicted within 3% of
+    the best (so that a gap has few buckets). M below the smallest searched one takes its schedule, M
     above the largest up to twice it takes that one's; adjacent buckets with one schedule are merged.
 """
 import argparse
@@ -58,6 +64,48 @@ def plan_init(name, p):
                                         b(p["persistent"])))
 
 
+KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at most this much slower than the best
+
+
+def waves(p, concurrent, sm_count, m, n):
+    """Waves of tiles (split-K: CTAs) plan p runs at M = m, N = n: what the GPU holds at once at a time."""
+    if p["kernel"] == "splitk":
+        ctas = -(-m // 64) * -(-n // p["bn"]) * p["splits"]
+        at_once = max(p["splits"], concurrent.get(p["name"], sm_count // p["splits"] * p["splits"]))
+    else:
+        cm = p["cluster_m"]
+        ctas = -(-(-(-m // p["bm"])) // cm) * cm * -(-n // p["bn"])
+        at_once = sm_count // cm * cm
+    return -(-ctas // at_once)
+
+
+def between(plans, concurrent, sm_count, n, m0, m1, at0, at1):
+    """Buckets for lo..hi strictly between searched M = m0 and m1: [(lo, hi, plan, why)], each the schedule of least
+    predicted time (a neighbour's time x waves at M / waves there; both neighbours' geometric mean)."""
+    names = sorted(set(at0) | set(at1))
+    plan = {p: dict(plans[p], name=p) for p in names}
+    # waves change where some schedule's row tiles do: at multiples of its rows per tile (x cluster)
+    steps = sorted({p["bm"] * p["cluster_m"] if p["kernel"] == "sm90" else 64 for p in plan.values()} | {64})
+    starts = sorted({m0 + 1} | {k + 1 for s in steps for k in range((m0 // s + 1) * s, m1 - 1, s)})
+    out = []
+    for i, lo in enumerate(starts):
+        hi = starts[i + 1] - 1 if i + 1 < len(starts) else m1 - 1
+
+        def predict(p):
+            w = waves(plan[p], concurrent, sm_count, lo, n)
+            est = [at[p]["ms"] * w / waves(plan[p], concurrent, sm_count, ref, n) for ref, at in ((m0, at0), (m1, at1)) if p in at]
+            return math.exp(sum(math.log(e) for e in est) / len(est))
+
+        pick = min(names, key=lambda p: (predict(p), p))
+        # the bucket before goes on while its schedule is predicted within 3% of the best here (few buckets)
+        if out and predict(out[-1][2]) <= KEEP * predict(pick):
+            out[-1] = (out[-1][0], hi, out[-1][2], out[-1][3])
+            continue
+        why = "between M=%d and M=%d: least predicted time (neighbours' times x waves) from M=%d, %.4f ms" % (m0, m1, lo, predict(pick))
+        out.append((lo, hi, pick, why))
+    return out
+
+
 def build(ev):
     """The buckets of every input type: [(dtype, n_range, k_range, [(m_lo, m_hi, plan, evidence lines)])], banned plans, summary."""
     for key in ("rows", "plans", "gpu", "date", "sm_count"):
@@ -75,6 +123,7 @@ def build(ev):
         if not rows:
             continue
         nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
+        concurrent = {c["plan"]: c["max_active_clusters"] * c["cluster"] for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype}
         cells = {}
         for r in rows:
             cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
@@ -108,15 +157,8 @@ def build(ev):
                 nxt = ms[i + 1]
                 if nxt == m + 1:
                     continue
-                common = sorted(set(per_m[m]) & set(per_m[nxt]))
-                if common:
-                    cost = lambda p: (per_m[m][p]["ms"] / best[m]["ms"] + per_m[nxt][p]["ms"] / best[nxt]["ms"], p)
-                    pick = min(common, key=cost)
-                    why = "between M=%d and M=%d: least summed slowdown over both, %.3f" % (m, nxt, cost(pick)[0])
-                else:
-                    pick = best[m]["plan"]
-                    why = "between M=%d and M=%d: no schedule timed at both, as M=%d" % (m, nxt, m)
-                pieces.append((m + 1, nxt - 1, pick, [why]))
+                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt]):
+                    pieces.append((lo, hi, pick, [why]))
             merged = []
             for p in pieces:
                 if merged and merged[-1][2] == p[2] and merged[-1][1] + 1 == p[0]:
