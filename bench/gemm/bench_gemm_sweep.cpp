@@ -43,7 +43,8 @@ struct row {
 std::string plan_json(const cake::gemm_plan& p) {
   std::ostringstream j;
   if (p.kernel == cake::gemm_kernel::splitk) {
-    j << "{\"kernel\": \"splitk\", \"bn\": " << p.splitk.bn << ", \"splits\": " << p.splitk.splits << ", \"stages\": " << p.splitk.stages << "}";
+    j << "{\"kernel\": \"splitk\", \"bm\": " << p.splitk.bm << ", \"bn\": " << p.splitk.bn << ", \"splits\": " << p.splitk.splits << ", \"stages\": " << p.splitk.stages
+      << "}";
   } else {
     const auto& c = p.sm90;
     j << "{\"kernel\": \"sm90\", \"bm\": " << c.bm << ", \"bn\": " << c.bn << ", \"stages\": " << c.stages << ", \"cluster_m\": " << c.cluster_m
@@ -59,8 +60,8 @@ std::string plan_json(const cake::gemm_plan& p) {
 double modeled_ms(const cake::gemm_plan& p, const cake::gemm_domain::shape& s, gemm_input in, int sms) {
   double tile_work, useful = double(s.m) * s.n, factor;
   if (p.kernel == cake::gemm_kernel::splitk) {
-    const long long ctas = (s.m + 63) / 64 * ((s.n + p.splitk.bn - 1) / p.splitk.bn) * p.splitk.splits;
-    tile_work = double((ctas + sms - 1) / sms) * sms * 64 * p.splitk.bn / p.splitk.splits;
+    const long long ctas = (s.m + p.splitk.bm - 1) / p.splitk.bm * ((s.n + p.splitk.bn - 1) / p.splitk.bn) * p.splitk.splits;
+    tile_work = double((ctas + sms - 1) / sms) * sms * p.splitk.bm * p.splitk.bn / p.splitk.splits;
     factor = 1.15;
   } else {
     const auto& c = p.sm90;
@@ -237,7 +238,8 @@ int main(int argc, char** argv) {
       for (const auto& p : sweep_all_candidates()) {
         if (p.kernel != cake::gemm_kernel::splitk) continue;
         const int clusters = cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
-        conc[{p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
+        // (the fill-the-SMs candidate plans 64-row tiles only: the 128-row ones are logged, not keyed)
+        if (p.splitk.bm == 64) conc[{p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
         concurrency_json += std::string(concurrency_json.empty() ? "" : ", ") + "{\"dtype\": \"" + input_name(in) + "\", \"plan\": \"" + cake::plan_name(p) +
                             "\", \"cluster\": " + std::to_string(p.splitk.splits) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
         std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, p.splitk.splits,

@@ -28,11 +28,13 @@ inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int
   c.stages = cake::max_gemm_stages(c, 2);
   return p;
 }
-inline cake::gemm_plan splitk_plan(int splits, int bn = 128) {
+inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64) {
   cake::gemm_plan p;
   p.kernel = cake::gemm_kernel::splitk;
   p.splitk.splits = splits;
   p.splitk.bn = bn;
+  p.splitk.bm = bm;
+  if (bm != 64) p.splitk.stages = cake::max_splitk_stages(bn, bm);
   return p;
 }
 
@@ -70,6 +72,8 @@ inline std::vector<cake::gemm_plan> sweep_all_candidates() {
       p.splitk.stages = cake::max_splitk_stages(bn);
       all.push_back(p);
     }
+  for (int bn : {128, 64})  // 128-row split-K tiles (M over 128 with few tiles)
+    for (int splits : {2, 4}) all.push_back(splitk_plan(splits, bn, 128));
   return all;
 }
 
@@ -96,7 +100,8 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(splitk_plan(8));
   } else {
     // Fewer 128 x 128 tiles than SMs (e.g. N = 2112 at M = 256: 34 tiles): the K loop split over 2 or 4
-    // CTAs instead of the 128-wide cluster and ping-pong forms, which never won there (gemm_sweep.json).
+    // CTAs instead of the 128-wide cluster and ping-pong forms, which never won there (gemm_sweep.json),
+    // with 64-row tiles and with 128-row ones (two consumers share each B slice: half the B re-reads).
     const bool few_tiles = ((M + 127) / 128) * ((N + 127) / 128) < sm_count;
     add(sm90_plan(256, 2));
     add(sm90_plan(256, 1));
@@ -105,6 +110,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     if (few_tiles) {
       add(splitk_plan(2));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc));
+      add(splitk_plan(2, 128, 128));
     } else {
       add(sm90_plan(128, 2));
       add(sm90_plan(128, 2, true, 128, 1));

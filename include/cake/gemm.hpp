@@ -113,10 +113,10 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
 }
 
 // Deepest split-K pipeline (at most 6 stages) that fits the sm_90a opt-in shared memory next to the
-// cluster sum's scratch (the 64 x BN f32 accumulator of the consumer warpgroup).
-constexpr int max_splitk_stages(int bn) {
-  const int stage = (64 + bn) * 128;  // one 128-byte K slice of A (64 rows) and B (bn rows)
-  const int budget = targets::sm90a.limits.smem_per_block_optin - 64 * bn * 4 - 1024;
+// cluster sum's scratch (the BM x BN f32 accumulators of the consumer warpgroups).
+constexpr int max_splitk_stages(int bn, int bm = 64) {
+  const int stage = (bm + bn) * 128;  // one 128-byte K slice of A (bm rows) and B (bn rows)
+  const int budget = targets::sm90a.limits.smem_per_block_optin - bm * bn * 4 - 1024;
   const int s = budget / stage;
   return s > 6 ? 6 : s;
 }

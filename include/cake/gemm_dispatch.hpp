@@ -26,13 +26,13 @@ inline constexpr std::array<gemm_plan, 15> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn192_s4_c2
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
-    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 2, .stages = 6}},  // 8 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 192, .splits = 2, .stages = 5}},  // 9 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 2, .stages = 4}},  // 10 sk2_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .splits = 4, .stages = 6}},  // 12 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 256, .splits = 4, .stages = 4}},  // 13 sk4_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .splits = 4, .stages = 6}},  // 14 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 8 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 9 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 2, .stages = 4}},  // 10 sk2_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 12 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 13 sk4_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 14 sk4_bn64_s6
 }};
 
 inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{

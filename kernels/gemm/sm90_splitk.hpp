@@ -1,10 +1,12 @@
 #pragma once
-// D[M,N] = A[M,K] * B[N,K]^T for small M (64 rows per tile) on Hopper (sm_90a), bf16 or fp8 e4m3 in (e4m3:
-// times a per-tensor scale), bf16 out, split along K over the CTAs of a cluster: CTA r of a cluster of S
-// takes K blocks r, r + S, r + 2S, ... of the same output tile, and the partial sums meet in distributed
-// shared memory as a reduce-scatter (cluster_sum_scatter): CTA r sums and stores the r-th of S column
-// blocks, reading 1/S of the tile from every peer. One producer warp issues TMA, one consumer warpgroup
-// issues wgmma. Used when M is too small to give every SM an output tile.
+// D[M,N] = A[M,K] * B[N,K]^T for small M (64 or 128 rows per tile) on Hopper (sm_90a), bf16 or fp8 e4m3 in
+// (e4m3: times a per-tensor scale), bf16 out, split along K over the CTAs of a cluster: CTA r of a cluster
+// of S takes K blocks r, r + S, r + 2S, ... of the same output tile, and the partial sums meet in
+// distributed shared memory as a reduce-scatter (cluster_sum_scatter): CTA r sums and stores the r-th of S
+// column blocks, reading 1/S of the tile from every peer. One producer warp issues TMA; one consumer
+// warpgroup per 64 rows issues wgmma (each sums its own rows). Used when M is too small to give every SM an
+// output tile: 64-row tiles for the smallest M, 128-row tiles (two consumers sharing each B slice) where
+// M gives a few row tiles and the 64-row split would re-read B once per 64 rows.
 #include <compare>
 
 #include <cake/cake.hpp>
@@ -12,7 +14,8 @@
 namespace cake::kernels {
 
 struct gemm_splitk_config {
-  int bn = 128;      // output tile columns (the tile is 64 rows)
+  int bn = 128;      // output tile columns
+  int bm = 64;       // output tile rows: 64 (one consumer warpgroup) or 128 (two)
   int splits = 4;    // CTAs per cluster sharing one output tile, each on every splits-th K block
   int stages = 6;
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
@@ -31,19 +34,21 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
   if constexpr (fp8) scale = k.param<f32>("scale");
   const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span (64 bf16, 128 e4m3)
   // The split axis first: clusters group CTAs along it.
-  auto work = k.parallel(split(c.splits), tiles(M, 64), tiles(N, c.bn));
-  auto sA = k.smem<In>("sA", {64, bk}, swizzle::b128);
+  const int wgs = c.bm / 64;
+  auto work = k.parallel(split(c.splits), tiles(M, c.bm), tiles(N, c.bn));
+  auto sA = k.smem<In>("sA", {c.bm, bk}, swizzle::b128);
   auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
 
-  k.role("math", warpgroups(1), [&](role& r) {
+  k.role("math", warpgroups(wgs), [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, c.bn});
     r.for_each(work, [&](auto s, auto m, auto n) {
       r.fill(acc, 0.0f);  // a split with no K block still adds its zeros
       r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.wait(ab);
         r.wgmma_fence();
-        r.wgmma(acc, st[sA], st[sB]);
+        if (wgs == 1) r.wgmma(acc, st[sA], st[sB]);
+        else r.wgmma(acc, st[sA].rows(r.warpgroup(), wgs), st[sB]);
         r.wgmma_commit();
         r.wgmma_wait(0);
         r.release(ab, st);
@@ -55,7 +60,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
       if constexpr (fp8) r.scale(acc, scale);
       auto out = r.convert<bf16>(acc);
       r.for_range(c.splits, [&](auto q) {
-        r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(m, n * c.splits + q), out.cols(q, c.splits)); });
+        r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(m * wgs + r.warpgroup(), n * c.splits + q), out.cols(q, c.splits)); });
       });
     });
   });

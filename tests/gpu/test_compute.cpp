@@ -539,14 +539,18 @@ TEST_CASE("split-K GEMM for small M (K split over a cluster, partial sums met in
   harness::gemm_reference reference;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  for (int splits : {2, 4}) {
+  // 64-row tiles over 2 and 4 CTAs; 128-row tiles (two consumer warpgroups, each summing its rows) over 2 and 4
+  for (auto [splits, bm] : {std::pair{2, 64}, std::pair{4, 64}, std::pair{2, 128}, std::pair{4, 128}}) {
     kernels::gemm_splitk_config c;
     c.splits = splits;
+    c.bm = bm;
+    c.stages = max_splitk_stages(c.bn, bm);
     const program p = kernels::gemm_splitk_sm90(c);
     REQUIRE(p.errors.empty());
     auto k = runtime_kernel::build(p);
-    // ragged M, N and K; K with fewer blocks than splits; M = 64 exactly
-    const harness::gemm_problem shapes[] = {{1, 4096, 4096}, {7, 1000, 777}, {64, 512, 64}, {33, 129 + 7, 2000}, {64, 8192, 8192}, {16, 256, 128}};
+    // ragged M, N and K; K with fewer blocks than splits; M = 64 exactly; M over one 128-row tile
+    const harness::gemm_problem shapes[] = {{1, 4096, 4096}, {7, 1000, 777},   {64, 512, 64},   {33, 129 + 7, 2000},
+                                            {64, 8192, 8192}, {16, 256, 128}, {200, 1000, 777}, {256, 4096, 14336}};
     // CAKE_SMALL_SHAPES=1 (the sanitizer runs, which are slow): the large shape is left out, said so.
     const bool small_only = std::getenv("CAKE_SMALL_SHAPES") != nullptr;
     if (small_only) MESSAGE("CAKE_SMALL_SHAPES: 64 x 8192 x 8192 left out");
@@ -560,7 +564,7 @@ TEST_CASE("split-K GEMM for small M (K split over a cluster, partial sums met in
                                    tensor_view(x.d.address(), {q.m, q.n}, {q.ldd, 1})};
         k.launch(args);
       });
-      INFO(pr.describe() << " splits " << splits << ": rel_err " << r.cmp.rel_err);
+      INFO(pr.describe() << " splits " << splits << " bm " << bm << ": rel_err " << r.cmp.rel_err);
       CHECK(r.cmp.nonfinite == 0);
       CHECK(r.padding_written == 0);
       CHECK(r.cmp.rel_err < 1e-2);

@@ -167,13 +167,25 @@ TEST_CASE("sm_90a GEMM: an epilogue on the ping-pong mainloop, and on fp8 with i
 }
 
 TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter (a reduce-scatter) in distributed shared memory") {
-  for (int splits : {2, 4}) {
+  for (auto [splits, bm] : {std::pair{2, 64}, std::pair{4, 64}, std::pair{2, 128}, std::pair{4, 128}}) {
     kernels::gemm_splitk_config c;
     c.splits = splits;
+    c.bm = bm;
+    c.stages = max_splitk_stages(c.bn, bm);
     const program p = kernels::gemm_splitk_sm90(c);
     // No spills and no stack frame: each rank's column block is a static part of the accumulator.
     const auto b = lower_and_build(p);
-    INFO("splits " << splits);
+    INFO("splits " << splits << " bm " << bm);
+    // 128-row tiles: two consumer warpgroups, each summing its own rows (every CTA's 'ready' barrier
+    // counts both warpgroups of every CTA of the cluster)
+    {
+      const std::string& s = b.source();
+      const auto at = s.find(" ready\n", s.find("// cluster sum op#"));
+      REQUIRE(at != std::string::npos);
+      const auto line = s.substr(s.rfind('\n', at) + 1, at - s.rfind('\n', at));
+      CHECK_MESSAGE(has(line, ", " + std::to_string(splits * bm / 64) + "u);"), line);
+    }
+    CHECK(b.lowered.smem_bytes <= 227 * 1024);
     CHECK(has(b.ptx(), "ld.shared::cluster.v4.f32"));  // 16-byte chunks of the scratch
     CHECK(has(b.ptx(), "st.shared.v4.f32"));
     CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));

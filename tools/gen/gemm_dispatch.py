@@ -55,7 +55,7 @@ def ranges(values):
 
 def plan_init(name, p):
     if p["kernel"] == "splitk":
-        return "{gemm_kernel::splitk, {}, {.bn = %d, .splits = %d, .stages = %d}}" % (p["bn"], p["splits"], p["stages"])
+        return "{gemm_kernel::splitk, {}, {.bn = %d, .bm = %d, .splits = %d, .stages = %d}}" % (p["bn"], p.get("bm", 64), p["splits"], p["stages"])
     if p["kernel"] != "sm90":
         raise EvidenceError("plan %s: unknown kernel '%s'" % (name, p["kernel"]))
     b = lambda v: "true" if v else "false"
@@ -70,7 +70,7 @@ KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at mo
 def waves(p, concurrent, sm_count, m, n):
     """Waves of tiles (split-K: CTAs) plan p runs at M = m, N = n: what the GPU holds at once at a time."""
     if p["kernel"] == "splitk":
-        ctas = -(-m // 64) * -(-n // p["bn"]) * p["splits"]
+        ctas = -(-m // p.get("bm", 64)) * -(-n // p["bn"]) * p["splits"]
         at_once = max(p["splits"], concurrent.get(p["name"], sm_count // p["splits"] * p["splits"]))
     else:
         cm = p["cluster_m"]
@@ -85,7 +85,7 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1):
     names = sorted(set(at0) | set(at1))
     plan = {p: dict(plans[p], name=p) for p in names}
     # waves change where some schedule's row tiles do: at multiples of its rows per tile (x cluster)
-    steps = sorted({p["bm"] * p["cluster_m"] if p["kernel"] == "sm90" else 64 for p in plan.values()} | {64})
+    steps = sorted({p["bm"] * p["cluster_m"] if p["kernel"] == "sm90" else p.get("bm", 64) for p in plan.values()} | {64})
     starts = sorted({m0 + 1} | {k + 1 for s in steps for k in range((m0 // s + 1) * s, m1 - 1, s)})
     out = []
     for i, lo in enumerate(starts):
