@@ -4,8 +4,8 @@
 // (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).
 //
 // Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-03
-//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json
-// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.975, fallback (choose_gemm) 0.754
+//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json
+// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.976, fallback (choose_gemm) 0.753
 // e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.969, fallback (choose_gemm) 0.781
 #include <array>
 
@@ -26,16 +26,16 @@ inline constexpr std::array<gemm_plan, 15> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn192_s4_c2
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 8 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 9 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 2, .stages = 4}},  // 10 sk2_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn128_s5
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 10 sk2_bn192_s5
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn64_s6
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 12 sk4_bn128_s6
     {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 13 sk4_bn256_s4
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 14 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 63, 12},  // M 1..63: sk4_bn128_s6
     //   M=1: sk4_bn128_s6 0.0197 ms, peer 0.0169 ms, ratio 0.859 (fallback bn128_s6_c2: 0.406)
@@ -44,15 +44,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0199 ms
     {64, 64, 14},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0180 ms, ratio 0.934 (fallback bn128_s6_c2: 0.459)
-    {65, 192, 8},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0237 ms
+    {65, 192, 9},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0238 ms
     {193, 256, 11},  // M 193..256: sk2_bn64_s6
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0309 ms
-    //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0225 ms, ratio 0.728 (fallback bn128_s6_c2: 0.573)
-    {257, 896, 1},  // M 257..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0385 ms
+    //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0224 ms, ratio 0.724 (fallback bn128_s6_c2: 0.555)
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0311 ms
+    {385, 896, 1},  // M 385..896: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0391 ms
     {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0526 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0536 ms
     //   M=1024: bn176_s5_c2 0.0536 ms, peer 0.0448 ms, ratio 0.836
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0535 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
@@ -113,29 +115,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 8, 8},  // M 1..8: sk2_bn128_s6
+    {1, 8, 9},  // M 1..8: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.845 (fallback bn128_s6_c2: 0.501)
     {9, 127, 11},  // M 9..127: sk2_bn64_s6
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0204 ms
     //   M=32: sk2_bn64_s6 0.0197 ms, peer 0.0181 ms, ratio 0.921 (fallback bn128_s6_c2: 0.565)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0197 ms
-    {128, 128, 8},  // M 128..128: sk2_bn128_s6
+    {128, 128, 9},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.768 (fallback bn128_s6_c2: 0.637)
-    {129, 256, 2},  // M 129..256: bn128_s6_c1_pp64_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0247 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0224 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0277 ms
-    //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0277 ms, ratio 0.968 (fallback bn128_s6_c2: 0.922)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0276 ms
+    //   M=512: bn128_s6_c1 0.0283 ms, peer 0.0277 ms, ratio 0.979 (fallback bn128_s6_c2: 0.930)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0357 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0447 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0446 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0667 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0635 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0715 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0713 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0894 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0891 ms
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1010 ms
@@ -171,24 +173,24 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 16, 8},  // M 1..16: sk2_bn128_s6
+    {1, 16, 9},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0307 ms, peer 0.0255 ms, ratio 0.829 (fallback bn128_s6_c2: 0.437)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0304 ms
     //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0258 ms, ratio 0.857 (fallback bn128_s6_c2: 0.470)
     {17, 64, 11},  // M 17..64: sk2_bn64_s6
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0295 ms
     //   M=64: sk2_bn64_s6 0.0284 ms, peer 0.0253 ms, ratio 0.891 (fallback bn128_s6_c2: 0.491)
-    {65, 128, 8},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0278 ms
-    {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0383 ms
-    {256, 512, 1},  // M 256..512: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.0422 ms, peer 0.0341 ms, ratio 0.809 (fallback bn128_s6_c2: 0.796)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0409 ms
+    {65, 128, 9},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0277 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0369 ms
+    //   M=256: sk2_bm128_bn128_s5 0.0369 ms, peer 0.0340 ms, ratio 0.923 (fallback bn128_s6_c2: 0.787)
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0411 ms
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0574 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0579 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0747 ms
     //   M=1024: bn256_s4_c1 0.0769 ms, peer 0.0768 ms, ratio 0.999 (fallback bn256_s4_c2: 0.982)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1066 ms
@@ -236,30 +238,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 31, 8},  // M 1..31: sk2_bn128_s6
+    {1, 31, 9},  // M 1..31: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0499 ms, peer 0.0415 ms, ratio 0.831 (fallback bn128_s6_c2: 0.402)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0490 ms
     {32, 127, 11},  // M 32..127: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0463 ms, peer 0.0420 ms, ratio 0.906 (fallback bn128_s6_c2: 0.401)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0463 ms
-    {128, 128, 8},  // M 128..128: sk2_bn128_s6
+    {128, 128, 9},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0524 ms, peer 0.0444 ms, ratio 0.847 (fallback bn128_s6_c2: 0.570)
-    {129, 256, 2},  // M 129..256: bn128_s6_c1_pp64_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0625 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0552 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0765 ms
-    //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0794 ms, ratio 0.986 (fallback bn128_s6_c2: 0.964)
+    //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0792 ms, ratio 0.983 (fallback bn128_s6_c2: 0.963)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1112 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
+    {769, 1024, 7},  // M 769..1024: bn256_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1405 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2070 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2095 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2225 ms
-    {1537, 2047, 6},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2811 ms
-    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2224 ms
+    {1537, 2048, 7},  // M 1537..2048: bn256_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2810 ms
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3502 ms
@@ -294,25 +295,25 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0271 ms, peer 0.0225 ms, ratio 0.832 (fallback bn128_s6_c2: 0.458)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0264 ms
     //   M=16: sk2_bn128_s6 0.0257 ms, peer 0.0221 ms, ratio 0.859 (fallback bn128_s6_c2: 0.542)
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0256 ms
     //   M=64: sk2_bn128_s6 0.0254 ms, peer 0.0226 ms, ratio 0.889 (fallback bn128_s6_c2: 0.537)
-    {65, 128, 9},  // M 65..128: sk2_bn192_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0233 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0221 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0310 ms
-    //   M=256: bn128_s6_c1 0.0314 ms, peer 0.0273 ms, ratio 0.867 (fallback bn128_s6_c2: 0.856)
+    //   M=256: bn128_s6_c1 0.0313 ms, peer 0.0278 ms, ratio 0.888 (fallback bn128_s6_c2: 0.860)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0373 ms
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0449 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0451 ms
     {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0686 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0637 ms
     {769, 1024, 5},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0747 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0745 ms
     //   M=1024: bn192_s4_c2 0.0696 ms, peer 0.0697 ms, ratio 1.001
     {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0870 ms
@@ -376,7 +377,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0151 ms, ratio 0.882 (fallback bn128_s6_c2: 0.539)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0174 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0158 ms, ratio 0.886 (fallback bn128_s6_c2: 0.565)
-    {33, 64, 8},  // M 33..64: sk2_bn128_s6
+    {33, 64, 9},  // M 33..64: sk2_bn128_s6
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0158 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0176 ms
@@ -460,7 +461,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     // bf16 N=7168 K=16384 (cell 6)
     {1, 8, 13},  // M 1..8: sk4_bn256_s4
     //   M=8: sk4_bn256_s4 0.0742 ms, peer 0.0708 ms, ratio 0.955 (fallback bn128_s6_c2: 0.479)
-    {9, 64, 8},  // M 9..64: sk2_bn128_s6
+    {9, 64, 9},  // M 9..64: sk2_bn128_s6
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0728 ms
     //   M=32: sk2_bn128_s6 0.0712 ms, peer 0.0710 ms, ratio 0.997 (fallback bn128_s6_c2: 0.449)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0598 ms
@@ -548,7 +549,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     {1, 31, 13},  // M 1..31: sk4_bn256_s4
     //   M=8: sk4_bn256_s4 0.0810 ms, peer 0.0795 ms, ratio 0.981 (fallback bn128_s6_c2: 0.434)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0816 ms
-    {32, 64, 8},  // M 32..64: sk2_bn128_s6
+    {32, 64, 9},  // M 32..64: sk2_bn128_s6
     //   M=32: sk2_bn128_s6 0.0792 ms, peer 0.0788 ms, ratio 0.995 (fallback bn128_s6_c2: 0.484)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0665 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
@@ -626,7 +627,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0490 ms, peer 0.0441 ms, ratio 0.899 (fallback bn128_s6_c2: 0.553)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0482 ms
     //   M=32: sk2_bn128_s6 0.0473 ms, peer 0.0442 ms, ratio 0.935 (fallback bn128_s6_c2: 0.532)
@@ -662,7 +663,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1314 ms, peer 0.1216 ms, ratio 0.926 (fallback bn128_s6_c2: 0.445)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1285 ms
     //   M=32: sk2_bn128_s6 0.1257 ms, peer 0.1236 ms, ratio 0.983 (fallback bn128_s6_c2: 0.476)
@@ -718,7 +719,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1355 ms, peer 0.1248 ms, ratio 0.921 (fallback bn128_s6_c2: 0.445)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1320 ms
     //   M=32: sk2_bn128_s6 0.1285 ms, peer 0.1270 ms, ratio 0.988 (fallback bn128_s6_c2: 0.457)
@@ -930,7 +931,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 64, 9},  // M 1..64: sk2_bn192_s5
+    {1, 64, 10},  // M 1..64: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.1487 ms, peer 0.1409 ms, ratio 0.948 (fallback bn192_s4_c2: 0.480)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1472 ms
     //   M=16: sk2_bn192_s5 0.1458 ms, peer 0.1418 ms, ratio 0.973 (fallback bn192_s4_c2: 0.519)
@@ -961,7 +962,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 63, 8},  // M 1..63: sk2_bn128_s6
+    {1, 63, 9},  // M 1..63: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.2585 ms, peer 0.2390 ms, ratio 0.925 (fallback bn176_s5_c2: 0.494)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2543 ms
     //   M=16: sk2_bn128_s6 0.2502 ms, peer 0.2327 ms, ratio 0.930 (fallback bn176_s5_c2: 0.496)
@@ -995,7 +996,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 16, 8},  // M 1..16: sk2_bn128_s6
+    {1, 16, 9},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.2656 ms, peer 0.2459 ms, ratio 0.926 (fallback bn128_s6_c2: 0.406)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2599 ms
     //   M=16: sk2_bn128_s6 0.2544 ms, peer 0.2475 ms, ratio 0.973 (fallback bn128_s6_c2: 0.425)
@@ -1035,15 +1036,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0145 ms
     {64, 64, 14},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0145 ms, peer 0.0131 ms, ratio 0.901 (fallback bn128_s6_c2: 0.572)
-    {65, 192, 8},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0151 ms
+    {65, 192, 9},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0150 ms
     {193, 256, 11},  // M 193..256: sk2_bn64_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0194 ms
-    //   M=256: sk2_bn64_s6 0.0194 ms, peer 0.0135 ms, ratio 0.696 (fallback bn128_s6_c2: 0.584)
-    {257, 896, 1},  // M 257..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0215 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0192 ms
+    //   M=256: sk2_bn64_s6 0.0192 ms, peer 0.0135 ms, ratio 0.702 (fallback bn128_s6_c2: 0.585)
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0196 ms
+    {385, 896, 1},  // M 385..896: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0215 ms
     {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0301 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0310 ms
     //   M=1024: bn176_s5_c2 0.0310 ms, peer 0.0265 ms, ratio 0.854
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0300 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
@@ -1102,7 +1105,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 8, 8},  // M 1..8: sk2_bn128_s6
+    {1, 8, 9},  // M 1..8: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0140 ms, peer 0.0111 ms, ratio 0.797 (fallback bn128_s6_c2: 0.515)
     {9, 127, 11},  // M 9..127: sk2_bn64_s6
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0140 ms
@@ -1113,17 +1116,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0145 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0168 ms
-    //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0170 ms, ratio 0.979 (fallback bn128_s6_c2: 0.932)
+    //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0171 ms, ratio 0.984 (fallback bn128_s6_c2: 0.939)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0202 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0255 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0254 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0390 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0356 ms
     {1281, 1536, 0},  // M 1281..1536: bn128_s5_c2_pp128_f1
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0397 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0510 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0508 ms
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0529 ms
@@ -1165,24 +1168,25 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 16, 8},  // M 1..16: sk2_bn128_s6
+    {1, 16, 9},  // M 1..16: sk2_bn128_s6
     //   M=1: sk2_bn128_s6 0.0192 ms, peer 0.0169 ms, ratio 0.879 (fallback bn128_s6_c2: 0.502)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0192 ms
     //   M=16: sk2_bn128_s6 0.0192 ms, peer 0.0172 ms, ratio 0.898 (fallback bn128_s6_c2: 0.509)
     {17, 64, 11},  // M 17..64: sk2_bn64_s6
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0186 ms
     //   M=64: sk2_bn64_s6 0.0177 ms, peer 0.0156 ms, ratio 0.881 (fallback bn128_s6_c2: 0.518)
-    {65, 128, 8},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0174 ms
+    {65, 128, 9},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0173 ms
     {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0220 ms
-    {256, 512, 1},  // M 256..512: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.0244 ms, peer 0.0215 ms, ratio 0.882 (fallback bn128_s6_c2: 0.864)
+    {256, 256, 8},  // M 256..256: sk2_bm128_bn128_s5
+    //   M=256: sk2_bm128_bn128_s5 0.0241 ms, peer 0.0210 ms, ratio 0.869 (fallback bn128_s6_c2: 0.839)
+    {257, 512, 1},  // M 257..512: bn128_s6_c1
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0231 ms
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0315 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0314 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0410 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0411 ms
     //   M=1024: bn256_s4_c1 0.0432 ms, peer 0.0431 ms, ratio 0.998 (fallback bn256_s4_c2: 0.982)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0568 ms
@@ -1246,29 +1250,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 31, 8},  // M 1..31: sk2_bn128_s6
+    {1, 31, 9},  // M 1..31: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0307 ms, peer 0.0254 ms, ratio 0.828 (fallback bn128_s6_c2: 0.448)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0302 ms
     {32, 127, 11},  // M 32..127: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0285 ms, peer 0.0261 ms, ratio 0.915 (fallback bn128_s6_c2: 0.460)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0285 ms
-    {128, 128, 8},  // M 128..128: sk2_bn128_s6
+    {128, 128, 9},  // M 128..128: sk2_bn128_s6
     //   M=128: sk2_bn128_s6 0.0323 ms, peer 0.0264 ms, ratio 0.818 (fallback bn128_s6_c2: 0.615)
-    {129, 256, 10},  // M 129..256: sk2_bn256_s4
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0359 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0318 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0430 ms
-    //   M=512: bn128_s6_c1 0.0442 ms, peer 0.0439 ms, ratio 0.994 (fallback bn128_s6_c2: 0.969)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0431 ms
+    //   M=512: bn128_s6_c1 0.0444 ms, peer 0.0437 ms, ratio 0.984 (fallback bn128_s6_c2: 0.965)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0583 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0579 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0743 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0739 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1081 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1080 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1166 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1158 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1487 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1478 ms
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1757 ms
@@ -1319,19 +1323,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0168 ms
     //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0142 ms, ratio 0.855 (fallback bn128_s6_c2: 0.532)
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0166 ms
-    {64, 64, 8},  // M 64..64: sk2_bn128_s6
+    {64, 64, 9},  // M 64..64: sk2_bn128_s6
     //   M=64: sk2_bn128_s6 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.594)
-    {65, 128, 9},  // M 65..128: sk2_bn192_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0150 ms
+    {65, 128, 10},  // M 65..128: sk2_bn192_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0182 ms
-    //   M=256: bn128_s6_c1 0.0185 ms, peer 0.0163 ms, ratio 0.879 (fallback bn128_s6_c2: 0.854)
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0181 ms
+    //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0162 ms, ratio 0.878 (fallback bn128_s6_c2: 0.847)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0214 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0215 ms
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0252 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0251 ms
     {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0389 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0348 ms
     {769, 1023, 0},  // M 769..1023: bn128_s5_c2_pp128_f1
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0419 ms
     {1024, 1024, 1},  // M 1024..1024: bn128_s6_c1
@@ -1391,7 +1395,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.902 (fallback bn128_s6_c2: 0.728)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0112 ms
     //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.926 (fallback bn128_s6_c2: 0.642)
-    {33, 64, 8},  // M 33..64: sk2_bn128_s6
+    {33, 64, 9},  // M 33..64: sk2_bn128_s6
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0111 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0114 ms
@@ -1463,7 +1467,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0450 ms, peer 0.0430 ms, ratio 0.956 (fallback bn128_s6_c2: 0.614)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0445 ms
     //   M=32: sk2_bn128_s6 0.0440 ms, peer 0.0401 ms, ratio 0.910 (fallback bn128_s6_c2: 0.512)
@@ -1542,7 +1546,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0495 ms, peer 0.0462 ms, ratio 0.935 (fallback bn128_s6_c2: 0.470)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0481 ms
     //   M=32: sk2_bn128_s6 0.0467 ms, peer 0.0436 ms, ratio 0.932 (fallback bn128_s6_c2: 0.497)
@@ -1613,7 +1617,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.892 (fallback bn128_s6_c2: 0.523)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0293 ms
     //   M=32: sk2_bn128_s6 0.0292 ms, peer 0.0263 ms, ratio 0.902 (fallback bn128_s6_c2: 0.606)
@@ -1684,7 +1688,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0685 ms, ratio 0.919 (fallback bn128_s6_c2: 0.448)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0722 ms
     //   M=32: sk2_bn128_s6 0.0700 ms, peer 0.0696 ms, ratio 0.994 (fallback bn128_s6_c2: 0.447)
@@ -1756,7 +1760,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 64, 8},  // M 1..64: sk2_bn128_s6
+    {1, 64, 9},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0701 ms, ratio 0.927 (fallback bn128_s6_c2: 0.468)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0736 ms
     //   M=32: sk2_bn128_s6 0.0716 ms, peer 0.0714 ms, ratio 0.996 (fallback bn128_s6_c2: 0.504)
@@ -1957,7 +1961,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 63, 9},  // M 1..63: sk2_bn192_s5
+    {1, 63, 10},  // M 1..63: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.0880 ms, peer 0.0779 ms, ratio 0.885 (fallback bn192_s4_c2: 0.500)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0867 ms
     //   M=16: sk2_bn192_s5 0.0855 ms, peer 0.0785 ms, ratio 0.918 (fallback bn192_s4_c2: 0.495)
@@ -2071,10 +2075,10 @@ inline constexpr std::array<gemm_dispatch_bucket, 876> buckets{{
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 33},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 33, 26},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 59, 28},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 87, 26},  // N=4096 K=14336
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 34},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 34, 26},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 60, 28},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 88, 25},  // N=4096 K=14336
     {gemm_input::bf16, 5017, 6636, 2896, 5418, 113, 35},  // N=6144 K=4096
     {gemm_input::bf16, 6636, 7663, 1774, 2896, 148, 40},  // N=7168 K=2048
     {gemm_input::bf16, 6636, 7663, 15326, 17378, 188, 40},  // N=7168 K=16384
@@ -2089,24 +2093,24 @@ inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
     {gemm_input::bf16, 34756, 45977, 5418, 7663, 389, 12},  // N=36864 K=7168
     {gemm_input::bf16, 45977, 58233, 7663, 10837, 401, 14},  // N=57344 K=8192
     {gemm_input::bf16, 58233, 73921, 7663, 10837, 415, 11},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 426, 32},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 458, 28},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 486, 37},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 523, 31},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 554, 33},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 587, 35},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 622, 35},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 657, 31},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 688, 32},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 720, 32},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 752, 14},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 766, 31},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 797, 12},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 809, 16},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 825, 7},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 832, 13},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 845, 16},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 861, 15},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 426, 33},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 459, 28},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 487, 38},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 525, 31},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 556, 33},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 589, 35},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 624, 35},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 659, 31},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 690, 32},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 722, 32},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 754, 14},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 768, 31},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 799, 12},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 811, 16},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 827, 7},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 834, 13},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 847, 16},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 863, 15},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

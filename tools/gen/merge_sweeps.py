@@ -51,11 +51,16 @@ def merge(docs, names):
     out["rows"] = sorted(rows.values(), key=lambda r: (r["dtype"], r["M"], r["N"], r["K"], not r.get("fallback", False), r["plan"]))
     out["date"] = max(d.get("date", "") for d in docs)
     out["command"] = " + ".join(d.get("command", "?") for d in docs)
-    out["merged_from"] = [pathlib.Path(n).name for n in names]
-    # The cluster concurrency the latest input measured (a property of the device and the kernels, not of a shape).
-    conc = [d["cluster_concurrency"] for d in docs if d.get("cluster_concurrency")]
+    # an input that is itself a merge stands for the files it was merged from
+    out["merged_from"] = [f for d, n in zip(docs, names) for f in (d.get("merged_from") or [pathlib.Path(n).name])]
+    # The cluster concurrency (a property of the device and the kernels, not of a shape) per (type, plan): the
+    # latest input that measured a schedule wins, the others' entries stay (a run of one type keeps the other's).
+    conc = {}
+    for d in docs:
+        for c in d.get("cluster_concurrency") or []:
+            conc[(c.get("dtype"), c["plan"])] = c
     if conc:
-        out["cluster_concurrency"] = conc[-1]
+        out["cluster_concurrency"] = list(conc.values())
     search = (first.get("domain") or {}).get("search")
     shapes = {}
     for r in out["rows"]:
@@ -89,10 +94,14 @@ def self_test():
     e4_again = doc([row("e4m3", 1, "b", 0.5)], date="2026-12-04")
     m = merge([e4, e4_again], ["e4.json", "e4b.json"])
     assert [(r["M"], r["plan"]) for r in m["rows"]] == [(1, "b"), (2, "a")], m["rows"]
-    # the cluster concurrency of the latest input that measured it is kept
-    c1, c2 = [{"plan": "sk4", "cluster": 4, "max_active_clusters": 30}], [{"plan": "sk4", "cluster": 4, "max_active_clusters": 29}]
+    # the cluster concurrency of the latest input that measured a (type, plan) is kept, the other entries too
+    c1 = [{"dtype": "bf16", "plan": "sk4", "cluster": 4, "max_active_clusters": 30}, {"dtype": "e4m3", "plan": "sk4", "cluster": 4, "max_active_clusters": 31}]
+    c2 = [{"dtype": "bf16", "plan": "sk4", "cluster": 4, "max_active_clusters": 29}]
     m = merge([doc([], cluster_concurrency=c1), doc([], cluster_concurrency=c2), doc([])], ["x.json", "y.json", "z.json"])
-    assert m["cluster_concurrency"] == c2, m.get("cluster_concurrency")
+    assert m["cluster_concurrency"] == [c2[0], c1[1]], m.get("cluster_concurrency")
+    # a merged input's sources are listed in its place
+    m = merge([doc([], merged_from=["p.json", "q.json"]), doc([])], ["pq.json", "r.json"])
+    assert m["merged_from"] == ["p.json", "q.json", "r.json"], m["merged_from"]
     for bad, why in ((doc([], driver="2"), "driver"), (doc([], plans={"a": {"bn": 192}}), "plan a differs"), (doc([], placeholder=True), "placeholder")):
         try:
             merge([e4, bad], ["e4.json", "bad.json"])
