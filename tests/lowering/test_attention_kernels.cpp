@@ -56,6 +56,25 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
   bad.causal = true;
   bad.bn = 176;
   CHECK_FALSE(bad.valid());  // causal needs 128-key blocks (the diagonal block is q)
+  kernels::attention_prefill_config vl_tma;
+  vl_tma.varlen = true, vl_tma.o_tma = true;
+  CHECK_FALSE(vl_tma.valid());  // a TMA store cannot stop at an entry's end
+  vl_tma.o_tma = false;
+  CHECK(vl_tma.valid());
+  kernels::attention_prefill_config q3;
+  q3.q_stages = 3;
+  CHECK_FALSE(q3.valid());
+  // the schedule prefill picks fits smem for every head dim and masking (two Q stages and O's staging at D = 128)
+  for (long long D : {64LL, 128LL})
+    for (bool causal : {false, true}) {
+      attention::prefill_shape s;
+      s.D = D, s.causal = causal;
+      const auto c = attention::prefill_config_for(s);
+      CHECK(c.valid());
+      CHECK(kernels::attention_prefill_smem(c) <= 227 * 1024);
+      CHECK(c.q_stages == 2);
+      CHECK(c.o_tma);
+    }
 }
 
 TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
