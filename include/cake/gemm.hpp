@@ -278,6 +278,8 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   const std::span<const double> fp8_scale(scalars, in == gemm_input::bf16 ? 0 : 1);  // e4m3 schedules take the per-tensor scale
   if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
+    if (!plan.splitk.valid())
+      bad("no such split-K schedule " + plan_name(plan) + " (bm 64 or 128; bn a multiple of 8 up to 256, cut by the splits into whole 8-column groups; 2..8 splits)");
     splitk_kernel_for(plan.splitk, in, device).launch(args, fp8_scale, stream);
     return;
   }

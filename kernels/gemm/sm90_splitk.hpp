@@ -18,6 +18,11 @@ struct gemm_splitk_config {
   int bm = 64;       // output tile rows: 64 (one consumer warpgroup) or 128 (two)
   int splits = 4;    // CTAs per cluster sharing one output tile, each on every splits-th K block
   int stages = 6;
+  // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256 that the
+  // splits cut into whole 8-column groups (cluster_sum_scatter), 2..8 CTAs per cluster (the portable limit).
+  constexpr bool valid() const {
+    return (bm == 64 || bm == 128) && bn >= 8 && bn <= 256 && bn % 8 == 0 && splits >= 2 && splits <= 8 && (bn / 8) % splits == 0 && stages >= 1;
+  }
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };

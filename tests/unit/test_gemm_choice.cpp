@@ -61,19 +61,39 @@ TEST_CASE("cake::gemm's kernel table tells apart configurations that differ in a
 }
 
 TEST_CASE("the split-K pipeline depth fits the shared-memory limit next to the cluster sum's scratch") {
+  for (int bm : {64, 128})
   for (int bn : {256, 192, 128, 64}) {
     cake::kernels::gemm_splitk_config c;
     c.bn = bn;
+    c.bm = bm;
     c.splits = 2;
-    c.stages = cake::max_splitk_stages(bn);
-    INFO("BN " << bn << ", " << c.stages << " stages");
-    CHECK(c.stages >= 4);
+    c.stages = cake::max_splitk_stages(bn, bm);
+    INFO("BM " << bm << " BN " << bn << ", " << c.stages << " stages");
+    CHECK(c.valid());
+    CHECK(c.stages >= (bm == 64 ? 4 : bn <= 128 ? 5 : 2));  // 128 rows: two accumulators' scratch
     const auto p = cake::kernels::gemm_splitk_sm90<cake::bf16>(c);
     REQUIRE(p.errors.empty());
     CHECK(cake::plan::plan_smem(p).fits());
     c.stages += 1;  // one more stage would not fit (or the cap of 6 was reached)
     if (c.stages <= 6) CHECK_FALSE(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(c)).fits());
   }
+}
+
+TEST_CASE("split-K schedules that do not exist are told apart by valid()") {
+  cake::kernels::gemm_splitk_config c;
+  CHECK(c.valid());
+  auto with = [&](auto f) {
+    auto x = c;
+    f(x);
+    return x.valid();
+  };
+  CHECK_FALSE(with([](auto& x) { x.bm = 96; }));       // 64 or 128 rows (one or two consumer warpgroups)
+  CHECK_FALSE(with([](auto& x) { x.bm = 192; }));
+  CHECK_FALSE(with([](auto& x) { x.bn = 120; x.splits = 2; }));  // 15 groups of 8 do not split in two
+  CHECK_FALSE(with([](auto& x) { x.splits = 1; }));
+  CHECK_FALSE(with([](auto& x) { x.splits = 16; x.bn = 256; }));  // more than 8 CTAs per cluster
+  CHECK_FALSE(with([](auto& x) { x.bn = 264; x.splits = 3; }));
+  CHECK(with([](auto& x) { x.bn = 192; x.splits = 3; }));
 }
 
 TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column groups per split") {

@@ -97,6 +97,8 @@ TEST_CASE("the generated gemm dispatch table is well formed: cells disjoint, buc
       if (b > c.first) CHECK(x.m_lo > table::buckets[static_cast<std::size_t>(b - 1)].m_hi);
       REQUIRE(x.plan >= 0);
       REQUIRE(x.plan < static_cast<int>(table::plans.size()));
+      const auto& plan = table::plans[static_cast<std::size_t>(x.plan)];
+      if (plan.kernel == cake::gemm_kernel::splitk) CHECK(plan.splitk.valid());
     }
     for (std::size_t j = 0; j < i; ++j) {
       const auto& o = table::cells[j];
@@ -182,6 +184,8 @@ TEST_CASE("plan names tell every field the sweep varies apart") {
   s.kernel = cake::gemm_kernel::splitk;
   s.splitk.splits = 8;
   CHECK(cake::plan_name(s) == "sk8_bn128_s6");
+  s.splitk.splits = 2, s.splitk.bm = 128, s.splitk.stages = 5;
+  CHECK(cake::plan_name(s) == "sk2_bm128_bn128_s5");  // 128-row tiles are named; 64-row ones keep the short name
 }
 
 TEST_CASE("the gemm shape domain: at least 100 shapes, half held out, each M and each layer on both sides of the split") {
