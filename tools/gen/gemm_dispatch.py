@@ -174,6 +174,32 @@ def build(ev):
     return out, banned, summary
 
 
+def leave_one_out(ev):
+    """How well the rule for M between searched ones does where it can be checked: each interior searched M of a
+    cell is predicted from the searched M on either side (two steps of the domain's M grid apart, twice the
+    held-out gaps) and the pick's measured time compared with that M's fastest. Per type: (geometric mean of
+    fastest / pick's time, shapes scored, shapes whose pick was not timed there, shapes below 0.95)."""
+    out = {}
+    for dtype, _ in DTYPES:
+        rows = [r for r in ev["rows"] if r["dtype"] == dtype and r["split"] == "search" and r["peer_ms"] is not None and r["ok"]]
+        concurrent = {c["plan"]: c["max_active_clusters"] * c["cluster"] for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype}
+        cells = {}
+        for r in rows:
+            cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
+        logs, untimed = [], 0
+        for (n, k), per in sorted(cells.items()):
+            ms = sorted(per)
+            for m0, m, m1 in zip(ms, ms[1:], ms[2:]):
+                pick = [p for lo, hi, p, _ in between(ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1]) if lo <= m <= hi][0]
+                if pick not in per[m]:
+                    untimed += 1
+                    continue
+                logs.append(math.log(min(r["ms"] for r in per[m].values()) / per[m][pick]["ms"]))
+        if logs:
+            out[dtype] = (math.exp(sum(logs) / len(logs)), len(logs), untimed, sum(1 for x in logs if x < math.log(0.95)))
+    return out
+
+
 def generate(evidence_path, allow_partial=False):
     path = pathlib.Path(evidence_path).resolve()
     try:
@@ -287,6 +313,10 @@ def self_test():
     ev["rows"] = [r for r in ev["rows"] if not (r["plan"] == "c" and r["M"] == 256)]
     got = [(lo, hi, p) for lo, hi, p, _ in build(ev)[0][0][4]]
     assert got == [(1, 8, "a"), (9, 63, "c"), (64, 512, "b")], got
+    # Leave-one-out on the toy evidence: M = 64 predicted from M = 8 and 256 (1 wave each): c (1.1, timed at M = 8
+    # only) before b (sqrt(2 x 1)); c measured 1.01 there against b's 1.0
+    loo = leave_one_out(ev)
+    assert loo["bf16"][1:3] == (1, 0) and abs(loo["bf16"][0] - 1 / 1.01) < 1e-12, loo
     # The committed header: regenerates identically; an edited copy does not.
     text = OUTPUT.read_text()
     partial = "// PARTIAL EVIDENCE:" in text
@@ -306,6 +336,7 @@ def main(argv):
     ap.add_argument("--check-committed", action="store_true", help="--check against the evidence the committed header names")
     ap.add_argument("--allow-partial", action="store_true", help="take a sweep file that did not finish (\"complete\": false)")
     ap.add_argument("--self-test", action="store_true", help="test the bucket rules and the stale-header check")
+    ap.add_argument("--leave-one-out", action="store_true", help="score the rule for M between searched ones on the searched M themselves")
     a = ap.parse_args(argv)
     try:
         if a.self_test:
@@ -317,6 +348,11 @@ def main(argv):
             a.allow_partial = a.allow_partial or "// PARTIAL EVIDENCE:" in committed
         if not a.evidence:
             ap.error("the evidence file is required")
+        if a.leave_one_out:
+            for dtype, (gm, n, untimed, low) in leave_one_out(json.loads(pathlib.Path(a.evidence).read_text())).items():
+                print("%s: %d interior searched M predicted from their neighbours: pick / fastest %.4f (geometric mean), %d below 0.95, "
+                      "%d more whose pick was not timed there" % (dtype, n, gm, low, untimed))
+            return 0
         text = generate(a.evidence, a.allow_partial)
     except EvidenceError as e:
         print("gemm_dispatch.py: %s" % e, file=sys.stderr)
