@@ -478,27 +478,8 @@ std::vector<std::string> run_gemm(std::string& max_clusters_row) {
     if (!queried && set.cluster == 2 && jit::driver::get().cuOccupancyMaxActiveClusters) {
       queried = true;
       // How many 2-CTA clusters of this kernel fit at once (the persistent grid assumes SMs / 2).
-      const auto& lowered = k.lowered();
-      CUlaunchConfig lc{};
-      CUlaunchAttribute attr{};
-      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attr.value.clusterDim.x = 2;
-      attr.value.clusterDim.y = 1;
-      attr.value.clusterDim.z = 1;
-      lc.gridDimX = static_cast<unsigned>(sms / 2 * 2);
-      lc.gridDimY = lc.gridDimZ = 1;
-      lc.blockDimX = static_cast<unsigned>(lowered.block_threads);
-      lc.blockDimY = lc.blockDimZ = 1;
-      lc.sharedMemBytes = static_cast<unsigned>(lowered.smem_bytes);
-      lc.attrs = &attr;
-      lc.numAttrs = 1;
-      // runtime_kernel does not expose its function handle: query through a module of the same artifacts.
-      int clusters = -1;
-      auto mod = jit::module::load(k.artifacts());
-      auto fk = mod.get_kernel(lowered.entry);
-      jit::driver::get().cuFuncSetAttribute(fk.handle(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, lowered.smem_bytes);
-      const CUresult r = jit::driver::get().cuOccupancyMaxActiveClusters(&clusters, fk.handle(), &lc);
-      std::printf("max active 2-CTA clusters of the BN=%d GEMM: %d (result %d)\n", set.bn, clusters, static_cast<int>(r));
+      const int clusters = k.max_active_clusters();
+      std::printf("max active 2-CTA clusters of the BN=%d GEMM: %d\n", set.bn, clusters);
       max_clusters_row = "{\"kernel\": \"gemm_bf16_sm90 BN=" + std::to_string(set.bn) + "\", \"cluster\": 2, \"max_active_clusters\": " + std::to_string(clusters) + "}";
     }
     for (int T : set.tiles) {

@@ -34,7 +34,7 @@ inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64) {
   p.splitk.splits = splits;
   p.splitk.bn = bn;
   p.splitk.bm = bm;
-  if (bm != 64) p.splitk.stages = cake::max_splitk_stages(bn, bm);
+  p.splitk.stages = cake::max_splitk_stages(bn, bm);
   return p;
 }
 
@@ -66,12 +66,8 @@ inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
                                       sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
   for (int bn : {256, 192, 128, 64})
-    for (int splits = 2; splits <= 8; ++splits) {
-      if ((bn / 8) % splits != 0) continue;
-      cake::gemm_plan p = splitk_plan(splits, bn);
-      p.splitk.stages = cake::max_splitk_stages(bn);
-      all.push_back(p);
-    }
+    for (int splits = 2; splits <= 8; ++splits)
+      if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn));
   for (int bn : {128, 64})  // 128-row split-K tiles (M over 128 with few tiles)
     for (int splits : {2, 4}) all.push_back(splitk_plan(splits, bn, 128));
   return all;

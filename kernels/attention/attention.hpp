@@ -78,11 +78,12 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   if (c.parts == 1 && !c.causal) c.wgs = 3, c.bn = 112;
   // The persistent walk with two Q stages and O stored by TMA: the producer loads the next tile's Q and first
   // K / V blocks during this tile, and the consumers hand O to one TMA store per part instead of 32 (D = 128)
-  // two-bf16 st.global per thread, so a tile's fixed costs overlap the next one. On the H200 (cake_bench_attention --variant all --hk 32,
-  // 2026-12-03) it was the fastest walk on 16 of 20 shapes, within 1.3% on 3 (longest first is 8% faster on D = 64
-  // causal at 1k, and up to 20% slower elsewhere): against the walks chosen before
-  // (D = 128 persistent with one Q stage and 3 K / V stages, D = 64 the grid) +6..10% at S = 1k, +1..4% at
-  // 2k, -1..+5% from 4k. At D = 128 smem then holds 2 K / V stages (2 x 32 KiB of Q, 32 KiB of O staging).
+  // two-bf16 st.global per thread, so a tile's fixed costs overlap the next one. On the H200
+  // (cake_bench_attention --variant all --hk 32, 2026-12-03) it was the fastest walk on 16 of 20 shapes, within
+  // 1.3% on 3 (longest first is 8% faster on D = 64 causal at 1k, and up to 20% slower elsewhere); against the
+  // walks chosen before (D = 128 persistent with one Q stage and 3 K / V stages, D = 64 the grid) +6..10% at
+  // S = 1k, +1..4% at 2k, -1..+5% from 4k. At D = 128 smem then holds 2 K / V stages (2 x 32 KiB of Q, 32 KiB
+  // of O staging).
   c.persistent = true;
   c.q_stages = 2;
   c.o_tma = true;

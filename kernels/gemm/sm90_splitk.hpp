@@ -52,6 +52,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
       r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.wait(ab);
         r.wgmma_fence();
+        // (one warpgroup: the whole A tile, so that its address needs no warpgroup index)
         if (wgs == 1) r.wgmma(acc, st[sA], st[sB]);
         else r.wgmma(acc, st[sA].rows(r.warpgroup(), wgs), st[sB]);
         r.wgmma_commit();

@@ -106,6 +106,22 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1):
     return out
 
 
+def evidence_of(ev, dtype):
+    """One input type's evidence: (schedules never chosen (wrong on some shape), the rows that count, their cells
+    {(N, K): {M: {plan: row}}}, the measured split-K concurrency {plan: CTAs at once})."""
+    rows = [r for r in ev["rows"] if r["dtype"] == dtype and r["split"] == "search" and r["peer_ms"] is not None]
+    for r in rows:
+        if r["plan"] not in ev["plans"]:
+            raise EvidenceError("row %s %dx%dx%d names plan '%s', which the file's 'plans' does not define" % (dtype, r["M"], r["N"], r["K"], r["plan"]))
+    bad = sorted({r["plan"] for r in rows if not r["ok"]})
+    rows = [r for r in rows if r["ok"] and r["plan"] not in bad]
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
+    concurrent = {c["plan"]: c["max_active_clusters"] * c["cluster"] for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype}
+    return bad, rows, cells, concurrent
+
+
 def build(ev):
     """The buckets of every input type: [(dtype, n_range, k_range, [(m_lo, m_hi, plan, evidence lines)])], banned plans, summary."""
     for key in ("rows", "plans", "gpu", "date", "sm_count"):
@@ -113,20 +129,10 @@ def build(ev):
             raise EvidenceError("the evidence has no '%s' (not a cake_bench_gemm_sweep file?)" % key)
     out, banned, summary = [], {}, {}
     for dtype, _ in DTYPES:
-        rows = [r for r in ev["rows"] if r["dtype"] == dtype and r["split"] == "search" and r["peer_ms"] is not None]
-        for r in rows:
-            if r["plan"] not in ev["plans"]:
-                raise EvidenceError("row %s %dx%dx%d names plan '%s', which the file's 'plans' does not define" % (dtype, r["M"], r["N"], r["K"], r["plan"]))
-        bad = sorted({r["plan"] for r in rows if not r["ok"]})
-        banned[dtype] = bad
-        rows = [r for r in rows if r["ok"] and r["plan"] not in bad]
+        banned[dtype], rows, cells, concurrent = evidence_of(ev, dtype)
         if not rows:
             continue
         nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
-        concurrent = {c["plan"]: c["max_active_clusters"] * c["cluster"] for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype}
-        cells = {}
-        for r in rows:
-            cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
         logs_best, logs_fallback = [], []
         for (n, k) in sorted(cells):
             per_m = cells[(n, k)]
@@ -181,11 +187,7 @@ def leave_one_out(ev):
     fastest / pick's time, shapes scored, shapes whose pick was not timed there, shapes below 0.95)."""
     out = {}
     for dtype, _ in DTYPES:
-        rows = [r for r in ev["rows"] if r["dtype"] == dtype and r["split"] == "search" and r["peer_ms"] is not None and r["ok"]]
-        concurrent = {c["plan"]: c["max_active_clusters"] * c["cluster"] for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype}
-        cells = {}
-        for r in rows:
-            cells.setdefault((r["N"], r["K"]), {}).setdefault(r["M"], {})[r["plan"]] = r
+        _, _, cells, concurrent = evidence_of(ev, dtype)
         logs, untimed = [], 0
         for (n, k), per in sorted(cells.items()):
             ms = sorted(per)
@@ -313,6 +315,14 @@ def self_test():
     ev["rows"] = [r for r in ev["rows"] if not (r["plan"] == "c" and r["M"] == 256)]
     got = [(lo, hi, p) for lo, hi, p, _ in build(ev)[0][0][4]]
     assert got == [(1, 8, "a"), (9, 63, "c"), (64, 512, "b")], got
+    # Whole waves: x (128 x 128 tiles) and y (128 x 256) at N = 16896 (132 columns of 128) run 1..4 and 1..2
+    # waves between M = 128 and 512; y is faster at one wave each, x where y's second wave is half empty.
+    # x timed 0.7 / 2.8 ms, y 1.5 / 2.0 ms: 129..256 y (1.22 against 1.4), 257..384 x (2.1 against 2.45),
+    # 385..511 y again (2.45 against 2.8, more than 3% apart).
+    plans = {"x": dict(plan, bn=128, cluster_m=1), "y": dict(plan, bn=256, cluster_m=1)}
+    r = lambda ms: {"ms": ms}
+    got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)})]
+    assert got == [(129, 256, "y"), (257, 384, "x"), (385, 511, "y")], got
     # Leave-one-out on the toy evidence: M = 64 predicted from M = 8 and 256 (1 wave each): c (1.1, timed at M = 8
     # only) before b (sqrt(2 x 1)); c measured 1.01 there against b's 1.0
     loo = leave_one_out(ev)
