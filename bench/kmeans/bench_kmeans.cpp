@@ -89,18 +89,19 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
 
 int main(int argc, char** argv) {
   int runs = 20;
-  bool sweep = false, update = false;
+  bool sweep = false, update = false, lazy = false;
   std::string json, driver = "unknown";
   int max_shapes = 1 << 20;  // --shapes N: only the first N shapes (profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--lazy")) lazy = true;
     else if (!std::strcmp(argv[i], "--update")) update = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
     else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) max_shapes = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--shapes N] | --update [--runs N] [--json FILE] [--driver VERSION]\n");
+      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--shapes N] | --update [--runs N] [--json FILE] [--driver VERSION]\n");
       return 2;
     }
   }
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
     long long B, N, K, D;
     bool held_out;
   };
-  const shape shapes[] = {{32, 65536, 1024, 128, false}, {1, 1048576, 4096, 128, false}, {8, 262144, 16384, 64, false},
+  const shape shapes[] = {{32, 65536, 1024, 128, false}, {1, 1048576, 4096, 128, false}, {8, 262144, 16384, 64, false}, {1, 1048576, 65536, 128, false},
                           {2, 300000, 2000, 96, true},   {16, 20000, 512, 256, true},    {1, 200000, 1000, 512, true}};
   auto rng = harness::random_source::fresh();
   for (const shape& s : shapes) {
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
     auto dx = jit::to_device(x), dc = jit::to_device(c), dn = jit::to_device(cn);
     jit::device_buffer di(static_cast<std::size_t>(4 * s.B * s.N));
     const double flops = 2.0 * s.B * s.N * s.K * s.D;
-    std::vector<kernels::kmeans_assign_config> cands{kmeans::assign_config_for(s.D, kmeans::metric::l2)};
+    std::vector<kernels::kmeans_assign_config> cands{kmeans::assign_config_for(s.D, s.K, kmeans::metric::l2)};
     if (sweep && !s.held_out) {
       struct form {
         int wgs, rows, bn;
@@ -136,6 +137,12 @@ int main(int argc, char** argv) {
           if (kernels::kmeans_assign_smem(k) <= 225 * 1024 && k != cands[0]) cands.push_back(k);
         }
     }
+    if (lazy)  // each candidate also with the argmin's index found lazily (and without, whichever it is)
+      for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
+        auto k = cands[i];
+        k.lazy_index = !k.lazy_index;
+        cands.push_back(k);
+      }
     for (std::size_t i = 0; i < cands.size(); ++i) {
       const auto& k = cands[i];
       try {
@@ -146,8 +153,9 @@ int main(int argc, char** argv) {
         harness::timing_options o;
         o.runs = runs;
         const auto t = harness::time_gpu(work, o);
-        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d | %.4f ms %.1f TFLOP/s\n", s.B, s.N, s.K, s.D,
-                    s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, t.median_ms, flops / t.median_ms / 1e9);
+        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s | %.4f ms %.1f TFLOP/s\n", s.B, s.N, s.K, s.D,
+                    s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, k.lazy_index ? " lazy" : "", t.median_ms,
+                    flops / t.median_ms / 1e9);
       } catch (const std::exception& e) {
         std::printf("B%lld N%lld K%lld D%lld | wgs %d rows %d bn %d stages %d | error: %.150s\n", s.B, s.N, s.K, s.D, k.wgs, k.rows, k.bn, k.stages, e.what());
       }

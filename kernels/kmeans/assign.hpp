@@ -30,6 +30,10 @@ struct kmeans_assign_config {
   int bn = 128;      // centroids per tile (the MMA's N)
   int stages = 4;    // depth of the centroid pipeline
   kmeans_metric metric = kmeans_metric::l2;
+  // The argmin's index found only for rows whose tile score beats the running one (row_argmin's
+  // lazy_index()): one min per score instead of a compare and two selects, plus a second pass over the
+  // rows that improved. Pays when K has many tiles (improvements get rare).
+  bool lazy_index = false;
   friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
 };
 
@@ -95,12 +99,14 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
         }
         // Centroids past K score +inf (l2: c_norm's fill) and are never chosen.
-        if (c.metric == kmeans_metric::l2) r.row_argmin(best, arg, fma(dot, -2.0f, cn), j * c.bn).accumulate();
+        op_ref pick{};
+        if (c.metric == kmeans_metric::l2) pick = r.row_argmin(best, arg, fma(dot, -2.0f, cn), j * c.bn).accumulate();
         // (cosine, inner product: centroids past K would score 0 * x; they are masked by index)
         if (c.metric == kmeans_metric::cosine)
-          r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot), j * c.bn).accumulate();
+          pick = r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot), j * c.bn).accumulate();
         if (c.metric == kmeans_metric::inner_product)
-          r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, -dot), j * c.bn).accumulate();
+          pick = r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, -dot), j * c.bn).accumulate();
+        if (c.lazy_index) pick.lazy_index();
       });
       for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
       r.store(Idx.tile(b, i * c.wgs + r.warpgroup(), 0), arg);

@@ -51,13 +51,19 @@ enum class input_type { f16, bf16 };
 constexpr const char* to_string(input_type t) { return t == input_type::f16 ? "f16" : "bf16"; }
 
 constexpr long long max_dim = 512;
+// From this many centroid tiles on, the argmin finds its index lazily (kmeans_assign_config::lazy_index):
+// the running best improves in a tile with probability about 1/j, so past a few tiles most skip the
+// index search. Chosen on the shapes (docs/kmeans.md).
+constexpr long long lazy_index_min_tiles = 16;
 
 // The assignment schedule for a width D: one part per 64 columns; 128 points per consumer warpgroup up
 // to D = 256 (64 beyond, where the points tile would not fit next to the centroid stages); as many
-// centroid stages as fit in 225 KiB of smem, at most 8.
-constexpr kernels::kmeans_assign_config assign_config_for(long long D, metric m) {
+// centroid stages as fit in 225 KiB of smem, at most 8; the index found lazily from lazy_index_min_tiles
+// centroid tiles of K on.
+constexpr kernels::kmeans_assign_config assign_config_for(long long D, long long K, metric m) {
   kernels::kmeans_assign_config c;
   c.metric = m;
+  c.lazy_index = K >= lazy_index_min_tiles * c.bn;
   c.parts = static_cast<int>((D + 63) / 64);
   c.rows = c.parts <= 4 ? 128 : 64;
   c.stages = 8;
@@ -113,7 +119,7 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
   check_pointer(who, "c", c, 16);
   if (m != metric::inner_product) check_pointer(who, "c_norm", c_norm, 4);
   check_pointer(who, "idx", idx, 4);
-  kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, m);
+  kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, K, m);
   cfg.metric = m;
   if (cfg.parts * 64 < D)
     throw jit::argument_error(std::string(who) + ": config.parts = " + std::to_string(cfg.parts) + " covers " + std::to_string(cfg.parts * 64) +

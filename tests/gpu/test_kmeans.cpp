@@ -115,11 +115,15 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
     auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), dn = jit::to_device(cn);
     const long long guard = 64;
     jit::device_buffer didx(static_cast<std::size_t>(4 * (B * N + guard)));
+    for (const bool lazy : {false, true}) {
+    INFO((lazy ? "the argmin's index found lazily" : "the plain argmin"));
+    auto cfg = kmeans::assign_config_for(D, K, u.m);
+    cfg.lazy_index = lazy;
     std::vector<std::int32_t> first;
     for (int rep = 0; rep < 2; ++rep) {
       didx.fill_u32(0xffffffffu);
-      kmeans::assign(dx.address(), dc.address(), u.m == metric::inner_product ? nullptr : static_cast<const float*>(dn.address()),
-                     static_cast<std::int32_t*>(didx.address()), B, N, K, D, u.t, u.m);
+      kmeans::assign_with(cfg, dx.address(), dc.address(), u.m == metric::inner_product ? nullptr : static_cast<const float*>(dn.address()),
+                          static_cast<std::int32_t*>(didx.address()), B, N, K, D, u.t, u.m);
       auto idx = didx.download<std::int32_t>();
       if (rep == 1) {
         CHECK_MESSAGE(idx == first, "two runs on the same inputs gave different indices");
@@ -156,6 +160,7 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
       for (std::size_t p = 0; p < bad.size(); ++p) wrong += bad[p], twins += twin[p];
       CHECK_MESSAGE(wrong == 0, wrong << " of " << B * N << " points assigned to a centroid that is not the nearest");
       CHECK_MESSAGE(twins == 0, twins << " points assigned to the copy of a centroid (ties must go to the lowest index)");
+    }
     }
   }
 }

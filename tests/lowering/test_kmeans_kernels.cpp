@@ -29,3 +29,21 @@ TEST_CASE("k-means assignment: every metric, f16 and bf16, 1..8 parts of 64 colu
     CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= 2);  // X and C tiles of rank 3 (batch, rows, D)
   }
 }
+
+TEST_CASE("k-means assignment with the argmin's index found lazily: one min per score, a second pass guarded by a warp vote") {
+  using namespace cake;
+  using kernels::kmeans_metric;
+  for (const kmeans_metric m : {kmeans_metric::l2, kmeans_metric::cosine, kmeans_metric::inner_product}) {
+    INFO("metric " << to_string(m));
+    kernels::kmeans_assign_config c;
+    c.metric = m, c.lazy_index = true;
+    const program p = kernels::kmeans_assign_sm90<bf16>(c);
+    const auto b = lower_and_build(p);
+    CHECK(has(b.ptx(), "vote.sync.any.pred"));  // pass 2 only where a row of the warp improved
+    CHECK(has(b.ptx(), "min.f32"));             // pass 1: one min per score
+    kernels::kmeans_assign_config plain = c;
+    plain.lazy_index = false;
+    const auto bp = lower_and_build(kernels::kmeans_assign_sm90<bf16>(plain));
+    CHECK_FALSE(has(bp.ptx(), "vote.sync.any.pred"));
+  }
+}

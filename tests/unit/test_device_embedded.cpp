@@ -184,6 +184,7 @@ extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n
   int ilo = int(threadIdx.x), ihi = int(threadIdx.x);
   warp_argmin<1, 16>(lo, ilo);
   warp_argmax<1, 16>(hi, ihi);
+  ilo += warp_min_int<1, 2>(ihi);
   const long long trips = min_ll(n, 64) + max_ll(n, 1);
   red_add_f32(out + 1, mx + sm + mn + lo + hi + float(ilo + ihi + trips));
   red_add_s64_rn(reinterpret_cast<long long*>(out + 8192), x);  // out[8192..8193] as one i64 (8-byte aligned)

@@ -187,6 +187,7 @@ TEST_CASE("compute builder: modifiers on ops they do not apply to are ir.modifie
   auto A = k.input<bf16>("A", dims(M, K));
   auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(2)).carries(sA);
+  int lazy = -1;
   k.role("load", warps(1), [&](role& r) {
     r.loop(tiles(K, 64), [&](auto kt) { r.tma_load(r.acquire(ab)[sA], A.tile(0, kt)); });
   });
@@ -195,6 +196,11 @@ TEST_CASE("compute builder: modifiers on ops they do not apply to are ir.modifie
     r.fill(x, 0.0f);
     r.store(X.tile(0, 0), x).fill_outside(1.0f);  // not a load
     r.set(x, x * 2.0f).accumulate();              // not a reduction
+    auto best = r.row_vector<f32>("best", 64);
+    auto arg = r.row_vector<i32>("arg", 64);
+    r.row_argmin(best, arg, x, 0).lazy_index();               // not accumulating
+    r.row_min(best, x).accumulate().lazy_index();             // not an argmin
+    lazy = r.row_argmin(best, arg, x, 0).accumulate().lazy_index().id;
     r.loop(tiles(K, 64), [&](auto) {
       auto s = r.wait(ab);
       r.fill(x, 1.0f).later(1);                   // not a release
@@ -203,9 +209,13 @@ TEST_CASE("compute builder: modifiers on ops they do not apply to are ir.modifie
     });
   });
   const program& p = k.p;
-  CHECK(count_errors(p, "ir.modifier") == 5);
+  CHECK(count_errors(p, "ir.modifier") == 7);
   CHECK(has_error(p, "ir.modifier", 0));
   CHECK(has_error(p, "ir.modifier", 5));
+  REQUIRE(lazy >= 0);
+  CHECK(p.ops[static_cast<std::size_t>(lazy)].has(flag_lazy_index));
+  CHECK(p.ops[static_cast<std::size_t>(lazy)].has(flag_accumulate));
+  CHECK_FALSE(p.ops[static_cast<std::size_t>(lazy - 1)].has(flag_lazy_index));  // refused: the flag is not set
 }
 
 TEST_CASE("sync builder: deferred releases, their flush, turns and alternating walks") {

@@ -124,7 +124,7 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
   k.push_back({"ivf_gather/ids", [] { return kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f); }});
   for (long long D : {64, 128, 512})
     for (const auto m : {kmeans::metric::l2, kmeans::metric::inner_product, kmeans::metric::cosine})
-      k.push_back({"kmeans_assign/D=" + std::to_string(D) + "," + kernels::to_string(m), [=] { return kernels::kmeans_assign_sm90<bf16>(kmeans::assign_config_for(D, m)); }});
+      k.push_back({"kmeans_assign/D=" + std::to_string(D) + "," + kernels::to_string(m), [=] { return kernels::kmeans_assign_sm90<bf16>(kmeans::assign_config_for(D, 1024, m)); }});
   return k;
 }
 

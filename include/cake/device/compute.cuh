@@ -92,6 +92,14 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int d = Lo; d <= Hi; d *= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
   return v;
 }
+// The smallest int across lanes Lo..Hi (butterfly): the lowest matching column of a row, where lanes
+// without a match hold INT_MAX (row_argmin's lazy index).
+template <int Lo, int Hi>
+__device__ __forceinline__ int warp_min_int(int v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v = min(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
 // (value, index) pairs: the smaller value wins, ties go to the smaller index (a deterministic argmin).
 template <int Lo, int Hi>
 __device__ __forceinline__ void warp_argmin(float& v, int& i) {

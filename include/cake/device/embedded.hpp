@@ -281,6 +281,14 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int d = Lo; d <= Hi; d *= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
   return v;
 }
+// The smallest int across lanes Lo..Hi (butterfly): the lowest matching column of a row, where lanes
+// without a match hold INT_MAX (row_argmin's lazy index).
+template <int Lo, int Hi>
+__device__ __forceinline__ int warp_min_int(int v) {
+#pragma unroll
+  for (int d = Lo; d <= Hi; d *= 2) v = min(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
 // (value, index) pairs: the smaller value wins, ties go to the smaller index (a deterministic argmin).
 template <int Lo, int Hi>
 __device__ __forceinline__ void warp_argmin(float& v, int& i) {
@@ -342,13 +350,13 @@ __device__ __forceinline__ void red_add_bf16(void* p, u16 v) {
 // red.global.add.v2.f32 / red.global.add.v4.f32: 2 / 4 adjacent f32 in one reduction, at a global address
 // aligned to 8 / 16 bytes [PTX §9.7.12.4 red: "red{.sem}{.scope}{.global}.add{.level::cache_hint}.vec_32_bit.f32",
 // vec_32_bit = {.v2, .v4}, .global only; "Support for vector types introduced in PTX ISA version 8.1",
-// "requires sm_90 or higher"; atomic per element, not as a whole, like the scalar form]. ptxas 13.0 refuses
+)cake_src"
+    R"cake_src(// "requires sm_90 or higher"; atomic per element, not as a whole, like the scalar form]. ptxas 13.0 refuses
 // it for sm_80 ("Feature 'red instruction with vector types' requires .target sm_90 or higher").
 __device__ __forceinline__ void red_add_f32x2(float* p, u32 a, u32 b) {
   asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)) : "memory");
 }
-)cake_src"
-    R"cake_src(__device__ __forceinline__ void red_add_f32x4(float* p, u32 a, u32 b, u32 c, u32 d) {
+__device__ __forceinline__ void red_add_f32x4(float* p, u32 a, u32 b, u32 c, u32 d) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)), "f"(__uint_as_float(c)),
                "f"(__uint_as_float(d))
                : "memory");

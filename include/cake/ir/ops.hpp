@@ -187,6 +187,8 @@ enum op_flag : std::uint16_t {
   flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows / topk_rows: the reduced values are an
                                    // expression (nodes imm[1] .. imm[1] + imm[2]); a is its lead full-tile leaf
   flag_scatter = 1u << 11,         // cluster_reduce: reduce-scatter (CTA rank q ends with column block q of the sum)
+  flag_lazy_index = 1u << 12,      // arg_reduce_rows (accumulating): min/max per element, the index found only for
+                                   // rows whose value beats the running one (lazy_index())
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).

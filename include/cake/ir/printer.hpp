@@ -215,7 +215,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::arg_reduce_rows: {
       const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);
       s += " (" + to_text(p, o.d) + ", " + to_text(p, o.b) + ") = row_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + src +
-           ", col0 " + to_text(p, o.ix) + ")" + (o.has(flag_accumulate) ? " accumulate" : "");
+           ", col0 " + to_text(p, o.ix) + ")" + (o.has(flag_accumulate) ? " accumulate" : "") + (o.has(flag_lazy_index) ? ", index found lazily" : "");
       break;
     }
     case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;

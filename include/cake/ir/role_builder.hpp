@@ -55,6 +55,18 @@ struct op_ref {
     get().flags |= flag_accumulate;
     return *this;
   }
+  // Accumulating argmin / argmax: each element costs one min (max); the index is searched for only in
+  // the rows whose tile value beats the running one, by a second pass over their elements. Fewer
+  // instructions per element when improvements are rare (many tiles: after tile j a row improves with
+  // probability about 1/j on unordered data), more when they are frequent. Same results, ties included.
+  constexpr op_ref lazy_index() const {
+    if (get().kind != op_kind::arg_reduce_rows || !get().has(flag_accumulate)) {
+      k->fail<"ir.modifier", "lazy_index() applies to an accumulating row_argmin / row_argmax: call .accumulate() first (value: op#)">(id, get().loc);
+      return *this;
+    }
+    get().flags |= flag_lazy_index;
+    return *this;
+  }
   // Loads from global: the value elements outside the tensor get (default 0).
   constexpr op_ref fill_outside(float v) const {
     if (get().kind != op_kind::load_global) k->fail<"ir.modifier", "fill_outside() applies to a load from a global tile (value: op#)">(id, get().loc);

@@ -339,6 +339,9 @@ class compute_emitter : public emitter {
     const bool arg = o.kind == op_kind::arg_reduce_rows;
     const int slots = Ld.count;
     const int idx = arg ? o.b.index : -1;
+    // lazy_index(): rows that span more than a warp fall back to the plain form (same results).
+    if (arg && o.has(flag_lazy_index) && o.has(flag_accumulate) && !(Ls.f.kind == plan::frag_kind::blocked && Ls.f.tpr > 32))
+      return emit_lazy_arg_reduce(o, Ls, Ld, k, slots, d, idx);
     w_.open("");
     w_.line("float red[" + S(slots) + "];");
     if (arg) w_.line("int redi[" + S(slots) + "];");
@@ -390,6 +393,61 @@ class compute_emitter : public emitter {
       if (is16(d)) return fail(id, "a row reduction into a 16-bit vector is not lowered (reduce into an f32 vector)");
       w_.line(write_one(d, "q", v));
     }
+    w_.close();
+    w_.close();
+  }
+  // An accumulating argmin / argmax with lazy_index(): pass 1 keeps only each row's best value of the
+  // tile (one min / max per element, then across the row's lanes); where some row of the warp beats its
+  // running value, pass 2 re-evaluates that row's elements and keeps the lowest column that equals the
+  // tile's best (the first in column order, so ties still go to the smallest index; a tile's value
+  // that only ties the running one keeps the running, earlier index). NaN never wins in either form.
+  void emit_lazy_arg_reduce(const op& o, const plan::reg_layout& Ls, const plan::reg_layout& Ld, reduce_kind k, int slots, int d, int idx) {
+    (void)Ld;
+    const bool is_min = k == reduce_kind::argmin;
+    const char* better = is_min ? "<" : ">";
+    const bool expr_src = o.has(flag_expr_src);
+    const int root = expr_src ? o.expr_first() + o.expr_count() - 1 : -1;
+    const bool pos = expr_src && expr_uses_position(o.expr_first(), o.expr_count());
+    auto value_of = [&](const std::string& e) { return expr_src ? as_float(root, node_code(root, Ls, e)) : read_elem(o.a.index, e); };
+    w_.open("");
+    w_.line("// row_" + std::string(is_min ? "argmin" : "argmax") + ", index found lazily: pass 1, the tile's best value of each row");
+    w_.line("float red[" + S(slots) + "];");
+    w_.line("#pragma unroll");
+    w_.line("for (int q = 0; q < " + S(slots) + "; ++q) red[q] = " + identity(k) + ";");
+    w_.line("#pragma unroll");
+    w_.open("for (int e = 0; e < " + S(Ls.count) + "; ++e)");
+    w_.line("const int q = " + row_slot(Ls.f, "e") + ";");
+    if (pos) w_.line(position_decl(Ls, "e"));
+    w_.line("red[q] = " + std::string(is_min ? "fminf" : "fmaxf") + "(red[q], " + value_of("e") + ");");
+    w_.close();
+    const auto [lo, hi] = row_lanes(Ls);
+    if (lo <= hi) {
+      w_.line("#pragma unroll");
+      w_.line("for (int q = 0; q < " + S(slots) + "; ++q) red[q] = cake_dev::" + std::string(is_min ? "warp_min" : "warp_max") + "<" + S(lo) + ", " + S(hi) +
+              ">(red[q]);");
+    }
+    w_.line("const long long col0 = " + expr(o.ix) + ";");
+    w_.line("#pragma unroll");
+    w_.open("for (int q = 0; q < " + S(slots) + "; ++q)");
+    // A tile value equal to the running one (not the identity: no element reached it) wins only with a
+    // smaller column, as in the plain form's combine.
+    w_.line("const float cur = " + read_elem(d, "q") + ";");
+    w_.line("const bool wins = red[q] " + std::string(better) + " cur || (red[q] == cur && red[q] != " + identity(k) + ");");
+    w_.line("// pass 2 (when a row of the warp improved): the lowest column of the row that holds its best");
+    w_.open(lo <= hi ? "if (__any_sync(0xffffffffu, wins))" : "if (wins)");
+    w_.line("int at = 0x7fffffff;");
+    w_.open("if (wins)");
+    w_.line("#pragma unroll");
+    w_.open("for (int e = 0; e < " + S(Ls.count) + "; ++e)");
+    w_.line("if (" + row_slot(Ls.f, "e") + " != q) continue;");
+    if (pos) w_.line(position_decl(Ls, "e"));
+    w_.line("if (" + value_of("e") + " == red[q]) at = min(at, (int)" + col_of(Ls, "e") + ");");
+    w_.close();
+    w_.close();
+    if (lo <= hi) w_.line("at = cake_dev::warp_min_int<" + S(lo) + ", " + S(hi) + ">(at);");
+    w_.line("if (wins && (red[q] != cur || col0 + at < (long long)" + reg_name(idx) + "[q])) { " + write_one(d, "q", "red[q]") + " " + reg_name(idx) +
+            "[q] = (int)(col0 + at); }");
+    w_.close();
     w_.close();
     w_.close();
   }
