@@ -4,7 +4,8 @@
 // assign_config_for picks, timed with CUDA events, L2 flushed before each run, median of --runs;
 // TFLOP/s of the distance GEMM (2 B N K D). Used to choose assign_config_for; shapes marked held out
 // were not used for that choice.
-//   cake_bench_kmeans [--runs N] [--sweep] [--shapes N]
+//   cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--shapes N]   (--lazy: each candidate also with the
+//       argmin's index found lazily, kmeans_assign_config::lazy_index)
 //   cake_bench_kmeans --update [--runs N] [--json FILE] [--driver VERSION]
 //       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
 //       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the

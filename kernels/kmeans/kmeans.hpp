@@ -52,9 +52,10 @@ constexpr const char* to_string(input_type t) { return t == input_type::f16 ? "f
 
 constexpr long long max_dim = 512;
 // From this many centroid tiles on, the argmin finds its index lazily (kmeans_assign_config::lazy_index):
-// the running best improves in a tile with probability about 1/j, so past a few tiles most skip the
-// index search. Chosen on the issue's shapes (docs/kmeans.md).
-constexpr long long lazy_index_min_tiles = 16;
+// the running best improves in tile j with probability about 1/j, so late tiles mostly skip the index
+// search, but a warp's second pass runs when any of its rows improves. On the H200 (cake_bench_kmeans
+// --lazy, 2026-12-03): +7% at 512 tiles (K = 65,536), -1% at 128, -17% at 32, -35% at 8.
+constexpr long long lazy_index_min_tiles = 256;
 
 // The assignment schedule for a width D: one part per 64 columns; 128 points per consumer warpgroup up
 // to D = 256 (64 beyond, where the points tile would not fit next to the centroid stages); as many

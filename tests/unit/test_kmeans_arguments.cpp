@@ -54,3 +54,13 @@ TEST_CASE("k-means init_random and fit_until refuse bad arguments with the argum
   CHECK(refusal([] { (void)kmeans::fit_until(buf, buf, ids, f, f, buf, 1, 4, 2, 64, input_type::bf16, metric::l2, 5, 0.1f, 0); })
             .find("check_every = 0") != std::string::npos);
 }
+
+TEST_CASE("k-means assign_config_for: parts and rows from D, the lazy index from 256 centroid tiles on") {
+  constexpr auto small = kmeans::assign_config_for(128, 4096, metric::l2);
+  static_assert(!small.lazy_index && small.parts == 2 && small.rows == 128);
+  CHECK_FALSE(kmeans::assign_config_for(128, 256 * 128 - 1, metric::l2).lazy_index);  // fewer than 256 full tiles
+  CHECK(kmeans::assign_config_for(128, 256 * 128, metric::l2).lazy_index);
+  CHECK(kmeans::assign_config_for(512, 65536, metric::cosine).lazy_index);
+  CHECK(kmeans::assign_config_for(512, 65536, metric::cosine).rows == 64);
+  CHECK(kmeans::assign_config_for(512, 65536, metric::cosine).metric == metric::cosine);
+}
