@@ -131,12 +131,19 @@ int main(int argc, char** argv) {
       struct form {
         int wgs, rows, bn;
       };
-      for (form f : {form{2, 128, 128}, form{3, 64, 128}, form{2, 64, 128}})
+      for (form f : {form{2, 128, 128}, form{3, 64, 128}, form{2, 64, 128}, form{2, 64, 256}})
         for (int stages : {4, 8}) {
           kernels::kmeans_assign_config k = cands[0];
           k.wgs = f.wgs, k.rows = f.rows, k.bn = f.bn, k.stages = stages;
           if (kernels::kmeans_assign_smem(k) <= 225 * 1024 && k != cands[0]) cands.push_back(k);
         }
+      // the persistent walk, with one points tile or two (the next one loading during this one)
+      for (int xs : {1, 2}) {
+        kernels::kmeans_assign_config k = cands[0];
+        k.persistent = true, k.x_stages = xs;
+        while (k.stages > 2 && kernels::kmeans_assign_smem(k) > 225 * 1024) --k.stages;
+        if (kernels::kmeans_assign_smem(k) <= 225 * 1024) cands.push_back(k);
+      }
     }
     if (lazy)  // each candidate also with the argmin's index found lazily (and without, whichever it is)
       for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
@@ -154,8 +161,9 @@ int main(int argc, char** argv) {
         harness::timing_options o;
         o.runs = runs;
         const auto t = harness::time_gpu(work, o);
-        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s | %.4f ms %.1f TFLOP/s\n", s.B, s.N, s.K, s.D,
-                    s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, k.lazy_index ? " lazy" : "", t.median_ms,
+        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s%s | %.4f ms %.1f TFLOP/s\n", s.B, s.N, s.K, s.D,
+                    s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, k.lazy_index ? " lazy" : "",
+                    k.persistent ? (k.x_stages == 2 ? " persistent x2" : " persistent") : "", t.median_ms,
                     flops / t.median_ms / 1e9);
       } catch (const std::exception& e) {
         std::printf("B%lld N%lld K%lld D%lld | wgs %d rows %d bn %d stages %d | error: %.150s\n", s.B, s.N, s.K, s.D, k.wgs, k.rows, k.bn, k.stages, e.what());

@@ -34,16 +34,22 @@ struct kmeans_assign_config {
   // lazy_index()): one min per score instead of a compare and two selects, plus a second pass over the
   // rows that improved. Pays when K has many tiles (improvements get rare).
   bool lazy_index = false;
+  // One CTA per SM walks the points tiles (k.persistent()), and with x_stages = 2 the producer loads the
+  // next tile's points while the consumers still work on this one (the points tile is held whole, so a
+  // second copy is what lets its load overlap).
+  bool persistent = false;
+  int x_stages = 1;
   friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
 };
 
 // Smem of a configuration in bytes (points tile + centroid stages), for the entry point's choice.
-constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (c.wgs * c.rows * c.parts + c.stages * c.bn) * 64 * 2; }
+constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn) * 64 * 2; }
 
 template <class In = bf16>
 constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   const std::string_view name = In::value == dtype::f16 ? "kmeans_assign_f16" : "kmeans_assign_bf16";
   auto k = kernel(name).target(sm_90a);
+  if (c.persistent) k.persistent();
   auto [Bt, N, K, D] = k.dims("B", "N", "K", "D");
   auto X = k.input<In>("X", dims(Bt, N, D));
   auto C = k.input<In>("C", dims(Bt, K, D));
@@ -55,7 +61,7 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   auto space = k.parallel(tiles(N, c.wgs * c.rows), each(Bt));
   auto sX = k.smem<In>("sX", {c.wgs * c.rows, 64}, swizzle::b128);
   auto sC = k.smem<In>("sC", {c.bn, 64}, swizzle::b128);
-  auto xp = k.pipeline("x", stages(c.parts)).carries(sX);  // one stage per 64-column part, all held
+  auto xp = k.pipeline("x", stages(c.parts * c.x_stages)).carries(sX);  // one stage per 64-column part (x_stages tiles), all held
   auto cp = k.pipeline("c", stages(c.stages)).carries(sC);
   auto mma = k.turns("mma");
   // Registers: the producer warpgroup gives all but 40 (24 with 3+ consumers) to the consumers

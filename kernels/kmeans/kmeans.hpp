@@ -56,11 +56,14 @@ constexpr long long max_dim = 512;
 // search, but a warp's second pass runs when any of its rows improves. On the H200 (cake_bench_kmeans
 // --lazy, 2026-12-03): +7% at 512 tiles (K = 65,536), -1% at 128, -17% at 32, -35% at 8.
 constexpr long long lazy_index_min_tiles = 256;
+// Up to this many centroid tiles (and at any K for D <= 64) the schedule is persistent with two points
+// tiles (assign_config_for).
+constexpr long long persistent_max_tiles = 16;
 
 // The assignment schedule for a width D: one part per 64 columns; 128 points per consumer warpgroup up
 // to D = 256 (64 beyond, where the points tile would not fit next to the centroid stages); as many
 // centroid stages as fit in 225 KiB of smem, at most 8; the index found lazily from lazy_index_min_tiles
-// centroid tiles of K on.
+// centroid tiles of K on; persistent with two points tiles up to persistent_max_tiles (below).
 constexpr kernels::kmeans_assign_config assign_config_for(long long D, long long K, metric m) {
   kernels::kmeans_assign_config c;
   c.metric = m;
@@ -69,6 +72,15 @@ constexpr kernels::kmeans_assign_config assign_config_for(long long D, long long
   c.rows = c.parts <= 4 ? 128 : 64;
   c.stages = 8;
   while (c.stages > 2 && kernels::kmeans_assign_smem(c) > 225 * 1024) --c.stages;
+  // The persistent walk with the next points tile loading during this one, where a tile's own load is a
+  // large share of its time: few centroid tiles, or D <= 64 (half the MMA work per centroid tile). It
+  // needs a second points tile in smem, so at D = 128 the centroid pipeline drops to 6 stages; it is not
+  // taken where that leaves fewer than 4. On the H200 (cake_bench_kmeans --sweep, 2026-12-03): +7.3% at
+  // K = 1,024, D = 128 (8 tiles) and +4.6% at K = 16,384, D = 64; -2.5% at K = 4,096, D = 128 (32 tiles).
+  kernels::kmeans_assign_config p = c;
+  p.persistent = true, p.x_stages = 2, p.stages = 8;
+  while (p.stages > 4 && kernels::kmeans_assign_smem(p) > 225 * 1024) --p.stages;
+  if (kernels::kmeans_assign_smem(p) <= 225 * 1024 && (c.parts == 1 || K <= persistent_max_tiles * c.bn)) return p;
   return c;
 }
 

@@ -91,6 +91,7 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
       {{1, 700, 300, 512}, input_type::bf16, metric::l2},     {{2, 3000, 1024, 64}, input_type::bf16, metric::l2},
       {{1, 1000, 300, 128}, input_type::bf16, metric::inner_product}, {{2, 777, 129, 64}, input_type::f16, metric::inner_product},
       {{1, 1000, 300, 128}, input_type::f16, metric::cosine}, {{1, 500, 257, 512}, input_type::bf16, metric::cosine},
+      {{4, 40000, 300, 64}, input_type::bf16, metric::l2},  // 628 points tiles: a persistent CTA walks several
   };
   for (const run& u : runs) {
     const auto [B, N, K, D] = u.s;
@@ -115,10 +116,18 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
     auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), dn = jit::to_device(cn);
     const long long guard = 64;
     jit::device_buffer didx(static_cast<std::size_t>(4 * (B * N + guard)));
-    for (const bool lazy : {false, true}) {
-    INFO((lazy ? "the argmin's index found lazily" : "the plain argmin"));
+    // three forms of the schedule: a CTA per points tile, the same with the argmin's index found lazily,
+    // and the persistent walk with the next points tile loading during this one
+    for (const int form : {0, 1, 2}) {
+    INFO((form == 0 ? "a CTA per points tile" : form == 1 ? "the argmin's index found lazily" : "persistent, two points tiles"));
     auto cfg = kmeans::assign_config_for(D, K, u.m);
-    cfg.lazy_index = lazy;
+    cfg.lazy_index = form == 1;
+    cfg.persistent = false, cfg.x_stages = 1;  // (assign_config_for takes the persistent form at small K)
+    if (form == 2) {
+      cfg.persistent = true, cfg.x_stages = 2;
+      while (cfg.stages > 2 && kernels::kmeans_assign_smem(cfg) > 225 * 1024) --cfg.stages;
+      if (kernels::kmeans_assign_smem(cfg) > 225 * 1024) continue;  // D = 512: two points tiles do not fit
+    }
     std::vector<std::int32_t> first;
     for (int rep = 0; rep < 2; ++rep) {
       didx.fill_u32(0xffffffffu);

@@ -64,3 +64,17 @@ TEST_CASE("k-means assign_config_for: parts and rows from D, the lazy index from
   CHECK(kmeans::assign_config_for(512, 65536, metric::cosine).rows == 64);
   CHECK(kmeans::assign_config_for(512, 65536, metric::cosine).metric == metric::cosine);
 }
+
+TEST_CASE("k-means assign_config_for: persistent with two points tiles at few centroid tiles or D <= 64, where it fits") {
+  const auto few = kmeans::assign_config_for(128, 16 * 128, metric::l2);
+  CHECK(few.persistent);
+  CHECK(few.x_stages == 2);
+  CHECK(few.stages == 6);  // a second 64 KiB points tile leaves room for 6 centroid stages
+  CHECK(kernels::kmeans_assign_smem(few) <= 225 * 1024);
+  CHECK_FALSE(kmeans::assign_config_for(128, 16 * 128 + 1, metric::l2).persistent);
+  const auto narrow = kmeans::assign_config_for(64, 16384, metric::l2);
+  CHECK((narrow.persistent && narrow.x_stages == 2 && narrow.stages == 8));
+  CHECK_FALSE(kmeans::assign_config_for(256, 512, metric::l2).persistent);  // two 128 KiB points tiles do not fit
+  CHECK_FALSE(kmeans::assign_config_for(512, 1000, metric::l2).persistent);
+  CHECK_FALSE(kmeans::assign_config_for(128, 65536, metric::l2).persistent);
+}
