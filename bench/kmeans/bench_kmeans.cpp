@@ -128,21 +128,24 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * s.B * s.N * s.K * s.D;
     std::vector<kernels::kmeans_assign_config> cands{kmeans::assign_config_for(s.D, s.K, kmeans::metric::l2)};
     if (sweep && !s.held_out) {
+      // the forms below start from the chosen schedule's grid walk (assign_config_for may pick the persistent one)
+      kernels::kmeans_assign_config grid = cands[0];
+      grid.persistent = false, grid.x_stages = 1;
       struct form {
         int wgs, rows, bn;
       };
       for (form f : {form{2, 128, 128}, form{3, 64, 128}, form{2, 64, 128}, form{2, 64, 256}})
         for (int stages : {4, 8}) {
-          kernels::kmeans_assign_config k = cands[0];
+          kernels::kmeans_assign_config k = grid;
           k.wgs = f.wgs, k.rows = f.rows, k.bn = f.bn, k.stages = stages;
           if (kernels::kmeans_assign_smem(k) <= 225 * 1024 && k != cands[0]) cands.push_back(k);
         }
       // the persistent walk, with one points tile or two (the next one loading during this one)
       for (int xs : {1, 2}) {
-        kernels::kmeans_assign_config k = cands[0];
+        kernels::kmeans_assign_config k = grid;
         k.persistent = true, k.x_stages = xs;
         while (k.stages > 2 && kernels::kmeans_assign_smem(k) > 225 * 1024) --k.stages;
-        if (kernels::kmeans_assign_smem(k) <= 225 * 1024) cands.push_back(k);
+        if (kernels::kmeans_assign_smem(k) <= 225 * 1024 && k != cands[0]) cands.push_back(k);
       }
     }
     if (lazy)  // each candidate also with the argmin's index found lazily (and without, whichever it is)

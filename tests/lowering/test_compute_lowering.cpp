@@ -74,8 +74,9 @@ program wide_rows(target_id t) {
 }
 
 // For each row, the column of its smallest value over all column tiles: argmin carried across a loop with
-// accumulate(); +inf outside the tensor is never chosen.
-program argmin_over_tiles(target_id t) {
+// accumulate(); +inf outside the tensor is never chosen. lazy: the index found lazily (lazy_index());
+// largest: argmax instead (-inf outside).
+program argmin_over_tiles(target_id t, bool lazy = false, bool largest = false) {
   auto k = kernel("argmin_tiles").target(t);
   auto [N, K] = k.dims("N", "K");
   auto Dist = k.input<f32>("dist", dims(N, K));
@@ -88,11 +89,12 @@ program argmin_over_tiles(target_id t) {
     auto arg = r.row_vector<i32>("arg", 8);
     r.for_each(rows, [&](index_expr i) {
       const index_expr g = i * 4 + r.warp();
-      r.fill(best, pos_inf);
+      r.fill(best, largest ? neg_inf : pos_inf);
       r.fill(arg, 0.0f);
       r.loop(tiles(K, 128), [&](auto j) {
-        r.load(x, Dist.tile(g, j)).fill_outside(pos_inf);
-        r.row_argmin(best, arg, x, j * 128).accumulate();
+        r.load(x, Dist.tile(g, j)).fill_outside(largest ? neg_inf : pos_inf);
+        auto pick = largest ? r.row_argmax(best, arg, x, j * 128).accumulate() : r.row_argmin(best, arg, x, j * 128).accumulate();
+        if (lazy) pick.lazy_index();
       });
       r.store(Idx.tile(g), arg);
       r.store(Best.tile(g), best);
@@ -497,6 +499,20 @@ TEST_CASE("register compute: argmin carried across column tiles (accumulate)") {
     CHECK(has(b.ptx(), "shfl.sync.bfly.b32"));
     CHECK(has_re(b.ptx(), R"(ld\.global\S*\.v4\.)"));
     CHECK(has(b.source(), "cake_dev::warp_argmin<1, 2>"));  // 4 lanes per 128-column f32 row of 8 rows per warp
+  }
+}
+
+TEST_CASE("register compute: argmin and argmax with the index found lazily lower on every target (min / max, a vote, the index's second pass)") {
+  for (target_id t : lowering_targets({op_kind::arg_reduce_rows, op_kind::fill, op_kind::loop})) {
+    for (const bool largest : {false, true}) {
+      INFO(to_string(t) << (largest ? " argmax" : " argmin"));
+      const auto b = lower_and_build(argmin_over_tiles(t, true, largest));
+      CHECK(has(b.source(), largest ? "cake_dev::warp_max<1, 2>" : "cake_dev::warp_min<1, 2>"));  // pass 1 across the row's 4 lanes
+      CHECK(has(b.source(), "__any_sync(0xffffffffu, wins)"));
+      CHECK(has(b.source(), "cake_dev::warp_min_int<1, 2>(at)"));
+      CHECK_FALSE(has(b.source(), largest ? "cake_dev::warp_argmax" : "cake_dev::warp_argmin"));
+      CHECK(has(b.ptx(), "vote.sync.any.pred"));
+    }
   }
 }
 
