@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -142,8 +142,15 @@ for s in "${steps[@]}"; do
       grep -E "^(softmax|rmsnorm|copy)|error" "$OUT/bench_norm.log" | cut -c1-150 | head -n 40 ;;
     epilogue)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      timeout ${CAKE_EPILOGUE_TIMEOUT:-300} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
+      timeout ${CAKE_EPILOGUE_TIMEOUT:-300} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --epilogue ${CAKE_EPILOGUE_VARIANTS:+--variants $CAKE_EPILOGUE_VARIANTS} --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"
       grep -E "^gemm_|error" "$OUT/epilogue.log" | cut -c1-150 ;;
+    heldout)
+      # the fused epilogue and the plain bf16 GEMM on held-out shapes (cake_bench_gemm --held-out)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout ${CAKE_HELDOUT_TIMEOUT:-200} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --held-out --epilogue --driver "$DRIVER" --json "$OUT/gemm_epilogue_heldout.json" > "$OUT/epilogue_heldout.log" 2>&1; echo "rc=$?"
+      grep -E "^gemm_|error" "$OUT/epilogue_heldout.log" | cut -c1-150
+      timeout ${CAKE_HELDOUT_TIMEOUT:-200} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --held-out --no-fp8 --driver "$DRIVER" --json "$OUT/gemm_heldout.json" > "$OUT/gemm_heldout.log" 2>&1; echo "rc=$?"
+      grep -E "^gemm_|error" "$OUT/gemm_heldout.log" | cut -c1-150 ;;
     kmeans)
       # The k-means GPU test, then the Python package (built here from the pinned wheels in .whl/) and the
       # same-process bench against flash-kmeans (its wheel in .whl/peers/, installed without dependencies).

@@ -315,6 +315,15 @@ inline void gemm_with(const kernels::gemm_sm90_config& config, gemm_input in, co
   gemm_detail::run(in, &plan, A, B, D, M, N, K, lda, ldb, ldd, scale, stream, device);
 }
 
+// An explicit schedule configuration with a fused epilogue (the configuration's own epilogue flags are
+// replaced by the arguments': tuning, experiments).
+inline void gemm_with(const kernels::gemm_sm90_config& config, const void* A, const void* B, void* D, long long M, long long N, long long K,
+                      long long lda, long long ldb, long long ldd, const gemm_epilogue_args& epilogue, CUstream stream = nullptr, int device = 0) {
+  gemm_plan plan;
+  plan.sm90 = config;
+  gemm_detail::run(gemm_input::bf16, &plan, A, B, D, M, N, K, lda, ldb, ldd, 1.0, stream, device, epilogue);
+}
+
 // The same with any plan the dispatcher can return (the persistent schedule or split-K; split-K is bf16 only).
 inline void gemm_with(const gemm_plan& plan, gemm_input in, const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda,
                       long long ldb, long long ldd, float scale = 1.0f, CUstream stream = nullptr, int device = 0) {

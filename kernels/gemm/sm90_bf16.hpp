@@ -105,6 +105,14 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         else r.release(ab, s);
       });
       if (c.pingpong) r.pass_turn(mma_turn);
+      // The epilogue's vectors. With a wgmma group still in flight they are loaded before waiting for it,
+      // so that their latency (an L2 round trip per tile) hides behind the last MMAs; without one, the
+      // loop has already waited and they load here all the same.
+      reg_tile<f32> rs, cs;
+      reg_tile<bf16> bias;
+      if (e.row_scale) r.load(rs = r.row_vector<f32>("rs", rows), RowScale.tile(row_block));
+      if (e.col_scale) r.load(cs = r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
+      if (e.bias) r.load(bias = r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
       if (c.in_flight > 0) {
         r.wgmma_wait(0);
         r.release_pending(ab);
@@ -113,9 +121,9 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
       if (e.any()) {
         // One fused element loop over the accumulator; the vectors broadcast along rows / columns.
         rx v = acc;
-        if (e.row_scale) v = v * r.loaded(r.row_vector<f32>("rs", rows), RowScale.tile(row_block));
-        if (e.col_scale) v = v * r.loaded(r.col_vector<f32>("cs", c.bn), ColScale.tile(n));
-        if (e.bias) v = v + r.loaded(r.col_vector<bf16>("bias", c.bn), Bias.tile(n));
+        if (e.row_scale) v = v * rs;
+        if (e.col_scale) v = v * cs;
+        if (e.bias) v = v + bias;
         if (e.act == gemm_activation::gelu_tanh) v = gelu_tanh(v);
         if (e.act == gemm_activation::gelu_erf) v = gelu_erf(v);
         if (e.act == gemm_activation::silu) v = silu(v);

@@ -293,3 +293,26 @@ TEST_CASE("GPU schedule: scatter-add of rows at register-held indices") {
   CHECK(has_re(b.ptx(), R"(red\.global\.add\.f32|atom\.global\.add\.f32)"));
   CHECK(has(b.source(), "constexpr long long d_D = 64LL;"));
 }
+
+// With a wgmma group in flight after the mainloop, the epilogue's vectors are loaded before the final
+// wgmma.wait_group 0, so that their L2 latency overlaps the last MMAs (docs/gemm.md, "Fused epilogues").
+// Without one (in_flight = 0), the loop has already waited: the loads come after the last wait.
+TEST_CASE("sm_90a GEMM epilogue: with a wgmma group in flight, the bias and scale vectors load before the last wait") {
+  for (const int in_flight : {0, 1}) {
+    INFO("in_flight " << in_flight);
+    auto c = mainloop(128, 256, false, in_flight);
+    c.epi.bias = true;
+    c.epi.row_scale = true;
+    c.epi.act = activation::gelu_tanh;
+    const auto b = lower_and_build(kernels::gemm_bf16_sm90(c));
+    const std::string& ptx = b.ptx();
+    const auto wait0 = ptx.rfind("wgmma.wait_group.sync.aligned 0");
+    const auto last_mma = ptx.rfind("wgmma.mma_async");
+    REQUIRE(wait0 != std::string::npos);
+    REQUIRE(last_mma != std::string::npos);
+    const auto first_load = ptx.find("ld.global", last_mma);  // the epilogue's first vector load
+    REQUIRE(first_load != std::string::npos);
+    if (in_flight) CHECK(first_load < wait0);
+    else CHECK(first_load > wait0);
+  }
+}

@@ -13,7 +13,9 @@
 // hold non-decreasing values (the model: element c of a tensor read holds unit * (sum of c's
 // coordinates), so cumulative offsets such as cu_seqlens[b + 1] - cu_seqlens[b] are positive), with the
 // walk at its first point and enclosing loops at their starts: bounds written the wrong way round
-// (cu[b] - cu[b + 1]). Not checked: the values themselves (run-time data; a cu_seqlens that decreases,
+// (cu[b] - cu[b + 1]). A start that reads no value counts as at most 0: a loop from a slice's second
+// block (s + splits) below a short request's block count runs zero trips, which is no error. Not
+// checked: the values themselves (run-time data; a cu_seqlens that decreases,
 // or an offset past a tensor, is the caller's contract), and points other than the first.
 #include "context.hpp"
 #include "control.hpp"
@@ -139,7 +141,10 @@ constexpr void check_index_values(context& c) {
       return 0;
     };
     auto val = [&](const index_expr& e) { return e.eval([&](const index_term& t) { return t.kind == var_kind::value ? detail::model_value(p, t.ref, unit, base) : base(t); }); };
-    const long long lo = val(b.lo), hi = val(b.hi), hi2 = b.has_hi2 ? val(b.hi2) : hi;
+    // A start that reads no value (a slice's own first block plus its stride, say) may well lie past a
+    // short range's end: zero trips, not reversed bounds. Only the value-dependent part is judged then.
+    const long long lo0 = val(b.lo), lo = b.lo.uses(var_kind::value) || lo0 < 0 ? lo0 : 0;
+    const long long hi = val(b.hi), hi2 = b.has_hi2 ? val(b.hi2) : hi;
     const long long span = (hi < hi2 ? hi : hi2) - lo;
     if (span >= 0) continue;
     if (diagnostic* d = emit_op(c, rule_id::ir_index_value_bound, i)) {
