@@ -65,7 +65,7 @@ inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, i
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
                                       sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
-  for (int bn : {256, 192, 128, 64})
+  for (int bn : {256, 192, 160, 128, 112, 96, 64})
     for (int splits = 2; splits <= 8; ++splits)
       if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn));
   for (int bn : {128, 64})  // 128-row split-K tiles (M over 128 with few tiles)

@@ -122,4 +122,17 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   CHECK(e.splits == 4);
   // max_bn caps the width
   CHECK(cake::splitk_fill_config(1, 4096, 4096, 132, cake::gemm_input::bf16, 128).bn <= 128);
+  // N = 6144 (K = 4096): 192-wide tiles over 4 splits make 128 CTAs, but in clusters of 4 (120 at once on the
+  // H200: two waves); 96-wide tiles over 2 splits make 128 CTAs in clusters of 2, one wave.
+  auto h200_96 = [&](int bn, int splits) -> long long { return bn == 64 ? h200(bn, splits) : splits == 2 ? 132 : splits == 3 ? 117 : 120; };
+  c = cake::splitk_fill_config_for(1, 6144, 4096, 132, h200_96);
+  CHECK(c.bn == 96);
+  CHECK(c.splits == 2);
+  // N = 7168 and 10240 take 112- and 160-wide tiles over 2 splits (64 tiles each: 128 CTAs)
+  c = cake::splitk_fill_config_for(1, 7168, 4096, 132, h200_96);
+  CHECK(c.bn == 112);
+  CHECK(c.splits == 2);
+  c = cake::splitk_fill_config_for(1, 10240, 8192, 132, h200_96);
+  CHECK(c.bn == 160);
+  CHECK(c.splits == 2);
 }
