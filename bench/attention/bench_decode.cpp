@@ -2,9 +2,7 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--overlap] [--shape B,ctx] [--json FILE]
-// (--shape: one shape, on the grid or not; --overlap: every schedule also with overlap toggled, i.e. S of a block
-// issued with P V of the one before, or not)
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]   (--shape: one shape, on the grid or not)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -36,13 +34,12 @@ struct decode_row {
 
 int main(int argc, char** argv) {
   int runs = 30;
-  bool sweep = false, overlap = false;
+  bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
-    else if (!std::strcmp(argv[i], "--overlap")) overlap = true;
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%lld,%lld", &only_b, &only_ctx) != 2 || only_b < 1 || only_ctx < 1) {
         std::fprintf(stderr, "cake_bench_decode: --shape %s: expected B,ctx (both positive)\n", argv[i]);
@@ -51,7 +48,7 @@ int main(int argc, char** argv) {
     }
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--overlap] [--shape B,ctx] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]\n");
       return 2;
     }
   }
@@ -109,12 +106,6 @@ int main(int argc, char** argv) {
               if (c.valid() && kernels::attention_decode_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
             }
     }
-    if (overlap)
-      for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
-        auto c = cands[i];
-        c.overlap = !c.overlap;
-        cands.push_back(c);
-      }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
@@ -132,33 +123,33 @@ int main(int argc, char** argv) {
       jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
-      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.persistent ? " P" : "  ", c.overlap ? " o" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
     }
-    if (sweep || overlap) {  // the best per shape
+    if (sweep) {  // the best per shape
       const decode_row* best = nullptr;
       for (const auto& r : rows)
         if (r.B == B && r.ctx == ctx && (!best || r.ms < best->ms)) best = &r;
       for (const auto& r : rows)
         if (best && r.B == B && r.ctx == ctx && r.chosen)
-          std::printf("best   B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms (%.3fx the chosen)\n", B, ctx, best->c.bn, best->c.stages,
-                      best->c.splits, best->c.persistent ? " P" : "  ", best->c.overlap ? " o" : "  ", best->ms, r.ms / best->ms);
+          std::printf("best   B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s | %.4f ms (%.3fx the chosen)\n", B, ctx, best->c.bn, best->c.stages,
+                      best->c.splits, best->c.persistent ? " P" : "  ", best->ms, r.ms / best->ms);
     }
   }
   if (!json.empty()) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
-      << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << (overlap ? " --overlap" : "") << "\",\n"
+      << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
         << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false")
-        << ", \"overlap\": " << (r.c.overlap ? "true" : "false") << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
+        << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }
     f << "  ]\n}\n";

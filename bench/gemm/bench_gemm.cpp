@@ -59,6 +59,11 @@ bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, boo
   if (v == "pp128_c1") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 1, c.cluster_m = 1, fit(), true;
   return false;
 }
+// The "config" text of a row timed with a named variant.
+std::string variant_config(const cake::kernels::gemm_sm90_config& c, const std::string& v) {
+  return v + ": bm " + std::to_string(c.bm) + " bn " + std::to_string(c.bn) + " stages " + std::to_string(c.stages) + " cluster " + std::to_string(c.cluster_m) +
+         (c.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(c.in_flight);
+}
 std::vector<std::string> g_variants;
 bool g_no_fp8 = false;
 bool g_epilogue = false;  // --epilogue: bias + GELU (tanh) fused, against cuBLASLt's CUBLASLT_EPILOGUE_GELU_BIAS
@@ -197,8 +202,7 @@ void bench_shape(benchmark::State& state, shape s, bool fp8, std::string variant
   if (!variant.empty()) {
     if (!apply_variant(config, variant, fp8)) throw cake::jit::error("unknown --variants entry '" + variant + "'");
     r.variant = variant;
-    r.config = variant + ": bm " + std::to_string(config.bm) + " bn " + std::to_string(config.bn) + " stages " + std::to_string(config.stages) + " cluster " +
-               std::to_string(config.cluster_m) + (config.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(config.in_flight);
+    r.config = variant_config(config, variant);
   }
   auto run_cake = [&](CUstream st) {
     cake::gemm_with(config, fp8 ? cake::gemm_input::e4m3 : cake::gemm_input::bf16, o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k,
@@ -263,8 +267,7 @@ void bench_epilogue(benchmark::State& state, shape s, std::string variant = "") 
   if (!variant.empty()) {  // --variants: the named schedule variant, with the same epilogue
     if (!apply_variant(config, variant, false)) throw cake::jit::error("unknown --variants entry '" + variant + "'");
     r.variant = variant;
-    r.config = variant + ": bm " + std::to_string(config.bm) + " bn " + std::to_string(config.bn) + " stages " + std::to_string(config.stages) +
-               (config.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(config.in_flight);
+    r.config = variant_config(config, variant);
   }
   auto run_cake = [&](CUstream st) {
     if (variant.empty()) cake::gemm(o.a.address(), o.b.address(), o.d.address(), s.m, s.n, s.k, o.p.lda, o.p.ldb, o.p.ldd, e, st);

@@ -59,9 +59,6 @@ struct attention_decode_config {
   bool persistent = false;  // one CTA per SM walks the (slice, KV head, request) points: the pipelines run on
                             // from one point into the next (no per-CTA prologue, no partial last wave); Q
                             // gets two stages so that the next point's Q loads during this one's last blocks
-  bool overlap = false;     // S = Q K^T of block j and O += P V of the block before go out together, and the
-                            // softmax of S runs while P V does (the prefill's order), instead of one
-                            // S -> softmax -> P V chain per block
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
@@ -92,7 +89,6 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   b.put("s");
   b.put(c.splits);
   if (c.persistent) b.put("P");
-  if (c.overlap) b.put("o");
   return b;
 }
 }  // namespace attention_detail
@@ -157,8 +153,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       // (a slice with no block, len <= sl * bn, leaves o = 0, m = -inf, l = 0: the combine weighs it 0)
       r.when(sl < w.blocks, [&] {
         auto sq = r.wait(qp);
-        // S = Q K^T of the next K stage (commits one wgmma group)
-        auto qk = [&] {
+        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
           auto sk = r.wait(kp);
           r.wgmma_fence();
           for (int d = 0; d < c.parts; ++d) {
@@ -166,19 +161,10 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
             if (d == 0) mma.overwrite();
           }
           r.wgmma_commit();
-          return sk;
-        };
-        // O += P V of the next V stage (commits one wgmma group; the fence after the V wait, as the prefill's)
-        auto pv = [&] {
-          auto sv = r.wait(vp);
-          r.wgmma_fence();
-          for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
-          r.wgmma_commit();
-          return sv;
-        };
-        // the online softmax of block j's S: keys past len (the request's last block, and pages clamped to
-        // its last page) score -inf; every block holds at least one key below len, so mn is finite
-        auto softmax = [&](index_expr j) {
+          r.wgmma_wait(0);
+          r.release(kp, sk);
+          // keys past len (the request's last block, and pages clamped to its last page) score -inf; every
+          // block holds at least one key below len, so mn is finite
           r.set(s, select(j * c.bn + col() >= w.len, neg_inf, s));
           r.row_max(mn, s);
           r.set(mn, max(mn, m));
@@ -188,41 +174,12 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           r.set(al, exp2(fma(m, scale, ms)));
           r.set(l, l * al + ls);
           r.set(m, mn);
-        };
-        if (c.overlap) {
-          // the slice's first block alone; then S of block j with P V of the block before, the softmax of S
-          // while P V runs; the last P V after the loop
-          auto sk0 = qk();
-          r.wgmma_wait(0);
-          r.release(kp, sk0);
-          softmax(sl);
-          r.set(p, s);
-          r.loop(sl + c.splits, loop_extent(w.blocks), c.splits, [&](auto j) {
-            auto sk = qk();
-            auto sv = pv();
-            r.wgmma_wait(1);
-            r.release(kp, sk);
-            softmax(j);
-            r.wgmma_wait(0);  // P V done: P may be overwritten, O rescaled
-            r.release(vp, sv);
-            r.set(o, o * al);
-            r.set(p, s);
-          });
-          r.release(qp, sq);
-          auto sv = pv();
-          r.wgmma_wait(0);
-          r.release(vp, sv);
-          return;
-        }
-        // one chain per block: S, its softmax, then P V
-        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
-          auto sk = qk();
-          r.wgmma_wait(0);
-          r.release(kp, sk);
-          softmax(j);
           r.set(o, o * al);
           r.set(p, s);
-          auto sv = pv();
+          auto sv = r.wait(vp);
+          r.wgmma_fence();
+          for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
+          r.wgmma_commit();
           r.wgmma_wait(0);
           r.release(vp, sv);
         });
