@@ -58,8 +58,8 @@ def main():
         data = json.loads(path.read_text())
         if not data.get("rows") or str(data.get("schema", "")).startswith("cake.cost"):
             continue  # the cost model's files have their own chart (bench/cost/plot_sweep.py, below)
-        if any(tag in path.stem for tag in ("_run", "_cluster", "_sweep", "_rejected")):
-            continue  # repeat runs, variants, sweeps and rejected runs are data for the docs' tables, not charts
+        if any(tag in path.stem for tag in ("_run", "_cluster", "_sweep", "_rejected", "_probe")):
+            continue  # repeat runs, variants, sweeps, probes and rejected runs are data for the docs' tables, not charts
         if not any("cake_tflops" in r or "cake_gbps" in r for r in data["rows"]):
             continue  # only other measures (host time per call): a table in the docs, no chart
         out = ROOT / "docs" / "img" / f"{path.parent.name}-{path.stem}.svg"

@@ -2,7 +2,11 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]   (--shape: one shape, on the grid or not)
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--json FILE]
+//   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
+//   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
+//   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
+//   ceiling: its O is not attention)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -36,6 +40,8 @@ int main(int argc, char** argv) {
   int runs = 30;
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
+  long long H = 32, HK = 8, ps = 16;
+  bool in_order = false, loads_only = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -46,9 +52,18 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    else if (!std::strcmp(argv[i], "--heads") && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%lld,%lld", &H, &HK) != 2 || H < 1 || HK < 1 || H % HK) {
+        std::fprintf(stderr, "cake_bench_decode: --heads %s: expected H,HK with H a multiple of HK\n", argv[i]);
+        return 2;
+      }
+    }
+    else if (!std::strcmp(argv[i], "--page-size") && i + 1 < argc) ps = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--in-order")) in_order = true;
+    else if (!std::strcmp(argv[i], "--loads-only")) loads_only = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--json FILE]\n");
       return 2;
     }
   }
@@ -63,7 +78,7 @@ int main(int argc, char** argv) {
   // issue 12's decode grid (the same as bench_peers.py's DECODE_GRID): 32 query heads, 8 KV heads, D 128, pages of 16
   std::vector<std::pair<long long, long long>> grid = {{1, 1024},   {1, 8192},   {1, 32768},  {8, 4096},   {16, 32768}, {32, 8192},
                                                              {64, 1024},  {64, 4096},  {64, 16384}, {128, 2048}, {256, 1024}, {256, 4096}};
-  const long long H = 32, HK = 8, D = 128, ps = 16;
+  const long long D = 128;
   // --shape B,ctx: that shape alone, on the grid or not (ctx a multiple of the page size)
   if (only_b > 0 && only_ctx > 0) {
     if (only_ctx % ps) {
@@ -81,7 +96,8 @@ int main(int argc, char** argv) {
     // the pool's pages in a random order
     std::vector<int> table(static_cast<std::size_t>(s.num_pages));
     std::iota(table.begin(), table.end(), 0);
-    for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[static_cast<std::size_t>(rng.engine()() % i)]);
+    if (!in_order)
+      for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[static_cast<std::size_t>(rng.engine()() % i)]);
     std::vector<int> lens(static_cast<std::size_t>(B), static_cast<int>(ctx));
     const std::size_t nk = static_cast<std::size_t>(s.num_pages * ps * HK * D), nq = static_cast<std::size_t>(B * H * D);
     jit::device_buffer dk(2 * nk), dv(2 * nk);
@@ -106,6 +122,15 @@ int main(int argc, char** argv) {
               if (c.valid() && kernels::attention_decode_smem(c) <= 227 * 1024 && c != base) cands.push_back(c);
             }
     }
+    if (loads_only) {
+      std::vector<kernels::attention_decode_config> both;
+      for (auto c : cands) {
+        both.push_back(c);
+        c.loads_only = true;
+        both.push_back(c);
+      }
+      cands = both;
+    }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
@@ -124,7 +149,7 @@ int main(int argc, char** argv) {
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
       std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+                  c.loads_only ? " L" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
@@ -142,13 +167,14 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
-      << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << "\",\n"
+      << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
+      << (in_order ? " --in-order" : "") << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false")
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

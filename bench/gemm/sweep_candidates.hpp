@@ -14,7 +14,7 @@
 
 namespace cake_bench {
 
-inline constexpr int sweep_max_candidates = 8;
+inline constexpr int sweep_max_candidates = 9;
 inline constexpr long long sweep_small_m = 128;  // M at or below this also tries the small-M schedules
 
 inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int bm = 128, int in_flight = 0) {
@@ -44,7 +44,7 @@ using splitk_concurrency = std::map<std::pair<int, int>, long long>;
 
 // cake::splitk_fill_config_for's pick for the shape (the split-K tile width and splits that fill the SMs).
 inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in, const splitk_concurrency* conc,
-                                        int max_bn = 256) {
+                                        int max_bn = 256, bool between = true) {
   cake::gemm_plan p;
   p.kernel = cake::gemm_kernel::splitk;
   p.splitk = cake::splitk_fill_config_for(
@@ -56,7 +56,7 @@ inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, i
         }
         return static_cast<long long>(sm_count / splits * splits);
       },
-      in, max_bn);
+      in, max_bn, between);
   return p;
 }
 
@@ -92,6 +92,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(splitk_plan(2));
     add(splitk_plan(4));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc));
+    add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));  // the pick among the coarse widths too
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 128));
     add(splitk_plan(8));
   } else {

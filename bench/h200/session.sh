@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
@@ -279,6 +279,19 @@ for s in "${steps[@]}"; do
         timeout 120 ncu --metrics gpu__time_duration.sum -k regex:attn_dec --launch-count 4 $B/bench/cake_bench_decode --shape $shape --runs 2 > "$OUT/decode_ncu_$shape.log" 2>&1
         grep -E "attn_dec|gpu__time_duration" "$OUT/decode_ncu_$shape.log" | head -n 8 | cut -c1-150
       done ;;
+    decodelayout)
+      # what the paged cache's layout costs decode (issue 12): one 1 GiB shape (B 64, 4k keys; B 512 with one KV
+      # head) with pages shuffled or in order, pages of 16 or 64 keys, 8 KV heads or 1; then ncu's DRAM
+      # figures for Cake's decode kernel and for the peer's (SDPA on contiguous K/V) at the same shape
+      for v in "--shape 64,4096" "--shape 64,4096 --in-order" "--shape 64,4096 --page-size 64" "--shape 64,4096 --page-size 64 --in-order" \
+               "--shape 512,4096 --heads 4,1" "--shape 512,4096 --heads 4,1 --in-order" "--shape 16,32768" "--shape 16,32768 --page-size 64 --in-order"; do
+        timeout 60 $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-20} $v 2>&1 | grep -E "^decode|error" | sed "s/^/[$v] /" | cut -c1-200
+      done
+      M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,smsp__cycles_active.avg.pct_of_peak_sustained_elapsed
+      timeout 120 ncu --metrics $M -k regex:attn_dec_d --launch-count 1 $B/bench/cake_bench_decode --shape 64,4096 --runs 1 > "$OUT/decode_ncu_layout.log" 2>&1
+      grep -E "attn_dec|gpu__|dram__|lts__|sm__|launch__|smsp__" "$OUT/decode_ncu_layout.log" | head -n 14 | cut -c1-150
+      timeout 120 ncu --metrics $M --launch-skip 2 --launch-count 1 -k regex:"fmha|cudnn|sm90|flash|attn|xmma" python3 bench/h200/sdpa_decode_probe.py 64 4096 > "$OUT/sdpa_ncu_layout.log" 2>&1
+      grep -vE "^==PROF==|Warning" "$OUT/sdpa_ncu_layout.log" | grep -E "\(|gpu__|dram__|lts__|sm__|launch__|smsp__" | head -n 14 | cut -c1-150 ;;
     decodehost)
       # where the host time of a Python decode call goes (after a step that built the package into /tmp/cp)
       PYTHONPATH=/tmp/cp:/tmp/bt timeout 120 python3 bench/h200/decode_host_probe.py 2>&1 | tee "$OUT/decode_host.log" | grep -vE "Warning|warn" | cut -c1-200 | head -n 40 ;;

@@ -132,15 +132,17 @@ constexpr int max_splitk_stages(int bn, int bm = 64) {
 // CTAs in one wave, where BN = 128 gives 68 (4 splits) or 136 (8: two waves). The widths between (160, 112,
 // 96) fill other N: 6144 is 64 tiles of 96 (128 CTAs in clusters of 2, which pack the SMs, where 128 CTAs of
 // 192-wide tiles need clusters of 4, of which the H200 holds 120 CTAs at once), 7168 is 64 of 112, 10240 64
-// of 160.
+// of 160. `between = false` leaves those three out: the model is rough, and the H200 sweep (2026-12-03) found
+// the coarse widths' pick faster on some shapes where the model preferred one between (N = 36864: 192 over 112),
+// so the sweep times both picks.
 template <class ConcurrentCtas>
 kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, long long K, int sm_count, ConcurrentCtas concurrent_ctas,
-                                                   gemm_input in = gemm_input::bf16, int max_bn = 256) {
+                                                   gemm_input in = gemm_input::bf16, int max_bn = 256, bool between = true) {
   const long long bk = in == gemm_input::bf16 ? 64 : 128, kblocks = (K + bk - 1) / bk;
   kernels::gemm_splitk_config best;
   long long best_cost = -1;
   for (int bn : {256, 192, 160, 128, 112, 96, 64}) {
-    if (bn > max_bn) continue;
+    if (bn > max_bn || (!between && (bn == 160 || bn == 112 || bn == 96))) continue;
     for (int splits = 2; splits <= 8; ++splits) {
       if ((bn / 8) % splits != 0) continue;
       const long long at_once = std::max<long long>(splits, concurrent_ctas(bn, splits));

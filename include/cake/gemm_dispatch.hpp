@@ -4,9 +4,9 @@
 // (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).
 //
 // Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-03
-//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json
-// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.976, fallback (choose_gemm) 0.753
-// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.969, fallback (choose_gemm) 0.781
+//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --max-m 128 --runs 20
+// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.984, fallback (choose_gemm) 0.759
+// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.973, fallback (choose_gemm) 0.785
 #include <array>
 
 #include "gemm_plan.hpp"
@@ -17,7 +17,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 15> plans{{
+inline constexpr std::array<gemm_plan, 18> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 0 bn128_s5_c2_pp128_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 1 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 2 bn128_s6_c1_pp64_f1
@@ -27,26 +27,29 @@ inline constexpr std::array<gemm_plan, 15> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn128_s5
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 10 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 12 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 13 sk4_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 14 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn112_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn160_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 12 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 13 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 14 sk2_bn96_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 15 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 16 sk4_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 17 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 63, 12},  // M 1..63: sk4_bn128_s6
-    //   M=1: sk4_bn128_s6 0.0197 ms, peer 0.0169 ms, ratio 0.859 (fallback bn128_s6_c2: 0.406)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0197 ms
-    //   M=16: sk4_bn128_s6 0.0198 ms, peer 0.0172 ms, ratio 0.872 (fallback bn128_s6_c2: 0.431)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0199 ms
-    {64, 64, 14},  // M 64..64: sk4_bn64_s6
-    //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0180 ms, ratio 0.934 (fallback bn128_s6_c2: 0.459)
-    {65, 192, 9},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0238 ms
-    {193, 256, 11},  // M 193..256: sk2_bn64_s6
+    {1, 63, 15},  // M 1..63: sk4_bn128_s6
+    //   M=1: sk4_bn128_s6 0.0196 ms, peer 0.0169 ms, ratio 0.860 (fallback bn128_s6_c2: 0.408)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0195 ms
+    //   M=16: sk4_bn128_s6 0.0194 ms, peer 0.0172 ms, ratio 0.888 (fallback bn128_s6_c2: 0.433)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0196 ms
+    {64, 64, 17},  // M 64..64: sk4_bn64_s6
+    //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0179 ms, ratio 0.929 (fallback bn128_s6_c2: 0.457)
+    {65, 192, 10},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0237 ms
+    {193, 256, 13},  // M 193..256: sk2_bn64_s6
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0309 ms
     //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0224 ms, ratio 0.724 (fallback bn128_s6_c2: 0.555)
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
@@ -115,18 +118,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 8, 9},  // M 1..8: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.845 (fallback bn128_s6_c2: 0.501)
-    {9, 127, 11},  // M 9..127: sk2_bn64_s6
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0204 ms
-    //   M=32: sk2_bn64_s6 0.0197 ms, peer 0.0181 ms, ratio 0.921 (fallback bn128_s6_c2: 0.565)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0197 ms
-    {128, 128, 9},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.768 (fallback bn128_s6_c2: 0.637)
+    {1, 8, 10},  // M 1..8: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.842 (fallback bn128_s6_c2: 0.496)
+    {9, 127, 13},  // M 9..127: sk2_bn64_s6
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0201 ms
+    //   M=32: sk2_bn64_s6 0.0192 ms, peer 0.0181 ms, ratio 0.940 (fallback bn128_s6_c2: 0.567)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0192 ms
+    {128, 128, 10},  // M 128..128: sk2_bn128_s6
+    //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.771 (fallback bn128_s6_c2: 0.643)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0224 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0276 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0274 ms
     //   M=512: bn128_s6_c1 0.0283 ms, peer 0.0277 ms, ratio 0.979 (fallback bn128_s6_c2: 0.930)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0357 ms
@@ -173,15 +176,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 16, 9},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0307 ms, peer 0.0255 ms, ratio 0.829 (fallback bn128_s6_c2: 0.437)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0304 ms
-    //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0258 ms, ratio 0.857 (fallback bn128_s6_c2: 0.470)
-    {17, 64, 11},  // M 17..64: sk2_bn64_s6
+    {1, 16, 10},  // M 1..16: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0300 ms, peer 0.0258 ms, ratio 0.859 (fallback bn128_s6_c2: 0.444)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0301 ms
+    //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0259 ms, ratio 0.859 (fallback bn128_s6_c2: 0.475)
+    {17, 64, 13},  // M 17..64: sk2_bn64_s6
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0295 ms
-    //   M=64: sk2_bn64_s6 0.0284 ms, peer 0.0253 ms, ratio 0.891 (fallback bn128_s6_c2: 0.491)
-    {65, 128, 9},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0277 ms
+    //   M=64: sk2_bn64_s6 0.0285 ms, peer 0.0257 ms, ratio 0.900 (fallback bn128_s6_c2: 0.499)
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0278 ms
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0369 ms
     //   M=256: sk2_bm128_bn128_s5 0.0369 ms, peer 0.0340 ms, ratio 0.923 (fallback bn128_s6_c2: 0.787)
@@ -238,18 +241,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 31, 9},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0499 ms, peer 0.0415 ms, ratio 0.831 (fallback bn128_s6_c2: 0.402)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0490 ms
-    {32, 127, 11},  // M 32..127: sk2_bn64_s6
-    //   M=32: sk2_bn64_s6 0.0463 ms, peer 0.0420 ms, ratio 0.906 (fallback bn128_s6_c2: 0.401)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0463 ms
-    {128, 128, 9},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0524 ms, peer 0.0444 ms, ratio 0.847 (fallback bn128_s6_c2: 0.570)
+    {1, 31, 10},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0500 ms, peer 0.0414 ms, ratio 0.827 (fallback bn128_s6_c2: 0.401)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0488 ms
+    {32, 127, 13},  // M 32..127: sk2_bn64_s6
+    //   M=32: sk2_bn64_s6 0.0464 ms, peer 0.0427 ms, ratio 0.919 (fallback bn128_s6_c2: 0.408)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0464 ms
+    {128, 128, 10},  // M 128..128: sk2_bn128_s6
+    //   M=128: sk2_bn128_s6 0.0519 ms, peer 0.0452 ms, ratio 0.870 (fallback bn128_s6_c2: 0.577)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0552 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0765 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0768 ms
     //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0792 ms, ratio 0.983 (fallback bn128_s6_c2: 0.963)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1112 ms
@@ -295,16 +298,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0271 ms, peer 0.0225 ms, ratio 0.832 (fallback bn128_s6_c2: 0.458)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0264 ms
-    //   M=16: sk2_bn128_s6 0.0257 ms, peer 0.0221 ms, ratio 0.859 (fallback bn128_s6_c2: 0.542)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0256 ms
-    //   M=64: sk2_bn128_s6 0.0254 ms, peer 0.0226 ms, ratio 0.889 (fallback bn128_s6_c2: 0.537)
+    {1, 64, 14},  // M 1..64: sk2_bn96_s6
+    //   M=1: sk2_bn96_s6 0.0263 ms, peer 0.0224 ms, ratio 0.850 (fallback bn128_s6_c2: 0.461)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0253 ms
+    //   M=16: sk2_bn96_s6 0.0244 ms, peer 0.0219 ms, ratio 0.899 (fallback bn128_s6_c2: 0.537)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0245 ms
+    //   M=64: sk2_bn96_s6 0.0247 ms, peer 0.0229 ms, ratio 0.928 (fallback bn128_s6_c2: 0.547)
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0221 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0310 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0309 ms
     //   M=256: bn128_s6_c1 0.0313 ms, peer 0.0278 ms, ratio 0.888 (fallback bn128_s6_c2: 0.860)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0373 ms
@@ -374,18 +377,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0151 ms, ratio 0.882 (fallback bn128_s6_c2: 0.539)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0148 ms, ratio 0.858 (fallback bn128_s6_c2: 0.531)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0174 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0158 ms, ratio 0.886 (fallback bn128_s6_c2: 0.565)
-    {33, 64, 9},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0158 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0175 ms, peer 0.0157 ms, ratio 0.895 (fallback bn128_s6_c2: 0.567)
+    {33, 64, 9},  // M 33..64: sk2_bn112_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0152 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0176 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0151 ms, ratio 0.867 (fallback bn128_s6_c2: 0.702)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0174 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0152 ms, ratio 0.878 (fallback bn128_s6_c2: 0.712)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0162 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0270 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0272 ms
     //   M=512: bn256_s4_c1 0.0281 ms, peer 0.0259 ms, ratio 0.919 (fallback bn256_s4_c2: 0.891)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0354 ms
@@ -459,19 +462,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 8, 13},  // M 1..8: sk4_bn256_s4
-    //   M=8: sk4_bn256_s4 0.0742 ms, peer 0.0708 ms, ratio 0.955 (fallback bn128_s6_c2: 0.479)
-    {9, 64, 9},  // M 9..64: sk2_bn128_s6
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0728 ms
-    //   M=32: sk2_bn128_s6 0.0712 ms, peer 0.0710 ms, ratio 0.997 (fallback bn128_s6_c2: 0.449)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0598 ms
+    {1, 31, 10},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0742 ms, ratio 0.996 (fallback bn128_s6_c2: 0.503)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0732 ms
+    {32, 64, 9},  // M 32..64: sk2_bn112_s6
+    //   M=32: sk2_bn112_s6 0.0710 ms, peer 0.0721 ms, ratio 1.015 (fallback bn128_s6_c2: 0.456)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0592 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0795 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0785 ms, peer 0.0748 ms, ratio 0.954 (fallback bn128_s6_c2: 0.604)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0797 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0788 ms, peer 0.0756 ms, ratio 0.960 (fallback bn128_s6_c2: 0.610)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0864 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0865 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1588 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1592 ms
     //   M=512: bn256_s4_c1 0.1637 ms, peer 0.1550 ms, ratio 0.946 (fallback bn256_s4_c2: 0.937)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2371 ms
@@ -546,19 +549,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 31, 13},  // M 1..31: sk4_bn256_s4
-    //   M=8: sk4_bn256_s4 0.0810 ms, peer 0.0795 ms, ratio 0.981 (fallback bn128_s6_c2: 0.434)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0816 ms
-    {32, 64, 9},  // M 32..64: sk2_bn128_s6
-    //   M=32: sk2_bn128_s6 0.0792 ms, peer 0.0788 ms, ratio 0.995 (fallback bn128_s6_c2: 0.484)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0665 ms
+    {1, 31, 16},  // M 1..31: sk4_bn256_s4
+    //   M=8: sk4_bn256_s4 0.0814 ms, peer 0.0817 ms, ratio 1.005 (fallback bn128_s6_c2: 0.447)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0819 ms
+    {32, 64, 9},  // M 32..64: sk2_bn112_s6
+    //   M=32: sk2_bn112_s6 0.0784 ms, peer 0.0805 ms, ratio 1.027 (fallback bn128_s6_c2: 0.494)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0653 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0884 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0874 ms, peer 0.0820 ms, ratio 0.938 (fallback bn128_s6_c2: 0.596)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0887 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0877 ms, peer 0.0827 ms, ratio 0.944 (fallback bn128_s6_c2: 0.602)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0966 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0968 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1785 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1788 ms
     //   M=512: bn256_s4_c1 0.1845 ms, peer 0.1747 ms, ratio 0.947 (fallback bn256_s4_c2: 0.941)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2709 ms
@@ -627,18 +630,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0490 ms, peer 0.0441 ms, ratio 0.899 (fallback bn128_s6_c2: 0.553)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0482 ms
-    //   M=32: sk2_bn128_s6 0.0473 ms, peer 0.0442 ms, ratio 0.935 (fallback bn128_s6_c2: 0.532)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0391 ms
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0496 ms, peer 0.0443 ms, ratio 0.893 (fallback bn128_s6_c2: 0.557)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0486 ms
+    //   M=32: sk2_bn128_s6 0.0475 ms, peer 0.0444 ms, ratio 0.935 (fallback bn128_s6_c2: 0.535)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0390 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0485 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0487 ms, peer 0.0461 ms, ratio 0.947 (fallback bn128_s6_c2: 0.657)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0483 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0486 ms, peer 0.0464 ms, ratio 0.953 (fallback bn128_s6_c2: 0.664)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0484 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0482 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0851 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0850 ms
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0886 ms, ratio 1.007 (fallback bn256_s4_c2: 0.988)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1347 ms
@@ -663,18 +666,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1314 ms, peer 0.1216 ms, ratio 0.926 (fallback bn128_s6_c2: 0.445)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1285 ms
-    //   M=32: sk2_bn128_s6 0.1257 ms, peer 0.1236 ms, ratio 0.983 (fallback bn128_s6_c2: 0.476)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1061 ms
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.1306 ms, peer 0.1259 ms, ratio 0.964 (fallback bn128_s6_c2: 0.461)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1283 ms
+    //   M=32: sk2_bn128_s6 0.1261 ms, peer 0.1279 ms, ratio 1.014 (fallback bn128_s6_c2: 0.494)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1066 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1355 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.1339 ms, peer 0.1299 ms, ratio 0.970 (fallback bn128_s6_c2: 0.580)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1370 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.1362 ms, peer 0.1313 ms, ratio 0.964 (fallback bn128_s6_c2: 0.585)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1483 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1490 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2755 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2762 ms
     //   M=512: bn256_s4_c1 0.2886 ms, peer 0.2915 ms, ratio 1.010 (fallback bn256_s4_c2: 0.997)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4460 ms
@@ -719,18 +722,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1355 ms, peer 0.1248 ms, ratio 0.921 (fallback bn128_s6_c2: 0.445)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1320 ms
-    //   M=32: sk2_bn128_s6 0.1285 ms, peer 0.1270 ms, ratio 0.988 (fallback bn128_s6_c2: 0.457)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1086 ms
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.1367 ms, peer 0.1290 ms, ratio 0.944 (fallback bn128_s6_c2: 0.461)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1329 ms
+    //   M=32: sk2_bn128_s6 0.1292 ms, peer 0.1311 ms, ratio 1.014 (fallback bn128_s6_c2: 0.473)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1091 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1403 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.1392 ms, peer 0.1424 ms, ratio 1.023 (fallback bn128_s6_c2: 0.617)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1415 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.1410 ms, peer 0.1458 ms, ratio 1.034 (fallback bn128_s6_c2: 0.633)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1550 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1555 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2874 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2894 ms
     //   M=512: bn256_s4_c1 0.3046 ms, peer 0.3079 ms, ratio 1.011 (fallback bn256_s4_c2: 1.011)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4666 ms
@@ -772,14 +775,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0638 ms, peer 0.0563 ms, ratio 0.882 (fallback bn176_s5_c2: 0.570)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0601 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0565 ms, peer 0.0552 ms, ratio 0.976 (fallback bn176_s5_c2: 0.562)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0546 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0528 ms, peer 0.0521 ms, ratio 0.987 (fallback bn176_s5_c2: 0.565)
+    {1, 16, 11},  // M 1..16: sk2_bn160_s6
+    //   M=1: sk2_bn160_s6 0.0572 ms, peer 0.0571 ms, ratio 0.998 (fallback bn176_s5_c2: 0.579)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0564 ms
+    //   M=16: sk2_bn160_s6 0.0557 ms, peer 0.0557 ms, ratio 1.001 (fallback bn176_s5_c2: 0.570)
+    {17, 64, 2},  // M 17..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0555 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0540 ms, peer 0.0518 ms, ratio 0.959 (fallback bn176_s5_c2: 0.563)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0571 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0572 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0720 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
@@ -840,13 +844,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0297 ms, ratio 0.944 (fallback bn192_s4_c2: 0.592)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0314 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0313 ms, peer 0.0295 ms, ratio 0.944 (fallback bn192_s4_c2: 0.788)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0261 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0316 ms, peer 0.0300 ms, ratio 0.948 (fallback bn192_s4_c2: 0.597)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0317 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0317 ms, peer 0.0303 ms, ratio 0.956 (fallback bn192_s4_c2: 0.811)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0263 ms
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0328 ms
-    //   M=128: bn256_s4_c1 0.0318 ms, peer 0.0305 ms, ratio 0.960 (fallback bn192_s4_c2: 0.808)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0325 ms
+    //   M=128: bn256_s4_c1 0.0315 ms, peer 0.0309 ms, ratio 0.981 (fallback bn192_s4_c2: 0.814)
     {129, 256, 3},  // M 129..256: bn128_s6_c2
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0291 ms
     {257, 511, 7},  // M 257..511: bn256_s4_c2
@@ -875,16 +879,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0818 ms, peer 0.0673 ms, ratio 0.823 (fallback bn256_s4_c2: 0.542)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0804 ms
+    //   M=1: bn256_s4_c1 0.0823 ms, peer 0.0681 ms, ratio 0.827 (fallback bn256_s4_c2: 0.542)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0809 ms
     {16, 63, 2},  // M 16..63: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.0780 ms, peer 0.0672 ms, ratio 0.861 (fallback bn256_s4_c2: 0.619)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0749 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0773 ms, peer 0.0708 ms, ratio 0.916 (fallback bn256_s4_c2: 0.657)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0751 ms
     {64, 128, 6},  // M 64..128: bn256_s4_c1
-    //   M=64: bn256_s4_c1 0.0716 ms, peer 0.0706 ms, ratio 0.987 (fallback bn256_s4_c2: 0.665)
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0584 ms
-    {129, 255, 7},  // M 129..255: bn256_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1008 ms
+    //   M=64: bn256_s4_c1 0.0720 ms, peer 0.0719 ms, ratio 0.999 (fallback bn256_s4_c2: 0.676)
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0586 ms
+    {129, 255, 3},  // M 129..255: bn128_s6_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1009 ms
     {256, 384, 6},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0955 ms, peer 0.0953 ms, ratio 0.998 (fallback bn256_s4_c2: 0.995)
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1371 ms
@@ -909,15 +913,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0173 ms, ratio 0.967 (fallback bn256_s4_c2: 0.760)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0174 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0169 ms, peer 0.0167 ms, ratio 0.986 (fallback bn256_s4_c2: 0.815)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0173 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0176 ms, peer 0.0182 ms, ratio 1.035 (fallback bn256_s4_c2: 0.855)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0171 ms, ratio 0.958 (fallback bn256_s4_c2: 0.754)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0173 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0168 ms, peer 0.0167 ms, ratio 0.990 (fallback bn256_s4_c2: 0.816)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0174 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0180 ms, peer 0.0181 ms, ratio 1.010 (fallback bn256_s4_c2: 0.842)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0143 ms
     {129, 255, 7},  // M 129..255: bn256_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0215 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0216 ms
     {256, 1023, 6},  // M 256..1023: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0211 ms, peer 0.0206 ms, ratio 0.975 (fallback bn256_s4_c2: 0.948)
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0259 ms
@@ -931,14 +935,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 64, 10},  // M 1..64: sk2_bn192_s5
-    //   M=1: sk2_bn192_s5 0.1487 ms, peer 0.1409 ms, ratio 0.948 (fallback bn192_s4_c2: 0.480)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1472 ms
-    //   M=16: sk2_bn192_s5 0.1458 ms, peer 0.1418 ms, ratio 0.973 (fallback bn192_s4_c2: 0.519)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1461 ms
-    //   M=64: sk2_bn192_s5 0.1463 ms, peer 0.1377 ms, ratio 0.941 (fallback bn192_s4_c2: 0.536)
+    {1, 64, 12},  // M 1..64: sk2_bn192_s5
+    //   M=1: sk2_bn192_s5 0.1490 ms, peer 0.1446 ms, ratio 0.970 (fallback bn192_s4_c2: 0.493)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1480 ms
+    //   M=16: sk2_bn192_s5 0.1470 ms, peer 0.1466 ms, ratio 0.997 (fallback bn192_s4_c2: 0.537)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1472 ms
+    //   M=64: sk2_bn192_s5 0.1474 ms, peer 0.1419 ms, ratio 0.963 (fallback bn192_s4_c2: 0.555)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1553 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1549 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.2058 ms
     {256, 256, 5},  // M 256..256: bn192_s4_c2
@@ -962,15 +966,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 63, 9},  // M 1..63: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2585 ms, peer 0.2390 ms, ratio 0.925 (fallback bn176_s5_c2: 0.494)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2543 ms
-    //   M=16: sk2_bn128_s6 0.2502 ms, peer 0.2327 ms, ratio 0.930 (fallback bn176_s5_c2: 0.496)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2490 ms
+    {1, 63, 10},  // M 1..63: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.2593 ms, peer 0.2417 ms, ratio 0.932 (fallback bn176_s5_c2: 0.499)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2549 ms
+    //   M=16: sk2_bn128_s6 0.2506 ms, peer 0.2514 ms, ratio 1.003 (fallback bn176_s5_c2: 0.535)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2507 ms
     {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
-    //   M=64: bn128_s6_c1_pp64_f1 0.2440 ms, peer 0.2323 ms, ratio 0.952 (fallback bn176_s5_c2: 0.509)
+    //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2102 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2110 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3243 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
@@ -996,15 +1000,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 16, 9},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2656 ms, peer 0.2459 ms, ratio 0.926 (fallback bn128_s6_c2: 0.406)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2599 ms
-    //   M=16: sk2_bn128_s6 0.2544 ms, peer 0.2475 ms, ratio 0.973 (fallback bn128_s6_c2: 0.425)
+    {1, 16, 10},  // M 1..16: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.2676 ms, peer 0.2454 ms, ratio 0.917 (fallback bn128_s6_c2: 0.406)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2614 ms
+    //   M=16: sk2_bn128_s6 0.2554 ms, peer 0.2551 ms, ratio 0.999 (fallback bn128_s6_c2: 0.439)
     {17, 64, 2},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2535 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.2476 ms, peer 0.2390 ms, ratio 0.965 (fallback bn128_s6_c2: 0.426)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2552 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.2506 ms, peer 0.2506 ms, ratio 1.000 (fallback bn128_s6_c2: 0.447)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2162 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2122 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3398 ms
     {256, 384, 1},  // M 256..384: bn128_s6_c1
@@ -1029,17 +1033,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 63, 12},  // M 1..63: sk4_bn128_s6
-    //   M=1: sk4_bn128_s6 0.0145 ms, peer 0.0123 ms, ratio 0.845 (fallback bn128_s6_c2: 0.497)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0144 ms
-    //   M=16: sk4_bn128_s6 0.0143 ms, peer 0.0124 ms, ratio 0.863 (fallback bn128_s6_c2: 0.507)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0145 ms
-    {64, 64, 14},  // M 64..64: sk4_bn64_s6
-    //   M=64: sk4_bn64_s6 0.0145 ms, peer 0.0131 ms, ratio 0.901 (fallback bn128_s6_c2: 0.572)
-    {65, 192, 9},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0150 ms
-    {193, 256, 11},  // M 193..256: sk2_bn64_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0192 ms
+    {1, 63, 15},  // M 1..63: sk4_bn128_s6
+    //   M=1: sk4_bn128_s6 0.0142 ms, peer 0.0121 ms, ratio 0.847 (fallback bn128_s6_c2: 0.491)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0141 ms
+    //   M=16: sk4_bn128_s6 0.0140 ms, peer 0.0123 ms, ratio 0.878 (fallback bn128_s6_c2: 0.516)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0142 ms
+    {64, 64, 17},  // M 64..64: sk4_bn64_s6
+    //   M=64: sk4_bn64_s6 0.0143 ms, peer 0.0131 ms, ratio 0.918 (fallback bn128_s6_c2: 0.562)
+    {65, 192, 10},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
+    {193, 255, 2},  // M 193..255: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0190 ms
+    {256, 256, 13},  // M 256..256: sk2_bn64_s6
     //   M=256: sk2_bn64_s6 0.0192 ms, peer 0.0135 ms, ratio 0.702 (fallback bn128_s6_c2: 0.585)
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0196 ms
@@ -1105,17 +1110,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 8, 9},  // M 1..8: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0140 ms, peer 0.0111 ms, ratio 0.797 (fallback bn128_s6_c2: 0.515)
-    {9, 127, 11},  // M 9..127: sk2_bn64_s6
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0140 ms
-    //   M=32: sk2_bn64_s6 0.0135 ms, peer 0.0114 ms, ratio 0.846 (fallback bn128_s6_c2: 0.682)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0135 ms
+    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    //   M=8: sk2_bn64_s6 0.0142 ms, peer 0.0113 ms, ratio 0.798 (fallback bn128_s6_c2: 0.520)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0138 ms
+    //   M=32: sk2_bn64_s6 0.0134 ms, peer 0.0113 ms, ratio 0.846 (fallback bn128_s6_c2: 0.673)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0134 ms
     {128, 256, 2},  // M 128..256: bn128_s6_c1_pp64_f1
-    //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0121 ms, ratio 0.832 (fallback bn128_s6_c2: 0.698)
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0145 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0147 ms, peer 0.0118 ms, ratio 0.805 (fallback bn128_s6_c2: 0.688)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0147 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0168 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0169 ms
     //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0171 ms, ratio 0.984 (fallback bn128_s6_c2: 0.939)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0202 ms
@@ -1168,17 +1172,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 16, 9},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0192 ms, peer 0.0169 ms, ratio 0.879 (fallback bn128_s6_c2: 0.502)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0192 ms
-    //   M=16: sk2_bn128_s6 0.0192 ms, peer 0.0172 ms, ratio 0.898 (fallback bn128_s6_c2: 0.509)
-    {17, 64, 11},  // M 17..64: sk2_bn64_s6
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0186 ms
-    //   M=64: sk2_bn64_s6 0.0177 ms, peer 0.0156 ms, ratio 0.881 (fallback bn128_s6_c2: 0.518)
-    {65, 128, 9},  // M 65..128: sk2_bn128_s6
+    {1, 16, 10},  // M 1..16: sk2_bn128_s6
+    //   M=1: sk2_bn128_s6 0.0194 ms, peer 0.0171 ms, ratio 0.884 (fallback bn128_s6_c2: 0.508)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0193 ms
+    //   M=16: sk2_bn128_s6 0.0193 ms, peer 0.0172 ms, ratio 0.888 (fallback bn128_s6_c2: 0.509)
+    {17, 64, 13},  // M 17..64: sk2_bn64_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0184 ms
+    //   M=64: sk2_bn64_s6 0.0175 ms, peer 0.0159 ms, ratio 0.906 (fallback bn128_s6_c2: 0.529)
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0173 ms
     {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0220 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0215 ms
     {256, 256, 8},  // M 256..256: sk2_bm128_bn128_s5
     //   M=256: sk2_bm128_bn128_s5 0.0241 ms, peer 0.0210 ms, ratio 0.869 (fallback bn128_s6_c2: 0.839)
     {257, 512, 1},  // M 257..512: bn128_s6_c1
@@ -1250,18 +1254,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 31, 9},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0307 ms, peer 0.0254 ms, ratio 0.828 (fallback bn128_s6_c2: 0.448)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0302 ms
-    {32, 127, 11},  // M 32..127: sk2_bn64_s6
-    //   M=32: sk2_bn64_s6 0.0285 ms, peer 0.0261 ms, ratio 0.915 (fallback bn128_s6_c2: 0.460)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0285 ms
-    {128, 128, 9},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0323 ms, peer 0.0264 ms, ratio 0.818 (fallback bn128_s6_c2: 0.615)
+    {1, 31, 10},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0298 ms, peer 0.0257 ms, ratio 0.861 (fallback bn128_s6_c2: 0.455)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0297 ms
+    {32, 127, 13},  // M 32..127: sk2_bn64_s6
+    //   M=32: sk2_bn64_s6 0.0281 ms, peer 0.0262 ms, ratio 0.933 (fallback bn128_s6_c2: 0.467)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0281 ms
+    {128, 128, 10},  // M 128..128: sk2_bn128_s6
+    //   M=128: sk2_bn128_s6 0.0319 ms, peer 0.0266 ms, ratio 0.834 (fallback bn128_s6_c2: 0.621)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0318 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0431 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0426 ms
     //   M=512: bn128_s6_c1 0.0444 ms, peer 0.0437 ms, ratio 0.984 (fallback bn128_s6_c2: 0.965)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0579 ms
@@ -1318,14 +1322,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 63, 2},  // M 1..63: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0170 ms, peer 0.0148 ms, ratio 0.871 (fallback bn128_s6_c2: 0.564)
+    {1, 16, 2},  // M 1..16: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0146 ms, ratio 0.852 (fallback bn128_s6_c2: 0.559)
     //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0168 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0142 ms, ratio 0.855 (fallback bn128_s6_c2: 0.532)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0166 ms
-    {64, 64, 9},  // M 64..64: sk2_bn128_s6
-    //   M=64: sk2_bn128_s6 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.594)
-    {65, 128, 10},  // M 65..128: sk2_bn192_s5
+    //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.538)
+    {17, 64, 14},  // M 17..64: sk2_bn96_s6
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0164 ms
+    //   M=64: sk2_bn96_s6 0.0162 ms, peer 0.0144 ms, ratio 0.886 (fallback bn128_s6_c2: 0.594)
+    {65, 128, 12},  // M 65..128: sk2_bn192_s5
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0181 ms
@@ -1392,18 +1396,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.902 (fallback bn128_s6_c2: 0.728)
+    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.735)
     //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0112 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.926 (fallback bn128_s6_c2: 0.642)
-    {33, 64, 9},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0111 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0103 ms, ratio 0.911 (fallback bn128_s6_c2: 0.626)
+    {33, 64, 9},  // M 33..64: sk2_bn112_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0109 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0114 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0105 ms, ratio 0.913 (fallback bn128_s6_c2: 0.753)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0113 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0104 ms, ratio 0.916 (fallback bn128_s6_c2: 0.758)
     {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0099 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0172 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0173 ms
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0167 ms, ratio 0.940 (fallback bn256_s4_c2: 0.901)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0215 ms
@@ -1467,18 +1471,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0450 ms, peer 0.0430 ms, ratio 0.956 (fallback bn128_s6_c2: 0.614)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0445 ms
-    //   M=32: sk2_bn128_s6 0.0440 ms, peer 0.0401 ms, ratio 0.910 (fallback bn128_s6_c2: 0.512)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0365 ms
+    {1, 31, 10},  // M 1..31: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0449 ms, peer 0.0432 ms, ratio 0.961 (fallback bn128_s6_c2: 0.623)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0443 ms
+    {32, 64, 9},  // M 32..64: sk2_bn112_s6
+    //   M=32: sk2_bn112_s6 0.0432 ms, peer 0.0406 ms, ratio 0.940 (fallback bn128_s6_c2: 0.516)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0356 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0467 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0467 ms, peer 0.0475 ms, ratio 1.017 (fallback bn128_s6_c2: 0.716)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0465 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0466 ms, peer 0.0483 ms, ratio 1.036 (fallback bn128_s6_c2: 0.731)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0482 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0843 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0847 ms
     //   M=512: bn256_s4_c1 0.0876 ms, peer 0.0810 ms, ratio 0.925 (fallback bn256_s4_c2: 0.912)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1221 ms
@@ -1546,18 +1551,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0495 ms, peer 0.0462 ms, ratio 0.935 (fallback bn128_s6_c2: 0.470)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0481 ms
-    //   M=32: sk2_bn128_s6 0.0467 ms, peer 0.0436 ms, ratio 0.932 (fallback bn128_s6_c2: 0.497)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0389 ms
+    {1, 64, 9},  // M 1..64: sk2_bn112_s6
+    //   M=8: sk2_bn112_s6 0.0490 ms, peer 0.0470 ms, ratio 0.959 (fallback bn128_s6_c2: 0.479)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0476 ms
+    //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0440 ms, ratio 0.952 (fallback bn128_s6_c2: 0.502)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0382 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0512 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0510 ms, peer 0.0517 ms, ratio 1.015 (fallback bn128_s6_c2: 0.715)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0508 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0509 ms, peer 0.0520 ms, ratio 1.021 (fallback bn128_s6_c2: 0.725)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0534 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0529 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0940 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0943 ms
     //   M=512: bn256_s4_c1 0.0979 ms, peer 0.0905 ms, ratio 0.925 (fallback bn256_s4_c2: 0.911)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1366 ms
@@ -1617,18 +1622,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.892 (fallback bn128_s6_c2: 0.523)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0293 ms
-    //   M=32: sk2_bn128_s6 0.0292 ms, peer 0.0263 ms, ratio 0.902 (fallback bn128_s6_c2: 0.606)
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.893 (fallback bn128_s6_c2: 0.522)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0294 ms
+    //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0265 ms, ratio 0.901 (fallback bn128_s6_c2: 0.613)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0242 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0299 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0300 ms, peer 0.0276 ms, ratio 0.921 (fallback bn128_s6_c2: 0.734)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0301 ms, peer 0.0279 ms, ratio 0.925 (fallback bn128_s6_c2: 0.741)
     {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0279 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0469 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0472 ms
     //   M=512: bn256_s4_c1 0.0490 ms, peer 0.0491 ms, ratio 1.003 (fallback bn256_s4_c2: 0.984)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0689 ms
@@ -1688,18 +1693,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0685 ms, ratio 0.919 (fallback bn128_s6_c2: 0.448)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0722 ms
-    //   M=32: sk2_bn128_s6 0.0700 ms, peer 0.0696 ms, ratio 0.994 (fallback bn128_s6_c2: 0.447)
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0746 ms, peer 0.0693 ms, ratio 0.929 (fallback bn128_s6_c2: 0.453)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0725 ms
+    //   M=32: sk2_bn128_s6 0.0706 ms, peer 0.0708 ms, ratio 1.003 (fallback bn128_s6_c2: 0.455)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0586 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0747 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0741 ms, peer 0.0689 ms, ratio 0.930 (fallback bn128_s6_c2: 0.603)
+    //   M=128: bn128_s6_c1_pp64_f1 0.0743 ms, peer 0.0702 ms, ratio 0.945 (fallback bn128_s6_c2: 0.614)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0795 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0796 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1443 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1445 ms
     //   M=512: bn256_s4_c1 0.1523 ms, peer 0.1537 ms, ratio 1.010 (fallback bn256_s4_c2: 0.998)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2293 ms
@@ -1760,18 +1765,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 64, 9},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0701 ms, ratio 0.927 (fallback bn128_s6_c2: 0.468)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0736 ms
-    //   M=32: sk2_bn128_s6 0.0716 ms, peer 0.0714 ms, ratio 0.996 (fallback bn128_s6_c2: 0.504)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0597 ms
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0717 ms, ratio 0.947 (fallback bn128_s6_c2: 0.479)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0741 ms
+    //   M=32: sk2_bn128_s6 0.0724 ms, peer 0.0727 ms, ratio 1.004 (fallback bn128_s6_c2: 0.514)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0599 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0787 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0783 ms, peer 0.0775 ms, ratio 0.989 (fallback bn128_s6_c2: 0.660)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0791 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0789 ms, peer 0.0788 ms, ratio 0.999 (fallback bn128_s6_c2: 0.674)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0819 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0820 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1481 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1486 ms
     //   M=512: bn256_s4_c1 0.1565 ms, peer 0.1578 ms, ratio 1.008 (fallback bn256_s4_c2: 0.994)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2385 ms
@@ -1796,12 +1801,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0345 ms, peer 0.0316 ms, ratio 0.914 (fallback bn176_s5_c2: 0.527)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0334 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0323 ms, peer 0.0310 ms, ratio 0.959 (fallback bn176_s5_c2: 0.738)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0324 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0325 ms, peer 0.0321 ms, ratio 0.989 (fallback bn176_s5_c2: 0.698)
+    {1, 1, 11},  // M 1..1: sk2_bn160_s6
+    //   M=1: sk2_bn160_s6 0.0343 ms, peer 0.0315 ms, ratio 0.920 (fallback bn176_s5_c2: 0.528)
+    {2, 64, 2},  // M 2..64: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0336 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0328 ms, peer 0.0312 ms, ratio 0.954 (fallback bn176_s5_c2: 0.740)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0333 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0338 ms, peer 0.0316 ms, ratio 0.936 (fallback bn176_s5_c2: 0.688)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0322 ms
     {129, 256, 4},  // M 129..256: bn176_s5_c2
@@ -1867,13 +1873,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0196 ms, peer 0.0177 ms, ratio 0.904 (fallback bn192_s4_c2: 0.637)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0192 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0179 ms, ratio 0.952 (fallback bn192_s4_c2: 0.779)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0161 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0191 ms, peer 0.0177 ms, ratio 0.928 (fallback bn192_s4_c2: 0.638)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0191 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0191 ms, peer 0.0181 ms, ratio 0.944 (fallback bn192_s4_c2: 0.787)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0162 ms
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0204 ms
-    //   M=128: bn256_s4_c1 0.0200 ms, peer 0.0192 ms, ratio 0.962 (fallback bn192_s4_c2: 0.807)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0203 ms
+    //   M=128: bn256_s4_c1 0.0198 ms, peer 0.0193 ms, ratio 0.977 (fallback bn192_s4_c2: 0.822)
     {129, 511, 3},  // M 129..511: bn128_s6_c2
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0175 ms
     {512, 640, 6},  // M 512..640: bn256_s4_c1
@@ -1898,14 +1904,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
     {1, 1, 6},  // M 1..1: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0444 ms, peer 0.0401 ms, ratio 0.902 (fallback bn256_s4_c2: 0.630)
+    //   M=1: bn256_s4_c1 0.0444 ms, peer 0.0404 ms, ratio 0.910 (fallback bn256_s4_c2: 0.637)
     {2, 64, 2},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0442 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0430 ms, peer 0.0404 ms, ratio 0.941 (fallback bn256_s4_c2: 0.626)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0422 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.978 (fallback bn256_s4_c2: 0.691)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0440 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0424 ms, peer 0.0404 ms, ratio 0.955 (fallback bn256_s4_c2: 0.625)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0418 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0413 ms, peer 0.0412 ms, ratio 0.999 (fallback bn256_s4_c2: 0.702)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0334 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0333 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0542 ms
     {256, 384, 6},  // M 256..384: bn256_s4_c1
@@ -1939,11 +1945,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0108 ms, ratio 0.962 (fallback bn256_s4_c2: 0.717)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0113 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.971 (fallback bn256_s4_c2: 0.741)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0109 ms, ratio 0.955 (fallback bn256_s4_c2: 0.728)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0114 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0112 ms, ratio 0.981 (fallback bn256_s4_c2: 0.751)
     //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0114 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0117 ms, ratio 1.025 (fallback bn256_s4_c2: 0.783)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.020 (fallback bn256_s4_c2: 0.786)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0097 ms
     {129, 255, 7},  // M 129..255: bn256_s4_c2
@@ -1961,15 +1967,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 63, 10},  // M 1..63: sk2_bn192_s5
-    //   M=1: sk2_bn192_s5 0.0880 ms, peer 0.0779 ms, ratio 0.885 (fallback bn192_s4_c2: 0.500)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0867 ms
-    //   M=16: sk2_bn192_s5 0.0855 ms, peer 0.0785 ms, ratio 0.918 (fallback bn192_s4_c2: 0.495)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0856 ms
+    {1, 63, 12},  // M 1..63: sk2_bn192_s5
+    //   M=1: sk2_bn192_s5 0.0879 ms, peer 0.0797 ms, ratio 0.906 (fallback bn192_s4_c2: 0.513)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0870 ms
+    //   M=16: sk2_bn192_s5 0.0861 ms, peer 0.0798 ms, ratio 0.927 (fallback bn192_s4_c2: 0.503)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0863 ms
     {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
-    //   M=64: bn128_s6_c1_pp64_f1 0.0844 ms, peer 0.0768 ms, ratio 0.910 (fallback bn192_s4_c2: 0.553)
+    //   M=64: bn128_s6_c1_pp64_f1 0.0853 ms, peer 0.0792 ms, ratio 0.928 (fallback bn192_s4_c2: 0.571)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0822 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0825 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1127 ms
     {256, 256, 5},  // M 256..256: bn192_s4_c2
@@ -1994,14 +2000,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1527 ms, peer 0.1211 ms, ratio 0.793 (fallback bn176_s5_c2: 0.445)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1517 ms
+    //   M=1: bn256_s4_c1 0.1479 ms, peer 0.1238 ms, ratio 0.837 (fallback bn176_s5_c2: 0.457)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1498 ms
     {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1457 ms, peer 0.1250 ms, ratio 0.858 (fallback bn176_s5_c2: 0.619)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1379 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.1305 ms, peer 0.1234 ms, ratio 0.946 (fallback bn176_s5_c2: 0.592)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1479 ms, peer 0.1295 ms, ratio 0.876 (fallback bn176_s5_c2: 0.639)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1391 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.1309 ms, peer 0.1275 ms, ratio 0.974 (fallback bn176_s5_c2: 0.613)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1137 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1143 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1744 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
@@ -2034,14 +2040,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 878> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1539 ms, peer 0.1282 ms, ratio 0.833 (fallback bn128_s6_c2: 0.366)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1543 ms
+    //   M=1: bn256_s4_c1 0.1577 ms, peer 0.1315 ms, ratio 0.834 (fallback bn128_s6_c2: 0.376)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1563 ms
     {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1507 ms, peer 0.1316 ms, ratio 0.873 (fallback bn128_s6_c2: 0.512)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1414 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.1326 ms, peer 0.1272 ms, ratio 0.959 (fallback bn128_s6_c2: 0.507)
+    //   M=16: bn128_s6_c1_pp64_f1 0.1507 ms, peer 0.1352 ms, ratio 0.897 (fallback bn128_s6_c2: 0.525)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1418 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.1335 ms, peer 0.1315 ms, ratio 0.985 (fallback bn128_s6_c2: 0.524)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1148 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1157 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1841 ms
     {256, 256, 3},  // M 256..256: bn128_s6_c2
@@ -2086,31 +2092,31 @@ inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
     {gemm_input::bf16, 7663, 9159, 7663, 10837, 265, 14},  // N=8192 K=8192
     {gemm_input::bf16, 7663, 9159, 22989, 29117, 279, 24},  // N=8192 K=28672
     {gemm_input::bf16, 7663, 9159, 29117, 36961, 303, 23},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 326, 29},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 355, 14},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 369, 13},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 382, 7},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 389, 12},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 401, 14},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 415, 11},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 426, 33},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 459, 28},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 487, 38},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 525, 31},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 556, 33},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 589, 35},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 624, 35},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 659, 31},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 690, 32},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 722, 32},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 754, 14},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 768, 31},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 799, 12},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 811, 16},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 827, 7},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 834, 13},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 847, 16},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 863, 15},  // N=59136 K=8192
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 326, 30},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 356, 14},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 370, 13},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 383, 7},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 390, 12},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 402, 14},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 416, 11},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 427, 34},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 461, 27},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 488, 38},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 526, 31},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 557, 33},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 590, 35},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 625, 36},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 661, 31},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 692, 32},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 724, 32},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 756, 14},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 770, 32},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 802, 12},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 814, 16},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 830, 7},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 837, 13},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 850, 16},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 866, 15},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -53,6 +53,22 @@ TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pa
   }
 }
 
+TEST_CASE("attention decode (sm_90a): the loads-only probe streams the same boxes and computes nothing") {
+  // cake_bench_decode --loads-only times it against the whole kernel: the load side's ceiling
+  for (int bn : {64, 128}) {
+    kernels::attention_decode_config c;
+    c.bn = bn, c.stages = 3, c.splits = 4, c.loads_only = true;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_decode_sm90(c);
+    INFO(p.kernel_name.view());
+    CHECK(p.kernel_name.view().back() == 'L');
+    const auto b = lower_and_build(p);
+    CHECK_FALSE(has(b.ptx(), "wgmma.mma_async"));
+    // (its softmax runs once per point on zeros, outside the block loop, so that its register tiles have layouts)
+    CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * c.pages_per_block());
+  }
+}
+
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());

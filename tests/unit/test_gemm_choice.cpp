@@ -135,4 +135,10 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   c = cake::splitk_fill_config_for(1, 10240, 8192, 132, h200_96);
   CHECK(c.bn == 160);
   CHECK(c.splits == 2);
+  // between = false: only the coarse widths (the sweep times both picks)
+  c = cake::splitk_fill_config_for(1, 7168, 4096, 132, h200_96, cake::gemm_input::bf16, 256, false);
+  CHECK(c.bn != 160);
+  CHECK(c.bn != 112);
+  CHECK(c.bn != 96);
+  CHECK((c.bn / 8) % c.splits == 0);
 }

@@ -2,6 +2,7 @@
 // length, instead of writing past its arrays or silently using packed strides.
 #include <doctest/doctest.h>
 
+#include <cake/cake.hpp>
 #include <cake/runtime/kernel.hpp>
 #include <string>
 
@@ -31,4 +32,24 @@ TEST_CASE("tensor_view: more dims than a tensor has, or strides for another numb
   CHECK(message([] { (void)tensor_view(nullptr, {1, 2, 3, 4, 5}); }) == "tensor_view: 5 dims; a tensor has at most 4");
   CHECK(message([] { (void)tensor_view(nullptr, {8, 8}, {8}); }) ==
         "tensor_view: 1 strides for 2 dims (give one stride per dim, or none for a packed tensor)");
+}
+
+TEST_CASE("tensor maps: 256-byte L2 promotion, none for a streamed tensor, CAKE_TMA_L2_PROMOTION over both") {
+  using cake::jit::tma_l2_promotion;
+  using cake::runtime_detail::tma_l2_promotion_for;
+  auto k = cake::kernel("streamed_probe").target(cake::sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<cake::bf16>("X", cake::dims(R, C));
+  auto Y = k.input<cake::bf16>("Y", cake::dims(R, C));
+  k.streamed(Y);
+  const auto& x = k.p.tensors[X.index];
+  const auto& y = k.p.tensors[Y.index];
+  CHECK_FALSE(x.streamed);
+  CHECK(y.streamed);
+  CHECK(tma_l2_promotion_for(x, -2) == tma_l2_promotion::b256);  // unset: what the program asks for
+  CHECK(tma_l2_promotion_for(y, -2) == tma_l2_promotion::none);
+  CHECK(tma_l2_promotion_for(x, 0) == tma_l2_promotion::none);  // the switch wins
+  CHECK(tma_l2_promotion_for(y, 128) == tma_l2_promotion::b128);
+  CHECK(tma_l2_promotion_for(y, 256) == tma_l2_promotion::b256);
+  CHECK_THROWS_WITH_AS((void)tma_l2_promotion_for(x, -1), "CAKE_TMA_L2_PROMOTION: expected none, 64, 128 or 256", cake::jit::argument_error);
 }

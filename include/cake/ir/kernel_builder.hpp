@@ -143,6 +143,13 @@ class kernel_builder {
     if (t.index < p.tensors.size()) p.tensors[t.index].independent = true;
     return *this;
   }
+  // `t` is streamed: read once, each TMA box's neighbours loaded with it (tensor_param::streamed). The
+  // runtime encodes its tensor maps without L2 promotion. A performance hint; correctness does not depend on it.
+  template <element_type T>
+  constexpr kernel_builder& streamed(tensor<T> t) {
+    if (t.index < p.tensors.size()) p.tensors[t.index].streamed = true;
+    return *this;
+  }
   template <element_type T>
   constexpr scalar<T> param(std::string_view nm, src_loc at = src_loc::current()) {
     scalar_param s;

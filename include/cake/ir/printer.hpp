@@ -264,7 +264,7 @@ inline std::string to_text(const program& p, print_options opt = {}) {
   for (const auto& t : p.tensors) {
     s += "  tensor " + std::string(t.nm.view()) + ": " + std::string(to_string(t.dt)) + " [";
     for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::string(p.dims[t.dims[i]].nm.view());
-    s += std::string("] ") + (t.output ? "output" : "input") + (t.independent ? ", independent of the previous grid" : "") + at(p, t.loc, opt) + "\n";
+    s += std::string("] ") + (t.output ? "output" : "input") + (t.independent ? ", independent of the previous grid" : "") + (t.streamed ? ", streamed" : "") + at(p, t.loc, opt) + "\n";
   }
   for (const auto& c : p.scalars) s += "  scalar " + std::string(c.nm.view()) + ": " + std::string(to_string(c.dt)) + at(p, c.loc, opt) + "\n";
   if (p.has_space()) {

@@ -33,6 +33,23 @@ inline unsigned long long env_hang_timeout_ns() {
   return ms * 1000000ull;
 }
 
+// CAKE_TMA_L2_PROMOTION=none|64|128|256: the L2 promotion of every tensor map the runtime encodes, over
+// what the program asks for (256 bytes, none for a tensor declared streamed); read once per process. An
+// experiment switch for memory-bound kernels (docs/jit.md). Returns the bytes (0 for none), -2 when unset,
+// -1 for a value it does not know (the runtime refuses it, naming the variable).
+inline int env_tma_l2_promotion_bytes() {
+  static const int bytes = [] {
+    const auto v = env_string("CAKE_TMA_L2_PROMOTION");
+    if (!v) return -2;
+    if (*v == "none" || *v == "0") return 0;
+    if (*v == "64") return 64;
+    if (*v == "128") return 128;
+    if (*v == "256") return 256;
+    return -1;
+  }();
+  return bytes;
+}
+
 // Where the CUDA toolkit is, and why that one. NVRTC needs the toolkit's include folders for
 // <cuda/std/...> (CCCL lives in $CUDA/include/cccl since CUDA 13, hardware-facts §7).
 struct toolkit_location {

@@ -68,6 +68,19 @@ inline jit::tma_dtype tma_dtype_of(dtype d) {
     default: return jit::tma_dtype::i32;
   }
 }
+// A tensor map's L2 promotion: 256 bytes, none for a tensor declared streamed (k.streamed), unless
+// CAKE_TMA_L2_PROMOTION says otherwise (jit/env.hpp).
+inline jit::tma_l2_promotion tma_l2_promotion_for(const tensor_param& t, int env_bytes = jit::env_tma_l2_promotion_bytes()) {
+  switch (env_bytes) {
+    case -2: return t.streamed ? jit::tma_l2_promotion::none : jit::tma_l2_promotion::b256;
+    case 0: return jit::tma_l2_promotion::none;
+    case 64: return jit::tma_l2_promotion::b64;
+    case 128: return jit::tma_l2_promotion::b128;
+    case 256: return jit::tma_l2_promotion::b256;
+    default: throw jit::argument_error("CAKE_TMA_L2_PROMOTION: expected none, 64, 128 or 256");
+  }
+}
+
 inline jit::tma_swizzle tma_swizzle_of(swizzle s) {
   switch (s) {
     case swizzle::b32: return jit::tma_swizzle::b32;
@@ -173,7 +186,7 @@ class runtime_kernel {
       s.box_dims[0] = static_cast<std::uint32_t>(d.box_cols);
       if (decl.rank >= 2) s.box_dims[decl.rank - 1 - d.row_pos] = static_cast<std::uint32_t>(d.box_rows);
       s.swizzle = runtime_detail::tma_swizzle_of(d.swz);
-      s.l2_promotion = jit::tma_l2_promotion::b256;
+      s.l2_promotion = runtime_detail::tma_l2_promotion_for(decl);
       const CUtensorMap m = jit::encode_tensor_map(s);
       std::memcpy(base + L.tmap_offset + static_cast<std::size_t>(i) * lower::tensor_map_bytes, &m, sizeof m);
     }
