@@ -59,18 +59,13 @@ struct attention_decode_config {
   bool persistent = false;  // one CTA per SM walks the (slice, KV head, request) points: the pipelines run on
                             // from one point into the next (no per-CTA prologue, no partial last wave); Q
                             // gets two stages so that the next point's Q loads during this one's last blocks
-  bool cp_async = false;    // K and V copied by the consumer warpgroup itself with cp.async (ring of `stages`
-                            // copies, no TMA producer warp): cuDNN's decode streams by cp.async at 92% of the
-                            // DRAM peak where the TMA form stops at ~77% (docs/attention.md); not persistent,
-                            // at most 8 page parts per block (its copies are ops of the program, unrolled)
   bool loads_only = false;  // a probe, not a schedule: the consumer waits for and releases every K and V stage
                             // without computing (O stays 0), so that the load side's ceiling can be timed
                             // against the whole kernel (cake_bench_decode --loads-only)
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
-           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
-           !(cp_async && (persistent || loads_only || stages < 2 || pages_per_block() * parts > 8));
+           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256;
   }
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
@@ -98,117 +93,11 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   b.put(c.splits);
   if (c.persistent) b.put("P");
   if (c.loads_only) b.put("L");
-  if (c.cp_async) b.put("C");
   return b;
 }
 }  // namespace attention_detail
 
-// The cp.async form (config.cp_async): one warpgroup copies and computes. Block t of the slice (key block
-// sl + t * splits) goes to ring copy t % stages; the copy of block t + stages - 1 is issued (one commit group
-// per block, empty past the slice's last block) before block t is waited for, so stages - 1 blocks are in
-// flight while one is computed. The copies are generic-proxy writes that wgmma reads through the async proxy:
-// fence.proxy.async, then the warpgroup's barrier, before the MMAs; the barrier after P V keeps the next
-// copy from overwriting a stage a warp still reads.
-constexpr program attention_decode_cp_sm90(const attention_decode_config& c) {
-  const name_builder nm = attention_detail::decode_name(c);
-  auto k = kernel(nm.view()).target(sm_90a);
-  auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
-  auto Q = k.input<bf16>("Q", dims(Bt, H, D));
-  auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
-  auto Vc = k.input<bf16>("V", dims(P, PS, HK, D));
-  auto Pt = k.input<i32>("page_table", dims(Bt, MP));
-  auto Len = k.input<i32>("seq_lens", dims(Bt));
-  auto Wo = k.output<f32>("part_o", dims(NS, Bt, H, D));
-  auto Wm = k.output<f32>("part_m", dims(NS, Bt, H, One));
-  auto Wl = k.output<f32>("part_l", dims(NS, Bt, H, One));
-  auto scale = k.param<f32>("scale_log2");
-  auto space = k.parallel(split(c.splits), each(HK), each(Bt));
-  const int ppb = c.pages_per_block();
-  std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
-  for (int d = 0; d < c.parts; ++d) {
-    sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {64, 64}, swizzle::b128);
-    sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128, copies(c.stages));
-    sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128, copies(c.stages));
-  }
-  auto wg = k.named_barrier("wg");
-  k.role("softmax", warpgroups(1), [&](role& r) {
-    auto s = r.accumulator<f32>("s", {64, c.bn});
-    auto o = r.accumulator<f32>("o", {64, 64 * c.parts});
-    auto p = r.fragment<bf16>("p", {64, c.bn});
-    auto m = r.row_vector<f32>("m", 64);
-    auto mn = r.row_vector<f32>("mn", 64);
-    auto ms = r.row_vector<f32>("ms", 64);
-    auto al = r.row_vector<f32>("al", 64);
-    auto l = r.row_vector<f32>("l", 64);
-    auto ls = r.row_vector<f32>("ls", 64);
-    r.for_each(space, [&](auto sl, auto hk, auto b) {
-      r.griddep_launch_dependents();
-      const index_expr h0 = r.let_index(hk * c.group);
-      const index_expr len = r.read_index(Len.at(b));
-      const index_expr blocks = r.let_index((len + (c.bn - 1)) / c.bn);
-      r.fill(o, 0.0f);
-      r.fill(m, neg_inf);
-      r.fill(l, 0.0f);
-      r.when(sl < blocks, [&] {
-        const index_expr last_page = r.let_index((len - 1) / c.page_size);
-        // the slice's block t (key block sl + t * splits) into ring copy t; past the slice's last block the
-        // pages clamp to the request's last page (read, never used), so every trip commits one group
-        auto copy_block = [&](index_expr t) {
-          const index_expr jb = sl + t * c.splits;
-          std::array<index_expr, 8> page{};
-          for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(jb * ppb + i, last_page)));
-          for (int i = 0; i < ppb; ++i)
-            for (int d = 0; d < c.parts; ++d) {
-              r.cp_async(sK[d].stage(t).rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
-              r.cp_async(sV[d].stage(t).rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
-            }
-          r.cp_async_commit();
-        };
-        for (int d = 0; d < c.parts; ++d) r.cp_async(sQ[d], Q.tile(b, h0, d).rows_at(1).elements_at(1));
-        r.loop(loop_extent(c.stages - 1), [&](auto t) { copy_block(t); });  // (Q joins block 0's group)
-        const index_expr trips = r.let_index((blocks - sl + (c.splits - 1)) / c.splits);
-        r.loop(loop_extent(trips), [&](auto t) {
-          copy_block(t + (c.stages - 1));
-          r.cp_async_wait(c.stages - 1);  // all but the groups issued after block t's: Q and block t landed
-          r.fence_proxy_async();          // this thread's copies, visible to wgmma's async proxy
-          r.sync(wg);                     // ...and every other thread's
-          r.wgmma_fence();
-          for (int d = 0; d < c.parts; ++d) {
-            auto mma = r.wgmma(s, sQ[d], sK[d].stage(t)).over(D);
-            if (d == 0) mma.overwrite();
-          }
-          r.wgmma_commit();
-          r.wgmma_wait(0);
-          r.set(s, select((sl + t * c.splits) * c.bn + col() >= len, neg_inf, s));
-          r.row_max(mn, s);
-          r.set(mn, max(mn, m));
-          r.set(ms, mn * -scale);
-          r.set(s, exp2(fma(s, scale, ms)));
-          r.row_sum(ls, s);
-          r.set(al, exp2(fma(m, scale, ms)));
-          r.set(l, l * al + ls);
-          r.set(m, mn);
-          r.set(o, o * al);
-          r.set(p, s);
-          r.wgmma_fence();
-          for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sV[d].stage(t));
-          r.wgmma_commit();
-          r.wgmma_wait(0);
-          r.sync(wg);  // every warp is done with ring copy t before trip t + 1 copies into it
-        });
-        r.cp_async_wait(0);  // the clamped copies past the last block, before the CTA exits
-      });
-      r.set(ms, m * scale);
-      r.store(Wm.tile(sl, b, h0, 0).elements_at(2).limit(2, h0 + c.group), ms);
-      r.store(Wl.tile(sl, b, h0, 0).elements_at(2).limit(2, h0 + c.group), l);
-      r.store(Wo.tile(sl, b, h0, 0).rows_at(2).elements_at(2).limit(2, h0 + c.group), o);
-    });
-  });
-  return k.build();
-}
-
 constexpr program attention_decode_sm90(attention_decode_config c = {}) {
-  if (c.cp_async) return attention_decode_cp_sm90(c);
   const name_builder nm = attention_detail::decode_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
   if (c.persistent) k.persistent();

@@ -69,28 +69,6 @@ TEST_CASE("attention decode (sm_90a): the loads-only probe streams the same boxe
   }
 }
 
-TEST_CASE("attention decode (sm_90a): the cp.async form copies K and V itself and lowers clean") {
-  for (int bn : {64, 128})
-    for (int st : {2, 3}) {
-      kernels::attention_decode_config c;
-      c.bn = bn, c.stages = st, c.splits = 4, c.cp_async = true;
-      if (bn == 128) {
-        CHECK_FALSE(c.valid());  // 8 pages x 2 parts per block: more copies than the form unrolls
-        c.page_size = 64;
-      }
-      REQUIRE(c.valid());
-      const program p = kernels::attention_decode_sm90(c);
-      INFO(p.kernel_name.view());
-      CHECK(p.kernel_name.view().back() == 'C');
-      const auto b = lower_and_build(p);
-      MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
-      CHECK(has(b.ptx(), "cp.async.cg.shared.global"));
-      CHECK(has(b.ptx(), "fence.proxy.async"));
-      CHECK_FALSE(has(b.ptx(), "cp.async.bulk.tensor"));
-      CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));
-    }
-}
-
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());
