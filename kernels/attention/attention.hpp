@@ -426,7 +426,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_pointer("workspace", workspace, 256, who);
   kernels::attention_decode_config c = decode_config_for(s);
   if (forced) {
-    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only;
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only, c.page_batch = forced->page_batch;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
