@@ -149,8 +149,13 @@ int main(int argc, char** argv) {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
       auto work = [&](CUstream stream) {
-        attention::decode_paged_with(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()), static_cast<const int*>(dl.address()),
-                                     dout.address(), static_cast<float*>(dlse.address()), dws.address(), s, stream);
+        if (c.loads_only)
+          attention::probe::decode_paged_loads_only(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()),
+                                                    static_cast<const int*>(dl.address()), dout.address(), static_cast<float*>(dlse.address()), dws.address(), s,
+                                                    stream);
+        else
+          attention::decode_paged_with(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()), static_cast<const int*>(dl.address()),
+                                       dout.address(), static_cast<float*>(dlse.address()), dws.address(), s, stream);
       };
       harness::timing_options o;
       o.runs = runs;

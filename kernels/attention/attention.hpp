@@ -413,7 +413,8 @@ inline const runtime_kernel& decode_combine_kernel(const kernels::attention_deco
 }
 
 inline void run_decode(const kernels::attention_decode_config* forced, const void* q, const void* k_cache, const void* v_cache, const int* page_table,
-                       const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream, int device) {
+                       const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream, int device,
+                       bool probe = false) {
   const char* who = "cake::attention::decode_paged";
   check_decode(s, who);
   check_pointer("q", q, 16, who);
@@ -425,6 +426,9 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_pointer("lse", lse, 4, who);
   check_pointer("workspace", workspace, 256, who);
   kernels::attention_decode_config c = decode_config_for(s);
+  if (forced && forced->loads_only && !probe)
+    throw jit::argument_error("cake::attention::decode_paged_with: loads_only is a timing probe whose o is not attention; it runs only through "
+                              "cake::attention::probe::decode_paged_loads_only");
   if (forced) {
     c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only, c.page_batch = forced->page_batch;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
@@ -485,5 +489,17 @@ inline void decode_paged_with(const kernels::attention_decode_config& config, co
                               const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_decode(&config, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
 }
+
+namespace probe {
+// config with loads_only: the consumer waits for and releases every K and V stage without computing, so
+// that the load side's ceiling can be timed against the whole kernel (cake_bench_decode --loads-only). o
+// and lse are written but are not attention.
+inline void decode_paged_loads_only(kernels::attention_decode_config config, const void* q, const void* k_cache, const void* v_cache,
+                                    const int* page_table, const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s,
+                                    CUstream stream = nullptr, int device = 0) {
+  config.loads_only = true;
+  detail::run_decode(&config, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device, true);
+}
+}  // namespace probe
 
 }  // namespace cake::attention

@@ -186,4 +186,9 @@ TEST_CASE("attention decode entry point: refusals name the argument, before any 
   bad.splits = 300;
   CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("decode_paged_with: no such schedule"),
                        jit::argument_error);
+  // the loads-only probe's o is not attention: the tuning entry point refuses it (the probe has its own)
+  kernels::attention_decode_config probe;
+  probe.loads_only = true;
+  CHECK_THROWS_WITH_AS(attention::decode_paged_with(probe, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("loads_only is a timing probe"),
+                       jit::argument_error);
 }
