@@ -47,6 +47,8 @@
 
 #include <cake/cake.hpp>
 
+#include "online_softmax.hpp"
+
 namespace cake::kernels {
 
 struct attention_decode_config {
@@ -164,14 +166,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     // the block's scores s (keys j * bn ..) into the running max m, sum l, O's scale and P
     auto online_softmax = [&](index_expr j, index_expr len) {
       r.set(s, select(j * c.bn + col() >= len, neg_inf, s));
-      r.row_max(mn, s);
-      r.set(mn, max(mn, m));
-      r.set(ms, mn * -scale);
-      r.set(s, exp2(fma(s, scale, ms)));
-      r.row_sum(ls, s);
-      r.set(al, exp2(fma(m, scale, ms)));
-      r.set(l, l * al + ls);
-      r.set(m, mn);
+      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale);
       r.set(o, o * al);
       r.set(p, s);
     };

@@ -36,6 +36,8 @@
 
 #include <cake/cake.hpp>
 
+#include "online_softmax.hpp"
+
 namespace cake::kernels {
 
 struct attention_prefill_config {
@@ -228,16 +230,8 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
                         : c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
           r.set(s, select(out, neg_inf, s));
         }
-        r.row_max(mn, s);
-        r.set(mn, max(mn, m));
-        // (varlen causal: a row may have seen no key yet; exp2 of -inf - -inf would be NaN, so its offset is 0)
-        if (vl && masked) r.set(ms, select(mn <= neg_inf, 0.0f, mn * -scale));
-        else r.set(ms, mn * -scale);
-        r.set(s, exp2(fma(s, scale, ms)));
-        r.row_sum(ls, s);
-        r.set(al, exp2(fma(m, scale, ms)));
-        r.set(l, l * al + ls);
-        r.set(m, mn);
+        // (varlen causal: a row may have seen no key yet)
+        attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked);
       };
       r.fill(o, 0.0f);
       r.fill(m, neg_inf);

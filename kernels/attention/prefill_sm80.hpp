@@ -20,6 +20,8 @@
 
 #include <cake/cake.hpp>
 
+#include "online_softmax.hpp"
+
 namespace cake::kernels {
 
 struct attention_prefill_sm80_config {
@@ -110,14 +112,7 @@ constexpr program attention_prefill_sm80(attention_prefill_sm80_config c = {}) {
         // keys past T, and (causal) keys after the query: -inf
         auto out = c.causal ? (j * cfg::bn + col() >= T.extent()) || (j * cfg::bn + col() > row0 + row()) : (j * cfg::bn + col() >= T.extent());
         r.set(s, select(out, neg_inf, s));
-        r.row_max(mn, s);
-        r.set(mn, max(mn, m));
-        r.set(ms, mn * -scale);
-        r.set(s, exp2(fma(s, scale, ms)));
-        r.row_sum(ls, s);
-        r.set(al, exp2(fma(m, scale, ms)));
-        r.set(l, l * al + ls);
-        r.set(m, mn);
+        attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale);
         for (int d = 0; d < c.parts; ++d) r.set(o[d], o[d] * al);
         r.set(p, s);
         for (int d = 0; d < c.parts; ++d) r.mma_sync(o[d], p, sV[d].stage(j));
