@@ -2,8 +2,9 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodepb decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
+shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
 mkdir -p "$OUT"
@@ -292,12 +293,14 @@ for s in "${steps[@]}"; do
       grep -E "attn_dec|gpu__|dram__|lts__|sm__|launch__|smsp__" "$OUT/decode_ncu_layout.log" | head -n 14 | cut -c1-150
       timeout 120 ncu --metrics $M --launch-skip 2 --launch-count 1 -k regex:"fmha|cudnn|sm90|flash|attn|xmma" python3 bench/h200/sdpa_decode_probe.py 64 4096 > "$OUT/sdpa_ncu_layout.log" 2>&1
       grep -vE "^==PROF==|Warning" "$OUT/sdpa_ncu_layout.log" | grep -E "\(|gpu__|dram__|lts__|sm__|launch__|smsp__" | head -n 14 | cut -c1-150 ;;
-    decodepb)
-      # decode's page_batch (page indices of 2..4 blocks per producer trip): the GPU test (its page_batch cases
-      # included), then each chosen schedule against its page_batch twins, whole kernel and loads-only probe
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_attention_decode.log" 2>&1; echo "rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_attention_decode.log" | head -n 8 | cut -c1-200
-      timeout 300 $B/bench/cake_bench_decode --runs 20 --page-batch --loads-only --json "$OUT/decode_page_batch.json" 2>&1 | grep -E "^decode|error" | cut -c1-120 ;;
+    decodeprobe)
+      # the load path's ceiling on decode's access pattern, hand-written TMA / cp.async / ld.global readers
+      # (bench/h200/decode_load_probe.cu says what each is), on four of issue 12's decode rows
+      nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/decode_load_probe" bench/h200/decode_load_probe.cu -lcuda || { echo "nvcc failed"; continue; }
+      for shape in "64 4096 4" "256 4096 1" "64 16384 4" "128 2048 2"; do
+        timeout 120 "$OUT/decode_load_probe" $shape 2>&1 | tee -a "$OUT/decode_load_probe.log"
+      done
+      rm -f "$OUT/decode_load_probe" ;;
     decodehost)
       # where the host time of a Python decode call goes (after a step that built the package into /tmp/cp)
       PYTHONPATH=/tmp/cp:/tmp/bt timeout 120 python3 bench/h200/decode_host_probe.py 2>&1 | tee "$OUT/decode_host.log" | grep -vE "Warning|warn" | cut -c1-200 | head -n 40 ;;

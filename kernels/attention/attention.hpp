@@ -430,7 +430,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     throw jit::argument_error("cake::attention::decode_paged_with: loads_only is a timing probe whose o is not attention; it runs only through "
                               "cake::attention::probe::decode_paged_loads_only");
   if (forced) {
-    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only, c.page_batch = forced->page_batch;
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +

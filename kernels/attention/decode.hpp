@@ -61,20 +61,13 @@ struct attention_decode_config {
   bool persistent = false;  // one CTA per SM walks the (slice, KV head, request) points: the pipelines run on
                             // from one point into the next (no per-CTA prologue, no partial last wave); Q
                             // gets two stages so that the next point's Q loads during this one's last blocks
-  int page_batch = 1;       // blocks per producer trip: their page indices are read together, then their
-                            // loads issued, so one page-table latency is waited per page_batch blocks, not
-                            // per block (the producer's trip is otherwise that latency plus the TMA issue)
   bool loads_only = false;  // a probe, not a schedule: the consumer waits for and releases every K and V stage
                             // without computing (O stays 0), so that the load side's ceiling can be timed
                             // against the whole kernel (cake_bench_decode --loads-only)
   constexpr int pages_per_block() const { return bn / page_size; }
-  // the program's global tile references (capacity::tile_refs is 48): Q's parts, the page reads and K / V
-  // boxes of a producer trip, the two length reads and the three stores
-  constexpr int global_tiles() const { return parts + page_batch * pages_per_block() * (1 + 2 * parts) + 2 + 3; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
-           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
-           page_batch >= 1 && page_batch <= 4 && global_tiles() <= 48;
+           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256;
   }
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
@@ -101,10 +94,6 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   b.put("s");
   b.put(c.splits);
   if (c.persistent) b.put("P");
-  if (c.page_batch > 1) {
-    b.put("b");
-    b.put(c.page_batch);
-  }
   if (c.loads_only) b.put("L");
   return b;
 }
@@ -227,26 +216,15 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
         // are computed and never stored
         for (int d = 0; d < c.parts; ++d) r.tma_load(sq[sQ[d]], Q.tile(b, w.h0, d).rows_at(1).elements_at(1));
         const index_expr last_page = r.let_index((w.len - 1) / c.page_size);
-        // a trip takes blocks j, j + splits, .. (page_batch of them): every page index first (independent
-        // loads, one latency), then each block's boxes; a block past the slice's last is not loaded (its
-        // page reads are clamped to the request's last page: read, never used)
-        const int pb = c.page_batch;
-        r.loop(sl, loop_extent(w.blocks), c.splits * pb, [&](auto j) {
-          std::array<index_expr, 32> page{};
-          for (int u = 0; u < pb; ++u)
-            for (int i = 0; i < ppb; ++i) page[u * ppb + i] = r.read_index(Pt.at(b, r.let_min((j + u * c.splits) * ppb + i, last_page)));
-          for (int u = 0; u < pb; ++u) {
-            auto issue = [&] {
-              auto sk = r.acquire(kp);
-              for (int i = 0; i < ppb; ++i)
-                for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[u * ppb + i], 0, hk, d).rows_at(1));
-              auto sv = r.acquire(vp);
-              for (int i = 0; i < ppb; ++i)
-                for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[u * ppb + i], 0, hk, d).rows_at(1));
-            };
-            if (u == 0) issue();
-            else r.when(j + u * c.splits < w.blocks, issue);
-          }
+        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
+          std::array<index_expr, 8> page{};
+          for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(j * ppb + i, last_page)));
+          auto sk = r.acquire(kp);
+          for (int i = 0; i < ppb; ++i)
+            for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
+          auto sv = r.acquire(vp);
+          for (int i = 0; i < ppb; ++i)
+            for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
         });
       });
     });

@@ -45,7 +45,6 @@ struct decode_case {
   int splits = 0;  // > 0: decode_paged_with this split count; 0: the entry point's choice
   int bn = 0, stages = 0;  // > 0: decode_paged_with these (with splits, or the entry point's split)
   bool persistent = false;  // decode_paged_with a persistent walk (one CTA per SM over the points)
-  int page_batch = 0;       // > 0: decode_paged_with the page indices of this many blocks read per producer trip
 };
 
 struct result {
@@ -76,9 +75,8 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
-  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.page_batch > 0;
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent;
   cfg.persistent = c.persistent;
-  if (c.page_batch > 0) cfg.page_batch = c.page_batch;
   if (c.splits > 0) cfg.splits = c.splits;
   if (c.bn > 0) cfg.bn = c.bn;
   if (c.stages > 0) cfg.stages = c.stages;
@@ -183,20 +181,15 @@ TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffl
       {mixed, 8, 2, 64, 16, 0, 0, 3},      // 3 stages
       {batch64, 32, 8, 128, 16, 4, 128, 3, true},  // persistent: 4 x 8 x 64 points over one CTA per SM
       {mixed, 8, 2, 128, 64, 0, 128, 2, true},     // persistent, pages of 64, the entry point's split
-      {mixed, 8, 2, 128, 16, 0, 64, 3, false, 2},          // page indices of 2 blocks per producer trip
-      {{1, 7, 127, 700}, 8, 2, 128, 16, 8, 64, 2, false, 2},  // ... with slices of 0, 1 and an odd count of blocks
-      {{4097}, 32, 8, 64, 64, 3, 64, 3, false, 4},         // 4 blocks of one page per trip, D 64, 3 splits
-      {batch64, 32, 8, 128, 16, 4, 64, 3, false, 3},       // 3 blocks per trip, B = 64
-      {mixed, 8, 2, 128, 64, 4, 128, 3, true, 2},          // persistent, 2 blocks of 2 pages per trip
   };
   for (const auto& c : cases) {
     const result r = run_case(c, rng);
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << (c.persistent ? " persistent" : "") << " page_batch " << c.page_batch << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << (c.persistent ? " persistent" : "") << " page_batch " << c.page_batch << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);

@@ -69,29 +69,6 @@ TEST_CASE("attention decode (sm_90a): the loads-only probe streams the same boxe
   }
 }
 
-TEST_CASE("attention decode (sm_90a): page_batch reads the page indices of several blocks per producer trip") {
-  struct v {
-    int page_size, bn, batch;
-  };
-  for (v x : {v{16, 64, 2}, v{64, 64, 4}, v{64, 128, 2}, v{32, 64, 3}}) {
-    kernels::attention_decode_config c;
-    c.page_size = x.page_size, c.bn = x.bn, c.stages = 3, c.splits = 4, c.page_batch = x.batch;
-    REQUIRE(c.valid());
-    const program p = kernels::attention_decode_sm90(c);
-    INFO(p.kernel_name.view());
-    const auto b = lower_and_build(p);
-    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
-    // every page of every block of the trip read, and their boxes issued
-    CHECK(count(b.source(), "__ldg(static_cast<const int*>") == c.page_batch * c.pages_per_block() + 2);
-    CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * c.pages_per_block() * c.page_batch);
-    if (c.bn == 64) CHECK(b.art.resources.registers <= 204);
-  }
-  kernels::attention_decode_config c;
-  c.bn = 128, c.page_batch = 2;  // 8 pages of 16 per block, twice: more global tiles than a program holds
-  CHECK(c.global_tiles() > 48);
-  CHECK_FALSE(c.valid());
-}
-
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());
