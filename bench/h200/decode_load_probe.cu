@@ -13,7 +13,8 @@
 // walking the items). Cache: K and V [pages][16][HK][128] bf16 with a shuffled page table, B requests of
 // `ctx` keys. Built and run by step `decodeprobe` of bench/h200/session.sh:
 //   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o decode_load_probe decode_load_probe.cu -lcuda
-//   decode_load_probe [B ctx splits]   (default 64 4096 4: issue 12's B 64, 4k-key row)
+//   decode_load_probe [B ctx splits [gap]]   (default 64 4096 4: issue 12's B 64, 4k-key row; gap: only the
+//   TMA reader with Cake's decode features added one at a time (flags F_*), to find what Cake's probe pays)
 // Prints one line per variant: ms (median of 20, L2 flushed before each) and GB/s of K and V bytes.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 using u32 = unsigned;
@@ -53,10 +55,25 @@ __device__ __forceinline__ void mbar_expect_tx(u64* b, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(u64* b) { asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(smem_u32(b)) : "memory"); }
-__device__ __forceinline__ void mbar_wait(u64* b, u32 parity) {
+__device__ __forceinline__ bool mbar_try(u64* b, u32 parity) {
+  u32 ok;
   asm volatile(
-      "{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n @!p bra W;\n}\n" ::"r"(smem_u32(b)), "r"(parity)
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(smem_u32(b)), "r"(parity)
       : "memory");
+  return ok != 0;
+}
+// a wait that traps after ~2 s instead of hanging the GPU (a probe's bug costs seconds, not the call)
+__device__ __forceinline__ void mbar_wait(u64* b, u32 parity) {
+  if (mbar_try(b, parity)) return;
+  u64 t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (!mbar_try(b, parity)) {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > 2000000000ull) __trap();
+  }
 }
 __device__ __forceinline__ void tma_3d(void* dst, const CUtensorMap* map, u64* bar, int c0, int c1, int c2) {
   asm volatile(
@@ -75,38 +92,74 @@ __device__ __forceinline__ void item_of(const problem& p, int it, int& s, int& h
   h = (it / p.splits) % HK;
   b = it / (p.splits * HK);
 }
+// Cake's order: KV head fastest, then slice, then request
+__device__ __forceinline__ void item_of_head_first(const problem& p, int it, int& s, int& h, int& b) {
+  h = it % HK;
+  s = (it / HK) % p.splits;
+  b = it / (p.splits * HK);
+}
+
+// tma_reader's flags: Cake's decode features, one at a time or together, to find what its loads-only probe
+// pays against this reader
+enum : int { F_Q = 1, F_SPLIT_KV = 2, F_PREFETCH = 4, F_PDL = 8, F_SYNC_END = 16, F_ALL = 31 };
 
 template <int STAGES>
 __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv, int items,
-                                                  int* sink) {
+                                                  int* sink, int head_first, const int* lens, int flags, const __grid_constant__ CUtensorMap mq) {
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);  // 128-byte swizzle: 1024-aligned boxes
-  __shared__ u64 full[STAGES], empty[STAGES];
+  unsigned char* sq = smem + STAGES * STAGE_BYTES;                                     // Q: 16 KB after the ring
+  __shared__ u64 full[STAGES], empty[STAGES], vfull[STAGES], vempty[STAGES], qfull;
   const int tid = threadIdx.x;
+  const bool split_kv = flags & F_SPLIT_KV;
   if (tid == 0) {
-    for (int i = 0; i < STAGES; ++i) mbar_init(&full[i], 1), mbar_init(&empty[i], 1);
+    for (int i = 0; i < STAGES; ++i) mbar_init(&full[i], 1), mbar_init(&empty[i], 1), mbar_init(&vfull[i], 1), mbar_init(&vempty[i], 1);
+    mbar_init(&qfull, 1);
     asm volatile("fence.mbarrier_init.release.cluster;");
+    if (flags & F_PREFETCH) {
+      asm volatile("prefetch.tensormap [%0];" ::"l"(&mk) : "memory");
+      asm volatile("prefetch.tensormap [%0];" ::"l"(&mv) : "memory");
+      asm volatile("prefetch.tensormap [%0];" ::"l"(&mq) : "memory");
+    }
   }
   __syncthreads();
+  if (flags & F_PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int blocks = p.ctx / BN;
-  if (tid >= 128) {  // producer warp
-    if (tid != 128) return;
+  if (tid > 128) {  // the producer warp's other lanes: nothing to do
+  } else if (tid == 128) {  // producer
     u32 n = 0;
     for (int it = blockIdx.x; it < items; it += gridDim.x) {
       int s, h, b;
-      item_of(p, it, s, h, b);
-      for (int j = s; j < blocks; j += p.splits, ++n) {
+      if (head_first) item_of_head_first(p, it, s, h, b);
+      else item_of(p, it, s, h, b);
+      // lens: the walk's bound read from memory first (a dependent load before the page reads, as Cake's)
+      const int nb = lens ? (__ldg(lens + b) + BN - 1) / BN : blocks;
+      if (flags & F_Q) {  // Q's two 64-column boxes of 64 rows from row h * 4 (rows past H zero-filled), as Cake's
+        mbar_expect_tx(&qfull, 2 * 64 * 128);
+        for (int d = 0; d < 2; ++d) tma_3d(sq + d * 8192, &mq, &qfull, d * 64, h * 4, b);
+      }
+      for (int j = s; j < nb; j += p.splits, ++n) {
         const int st = n % STAGES;
         if (n >= STAGES) mbar_wait(&empty[st], ((n / STAGES) - 1) & 1);
         int page[PPB];
         for (int i = 0; i < PPB; ++i) page[i] = p.page_table[b * p.pages_per_req + j * PPB + i];
         unsigned char* base = smem + st * STAGE_BYTES;
-        mbar_expect_tx(&full[st], STAGE_BYTES);
-        for (int i = 0; i < PPB; ++i)
-          for (int d = 0; d < 2; ++d) {
-            tma_3d(base + d * (BN * 128) + i * (PS * 128), &mk, &full[st], d * 64, h, page[i] * PS);
-            tma_3d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv, &full[st], d * 64, h, page[i] * PS);
-          }
+        if (!split_kv) {
+          mbar_expect_tx(&full[st], STAGE_BYTES);
+          for (int i = 0; i < PPB; ++i)
+            for (int d = 0; d < 2; ++d) {
+              tma_3d(base + d * (BN * 128) + i * (PS * 128), &mk, &full[st], d * 64, h, page[i] * PS);
+              tma_3d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv, &full[st], d * 64, h, page[i] * PS);
+            }
+        } else {  // Cake's order: every K box into the K stage, then the V stage acquired and its boxes
+          mbar_expect_tx(&full[st], STAGE_BYTES / 2);
+          for (int i = 0; i < PPB; ++i)
+            for (int d = 0; d < 2; ++d) tma_3d(base + d * (BN * 128) + i * (PS * 128), &mk, &full[st], d * 64, h, page[i] * PS);
+          if (n >= STAGES) mbar_wait(&vempty[st], ((n / STAGES) - 1) & 1);
+          mbar_expect_tx(&vfull[st], STAGE_BYTES / 2);
+          for (int i = 0; i < PPB; ++i)
+            for (int d = 0; d < 2; ++d) tma_3d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv, &vfull[st], d * 64, h, page[i] * PS);
+        }
       }
     }
   } else {  // consumer warpgroup
@@ -114,11 +167,21 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
     int acc = 0;
     for (int it = blockIdx.x; it < items; it += gridDim.x) {
       int s, h, b;
-      item_of(p, it, s, h, b);
-      for (int j = s; j < blocks; j += p.splits, ++n) {
+      if (head_first) item_of_head_first(p, it, s, h, b);
+      else item_of(p, it, s, h, b);
+      const int nb = lens ? (__ldg(lens + b) + BN - 1) / BN : blocks;
+      if (flags & F_Q) mbar_wait(&qfull, 0);
+      for (int j = s; j < nb; j += p.splits, ++n) {
         const int st = n % STAGES;
         mbar_wait(&full[st], (n / STAGES) & 1);
         acc += reinterpret_cast<const int*>(smem + st * STAGE_BYTES)[tid];
+        if (split_kv) {  // Cake's loads-only consumer: K released, then V waited for and released
+          if (tid == 0) mbar_arrive(&empty[st]);
+          mbar_wait(&vfull[st], (n / STAGES) & 1);
+          acc += reinterpret_cast<const int*>(smem + st * STAGE_BYTES + STAGE_BYTES / 2)[tid];
+          if (tid == 0) mbar_arrive(&vempty[st]);
+          continue;
+        }
         __syncwarp();
         asm volatile("bar.sync 1, 128;");
         if (tid == 0) mbar_arrive(&empty[st]);
@@ -126,6 +189,7 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
     }
     if (acc == 0x7fffffff) sink[0] = acc;
   }
+  if (flags & F_SYNC_END) __syncthreads();
 }
 
 template <int STAGES>
@@ -215,6 +279,7 @@ static CUtensorMap make_map(const void* base, int pages) {
 }
 
 int main(int argc, char** argv) {
+  const bool gap = argc > 4 && std::string(argv[4]) == "gap";
   const int B = argc > 1 ? std::atoi(argv[1]) : 64, ctx = argc > 2 ? std::atoi(argv[2]) : 4096, splits = argc > 3 ? std::atoi(argv[3]) : 4;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -237,7 +302,23 @@ int main(int argc, char** argv) {
   CK(cudaMemset(dv, 2, bytes));
   problem p{B, ctx, splits, ppr, dpt, dk, dv};
   const CUtensorMap mk = make_map(dk, pages), mv = make_map(dv, pages);
+  void* dq;
+  CK(cudaMalloc(&dq, static_cast<size_t>(B) * 32 * D * 2));
+  CK(cudaMemset(dq, 0, static_cast<size_t>(B) * 32 * D * 2));
+  CUtensorMap mq;
+  {
+    const cuuint64_t dims[3] = {D, 32, static_cast<cuuint64_t>(B)};
+    const cuuint64_t strides[2] = {D * 2, 32 * D * 2};
+    const cuuint32_t box[3] = {64, 64, 1}, es[3] = {1, 1, 1};
+    if (cuTensorMapEncodeTiled(&mq, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, dq, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      std::fprintf(stderr, "cuTensorMapEncodeTiled (Q) failed\n"), std::exit(1);
+  }
   const int items = splits * HK * B;
+  std::vector<int> lens_h(B, ctx);
+  int* dlens;
+  CK(cudaMalloc(&dlens, B * 4));
+  CK(cudaMemcpy(dlens, lens_h.data(), B * 4, cudaMemcpyHostToDevice));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
@@ -257,14 +338,17 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     const double med = ms[ms.size() / 2];
     std::printf("probe B%-4d ctx%-6d splits %-3d %-34s grid %-6d %8.4f ms %7.1f GB/s\n", B, ctx, splits, name, grid, med, 2.0 * bytes / (med * 1e-3) / 1e9);
+    std::fflush(stdout);
   };
-  auto tma = [&](auto stages_c, int per_sm, bool persistent) {
+  auto tma = [&](auto stages_c, int per_sm, bool persistent, int head_first = 0, const int* lens = nullptr, int flags = 0) {
     constexpr int S = decltype(stages_c)::value;
-    const int smem = S * STAGE_BYTES + 1024;
+    const int smem = S * STAGE_BYTES + 16384 + 1024;  // the ring, Q's 16 KB (as Cake's), alignment
     CK(cudaFuncSetAttribute(tma_reader<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    char name[64];
-    std::snprintf(name, sizeof name, "tma stages %d%s", S, persistent ? (per_sm == 1 ? " persistent 1/SM" : " persistent 2/SM") : "");
-    time(name, persistent ? sms * per_sm : items, [&](int g) { tma_reader<S><<<g, 160, smem>>>(p, mk, mv, items, sink); });
+    char name[96];
+    std::snprintf(name, sizeof name, "tma stages %d%s%s%s%s%s%s%s%s", S, persistent ? (per_sm == 1 ? " persistent 1/SM" : " persistent 2/SM") : "",
+                  head_first ? " head-first" : "", lens ? " len-read" : "", flags & F_Q ? " +q" : "", flags & F_SPLIT_KV ? " +kv" : "",
+                  flags & F_PREFETCH ? " +prefetch" : "", flags & F_PDL ? " +pdl" : "", flags & F_SYNC_END ? " +sync" : "");
+    time(name, persistent ? sms * per_sm : items, [&](int g) { tma_reader<S><<<g, 160, smem>>>(p, mk, mv, items, sink, head_first, lens, flags, mq); });
   };
   auto cpa = [&](auto stages_c, int per_sm, bool persistent) {
     constexpr int S = decltype(stages_c)::value;
@@ -278,7 +362,15 @@ int main(int argc, char** argv) {
   using s3 = std::integral_constant<int, 3>;
   using s4 = std::integral_constant<int, 4>;
   using s6 = std::integral_constant<int, 6>;
+  if (gap) {  // Cake's decode features one at a time, then together (with its walk order and length read)
+    for (int f : {0, int(F_Q), int(F_SPLIT_KV), int(F_PREFETCH), int(F_PDL), int(F_SYNC_END), int(F_ALL)}) tma(std::integral_constant<int, 3>{}, 2, false, 0, nullptr, f);
+    tma(std::integral_constant<int, 3>{}, 2, false, 1, dlens, F_ALL);
+    return 0;
+  }
   tma(s3{}, 2, false);
+  tma(s3{}, 2, false, 1);
+  tma(s3{}, 2, false, 0, dlens);
+  tma(s3{}, 2, false, 1, dlens);
   tma(s2{}, 2, false);
   tma(s4{}, 2, false);
   tma(s3{}, 2, true);

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -298,9 +298,29 @@ for s in "${steps[@]}"; do
       # (bench/h200/decode_load_probe.cu says what each is), on four of issue 12's decode rows
       nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/decode_load_probe" bench/h200/decode_load_probe.cu -lcuda || { echo "nvcc failed"; continue; }
       for shape in "64 4096 4" "256 4096 1" "64 16384 4" "128 2048 2"; do
-        timeout 120 "$OUT/decode_load_probe" $shape 2>&1 | tee -a "$OUT/decode_load_probe.log"
+        timeout 120 "$OUT/decode_load_probe" $shape ${CAKE_PROBE_MODE:-} 2>&1 | tee -a "$OUT/decode_load_probe.log"
       done
       rm -f "$OUT/decode_load_probe" ;;
+    decodegap)
+      # Cake's decode against the hand-written TMA reader at the same shapes, under ncu: each kernel's own
+      # duration (decode and combine apart), DRAM throughput and occupancy
+      M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,launch__registers_per_thread,launch__grid_size,launch__block_size
+      for shape in 64,4096 256,4096; do
+        timeout 150 ncu --metrics $M -k regex:attn_dec --launch-count 8 $B/bench/cake_bench_decode --shape $shape --runs 1 --loads-only > "$OUT/decode_gap_${shape/,/_}.log" 2>&1
+        grep -E "attn_dec|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_${shape/,/_}.log" | head -n 72 | cut -c1-120
+      done
+      nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/decode_load_probe" bench/h200/decode_load_probe.cu -lcuda || { echo "nvcc failed"; continue; }
+      timeout 100 ncu --metrics $M -k regex:tma_reader --launch-skip 3 --launch-count 1 "$OUT/decode_load_probe" 64 4096 4 > "$OUT/decode_gap_probe.log" 2>&1
+      grep -E "tma_reader|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_probe.log" | head -n 12 | cut -c1-120
+      rm -f "$OUT/decode_load_probe" ;;
+    decodeab)
+      # decode before / after a lowering change, same machine and run: the GPU test (new binary), then
+      # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary with the
+      # joint_kv twins
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_attention_decode.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_attention_decode.log" | head -n 8 | cut -c1-200
+      timeout 100 $B/bench/cake_bench_decode_base --runs 20 --json "$OUT/decode_base.json" 2>&1 | grep -E "^decode|error" | sed "s/^/base /" | cut -c1-100
+      timeout 160 $B/bench/cake_bench_decode --runs 20 --joint-kv --json "$OUT/decode_new.json" 2>&1 | grep -E "^decode|error" | sed "s/^/new  /" | cut -c1-100 ;;
     decodehost)
       # where the host time of a Python decode call goes (after a step that built the package into /tmp/cp)
       PYTHONPATH=/tmp/cp:/tmp/bt timeout 120 python3 bench/h200/decode_host_probe.py 2>&1 | tee "$OUT/decode_host.log" | grep -vE "Warning|warn" | cut -c1-200 | head -n 40 ;;
