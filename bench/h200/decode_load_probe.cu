@@ -106,10 +106,12 @@ enum : int { F_Q = 1, F_SPLIT_KV = 2, F_PREFETCH = 4, F_PDL = 8, F_SYNC_END = 16
 template <int STAGES>
 __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv, int items,
                                                   int* sink, int head_first, const int* lens, int flags, const __grid_constant__ CUtensorMap mq) {
-  extern __shared__ unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);  // 128-byte swizzle: 1024-aligned boxes
-  unsigned char* sq = smem + STAGES * STAGE_BYTES;                                     // Q: 16 KB after the ring
-  __shared__ u64 full[STAGES], empty[STAGES], vfull[STAGES], vempty[STAGES], qfull;
+  // (all in dynamic smem, as Cake's layout: the ring, Q's 16 KB, the barriers; no static smem, so that two
+  // CTAs fit an SM as Cake's decode does: 112 KB each)
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* sq = smem + STAGES * STAGE_BYTES;  // Q: 16 KB after the ring
+  u64* bars = reinterpret_cast<u64*>(sq + 16384);
+  u64 *full = bars, *empty = bars + STAGES, *vfull = bars + 2 * STAGES, *vempty = bars + 3 * STAGES, &qfull = bars[4 * STAGES];
   const int tid = threadIdx.x;
   const bool split_kv = flags & F_SPLIT_KV;
   if (tid == 0) {
@@ -342,7 +344,7 @@ int main(int argc, char** argv) {
   };
   auto tma = [&](auto stages_c, int per_sm, bool persistent, int head_first = 0, const int* lens = nullptr, int flags = 0) {
     constexpr int S = decltype(stages_c)::value;
-    const int smem = S * STAGE_BYTES + 16384 + 1024;  // the ring, Q's 16 KB (as Cake's), alignment
+    const int smem = S * STAGE_BYTES + 16384 + 8 * (4 * S + 1);  // the ring, Q's 16 KB (as Cake's), the barriers
     CK(cudaFuncSetAttribute(tma_reader<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     char name[96];
     std::snprintf(name, sizeof name, "tma stages %d%s%s%s%s%s%s%s%s", S, persistent ? (per_sm == 1 ? " persistent 1/SM" : " persistent 2/SM") : "",

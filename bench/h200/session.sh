@@ -314,13 +314,13 @@ for s in "${steps[@]}"; do
       grep -E "tma_reader|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_probe.log" | head -n 12 | cut -c1-120
       rm -f "$OUT/decode_load_probe" ;;
     decodeab)
-      # decode before / after a lowering change, same machine and run: the GPU test (new binary), then
-      # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary with the
-      # joint_kv twins
+      # decode before / after a change, same machine and run: the GPU test (new binary), then
+      # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary
+      # (CAKE_DECODEAB_ARGS: extra flags for the new one)
       CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_attention_decode.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_attention_decode.log" | head -n 8 | cut -c1-200
       timeout 100 $B/bench/cake_bench_decode_base --runs 20 --json "$OUT/decode_base.json" 2>&1 | grep -E "^decode|error" | sed "s/^/base /" | cut -c1-100
-      timeout 160 $B/bench/cake_bench_decode --runs 20 --joint-kv --json "$OUT/decode_new.json" 2>&1 | grep -E "^decode|error" | sed "s/^/new  /" | cut -c1-100 ;;
+      timeout 160 $B/bench/cake_bench_decode --runs 20 ${CAKE_DECODEAB_ARGS:-} --json "$OUT/decode_new.json" 2>&1 | grep -E "^decode|error" | sed "s/^/new  /" | cut -c1-100 ;;
     decodehost)
       # where the host time of a Python decode call goes (after a step that built the package into /tmp/cp)
       PYTHONPATH=/tmp/cp:/tmp/bt timeout 120 python3 bench/h200/decode_host_probe.py 2>&1 | tee "$OUT/decode_host.log" | grep -vE "Warning|warn" | cut -c1-200 | head -n 40 ;;

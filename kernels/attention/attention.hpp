@@ -35,9 +35,7 @@
 //       call allocates nothing and can be captured in a CUDA graph). Contract (device data, not checked):
 //       seq_lens[b] <= max_pages * page_size, page_table[b, i] in [0, num_pages) for i < ceil(seq_lens[b] /
 //       page_size); a request with seq_lens[b] == 0 gets o = 0 and lse = -inf. Two kernels (the split decode
-//       and the combine, kernels/attention/decode.hpp), or one where the schedule takes one slice per request
-//       (the decode writes o and lse itself; the workspace is then not touched), enqueued on `stream`
-//       without a host synchronization.
+//       and the combine, kernels/attention/decode.hpp), enqueued on `stream` without a host synchronization.
 //
 // This header lives in the kernel corpus (kernels/attention/): include it as
 // "kernels/attention/attention.hpp". Link cake::jit.
@@ -357,12 +355,6 @@ constexpr kernels::attention_decode_combine_config decode_combine_config_for(con
 namespace detail {
 constexpr long long decode_align256(long long b) { return (b + 255) / 256 * 256; }
 // Workspace: the slices' O f32 [splits, B, H, D], then max and sum f32 [splits, B, H] each.
-// the softmax scale times log2(e): the decode kernel's exp2 argument scale
-inline double decode_scale_log2(const decode_shape& s) {
-  const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
-  return scale * 1.4426950408889634;
-}
-
 struct decode_workspace_layout {
   long long o = 0, m = 0, l = 0, bytes = 0;
 };
@@ -438,7 +430,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     throw jit::argument_error("cake::attention::decode_paged_with: loads_only is a timing probe whose o is not attention; it runs only through "
                               "cake::attention::probe::decode_paged_loads_only");
   if (forced) {
-    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only, c.joint_kv = forced->joint_kv;
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
@@ -447,18 +439,6 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_hopper(device, who);
   // Both kernels are built before the first launch (a refusal enqueues nothing).
   const runtime_kernel& dec = decode_kernel(c, device);
-  if (c.splits == 1) {  // one slice: the decode kernel writes o and lse itself (the workspace is not used)
-    const tensor_arg args[] = {tensor_view(q, {s.B, s.H, s.D}),
-                               tensor_view(k_cache, {s.num_pages, s.page_size, s.HK, s.D}),
-                               tensor_view(v_cache, {s.num_pages, s.page_size, s.HK, s.D}),
-                               tensor_view(page_table, {s.B, s.max_pages}),
-                               tensor_view(seq_lens, {s.B}),
-                               tensor_view(o, {s.B, s.H, s.D}),
-                               tensor_view(lse, {s.B, s.H, 1})};
-    const double scalars[] = {decode_scale_log2(s)};
-    dec.launch(args, scalars, stream);
-    return;
-  }
   const runtime_kernel& comb = decode_combine_kernel(decode_combine_config_for(s), device);
   const decode_workspace_layout w = decode_layout(s, c.splits);
   auto* base = static_cast<unsigned char*>(workspace);
@@ -466,6 +446,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   float* part_m = reinterpret_cast<float*>(base + w.m);
   float* part_l = reinterpret_cast<float*>(base + w.l);
   const long long NS = c.splits;
+  const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
   {
     const tensor_arg args[] = {tensor_view(q, {s.B, s.H, s.D}),
                                tensor_view(k_cache, {s.num_pages, s.page_size, s.HK, s.D}),
@@ -475,7 +456,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
                                tensor_view(part_o, {NS, s.B, s.H, s.D}),
                                tensor_view(part_m, {NS, s.B, s.H, 1}),
                                tensor_view(part_l, {NS, s.B, s.H, 1})};
-    const double scalars[] = {decode_scale_log2(s)};
+    const double scalars[] = {scale * 1.4426950408889634};
     dec.launch(args, scalars, stream);
   }
   {

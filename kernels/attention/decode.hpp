@@ -61,8 +61,6 @@ struct attention_decode_config {
   bool persistent = false;  // one CTA per SM walks the (slice, KV head, request) points: the pipelines run on
                             // from one point into the next (no per-CTA prologue, no partial last wave); Q
                             // gets two stages so that the next point's Q loads during this one's last blocks
-  bool joint_kv = false;    // K and V of a block in one pipeline stage (one wait and one release per block)
-                            // instead of a pipeline each
   bool loads_only = false;  // a probe, not a schedule: the consumer waits for and releases every K and V stage
                             // without computing (O stays 0), so that the load side's ceiling can be timed
                             // against the whole kernel (cake_bench_decode --loads-only)
@@ -96,7 +94,6 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   b.put("s");
   b.put(c.splits);
   if (c.persistent) b.put("P");
-  if (c.joint_kv) b.put("J");
   if (c.loads_only) b.put("L");
   return b;
 }
@@ -114,19 +111,10 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   k.streamed(Kc).streamed(Vc);
   auto Pt = k.input<i32>("page_table", dims(Bt, MP));
   auto Len = k.input<i32>("seq_lens", dims(Bt));
-  // The slices' partial results (workspace): O unnormalized [NS, B, H, D], max * scale and sum of exp2 [NS, B, H, 1];
-  // at one slice (direct) the kernel writes O [B, H, D] and LSE [B, H, 1] itself and no combine runs.
-  const bool direct = c.splits == 1;
-  tensor<f32> Wo{}, Wm{}, Wl{}, Lse{};
-  tensor<bf16> O{};
-  if (direct) {
-    O = k.output<bf16>("O", dims(Bt, H, D));
-    Lse = k.output<f32>("LSE", dims(Bt, H, One));
-  } else {
-    Wo = k.output<f32>("part_o", dims(NS, Bt, H, D));
-    Wm = k.output<f32>("part_m", dims(NS, Bt, H, One));
-    Wl = k.output<f32>("part_l", dims(NS, Bt, H, One));
-  }
+  // The slices' partial results (workspace): O unnormalized [NS, B, H, D], max * scale and sum of exp2 [NS, B, H, 1].
+  auto Wo = k.output<f32>("part_o", dims(NS, Bt, H, D));
+  auto Wm = k.output<f32>("part_m", dims(NS, Bt, H, One));
+  auto Wl = k.output<f32>("part_l", dims(NS, Bt, H, One));
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
   auto space = k.parallel(split(c.splits), each(HK), each(Bt));
   const int ppb = c.pages_per_block();
@@ -138,15 +126,8 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   }
   const int q_stages = c.persistent ? 2 : 1;
   auto qp = c.parts == 1 ? k.pipeline("q", stages(q_stages)).carries(sQ[0]) : k.pipeline("q", stages(q_stages)).carries(sQ[0], sQ[1]);
-  // K and V of a block: one pipeline stage for both (joint_kv: one wait and one release per block), or a
-  // pipeline each (K's stage released as soon as S is computed)
-  pipeline_ref kp{}, vp{};
-  if (c.joint_kv)
-    kp = c.parts == 1 ? k.pipeline("kv", stages(c.stages)).carries(sK[0], sV[0]) : k.pipeline("kv", stages(c.stages)).carries(sK[0], sK[1], sV[0], sV[1]);
-  else {
-    kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
-    vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
-  }
+  auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
+  auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
 
   // Both roles read the request's length and walk the same blocks: s, s + splits, ... below ceil(len / bn).
   struct walk {
@@ -179,7 +160,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       r.set(p, s);
     };
     r.for_each(space, [&](auto sl, auto hk, auto b) {
-      if (!direct) r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
+      r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
       const walk w = read_walk(r, hk, b);
       r.fill(o, 0.0f);
       r.fill(m, neg_inf);
@@ -190,7 +171,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
         r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
           if (c.loads_only) {
             r.release(kp, r.wait(kp));
-            if (!c.joint_kv) r.release(vp, r.wait(vp));
+            r.release(vp, r.wait(vp));
             return;
           }
           auto sk = r.wait(kp);
@@ -201,16 +182,16 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           }
           r.wgmma_commit();
           r.wgmma_wait(0);
-          if (!c.joint_kv) r.release(kp, sk);
+          r.release(kp, sk);
           // keys past len (the request's last block, and pages clamped to its last page) score -inf; every
           // block holds at least one key below len, so mn is finite
           online_softmax(j, w.len);
-          auto sv = c.joint_kv ? sk : r.wait(vp);
+          auto sv = r.wait(vp);
           r.wgmma_fence();
           for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
           r.wgmma_commit();
           r.wgmma_wait(0);
-          r.release(c.joint_kv ? kp : vp, sv);
+          r.release(vp, sv);
         });
         r.release(qp, sq);
         if (c.loads_only) {  // (the probe: the math once per point on zero scores, so that its tiles have their layouts)
@@ -220,13 +201,6 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       });
       // the slice's partial state, rows hk * G .. hk * G + G - 1 of H (the other rows of the tile are not stored)
       r.set(ms, m * scale);
-      if (direct) {  // the whole context: O = o / l, LSE = (log2 l + m * scale) ln 2 (len 0: O = 0, LSE = -inf)
-        r.set(ls, (log2(l) + ms) * 0.6931471805599453f);
-        r.store(Lse.tile(b, w.h0, 0).elements_at(1).limit(1, w.h0 + c.group), ls);
-        r.set(o, select(l > 0.0f, o * rcp(l), 0.0f));
-        r.store(O.tile(b, w.h0, 0).rows_at(1).elements_at(1).limit(1, w.h0 + c.group), r.convert<bf16>(o));
-        return;
-      }
       r.store(Wm.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), ms);
       r.store(Wl.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), l);
       r.store(Wo.tile(sl, b, w.h0, 0).rows_at(2).elements_at(2).limit(2, w.h0 + c.group), o);
@@ -234,7 +208,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   });
   k.role("load", warps(1), [&](role& r) {
     r.for_each(space, [&](auto sl, auto hk, auto b) {
-      if (!direct) r.griddep_launch_dependents();
+      r.griddep_launch_dependents();
       const walk w = read_walk(r, hk, b);
       r.when(sl < w.blocks, [&] {
         auto sq = r.acquire(qp);
@@ -248,7 +222,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           auto sk = r.acquire(kp);
           for (int i = 0; i < ppb; ++i)
             for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
-          auto sv = c.joint_kv ? sk : r.acquire(vp);
+          auto sv = r.acquire(vp);
           for (int i = 0; i < ppb; ++i)
             for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
         });

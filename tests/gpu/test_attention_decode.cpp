@@ -45,7 +45,6 @@ struct decode_case {
   int splits = 0;  // > 0: decode_paged_with this split count; 0: the entry point's choice
   int bn = 0, stages = 0;  // > 0: decode_paged_with these (with splits, or the entry point's split)
   bool persistent = false;  // decode_paged_with a persistent walk (one CTA per SM over the points)
-  bool joint_kv = false;    // decode_paged_with K and V of a block in one pipeline stage
 };
 
 struct result {
@@ -76,9 +75,8 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
-  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.joint_kv;
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent;
   cfg.persistent = c.persistent;
-  cfg.joint_kv = c.joint_kv;
   if (c.splits > 0) cfg.splits = c.splits;
   if (c.bn > 0) cfg.bn = c.bn;
   if (c.stages > 0) cfg.stages = c.stages;
@@ -178,24 +176,20 @@ TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffl
       {{1, 7, 127}, 8, 2, 128, 16, 8},  // explicit split: slices with no block
       {mixed, 8, 2, 128, 16, 3},      // a split count that is no power of two
       {with_empty, 8, 2, 128, 16},    // seq_len 0
-      {mixed, 8, 2, 128, 16, 1},      // one slice: the decode writes o and lse itself (no combine)
-      {with_empty, 8, 2, 64, 64, 1},  // ... D 64, pages of 64, a request of length 0
       {mixed, 32, 8, 128, 16, 0, 128},     // decode_paged_with: 128-key blocks (8 pages of 16)
       {mixed, 8, 2, 128, 64, 4, 128},      // 128-key blocks of 2 pages of 64, 4 splits
       {mixed, 8, 2, 64, 16, 0, 0, 3},      // 3 stages
       {batch64, 32, 8, 128, 16, 4, 128, 3, true},  // persistent: 4 x 8 x 64 points over one CTA per SM
       {mixed, 8, 2, 128, 64, 0, 128, 2, true},     // persistent, pages of 64, the entry point's split
-      {batch64, 32, 8, 128, 16, 4, 64, 3, false, true},  // K and V in one pipeline stage (joint_kv)
-      {mixed, 8, 2, 64, 16, 3, 128, 2, true, true},      // ... D 64, 128-key blocks, persistent, 3 splits
   };
   for (const auto& c : cases) {
     const result r = run_case(c, rng);
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << std::string(c.joint_kv ? " joint_kv" : "") << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << std::string(c.joint_kv ? " joint_kv" : "") << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
