@@ -81,6 +81,12 @@ __device__ __forceinline__ void tma_3d(void* dst, const CUtensorMap* map, u64* b
       "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
       : "memory");
 }
+__device__ __forceinline__ void tma_4d(void* dst, const CUtensorMap* map, u64* bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
+      : "memory");
+}
 __device__ __forceinline__ void cp16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
 }
@@ -101,11 +107,12 @@ __device__ __forceinline__ void item_of_head_first(const problem& p, int it, int
 
 // tma_reader's flags: Cake's decode features, one at a time or together, to find what its loads-only probe
 // pays against this reader
-enum : int { F_Q = 1, F_SPLIT_KV = 2, F_PREFETCH = 4, F_PDL = 8, F_SYNC_END = 16, F_ALL = 31 };
+enum : int { F_Q = 1, F_SPLIT_KV = 2, F_PREFETCH = 4, F_PDL = 8, F_SYNC_END = 16, F_ALL = 31, F_MAP4D = 32 };
 
 template <int STAGES>
 __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_constant__ CUtensorMap mk, const __grid_constant__ CUtensorMap mv, int items,
-                                                  int* sink, int head_first, const int* lens, int flags, const __grid_constant__ CUtensorMap mq) {
+                                                  int* sink, int head_first, const int* lens, int flags, const __grid_constant__ CUtensorMap mq,
+                                                  const __grid_constant__ CUtensorMap mk4, const __grid_constant__ CUtensorMap mv4) {
   // (all in dynamic smem, as Cake's layout: the ring, Q's 16 KB, the barriers; no static smem, so that two
   // CTAs fit an SM as Cake's decode does: 112 KB each)
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -146,7 +153,14 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
         int page[PPB];
         for (int i = 0; i < PPB; ++i) page[i] = p.page_table[b * p.pages_per_req + j * PPB + i];
         unsigned char* base = smem + st * STAGE_BYTES;
-        if (!split_kv) {
+        if (flags & F_MAP4D) {  // Cake's tensor map: [pages][page_size][HK][D], box {64, 1, 16, 1}
+          mbar_expect_tx(&full[st], STAGE_BYTES);
+          for (int i = 0; i < PPB; ++i)
+            for (int d = 0; d < 2; ++d) {
+              tma_4d(base + d * (BN * 128) + i * (PS * 128), &mk4, &full[st], d * 64, h, 0, page[i]);
+              tma_4d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv4, &full[st], d * 64, h, 0, page[i]);
+            }
+        } else if (!split_kv) {
           mbar_expect_tx(&full[st], STAGE_BYTES);
           for (int i = 0; i < PPB; ++i)
             for (int d = 0; d < 2; ++d) {
@@ -269,6 +283,16 @@ __global__ void __launch_bounds__(256) ldg_reader(problem p, int items, int* sin
   if (acc == 0x7fffffffu) sink[0] = static_cast<int>(acc);
 }
 
+static CUtensorMap make_map4(const void* base, int pages) {
+  CUtensorMap m;
+  const cuuint64_t dims[4] = {D, HK, PS, static_cast<cuuint64_t>(pages)};
+  const cuuint64_t strides[3] = {D * 2, static_cast<cuuint64_t>(HK) * D * 2, static_cast<cuuint64_t>(PS) * HK * D * 2};
+  const cuuint32_t box[4] = {64, 1, PS, 1}, es[4] = {1, 1, 1, 1};
+  CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) std::fprintf(stderr, "cuTensorMapEncodeTiled (4-D): %d\n", static_cast<int>(r)), std::exit(1);
+  return m;
+}
 static CUtensorMap make_map(const void* base, int pages) {
   CUtensorMap m;
   const cuuint64_t dims[3] = {D, HK, static_cast<cuuint64_t>(pages) * PS};
@@ -303,7 +327,7 @@ int main(int argc, char** argv) {
   CK(cudaMemset(dk, 1, bytes));
   CK(cudaMemset(dv, 2, bytes));
   problem p{B, ctx, splits, ppr, dpt, dk, dv};
-  const CUtensorMap mk = make_map(dk, pages), mv = make_map(dv, pages);
+  const CUtensorMap mk = make_map(dk, pages), mv = make_map(dv, pages), mk4 = make_map4(dk, pages), mv4 = make_map4(dv, pages);
   void* dq;
   CK(cudaMalloc(&dq, static_cast<size_t>(B) * 32 * D * 2));
   CK(cudaMemset(dq, 0, static_cast<size_t>(B) * 32 * D * 2));
@@ -346,11 +370,11 @@ int main(int argc, char** argv) {
     constexpr int S = decltype(stages_c)::value;
     const int smem = S * STAGE_BYTES + 16384 + 8 * (4 * S + 1);  // the ring, Q's 16 KB (as Cake's), the barriers
     CK(cudaFuncSetAttribute(tma_reader<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    char name[96];
-    std::snprintf(name, sizeof name, "tma stages %d%s%s%s%s%s%s%s%s", S, persistent ? (per_sm == 1 ? " persistent 1/SM" : " persistent 2/SM") : "",
+    char name[112];
+    std::snprintf(name, sizeof name, "tma stages %d%s%s%s%s%s%s%s%s%s", S, persistent ? (per_sm == 1 ? " persistent 1/SM" : " persistent 2/SM") : "",
                   head_first ? " head-first" : "", lens ? " len-read" : "", flags & F_Q ? " +q" : "", flags & F_SPLIT_KV ? " +kv" : "",
-                  flags & F_PREFETCH ? " +prefetch" : "", flags & F_PDL ? " +pdl" : "", flags & F_SYNC_END ? " +sync" : "");
-    time(name, persistent ? sms * per_sm : items, [&](int g) { tma_reader<S><<<g, 160, smem>>>(p, mk, mv, items, sink, head_first, lens, flags, mq); });
+                  flags & F_PREFETCH ? " +prefetch" : "", flags & F_PDL ? " +pdl" : "", flags & F_SYNC_END ? " +sync" : "", flags & F_MAP4D ? " +4d" : "");
+    time(name, persistent ? sms * per_sm : items, [&](int g) { tma_reader<S><<<g, 160, smem>>>(p, mk, mv, items, sink, head_first, lens, flags, mq, mk4, mv4); });
   };
   auto cpa = [&](auto stages_c, int per_sm, bool persistent) {
     constexpr int S = decltype(stages_c)::value;
@@ -365,8 +389,9 @@ int main(int argc, char** argv) {
   using s4 = std::integral_constant<int, 4>;
   using s6 = std::integral_constant<int, 6>;
   if (gap) {  // Cake's decode features one at a time, then together (with its walk order and length read)
-    for (int f : {0, int(F_Q), int(F_SPLIT_KV), int(F_PREFETCH), int(F_PDL), int(F_SYNC_END), int(F_ALL)}) tma(std::integral_constant<int, 3>{}, 2, false, 0, nullptr, f);
-    tma(std::integral_constant<int, 3>{}, 2, false, 1, dlens, F_ALL);
+    for (int f : {0, int(F_MAP4D), int(F_Q), int(F_SPLIT_KV), int(F_PREFETCH), int(F_PDL), int(F_SYNC_END), int(F_ALL)})
+      tma(std::integral_constant<int, 3>{}, 2, false, 0, nullptr, f);
+    tma(std::integral_constant<int, 3>{}, 2, false, 1, dlens, F_ALL | F_MAP4D);
     return 0;
   }
   tma(s3{}, 2, false);
