@@ -249,9 +249,6 @@ TEST_CASE("barrier.cluster in the roles: the kernel launches with a cluster attr
     REQUIRE_MESSAGE(l.ok, l.error);
     CHECK(l.cluster_launch);
     CHECK(l.cluster[0] == (two ? 2 : 1));
-    // the teardown: a cluster of two ends with a cluster barrier (a peer may still arrive on this CTA's
-    // barriers); a CTA without peers ends without one (its smem lives until its last thread exits)
-    CHECK(has(l.source, "no CTA leaves while a cluster peer") == two);
   }
   kernels::gemm_sm90_config g;
   const auto plain = cake::lower::lower(kernels::gemm_bf16_sm90(g));

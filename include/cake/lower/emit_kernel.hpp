@@ -132,14 +132,9 @@ class kernel_emitter : public op_emitter {
     w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
   }
 
-  // A CTA's shared memory lives until its last thread exits, so within one CTA nothing needs a final
-  // barrier (every async copy into it is waited for by the role that uses it). Across a cluster it does:
-  // a peer may still multicast into this CTA's smem or arrive on its barriers. (A block-wide barrier at
-  // the end made the hand-written decode reader of bench/h200/decode_load_probe.cu 0.5-3% slower, +sync.)
   void teardown() {
-    if (cluster() < 2) return;
     w_.line("// Derived: no CTA leaves while a cluster peer may still multicast into it or arrive on its barriers.");
-    w_.line("cake_dev::cluster_sync();");
+    w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
   }
 
   // ---- roles ---------------------------------------------------------------------------------------------
