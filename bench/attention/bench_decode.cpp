@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << "\",\n"
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
