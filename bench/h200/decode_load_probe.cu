@@ -104,6 +104,13 @@ __device__ __forceinline__ void item_of_head_first(const problem& p, int it, int
   s = (it / HK) % p.splits;
   b = it / (p.splits * HK);
 }
+// Item it's (slice, head, request) in the walk order asked for, and its number of key blocks: with `lens`,
+// the request's length is read from memory first (a dependent load before the page reads, as Cake's)
+__device__ __forceinline__ int walk_of(const problem& p, int it, int head_first, const int* lens, int blocks, int& s, int& h, int& b) {
+  if (head_first) item_of_head_first(p, it, s, h, b);
+  else item_of(p, it, s, h, b);
+  return lens ? (__ldg(lens + b) + BN - 1) / BN : blocks;
+}
 
 // tma_reader's flags: Cake's decode features, one at a time or together, to find what its loads-only probe
 // pays against this reader
@@ -139,10 +146,7 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
     u32 n = 0;
     for (int it = blockIdx.x; it < items; it += gridDim.x) {
       int s, h, b;
-      if (head_first) item_of_head_first(p, it, s, h, b);
-      else item_of(p, it, s, h, b);
-      // lens: the walk's bound read from memory first (a dependent load before the page reads, as Cake's)
-      const int nb = lens ? (__ldg(lens + b) + BN - 1) / BN : blocks;
+      const int nb = walk_of(p, it, head_first, lens, blocks, s, h, b);
       if (flags & F_Q) {  // Q's two 64-column boxes of 64 rows from row h * 4 (rows past H zero-filled), as Cake's
         mbar_expect_tx(&qfull, 2 * 64 * 128);
         for (int d = 0; d < 2; ++d) tma_3d(sq + d * 8192, &mq, &qfull, d * 64, h * 4, b);
@@ -153,28 +157,25 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
         int page[PPB];
         for (int i = 0; i < PPB; ++i) page[i] = p.page_table[b * p.pages_per_req + j * PPB + i];
         unsigned char* base = smem + st * STAGE_BYTES;
-        if (flags & F_MAP4D) {  // Cake's tensor map: [pages][page_size][HK][D], box {64, 1, 16, 1}
+        // one box: 16 keys x 64 columns of page i, part d, of K (v = 0) or V (v = 1); F_MAP4D: through Cake's
+        // tensor map ([pages][page_size][HK][D], box {64, 1, 16, 1}) instead of the 3-D one
+        auto box = [&](int v, int i, int d, u64* bar) {
+          unsigned char* dst = base + v * (BN * D * 2) + d * (BN * 128) + i * (PS * 128);
+          if (flags & F_MAP4D) tma_4d(dst, v ? &mv4 : &mk4, bar, d * 64, h, 0, page[i]);
+          else tma_3d(dst, v ? &mv : &mk, bar, d * 64, h, page[i] * PS);
+        };
+        if (!split_kv) {  // K and V of the block in one stage, their boxes interleaved
           mbar_expect_tx(&full[st], STAGE_BYTES);
           for (int i = 0; i < PPB; ++i)
-            for (int d = 0; d < 2; ++d) {
-              tma_4d(base + d * (BN * 128) + i * (PS * 128), &mk4, &full[st], d * 64, h, 0, page[i]);
-              tma_4d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv4, &full[st], d * 64, h, 0, page[i]);
-            }
-        } else if (!split_kv) {
-          mbar_expect_tx(&full[st], STAGE_BYTES);
-          for (int i = 0; i < PPB; ++i)
-            for (int d = 0; d < 2; ++d) {
-              tma_3d(base + d * (BN * 128) + i * (PS * 128), &mk, &full[st], d * 64, h, page[i] * PS);
-              tma_3d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv, &full[st], d * 64, h, page[i] * PS);
-            }
+            for (int d = 0; d < 2; ++d) box(0, i, d, &full[st]), box(1, i, d, &full[st]);
         } else {  // Cake's order: every K box into the K stage, then the V stage acquired and its boxes
           mbar_expect_tx(&full[st], STAGE_BYTES / 2);
           for (int i = 0; i < PPB; ++i)
-            for (int d = 0; d < 2; ++d) tma_3d(base + d * (BN * 128) + i * (PS * 128), &mk, &full[st], d * 64, h, page[i] * PS);
+            for (int d = 0; d < 2; ++d) box(0, i, d, &full[st]);
           if (n >= STAGES) mbar_wait(&vempty[st], ((n / STAGES) - 1) & 1);
           mbar_expect_tx(&vfull[st], STAGE_BYTES / 2);
           for (int i = 0; i < PPB; ++i)
-            for (int d = 0; d < 2; ++d) tma_3d(base + BN * D * 2 + d * (BN * 128) + i * (PS * 128), &mv, &vfull[st], d * 64, h, page[i] * PS);
+            for (int d = 0; d < 2; ++d) box(1, i, d, &vfull[st]);
         }
       }
     }
@@ -183,9 +184,7 @@ __global__ void __launch_bounds__(160) tma_reader(problem p, const __grid_consta
     int acc = 0;
     for (int it = blockIdx.x; it < items; it += gridDim.x) {
       int s, h, b;
-      if (head_first) item_of_head_first(p, it, s, h, b);
-      else item_of(p, it, s, h, b);
-      const int nb = lens ? (__ldg(lens + b) + BN - 1) / BN : blocks;
+      const int nb = walk_of(p, it, head_first, lens, blocks, s, h, b);
       if (flags & F_Q) mbar_wait(&qfull, 0);
       for (int j = s; j < nb; j += p.splits, ++n) {
         const int st = n % STAGES;

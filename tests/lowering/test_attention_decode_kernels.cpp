@@ -37,6 +37,8 @@ TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pa
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));  // O += P V per 64-column part
     CHECK(has(b.ptx(), "ex2.approx"));
     CHECK(has(b.ptx(), "griddepcontrol.launch_dependents"));  // the combine (PDL) may launch early
+    // K and V are read once: declared streamed (their tensor maps get no L2 promotion), Q is not
+    for (const auto& t : p.tensors) CHECK_MESSAGE(t.streamed == (t.nm.view() == "K" || t.nm.view() == "V"), t.nm.view());
     // TMA boxes: Q (D / 64 parts, rank 3) and per page and part one of K and one of V (rank 4)
     const int ppb = c.pages_per_block();
     CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= c.parts);
