@@ -89,8 +89,11 @@ int main(int argc, char** argv) {
       operands o(in, shapes, rng);
       for (const auto& s : shapes) {  // JIT first
         const auto sel = cake::select_gemm(s.m, s.n, s.k, dev.sm_count, in);
-        if (sel.plan.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(sel.plan.splitk, in, 0);
-        else cake::gemm_detail::kernel_for(sel.plan.sm90, in, 0);
+        if (sel.plan.kernel == cake::gemm_kernel::splitk) {  // (as cake::gemm runs it: A's rows per stage from M)
+          auto sk = sel.plan.splitk;
+          sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
+          cake::gemm_detail::splitk_kernel_for(sk, in, 0);
+        } else cake::gemm_detail::kernel_for(sel.plan.sm90, in, 0);
       }
       warm_up(P);
       for (const auto& s : shapes) {

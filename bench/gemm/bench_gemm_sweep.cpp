@@ -12,6 +12,8 @@
 //   --splitk-only: only the shapes whose candidates include a split-K schedule; --min-m N: only M >= N;
 //       --max-m N: only M <= N
 //       (a re-sweep of the shapes a change of the candidate set touched; merge_sweeps.py replaces their rows)
+//   --shape M,N,K: that shape alone (N, K of one of the domain's layers; M any), whether searched or held
+//       out (to look at one shape's candidates against the peer; not evidence for the generator)
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
 //       writes a PLACEHOLDER evidence file without a GPU: modeled times (rough_ms scaled per schedule),
@@ -120,7 +122,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
 int main(int argc, char** argv) {
   std::string json = "gemm_sweep.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_sweep";
   int runs = 20;
-  long long limit = 0, skip = 0, min_m = 0, max_m = 0;
+  long long limit = 0, skip = 0, min_m = 0, max_m = 0, only_m = 0, only_n = 0, only_k = 0;
   bool estimate_only = false, placeholder = false, splitk_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -133,7 +135,12 @@ int main(int argc, char** argv) {
     else if (a == "--skip" && has_value) skip = std::atoll(argv[++i]);
     else if (a == "--min-m" && has_value) min_m = std::atoll(argv[++i]);
     else if (a == "--max-m" && has_value) max_m = std::atoll(argv[++i]);
-    else if (a == "--splitk-only") splitk_only = true;
+    else if (a == "--shape" && has_value) {
+      if (std::sscanf(argv[++i], "%lld,%lld,%lld", &only_m, &only_n, &only_k) != 3 || only_m < 1) {
+        std::fprintf(stderr, "cake_bench_gemm_sweep: --shape %s: expected M,N,K\n", argv[i]);
+        return 2;
+      }
+    } else if (a == "--splitk-only") splitk_only = true;
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
     else {
@@ -159,6 +166,18 @@ int main(int argc, char** argv) {
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
   const int est_sms = 132;  // the H200's: what the estimate, the placeholder and the shape filters assume
   auto shapes = domain_shapes(false, 0);
+  if (only_m > 0) {
+    shapes.clear();
+    // (a domain shape keeps its split; any other M of a layer is marked searched)
+    for (std::size_t i = 0; i < cake::gemm_domain::size && shapes.empty(); ++i)
+      if (const auto d = cake::gemm_domain::at(i); d.m == only_m && d.n == only_n && d.k == only_k) shapes.push_back(d);
+    for (std::size_t l = 0; l < cake::gemm_domain::layers.size() && shapes.empty(); ++l)
+      if (cake::gemm_domain::layers[l].n == only_n && cake::gemm_domain::layers[l].k == only_k) shapes.push_back({only_m, only_n, only_k, static_cast<int>(l), false});
+    if (shapes.empty()) {
+      std::fprintf(stderr, "cake_bench_gemm_sweep: --shape %lld,%lld,%lld: N, K of no layer of bench/gemm/domain.hpp\n", only_m, only_n, only_k);
+      return 2;
+    }
+  }
   if (skip < 0 || skip >= static_cast<long long>(shapes.size())) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: --skip must be in [0, %zu) (got %lld)\n", shapes.size(), skip);
     return 2;
@@ -248,7 +267,11 @@ int main(int argc, char** argv) {
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)
         for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc)) {
-          if (p.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0);
+          if (p.kernel == cake::gemm_kernel::splitk) {  // (as cake::gemm runs it: A's rows per stage from M)
+            auto sk = p.splitk;
+            sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
+            cake::gemm_detail::splitk_kernel_for(sk, in, 0);
+          }
           else cake::gemm_detail::kernel_for(p.sm90, in, 0);
         }
       warm_up(P);

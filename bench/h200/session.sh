@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -313,6 +313,71 @@ for s in "${steps[@]}"; do
       timeout 100 ncu --metrics $M -k regex:tma_reader --launch-skip 3 --launch-count 1 "$OUT/decode_load_probe" 64 4096 4 > "$OUT/decode_gap_probe.log" 2>&1
       grep -E "tma_reader|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_probe.log" | head -n 12 | cut -c1-120
       rm -f "$OUT/decode_load_probe" ;;
+    decodegap2)
+      # Cake's loads-only decode kernel against the probe's TMA reader with all of Cake's features (gap mode's
+      # last variant), B 64 at 4k keys, under ncu in one call: launch, occupancy, speed of light, DRAM bytes,
+      # L2 hit rate, instructions; then both timed (events) in the same call
+      M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,sm__ctas_launched.sum
+      S="--section LaunchStats --section Occupancy --section SpeedOfLight"
+      timeout 150 ncu $S --metrics $M -k regex:'attn_dec_.*L$' --launch-skip 2 --launch-count 1 $B/bench/cake_bench_decode --shape 64,4096 --runs 1 --loads-only > "$OUT/decode_gap2_cake.log" 2>&1; echo "ncu cake rc=$?"
+      nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/decode_load_probe" bench/h200/decode_load_probe.cu -lcuda || { echo "nvcc failed"; continue; }
+      timeout 150 ncu $S --metrics $M -k regex:tma_reader --launch-skip 187 --launch-count 1 "$OUT/decode_load_probe" 64 4096 4 gap > "$OUT/decode_gap2_probe.log" 2>&1; echo "ncu probe rc=$?"
+      for f in cake probe; do echo "== $f"; grep -E "Duration|DRAM Throughput|Memory Throughput|Registers Per|Shared Memory Config|Dynamic Shared|Static Shared|Block Limit|Achieved Occupancy|Theoretical Occupancy|Waves Per SM|Cluster|dram__bytes|lts__t_sector_hit|inst_executed|ctas_launched|  [a-z_]*attn_dec|tma_reader" "$OUT/decode_gap2_$f.log" | cut -c1-110 | head -n 40; done
+      timeout 100 $B/bench/cake_bench_decode --runs 20 --shape 64,4096 --loads-only 2>&1 | grep -E "^decode|error" | cut -c1-100
+      timeout 100 $B/bench/cake_bench_decode --runs 20 --shape 256,4096 --loads-only 2>&1 | grep -E "^decode|error" | cut -c1-100
+      timeout 100 "$OUT/decode_load_probe" 64 4096 4 gap 2>&1 | grep -E "tma stages 3  |head-first"
+      timeout 100 "$OUT/decode_load_probe" 256 4096 1 gap 2>&1 | grep -E "tma stages 3  |head-first"
+      rm -f "$OUT/decode_load_probe" ;;
+    gemvprobe)
+      # small-M GEMM: how fast B [N, K] can be read by TMA boxes, by tile shape and split order, against
+      # cuBLAS on the same shape (bench/h200/gemv_load_probe.cu says what each variant is)
+      nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/gemv_load_probe" bench/h200/gemv_load_probe.cu -lcuda -lcublas || { echo "nvcc failed"; continue; }
+      # (CAKE_PROBE_MODE=a: only the variants that also load A's box, and the peer)
+      for shape in "1 8192 28672" "1 4096 4096" "16 4096 14336" "8 57344 8192" "8 2048 7168"; do
+        timeout 120 "$OUT/gemv_load_probe" $shape ${CAKE_PROBE_MODE:-} 2>&1 | tee -a "$OUT/gemv_load_probe.log"
+      done
+      rm -f "$OUT/gemv_load_probe" ;;
+    gemvgap)
+      # small-M GEMM: cake::gemm's candidates at M = 1, 8, 16 of Llama-3 70B's down projection (one
+      # process per M, the peer in it), then ncu on the split-K kernel's first four launches at M = 1 and
+      # M = 8 and on the hand-written reader's (R 128, P 1, S 2 interleaved: the split-K kernel's pattern)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for m in 1 8 16; do
+        timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $m,8192,28672 --json "$OUT/gemv_sweep_m$m.json" > "$OUT/gemv_sweep_m$m.log" 2>&1; echo "sweep M=$m rc=$?"
+        grep -E "^  bf16|error" "$OUT/gemv_sweep_m$m.log" | cut -c1-400
+      done
+      S="--section LaunchStats --section Occupancy --section SpeedOfLight --section WarpStateStats"
+      for m in 1 8; do
+        timeout 150 ncu $S --metrics dram__bytes_read.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum -k regex:splitk --launch-count 4 $B/bench/cake_bench_gemm_sweep --dtype bf16 --shape $m,8192,28672 --runs 2 --json "$OUT/ncu_tmp.json" > "$OUT/gemv_ncu_m$m.log" 2>&1; echo "ncu M=$m rc=$?"
+        grep -E "splitk|Duration|DRAM Throughput|Grid Size|Cluster Size|Registers Per|Dynamic Shared|Achieved Occupancy|dram__bytes|lts__t_sector_hit|inst_executed|Stall|Warp Cycles Per Issued" "$OUT/gemv_ncu_m$m.log" | cut -c1-120 | head -n 60
+      done
+      nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$OUT/gemv_load_probe" bench/h200/gemv_load_probe.cu -lcuda -lcublas || { echo "nvcc failed"; continue; }
+      timeout 100 ncu $S --metrics dram__bytes_read.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum -k regex:tma_reader --launch-skip 3 --launch-count 1 "$OUT/gemv_load_probe" 1 8192 28672 > "$OUT/gemv_ncu_probe.log" 2>&1; echo "ncu probe rc=$?"
+      grep -E "tma_reader|Duration|DRAM Throughput|Grid Size|Cluster Size|Registers Per|Dynamic Shared|Achieved Occupancy|dram__bytes|lts__t_sector_hit|inst_executed|Warp Cycles Per Issued" "$OUT/gemv_ncu_probe.log" | cut -c1-120 | head -n 20
+      rm -f "$OUT/gemv_load_probe" "$OUT/ncu_tmp.json" ;;
+    gemvpromo)
+      # small-M GEMM: cake::gemm's candidates with TMA L2 promotion as built (256 bytes) and none
+      # (CAKE_TMA_L2_PROMOTION=none), the peer in each process, on seven M <= 16 shapes of the domain
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for sh in 1,8192,28672 8,8192,28672 1,4096,4096 8,4096,14336 8,2112,7168 8,57344,8192 16,7168,16384; do
+        for promo in default none; do
+          tag=${sh//,/_}_$promo
+          if [ $promo = none ]; then export CAKE_TMA_L2_PROMOTION=none; else unset CAKE_TMA_L2_PROMOTION; fi
+          timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/promo_$tag.json" > "$OUT/promo_$tag.log" 2>&1; echo "$sh $promo rc=$?"
+          grep -E "^  bf16|error" "$OUT/promo_$tag.log" | cut -c1-300
+        done
+      done
+      unset CAKE_TMA_L2_PROMOTION ;;
+    gemvsmall)
+      # small-M GEMM after a change: the GEMM GPU test's every-candidate case (hang trap on), then cake::gemm's
+      # candidates against the peer on seven M <= 16 shapes of the domain (one process each)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+      for sh in 1,8192,28672 8,8192,28672 1,4096,4096 8,4096,14336 8,2112,7168 8,57344,8192 16,7168,16384; do
+        timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/small_${sh//,/_}.json" > "$OUT/small_${sh//,/_}.log" 2>&1; echo "$sh rc=$?"
+        grep -E "^  bf16|error" "$OUT/small_${sh//,/_}.log" | cut -c1-300
+      done ;;
     decodeab)
       # decode before / after a change, same machine and run: the GPU test (new binary), then
       # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary

@@ -233,6 +233,15 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
   });
 }
 
+// The rows of A a split-K stage loads for this M (gemm_splitk_config::a_rows): the fewest of 8, 16, 32
+// that hold M, for 64-row tiles; 64 otherwise.
+constexpr int splitk_a_rows(const kernels::gemm_splitk_config& c, long long M) {
+  if (c.bm != 64) return 64;
+  for (int r : {8, 16, 32})
+    if (M <= r) return r;
+  return 64;
+}
+
 inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, gemm_input in, int device) {
   static kernel_table<std::tuple<kernels::gemm_splitk_config, gemm_input, int>, runtime_kernel> kernels;
   return kernels.get({c, in, device}, [&] {
@@ -285,7 +294,9 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
     if (!plan.splitk.valid())
       bad("no such split-K schedule " + plan_name(plan) + " (bm 64 or 128; bn a multiple of 8 up to 256, cut by the splits into whole 8-column groups; 2..8 splits)");
-    splitk_kernel_for(plan.splitk, in, device).launch(args, fp8_scale, stream);
+    kernels::gemm_splitk_config sk = plan.splitk;
+    sk.a_rows = splitk_a_rows(sk, M);
+    splitk_kernel_for(sk, in, device).launch(args, fp8_scale, stream);
     return;
   }
   kernels::gemm_sm90_config config = plan.sm90;

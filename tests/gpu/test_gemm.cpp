@@ -95,7 +95,7 @@ TEST_CASE("cake::gemm_fp8 (e4m3, per-tensor scale) matches the f32 reference") {
 
 // Before a sweep times them (bench/gemm/bench_gemm_sweep.cpp) and the dispatcher returns them: every
 // schedule the sweep can time and every plan of the dispatch table, through cake::gemm_with as cake::gemm
-// runs it, on small-M, ragged (N = 257: the direct-store epilogue for the persistent schedule) and
+// runs it, on small-M (M 1, 7, 16, 30: split-K's short A loads of 8, 16 and 32 rows), ragged (N = 257: the direct-store epilogue for the persistent schedule) and
 // domain-like shapes; bf16 and e4m3 (split-K included: its e4m3 form scales the cluster's sum).
 TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table plan correctly") {
   if (!gpu_ready()) return;
@@ -105,7 +105,7 @@ TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table p
   std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
   for (const auto& p : cake::gemm_dispatch_table::plans)
     if (std::find(plans.begin(), plans.end(), p) == plans.end()) plans.push_back(p);
-  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
+  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {16, 520, 1000}, {30, 1032, 2048}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
   for (const auto& plan : plans) {
     for (bool fp8 : {false, true}) {
       for (gemm_problem pr : bf16_shapes) {

@@ -44,3 +44,30 @@ TEST_CASE("every schedule the gemm sweep can time lowers to CUBIN without spills
   for (const auto& p : cake_bench::sweep_all_candidates())
     if (!in_table.count(plan_name(p))) lowers(p);  // the table's plans: the case above
 }
+
+// cake::gemm derives split-K's a_rows from M (gemm_detail::splitk_a_rows): each short A load is a box of
+// a_rows rows into the first rows of the stage's 64-row A region, and the stage's transaction bytes count
+// those rows only (a box of 64 rows would never complete a barrier that expects fewer bytes, or the reverse).
+TEST_CASE("split-K's short A loads: a box of a_rows rows and the stage's bytes derived from it") {
+  for (int a_rows : {8, 16, 32}) {
+    kernels::gemm_splitk_config c;  // sk4_bn128_s6
+    c.a_rows = a_rows;
+    REQUIRE(c.valid());
+    INFO("a_rows " << a_rows);
+    for (bool fp8 : {false, true}) {
+      const program p = fp8 ? kernels::gemm_splitk_sm90<e4m3>(c) : kernels::gemm_splitk_sm90<bf16>(c);
+      const auto b = lower_and_build(p);
+      const auto& tma = b.lowered.plan.tma;
+      REQUIRE(tma.count == 2);
+      CHECK(tma.descriptors[0].box_rows == a_rows);  // A
+      CHECK(tma.descriptors[1].box_rows == c.bn);    // B
+      // 128-byte rows (64 bf16, 128 e4m3): a_rows of A and bn of B per stage
+      CHECK(lower_check::has(b.source(), std::to_string(128 * (a_rows + c.bn)) + "u);  // bytes the loads into this stage deliver"));
+    }
+  }
+  kernels::gemm_splitk_config c;
+  c.a_rows = 24;
+  CHECK_FALSE(c.valid());
+  c.a_rows = 16, c.bm = 128;
+  CHECK_FALSE(c.valid());  // two consumers read rows 0..63 and 64..127 of A
+}

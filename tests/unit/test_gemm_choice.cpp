@@ -142,3 +142,21 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   CHECK(c.bn != 96);
   CHECK((c.bn / 8) % c.splits == 0);
 }
+
+TEST_CASE("split-K loads the fewest rows of A that hold M (8, 16, 32), 64 past them and for 128-row tiles") {
+  cake::kernels::gemm_splitk_config c;  // 64-row tiles
+  const std::pair<long long, int> cases[] = {{1, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 64}, {64, 64}, {100, 64}};
+  for (auto [m, rows] : cases) {
+    INFO("M " << m);
+    CHECK(cake::gemm_detail::splitk_a_rows(c, m) == rows);
+    c.a_rows = cake::gemm_detail::splitk_a_rows(c, m);
+    CHECK(c.valid());
+  }
+  c.bm = 128, c.a_rows = 64;
+  CHECK(cake::gemm_detail::splitk_a_rows(c, 1) == 64);
+  // the short loads change the program, not the plan: the same smem, fewer bytes per stage
+  cake::kernels::gemm_splitk_config s8;
+  s8.a_rows = 8;
+  CHECK(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(s8)).total ==
+        cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(cake::kernels::gemm_splitk_config{})).total);
+}
