@@ -93,7 +93,11 @@ int main(int argc, char** argv) {
           auto sk = sel.plan.splitk;
           sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
           cake::gemm_detail::splitk_kernel_for(sk, in, 0);
-        } else cake::gemm_detail::kernel_for(sel.plan.sm90, in, 0);
+        } else {
+          auto c = sel.plan.sm90;
+          c.a_rows = cake::gemm_detail::sm90_a_rows(c, s.m);
+          cake::gemm_detail::kernel_for(c, in, 0);
+        }
       }
       warm_up(P);
       for (const auto& s : shapes) {

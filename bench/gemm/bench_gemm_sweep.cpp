@@ -272,7 +272,11 @@ int main(int argc, char** argv) {
             sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
             cake::gemm_detail::splitk_kernel_for(sk, in, 0);
           }
-          else cake::gemm_detail::kernel_for(p.sm90, in, 0);
+          else {
+            auto c = p.sm90;
+            c.a_rows = cake::gemm_detail::sm90_a_rows(c, s.m);
+            cake::gemm_detail::kernel_for(c, in, 0);
+          }
         }
       warm_up(P);
       for (const auto& s : shapes) {

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -378,6 +378,10 @@ for s in "${steps[@]}"; do
         timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/small_${sh//,/_}.json" > "$OUT/small_${sh//,/_}.log" 2>&1; echo "$sh rc=$?"
         grep -E "^  bf16|error" "$OUT/small_${sh//,/_}.log" | cut -c1-300
       done ;;
+    gemmcand)
+      # the GEMM GPU test's every-candidate case alone (hang trap on): every sweep and table plan, both types
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200 ;;
     decodeab)
       # decode before / after a change, same machine and run: the GPU test (new binary), then
       # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary

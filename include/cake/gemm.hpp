@@ -233,6 +233,14 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
   });
 }
 
+// The rows of A a stage of the persistent schedule loads for this M (gemm_sm90_config::a_rows): the
+// fewest of 8, 16, 32 that hold M; 0 (the whole tile) past 32.
+constexpr int sm90_a_rows(const kernels::gemm_sm90_config& c, long long M) {
+  for (int r : {8, 16, 32})
+    if (M <= r && r < c.bm) return r;
+  return 0;
+}
+
 // The rows of A a split-K stage loads for this M (gemm_splitk_config::a_rows): the fewest of 8, 16, 32
 // that hold M, for 64-row tiles; 64 otherwise.
 constexpr int splitk_a_rows(const kernels::gemm_splitk_config& c, long long M) {
@@ -302,6 +310,7 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   kernels::gemm_sm90_config config = plan.sm90;
   if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
+  config.a_rows = sm90_a_rows(config, M);
   const runtime_kernel& k = kernel_for(config, in, device);
   if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
   if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));

@@ -71,3 +71,26 @@ TEST_CASE("split-K's short A loads: a box of a_rows rows and the stage's bytes d
   c.a_rows = 16, c.bm = 128;
   CHECK_FALSE(c.valid());  // two consumers read rows 0..63 and 64..127 of A
 }
+
+// The same for the persistent schedule (gemm_detail::sm90_a_rows): ping-pong's 64-row tiles and the
+// cooperative 128-row ones (a box into each consumer's half: the second one's are rows past M, zeros),
+// bf16 and e4m3.
+TEST_CASE("the persistent schedule's short A loads: a box of a_rows rows and the stage's bytes derived from it") {
+  struct variant {
+    kernels::gemm_sm90_config c;
+    bool fp8;
+  };
+  kernels::gemm_sm90_config pp = cake_bench::sm90_plan(128, 1, true, 64, 1).sm90, coop = cake_bench::sm90_plan(256, 1).sm90;
+  for (auto [c, a_rows, fp8] : {std::tuple{pp, 8, false}, std::tuple{pp, 32, true}, std::tuple{coop, 16, false}, std::tuple{coop, 8, true}}) {
+    c.a_rows = a_rows;
+    INFO(plan_name({gemm_kernel::sm90, c, {}}) << " a_rows " << a_rows << (fp8 ? " e4m3" : " bf16"));
+    const auto b = lower_and_build(fp8 ? kernels::gemm_sm90<e4m3>(c) : kernels::gemm_sm90<bf16>(c));
+    const auto& tma = b.lowered.plan.tma;
+    REQUIRE(tma.count >= 2);
+    CHECK(tma.descriptors[0].box_rows == a_rows);  // A
+    CHECK(tma.descriptors[1].box_rows == c.bn);    // B
+    // cooperative: a box into each consumer's half
+    const int a_boxes = c.pingpong ? 1 : 2;
+    CHECK(lower_check::has(b.source(), std::to_string(128 * (a_boxes * a_rows + c.bn)) + "u);  // bytes the loads into this stage deliver"));
+  }
+}

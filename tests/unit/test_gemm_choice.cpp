@@ -160,3 +160,20 @@ TEST_CASE("split-K loads the fewest rows of A that hold M (8, 16, 32), 64 past t
   CHECK(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(s8)).total ==
         cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(cake::kernels::gemm_splitk_config{})).total);
 }
+
+TEST_CASE("the persistent schedule loads the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
+  cake::kernels::gemm_sm90_config c;  // 128-row tiles
+  const std::pair<long long, int> cases[] = {{1, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 0}, {128, 0}, {5000, 0}};
+  for (auto [m, rows] : cases) {
+    INFO("M " << m);
+    CHECK(cake::gemm_detail::sm90_a_rows(c, m) == rows);
+  }
+  c.bm = 64;
+  CHECK(cake::gemm_detail::sm90_a_rows(c, 20) == 32);
+  CHECK(cake::gemm_detail::sm90_a_rows(c, 40) == 0);
+  // a different program (a kernel of its own), the same smem
+  cake::kernels::gemm_sm90_config s = c;
+  s.a_rows = 8;
+  CHECK(s != c);
+  CHECK(cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(s)).total == cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(c)).total);
+}
