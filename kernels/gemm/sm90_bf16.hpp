@@ -90,8 +90,8 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         // A; cooperative, also the first a_rows of the second consumer's half, rows past M: zeros)
         const int parts = c.a_rows > 0 ? c.bm / c.a_rows : 1;
         if (parts == 1) r.tma_load(s[sA], A.tile(m, kt));
-        else r.tma_load(s[sA].rows(0, parts), A.tile(m * parts, kt));
-        if (parts > 1 && !c.pingpong) r.tma_load(s[sA].rows(parts / 2, parts), A.tile(m * parts + parts / 2, kt));
+        else r.tma_load(s[sA].rows(0, parts), A.tile(m * parts, kt)).rest_unused();
+        if (parts > 1 && !c.pingpong) r.tma_load(s[sA].rows(parts / 2, parts), A.tile(m * parts + parts / 2, kt)).rest_unused();
         auto b = r.tma_load(s[sB], B.tile(n, kt));
         if (c.cluster_m > 1) b.multicast();
       });

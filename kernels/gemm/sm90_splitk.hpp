@@ -83,7 +83,8 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
       r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.acquire(ab);
         // (the first a_rows rows of the point's 64: M <= a_rows, so m is 0 and they hold every row of A)
-        if (c.a_rows < 64) r.tma_load(st[sA].rows(0, 64 / c.a_rows), A.tile(m * (64 / c.a_rows), kt));
+        // (rest_unused: the MMA reads the region's other rows; the output rows they make are past M, never stored)
+        if (c.a_rows < 64) r.tma_load(st[sA].rows(0, 64 / c.a_rows), A.tile(m * (64 / c.a_rows), kt)).rest_unused();
         else r.tma_load(st[sA], A.tile(m, kt));
         r.tma_load(st[sB], B.tile(n, kt));
       });

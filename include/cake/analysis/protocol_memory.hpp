@@ -143,6 +143,61 @@ constexpr void note_misplaced_sync(const program& p, Diag* d, int reader_op) {
   }
 }
 
+// dataflow.partial-fill: the writes of object `o` that overlap a read of `area` leave part of it unfilled
+// (a load of 8 rows into a 64-row region that an MMA reads whole), and none of them says the rest is
+// unused (rest_unused()). The read is cut into cells at every write's edges; the first cell no write covers
+// is named. More than 16 overlapping writes: not checked.
+constexpr void check_partial_fill(machine& m, int u, int id, int o, rect area) {
+  const memory_object& obj = m.mem[o];
+  constexpr int max_writes = 16;
+  rect ws[max_writes]{};
+  int n = 0, writer = -1;
+  for (int i = 0; i < obj.count; ++i) {
+    const access_rec& w = obj.recs[i];
+    if (!w.is(acc_write) || !w.area.overlaps(area)) continue;
+    if (w.op >= 0 && m.p.ops[w.op].has(flag_rest_unused)) return;
+    if (n == max_writes) return;
+    if (writer < 0) writer = w.op;
+    ws[n++] = w.area;
+  }
+  if (n == 0) return;
+  int rows[2 * max_writes + 2]{}, cols[2 * max_writes + 2]{}, nr = 0, nc = 0;
+  auto add = [](int* v, int& k, int x) {
+    for (int i = 0; i < k; ++i)
+      if (v[i] == x) return;
+    int i = k++;
+    for (; i > 0 && v[i - 1] > x; --i) v[i] = v[i - 1];
+    v[i] = x;
+  };
+  add(rows, nr, area.r0), add(rows, nr, area.r1), add(cols, nc, area.c0), add(cols, nc, area.c1);
+  for (int i = 0; i < n; ++i) {
+    if (ws[i].r0 > area.r0 && ws[i].r0 < area.r1) add(rows, nr, ws[i].r0);
+    if (ws[i].r1 > area.r0 && ws[i].r1 < area.r1) add(rows, nr, ws[i].r1);
+    if (ws[i].c0 > area.c0 && ws[i].c0 < area.c1) add(cols, nc, ws[i].c0);
+    if (ws[i].c1 > area.c0 && ws[i].c1 < area.c1) add(cols, nc, ws[i].c1);
+  }
+  for (int a = 0; a + 1 < nr; ++a)
+    for (int b = 0; b + 1 < nc; ++b) {
+      const rect cell{rows[a], rows[a + 1], cols[b], cols[b + 1]};
+      bool covered = false;
+      for (int i = 0; i < n && !covered; ++i) covered = ws[i].covers(cell);
+      if (covered) continue;
+      if (diagnostic* d = emit_op(m.c, rule_id::dataflow_partial_fill, id)) {
+        write_unit_and_read(m, d->message, u, o);
+        d->message << " rows " << area.r0 << ".." << area.r1 - 1 << ", columns " << area.c0 << ".." << area.c1 - 1 << "; no write fills rows " << cell.r0
+                   << ".." << cell.r1 - 1 << ", columns " << cell.c0 << ".." << cell.c1 - 1 << " of it";
+        if (writer >= 0) {
+          d->add_note(m.p.ops[writer].loc) << "a write that fills part of it (op#" << writer << ")";
+          d->help << "fill the rest too, or, if what the unfilled part produces is never used (e.g. output rows past M that are never stored), say so: "
+                     "r.tma_load(...).rest_unused() on the partial load";
+        } else {
+          d->help << "fill the rest too";
+        }
+      }
+      return;
+    }
+}
+
 // A read by unit `u` of `area` in object `o`. `async`: read by the async proxy (needs proxy fences
 // after generic writes); `done`: when the read is over (for later writers).
 constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uint8_t flags, stamp done) {
@@ -193,6 +248,7 @@ constexpr void read_access(machine& m, int u, int id, int o, rect area, std::uin
       }
     }
   }
+  if (written && !m.is_tmem_object(o)) check_partial_fill(m, u, id, o, area);
   if (!written) {
     // Whether anything will write it decides the finding, not which unit the scheduler ran first.
     const bool tmem = m.is_tmem_object(o);

@@ -103,6 +103,8 @@ constexpr std::string_view to_string(pass_id p) {
   /* ---- dataflow --------------------------------------------------------------------------------- */       \
   X(dataflow_race, "dataflow.race", dataflow, error, protocol,                                                \
     "A read of smem/TMEM not ordered after the write that fills it (e.g. a stage read before its full barrier completed)") \
+  X(dataflow_partial_fill, "dataflow.partial-fill", dataflow, warning, protocol,                              \
+    "A read of smem rows (or columns) that no write fills while others of the read are filled, and no load says the rest is unused (.rest_unused())") \
   X(dataflow_war, "dataflow.war", dataflow, error, protocol,                                                  \
     "A stage overwritten before every consumer that read it released it")                                     \
   X(dataflow_acc_read_before_complete, "dataflow.acc-read-before-complete", dataflow, error, protocol,        \

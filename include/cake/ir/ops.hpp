@@ -189,6 +189,8 @@ enum op_flag : std::uint16_t {
   flag_scatter = 1u << 11,         // cluster_reduce: reduce-scatter (CTA rank q ends with column block q of the sum)
   flag_lazy_index = 1u << 12,      // arg_reduce_rows (accumulating): min/max per element, the index found only for
                                    // rows whose value beats the running one (lazy_index())
+  flag_rest_unused = 1u << 13,     // tma_load into a part of a region: what the rest of the region holds is
+                                   // read but never used (rest_unused(); dataflow.partial-fill)
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).

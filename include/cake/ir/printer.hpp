@@ -242,6 +242,7 @@ inline std::string op_text(const program& p, int id) {
     s += " fill_outside " + (v == neg_inf ? std::string("-inf") : v == pos_inf ? std::string("inf") : std::to_string(v));
   }
   if (o.has(flag_multicast)) s += " multicast";
+  if (o.has(flag_rest_unused)) s += " rest-unused";
   if (o.has(flag_remote)) s += " remote";
   return s;
 }

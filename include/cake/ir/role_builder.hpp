@@ -25,6 +25,14 @@ struct op_ref {
     get().flags |= flag_multicast;
     return *this;
   }
+  // A TMA load into a part of a region (st[sA].rows(0, 8)) whose other rows are read (by an MMA over the
+  // whole region) but what they produce is never used: e.g. the output rows past M of a GEMM at small M.
+  // Without it the analyzer reports the read of rows no write fills (dataflow.partial-fill).
+  constexpr op_ref rest_unused() const {
+    if (get().kind != op_kind::tma_load) k->fail<"ir.modifier", "rest_unused() applies to a tma_load (value: op#)">(id, get().loc);
+    get().flags |= flag_rest_unused;
+    return *this;
+  }
   // MMA writes D = A*B instead of D += A*B.
   constexpr op_ref overwrite() const {
     check_mma();
