@@ -89,15 +89,9 @@ int main(int argc, char** argv) {
       operands o(in, shapes, rng);
       for (const auto& s : shapes) {  // JIT first
         const auto sel = cake::select_gemm(s.m, s.n, s.k, dev.sm_count, in);
-        if (sel.plan.kernel == cake::gemm_kernel::splitk) {  // (as cake::gemm runs it: A's rows per stage from M)
-          auto sk = sel.plan.splitk;
-          sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
-          cake::gemm_detail::splitk_kernel_for(sk, in, 0);
-        } else {
-          auto c = sel.plan.sm90;
-          c.a_rows = cake::gemm_detail::sm90_a_rows(c, s.m);
-          cake::gemm_detail::kernel_for(c, in, 0);
-        }
+        const auto q = cake::gemm_detail::as_run(sel.plan, s.m);  // (A's rows per stage from M, as cake::gemm runs it)
+        if (q.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(q.splitk, in, 0);
+        else cake::gemm_detail::kernel_for(q.sm90, in, 0);
       }
       warm_up(P);
       for (const auto& s : shapes) {

@@ -267,16 +267,9 @@ int main(int argc, char** argv) {
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)
         for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc)) {
-          if (p.kernel == cake::gemm_kernel::splitk) {  // (as cake::gemm runs it: A's rows per stage from M)
-            auto sk = p.splitk;
-            sk.a_rows = cake::gemm_detail::splitk_a_rows(sk, s.m);
-            cake::gemm_detail::splitk_kernel_for(sk, in, 0);
-          }
-          else {
-            auto c = p.sm90;
-            c.a_rows = cake::gemm_detail::sm90_a_rows(c, s.m);
-            cake::gemm_detail::kernel_for(c, in, 0);
-          }
+          const auto q = cake::gemm_detail::as_run(p, s.m);  // (A's rows per stage from M, as cake::gemm runs it)
+          if (q.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(q.splitk, in, 0);
+          else cake::gemm_detail::kernel_for(q.sm90, in, 0);
         }
       warm_up(P);
       for (const auto& s : shapes) {

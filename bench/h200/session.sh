@@ -11,6 +11,21 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/build-h200/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
 export CAKE_CACHE_DIR=${CAKE_CACHE_DIR:-/tmp/cake-cache}
 B=build-h200
+# The GEMM GPU test's every-candidate case (hang trap on): every sweep candidate and table plan, both types.
+gemm_candidates_test() {
+  CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
+  grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+}
+# cake::gemm's candidates against the peer (cake_bench_gemm_sweep --shape, one process each) on seven M <= 16
+# shapes of the domain; $1 names the files (the caller's environment, e.g. CAKE_TMA_L2_PROMOTION, applies)
+small_m_sweeps() {
+  local driver sh
+  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+  for sh in 1,8192,28672 8,8192,28672 1,4096,4096 8,4096,14336 8,2112,7168 8,57344,8192 16,7168,16384; do
+    timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$driver" --dtype bf16 --shape $sh --json "$OUT/${1}_${sh//,/_}.json" > "$OUT/${1}_${sh//,/_}.log" 2>&1; echo "$1 $sh rc=$?"
+    grep -E "^  bf16|error" "$OUT/${1}_${sh//,/_}.log" | cut -c1-300
+  done
+}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(info gputests demo proto)
 for s in "${steps[@]}"; do
@@ -358,30 +373,15 @@ for s in "${steps[@]}"; do
     gemvpromo)
       # small-M GEMM: cake::gemm's candidates with TMA L2 promotion as built (256 bytes) and none
       # (CAKE_TMA_L2_PROMOTION=none), the peer in each process, on seven M <= 16 shapes of the domain
-      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      for sh in 1,8192,28672 8,8192,28672 1,4096,4096 8,4096,14336 8,2112,7168 8,57344,8192 16,7168,16384; do
-        for promo in default none; do
-          tag=${sh//,/_}_$promo
-          if [ $promo = none ]; then export CAKE_TMA_L2_PROMOTION=none; else unset CAKE_TMA_L2_PROMOTION; fi
-          timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/promo_$tag.json" > "$OUT/promo_$tag.log" 2>&1; echo "$sh $promo rc=$?"
-          grep -E "^  bf16|error" "$OUT/promo_$tag.log" | cut -c1-300
-        done
-      done
-      unset CAKE_TMA_L2_PROMOTION ;;
+      small_m_sweeps promo_default
+      CAKE_TMA_L2_PROMOTION=none small_m_sweeps promo_none ;;
     gemvsmall)
-      # small-M GEMM after a change: the GEMM GPU test's every-candidate case (hang trap on), then cake::gemm's
-      # candidates against the peer on seven M <= 16 shapes of the domain (one process each)
-      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
-      for sh in 1,8192,28672 8,8192,28672 1,4096,4096 8,4096,14336 8,2112,7168 8,57344,8192 16,7168,16384; do
-        timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/small_${sh//,/_}.json" > "$OUT/small_${sh//,/_}.log" 2>&1; echo "$sh rc=$?"
-        grep -E "^  bf16|error" "$OUT/small_${sh//,/_}.log" | cut -c1-300
-      done ;;
+      # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
+      gemm_candidates_test
+      small_m_sweeps small ;;
     gemmcand)
       # the GEMM GPU test's every-candidate case alone (hang trap on): every sweep and table plan, both types
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200 ;;
+      gemm_candidates_test ;;
     decodeab)
       # decode before / after a change, same machine and run: the GPU test (new binary), then
       # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary

@@ -233,21 +233,11 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
   });
 }
 
-// The rows of A a stage of the persistent schedule loads for this M (gemm_sm90_config::a_rows): the
-// fewest of 8, 16, 32 that hold M; 0 (the whole tile) past 32.
-constexpr int sm90_a_rows(const kernels::gemm_sm90_config& c, long long M) {
-  for (int r : {8, 16, 32})
-    if (M <= r && r < c.bm) return r;
-  return 0;
-}
-
-// The rows of A a split-K stage loads for this M (gemm_splitk_config::a_rows): the fewest of 8, 16, 32
-// that hold M, for 64-row tiles; 64 otherwise.
-constexpr int splitk_a_rows(const kernels::gemm_splitk_config& c, long long M) {
-  if (c.bm != 64) return 64;
-  for (int r : {8, 16, 32})
-    if (M <= r) return r;
-  return 64;
+// The plan as cake::gemm runs it at this M: the rows of A each stage loads derived from M (short_a_rows;
+// the benches JIT these before timing).
+constexpr gemm_plan as_run(gemm_plan p, long long M) {
+  p.sm90.a_rows = p.splitk.a_rows = kernels::short_a_rows(M);
+  return p;
 }
 
 inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, gemm_input in, int device) {
@@ -295,22 +285,19 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   const bool direct = N % 8 != 0 || ldd % 8 != 0;  // TMA stores clip at 16 bytes: such outputs are stored from registers
   // Tensor parameters in the schedule's order: A, B, D, then the epilogue's parts that are on.
   std::vector<tensor_arg> args = {tensor_view(A, {M, K}, {lda, 1}), tensor_view(B, {N, K}, {ldb, 1}), tensor_view(D, {M, N}, {ldd, 1})};
-  const gemm_plan plan = forced ? *forced : select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).plan;
+  const gemm_plan plan = as_run(forced ? *forced : select_gemm(M, N, K, dev.sm_count, in, epi.flags(), direct).plan, M);
   const double scalars[] = {scale};
   const std::span<const double> fp8_scale(scalars, in == gemm_input::bf16 ? 0 : 1);  // e4m3 schedules take the per-tensor scale
   if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
     if (!plan.splitk.valid())
       bad("no such split-K schedule " + plan_name(plan) + " (bm 64 or 128; bn a multiple of 8 up to 256, cut by the splits into whole 8-column groups; 2..8 splits)");
-    kernels::gemm_splitk_config sk = plan.splitk;
-    sk.a_rows = splitk_a_rows(sk, M);
-    splitk_kernel_for(sk, in, device).launch(args, fp8_scale, stream);
+    splitk_kernel_for(plan.splitk, in, device).launch(args, fp8_scale, stream);
     return;
   }
   kernels::gemm_sm90_config config = plan.sm90;
   if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
-  config.a_rows = sm90_a_rows(config, M);
   const runtime_kernel& k = kernel_for(config, in, device);
   if (epi.bias) args.push_back(tensor_view(epi.bias, {N}));
   if (epi.row_scale) args.push_back(tensor_view(epi.row_scale, {M}));

@@ -12,6 +12,8 @@
 
 #include <cake/cake.hpp>
 
+#include "short_a.hpp"
+
 namespace cake::kernels {
 
 // What the epilogue computes on the f32 accumulator before it is stored:
@@ -39,11 +41,8 @@ struct gemm_sm90_config {
   bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
   int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
   bool persistent = true;     // one CTA per SM walking tiles (rasterized); false: one CTA per output tile
-  // Rows of A each stage loads: 8, 16 or 32 when M is at most that (into the first rows of the stage's
-  // bm-row A region, and cooperative, of each consumer's half; the rows past them are never loaded, and
-  // the output rows they make are past M, never stored), 0 for the whole tile. Not a tuning choice: cake::gemm derives it from M
-  // (gemm_detail::sm90_a_rows). TMA writes a box's zero-filled rows past M as it writes loaded ones: as in
-  // split-K (gemm_splitk_config::a_rows), a full box at small M costs time next to reading B.
+  // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
+  // by cake::gemm, not a tuning choice).
   int a_rows = 0;
   gemm_epilogue epi{};
   // Ordered field by field: every field tells schedules apart (cake::gemm's kernel cache keys on it).
@@ -86,12 +85,7 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
     r.for_each(tiles_mn, [&](auto m, auto n) {
       r.loop(tiles(K, bk), [&](auto kt) {
         auto s = r.acquire(ab);
-        // (a_rows: the first a_rows rows of the point's bm, M <= a_rows, so m is 0 and they hold every row of
-        // A; cooperative, also the first a_rows of the second consumer's half, rows past M: zeros)
-        const int parts = c.a_rows > 0 ? c.bm / c.a_rows : 1;
-        if (parts == 1) r.tma_load(s[sA], A.tile(m, kt));
-        else r.tma_load(s[sA].rows(0, parts), A.tile(m * parts, kt)).rest_unused();
-        if (parts > 1 && !c.pingpong) r.tma_load(s[sA].rows(parts / 2, parts), A.tile(m * parts + parts / 2, kt)).rest_unused();
+        load_a(r, s[sA], A, m, kt, c.bm, c.a_rows, c.pingpong ? 1 : 2);  // (ping-pong: one consumer reads all bm rows)
         auto b = r.tma_load(s[sB], B.tile(n, kt));
         if (c.cluster_m > 1) b.multicast();
       });

@@ -11,6 +11,8 @@
 
 #include <cake/cake.hpp>
 
+#include "short_a.hpp"
+
 namespace cake::kernels {
 
 struct gemm_splitk_config {
@@ -18,17 +20,14 @@ struct gemm_splitk_config {
   int bm = 64;       // output tile rows: 64 (one consumer warpgroup) or 128 (two)
   int splits = 4;    // CTAs per cluster sharing one output tile, each on every splits-th K block
   int stages = 6;
-  // Rows of A each stage loads (64-row tiles only): 8, 16 or 32 when M is at most that, else 64. Not a
-  // tuning choice: cake::gemm derives it from M (gemm_detail::splitk_a_rows). The MMA still reads the
-  // stage's 64-row A region; rows a_rows.. are never loaded, and the rows of the output they make are past
-  // M, never stored. Why: TMA writes a box's zero-filled rows past M as it writes loaded ones, and at
-  // M <= 16 the 64-row box cost ~10% of the time of reading B (bench/h200/gemv_load_probe.cu, +A64 vs +A8).
-  int a_rows = 64;
+  // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
+  // by cake::gemm, not a tuning choice).
+  int a_rows = 0;
   // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256 that the
   // splits cut into whole 8-column groups (cluster_sum_scatter), 2..8 CTAs per cluster (the portable limit).
   constexpr bool valid() const {
     return (bm == 64 || bm == 128) && bn >= 8 && bn <= 256 && bn % 8 == 0 && splits >= 2 && splits <= 8 && (bn / 8) % splits == 0 && stages >= 1 &&
-           (a_rows == 64 || (bm == 64 && (a_rows == 8 || a_rows == 16 || a_rows == 32)));
+           (a_rows == 0 || a_rows == 8 || a_rows == 16 || a_rows == 32);
   }
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
@@ -82,10 +81,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
     r.for_each(work, [&](auto s, auto m, auto n) {
       r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.acquire(ab);
-        // (the first a_rows rows of the point's 64: M <= a_rows, so m is 0 and they hold every row of A)
-        // (rest_unused: the MMA reads the region's other rows; the output rows they make are past M, never stored)
-        if (c.a_rows < 64) r.tma_load(st[sA].rows(0, 64 / c.a_rows), A.tile(m * (64 / c.a_rows), kt)).rest_unused();
-        else r.tma_load(st[sA], A.tile(m, kt));
+        load_a(r, st[sA], A, m, kt, c.bm, c.a_rows, wgs);  // (each consumer warpgroup reads its own 64 rows)
         r.tma_load(st[sB], B.tile(n, kt));
       });
     });

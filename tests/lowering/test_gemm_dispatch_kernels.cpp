@@ -45,52 +45,43 @@ TEST_CASE("every schedule the gemm sweep can time lowers to CUBIN without spills
     if (!in_table.count(plan_name(p))) lowers(p);  // the table's plans: the case above
 }
 
-// cake::gemm derives split-K's a_rows from M (gemm_detail::splitk_a_rows): each short A load is a box of
-// a_rows rows into the first rows of the stage's 64-row A region, and the stage's transaction bytes count
-// those rows only (a box of 64 rows would never complete a barrier that expects fewer bytes, or the reverse).
-TEST_CASE("split-K's short A loads: a box of a_rows rows and the stage's bytes derived from it") {
-  for (int a_rows : {8, 16, 32}) {
-    kernels::gemm_splitk_config c;  // sk4_bn128_s6
-    c.a_rows = a_rows;
-    REQUIRE(c.valid());
-    INFO("a_rows " << a_rows);
-    for (bool fp8 : {false, true}) {
-      const program p = fp8 ? kernels::gemm_splitk_sm90<e4m3>(c) : kernels::gemm_splitk_sm90<bf16>(c);
-      const auto b = lower_and_build(p);
-      const auto& tma = b.lowered.plan.tma;
-      REQUIRE(tma.count == 2);
-      CHECK(tma.descriptors[0].box_rows == a_rows);  // A
-      CHECK(tma.descriptors[1].box_rows == c.bn);    // B
-      // 128-byte rows (64 bf16, 128 e4m3): a_rows of A and bn of B per stage
-      CHECK(lower_check::has(b.source(), std::to_string(128 * (a_rows + c.bn)) + "u);  // bytes the loads into this stage deliver"));
-    }
-  }
-  kernels::gemm_splitk_config c;
-  c.a_rows = 24;
-  CHECK_FALSE(c.valid());
-  c.a_rows = 16, c.bm = 128;
-  CHECK_FALSE(c.valid());  // two consumers read rows 0..63 and 64..127 of A
-}
-
-// The same for the persistent schedule (gemm_detail::sm90_a_rows): ping-pong's 64-row tiles and the
-// cooperative 128-row ones (a box into each consumer's half: the second one's are rows past M, zeros),
-// bf16 and e4m3.
-TEST_CASE("the persistent schedule's short A loads: a box of a_rows rows and the stage's bytes derived from it") {
-  struct variant {
-    kernels::gemm_sm90_config c;
-    bool fp8;
-  };
-  kernels::gemm_sm90_config pp = cake_bench::sm90_plan(128, 1, true, 64, 1).sm90, coop = cake_bench::sm90_plan(256, 1).sm90;
-  for (auto [c, a_rows, fp8] : {std::tuple{pp, 8, false}, std::tuple{pp, 32, true}, std::tuple{coop, 16, false}, std::tuple{coop, 8, true}}) {
-    c.a_rows = a_rows;
-    INFO(plan_name({gemm_kernel::sm90, c, {}}) << " a_rows " << a_rows << (fp8 ? " e4m3" : " bf16"));
-    const auto b = lower_and_build(fp8 ? kernels::gemm_sm90<e4m3>(c) : kernels::gemm_sm90<bf16>(c));
+// cake::gemm derives a_rows from M (short_a_rows in kernels/gemm/short_a.hpp): A's load is then a box of a_rows
+// rows into the first rows of each consumer's row block of the stage (one block: split-K's 64-row tiles and
+// ping-pong; two: split-K's 128-row tiles and the cooperative schedule, whose second box lies past M), and
+// the stage's transaction bytes count those rows only (a box of the whole tile would never complete a barrier
+// that expects fewer bytes, or the reverse). Both schedules, bf16 and e4m3, analyzed clean (the boxes say the
+// rest is unused: dataflow.partial-fill).
+TEST_CASE("the GEMM schedules' short A loads: boxes of a_rows rows per consumer block and the stage's bytes derived from them") {
+  auto check = [](const program& p, int a_rows, int blocks, int bn, const std::string& what) {
+    INFO(what << " a_rows " << a_rows);
+    const auto b = lower_and_build(p);
     const auto& tma = b.lowered.plan.tma;
     REQUIRE(tma.count >= 2);
     CHECK(tma.descriptors[0].box_rows == a_rows);  // A
-    CHECK(tma.descriptors[1].box_rows == c.bn);    // B
-    // cooperative: a box into each consumer's half
-    const int a_boxes = c.pingpong ? 1 : 2;
-    CHECK(lower_check::has(b.source(), std::to_string(128 * (a_boxes * a_rows + c.bn)) + "u);  // bytes the loads into this stage deliver"));
+    CHECK(tma.descriptors[1].box_rows == bn);      // B
+    // 128-byte rows (64 bf16, 128 e4m3): a_rows of A per block and bn of B per stage
+    CHECK(lower_check::has(b.source(), std::to_string(128 * (blocks * a_rows + bn)) + "u);  // bytes the loads into this stage deliver"));
+  };
+  for (int a_rows : {8, 16, 32}) {
+    kernels::gemm_splitk_config sk;  // sk4_bn128_s6, 64-row tiles
+    sk.a_rows = a_rows;
+    REQUIRE(sk.valid());
+    check(kernels::gemm_splitk_sm90<bf16>(sk), a_rows, 1, sk.bn, "split-K bf16");
+    check(kernels::gemm_splitk_sm90<e4m3>(sk), a_rows, 1, sk.bn, "split-K e4m3");
   }
+  kernels::gemm_splitk_config sk128 = cake_bench::splitk_plan(2, 128, 128).splitk;
+  sk128.a_rows = 16;
+  check(kernels::gemm_splitk_sm90<bf16>(sk128), 16, 2, sk128.bn, "split-K 128-row tiles");
+  kernels::gemm_sm90_config pp = cake_bench::sm90_plan(128, 1, true, 64, 1).sm90, coop = cake_bench::sm90_plan(256, 1).sm90;
+  pp.a_rows = 8;
+  check(kernels::gemm_sm90<bf16>(pp), 8, 1, pp.bn, "ping-pong bf16");
+  pp.a_rows = 32;
+  check(kernels::gemm_sm90<e4m3>(pp), 32, 1, pp.bn, "ping-pong e4m3");
+  coop.a_rows = 16;
+  check(kernels::gemm_sm90<bf16>(coop), 16, 2, coop.bn, "cooperative bf16");
+  coop.a_rows = 8;
+  check(kernels::gemm_sm90<e4m3>(coop), 8, 2, coop.bn, "cooperative e4m3");
+  kernels::gemm_splitk_config c;
+  c.a_rows = 24;
+  CHECK_FALSE(c.valid());
 }

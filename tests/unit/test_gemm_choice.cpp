@@ -143,37 +143,24 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   CHECK((c.bn / 8) % c.splits == 0);
 }
 
-TEST_CASE("split-K loads the fewest rows of A that hold M (8, 16, 32), 64 past them and for 128-row tiles") {
-  cake::kernels::gemm_splitk_config c;  // 64-row tiles
-  const std::pair<long long, int> cases[] = {{1, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 64}, {64, 64}, {100, 64}};
-  for (auto [m, rows] : cases) {
-    INFO("M " << m);
-    CHECK(cake::gemm_detail::splitk_a_rows(c, m) == rows);
-    c.a_rows = cake::gemm_detail::splitk_a_rows(c, m);
-    CHECK(c.valid());
-  }
-  c.bm = 128, c.a_rows = 64;
-  CHECK(cake::gemm_detail::splitk_a_rows(c, 1) == 64);
-  // the short loads change the program, not the plan: the same smem, fewer bytes per stage
-  cake::kernels::gemm_splitk_config s8;
-  s8.a_rows = 8;
-  CHECK(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(s8)).total ==
-        cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(cake::kernels::gemm_splitk_config{})).total);
-}
-
-TEST_CASE("the persistent schedule loads the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
-  cake::kernels::gemm_sm90_config c;  // 128-row tiles
+TEST_CASE("cake::gemm runs a plan with the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
   const std::pair<long long, int> cases[] = {{1, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 0}, {128, 0}, {5000, 0}};
   for (auto [m, rows] : cases) {
     INFO("M " << m);
-    CHECK(cake::gemm_detail::sm90_a_rows(c, m) == rows);
+    CHECK(cake::kernels::short_a_rows(m) == rows);
+    for (const auto& plan : cake::gemm_dispatch_table::plans) {  // both kernels
+      const cake::gemm_plan q = cake::gemm_detail::as_run(plan, m);
+      CHECK(q.sm90.a_rows == rows);
+      CHECK(q.splitk.a_rows == rows);
+      if (plan.kernel == cake::gemm_kernel::splitk) CHECK(q.splitk.valid());
+    }
   }
-  c.bm = 64;
-  CHECK(cake::gemm_detail::sm90_a_rows(c, 20) == 32);
-  CHECK(cake::gemm_detail::sm90_a_rows(c, 40) == 0);
-  // a different program (a kernel of its own), the same smem
-  cake::kernels::gemm_sm90_config s = c;
-  s.a_rows = 8;
-  CHECK(s != c);
-  CHECK(cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(s)).total == cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(c)).total);
+  // a different program (a kernel of its own), the same smem: the loads change, not the plan
+  cake::kernels::gemm_sm90_config c, s8;
+  s8.a_rows = 8;
+  CHECK(s8 != c);
+  CHECK(cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(s8)).total == cake::plan::plan_smem(cake::kernels::gemm_sm90<cake::bf16>(c)).total);
+  cake::kernels::gemm_splitk_config k, k8;
+  k8.a_rows = 8;
+  CHECK(cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(k8)).total == cake::plan::plan_smem(cake::kernels::gemm_splitk_sm90<cake::bf16>(k)).total);
 }
