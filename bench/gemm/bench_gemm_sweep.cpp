@@ -257,8 +257,7 @@ int main(int argc, char** argv) {
       for (const auto& p : sweep_all_candidates()) {
         if (p.kernel != cake::gemm_kernel::splitk) continue;
         const int clusters = cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
-        // (the fill-the-SMs candidate plans 64-row tiles only: the 128-row ones are logged, not keyed)
-        if (p.splitk.bm == 64) conc[{p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
+        conc[{p.splitk.bm, p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
         concurrency_json += std::string(concurrency_json.empty() ? "" : ", ") + "{\"dtype\": \"" + input_name(in) + "\", \"plan\": \"" + cake::plan_name(p) +
                             "\", \"cluster\": " + std::to_string(p.splitk.splits) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
         std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, p.splitk.splits,

@@ -1,5 +1,5 @@
 #pragma once
-// The schedules cake_bench_gemm_sweep times for one shape (at most 8, so that the H200 run of the whole
+// The schedules cake_bench_gemm_sweep times for one shape (at most 10, so that the H200 run of the whole
 // search half of the domain stays within minutes): tile widths, pipeline depths and cluster sizes of the
 // persistent sm_90a schedule, ping-pong mainloops, and the split-K schedule for small M and for any M
 // whose 128 x 128 tiles leave SMs idle.
@@ -7,6 +7,7 @@
 // schedule that was timed next to the fallback on the same shape.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -14,7 +15,7 @@
 
 namespace cake_bench {
 
-inline constexpr int sweep_max_candidates = 9;
+inline constexpr int sweep_max_candidates = 10;
 inline constexpr long long sweep_small_m = 128;  // M at or below this also tries the small-M schedules
 
 inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int bm = 128, int in_flight = 0) {
@@ -38,25 +39,25 @@ inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64) {
   return p;
 }
 
-// How many CTAs of each split-K schedule (bn, splits) run at once: measured on the device by the sweep
+// How many CTAs of each split-K schedule (bm, bn, splits) run at once: measured on the device by the sweep
 // (runtime_kernel::max_active_clusters x splits); absent entries assume sm_count / splits whole clusters.
-using splitk_concurrency = std::map<std::pair<int, int>, long long>;
+using splitk_concurrency = std::map<std::tuple<int, int, int>, long long>;
 
 // cake::splitk_fill_config_for's pick for the shape (the split-K tile width and splits that fill the SMs).
 inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in, const splitk_concurrency* conc,
-                                        int max_bn = 256, bool between = true) {
+                                        int max_bn = 256, bool between = true, int max_bm = 128) {
   cake::gemm_plan p;
   p.kernel = cake::gemm_kernel::splitk;
   p.splitk = cake::splitk_fill_config_for(
       M, N, K, sm_count,
-      [&](int bn, int splits) {
+      [&](int bm, int bn, int splits) {
         if (conc) {
-          const auto it = conc->find({bn, splits});
+          const auto it = conc->find({bm, bn, splits});
           if (it != conc->end() && it->second > 0) return it->second;
         }
         return static_cast<long long>(sm_count / splits * splits);
       },
-      in, max_bn, between);
+      in, max_bn, between, max_bm);
   return p;
 }
 
@@ -68,8 +69,11 @@ inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   for (int bn : {256, 192, 160, 128, 112, 96, 64})
     for (int splits = 2; splits <= 8; ++splits)
       if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn));
-  for (int bn : {128, 64})  // 128-row split-K tiles (M over 128 with few tiles)
-    for (int splits : {2, 4}) all.push_back(splitk_plan(splits, bn, 128));
+  // 128-row tiles (M over 64: B read by half as many row tiles), as wide as the fill plan takes them (3 stages
+  // or more: not 256, whose two 64 x 256 accumulators per thread also spill)
+  for (int bn : {192, 160, 128, 112, 96, 64})
+    for (int splits = 2; splits <= 8; ++splits)
+      if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn, 128));
   return all;
 }
 
@@ -94,6 +98,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(splitk_fill_plan(M, N, K, sm_count, in, conc));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));  // the pick among the coarse widths too
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 128));
+    add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));  // (M over 64: the pick among 64-row tiles too)
     add(splitk_plan(8));
   } else {
     // Fewer 128 x 128 tiles than SMs (e.g. N = 2112 at M = 256: 34 tiles): the K loop split over 2 or 4
@@ -106,7 +111,9 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(128, 1));
     if (few_tiles) {
       add(splitk_plan(2));
-      add(splitk_fill_plan(M, N, K, sm_count, in, conc));
+      add(splitk_fill_plan(M, N, K, sm_count, in, conc));  // (128-row tiles among its choices)
+      add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));
+      add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));
       add(splitk_plan(2, 128, 128));
     } else {
       add(sm90_plan(128, 2));

@@ -11,10 +11,14 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/build-h200/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
 export CAKE_CACHE_DIR=${CAKE_CACHE_DIR:-/tmp/cake-cache}
 B=build-h200
-# The GEMM GPU test's every-candidate case (hang trap on): every sweep candidate and table plan, both types.
+# The GEMM GPU test's plan cases (hang trap on), both types: $1 picks them (default: the dispatch table's
+# plans; "*other sweep candidate*persistent*" and "*128-row split-K*" the sweep's others: each case, its JIT
+# included, fits one device call, the three together do not)
 gemm_candidates_test() {
-  CAKE_HANG_TIMEOUT_MS=5000 timeout 240 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
-  grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+  local tc=${1:-"*every dispatch-table plan*"} log
+  log="$OUT/test_gemm_candidates_$(echo "$tc" | tr -c 'a-z0-9' '_' | cut -c1-40).log"
+  CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_CAND_TIMEOUT:-280} $B/tests/gpu/cake_gpu_test_gemm -tc="$tc" > "$log" 2>&1; echo "candidates ($tc) rc=$?"
+  grep -E "ERROR|test cases|assertions|waited past|plans" "$log" | head -n 8 | cut -c1-200
 }
 # cake::gemm's candidates against the peer (cake_bench_gemm_sweep --shape, one process each) on seven M <= 16
 # shapes of the domain; $1 names the files (the caller's environment, e.g. CAKE_TMA_L2_PROMOTION, applies)
@@ -55,7 +59,7 @@ for s in "${steps[@]}"; do
       # (e4m3: every such shape; bf16: M >= 256, the ones whose candidates changed) into two files for
       # tools/gen/merge_sweeps.py
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "rc=$?"
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_gemm -tc="*cake::gemm_with runs every*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
       timeout 200 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype e4m3 --splitk-only --json "$OUT/gemm_sweep_e4m3_splitk.json" > "$OUT/sweep_e4m3.log" 2>&1; echo "e4m3 rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_e4m3.log" | cut -c1-200 | head -n 10
@@ -67,7 +71,7 @@ for s in "${steps[@]}"; do
       # the sweep of the shapes whose candidates include split-K, both types, into two files for
       # tools/gen/merge_sweeps.py
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_gemm -tc="*every sweep candidate*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_gemm -tc="*cake::gemm_with runs every*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
       grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
       CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_compute -tc="cluster_sum*,split-K*" > "$OUT/test_cluster.log" 2>&1; echo "cluster rc=$?"
       grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_cluster.log" | head -n 8 | cut -c1-200
@@ -380,8 +384,9 @@ for s in "${steps[@]}"; do
       gemm_candidates_test
       small_m_sweeps small ;;
     gemmcand)
-      # the GEMM GPU test's every-candidate case alone (hang trap on): every sweep and table plan, both types
-      gemm_candidates_test ;;
+      # the GEMM GPU test's plan cases (hang trap on), both types: the dispatch table's plans
+      # (CAKE_CAND_CASES: other case patterns, e.g. "*other sweep candidate*persistent*" or "*128-row split-K*")
+      gemm_candidates_test "${CAKE_CAND_CASES:-*every dispatch-table plan*}" ;;
     decodeab)
       # decode before / after a change, same machine and run: the GPU test (new binary), then
       # build-h200/bench/cake_bench_decode_base (a copy built before the change) and the new binary

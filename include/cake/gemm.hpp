@@ -121,40 +121,50 @@ constexpr int max_splitk_stages(int bn, int bm = 64) {
   return s > 6 ? 6 : s;
 }
 
-// The split-K schedule that fills the GPU best for a small-M shape, among tile widths 64..max_bn and
-// splits 2..8 that cut the tile into whole 8-column groups (cluster_sum_scatter). A CTA streams
-// ceil(K blocks / splits) K blocks of a BN-wide tile, and the CTAs run in waves of what the device holds at
-// once (`concurrent_ctas(bn, splits)`: whole clusters, each inside one GPC, so possibly fewer than the SMs;
-// or more, where two narrow CTAs share an SM and its bandwidth), so the time goes as waves x CTAs per SM x
-// ceil(K blocks / splits) x BN; ties go to the wider tile (A, re-read once per
-// column tile, is a smaller share of the bytes), then to fewer splits (less to sum). Small M is memory
-// bound: this is about how many SMs stream B. N = 2112 (17 tiles of 128): BN = 64 with 4 splits gives 132
-// CTAs in one wave, where BN = 128 gives 68 (4 splits) or 136 (8: two waves). The widths between (160, 112,
-// 96) fill other N: 6144 is 64 tiles of 96 (128 CTAs in clusters of 2, which pack the SMs, where 128 CTAs of
-// 192-wide tiles need clusters of 4, of which the H200 holds 120 CTAs at once), 7168 is 64 of 112, 10240 64
-// of 160. `between = false` leaves those three out: the model is rough, and the H200 sweep (2026-12-03) found
-// the coarse widths' pick faster on some shapes where the model preferred one between (N = 36864: 192 over 112),
-// so the sweep times both picks.
+// The split-K schedule that fills the GPU best for a small-M shape, among 64-row tiles (and 128-row ones
+// at M over 64), tile widths 64..max_bn and splits 2..8 that cut the tile into whole 8-column groups
+// (cluster_sum_scatter). A CTA streams ceil(K blocks / splits) K blocks of a BM x BN tile, and the CTAs run
+// in waves of what the device holds at once (`concurrent_ctas(bm, bn, splits)`: whole clusters, each inside
+// one GPC, so possibly fewer than the SMs; or more, where two narrow CTAs share an SM and its bandwidth), so
+// the time goes as waves x CTAs per SM x ceil(K blocks / splits) x the rows a K block loads (A's, short at
+// M <= 32, plus BN of B); ties go to the taller tile, then the wider (fewer re-reads of B and of A), then to
+// fewer splits (less to sum). Small M is memory bound: this is about how many SMs stream B.
+// N = 2112 (17 tiles of 128) at M = 1: BN = 64 with 4 splits gives 132 CTAs in one wave, where BN = 128
+// gives 68 (4 splits) or 136 (8: two waves). At M = 256, 64-row tiles read B four times over; 128-row tiles
+// of 96 columns over 3 splits make 2 x 22 x 3 = 132 CTAs that read it twice. The widths between (160, 112,
+// 96) fill other N: 6144 is 64 tiles of 96 (128 CTAs in clusters of 2, which pack the SMs, where 128 CTAs
+// of 192-wide tiles need clusters of 4, of which the H200 holds 120 CTAs at once), 7168 is 64 of 112, 10240
+// 64 of 160. `between = false` leaves those three out: the model is rough, and the H200 sweep (2026-12-03)
+// found the coarse widths' pick faster on some shapes where the model preferred one between (N = 36864: 192
+// over 112), so the sweep times both picks; `max_bm = 64` leaves the 128-row tiles out (the sweep times both).
 template <class ConcurrentCtas>
 kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, long long K, int sm_count, ConcurrentCtas concurrent_ctas,
-                                                   gemm_input in = gemm_input::bf16, int max_bn = 256, bool between = true) {
+                                                   gemm_input in = gemm_input::bf16, int max_bn = 256, bool between = true, int max_bm = 128) {
   const long long bk = in == gemm_input::bf16 ? 64 : 128, kblocks = (K + bk - 1) / bk;
   kernels::gemm_splitk_config best;
   long long best_cost = -1;
-  for (int bn : {256, 192, 160, 128, 112, 96, 64}) {
-    if (bn > max_bn || (!between && (bn == 160 || bn == 112 || bn == 96))) continue;
-    for (int splits = 2; splits <= 8; ++splits) {
-      if ((bn / 8) % splits != 0) continue;
-      const long long at_once = std::max<long long>(splits, concurrent_ctas(bn, splits));
-      const long long ctas = (M + 63) / 64 * ((N + bn - 1) / bn) * splits;
-      // CTAs that share an SM (narrow tiles fit two) share its bandwidth: a wave costs its CTAs per SM.
-      const long long per_sm = (std::min(ctas, at_once) + sm_count - 1) / sm_count;
-      const long long cost = (ctas + at_once - 1) / at_once * per_sm * ((kblocks + splits - 1) / splits) * bn;
-      if (best_cost < 0 || cost < best_cost) {  // strict: the first (widest, fewest splits) of equals stays
-        best_cost = cost;
-        best.bn = bn;
-        best.splits = splits;
-        best.stages = max_splitk_stages(bn);
+  for (int bm : {128, 64}) {
+    if (bm > max_bm || (bm == 128 && M <= 64)) continue;
+    const int a_rows = kernels::short_a_rows(M) ? kernels::short_a_rows(M) * (bm / 64) : bm;  // A's rows per K block
+    for (int bn : {256, 192, 160, 128, 112, 96, 64}) {
+      if (bn > max_bn || (!between && (bn == 160 || bn == 112 || bn == 96))) continue;
+      // (fewer than 3 stages: the loads of a K block no longer overlap two others; the cluster sum's scratch
+      // leaves 128 x 256 tiles 2)
+      if (max_splitk_stages(bn, bm) < 3) continue;
+      for (int splits = 2; splits <= 8; ++splits) {
+        if ((bn / 8) % splits != 0) continue;
+        const long long at_once = std::max<long long>(splits, concurrent_ctas(bm, bn, splits));
+        const long long ctas = (M + bm - 1) / bm * ((N + bn - 1) / bn) * splits;
+        // CTAs that share an SM (narrow tiles fit two) share its bandwidth: a wave costs its CTAs per SM.
+        const long long per_sm = (std::min(ctas, at_once) + sm_count - 1) / sm_count;
+        const long long cost = (ctas + at_once - 1) / at_once * per_sm * ((kblocks + splits - 1) / splits) * (a_rows + bn);
+        if (best_cost < 0 || cost < best_cost) {  // strict: the first (tallest, widest, fewest splits) of equals stays
+          best_cost = cost;
+          best.bm = bm;
+          best.bn = bn;
+          best.splits = splits;
+          best.stages = max_splitk_stages(bn, bm);
+        }
       }
     }
   }
@@ -163,7 +173,8 @@ kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, lon
 // The same, assuming every SM holds one CTA and clusters pack the SMs.
 inline kernels::gemm_splitk_config splitk_fill_config(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16,
                                                       int max_bn = 256) {
-  return splitk_fill_config_for(M, N, K, sm_count, [&](int, int splits) { return static_cast<long long>(sm_count / splits * splits); }, in, max_bn);
+  return splitk_fill_config_for(
+      M, N, K, sm_count, [&](int, int, int splits) { return static_cast<long long>(sm_count / splits * splits); }, in, max_bn);
 }
 
 // What cake::gemm runs for a shape: the plan of the shape bucket that holds it (gemm_dispatch.hpp,

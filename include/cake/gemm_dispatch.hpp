@@ -4,9 +4,9 @@
 // (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).
 //
 // Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-03
-//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --max-m 128 --runs 20
-// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.984, fallback (choose_gemm) 0.759
-// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.973, fallback (choose_gemm) 0.785
+//   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --max-m 128 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --max-m 1024 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype e4m3 --max-m 1024 --runs 20
+// bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 1.002, fallback (choose_gemm) 0.850
+// e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.991, fallback (choose_gemm) 0.867
 #include <array>
 
 #include "gemm_plan.hpp"
@@ -17,7 +17,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 18> plans{{
+inline constexpr std::array<gemm_plan, 17> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 0 bn128_s5_c2_pp128_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 1 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 2 bn128_s6_c1_pp64_f1
@@ -26,56 +26,54 @@ inline constexpr std::array<gemm_plan, 18> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn192_s4_c2
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn128_s5
-    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn112_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn160_s6
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn112_s5
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 9 sk2_bm128_bn128_s5
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn112_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn128_s6
     {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 12 sk2_bn192_s5
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 13 sk2_bn64_s6
     {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 14 sk2_bn96_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 15 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 16 sk4_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 17 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 15 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 16 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 861> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 63, 15},  // M 1..63: sk4_bn128_s6
-    //   M=1: sk4_bn128_s6 0.0196 ms, peer 0.0169 ms, ratio 0.860 (fallback bn128_s6_c2: 0.408)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0195 ms
-    //   M=16: sk4_bn128_s6 0.0194 ms, peer 0.0172 ms, ratio 0.888 (fallback bn128_s6_c2: 0.433)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0196 ms
-    {64, 64, 17},  // M 64..64: sk4_bn64_s6
-    //   M=64: sk4_bn64_s6 0.0193 ms, peer 0.0179 ms, ratio 0.929 (fallback bn128_s6_c2: 0.457)
-    {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0237 ms
-    {193, 256, 13},  // M 193..256: sk2_bn64_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0309 ms
-    //   M=256: sk2_bn64_s6 0.0309 ms, peer 0.0224 ms, ratio 0.724 (fallback bn128_s6_c2: 0.555)
-    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0311 ms
+    {1, 64, 16},  // M 1..64: sk4_bn64_s6
+    //   M=1: sk4_bn64_s6 0.0196 ms, peer 0.0176 ms, ratio 0.897 (fallback bn128_s6_c2: 0.402)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0193 ms
+    //   M=16: sk4_bn64_s6 0.0190 ms, peer 0.0174 ms, ratio 0.917 (fallback bn128_s6_c2: 0.435)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0194 ms
+    //   M=64: sk4_bn64_s6 0.0199 ms, peer 0.0183 ms, ratio 0.919 (fallback bn128_s6_c2: 0.459)
+    {65, 192, 11},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0238 ms
+    {193, 256, 15},  // M 193..256: sk4_bm128_bn160_s4
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0296 ms
+    //   M=256: sk4_bm128_bn160_s4 0.0296 ms, peer 0.0228 ms, ratio 0.770 (fallback bn128_s6_c2: 0.567)
+    {257, 384, 9},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0316 ms
     {385, 896, 1},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0391 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0392 ms
     {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0536 ms
-    //   M=1024: bn176_s5_c2 0.0536 ms, peer 0.0448 ms, ratio 0.836
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0535 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0537 ms
+    //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0536 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0577 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0573 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0722 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0725 ms
     {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0775 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0776 ms
     {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.1070 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.1071 ms
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1155 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1147 ms
     {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1444 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1450 ms
     {3713, 3968, 1},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.1549 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.1552 ms
     {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.1605 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.1607 ms
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1745 ms
@@ -118,29 +116,28 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 8, 10},  // M 1..8: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0209 ms, peer 0.0176 ms, ratio 0.842 (fallback bn128_s6_c2: 0.496)
-    {9, 127, 13},  // M 9..127: sk2_bn64_s6
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0201 ms
-    //   M=32: sk2_bn64_s6 0.0192 ms, peer 0.0181 ms, ratio 0.940 (fallback bn128_s6_c2: 0.567)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0192 ms
-    {128, 128, 10},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0230 ms, peer 0.0177 ms, ratio 0.771 (fallback bn128_s6_c2: 0.643)
-    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0224 ms
+    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    //   M=8: sk2_bn64_s6 0.0201 ms, peer 0.0177 ms, ratio 0.880 (fallback bn128_s6_c2: 0.659)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0200 ms
+    //   M=32: sk2_bn64_s6 0.0200 ms, peer 0.0181 ms, ratio 0.906 (fallback bn128_s6_c2: 0.662)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0200 ms
+    {128, 128, 11},  // M 128..128: sk2_bn128_s6
+    //   M=128: sk2_bn128_s6 0.0238 ms, peer 0.0187 ms, ratio 0.786 (fallback bn128_s6_c2: 0.672)
+    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0227 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0274 ms
-    //   M=512: bn128_s6_c1 0.0283 ms, peer 0.0277 ms, ratio 0.979 (fallback bn128_s6_c2: 0.930)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0281 ms
+    //   M=512: bn128_s6_c1 0.0294 ms, peer 0.0286 ms, ratio 0.973 (fallback bn128_s6_c2: 0.929)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0357 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0358 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0446 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0443 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0635 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0668 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0713 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0716 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0891 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0887 ms
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1010 ms
@@ -176,47 +173,46 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 16, 10},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0300 ms, peer 0.0258 ms, ratio 0.859 (fallback bn128_s6_c2: 0.444)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0301 ms
-    //   M=16: sk2_bn128_s6 0.0301 ms, peer 0.0259 ms, ratio 0.859 (fallback bn128_s6_c2: 0.475)
-    {17, 64, 13},  // M 17..64: sk2_bn64_s6
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0295 ms
-    //   M=64: sk2_bn64_s6 0.0285 ms, peer 0.0257 ms, ratio 0.900 (fallback bn128_s6_c2: 0.499)
-    {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0278 ms
-    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0369 ms
-    //   M=256: sk2_bm128_bn128_s5 0.0369 ms, peer 0.0340 ms, ratio 0.923 (fallback bn128_s6_c2: 0.787)
+    {1, 64, 13},  // M 1..64: sk2_bn64_s6
+    //   M=1: sk2_bn64_s6 0.0279 ms, peer 0.0258 ms, ratio 0.924 (fallback bn128_s6_c2: 0.628)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0276 ms
+    //   M=16: sk2_bn64_s6 0.0274 ms, peer 0.0260 ms, ratio 0.947 (fallback bn128_s6_c2: 0.638)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0278 ms
+    //   M=64: sk2_bn64_s6 0.0283 ms, peer 0.0253 ms, ratio 0.894 (fallback bn128_s6_c2: 0.483)
+    {65, 128, 11},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0275 ms
+    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0358 ms
+    //   M=256: sk2_bm128_bn128_s5 0.0358 ms, peer 0.0331 ms, ratio 0.924 (fallback bn128_s6_c2: 0.792)
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0411 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0405 ms
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0579 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0573 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0747 ms
-    //   M=1024: bn256_s4_c1 0.0769 ms, peer 0.0768 ms, ratio 0.999 (fallback bn256_s4_c2: 0.982)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
+    //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1066 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1067 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1145 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1149 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1505 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1512 ms
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1718 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1723 ms
     {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1974 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1979 ms
     {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.2133 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.2134 ms
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2257 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2268 ms
     {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2666 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2667 ms
     {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.2764 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.2770 ms
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2863 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2871 ms
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.3010 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.3025 ms
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.3086 ms
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
@@ -241,29 +237,28 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 31, 10},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0500 ms, peer 0.0414 ms, ratio 0.827 (fallback bn128_s6_c2: 0.401)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0488 ms
-    {32, 127, 13},  // M 32..127: sk2_bn64_s6
-    //   M=32: sk2_bn64_s6 0.0464 ms, peer 0.0427 ms, ratio 0.919 (fallback bn128_s6_c2: 0.408)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0464 ms
-    {128, 128, 10},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0519 ms, peer 0.0452 ms, ratio 0.870 (fallback bn128_s6_c2: 0.577)
-    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    //   M=8: sk2_bn64_s6 0.0455 ms, peer 0.0421 ms, ratio 0.925 (fallback bn128_s6_c2: 0.472)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0449 ms
+    //   M=32: sk2_bn64_s6 0.0443 ms, peer 0.0432 ms, ratio 0.975 (fallback bn128_s6_c2: 0.573)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0443 ms
+    {128, 128, 15},  // M 128..128: sk4_bm128_bn160_s4
+    //   M=128: sk4_bm128_bn160_s4 0.0489 ms, peer 0.0450 ms, ratio 0.920 (fallback bn128_s6_c2: 0.586)
+    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0552 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0768 ms
-    //   M=512: bn128_s6_c1 0.0805 ms, peer 0.0792 ms, ratio 0.983 (fallback bn128_s6_c2: 0.963)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0766 ms
+    //   M=512: bn128_s6_c1 0.0802 ms, peer 0.0790 ms, ratio 0.985 (fallback bn128_s6_c2: 0.966)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1112 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1108 ms
     {769, 1024, 7},  // M 769..1024: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1405 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1402 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2095 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2063 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2224 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2215 ms
     {1537, 2048, 7},  // M 1537..2048: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2810 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2804 ms
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3502 ms
@@ -299,53 +294,54 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
     {1, 64, 14},  // M 1..64: sk2_bn96_s6
-    //   M=1: sk2_bn96_s6 0.0263 ms, peer 0.0224 ms, ratio 0.850 (fallback bn128_s6_c2: 0.461)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0253 ms
-    //   M=16: sk2_bn96_s6 0.0244 ms, peer 0.0219 ms, ratio 0.899 (fallback bn128_s6_c2: 0.537)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0245 ms
-    //   M=64: sk2_bn96_s6 0.0247 ms, peer 0.0229 ms, ratio 0.928 (fallback bn128_s6_c2: 0.547)
-    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0221 ms
+    //   M=1: sk2_bn96_s6 0.0254 ms, peer 0.0238 ms, ratio 0.938 (fallback bn128_s6_c2: 0.747)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0250 ms
+    //   M=16: sk2_bn96_s6 0.0246 ms, peer 0.0221 ms, ratio 0.899 (fallback bn128_s6_c2: 0.726)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0249 ms
+    //   M=64: sk2_bn96_s6 0.0253 ms, peer 0.0231 ms, ratio 0.911 (fallback bn128_s6_c2: 0.609)
+    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0217 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0309 ms
-    //   M=256: bn128_s6_c1 0.0313 ms, peer 0.0278 ms, ratio 0.888 (fallback bn128_s6_c2: 0.860)
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0307 ms
+    //   M=256: bn128_s6_c1 0.0304 ms, peer 0.0270 ms, ratio 0.889 (fallback bn128_s6_c2: 0.876)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0373 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0367 ms
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0451 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0443 ms
     {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0637 ms
-    {769, 1024, 5},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0745 ms
-    //   M=1024: bn192_s4_c2 0.0696 ms, peer 0.0697 ms, ratio 1.001
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0674 ms
+    {769, 1023, 5},  // M 769..1023: bn192_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0733 ms
+    {1024, 1024, 1},  // M 1024..1024: bn128_s6_c1
+    //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0870 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0868 ms
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1007 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1009 ms
     {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1138 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1137 ms
     {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.1257 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.1255 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.1305 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.1301 ms
     {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1572 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1569 ms
     {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1594 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1592 ms
     {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.1679 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.1682 ms
     {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1740 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1735 ms
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2015 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2018 ms
     {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2175 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2169 ms
     {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.2351 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.2354 ms
     {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2505 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2502 ms
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.2610 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.2603 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -377,33 +373,33 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0148 ms, ratio 0.858 (fallback bn128_s6_c2: 0.531)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0174 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0175 ms, peer 0.0157 ms, ratio 0.895 (fallback bn128_s6_c2: 0.567)
-    {33, 64, 9},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0152 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0152 ms, ratio 0.887 (fallback bn128_s6_c2: 0.803)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0175 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0155 ms, ratio 0.868 (fallback bn128_s6_c2: 0.790)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0157 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0174 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0152 ms, ratio 0.878 (fallback bn128_s6_c2: 0.712)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0162 ms
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0176 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0153 ms, ratio 0.886 (fallback bn128_s6_c2: 0.726)
+    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0160 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0272 ms
-    //   M=512: bn256_s4_c1 0.0281 ms, peer 0.0259 ms, ratio 0.919 (fallback bn256_s4_c2: 0.891)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0269 ms
+    //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0354 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0352 ms
     {769, 1152, 1},  // M 769..1152: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0390 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0387 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0556 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0551 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0650 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0646 ms
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0708 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0704 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0760 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0756 ms
     {1793, 2047, 4},  // M 1793..2047: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0885 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0880 ms
     {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
@@ -462,36 +458,36 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 31, 10},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0745 ms, peer 0.0742 ms, ratio 0.996 (fallback bn128_s6_c2: 0.503)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0732 ms
-    {32, 64, 9},  // M 32..64: sk2_bn112_s6
-    //   M=32: sk2_bn112_s6 0.0710 ms, peer 0.0721 ms, ratio 1.015 (fallback bn128_s6_c2: 0.456)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0592 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0797 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0788 ms, peer 0.0756 ms, ratio 0.960 (fallback bn128_s6_c2: 0.610)
+    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    //   M=8: sk2_bn112_s6 0.0699 ms, peer 0.0751 ms, ratio 1.074 (fallback bn128_s6_c2: 0.835)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0700 ms
+    //   M=32: sk2_bn112_s6 0.0702 ms, peer 0.0716 ms, ratio 1.021 (fallback bn128_s6_c2: 0.776)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0601 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0740 ms
+    //   M=128: sk2_bm128_bn112_s5 0.0740 ms, peer 0.0760 ms, ratio 1.027 (fallback bn128_s6_c2: 0.619)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0865 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0869 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1592 ms
-    //   M=512: bn256_s4_c1 0.1637 ms, peer 0.1550 ms, ratio 0.946 (fallback bn256_s4_c2: 0.937)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1596 ms
+    //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2371 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2381 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.2678 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.2687 ms
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3417 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3428 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.3947 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.3963 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4463 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4479 ms
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.4742 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.4763 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5125 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5142 ms
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.5928 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.5954 ms
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7191 ms
@@ -549,36 +545,36 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 31, 16},  // M 1..31: sk4_bn256_s4
-    //   M=8: sk4_bn256_s4 0.0814 ms, peer 0.0817 ms, ratio 1.005 (fallback bn128_s6_c2: 0.447)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0819 ms
-    {32, 64, 9},  // M 32..64: sk2_bn112_s6
-    //   M=32: sk2_bn112_s6 0.0784 ms, peer 0.0805 ms, ratio 1.027 (fallback bn128_s6_c2: 0.494)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0653 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0887 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0877 ms, peer 0.0827 ms, ratio 0.944 (fallback bn128_s6_c2: 0.602)
+    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    //   M=8: sk2_bn112_s6 0.0777 ms, peer 0.0831 ms, ratio 1.070 (fallback bn128_s6_c2: 0.731)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0775 ms
+    //   M=32: sk2_bn112_s6 0.0774 ms, peer 0.0806 ms, ratio 1.041 (fallback bn128_s6_c2: 0.777)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0663 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0814 ms
+    //   M=128: sk2_bm128_bn112_s5 0.0814 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.604)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0968 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0973 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1788 ms
-    //   M=512: bn256_s4_c1 0.1845 ms, peer 0.1747 ms, ratio 0.947 (fallback bn256_s4_c2: 0.941)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1793 ms
+    //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2709 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2696 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3005 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3007 ms
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3850 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3843 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.4412 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.4413 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.5009 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.5011 ms
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.5417 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.5392 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5775 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5764 ms
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6772 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6740 ms
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.8040 ms
@@ -630,29 +626,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0496 ms, peer 0.0443 ms, ratio 0.893 (fallback bn128_s6_c2: 0.557)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0486 ms
-    //   M=32: sk2_bn128_s6 0.0475 ms, peer 0.0444 ms, ratio 0.935 (fallback bn128_s6_c2: 0.535)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0390 ms
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0479 ms, peer 0.0445 ms, ratio 0.928 (fallback bn128_s6_c2: 0.818)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0474 ms
+    //   M=32: sk2_bn128_s6 0.0469 ms, peer 0.0446 ms, ratio 0.952 (fallback bn128_s6_c2: 0.831)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0389 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0483 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0486 ms, peer 0.0464 ms, ratio 0.953 (fallback bn128_s6_c2: 0.664)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0482 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0490 ms, peer 0.0468 ms, ratio 0.955 (fallback bn128_s6_c2: 0.656)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0482 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0485 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0850 ms
-    //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0886 ms, ratio 1.007 (fallback bn256_s4_c2: 0.988)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0851 ms
+    //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1347 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1352 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1713 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2285 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2289 ms
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2569 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2570 ms
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.3070 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.3075 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3426 ms
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
@@ -666,29 +662,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1306 ms, peer 0.1259 ms, ratio 0.964 (fallback bn128_s6_c2: 0.461)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1283 ms
-    //   M=32: sk2_bn128_s6 0.1261 ms, peer 0.1279 ms, ratio 1.014 (fallback bn128_s6_c2: 0.494)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1066 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1370 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.1362 ms, peer 0.1313 ms, ratio 0.964 (fallback bn128_s6_c2: 0.585)
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.1248 ms, peer 0.1253 ms, ratio 1.004 (fallback bn128_s6_c2: 0.731)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1241 ms
+    //   M=32: sk2_bn128_s6 0.1234 ms, peer 0.1270 ms, ratio 1.030 (fallback bn128_s6_c2: 0.782)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1052 ms
+    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1304 ms
+    //   M=128: sk2_bm128_bn128_s5 0.1304 ms, peer 0.1316 ms, ratio 1.009 (fallback bn128_s6_c2: 0.586)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1490 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1520 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2762 ms
-    //   M=512: bn256_s4_c1 0.2886 ms, peer 0.2915 ms, ratio 1.010 (fallback bn256_s4_c2: 0.997)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2823 ms
+    //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4460 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4577 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6007 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6114 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.7748 ms
-    {1281, 1792, 5},  // M 1281..1792: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.8920 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.7905 ms
+    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9155 ms
+    {1537, 1792, 1},  // M 1537..1792: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1067 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 1.2013 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 1.2228 ms
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 1.4778 ms
@@ -722,29 +720,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.1367 ms, peer 0.1290 ms, ratio 0.944 (fallback bn128_s6_c2: 0.461)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1329 ms
-    //   M=32: sk2_bn128_s6 0.1292 ms, peer 0.1311 ms, ratio 1.014 (fallback bn128_s6_c2: 0.473)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1091 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1415 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.1410 ms, peer 0.1458 ms, ratio 1.034 (fallback bn128_s6_c2: 0.633)
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.1283 ms, peer 0.1294 ms, ratio 1.008 (fallback bn128_s6_c2: 0.744)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1278 ms
+    //   M=32: sk2_bn128_s6 0.1274 ms, peer 0.1314 ms, ratio 1.032 (fallback bn128_s6_c2: 0.784)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1082 ms
+    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1342 ms
+    //   M=128: sk2_bm128_bn128_s5 0.1342 ms, peer 0.1430 ms, ratio 1.066 (fallback bn128_s6_c2: 0.618)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1555 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1570 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2894 ms
-    //   M=512: bn256_s4_c1 0.3046 ms, peer 0.3079 ms, ratio 1.011 (fallback bn256_s4_c2: 1.011)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2904 ms
+    //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4666 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4705 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6263 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6281 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.8039 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.8086 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9331 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9409 ms
     {1537, 2047, 1},  // M 1537..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1255 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1320 ms
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
@@ -775,56 +773,58 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
-    {1, 16, 11},  // M 1..16: sk2_bn160_s6
-    //   M=1: sk2_bn160_s6 0.0572 ms, peer 0.0571 ms, ratio 0.998 (fallback bn176_s5_c2: 0.579)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0564 ms
-    //   M=16: sk2_bn160_s6 0.0557 ms, peer 0.0557 ms, ratio 1.001 (fallback bn176_s5_c2: 0.570)
-    {17, 64, 2},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0555 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0540 ms, peer 0.0518 ms, ratio 0.959 (fallback bn176_s5_c2: 0.563)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0537 ms, peer 0.0567 ms, ratio 1.056 (fallback bn176_s5_c2: 0.879)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0541 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0545 ms, peer 0.0566 ms, ratio 1.038 (fallback bn176_s5_c2: 0.885)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0542 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0539 ms, peer 0.0525 ms, ratio 0.975 (fallback bn176_s5_c2: 0.563)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0572 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0585 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0720 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0715 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
-    //   M=256: bn176_s5_c2 0.0662 ms, peer 0.0639 ms, ratio 0.965
+    //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0838 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0837 ms
     {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1248 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1261 ms
     {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1676 ms
-    {769, 1024, 1},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2264 ms
-    //   M=1024: bn128_s6_c1 0.2170 ms, peer 0.2126 ms, ratio 0.980 (fallback bn128_s6_c2: 0.971)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1675 ms
+    {769, 1023, 1},  // M 769..1023: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2308 ms
+    {1024, 1024, 3},  // M 1024..1024: bn128_s6_c2
+    //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.2587 ms
-    {1153, 1408, 1},  // M 1153..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3136 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.2596 ms
+    {1153, 1280, 3},  // M 1153..1280: bn128_s6_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3174 ms
+    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.3175 ms
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.3275 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.3297 ms
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.3449 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.3461 ms
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.3930 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.3957 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.4311 ms
-    {2049, 2304, 1},  // M 2049..2304: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.4929 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.4326 ms
+    {2049, 2304, 3},  // M 2049..2304: bn128_s6_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.4987 ms
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.5173 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.5191 ms
     {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.5744 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.5808 ms
     {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.5825 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.5897 ms
     {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.5895 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.5935 ms
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.6036 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.6057 ms
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.6550 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.6594 ms
     {3073, 4224, 6},  // M 3073..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.6898 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.6922 ms
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.9418 ms
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
@@ -844,32 +844,30 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0316 ms, peer 0.0300 ms, ratio 0.948 (fallback bn192_s4_c2: 0.597)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0317 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0317 ms, peer 0.0303 ms, ratio 0.956 (fallback bn192_s4_c2: 0.811)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0263 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0308 ms, ratio 0.976 (fallback bn192_s4_c2: 0.834)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0311 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0307 ms, peer 0.0294 ms, ratio 0.957 (fallback bn192_s4_c2: 0.826)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0261 ms
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0325 ms
-    //   M=128: bn256_s4_c1 0.0315 ms, peer 0.0309 ms, ratio 0.981 (fallback bn192_s4_c2: 0.814)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0315 ms
+    //   M=128: bn256_s4_c1 0.0321 ms, peer 0.0318 ms, ratio 0.988 (fallback bn192_s4_c2: 0.826)
     {129, 256, 3},  // M 129..256: bn128_s6_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0291 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0290 ms
     {257, 511, 7},  // M 257..511: bn256_s4_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0557 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0555 ms
     {512, 640, 6},  // M 512..640: bn256_s4_c1
-    //   M=512: bn256_s4_c1 0.0551 ms, peer 0.0554 ms, ratio 1.004 (fallback bn256_s4_c2: 0.994)
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0708 ms
+    //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0704 ms
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0817 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0811 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1005 ms
-    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1062 ms
-    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1239 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1016 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1056 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1361 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1352 ms
     {1281, 2047, 6},  // M 1281..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1415 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1408 ms
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
     {2049, 8191, 6},  // M 2049..8191: bn256_s4_c1
@@ -878,32 +876,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
-    {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0823 ms, peer 0.0681 ms, ratio 0.827 (fallback bn256_s4_c2: 0.542)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0809 ms
-    {16, 63, 2},  // M 16..63: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.0773 ms, peer 0.0708 ms, ratio 0.916 (fallback bn256_s4_c2: 0.657)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0751 ms
-    {64, 128, 6},  // M 64..128: bn256_s4_c1
-    //   M=64: bn256_s4_c1 0.0720 ms, peer 0.0719 ms, ratio 0.999 (fallback bn256_s4_c2: 0.676)
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0586 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1009 ms
+    {1, 1, 2},  // M 1..1: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0699 ms, peer 0.0704 ms, ratio 1.006 (fallback bn256_s4_c2: 0.758)
+    {2, 63, 6},  // M 2..63: bn256_s4_c1
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0703 ms
+    //   M=16: bn256_s4_c1 0.0704 ms, peer 0.0713 ms, ratio 1.012 (fallback bn256_s4_c2: 0.771)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0715 ms
+    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   M=64: bn128_s6_c1_pp64_f1 0.0720 ms, peer 0.0715 ms, ratio 0.994 (fallback bn256_s4_c2: 0.711)
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0593 ms
+    {129, 255, 7},  // M 129..255: bn256_s4_c2
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0989 ms
     {256, 384, 6},  // M 256..384: bn256_s4_c1
-    //   M=256: bn256_s4_c1 0.0955 ms, peer 0.0953 ms, ratio 0.998 (fallback bn256_s4_c2: 0.995)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1371 ms
-    {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1643 ms
-    {513, 640, 1},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.2123 ms
+    //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1380 ms
+    {385, 640, 1},  // M 385..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1669 ms
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2455 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2478 ms
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2742 ms
-    //   M=1024: bn256_s4_c1 0.3063 ms, peer 0.3186 ms, ratio 1.040 (fallback bn256_s4_c2: 1.032)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.3604 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2760 ms
+    //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.3603 ms
     {1153, 4095, 1},  // M 1153..4095: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3904 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3910 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
     {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
@@ -913,21 +910,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0171 ms, ratio 0.958 (fallback bn256_s4_c2: 0.754)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0173 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0168 ms, peer 0.0167 ms, ratio 0.990 (fallback bn256_s4_c2: 0.816)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0174 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0180 ms, peer 0.0181 ms, ratio 1.010 (fallback bn256_s4_c2: 0.842)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0143 ms
+    //   M=1: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0174 ms, ratio 1.002 (fallback bn256_s4_c2: 0.848)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0170 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0167 ms, ratio 1.007 (fallback bn256_s4_c2: 0.832)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0172 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0181 ms, ratio 1.020 (fallback bn256_s4_c2: 0.840)
+    {65, 128, 1},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0141 ms
     {129, 255, 7},  // M 129..255: bn256_s4_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0216 ms
-    {256, 1023, 6},  // M 256..1023: bn256_s4_c1
-    //   M=256: bn256_s4_c1 0.0211 ms, peer 0.0206 ms, ratio 0.975 (fallback bn256_s4_c2: 0.948)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0259 ms
-    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
-    //   M=1024: bn256_s4_c2 0.0563 ms, peer 0.0575 ms, ratio 1.021
-    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
+    {256, 4095, 6},  // M 256..4095: bn256_s4_c1
+    //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0258 ms
+    //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0607 ms
     {4096, 32768, 7},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
@@ -936,27 +931,23 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 12},  // M 1..64: sk2_bn192_s5
-    //   M=1: sk2_bn192_s5 0.1490 ms, peer 0.1446 ms, ratio 0.970 (fallback bn192_s4_c2: 0.493)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1480 ms
-    //   M=16: sk2_bn192_s5 0.1470 ms, peer 0.1466 ms, ratio 0.997 (fallback bn192_s4_c2: 0.537)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1472 ms
-    //   M=64: sk2_bn192_s5 0.1474 ms, peer 0.1419 ms, ratio 0.963 (fallback bn192_s4_c2: 0.555)
+    //   M=1: sk2_bn192_s5 0.1444 ms, peer 0.1456 ms, ratio 1.009 (fallback bn192_s4_c2: 0.828)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1447 ms
+    //   M=16: sk2_bn192_s5 0.1451 ms, peer 0.1457 ms, ratio 1.004 (fallback bn192_s4_c2: 0.838)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1462 ms
+    //   M=64: sk2_bn192_s5 0.1472 ms, peer 0.1418 ms, ratio 0.963 (fallback bn192_s4_c2: 0.546)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1549 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1584 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.2058 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.2103 ms
     {256, 256, 5},  // M 256..256: bn192_s4_c2
-    //   M=256: bn192_s4_c2 0.1849 ms, peer 0.1834 ms, ratio 0.992
+    //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 640, 1},  // M 257..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2857 ms
-    {641, 768, 7},  // M 641..768: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5476 ms
-    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.6269 ms
-    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
-    //   M=1024: bn256_s4_c2 0.7154 ms, peer 0.7618 ms, ratio 1.065
-    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.8179 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2916 ms
+    {641, 4095, 6},  // M 641..4095: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5580 ms
+    //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.8232 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -966,30 +957,29 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 63, 10},  // M 1..63: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2593 ms, peer 0.2417 ms, ratio 0.932 (fallback bn176_s5_c2: 0.499)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2549 ms
-    //   M=16: sk2_bn128_s6 0.2506 ms, peer 0.2514 ms, ratio 1.003 (fallback bn176_s5_c2: 0.535)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2507 ms
-    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
-    //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.2359 ms, peer 0.2471 ms, ratio 1.047 (fallback bn176_s5_c2: 0.826)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2374 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.2390 ms, peer 0.2499 ms, ratio 1.046 (fallback bn176_s5_c2: 0.844)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2421 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.2452 ms, peer 0.2423 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2110 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2178 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3243 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3426 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
-    //   M=256: bn176_s5_c2 0.3136 ms, peer 0.3236 ms, ratio 1.032
+    //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5127 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5280 ms
     {385, 1024, 6},  // M 385..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6253 ms
-    //   M=1024: bn256_s4_c1 1.2843 ms, peer 1.3918 ms, ratio 1.084 (fallback bn256_s4_c2: 1.080)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6428 ms
+    //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
     {1025, 1152, 1},  // M 1025..1152: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5088 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5097 ms
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.5847 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.5871 ms
     {1281, 4095, 6},  // M 1281..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 1.8084 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 1.8110 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -1000,80 +990,80 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 16, 10},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.2676 ms, peer 0.2454 ms, ratio 0.917 (fallback bn128_s6_c2: 0.406)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2614 ms
-    //   M=16: sk2_bn128_s6 0.2554 ms, peer 0.2551 ms, ratio 0.999 (fallback bn128_s6_c2: 0.439)
-    {17, 64, 2},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2552 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.2506 ms, peer 0.2506 ms, ratio 1.000 (fallback bn128_s6_c2: 0.447)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.2450 ms, peer 0.2524 ms, ratio 1.030 (fallback bn128_s6_c2: 0.789)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2449 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.2448 ms, peer 0.2537 ms, ratio 1.036 (fallback bn128_s6_c2: 0.831)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2474 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.2501 ms, peer 0.2500 ms, ratio 0.999 (fallback bn128_s6_c2: 0.445)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2122 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2249 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3398 ms
-    {256, 384, 1},  // M 256..384: bn128_s6_c1
-    //   M=256: bn128_s6_c1 0.3266 ms, peer 0.3398 ms, ratio 1.040 (fallback bn128_s6_c2: 1.039)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5136 ms
-    {385, 1152, 6},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6297 ms
-    //   M=1024: bn256_s4_c1 1.2914 ms, peer 1.4231 ms, ratio 1.102 (fallback bn256_s4_c2: 1.096)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5370 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3626 ms
+    {256, 256, 3},  // M 256..256: bn128_s6_c2
+    //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
+    {257, 384, 1},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5348 ms
+    {385, 512, 7},  // M 385..512: bn256_s4_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6512 ms
+    {513, 1152, 6},  // M 513..1152: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.8391 ms
+    //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5369 ms
     {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.6749 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.6772 ms
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 2.2095 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 2.2093 ms
     {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 2.3263 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 2.3294 ms
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 2.8819 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 2.8817 ms
     {2177, 32768, 7},  // M 2177..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 2.9777 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 2.9816 ms
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 5.8156 ms
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 63, 15},  // M 1..63: sk4_bn128_s6
-    //   M=1: sk4_bn128_s6 0.0142 ms, peer 0.0121 ms, ratio 0.847 (fallback bn128_s6_c2: 0.491)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0141 ms
-    //   M=16: sk4_bn128_s6 0.0140 ms, peer 0.0123 ms, ratio 0.878 (fallback bn128_s6_c2: 0.516)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0142 ms
-    {64, 64, 17},  // M 64..64: sk4_bn64_s6
-    //   M=64: sk4_bn64_s6 0.0143 ms, peer 0.0131 ms, ratio 0.918 (fallback bn128_s6_c2: 0.562)
-    {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
+    {1, 64, 16},  // M 1..64: sk4_bn64_s6
+    //   M=1: sk4_bn64_s6 0.0142 ms, peer 0.0123 ms, ratio 0.867 (fallback bn128_s6_c2: 0.493)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0140 ms
+    //   M=16: sk4_bn64_s6 0.0138 ms, peer 0.0125 ms, ratio 0.906 (fallback bn128_s6_c2: 0.523)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0141 ms
+    //   M=64: sk4_bn64_s6 0.0144 ms, peer 0.0132 ms, ratio 0.919 (fallback bn128_s6_c2: 0.572)
+    {65, 192, 11},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0148 ms
     {193, 255, 2},  // M 193..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0190 ms
-    {256, 256, 13},  // M 256..256: sk2_bn64_s6
-    //   M=256: sk2_bn64_s6 0.0192 ms, peer 0.0135 ms, ratio 0.702 (fallback bn128_s6_c2: 0.585)
-    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0196 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0189 ms
+    {256, 384, 9},  // M 256..384: sk2_bm128_bn128_s5
+    //   M=256: sk2_bm128_bn128_s5 0.0195 ms, peer 0.0134 ms, ratio 0.689 (fallback bn128_s6_c2: 0.578)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0195 ms
     {385, 896, 1},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0215 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0216 ms
     {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0310 ms
-    //   M=1024: bn176_s5_c2 0.0310 ms, peer 0.0265 ms, ratio 0.854
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0309 ms
+    //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0300 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0317 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0396 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0393 ms
     {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0414 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0415 ms
     {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.0601 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.0599 ms
     {2817, 2944, 1},  // M 2817..2944: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.0621 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.0622 ms
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.0634 ms
     {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.0791 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.0787 ms
     {3713, 3840, 3},  // M 3713..3840: bn128_s6_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.0828 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.0827 ms
     {3841, 3968, 1},  // M 3841..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.0828 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.0829 ms
     {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.0901 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.0899 ms
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.0902 ms
@@ -1111,26 +1101,26 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
     {1, 127, 13},  // M 1..127: sk2_bn64_s6
-    //   M=8: sk2_bn64_s6 0.0142 ms, peer 0.0113 ms, ratio 0.798 (fallback bn128_s6_c2: 0.520)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0138 ms
-    //   M=32: sk2_bn64_s6 0.0134 ms, peer 0.0113 ms, ratio 0.846 (fallback bn128_s6_c2: 0.673)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0134 ms
+    //   M=8: sk2_bn64_s6 0.0127 ms, peer 0.0110 ms, ratio 0.862 (fallback bn128_s6_c2: 0.670)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0128 ms
+    //   M=32: sk2_bn64_s6 0.0129 ms, peer 0.0114 ms, ratio 0.888 (fallback bn128_s6_c2: 0.700)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0129 ms
     {128, 256, 2},  // M 128..256: bn128_s6_c1_pp64_f1
-    //   M=128: bn128_s6_c1_pp64_f1 0.0147 ms, peer 0.0118 ms, ratio 0.805 (fallback bn128_s6_c2: 0.688)
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0147 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0118 ms, ratio 0.815 (fallback bn128_s6_c2: 0.692)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0145 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0169 ms
-    //   M=512: bn128_s6_c1 0.0174 ms, peer 0.0171 ms, ratio 0.984 (fallback bn128_s6_c2: 0.939)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0166 ms
+    //   M=512: bn128_s6_c1 0.0171 ms, peer 0.0169 ms, ratio 0.988 (fallback bn128_s6_c2: 0.938)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0202 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0201 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0254 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0253 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0356 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0388 ms
     {1281, 1536, 0},  // M 1281..1536: bn128_s5_c2_pp128_f1
     //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0397 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0508 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0506 ms
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0529 ms
@@ -1172,48 +1162,47 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 16, 10},  // M 1..16: sk2_bn128_s6
-    //   M=1: sk2_bn128_s6 0.0194 ms, peer 0.0171 ms, ratio 0.884 (fallback bn128_s6_c2: 0.508)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0193 ms
-    //   M=16: sk2_bn128_s6 0.0193 ms, peer 0.0172 ms, ratio 0.888 (fallback bn128_s6_c2: 0.509)
-    {17, 64, 13},  // M 17..64: sk2_bn64_s6
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0184 ms
-    //   M=64: sk2_bn64_s6 0.0175 ms, peer 0.0159 ms, ratio 0.906 (fallback bn128_s6_c2: 0.529)
-    {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0173 ms
+    {1, 64, 13},  // M 1..64: sk2_bn64_s6
+    //   M=1: sk2_bn64_s6 0.0179 ms, peer 0.0170 ms, ratio 0.950 (fallback bn128_s6_c2: 0.719)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0179 ms
+    //   M=16: sk2_bn64_s6 0.0179 ms, peer 0.0174 ms, ratio 0.976 (fallback bn128_s6_c2: 0.735)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0177 ms
+    //   M=64: sk2_bn64_s6 0.0176 ms, peer 0.0157 ms, ratio 0.896 (fallback bn128_s6_c2: 0.525)
+    {65, 128, 11},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0172 ms
     {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0215 ms
-    {256, 256, 8},  // M 256..256: sk2_bm128_bn128_s5
-    //   M=256: sk2_bm128_bn128_s5 0.0241 ms, peer 0.0210 ms, ratio 0.869 (fallback bn128_s6_c2: 0.839)
+    {256, 256, 9},  // M 256..256: sk2_bm128_bn128_s5
+    //   M=256: sk2_bm128_bn128_s5 0.0238 ms, peer 0.0206 ms, ratio 0.864 (fallback bn128_s6_c2: 0.831)
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0231 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0228 ms
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0314 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0411 ms
-    //   M=1024: bn256_s4_c1 0.0432 ms, peer 0.0431 ms, ratio 0.998 (fallback bn256_s4_c2: 0.982)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0409 ms
+    //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0568 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0563 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0598 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0597 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0826 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0821 ms
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0897 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0896 ms
     {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1051 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1043 ms
     {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1136 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1126 ms
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1195 ms
     {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1419 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1408 ms
     {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.1471 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.1460 ms
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
     //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1494 ms
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1653 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1641 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -1254,29 +1243,28 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 31, 10},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0298 ms, peer 0.0257 ms, ratio 0.861 (fallback bn128_s6_c2: 0.455)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0297 ms
-    {32, 127, 13},  // M 32..127: sk2_bn64_s6
-    //   M=32: sk2_bn64_s6 0.0281 ms, peer 0.0262 ms, ratio 0.933 (fallback bn128_s6_c2: 0.467)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0281 ms
-    {128, 128, 10},  // M 128..128: sk2_bn128_s6
-    //   M=128: sk2_bn128_s6 0.0319 ms, peer 0.0266 ms, ratio 0.834 (fallback bn128_s6_c2: 0.621)
-    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0318 ms
+    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    //   M=8: sk2_bn64_s6 0.0275 ms, peer 0.0258 ms, ratio 0.937 (fallback bn128_s6_c2: 0.608)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0275 ms
+    //   M=32: sk2_bn64_s6 0.0276 ms, peer 0.0262 ms, ratio 0.952 (fallback bn128_s6_c2: 0.635)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0275 ms
+    {128, 128, 11},  // M 128..128: sk2_bn128_s6
+    //   M=128: sk2_bn128_s6 0.0318 ms, peer 0.0263 ms, ratio 0.828 (fallback bn128_s6_c2: 0.624)
+    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0314 ms
     {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0426 ms
-    //   M=512: bn128_s6_c1 0.0444 ms, peer 0.0437 ms, ratio 0.984 (fallback bn128_s6_c2: 0.965)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0420 ms
+    //   M=512: bn128_s6_c1 0.0433 ms, peer 0.0430 ms, ratio 0.992 (fallback bn128_s6_c2: 0.968)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0579 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0574 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0739 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1080 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1072 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1158 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1149 ms
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1478 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1482 ms
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1757 ms
@@ -1322,56 +1310,55 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 16, 2},  // M 1..16: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0146 ms, ratio 0.852 (fallback bn128_s6_c2: 0.559)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0168 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0143 ms, ratio 0.862 (fallback bn128_s6_c2: 0.538)
-    {17, 64, 14},  // M 17..64: sk2_bn96_s6
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0164 ms
-    //   M=64: sk2_bn96_s6 0.0162 ms, peer 0.0144 ms, ratio 0.886 (fallback bn128_s6_c2: 0.594)
+    {1, 64, 14},  // M 1..64: sk2_bn96_s6
+    //   M=1: sk2_bn96_s6 0.0164 ms, peer 0.0145 ms, ratio 0.884 (fallback bn128_s6_c2: 0.767)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0163 ms
+    //   M=16: sk2_bn96_s6 0.0161 ms, peer 0.0144 ms, ratio 0.892 (fallback bn128_s6_c2: 0.782)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0161 ms
+    //   M=64: sk2_bn96_s6 0.0160 ms, peer 0.0144 ms, ratio 0.896 (fallback bn128_s6_c2: 0.595)
     {65, 128, 12},  // M 65..128: sk2_bn192_s5
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
     {129, 256, 1},  // M 129..256: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0181 ms
-    //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0162 ms, ratio 0.878 (fallback bn128_s6_c2: 0.847)
+    //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0160 ms, ratio 0.875 (fallback bn128_s6_c2: 0.851)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0215 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0211 ms
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0251 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0248 ms
     {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0348 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0385 ms
     {769, 1023, 0},  // M 769..1023: bn128_s5_c2_pp128_f1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0419 ms
-    {1024, 1024, 1},  // M 1024..1024: bn128_s6_c1
-    //   M=1024: bn128_s6_c1 0.0392 ms, peer 0.0395 ms, ratio 1.008 (fallback bn192_s4_c2: 1.003)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0415 ms
+    {1024, 1024, 5},  // M 1024..1024: bn192_s4_c2
+    //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
     {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0472 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0470 ms
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.0554 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.0550 ms
     {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0623 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0621 ms
     {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.0682 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.0679 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0708 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0704 ms
     {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0852 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0849 ms
     {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.0872 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.0869 ms
     {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.0924 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.0917 ms
     {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.0945 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.0939 ms
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1109 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1100 ms
     {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1181 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1174 ms
     {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.1294 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.1284 ms
     {3585, 3840, 4},  // M 3585..3840: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1363 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1358 ms
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1417 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1409 ms
     {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -1396,35 +1383,35 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.735)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0112 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0103 ms, ratio 0.911 (fallback bn128_s6_c2: 0.626)
-    {33, 64, 9},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0109 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.809)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0111 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0102 ms, ratio 0.918 (fallback bn128_s6_c2: 0.817)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0111 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0113 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0104 ms, ratio 0.916 (fallback bn128_s6_c2: 0.758)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0112 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.929 (fallback bn128_s6_c2: 0.769)
     {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0099 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0098 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0173 ms
-    //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0167 ms, ratio 0.940 (fallback bn256_s4_c2: 0.901)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0172 ms
+    //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0215 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0213 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0234 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0233 ms
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0302 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0301 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0322 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0320 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0390 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0389 ms
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0429 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0426 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0453 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0452 ms
     {1793, 2047, 5},  // M 1793..2047: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0537 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0533 ms
     {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c1
@@ -1471,36 +1458,36 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 31, 10},  // M 1..31: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0449 ms, peer 0.0432 ms, ratio 0.961 (fallback bn128_s6_c2: 0.623)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0443 ms
-    {32, 64, 9},  // M 32..64: sk2_bn112_s6
-    //   M=32: sk2_bn112_s6 0.0432 ms, peer 0.0406 ms, ratio 0.940 (fallback bn128_s6_c2: 0.516)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0356 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0465 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0466 ms, peer 0.0483 ms, ratio 1.036 (fallback bn128_s6_c2: 0.731)
+    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    //   M=8: sk2_bn112_s6 0.0425 ms, peer 0.0428 ms, ratio 1.008 (fallback bn128_s6_c2: 0.857)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0425 ms
+    //   M=32: sk2_bn112_s6 0.0425 ms, peer 0.0405 ms, ratio 0.954 (fallback bn128_s6_c2: 0.796)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0358 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0457 ms
+    //   M=128: sk2_bm128_bn112_s5 0.0457 ms, peer 0.0485 ms, ratio 1.061 (fallback bn128_s6_c2: 0.737)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0482 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0481 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0847 ms
-    //   M=512: bn256_s4_c1 0.0876 ms, peer 0.0810 ms, ratio 0.925 (fallback bn256_s4_c2: 0.912)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0843 ms
+    //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1221 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1226 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1395 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1397 ms
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1725 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1726 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1962 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1970 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2326 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2328 ms
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2443 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2453 ms
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2588 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2589 ms
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3054 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3066 ms
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3537 ms
@@ -1551,37 +1538,38 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 64, 9},  // M 1..64: sk2_bn112_s6
-    //   M=8: sk2_bn112_s6 0.0490 ms, peer 0.0470 ms, ratio 0.959 (fallback bn128_s6_c2: 0.479)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0476 ms
-    //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0440 ms, ratio 0.952 (fallback bn128_s6_c2: 0.502)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0382 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0508 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0509 ms, peer 0.0520 ms, ratio 1.021 (fallback bn128_s6_c2: 0.725)
+    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    //   M=8: sk2_bn112_s6 0.0469 ms, peer 0.0474 ms, ratio 1.011 (fallback bn128_s6_c2: 0.798)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0466 ms
+    //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0447 ms, ratio 0.965 (fallback bn128_s6_c2: 0.788)
+    {33, 64, 11},  // M 33..64: sk2_bn128_s6
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0391 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0492 ms
+    //   M=128: sk2_bm128_bn112_s5 0.0492 ms, peer 0.0522 ms, ratio 1.062 (fallback bn128_s6_c2: 0.725)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0529 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0535 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0943 ms
-    //   M=512: bn256_s4_c1 0.0979 ms, peer 0.0905 ms, ratio 0.925 (fallback bn256_s4_c2: 0.911)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0945 ms
+    //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1366 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1375 ms
     {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1557 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1564 ms
     {897, 1024, 7},  // M 897..1024: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1945 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1950 ms
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1990 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1994 ms
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.2258 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.2273 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2594 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2607 ms
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2732 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2750 ms
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2918 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2926 ms
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3415 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3437 ms
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3988 ms
@@ -1622,31 +1610,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0294 ms, peer 0.0262 ms, ratio 0.893 (fallback bn128_s6_c2: 0.522)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0294 ms
-    //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0265 ms, ratio 0.901 (fallback bn128_s6_c2: 0.613)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0242 ms
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0291 ms, peer 0.0264 ms, ratio 0.906 (fallback bn128_s6_c2: 0.827)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0293 ms
+    //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0268 ms, ratio 0.913 (fallback bn128_s6_c2: 0.838)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0241 ms
     {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0299 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0301 ms, peer 0.0279 ms, ratio 0.925 (fallback bn128_s6_c2: 0.741)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0298 ms
+    //   M=128: bn128_s6_c1_pp64_f1 0.0299 ms, peer 0.0279 ms, ratio 0.932 (fallback bn128_s6_c2: 0.736)
     {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0279 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0273 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0472 ms
-    //   M=512: bn256_s4_c1 0.0490 ms, peer 0.0491 ms, ratio 1.003 (fallback bn256_s4_c2: 0.984)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0465 ms
+    //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0689 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0688 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0936 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0927 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1196 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1192 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1379 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1376 ms
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1618 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1611 ms
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1871 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1854 ms
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
@@ -1693,31 +1681,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0746 ms, peer 0.0693 ms, ratio 0.929 (fallback bn128_s6_c2: 0.453)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0725 ms
-    //   M=32: sk2_bn128_s6 0.0706 ms, peer 0.0708 ms, ratio 1.003 (fallback bn128_s6_c2: 0.455)
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0713 ms, peer 0.0700 ms, ratio 0.981 (fallback bn128_s6_c2: 0.726)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0709 ms
+    //   M=32: sk2_bn128_s6 0.0704 ms, peer 0.0711 ms, ratio 1.010 (fallback bn128_s6_c2: 0.815)
     //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0586 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0747 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0743 ms, peer 0.0702 ms, ratio 0.945 (fallback bn128_s6_c2: 0.614)
+    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0725 ms
+    //   M=128: sk2_bm128_bn128_s5 0.0725 ms, peer 0.0703 ms, ratio 0.970 (fallback bn128_s6_c2: 0.617)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0796 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0806 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1445 ms
-    //   M=512: bn256_s4_c1 0.1523 ms, peer 0.1537 ms, ratio 1.010 (fallback bn256_s4_c2: 0.998)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1459 ms
+    //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2293 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2306 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3111 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3122 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4004 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4048 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4586 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4613 ms
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5367 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5390 ms
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6221 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6244 ms
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
@@ -1765,31 +1753,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
-    //   M=8: sk2_bn128_s6 0.0757 ms, peer 0.0717 ms, ratio 0.947 (fallback bn128_s6_c2: 0.479)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0741 ms
-    //   M=32: sk2_bn128_s6 0.0724 ms, peer 0.0727 ms, ratio 1.004 (fallback bn128_s6_c2: 0.514)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0599 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0791 ms
-    //   M=128: bn128_s6_c1_pp64_f1 0.0789 ms, peer 0.0788 ms, ratio 0.999 (fallback bn128_s6_c2: 0.674)
+    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    //   M=8: sk2_bn128_s6 0.0723 ms, peer 0.0719 ms, ratio 0.995 (fallback bn128_s6_c2: 0.772)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0725 ms
+    //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0730 ms, ratio 1.003 (fallback bn128_s6_c2: 0.801)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0600 ms
+    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0755 ms
+    //   M=128: sk2_bm128_bn128_s5 0.0755 ms, peer 0.0785 ms, ratio 1.040 (fallback bn128_s6_c2: 0.669)
     {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0820 ms
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0833 ms
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1486 ms
-    //   M=512: bn256_s4_c1 0.1565 ms, peer 0.1578 ms, ratio 1.008 (fallback bn256_s4_c2: 0.994)
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1498 ms
+    //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2385 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2418 ms
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3228 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3253 ms
     {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4164 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4228 ms
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4770 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4837 ms
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5615 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5677 ms
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6457 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6507 ms
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7832 ms
@@ -1801,57 +1789,56 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 1, 11},  // M 1..1: sk2_bn160_s6
-    //   M=1: sk2_bn160_s6 0.0343 ms, peer 0.0315 ms, ratio 0.920 (fallback bn176_s5_c2: 0.528)
-    {2, 64, 2},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0336 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0328 ms, peer 0.0312 ms, ratio 0.954 (fallback bn176_s5_c2: 0.740)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0333 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0338 ms, peer 0.0316 ms, ratio 0.936 (fallback bn176_s5_c2: 0.688)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0314 ms, ratio 0.961 (fallback bn176_s5_c2: 0.823)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0326 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0313 ms, ratio 0.959 (fallback bn176_s5_c2: 0.823)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0328 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0331 ms, peer 0.0316 ms, ratio 0.954 (fallback bn176_s5_c2: 0.689)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0322 ms
     {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0424 ms
-    //   M=256: bn176_s5_c2 0.0391 ms, peer 0.0375 ms, ratio 0.960
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0421 ms
+    //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0463 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0460 ms
     {385, 512, 4},  // M 385..512: bn176_s5_c2
     //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0709 ms
     {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0925 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0921 ms
     {769, 1024, 1},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1232 ms
-    //   M=1024: bn128_s6_c1 0.1163 ms, peer 0.1150 ms, ratio 0.989 (fallback bn128_s6_c2: 0.978)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1238 ms
+    //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1374 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1376 ms
     {1153, 1280, 4},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.1637 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.1646 ms
     {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1642 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1653 ms
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1718 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1734 ms
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1833 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1834 ms
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.2062 ms
-    {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.2286 ms
-    {2049, 2432, 1},  // M 2049..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.2580 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.2080 ms
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.2293 ms
+    {2049, 2304, 1},  // M 2049..2304: bn128_s6_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.2598 ms
+    {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.2751 ms
     {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.2946 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.2963 ms
     {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.3049 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.3070 ms
     {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.3093 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.3120 ms
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.3207 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.3210 ms
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.3437 ms
-    {3073, 3328, 7},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.3658 ms
-    {3329, 4095, 1},  // M 3329..4095: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.3987 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.3467 ms
+    {3073, 4095, 6},  // M 3073..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.3668 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -1873,22 +1860,34 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=8: bn128_s6_c1_pp64_f1 0.0191 ms, peer 0.0177 ms, ratio 0.928 (fallback bn192_s4_c2: 0.638)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0191 ms
-    //   M=32: bn128_s6_c1_pp64_f1 0.0191 ms, peer 0.0181 ms, ratio 0.944 (fallback bn192_s4_c2: 0.787)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0162 ms
+    //   M=8: bn128_s6_c1_pp64_f1 0.0187 ms, peer 0.0177 ms, ratio 0.949 (fallback bn192_s4_c2: 0.791)
+    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0187 ms
+    //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0180 ms, ratio 0.958 (fallback bn192_s4_c2: 0.805)
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0160 ms
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0203 ms
-    //   M=128: bn256_s4_c1 0.0198 ms, peer 0.0193 ms, ratio 0.977 (fallback bn192_s4_c2: 0.822)
-    {129, 511, 3},  // M 129..511: bn128_s6_c2
+    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0197 ms
+    //   M=128: bn256_s4_c1 0.0201 ms, peer 0.0197 ms, ratio 0.977 (fallback bn192_s4_c2: 0.838)
+    {129, 256, 3},  // M 129..256: bn128_s6_c2
     //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0175 ms
+    {257, 511, 7},  // M 257..511: bn256_s4_c2
+    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0339 ms
     {512, 640, 6},  // M 512..640: bn256_s4_c1
-    //   M=512: bn256_s4_c1 0.0339 ms, peer 0.0352 ms, ratio 1.040 (fallback bn256_s4_c2: 1.019)
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0418 ms
+    //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0415 ms
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0480 ms
-    {769, 2047, 1},  // M 769..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0588 ms
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0475 ms
+    {769, 896, 1},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0592 ms
+    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0623 ms
+    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0791 ms
+    {1281, 1664, 6},  // M 1281..1664: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0830 ms
+    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1665, 0.1108 ms
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
+    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1141 ms
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
@@ -1903,40 +1902,33 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
-    {1, 1, 6},  // M 1..1: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.0444 ms, peer 0.0404 ms, ratio 0.910 (fallback bn256_s4_c2: 0.637)
-    {2, 64, 2},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0440 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0424 ms, peer 0.0404 ms, ratio 0.955 (fallback bn256_s4_c2: 0.625)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0418 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0413 ms, peer 0.0412 ms, ratio 0.999 (fallback bn256_s4_c2: 0.702)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0407 ms, ratio 0.999 (fallback bn256_s4_c2: 0.797)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0408 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0403 ms, ratio 0.988 (fallback bn256_s4_c2: 0.793)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0411 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.995 (fallback bn256_s4_c2: 0.712)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0333 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0335 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0542 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0548 ms
     {256, 384, 6},  // M 256..384: bn256_s4_c1
-    //   M=256: bn256_s4_c1 0.0523 ms, peer 0.0521 ms, ratio 0.995 (fallback bn256_s4_c2: 0.972)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0737 ms
-    {385, 640, 1},  // M 385..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0887 ms
+    //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0740 ms
+    {385, 512, 4},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0889 ms
+    {513, 640, 1},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1148 ms
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.1305 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.1327 ms
     {769, 1408, 6},  // M 769..1408: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1475 ms
-    //   M=1024: bn256_s4_c1 0.1617 ms, peer 0.1619 ms, ratio 1.001 (fallback bn256_s4_c2: 0.991)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1872 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1479 ms
+    //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1871 ms
     {1409, 1792, 5},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.2421 ms
-    {1793, 2176, 6},  // M 1793..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.3043 ms
-    {2177, 2816, 5},  // M 2177..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 0.3632 ms
-    {2817, 3200, 6},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.4681 ms
-    {3201, 3584, 5},  // M 3201..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3201, 0.5189 ms
-    {3585, 4095, 6},  // M 3585..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.5851 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.2448 ms
+    {1793, 4095, 6},  // M 1793..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.3041 ms
     {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 32768, 7},  // M 4097..32768: bn256_s4_c2
@@ -1945,20 +1937,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
-    //   M=1: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0109 ms, ratio 0.955 (fallback bn256_s4_c2: 0.728)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0114 ms
-    //   M=16: bn128_s6_c1_pp64_f1 0.0114 ms, peer 0.0112 ms, ratio 0.981 (fallback bn256_s4_c2: 0.751)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0114 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.020 (fallback bn256_s4_c2: 0.786)
+    //   M=1: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0109 ms, ratio 0.988 (fallback bn256_s4_c2: 0.749)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0111 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0111 ms, ratio 0.991 (fallback bn256_s4_c2: 0.752)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0113 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.017 (fallback bn256_s4_c2: 0.785)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0097 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0098 ms
     {129, 255, 7},  // M 129..255: bn256_s4_c2
     //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0154 ms
     {256, 4095, 6},  // M 256..4095: bn256_s4_c1
-    //   M=256: bn256_s4_c1 0.0150 ms, peer 0.0151 ms, ratio 1.010 (fallback bn256_s4_c2: 0.950)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0176 ms
-    //   M=1024: bn256_s4_c1 0.0369 ms, peer 0.0388 ms, ratio 1.052 (fallback bn256_s4_c2: 1.027)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0387 ms
+    //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0174 ms
+    //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0379 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
     {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
@@ -1967,29 +1959,24 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 63, 12},  // M 1..63: sk2_bn192_s5
-    //   M=1: sk2_bn192_s5 0.0879 ms, peer 0.0797 ms, ratio 0.906 (fallback bn192_s4_c2: 0.513)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0870 ms
-    //   M=16: sk2_bn192_s5 0.0861 ms, peer 0.0798 ms, ratio 0.927 (fallback bn192_s4_c2: 0.503)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0863 ms
-    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
-    //   M=64: bn128_s6_c1_pp64_f1 0.0853 ms, peer 0.0792 ms, ratio 0.928 (fallback bn192_s4_c2: 0.571)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.0808 ms, peer 0.0797 ms, ratio 0.986 (fallback bn192_s4_c2: 0.818)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0812 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.0817 ms, peer 0.0801 ms, ratio 0.981 (fallback bn192_s4_c2: 0.823)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0832 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.0848 ms, peer 0.0788 ms, ratio 0.930 (fallback bn192_s4_c2: 0.566)
     {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0825 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0841 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1127 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1166 ms
     {256, 256, 5},  // M 256..256: bn192_s4_c2
-    //   M=256: bn192_s4_c2 0.1025 ms, peer 0.0998 ms, ratio 0.974
+    //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 640, 1},  // M 257..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1487 ms
-    {641, 768, 7},  // M 641..768: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2857 ms
-    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.3268 ms
-    {1024, 1024, 5},  // M 1024..1024: bn192_s4_c2
-    //   M=1024: bn192_s4_c2 0.3567 ms, peer 0.3650 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    {1025, 4095, 6},  // M 1025..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.4131 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1577 ms
+    {641, 4095, 6},  // M 641..4095: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2966 ms
+    //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.4229 ms
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
@@ -1999,80 +1986,71 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
-    {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1479 ms, peer 0.1238 ms, ratio 0.837 (fallback bn176_s5_c2: 0.457)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1498 ms
-    {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1479 ms, peer 0.1295 ms, ratio 0.876 (fallback bn176_s5_c2: 0.639)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1391 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.1309 ms, peer 0.1275 ms, ratio 0.974 (fallback bn176_s5_c2: 0.613)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.1269 ms, peer 0.1316 ms, ratio 1.037 (fallback bn176_s5_c2: 0.810)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1277 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.1285 ms, peer 0.1279 ms, ratio 0.996 (fallback bn176_s5_c2: 0.785)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1306 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.1327 ms, peer 0.1280 ms, ratio 0.965 (fallback bn176_s5_c2: 0.616)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1143 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1163 ms
     {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1744 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1814 ms
     {256, 256, 4},  // M 256..256: bn176_s5_c2
-    //   M=256: bn176_s5_c2 0.1707 ms, peer 0.1628 ms, ratio 0.954
+    //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2684 ms
-    {385, 512, 7},  // M 385..512: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3282 ms
-    {513, 768, 1},  // M 513..768: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4147 ms
-    {769, 1023, 6},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.5681 ms
-    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
-    //   M=1024: bn256_s4_c2 0.6576 ms, peer 0.6981 ms, ratio 1.062
-    {1025, 1152, 1},  // M 1025..1152: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7841 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2813 ms
+    {385, 1152, 6},  // M 385..1152: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3409 ms
+    //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7958 ms
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8019 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8197 ms
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.9321 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.9450 ms
     {1409, 1792, 7},  // M 1409..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.9906 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 1.0126 ms
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 1.2756 ms
-    {1921, 32768, 7},  // M 1921..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 1.3208 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 1.2932 ms
+    {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 1.3501 ms
+    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 1.4424 ms
+    {2177, 32768, 7},  // M 2177..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 1.4948 ms
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.8886 ms
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
-    {1, 15, 6},  // M 1..15: bn256_s4_c1
-    //   M=1: bn256_s4_c1 0.1577 ms, peer 0.1315 ms, ratio 0.834 (fallback bn128_s6_c2: 0.376)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1563 ms
-    {16, 64, 2},  // M 16..64: bn128_s6_c1_pp64_f1
-    //   M=16: bn128_s6_c1_pp64_f1 0.1507 ms, peer 0.1352 ms, ratio 0.897 (fallback bn128_s6_c2: 0.525)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1418 ms
-    //   M=64: bn128_s6_c1_pp64_f1 0.1335 ms, peer 0.1315 ms, ratio 0.985 (fallback bn128_s6_c2: 0.524)
+    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    //   M=1: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1268 ms, ratio 0.966 (fallback bn128_s6_c2: 0.756)
+    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1312 ms
+    //   M=16: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1348 ms, ratio 1.027 (fallback bn128_s6_c2: 0.815)
+    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1326 ms
+    //   M=64: bn128_s6_c1_pp64_f1 0.1341 ms, peer 0.1316 ms, ratio 0.982 (fallback bn128_s6_c2: 0.525)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1157 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1153 ms
     {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1841 ms
+    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1890 ms
     {256, 256, 3},  // M 256..256: bn128_s6_c2
-    //   M=256: bn128_s6_c2 0.1747 ms, peer 0.1835 ms, ratio 1.051
+    //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2706 ms
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2849 ms
     {385, 512, 7},  // M 385..512: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3305 ms
-    {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4294 ms
-    {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5074 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.6151 ms
-    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.6611 ms
-    //   M=1024: bn256_s4_c2 0.6671 ms, peer 0.7137 ms, ratio 1.070
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3356 ms
+    {513, 1023, 6},  // M 513..1023: bn256_s4_c1
+    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4327 ms
+    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
+    //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7922 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7886 ms
     {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8559 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8542 ms
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 1.1388 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 1.1336 ms
     {1665, 32768, 7},  // M 1665..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 1.1888 ms
+    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 1.1864 ms
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
     //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.9898 ms
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
@@ -2081,42 +2059,42 @@ inline constexpr std::array<gemm_dispatch_bucket, 881> buckets{{
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 34},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 34, 26},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 60, 28},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 88, 25},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 113, 35},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 148, 40},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 188, 40},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 228, 37},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 265, 14},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 279, 24},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 303, 23},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 326, 30},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 356, 14},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 370, 13},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 383, 7},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 390, 12},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 402, 14},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 416, 11},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 427, 34},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 461, 27},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 488, 38},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 526, 31},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 557, 33},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 590, 35},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 625, 36},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 661, 31},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 692, 32},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 724, 32},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 756, 14},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 770, 32},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 802, 12},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 814, 16},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 830, 7},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 837, 13},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 850, 16},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 866, 15},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 33},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 33, 25},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 58, 27},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 85, 24},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 109, 36},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 40},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 185, 40},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 225, 37},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 262, 14},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 276, 25},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 301, 23},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 324, 31},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 355, 13},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 368, 13},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 381, 5},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 386, 9},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 395, 13},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 408, 12},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 420, 32},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 452, 27},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 479, 37},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 516, 30},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 546, 32},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 578, 35},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 613, 36},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 649, 32},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 681, 32},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 713, 32},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 745, 14},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 759, 31},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 790, 18},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 808, 12},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 820, 7},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 827, 9},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 836, 13},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 849, 12},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -96,15 +96,15 @@ TEST_CASE("cake::gemm_fp8 (e4m3, per-tensor scale) matches the f32 reference") {
 // Before a sweep times them (bench/gemm/bench_gemm_sweep.cpp) and the dispatcher returns them: every
 // schedule the sweep can time and every plan of the dispatch table, through cake::gemm_with as cake::gemm
 // runs it, on small-M (M 1, 7, 16, 30: split-K's short A loads of 8, 16 and 32 rows), ragged (N = 257: the direct-store epilogue for the persistent schedule) and
-// domain-like shapes; bf16 and e4m3 (split-K included: its e4m3 form scales the cluster's sum).
-TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table plan correctly") {
-  if (!gpu_ready()) return;
+// domain-like shapes; bf16 and e4m3 (split-K included: its e4m3 form scales the cluster's sum). Three cases,
+// so that each (its JIT of about 40-80 kernels included) fits one device call: the table's plans, the
+// sweep's other persistent and 64-row split-K schedules, its other 128-row split-K ones.
+namespace {
+void check_plans(const std::vector<cake::gemm_plan>& plans) {
+  REQUIRE(!plans.empty());
   cake::harness::gemm_reference reference;
   auto rng = cake::harness::random_source::fresh();
-  MESSAGE("seed " << rng.seed());
-  std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
-  for (const auto& p : cake::gemm_dispatch_table::plans)
-    if (std::find(plans.begin(), plans.end(), p) == plans.end()) plans.push_back(p);
+  MESSAGE("seed " << rng.seed() << ", " << plans.size() << " plans");
   const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {16, 520, 1000}, {30, 1032, 2048}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
   for (const auto& plan : plans) {
     for (bool fp8 : {false, true}) {
@@ -127,7 +127,37 @@ TEST_CASE("cake::gemm_with runs every sweep candidate and every dispatch-table p
       }
     }
   }
-  // split-K has no fused epilogue: refused with the schedule named
+}
+bool in_table(const cake::gemm_plan& p) {
+  const auto& t = cake::gemm_dispatch_table::plans;
+  return std::find(t.begin(), t.end(), p) != t.end();
+}
+// the sweep's schedules that are not in the table, of 128-row split-K tiles or not
+std::vector<cake::gemm_plan> other_candidates(bool bm128) {
+  std::vector<cake::gemm_plan> out;
+  for (const auto& p : cake_bench::sweep_all_candidates())
+    if (!in_table(p) && (p.kernel == cake::gemm_kernel::splitk && p.splitk.bm == 128) == bm128) out.push_back(p);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cake::gemm_with runs every dispatch-table plan correctly") {
+  if (!gpu_ready()) return;
+  check_plans({cake::gemm_dispatch_table::plans.begin(), cake::gemm_dispatch_table::plans.end()});
+}
+
+TEST_CASE("cake::gemm_with runs every other sweep candidate correctly: persistent and 64-row split-K") {
+  if (!gpu_ready()) return;
+  check_plans(other_candidates(false));
+}
+
+TEST_CASE("cake::gemm_with runs every other sweep candidate correctly: 128-row split-K") {
+  if (!gpu_ready()) return;
+  check_plans(other_candidates(true));
+}
+
+TEST_CASE("split-K has no fused epilogue: refused with the schedule named") {
+  if (!gpu_ready()) return;
   cake::jit::device_buffer a(4096), b(4096), d(4096), bias(64);
   cake::gemm_epilogue_args epi;
   epi.bias = bias.address();

@@ -98,11 +98,13 @@ TEST_CASE("split-K schedules that do not exist are told apart by valid()") {
 
 TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column groups per split") {
   // N = 2112 at M = 1: 17 tiles of 128 would make 68 (4 splits) or 136 CTAs (8: two waves on 132 SMs);
-  // 33 tiles of 64 over 4 splits make 132.
+  // 33 tiles of 64 over 4 splits make 132, and so do 22 of 96 over 6, each CTA streaming 19 K blocks of
+  // 8 + 96 rows (1,976) instead of 28 of 8 + 64 (2,016).
   auto c = cake::splitk_fill_config(1, 2112, 7168, 132);
-  CHECK(c.bn == 64);
-  CHECK(c.splits == 4);
-  CHECK(c.stages == cake::max_splitk_stages(64));
+  CHECK(c.bm == 64);
+  CHECK(c.bn == 96);
+  CHECK(c.splits == 6);
+  CHECK(c.stages == cake::max_splitk_stages(96));
   // N = 4096: 32 tiles of 128 over 4 splits fill 128 SMs; the wider equals (256 x 8) come first.
   c = cake::splitk_fill_config(1, 4096, 4096, 132);
   CHECK(c.bn * 4 == 128 * c.splits);
@@ -110,13 +112,17 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   // Measured concurrency: clusters of 4 or more hold only 120 CTAs of the H200 at once (a cluster stays in
   // one GPC), so 128 CTAs of 4-CTA clusters are two waves; 64-wide tiles fit two CTAs per SM. The choice
   // moves to clusters of 2 (64 x 2 = 128 CTAs, one per SM).
-  auto h200 = [](int bn, int splits) -> long long {
+  auto h200 = [](int, int bn, int splits) -> long long {
     if (bn == 64) return splits == 2 ? 264 : splits == 4 ? 248 : 240;
     return splits == 2 ? 132 : splits == 3 ? 117 : splits == 6 ? 102 : 120;
   };
   c = cake::splitk_fill_config_for(1, 4096, 4096, 132, h200);
   CHECK(c.splits == 2);
-  // e4m3 counts K blocks of 128 elements: the same shape fills the same way.
+  // ... and at N = 2112 clusters of 6 hold 102 CTAs at once: 96 x 6 takes two waves, 64 x 4 (248) one.
+  c = cake::splitk_fill_config_for(1, 2112, 7168, 132, h200);
+  CHECK(c.bn == 64);
+  CHECK(c.splits == 4);
+  // e4m3 counts K blocks of 128 elements: 56 here, so 64 x 4 (14 blocks of 72 rows each) beats 96 x 6 (10 of 104).
   const auto e = cake::splitk_fill_config(1, 2112, 7168, 132, cake::gemm_input::e4m3);
   CHECK(e.bn == 64);
   CHECK(e.splits == 4);
@@ -124,7 +130,7 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   CHECK(cake::splitk_fill_config(1, 4096, 4096, 132, cake::gemm_input::bf16, 128).bn <= 128);
   // N = 6144 (K = 4096): 192-wide tiles over 4 splits make 128 CTAs, but in clusters of 4 (120 at once on the
   // H200: two waves); 96-wide tiles over 2 splits make 128 CTAs in clusters of 2, one wave.
-  auto h200_96 = [&](int bn, int splits) -> long long { return bn == 64 ? h200(bn, splits) : splits == 2 ? 132 : splits == 3 ? 117 : 120; };
+  auto h200_96 = [&](int bm, int bn, int splits) -> long long { return bn == 64 ? h200(bm, bn, splits) : splits == 2 ? 132 : splits == 3 ? 117 : 120; };
   c = cake::splitk_fill_config_for(1, 6144, 4096, 132, h200_96);
   CHECK(c.bn == 96);
   CHECK(c.splits == 2);
@@ -141,6 +147,30 @@ TEST_CASE("splitk_fill_config fills the SMs in one wave, with whole 8-column gro
   CHECK(c.bn != 112);
   CHECK(c.bn != 96);
   CHECK((c.bn / 8) % c.splits == 0);
+}
+
+TEST_CASE("splitk_fill_config takes 128-row tiles past M = 64, never a pipeline under 3 stages") {
+  // M = 256, N = 2112: 64-row tiles read B four times over; 128-row tiles twice. 2 x 11 tiles of 192 over 6
+  // splits make 132 CTAs.
+  auto c = cake::splitk_fill_config(256, 2112, 7168, 132);
+  CHECK(c.bm == 128);
+  CHECK(c.bn == 192);
+  CHECK(c.splits == 6);
+  CHECK(c.stages == cake::max_splitk_stages(192, 128));
+  CHECK(c.valid());
+  // 128 x 256 tiles leave room for 2 stages next to the cluster sum's scratch: never picked
+  CHECK(cake::max_splitk_stages(256, 128) == 2);
+  for (long long m : {65LL, 128LL, 256LL, 512LL})
+    for (long long n : {2112LL, 4096LL, 7168LL, 36864LL}) {
+      const auto x = cake::splitk_fill_config(m, n, 7168, 132);
+      CHECK(x.stages >= 3);
+      CHECK(x.valid());
+    }
+  // up to M = 64 one 64-row tile holds every row: no 128-row tiles; max_bm = 64 keeps them out past it too
+  CHECK(cake::splitk_fill_config(64, 2112, 7168, 132).bm == 64);
+  const auto d = cake::splitk_fill_config_for(
+      256, 2112, 7168, 132, [](int, int, int splits) { return 132LL / splits * splits; }, cake::gemm_input::bf16, 256, true, 64);
+  CHECK(d.bm == 64);
 }
 
 TEST_CASE("cake::gemm runs a plan with the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
