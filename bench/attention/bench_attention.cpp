@@ -8,8 +8,9 @@
 //   --variant: the chosen schedule walked as a grid (the default), persistent (one CTA per SM walks the tiles),
 //   persistent-lf (and the query tiles longest first, outermost), persistent-q2 (persistent with two Q stages,
 //   the K / V pipelines one stage shorter where smem needs it), persistent-q2-ot (and O stored through smem by
-//   TMA), or all five one after the other; the entry point's own choice is marked "(chosen)"; --hk: that many
-//   KV heads only)
+//   TMA), persistent-ot (O by TMA with one Q stage: 3 K / V stages at D = 128), or all six one after the other;
+//   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
+//   consumers taking turns where the choice has them issue freely, and the reverse)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | all
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -38,12 +39,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|all]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "all") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot or all\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot or all\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
             if (variant == "persistent-lf" || variant == "all") cands.push_back(with(true, true));
             if (variant == "persistent-q2" || variant == "all") cands.push_back(with(true, false, 2));
             if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
+            if (variant == "persistent-ot" || variant == "all") cands.push_back(with(true, false, 1, true));
           }
           if (sweep) {
             const auto base = cands[0];
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
             // (3 consumers hold 160 registers each: 112-key blocks keep S, P and O inside that)
             add([&] { auto c = base; c.wgs = 3; c.bn = 112; return c; }());
             add([&] { auto c = base; c.wgs = 3; c.bn = 112; c.stages = 3; return c; }());
-            add([&] { auto c = base; c.turns = false; return c; }());
+            add([&] { auto c = base; c.turns = !base.turns; return c; }());  // the consumers taking turns, or not
           }
           for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
             const auto& c = cands[ci];

@@ -75,7 +75,10 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   c.causal = s.causal;
   c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
   c.turns = false;
-  if (c.parts == 1 && !c.causal) c.wgs = 3, c.bn = 112;
+  // D = 64 non-causal: three consumers of 64 rows over 112-key blocks, taking turns at issuing their MMAs (with
+  // this walk, H200 2026-12-03, cake_bench_attention --variant persistent-q2-ot --sweep: +7% at S = 1k and 4k,
+  // +11% at 8k, +4% at 16k over issuing freely; with two consumers, causal or D = 128, turns were 0-3% slower)
+  if (c.parts == 1 && !c.causal) c.wgs = 3, c.bn = 112, c.turns = true;
   // The persistent walk with two Q stages and O stored by TMA: the producer loads the next tile's Q and first
   // K / V blocks during this tile, and the consumers hand O to one TMA store per part instead of 32 (D = 128)
   // two-bf16 st.global per thread, so a tile's fixed costs overlap the next one. On the H200
