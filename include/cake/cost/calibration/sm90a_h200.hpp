@@ -50,7 +50,7 @@ inline constexpr calibration sm90a_h200 = {
     .l2_bytes = 62914560,
     .l2_effective_bytes = 54092520,
     .max_active_clusters_2 = 66,
-    .max_cluster_ctas = {0, 0, 132, 117, 120, 0, 102, 0, 120},
+    .max_cluster_ctas = {0, 0, 132, 117, 120, 110, 102, 105, 120},
     .mma = sm90a_h200_mma,
     .mma_in_situ = 0.9931,
     .mma_alternating = 1.0700,
@@ -69,8 +69,8 @@ inline constexpr calibration sm90a_h200 = {
     .epilogue_us_per_store = 0.0979,
     .epilogue_us_per_kib = 0.005459,
     .launch_us = 9.911,
-    .hbm_overlap_loss = 0.3124,
-    .cluster_sum_us_per_kib = 0.26203,
+    .hbm_overlap_loss = 0.3054,
+    .cluster_sum_us_per_kib = 0.43840,
 };
 
 }  // namespace cake::cost::calibrations
