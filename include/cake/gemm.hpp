@@ -131,7 +131,7 @@ constexpr int max_splitk_stages(int bn, int bm = 64) {
 // fewer splits (less to sum). Small M is memory bound: this is about how many SMs stream B.
 // N = 2112 (17 tiles of 128) at M = 1: BN = 64 with 4 splits gives 132 CTAs in one wave, where BN = 128
 // gives 68 (4 splits) or 136 (8: two waves). At M = 256, 64-row tiles read B four times over; 128-row tiles
-// of 96 columns over 3 splits make 2 x 22 x 3 = 132 CTAs that read it twice. The widths between (160, 112,
+// of 192 columns over 6 splits make 2 x 11 x 6 = 132 CTAs that read it twice. The widths between (160, 112,
 // 96) fill other N: 6144 is 64 tiles of 96 (128 CTAs in clusters of 2, which pack the SMs, where 128 CTAs
 // of 192-wide tiles need clusters of 4, of which the H200 holds 120 CTAs at once), 7168 is 64 of 112, 10240
 // 64 of 160. `between = false` leaves those three out: the model is rough, and the H200 sweep (2026-12-03)
