@@ -142,6 +142,30 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
           }
 }
 
+// Varlen with the persistent walk (not what prefill_varlen picks: it measured 4..8% slower on the "spread"
+// batches, docs/attention.md): the same walk over (query tile, head, entry), each point reading its entry's
+// offsets, lowers without spills, a stack frame or a wgmma serialization (no entry point runs it yet).
+TEST_CASE("attention prefill varlen with the persistent walk (sm_90a): lowers clean, both roles walk, offsets read per point") {
+  for (int D : {64, 128})
+    for (bool causal : {false, true}) {
+      attention::varlen_shape shape;
+      shape.D = D, shape.causal = causal, shape.H = 8, shape.HK = 2;
+      kernels::attention_prefill_config c = attention::varlen_config_for(shape);
+      c.persistent = true;
+      REQUIRE(c.valid());
+      INFO("D " << D << " causal " << causal);
+      const program p = kernels::attention_prefill_sm90(c);
+      CHECK(p.launch.persistent);
+      const auto b = lower_and_build(p);  // no spills, no stack frame
+      MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+      CHECK_MESSAGE(!has(b.art.log, "serialized"), b.art.log);
+      CHECK(b.art.resources.warnings.empty());
+      CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
+      CHECK(count(b.source(), "__ldg(static_cast<const int*>") == 8);                 // each role reads the entry's offsets
+      CHECK(count(b.source(), "cake_dev::min_ll(d_S, ") == 2);                        // O and LSE stop at the entry's end
+    }
+}
+
 TEST_CASE("attention prefill (sm_80 fallback): head dims 64 and 128, causal or not, GQA groups, 2 and 3 copies") {
   for (int parts : {1, 2})
     for (bool causal : {false, true})
