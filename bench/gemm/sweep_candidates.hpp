@@ -66,14 +66,12 @@ inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, i
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
                                       sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
-  for (int bn : {256, 192, 160, 128, 112, 96, 64})
-    for (int splits = 2; splits <= 8; ++splits)
-      if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn));
-  // 128-row tiles (M over 64: B read by half as many row tiles), as wide as the fill plan takes them (3 stages
-  // or more: not 256, whose two 64 x 256 accumulators per thread also spill)
-  for (int bn : {192, 160, 128, 112, 96, 64})
-    for (int splits = 2; splits <= 8; ++splits)
-      if ((bn / 8) % splits == 0) all.push_back(splitk_plan(splits, bn, 128));
+  // 64- and 128-row tiles (M over 64: B read by half as many row tiles) of every width and split the fill can
+  // take (splitk_min_stages: not 128 x 256)
+  for (int bm : {64, 128})
+    for (int bn : {256, 192, 160, 128, 112, 96, 64})
+      for (int splits = 2; splits <= 8; ++splits)
+        if ((bn / 8) % splits == 0 && cake::max_splitk_stages(bn, bm) >= cake::splitk_min_stages) all.push_back(splitk_plan(splits, bn, bm));
   return all;
 }
 

@@ -54,25 +54,23 @@ for s in "${steps[@]}"; do
       timeout ${CAKE_SWEEP_TIMEOUT:-560} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --json "$OUT/gemm_sweep.json" ${CAKE_SWEEP_ARGS:-} > "$OUT/gemm_sweep.log" 2>&1; echo "rc=$?"
       grep -E "estimated|measured in|WRONG|no peer|error" "$OUT/gemm_sweep.log" | cut -c1-200 | head -n 40 ;;
     splitksweep)
-      # split-K's e4m3 form and the few-tile split-K candidates: their GPU test (every sweep candidate and
-      # table plan, both types, hang trap on), then the sweep of the shapes whose candidates include split-K
+      # split-K's e4m3 form and the few-tile split-K candidates: the GPU test of the table's plans (both types,
+      # hang trap on; the sweep's other schedules: step gemmcand), then the sweep of the shapes whose candidates include split-K
       # (e4m3: every such shape; bf16: M >= 256, the ones whose candidates changed) into two files for
       # tools/gen/merge_sweeps.py
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_gemm -tc="*cake::gemm_with runs every*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+      gemm_candidates_test  # (the table's plans; the sweep's other schedules: step gemmcand with CAKE_CAND_CASES)
       timeout 200 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype e4m3 --splitk-only --json "$OUT/gemm_sweep_e4m3_splitk.json" > "$OUT/sweep_e4m3.log" 2>&1; echo "e4m3 rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_e4m3.log" | cut -c1-200 | head -n 10
       timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --splitk-only --min-m 256 --json "$OUT/gemm_sweep_bf16_splitk.json" > "$OUT/sweep_bf16.log" 2>&1; echo "bf16 rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_bf16.log" | cut -c1-200 | head -n 10 ;;
     skscatter)
       # the reduce-scatter split-K (cluster_sum_scatter) and the fill-the-SMs split-K candidates: GPU tests
-      # (every sweep candidate, the cluster all-reduce, the split-K schedule), memcheck of the last two, then
+      # (the table's plans, the cluster all-reduce, the split-K schedule), memcheck of the last two, then
       # the sweep of the shapes whose candidates include split-K, both types, into two files for
       # tools/gen/merge_sweeps.py
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_gemm -tc="*cake::gemm_with runs every*" > "$OUT/test_gemm_candidates.log" 2>&1; echo "candidates rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_gemm_candidates.log" | head -n 8 | cut -c1-200
+      gemm_candidates_test  # (the table's plans; the sweep's other schedules: step gemmcand with CAKE_CAND_CASES)
       CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_compute -tc="cluster_sum*,split-K*" > "$OUT/test_cluster.log" 2>&1; echo "cluster rc=$?"
       grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_cluster.log" | head -n 8 | cut -c1-200
       for tool in memcheck racecheck; do

@@ -121,6 +121,11 @@ constexpr int max_splitk_stages(int bn, int bm = 64) {
   return s > 6 ? 6 : s;
 }
 
+// The fewest stages a split-K schedule the fill picks or the sweep times may have: with fewer, the loads of a
+// K block no longer overlap two others (the cluster sum's scratch leaves 128 x 256 tiles 2, and their two
+// 64 x 256 accumulators per thread spill).
+inline constexpr int splitk_min_stages = 3;
+
 // The split-K schedule that fills the GPU best for a small-M shape, among 64-row tiles (and 128-row ones
 // at M over 64), tile widths 64..max_bn and splits 2..8 that cut the tile into whole 8-column groups
 // (cluster_sum_scatter). A CTA streams ceil(K blocks / splits) K blocks of a BM x BN tile, and the CTAs run
@@ -148,9 +153,7 @@ kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, lon
     const int a_rows = kernels::short_a_rows(M) ? kernels::short_a_rows(M) * (bm / 64) : bm;  // A's rows per K block
     for (int bn : {256, 192, 160, 128, 112, 96, 64}) {
       if (bn > max_bn || (!between && (bn == 160 || bn == 112 || bn == 96))) continue;
-      // (fewer than 3 stages: the loads of a K block no longer overlap two others; the cluster sum's scratch
-      // leaves 128 x 256 tiles 2)
-      if (max_splitk_stages(bn, bm) < 3) continue;
+      if (max_splitk_stages(bn, bm) < splitk_min_stages) continue;
       for (int splits = 2; splits <= 8; ++splits) {
         if ((bn / 8) % splits != 0) continue;
         const long long at_once = std::max<long long>(splits, concurrent_ctas(bm, bn, splits));
