@@ -9,6 +9,8 @@
 //   persistent-lf (and the query tiles longest first, outermost), persistent-q2 (persistent with two Q stages,
 //   the K / V pipelines one stage shorter where smem needs it), persistent-q2-ot (and O stored through smem by
 //   TMA), persistent-ot (O by TMA with one Q stage: 3 K / V stages at D = 128), or all six one after the other;
+//   lookahead: the entry point's schedule and the same with config.lookahead (two consumers issuing freely),
+//   side by side;
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
 #include <cstdio>
@@ -29,7 +31,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -39,12 +41,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot or all\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all or lookahead\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -83,6 +85,13 @@ int main(int argc, char** argv) {
             if (variant == "persistent-q2" || variant == "all") cands.push_back(with(true, false, 2));
             if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
             if (variant == "persistent-ot" || variant == "all") cands.push_back(with(true, false, 1, true));
+            if (variant == "lookahead") {
+              auto la = chosen;
+              la.lookahead = true, la.turns = false, la.wgs = 2, la.bn = 128;
+              while (la.stages > 1 && kernels::attention_prefill_smem(la) > 227 * 1024) --la.stages;
+              cands.push_back(chosen);
+              cands.push_back(la);
+            }
           }
           if (sweep) {
             const auto base = cands[0];
@@ -104,9 +113,9 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "",
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "",
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

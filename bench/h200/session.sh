@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -288,6 +288,21 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|waited past|SKIPPED" "$OUT/test_attention.log" | head -n 12
       timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention ${CAKE_VARIANTS_ARGS:---variant all} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_variants.log" 2>&1; echo "rc=$?"
       cut -c1-150 "$OUT/prefill_variants.log" | grep -v "^$" | tail -n 130 ;;
+    prefilllookahead)
+      # the lookahead's GPU test cases (hang trap on), then the entry point's schedule and the same with the
+      # lookahead side by side on issue 12's prefill shapes (cake_bench_attention --variant lookahead)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention -tc="*lookahead*" > "$OUT/test_attention_lookahead.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_attention_lookahead.log" | head -n 12
+      timeout ${CAKE_VARIANTS_TIMEOUT:-300} $B/bench/cake_bench_attention --variant lookahead ${CAKE_VARIANTS_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_lookahead.log" 2>&1; echo "rc=$?"
+      grep -E "^attn" "$OUT/prefill_lookahead.log" | cut -c1-150 ;;
+    prefillncu)
+      # ncu on cuDNN's SDPA kernel (PyTorch) and on Cake's chosen prefill schedule at one shape (CAKE_NCU_SHAPE:
+      # S,D,causal; default 1024,128,0, 32 KV heads): launch, occupancy, speed of light, L2 and DRAM, warp states
+      IFS=, read -r nS nD nC <<< "${CAKE_NCU_SHAPE:-1024,128,0}"
+      sec="--section LaunchStats --section Occupancy --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats"
+      timeout 200 ncu $sec -k regex:'(?i)(sdpa|fprop|fmha|flash|attn)' --launch-skip 2 -c 1 python3 bench/h200/sdpa_one.py $nS $nD $nC > "$OUT/ncu_cudnn.log" 2>&1; echo "cudnn rc=$?"
+      timeout 200 ncu $sec -k regex:attn_fwd -c 1 $B/bench/cake_bench_attention --shape $nD,$nS,$nC --variant persistent-q2-ot --runs 2 > "$OUT/ncu_cake.log" 2>&1; echo "cake rc=$?"
+      for f in ncu_cudnn ncu_cake; do echo "== $f"; grep -E "^  [a-z_]+.*\(|Grid Size|Block Size|Registers Per|Shared Memory Config|Dynamic Shared|Waves Per SM|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Executed Instructions  |Achieved Occupancy|DRAM Throughput|SM Frequency" "$OUT/$f.log" | head -n 30 | cut -c1-130; done ;;
     decodesweep)
       # paged decode alone (cake_bench_decode): the chosen schedule and every split / key block / depth on
       # issue 12's decode grid, then the two kernels' durations at B 1 under ncu

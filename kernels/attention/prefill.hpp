@@ -55,11 +55,13 @@ struct attention_prefill_config {
                         // K / V blocks) while the consumers still work on this tile, so its first S = Q K^T need not wait
   bool o_tma = false;   // O leaves through smem (stmatrix) and a TMA store per 64-column part, not from registers (two bf16
                         // per st.global); not with varlen (a TMA store cannot stop at an entry's end)
+  bool lookahead = false;  // (persistent, dense, consumers issuing freely) a consumer issues the next tile's first S = Q K^T
+                           // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
-           (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) &&
+           (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
            (!causal || (wgs == 2 && bn == 128));
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
@@ -87,6 +89,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.longest_first) b.put("_lf");
   if (c.q_stages != 1) b.put("_q2");
   if (c.o_tma) b.put("_ot");
+  if (c.lookahead) b.put("_la");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -122,6 +125,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto for_each_point = [&](role& r, auto&& body) {
     if (c.longest_first) r.for_each(space, [&](auto h, auto b, auto q) { body(q, h, b); });
     else r.for_each(space, [&](auto q, auto h, auto b) { body(q, h, b); });
+  };
+  auto next_point_of = [&](role& r, auto&& body) {  // (lookahead) the walk's next point, as (q, h, b)
+    if (c.longest_first) r.next_point(space, [&](auto h, auto b, auto q) { body(q, h, b); });
+    else r.next_point(space, [&](auto q, auto h, auto b) { body(q, h, b); });
   };
   std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{}, sO{};
   for (int d = 0; d < c.parts; ++d) {
@@ -197,81 +204,63 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
-    for_each_point(r, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
-      auto sq = r.wait(qp);
-      const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
-      // S = Q K^T of the next K stage (commits one wgmma group)
-      auto qk = [&] {
-        auto sk = r.wait(kp);
-        r.wgmma_fence();
-        for (int d = 0; d < c.parts; ++d) {
-          auto w = r.wgmma(s, sq[sQ[d]].rows(r.warpgroup(), c.wgs), sk[sK[d]]).over(D);
-          if (d == 0) w.overwrite();
-        }
-        r.wgmma_commit();
-        return sk;
-      };
-      // O += P V of the next V stage (commits one wgmma group). The fence after the wait: between the
-      // one before S and these wgmmas lies the V wait's spin loop, across which ptxas does not trust the
-      // register operands (P, O) and would inject the fence itself (C7519), as FlashAttention 3 writes it.
-      auto pv = [&] {
-        auto sv = r.wait(vp);
-        r.wgmma_fence();
-        for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
-        r.wgmma_commit();
-        return sv;
-      };
-      // the online softmax of s (block j): s = exp2(...), m and l updated, al = the factor O must shrink by
-      auto softmax = [&](index_expr j, bool masked) {
-        if (masked) {
-          // (non-causal: j is T's last block, whose last key is column (T - 1) % bn; varlen: keys past the
-          // entry's, or (causal) after row + len_k - len_q)
-          auto out = vl ? (c.causal ? j * c.bn + col() > e.diag + r.warpgroup() * 64 + row() : j * c.bn + col() >= e.len_k)
-                        : c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
-          r.set(s, select(out, neg_inf, s));
-        }
-        // (varlen causal: a row may have seen no key yet)
-        attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked);
-      };
-      r.fill(o, 0.0f);
-      r.fill(m, neg_inf);
-      r.fill(l, 0.0f);
-      key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
-        if (first) {  // the last block, masked
-          if (c.turns) r.take_turn(mma);
-          auto sk = qk();
-          if (c.turns) r.pass_turn(mma);
-          r.wgmma_wait(0);
-          r.release(kp, sk);
-          softmax(j, true);
-          r.set(p, s);
-          return;
-        }
-        // the other blocks: S of this block and P V of the one before go out together (in this warpgroup's
-        // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs)
-        if (c.turns) r.take_turn(mma);
-        auto sk = qk();
-        auto sv = pv();
-        if (c.turns) r.pass_turn(mma);
-        r.wgmma_wait(1);
-        r.release(kp, sk);
-        softmax(j, masked);
-        r.wgmma_wait(0);  // P V done: P may be overwritten, O rescaled
-        r.release(vp, sv);
-        r.set(o, o * al);
-        r.set(p, s);
-      });
-      // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
-      // before the last P V, so the next tile's Q loads during it and the epilogue
-      r.release(qp, sq);
+    reg_tile<f32> lse, rl;  // (lookahead) the finished tile's LSE and 1 / l, taken before the next tile's softmax resets l
+    if (c.lookahead) lse = r.row_vector<f32>("lse", 64), rl = r.row_vector<f32>("rl", 64);
+    // S = Q K^T of the next K stage (commits one wgmma group)
+    auto qk = [&](slot sq) {
+      auto sk = r.wait(kp);
+      r.wgmma_fence();
+      for (int d = 0; d < c.parts; ++d) {
+        auto w = r.wgmma(s, sq[sQ[d]].rows(r.warpgroup(), c.wgs), sk[sK[d]]).over(D);
+        if (d == 0) w.overwrite();
+      }
+      r.wgmma_commit();
+      return sk;
+    };
+    // O += P V of the next V stage (commits one wgmma group). The fence after the wait: between the
+    // one before S and these wgmmas lies the V wait's spin loop, across which ptxas does not trust the
+    // register operands (P, O) and would inject the fence itself (C7519), as FlashAttention 3 writes it.
+    auto pv = [&] {
+      auto sv = r.wait(vp);
+      r.wgmma_fence();
+      for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
+      r.wgmma_commit();
+      return sv;
+    };
+    // the online softmax of s (block j of query tile q): s = exp2(...), m and l updated, al = the factor O must shrink by
+    auto softmax = [&](index_expr q, index_expr j, bool masked, const entry& e) {
+      if (masked) {
+        // (non-causal: j is T's last block, whose last key is column (T - 1) % bn; varlen: keys past the
+        // entry's, or (causal) after row + len_k - len_q)
+        const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
+        auto out = vl ? (c.causal ? j * c.bn + col() > e.diag + r.warpgroup() * 64 + row() : j * c.bn + col() >= e.len_k)
+                      : c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
+        r.set(s, select(out, neg_inf, s));
+      }
+      // (varlen causal: a row may have seen no key yet)
+      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked);
+    };
+    // One unmasked key block: S of this block and P V of the one before go out together (in this warpgroup's
+    // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs).
+    auto steady_step = [&](slot sq, index_expr q, index_expr j, bool masked, const entry& e) {
+      if (c.turns) r.take_turn(mma);
+      auto sk = qk(sq);
       auto sv = pv();
-      r.wgmma_wait(0);
+      if (c.turns) r.pass_turn(mma);
+      r.wgmma_wait(1);
+      r.release(kp, sk);
+      softmax(q, j, masked, e);
+      r.wgmma_wait(0);  // P V done: P may be overwritten, O rescaled
       r.release(vp, sv);
-      // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
-      r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
+      r.set(o, o * al);
+      r.set(p, s);
+    };
+    // LSE and O (normalized: by rl, or 1 / l) stored for this point (q, h, b)
+    auto store_o = [&](index_expr q, index_expr h, index_expr b, const entry& e, const index_expr& row0, reg_tile<f32> lse_of, bool by_rl) {
       // (varlen: rows from the entry's first, stores up to its end)
-      r.store(vl ? Lse.tile(h, e.q0 + row0, 0).elements_at(1).limit(1, e.q1) : Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), ls);
-      r.set(o, o * rcp(l));
+      r.store(vl ? Lse.tile(h, e.q0 + row0, 0).elements_at(1).limit(1, e.q1) : Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), lse_of);
+      if (by_rl) r.set(o, o * rl);
+      else r.set(o, o * rcp(l));
       if (c.o_tma) {
         // this warpgroup's 64 rows of each part through smem: the last tile's stores have read it (issued a
         // whole tile ago), the warpgroup writes it, and one thread stores it (rows past S are clipped by TMA)
@@ -287,6 +276,76 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.store(vl ? O.tile(e.q0 + row0, h, 0).rows_at(0).elements_at(0).limit(0, e.q1) : O.tile(b, q * c.wgs + r.warpgroup(), h, 0).rows_at(1),
                 r.convert<bf16>(o));
       }
+    };
+    // Lookahead: a tile's first (masked) block, S issued and its softmax run, is what the previous point did
+    // at its end (r.next_point), or the CTA's first point's prologue; the tile's body picks up its Q and K stages
+    // with r.held. This tile's last P V then runs while the next tile's first S and softmax do.
+    auto first_block = [&](index_expr q, bool issued) {
+      if (!issued) qk(r.wait(qp));
+      // (the wait outside the one-trip loop: ptxas serializes every wgmma when a group may outlive a loop
+      // of unknown trips and its accumulator is read after it, C7514)
+      r.wgmma_wait(issued ? 1 : 0);
+      r.release(kp, r.held(kp));
+      r.loop(last_block(q), after_last(q), 1, [&](auto j) {  // one trip: the masked block (its index a loop variable)
+        r.fill(m, neg_inf);
+        r.fill(l, 0.0f);
+        softmax(q, j, true, entry{});
+      });
+    };
+    for_each_point(r, [&](auto q, auto h, auto b) { in_entry(r, q, b, [&](const entry& e) {
+      const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
+      if (c.lookahead) {
+        r.when(eq(r.walk_step(), 0), [&] { first_block(q, false); });
+        auto sq = r.held(qp);
+        r.fill(o, 0.0f);
+        r.set(p, s);
+        r.loop(loop_extent(last_block(q)), [&](auto j) { steady_step(sq, q, j, false, e); });
+        r.release(qp, sq);
+        // The last P V, and (where the walk goes on) before it the next tile's first S, whose softmax then runs
+        // while P V does. Each branch issues and retires its own wgmma groups (ptxas serializes them when a
+        // group issued under one condition is waited for under another).
+        auto last_pv = [&] {
+          pv();
+          r.set(lse, (log2(l) + m * scale) * 0.6931471805599453f);
+          r.set(rl, rcp(l));
+        };
+        next_point_of(r, [&](auto q2, auto, auto) {
+          qk(r.wait(qp));
+          last_pv();
+          first_block(q2, true);
+        });
+        r.when(r.walk_step() + 1 >= r.walk_steps(), last_pv);
+        r.wgmma_wait(0);
+        r.release(vp, r.held(vp));
+        store_o(q, h, b, e, row0, lse, true);
+        return;
+      }
+      auto sq = r.wait(qp);
+      r.fill(o, 0.0f);
+      r.fill(m, neg_inf);
+      r.fill(l, 0.0f);
+      key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
+        if (first) {  // the last block, masked
+          if (c.turns) r.take_turn(mma);
+          auto sk = qk(sq);
+          if (c.turns) r.pass_turn(mma);
+          r.wgmma_wait(0);
+          r.release(kp, sk);
+          softmax(q, j, true, e);
+          r.set(p, s);
+          return;
+        }
+        steady_step(sq, q, j, masked, e);
+      });
+      // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
+      // before the last P V, so the next tile's Q loads during it and the epilogue
+      r.release(qp, sq);
+      auto sv = pv();
+      r.wgmma_wait(0);
+      r.release(vp, sv);
+      // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
+      r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
+      store_o(q, h, b, e, row0, ls, false);
     }); });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {

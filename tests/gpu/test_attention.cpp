@@ -42,7 +42,8 @@ struct result {
 
 // variant: 0 the grid the entry point launches, 1 persistent, 2 persistent with the query tiles longest first,
 // 4 persistent with two Q stages, 5 that with O stored through smem by TMA (the schedule prefill picks for the
-// shape otherwise, its K / V pipelines one stage shorter where smem needs it), 3 the sm_80 fallback through attention::prefill_sm80
+// shape otherwise, its K / V pipelines one stage shorter where smem needs it), 6 that with the lookahead (the next
+// tile's first S and softmax during this tile's last P V; two consumers), 7 that walking longest first, 3 the sm_80 fallback through attention::prefill_sm80
 // (mma.sync, cp.async; compute_80 PTX on Hopper: what prefill runs on Ampere and Ada)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
@@ -58,7 +59,8 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
     attention::prefill_sm80(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   } else {
     auto c = attention::prefill_config_for(s);
-    c.persistent = true, c.longest_first = variant == 2, c.q_stages = variant >= 4 ? 2 : 1, c.o_tma = variant == 5;
+    c.persistent = true, c.longest_first = variant == 2 || variant == 7, c.q_stages = variant >= 4 ? 2 : 1, c.o_tma = variant >= 5;
+    if (variant >= 6) c.lookahead = true, c.turns = false, c.wgs = 2, c.bn = 128;  // (lookahead: consumers issuing freely)
     while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
     attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   }
@@ -187,6 +189,30 @@ TEST_CASE("attention prefill persistent (longest first, two Q stages, O by TMA) 
       const std::string what = std::string(variant == 2 ? "persistent longest-first" : variant == 4 ? "persistent two Q stages" : variant == 5 ? "persistent two Q stages, O by TMA" : "persistent") + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) +
                                " T " + std::to_string(s.T) + " H " + std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) +
                                (s.causal ? " causal" : "");
+      INFO(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
+      MESSAGE(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
+      CHECK(r.nonfinite == 0);
+      CHECK(r.o_err < 2e-2);
+      CHECK(r.lse_err < 1e-3);
+      CHECK(r.guards);
+    }
+}
+
+TEST_CASE("attention prefill lookahead (r.next_point) matches an f64 reference on the same shapes, ascending and longest first") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  // the persistent test's shapes: single-point walks (no next point), walks of several points per CTA with
+  // ragged last tiles, causal tiles of 1 .. 33 key blocks, the next point in another head or batch entry
+  const std::vector<attention::prefill_shape> shapes = {
+      {1, 128, 128, 2, 2, 64, false},   {1, 128, 128, 2, 2, 128, true},   {2, 200, 333, 4, 1, 128, false}, {1, 1000, 1000, 8, 2, 128, true},
+      {1, 7, 7, 2, 2, 64, true},        {3, 1, 4097, 8, 1, 64, false},    {1, 127, 127, 16, 2, 128, true}, {2, 1000, 1000, 4, 4, 64, false},
+      {1, 4097, 4097, 2, 1, 128, true}, {2, 2048, 2048, 16, 4, 64, true}, {2, 1100, 1100, 16, 16, 64, false}, {4, 1024, 1024, 32, 8, 128, false}};
+  for (int variant : {6, 7})
+    for (const auto& s : shapes) {
+      const result r = run_case(s, rng, 1.0f, variant);
+      const std::string what = std::string(variant == 7 ? "lookahead longest-first" : "lookahead") + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) + " T " +
+                               std::to_string(s.T) + " H " + std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) + (s.causal ? " causal" : "");
       INFO(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
       MESSAGE(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
       CHECK(r.nonfinite == 0);

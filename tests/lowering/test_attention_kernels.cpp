@@ -135,11 +135,39 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
             // O by TMA: one store per 64-column part from smem (stmatrix), else st.global from registers
             CHECK(has(b.ptx(), "cp.async.bulk.tensor.4d.global.shared::cta") == c.o_tma);
             CHECK(has(b.ptx(), "stmatrix.sync.aligned") == c.o_tma);
-            CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
+            CHECK(count(b.source(), "t_stride = (int)gridDim.x / 1;") == 2);  // both roles walk, persistent
             // longest first: the query tiles are the outer axis, mirrored; else axis 0, ascending
             CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
             CHECK(has(b.source(), "n_ax0_64 = (d_S + " + std::to_string(c.rows() - 1) + ") / " + std::to_string(c.rows()) + ";") == !longest_first);
           }
+}
+
+// Lookahead (r.next_point): the consumer issues the next tile's first S = Q K^T before this tile's last P V
+// and runs its masked softmax meanwhile. The wgmma groups are issued and retired inside conditional blocks
+// (the next point's, the first point's prologue): ptxas must still neither serialize them nor inject fences.
+TEST_CASE("attention prefill lookahead (sm_90a): lowers clean, the next point's first S issued before the last P V") {
+  for (int parts : {1, 2})
+    for (bool causal : {false, true})
+      for (int group : {1, 8}) {
+        attention::prefill_shape shape;
+        shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
+        kernels::attention_prefill_config c = attention::prefill_config_for(shape);
+        c.turns = false, c.wgs = 2, c.bn = 128, c.lookahead = true;
+        while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
+        REQUIRE(c.valid());
+        INFO("D " << 64 * parts << " causal " << causal << " group " << group);
+        const program p = kernels::attention_prefill_sm90(c);
+        const auto b = lower_and_build(p);  // analyzed clean, no spills, no stack frame
+        MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+        CHECK_MESSAGE(!has(b.art.log, "serialized"), b.art.log);
+        CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
+        CHECK(b.art.resources.warnings.empty());
+        // one next-point body (the next S, this tile's last P V, the next S's softmax) with the next point's coordinates
+        CHECK(count(b.source(), "const int t_iter = t_iter_next;") == 1);
+        // Q in the body, K in the first-point prologue and in the next point's softmax, V after either branch's last P V
+        CHECK(count(b.source(), "// held") == 4);
+        CHECK(has(b.ptx(), "wgmma.wait_group.sync.aligned 1"));
+      }
 }
 
 // Varlen with the persistent walk (not what prefill_varlen picks: it measured 4..8% slower on the "spread"
@@ -160,7 +188,7 @@ TEST_CASE("attention prefill varlen with the persistent walk (sm_90a): lowers cl
       MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
       CHECK_MESSAGE(!has(b.art.log, "serialized"), b.art.log);
       CHECK(b.art.resources.warnings.empty());
-      CHECK(count(b.source(), "t_iter < walk; t_iter += (int)gridDim.x / 1)") == 2);  // both roles walk
+      CHECK(count(b.source(), "t_stride = (int)gridDim.x / 1;") == 2);  // both roles walk, persistent
       CHECK(count(b.source(), "__ldg(static_cast<const int*>") == 8);                 // each role reads the entry's offsets
       CHECK(count(b.source(), "cake_dev::min_ll(d_S, ") == 2);                        // O and LSE stop at the entry's end
     }

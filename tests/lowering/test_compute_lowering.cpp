@@ -19,8 +19,10 @@ constexpr float log2e = 1.4426950408889634f;
 
 // Row softmax of bf16 rows, each warp on 4 rows of 512 columns (blocked layout: 8 lanes per row, 16-byte
 // vectors): load, row max, exp2 in one fused loop, row sum, one reciprocal per row, store.
-program softmax_rows(target_id t) {
-  auto k = kernel("softmax_rows").target(t);
+// form 1: the normalization written e * rcp(s) (the lowering evaluates the reciprocal once per row the thread
+// holds); form 2: rcp(e * s), which depends on every element (evaluated per element).
+program softmax_rows(target_id t, int form = 0) {
+  auto k = kernel(form == 0 ? "softmax_rows" : form == 1 ? "softmax_rows_hoist" : "softmax_rows_elem").target(t);
   auto [R, C] = k.dims("R", "C");
   auto X = k.input<bf16>("X", dims(R, C));
   auto Y = k.output<bf16>("Y", dims(R, C));
@@ -37,8 +39,12 @@ program softmax_rows(target_id t) {
       r.set(m, m * -log2e);
       r.set(e, exp2(fma(x, log2e, m)));
       r.row_sum(s, e);
-      r.set(s, rcp(s));
-      r.set(x, e * s);
+      if (form == 0) {
+        r.set(s, rcp(s));
+        r.set(x, e * s);
+      } else {
+        r.set(x, form == 1 ? e * rcp(s) : rcp(e * s));
+      }
       r.store(Y.tile(g, 0), x);
     });
   });
@@ -472,6 +478,20 @@ TEST_CASE("register compute: row softmax in the blocked layout (16-byte loads an
     CHECK(count(ptx, "rcp.rn.f32") >= 1);
     CHECK(count(ptx, "rcp.rn.f32") <= 2);  // per row the thread holds, not per element
     CHECK(b.lowered.smem_bytes == 0);     // rows stay inside a warp
+  }
+}
+
+TEST_CASE("register compute: what only row vectors feed is evaluated once per row held, not per element (e * rcp(s))") {
+  for (target_id t : lowering_targets({op_kind::load_global, op_kind::store_global, op_kind::reduce_rows, op_kind::elementwise})) {
+    INFO(to_string(t));
+    const auto hoisted = lower_and_build(softmax_rows(t, 1));
+    CHECK(has(hoisted.source(), "once per row held, not per element"));
+    CHECK(count(hoisted.ptx(), "rcp.rn.f32") >= 1);
+    CHECK(count(hoisted.ptx(), "rcp.rn.f32") <= 2);
+    // rcp(e * s) reads e: one reciprocal per element of the thread's share
+    const auto per_element = lower_and_build(softmax_rows(t, 2));
+    CHECK(!has(per_element.source(), "once per row held"));
+    CHECK(count(per_element.ptx(), "rcp.rn.f32") == 4 * 512 / 32);
   }
 }
 

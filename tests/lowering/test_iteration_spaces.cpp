@@ -88,7 +88,8 @@ void check_three_axis(const program& p, const std::string& n_ax2) {
   CHECK(has(l.source, "const long long walk64 = cluster_rows64 * n_ax1_64 * n_ax2_64;"));
   CHECK(has(l.source, "if (walk64 > 2147483647LL - (long long)gridDim.x) cake_dev::trap();"));
   CHECK(has(l.source, "const int walk = (int)walk64;"));
-  CHECK(has(l.source, "for (int t_iter = (int)blockIdx.x / 2; t_iter < walk; t_iter += (int)gridDim.x / 2)"));  // persistent, clusters of 2
+  CHECK(has(l.source, "const int t_first = (int)blockIdx.x / 2, t_stride = (int)gridDim.x / 2;"));  // persistent, clusters of 2
+  CHECK(has(l.source, "t_iter < walk; t_iter += t_stride, ++t_step)"));
   CHECK(has(l.source, "const long long ax2 = (t_outer) % n_ax2;"));
   const auto art = jit::build(l.source, l.entry, "sm_90a");
   REQUIRE_MESSAGE(art.ok, art.diagnostics());

@@ -47,6 +47,8 @@ constexpr void write_var(Text& t, const program& p, const index_term& v) {
     case var_kind::elem_row: t << "row"; break;
     case var_kind::elem_col: t << "col"; break;
     case var_kind::value: t << 'v' << static_cast<int>(v.ref); break;
+    case var_kind::walk_step: t << "walk_step"; break;
+    case var_kind::walk_steps: t << "walk_steps"; break;
     default: t << '?';
   }
 }
@@ -175,6 +177,8 @@ constexpr range range_of_var(const program& p, const index_term& v, int role, in
     case var_kind::dim:
     case var_kind::cta: return {0, big};
     case var_kind::value: return {-big, big};  // run-time data (i32, signed)
+    case var_kind::walk_step: return {0, big};
+    case var_kind::walk_steps: return {1, big};
     default: return {0, 0};
   }
 }

@@ -230,7 +230,7 @@ struct machine {
     slot_of_op.reset(static_cast<int>(p.ops.size()) + 1);
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op_kind k = p.ops[i].kind;
-      slot_of_op[static_cast<int>(i)] = (k == op_kind::pipeline_acquire || k == op_kind::pipeline_wait) ? slots++ : -1;
+      slot_of_op[static_cast<int>(i)] = (k == op_kind::pipeline_acquire || k == op_kind::pipeline_wait || k == op_kind::pipeline_held) ? slots++ : -1;
     }
     slot_stage.reset(U * slots);
     for (int i = 0; i < slot_stage.size; ++i) slot_stage[i] = -1;
@@ -244,7 +244,13 @@ struct machine {
     const unit_state& s = units[u];
     const bool wg = p.roles[s.role].unit == role_unit::warpgroup;
     switch (t.kind) {
-      case var_kind::tile_coord: return t.ref == 0 && s.tile_iter > 0 ? s.tile_iter : 0;  // the walk runs along axis 0
+      case var_kind::tile_coord: {
+        // the walk runs along axis 0; inside r.next_point the coordinates are the next point's
+        const long long at = s.tile_iter > 0 ? s.tile_iter : 0;
+        return t.ref == 0 ? at + (in_next_point(s.pc) ? 1 : 0) : 0;
+      }
+      case var_kind::walk_step: return s.tile_iter > 0 ? s.tile_iter : 0;
+      case var_kind::walk_steps: return p.launch.persistent ? tiles : 1;
       case var_kind::dim: return t.ref < p.dims.size() ? dim_value(t.ref) : 0;
       case var_kind::loop:
         for (int d = s.depth - 1; d >= 0; --d)
@@ -256,6 +262,13 @@ struct machine {
         return detail::model_value(p, t.ref, k_trips * detail::value_model_block(p), [&](const index_term& x) { return var_value(u, x); });
       default: return 0;  // cluster_rank, cta: the executor models CTA rank 0 of CTA 0 (coverage note)
     }
+  }
+  // Is op `id` inside the body of an r.next_point?
+  constexpr bool in_next_point(int id) const {
+    if (id < 0 || id >= static_cast<int>(p.ops.size())) return false;
+    for (int a = p.ops[id].parent; a >= 0; a = p.ops[a].parent)
+      if (p.ops[a].kind == op_kind::when && p.ops[a].has(flag_next_point)) return true;
+    return false;
   }
   // The extent the executor gives a dim: k_trips blocks of the largest block any loop or axis cuts it
   // into, so that a loop over tiles(dim, that block) runs k_trips times (1 in the single-trip run).

@@ -134,6 +134,22 @@ constexpr bool exec_pipeline(machine& m, int u, int id) {
     }
     return true;
   }
+  if (o.kind == op_kind::pipeline_held) {
+    // the stage this unit's last wait on the pipeline received (lowering: the one before its position)
+    const int count = m.pipe_count[(u * P + pipe) * 2 + 1];
+    m.tick(u);
+    if (count == 0) {
+      if (diagnostic* d = emit_op(m.c, rule_id::sync_held_before_wait, id)) {
+        m.write_unit(d->message, u);
+        d->message << " takes r.held('" << m.p.pipelines[pipe].nm.view() << "') before any wait on that pipeline: no stage is held";
+        d->num("waits", 0);
+        d->help << "wait for the stage first (r.wait), e.g. in the first point's prologue: r.when(eq(r.walk_step(), 0), [&] { r.wait(...); ... })";
+      }
+      return true;
+    }
+    m.slot_stage[u * m.slots + m.slot_of_op[id]] = (count - 1) % stages;
+    return true;
+  }
   if (o.kind == op_kind::pipeline_flush) {
     m.tick(u);
     for (int q = 0; q < s.npend; ++q)
@@ -328,6 +344,7 @@ constexpr bool exec(machine& m, int u, int id) {
     // ---- waits: no effect until they pass ----
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait:
+    case op_kind::pipeline_held:
     case op_kind::pipeline_release:
     case op_kind::pipeline_commit:
     case op_kind::pipeline_flush: return exec_pipeline(m, u, id);

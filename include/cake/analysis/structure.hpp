@@ -116,13 +116,13 @@ constexpr malformed find_malformed(const program& p) {
       if (x->sel == stage_sel::slot) {
         if (x->slot_op >= n) return {i, "a slot's op", x->slot_op};
         const op_kind k = p.ops[x->slot_op].kind;
-        if (k != op_kind::pipeline_acquire && k != op_kind::pipeline_wait) return {i, "a slot's op", x->slot_op};
+        if (k != op_kind::pipeline_acquire && k != op_kind::pipeline_wait && k != op_kind::pipeline_held) return {i, "a slot's op", x->slot_op};
       }
       if (x->part != part_axis::none && x->parts < 1) return {i, "an operand's part count", x->parts};
       for (const index_expr* e : {&x->stage, &x->part_index})
         if (!expr_ok(p, *e)) return {i, "a stage or part index expression", 0, rule_id::ir_index_expr};
     }
-    const bool pipe_op = o.kind == op_kind::pipeline_acquire || o.kind == op_kind::pipeline_wait || o.kind == op_kind::pipeline_release ||
+    const bool pipe_op = o.kind == op_kind::pipeline_acquire || o.kind == op_kind::pipeline_wait || o.kind == op_kind::pipeline_held || o.kind == op_kind::pipeline_release ||
                          o.kind == op_kind::pipeline_commit || o.kind == op_kind::pipeline_flush;
     if (pipe_op && o.d.kind != operand_kind::pipeline) return {i, "a pipeline op's pipeline", 0};
     if ((o.kind == op_kind::pipeline_release || o.kind == op_kind::pipeline_commit) && o.a.sel != stage_sel::slot) return {i, "a release's slot", 0};

@@ -23,6 +23,8 @@ enum class var_kind : std::uint8_t {
   elem_row,      // masks: the row of a register-tile element inside the tile (0..rows-1)
   elem_col,      // masks: the column of a register-tile element inside the tile (0..cols-1)
   value,         // ref = op id of the read_index / let_index op that defines it (run-time data)
+  walk_step,     // the CTA's step in its walk over the parallel space: 0 at its first point, 1 at its next, ...
+  walk_steps,    // how many points the CTA's walk visits (1 for a grid walk; persistent: its share)
 };
 
 struct index_term {

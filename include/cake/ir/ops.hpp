@@ -92,6 +92,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(pipeline_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "consumer waits for a filled stage ('full')")                       \
   X(pipeline_release, sync, mbarrier, leader, on_sm90a | on_sm100a, "consumer frees a stage ('empty'), optionally n iterations later") \
   X(pipeline_commit, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer completes a stage by other means than TMA")          \
+  X(pipeline_held, sync, mbarrier, all, on_sm90a | on_sm100a, "the slot of the stage this role's last wait on the pipeline received (no wait)") \
   X(pipeline_flush, sync, mbarrier, leader, on_sm90a | on_sm100a, "frees the stages still held by deferred releases (.later(n))") \
   X(turn_take, sync, named_barrier, all, on_all, "waits until the previous unit of the role passed the turn (ordered sections)") \
   X(turn_pass, sync, named_barrier, all, on_all, "passes the turn to the next unit of the role")                                 \
@@ -191,6 +192,8 @@ enum op_flag : std::uint16_t {
                                    // rows whose value beats the running one (lazy_index())
   flag_rest_unused = 1u << 13,     // tma_load into a part of a region: what the rest of the region holds is
                                    // read but never used (rest_unused(); dataflow.partial-fill)
+  flag_next_point = 1u << 14,      // when: r.next_point(...): runs where the CTA's walk has a next point, and
+                                   // the walk's coordinates inside it are that point's
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).

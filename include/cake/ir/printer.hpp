@@ -40,6 +40,8 @@ inline std::string var_name(const program& p, const index_term& t) {
     case var_kind::elem_row: return "row";
     case var_kind::elem_col: return "col";
     case var_kind::value: return "v" + std::to_string(t.ref);
+    case var_kind::walk_step: return "walk_step";
+    case var_kind::walk_steps: return "walk_steps";
     default: return "?";
   }
 }
@@ -179,7 +181,8 @@ inline std::string op_text(const program& p, int id) {
       if (o.has(flag_over) && o.imm[1] >= 0 && o.imm[1] < static_cast<int>(p.dims.size())) s += " over " + std::string(p.dims[o.imm[1]].nm.view());
       break;
     case op_kind::pipeline_acquire:
-    case op_kind::pipeline_wait: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
+    case op_kind::pipeline_wait:
+    case op_kind::pipeline_held: s += " " + to_text(p, o.d) + " -> slot#" + std::to_string(id); break;
     case op_kind::pipeline_release:
     case op_kind::pipeline_commit:
       s += " " + to_text(p, o.a);
@@ -205,7 +208,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::setmaxnreg: s += " " + std::to_string(o.imm[0]); break;
     case op_kind::fill: s += " " + to_text(p, o.d) + " = " + std::to_string(__builtin_bit_cast(float, o.imm[0])); break;
     case op_kind::elementwise: s += " " + to_text(p, o.d) + " = " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
-    case op_kind::when: s += " " + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
+    case op_kind::when: s += (o.has(flag_next_point) ? " next point: " : " ") + expr_text(p, o.imm[0] + o.imm[1] - 1); break;
     case op_kind::reduce_rows: {
       const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);
       s += " " + to_text(p, o.d) + (o.has(flag_accumulate) ? " = " + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.d) + ", " : " = ") +

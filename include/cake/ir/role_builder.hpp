@@ -127,6 +127,10 @@ class role {
   constexpr index_expr cluster_rank() const { return var_index(var_kind::cluster_rank, 0); }
   // The CTA's index in the grid (blockIdx.x).
   constexpr index_expr cta() const { return var_index(var_kind::cta, 0); }
+  // The CTA's step in its walk (0 at its first point) and how many points it walks (1 for a grid walk):
+  // r.when(eq(r.walk_step(), 0), [&] { ...the first point's prologue... }).
+  constexpr index_expr walk_step() const { return var_index(var_kind::walk_step, 0); }
+  constexpr index_expr walk_steps() const { return var_index(var_kind::walk_steps, 0); }
   constexpr const role_decl& decl() const { return k_->p.roles[role_]; }
 
   // ---- index values ---------------------------------------------------------------------------------
@@ -531,6 +535,30 @@ class role {
     body();
     close(id);
   }
+  // Inside the walk: a body that runs where this CTA's walk has a next point, with the walk's coordinates
+  // (the parameters, as for_each's) naming that point. A point's body can so start the next point's work
+  // before its own ends (e.g. wait for the next tile's first operands and issue its first MMA before this
+  // tile's epilogue); the next point picks up what was waited for with r.held(pipeline). Not in an
+  // alternating walk (whose units do not take consecutive points).
+  template <int N, class F>
+  constexpr void next_point(const space<N>&, F body, src_loc at = src_loc::current()) {
+    int walk_op = -1;
+    for (int a = k_->parent_; a >= 0; a = k_->p.ops[a].parent)
+      if (k_->p.ops[a].kind == op_kind::tile_loop) {
+        walk_op = a;
+        break;
+      }
+    if (walk_op < 0) k_->fail<"ir.next-point", "r.next_point(...) belongs inside the walk (r.for_each) of the same space (value: 0)">(0, at);
+    else if (k_->p.ops[walk_op].has(flag_alternate))
+      k_->fail<"ir.next-point", "r.next_point(...) in an alternating walk: its units do not take consecutive points (value: op# of the walk)">(walk_op, at);
+    op o;
+    o.kind = op_kind::when;
+    o.flags = flag_next_point;
+    record_expr(o, walk_step() + 1 < walk_steps(), at);
+    const int id = open(o, at);
+    call_with_axes(body, space_point<N>{}, std::make_integer_sequence<int, N>{});
+    close(id);
+  }
   template <class T, class U>
   constexpr op_ref ldmatrix(reg_tile<T> dst, smem_tile<U> src, src_loc at = src_loc::current()) {
     static_assert(size_bits(T::value) == size_bits(U::value), "[representation.ldmatrix-dtype] ldmatrix moves 16-bit elements unchanged: use tiles of one 16-bit dtype");
@@ -553,6 +581,10 @@ class role {
   // the consumer waits for a filled stage and releases it when done.
   constexpr slot acquire(pipeline_ref pl, src_loc at = src_loc::current()) { return pipeline_op(op_kind::pipeline_acquire, pl, at); }
   constexpr slot wait(pipeline_ref pl, src_loc at = src_loc::current()) { return pipeline_op(op_kind::pipeline_wait, pl, at); }
+  // The slot of the stage this role's most recent wait on `pl` received, without waiting again: for a stage
+  // waited for in another block than the one that uses it (r.next_point's body waits, the next point uses
+  // and releases it). The stage must not have been released since (the analyzer checks the protocol).
+  constexpr slot held(pipeline_ref pl, src_loc at = src_loc::current()) { return pipeline_op(op_kind::pipeline_held, pl, at); }
   constexpr op_ref release(pipeline_ref pl, slot s, src_loc at = src_loc::current()) {
     op o;
     o.kind = op_kind::pipeline_release;

@@ -9,6 +9,7 @@
 // except the thread's lane / warp) sits at (row_of(e), col_of(e)) of its frame; a row vector's slot
 // for e is row_slot(e), a column vector's col_slot(e).
 #include <string>
+#include <vector>
 
 #include "../core/dtype.hpp"
 #include "emitter.hpp"
@@ -189,6 +190,8 @@ class compute_emitter : public emitter {
   }
   std::string as_float(int n, const std::string& text) const { return node_type(n) == 'f' ? text : "(float)(" + text + ")"; }
   std::string node_code(int n, const plan::reg_layout& dst, const std::string& E) const {
+    for (const auto& h : hoisted_)
+      if (h.node == n) return "h" + S(n) + "[" + source_index(h.leaf, dst, E) + "]";
     const expr_node& x = p_.exprs[n];
     auto k = [&](int i) { return node_code(x.kid[i], dst, E); };
     auto kf = [&](int i) { return as_float(x.kid[i], k(i)); };
@@ -272,12 +275,78 @@ class compute_emitter : public emitter {
     else return fail(id, "fill of an 8-bit register tile is not lowered");
   }
 
+  // ---- hoisting what only broadcast vectors feed -----------------------------------------------------------
+  // In r.set(o, o * rcp(l)) the reciprocal depends on the row only: evaluated per element it costs a
+  // correctly rounded rcp (a dozen instructions) for each of the thread's elements of o instead of for each
+  // of its rows. A subexpression whose tile leaves are all row vectors (or all column vectors) of one layout,
+  // with a function worth computing once (a division, transcendental, rcp, sqrt, ...), and no element
+  // position, is evaluated once per vector element before the element loop.
+  struct hoist {
+    int node, leaf;
+  };
+  std::vector<hoist> hoisted_;
+  static bool costly(math_fn f) {
+    switch (f) {
+      case math_fn::div: case math_fn::rcp: case math_fn::exp2: case math_fn::log2: case math_fn::exp: case math_fn::log: case math_fn::sqrt:
+      case math_fn::rsqrt: case math_fn::tanh: case math_fn::erf: case math_fn::gelu_tanh: case math_fn::gelu_erf: case math_fn::silu: case math_fn::sigmoid:
+        return true;
+      default: return false;
+    }
+  }
+  // Is node n fed only by vectors of one class and layout (leaf: one of them; -1 none yet)? costly: a costly function inside.
+  bool vector_only(int n, plan::shape_class& cls, int& leaf, bool& cost) const {
+    const expr_node& x = p_.exprs[n];
+    if (x.fn == math_fn::tile) {
+      const auto& L = lay(x.ref);
+      if (L.cls != plan::shape_class::row_vec && L.cls != plan::shape_class::col_vec) return false;
+      if (leaf >= 0 && (L.cls != cls || L.count != lay(leaf).count || L.f.kind != lay(leaf).f.kind)) return false;
+      cls = L.cls, leaf = leaf >= 0 ? leaf : x.ref;
+      return true;
+    }
+    if (x.fn == math_fn::index) return !x.ix.uses(var_kind::elem_row) && !x.ix.uses(var_kind::elem_col);
+    if (x.fn == math_fn::scalar || x.fn == math_fn::imm) return true;
+    if (node_type(n) != 'f') return false;
+    cost = cost || costly(x.fn);
+    for (int i = 0; i < info(x.fn).arity; ++i)
+      if (!vector_only(x.kid[i], cls, leaf, cost)) return false;
+    return true;
+  }
+  void find_hoists(int n, const plan::reg_layout& dst) {
+    plan::shape_class cls = plan::shape_class::full;
+    int leaf = -1;
+    bool cost = false;
+    if (vector_only(n, cls, leaf, cost)) {
+      if (leaf >= 0 && cost && lay(leaf).count < dst.count) hoisted_.push_back({n, leaf});
+      return;
+    }
+    const expr_node& x = p_.exprs[n];
+    if (x.fn == math_fn::tile || x.fn == math_fn::index || x.fn == math_fn::scalar || x.fn == math_fn::imm) return;
+    for (int i = 0; i < info(x.fn).arity; ++i) find_hoists(x.kid[i], dst);
+  }
+
   void emit_elementwise(int id, const op& o) {
     const int d = o.d.index;
     const auto& L = lay(d);
     const int root = o.imm[0] + o.imm[1] - 1;
     const bool pos = expr_uses_position(o.imm[0], o.imm[1]);
     const int n = L.count;
+    hoisted_.clear();
+    if (L.cls == plan::shape_class::full) find_hoists(root, L);
+    std::vector<hoist> found;
+    found.swap(hoisted_);
+    if (!found.empty()) w_.open("");
+    for (const auto& h : found) {
+      // (evaluated in the vector's own layout, element k; the subtrees found do not nest)
+      const int c = lay(h.leaf).count;
+      w_.line("float h" + S(h.node) + "[" + S(c) + "];  // once per " + (lay(h.leaf).cls == plan::shape_class::row_vec ? "row" : "column") + " held, not per element");
+      w_.line("#pragma unroll");
+      w_.line("for (int k = 0; k < " + S(c) + "; ++k) h" + S(h.node) + "[k] = " + as_float(h.node, node_code(h.node, lay(h.leaf), "k")) + ";");
+      hoisted_.push_back(h);
+    }
+    struct clear_hoists {
+      std::vector<hoist>& v;
+      ~clear_hoists() { v.clear(); }
+    } done{hoisted_};
     w_.line("#pragma unroll");
     if (is16(d)) {
       // Pairs of adjacent elements are packed together; each element has its own position.
@@ -298,6 +367,7 @@ class compute_emitter : public emitter {
     } else {
       return fail(id, "r.set into an 8-bit register tile is not lowered (convert from f32 with r.convert)");
     }
+    if (!hoisted_.empty()) w_.close();
   }
 
   void emit_convert(int id, const op& o) {

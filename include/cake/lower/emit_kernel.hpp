@@ -277,6 +277,12 @@ class kernel_emitter : public op_emitter {
       // sync
       case op_kind::pipeline_acquire: return emit_acquire(id, o);
       case op_kind::pipeline_wait: return emit_pipeline_wait(id, o);
+      case op_kind::pipeline_held: {
+        // the stage the last wait received: the one before the pipeline's position
+        const int S = p_.pipelines[o.d.index].stages;
+        w_.line("const u32 " + slot_name(id) + " = (" + pipe_name(o.d.index) + "_stage + " + std::to_string(S - 1) + "u) % " + std::to_string(S) + "u;  // held");
+        return;
+      }
       case op_kind::pipeline_release: return o.has(flag_release_later) ? emit_release_later(id, o) : emit_release(id, o, false);
       case op_kind::pipeline_flush: return emit_flush(id, o);
       case op_kind::turn_take:
@@ -353,10 +359,30 @@ class kernel_emitter : public op_emitter {
     w_.line("const int walk = (int)walk64;");
     const bool alternate = p_.ops[id].has(flag_alternate) && p_.roles[role_].count > 1;
     if (alternate) w_.line("long long t_seq = 0;  // the CTA's points, taken in turn by the role's units");
-    if (p_.launch.persistent)
-      w_.open("for (int t_iter = (int)blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter += (int)gridDim.x / " + std::to_string(C) + ")");
-    else
-      w_.open("for (int t_iter = (int)blockIdx.x / " + std::to_string(C) + "; t_iter < walk; t_iter = walk)");
+    // The CTA's points: t_first, t_first + t_stride, ... below walk (a grid walk: one). t_step / t_steps: its
+    // step in that walk and how many (r.walk_step(), r.walk_steps(), r.next_point).
+    w_.line("const int t_first = (int)blockIdx.x / " + std::to_string(C) + ", t_stride = " +
+            (p_.launch.persistent ? "(int)gridDim.x / " + std::to_string(C) : std::string("walk")) + ";");
+    w_.line(std::string("const int t_steps = t_first < walk ? ") + (p_.launch.persistent ? "(walk - t_first + t_stride - 1) / t_stride" : "1") + " : 0;");
+    w_.line("(void)t_steps;");
+    // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
+    w_.open(std::string("for (int t_iter = t_first, t_step = 0; t_iter < walk; ") + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
+    w_.line("(void)t_step;");
+    emit_point_coords();
+    if (alternate) {
+      w_.open("if (t_seq++ % " + std::to_string(p_.roles[role_].count) + " != (long long)unit)");
+      emit_skip_point(id);
+      w_.line("continue;");
+      w_.close();
+    }
+    emit_body(id);
+    w_.close();
+    w_.close();
+  }
+  // The coordinates ax0, ax1, ... of the point t_iter (axes 0 and 1 rasterized, the others row-major).
+  void emit_point_coords() {
+    const int C = cluster();
+    const int n = p_.space.count;
     w_.line("const int t_plane = t_iter % plane, t_outer = t_iter / plane;");
     w_.line("(void)t_outer;");
     emit_raster();
@@ -374,15 +400,6 @@ class kernel_emitter : public op_emitter {
       w_.line("const long long ax" + std::to_string(a) + " = " + mirror(a, na, "(" + outer + ") % " + na) + ";");
       outer = "(" + outer + ") / " + na;
     }
-    if (alternate) {
-      w_.open("if (t_seq++ % " + std::to_string(p_.roles[role_].count) + " != (long long)unit)");
-      emit_skip_point(id);
-      w_.line("continue;");
-      w_.close();
-    }
-    emit_body(id);
-    w_.close();
-    w_.close();
   }
   // Another unit takes this point: move this unit's position in every pipeline it uses past the stages
   // that point consumes (its pipeline ops at the walk's level count once, those in a dynamic loop directly
@@ -425,7 +442,17 @@ class kernel_emitter : public op_emitter {
     plan::reg_layout none{};
     const int root = o.imm[0] + o.imm[1] - 1;
     w_.open("if (" + node_code(root, none, "0") + ")");
-    emit_body(id);
+    if (o.has(flag_next_point)) {
+      // r.next_point: the walk's coordinates inside are the next point's (the names shadow this point's)
+      w_.line("const int t_iter_next = t_iter + t_stride;");
+      w_.open("");
+      w_.line("const int t_iter = t_iter_next;");
+      emit_point_coords();
+      emit_body(id);
+      w_.close();
+    } else {
+      emit_body(id);
+    }
     w_.close();
   }
   void emit_loop(int id) {

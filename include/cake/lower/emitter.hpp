@@ -78,6 +78,8 @@ class emitter {
       case var_kind::warp: return "(long long)warp_in_role";
       case var_kind::cluster_rank: return "(long long)cta_rank";
       case var_kind::value: return value_var(t.ref);
+      case var_kind::walk_step: return "(long long)t_step";  // emit_tile_loop defines both
+      case var_kind::walk_steps: return "(long long)t_steps";
       default: return "0";
     }
   }

@@ -189,6 +189,12 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
         if (movers != 1) return "a deferred release needs its slot's wait to be the only wait on the pipeline inside the loop";
       }
       return nullptr;
+    case op_kind::pipeline_held:
+      // The held stage is the one before the pipeline's position; an alternating walk moves that position
+      // past the stages of the points a unit skips.
+      for (int q = o.parent; q >= 0; q = p.ops[q].parent)
+        if (p.ops[q].kind == op_kind::tile_loop && p.ops[q].has(flag_alternate)) return "r.held(pipeline) is not lowered inside an alternating walk";
+      return nullptr;
     case op_kind::pipeline_acquire:
     case op_kind::pipeline_wait:
       // A unit that skips the points of an alternating walk must count the stages they consume.
