@@ -598,6 +598,10 @@ TEST_CASE("register compute: masks over row()/col(), causal loop bounds and when
     const auto b = lower_and_build(masked_tiles(t));
     INFO(to_string(t));
     CHECK(has(b.source(), "const int er = "));  // the element's position, for the masks
+    // each comparison of the mask: the element's terms against the uniform rest, evaluated once per tile
+    // (j * 64 + col() > g * 16 + row() -> col - row > g * 16 - j * 64; j * 64 + col() >= T -> col >= T - j * 64)
+    CHECK(count(b.source(), "// a mask's uniform side, once") == 2);  // (eq(col(), row()) has no uniform side: per element)
+    CHECK(has(b.source(), "((1 * ec + -1 * er) > m"));
     CHECK(count(b.source(), "    if (") >= 2);    // the two when() bodies
     CHECK(has(b.source(), "cake_dev::min_ll("));  // min(q + 1, ceil(T / 64))
   }

@@ -239,6 +239,8 @@ class compute_emitter : public emitter {
       case math_fn::ne: {
         constexpr const char* ops[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
         const char* o = ops[static_cast<int>(x.fn) - static_cast<int>(math_fn::lt)];
+        for (const auto& h : mask_hoists_)
+          if (h.node == n) return "(" + h.elem + o + "m" + S(n) + ")";
         const bool ints = node_type(x.kid[0]) == 'i' && node_type(x.kid[1]) == 'i';
         return ints ? "(" + k(0) + o + k(1) + ")" : "(" + kf(0) + o + kf(1) + ")";
       }
@@ -311,6 +313,58 @@ class compute_emitter : public emitter {
       if (!vector_only(x.kid[i], cls, leaf, cost)) return false;
     return true;
   }
+  // A mask compares index expressions of the element's row / column with uniform ones (j * 128 + col() >
+  // q * 128 + row()): per element that was 64-bit arithmetic on the whole expression. The comparison is
+  // rewritten as (its element terms) OP (the rest moved to the other side), the rest evaluated once before
+  // the element loop and clamped to int (the element terms are small, so the clamp keeps every outcome).
+  struct mask_hoist {
+    int node;
+    std::string elem;  // the element terms, int text over er / ec
+  };
+  std::vector<mask_hoist> mask_hoists_;
+  void find_mask_hoists(int first, int count) {
+    for (int n = first; n < first + count; ++n) {
+      const expr_node& x = p_.exprs[n];
+      if (static_cast<int>(x.fn) < static_cast<int>(math_fn::lt) || static_cast<int>(x.fn) > static_cast<int>(math_fn::ne)) continue;
+      const expr_node &a = p_.exprs[x.kid[0]], &b = p_.exprs[x.kid[1]];
+      if (a.fn != math_fn::index || b.fn != math_fn::index) continue;
+      // a - b = (element terms) + (the rest): the element terms on the left, the rest negated on the right. A
+      // side that is not linear (a division or modulo of a sum) must hold no element terms: it is all rest.
+      std::string elem, rest = "0LL";
+      bool ok = true, uniform = false;
+      auto split = [&](const index_expr& e, int sign) {
+        const bool per_element = e.uses(var_kind::elem_row) || e.uses(var_kind::elem_col);
+        if (!e.linear()) {
+          ok = ok && !per_element;
+          rest += (sign > 0 ? " + " : " - ") + expr(e);
+          uniform = true;
+          return;
+        }
+        if (e.constant != 0) rest += " + " + S(static_cast<long long>(sign) * e.constant) + "LL", uniform = true;
+        for (int i = 0; i < e.term_count && ok; ++i) {
+          const index_term& t = e.terms[i];
+          if (t.coef == 0) continue;
+          const long long c = static_cast<long long>(sign) * t.coef;
+          if (t.kind == var_kind::elem_row || t.kind == var_kind::elem_col) {
+            ok = t.plain();
+            elem += (elem.empty() ? "" : " + ") + S(c) + " * " + (t.kind == var_kind::elem_row ? "er" : "ec");
+          } else {
+            std::string v = var_text(t);
+            if (t.div != 1) v = "(" + v + " / " + S(t.div) + ")";
+            if (t.mod != 0) v = "(" + v + " % " + S(t.mod) + ")";
+            rest += " + " + S(c) + "LL * " + v;
+            uniform = true;
+          }
+        }
+      };
+      split(a.ix, 1);
+      split(b.ix, -1);
+      if (!ok || elem.empty() || !uniform) continue;
+      w_.line("const long long m" + S(n) + "_ll = -(" + rest + ");  // a mask's uniform side, once");
+      w_.line("const int m" + S(n) + " = m" + S(n) + "_ll > 2147483647LL ? 2147483647 : m" + S(n) + "_ll < -2147483647LL ? -2147483647 : (int)m" + S(n) + "_ll;");
+      mask_hoists_.push_back({n, "(" + elem + ")"});
+    }
+  }
   void find_hoists(int n, const plan::reg_layout& dst) {
     plan::shape_class cls = plan::shape_class::full;
     int leaf = -1;
@@ -334,7 +388,10 @@ class compute_emitter : public emitter {
     if (L.cls == plan::shape_class::full) find_hoists(root, L);
     std::vector<hoist> found;
     found.swap(hoisted_);
-    if (!found.empty()) w_.open("");
+    const bool scoped = !found.empty() || pos;
+    if (scoped) w_.open("");
+    mask_hoists_.clear();
+    if (pos) find_mask_hoists(o.imm[0], o.imm[1]);
     for (const auto& h : found) {
       // (evaluated in the vector's own layout, element k; the subtrees found do not nest)
       const int c = lay(h.leaf).count;
@@ -345,8 +402,9 @@ class compute_emitter : public emitter {
     }
     struct clear_hoists {
       std::vector<hoist>& v;
-      ~clear_hoists() { v.clear(); }
-    } done{hoisted_};
+      std::vector<mask_hoist>& m;
+      ~clear_hoists() { v.clear(), m.clear(); }
+    } done{hoisted_, mask_hoists_};
     w_.line("#pragma unroll");
     if (is16(d)) {
       // Pairs of adjacent elements are packed together; each element has its own position.
@@ -367,7 +425,7 @@ class compute_emitter : public emitter {
     } else {
       return fail(id, "r.set into an 8-bit register tile is not lowered (convert from f32 with r.convert)");
     }
-    if (!hoisted_.empty()) w_.close();
+    if (scoped) w_.close();
   }
 
   void emit_convert(int id, const op& o) {
