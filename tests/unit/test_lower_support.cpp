@@ -809,6 +809,23 @@ TEST_CASE("lower::unsupported: a pipeline op of an alternating walk nested deepe
   CHECK(why_first(ok, op_kind::pipeline_acquire).empty());
 }
 
+TEST_CASE("lower::unsupported: r.held inside an alternating walk (the pipeline's position skips other units' stages)") {
+  const program p = pipeline_kit(
+      [](role& r, pipeline_ref ab) {
+        r.wait(ab);
+        r.release(ab, r.held(ab));
+      },
+      true);
+  CHECK(why_first(p, op_kind::pipeline_held) == "r.held(pipeline) is not lowered inside an alternating walk");
+  const program ok = pipeline_kit(
+      [](role& r, pipeline_ref ab) {
+        r.wait(ab);
+        r.release(ab, r.held(ab));
+      },
+      false);
+  CHECK(why_first(ok, op_kind::pipeline_held).empty());
+}
+
 TEST_CASE("lower::unsupported: register compute into a part of a destination (fill, set)") {
   compute_kit f(sm_90a);
   f.k.role("r", f.unit(), [&](role& r) {

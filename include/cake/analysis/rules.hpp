@@ -224,6 +224,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_space_axes, "ir.space-axes", ir, error, builder, "k.parallel(...) with more than 5 axes, or an argument that is not an axis") \
   X(ir_space_redeclared, "ir.space-redeclared", ir, error, builder, "k.parallel(...) called twice: a kernel has one parallel iteration space") \
   X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "An axis block size or slice count that is not positive") \
+  X(ir_next_point, "ir.next-point", ir, error, builder, "r.next_point(...) outside a walk (r.for_each), or in an alternating walk, whose units do not take consecutive points (value: 0, or the walk's op#)") \
   X(ir_descending_loop, "ir.descending-loop", ir, error, builder, "tiles(dim, block).descending() given to a loop: descending orders a parallel axis' walk, a loop runs upward (value: the block size)") \
   X(ir_expr_size, "ir.expr-size", ir, error, builder, "An r.set, when or reduced expression of more than 24 nodes (split it into several r.set)") \
   X(ir_reduce_expr, "ir.reduce-expr", ir, error, builder, "A row reduction of an expression with no register tile leaf of the destination's rows and more than one column") \

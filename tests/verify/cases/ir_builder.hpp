@@ -602,3 +602,23 @@ constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_reduce_expr
 CAKE_VERIFY_CASE(ir_reduce_expr, "ir.reduce-expr")
+
+// ir.next-point: r.next_point in an alternating walk (two units take the CTA's points in turn, so a unit's
+// next point is not the walk's next one); the twin walks every point in each unit.
+namespace verify_corpus::ir_next_point {
+constexpr program build(bool fixed) {
+  auto k = kernel("next_point").target(sm_90a).persistent();
+  auto [M, N] = k.dims("M", "N");
+  k.input<f32>("X", dims(M, N));  // sizes the dims at launch (ir.dim-unsized)
+  auto mn = k.parallel(tiles(M, 128), tiles(N, 128));
+  k.role("a", warps(2), [&](role& r) {
+    auto body = [&](auto, auto) { r.next_point(mn, [&](auto, auto) { r.fence_proxy_async(); }); };  // EXPECT: ir.next-point
+    if (fixed) r.for_each(mn, body);
+    else r.for_each(alternating(mn), body);
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_next_point
+CAKE_VERIFY_CASE(ir_next_point, "ir.next-point")

@@ -3,6 +3,7 @@
 // CTA's first point, which has no previous one. Fix: the first point's prologue,
 // r.when(eq(r.walk_step(), 0), [&] { r.wait(ab); }).
 // ALSO: memory.stage-index
+// ALSO: dataflow.race
 #pragma once
 #include "corpus.hpp"
 
