@@ -459,3 +459,36 @@ TEST_CASE("errors: descending() orders a parallel axis; a loop given it is a bui
   CHECK(p.errors[0].rule == "ir.descending-loop");
   CHECK(p.errors[0].value == 64);
 }
+
+TEST_CASE("errors: r.next_point belongs inside a walk, not an alternating one; inside one it is a when on the walk's step") {
+  {
+    gemm g(sm_90a);
+    g.k.role("r", warpgroups(1), [&](role& r) { r.next_point(g.mn, [&](auto, auto) {}); });
+    const program p = g.k.build();
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.next-point");
+    CHECK(p.errors[0].value == 0);
+  }
+  {
+    gemm g(sm_90a);
+    g.k.role("r", warpgroups(2), [&](role& r) { r.for_each(alternating(g.mn), [&](auto, auto) { r.next_point(g.mn, [&](auto, auto) {}); }); });
+    const program p = g.k.build();
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.next-point");
+    CHECK(p.errors[0].value == 0);  // the walk's op#: the role's first op
+  }
+  gemm g(sm_90a);
+  g.k.persistent();
+  g.k.role("r", warpgroups(1), [&](role& r) { r.for_each(g.mn, [&](auto, auto) { r.next_point(g.mn, [&](auto, auto) { r.fence_proxy_async(); }); }); });
+  const program p = g.k.build();
+  CHECK(p.errors.empty());
+  const auto& w = p.ops[1];
+  CHECK(w.kind == op_kind::when);
+  CHECK(w.has(flag_next_point));
+  CHECK(p.ops[2].kind == op_kind::fence_proxy_async);
+  CHECK(p.ops[2].parent == 1);
+  const std::string text = to_text(p);
+  INFO(text);
+  CHECK(text.find("next point: ") != std::string::npos);
+  CHECK(text.find("walk_step + 1") != std::string::npos);
+}
