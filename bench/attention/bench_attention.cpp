@@ -86,11 +86,8 @@ int main(int argc, char** argv) {
             if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
             if (variant == "persistent-ot" || variant == "all") cands.push_back(with(true, false, 1, true));
             if (variant == "lookahead") {
-              auto la = chosen;
-              la.lookahead = true, la.turns = false, la.wgs = 2, la.bn = 128;
-              while (la.stages > 1 && kernels::attention_prefill_smem(la) > 227 * 1024) --la.stages;
               cands.push_back(chosen);
-              cands.push_back(la);
+              cands.push_back(kernels::with_lookahead(chosen));
             }
           }
           if (sweep) {

@@ -72,6 +72,14 @@ constexpr int attention_prefill_smem(const attention_prefill_config& c) {
   return ((c.q_stages + (c.o_tma ? 1 : 0)) * c.rows() + 2 * c.stages * c.bn) * c.parts * 64 * 2;
 }
 
+// c with the lookahead: two consumer warpgroups issuing freely over 128-key blocks (what the lookahead is
+// written for), K / V pipelines one stage shorter where smem needs it.
+constexpr attention_prefill_config with_lookahead(attention_prefill_config c) {
+  c.lookahead = true, c.turns = false, c.wgs = 2, c.bn = 128;
+  while (c.stages > 1 && attention_prefill_smem(c) > 227 * 1024) --c.stages;
+  return c;
+}
+
 namespace attention_detail {
 // "attn_fwd_d128_g4_causal" (names are cut at 31 characters)
 constexpr name_builder prefill_name(const attention_prefill_config& c) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,8 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
   } else {
     auto c = attention::prefill_config_for(s);
     c.persistent = true, c.longest_first = variant == 2 || variant == 7, c.q_stages = variant >= 4 ? 2 : 1, c.o_tma = variant >= 5;
-    if (variant >= 6) c.lookahead = true, c.turns = false, c.wgs = 2, c.bn = 128;  // (lookahead: consumers issuing freely)
     while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
+    if (variant >= 6) c = kernels::with_lookahead(c);
     attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   }
   auto out = dout.download<std::uint16_t>();
@@ -173,22 +174,32 @@ TEST_CASE("attention prefill, the sm_80 fallback, matches an f64 reference (D 64
   }
 }
 
-TEST_CASE("attention prefill persistent (longest first, two Q stages, O by TMA) matches an f64 reference on the same shapes") {
-  if (!usable_hopper()) return;
-  auto rng = harness::random_source::fresh();
-  MESSAGE("seed " << rng.seed());
-  // the shapes of the grid test, and one of more tiles than SMs (each CTA walks several points, causal
-  // tiles of different lengths, two batch entries)
-  const std::vector<attention::prefill_shape> shapes = {
+namespace {
+
+// The persistent walks' shapes: those of the grid test, and walks of several points per CTA (causal tiles of
+// different lengths, ragged last tiles, the next point in another head or batch entry), each run with every
+// variant and checked against f64.
+void check_walks(std::initializer_list<int> variants, harness::random_source& rng, const std::vector<attention::prefill_shape>& more = {}) {
+  std::vector<attention::prefill_shape> shapes = {
       {1, 128, 128, 2, 2, 64, false},   {1, 128, 128, 2, 2, 128, true},   {2, 200, 333, 4, 1, 128, false}, {1, 1000, 1000, 8, 2, 128, true},
       {1, 7, 7, 2, 2, 64, true},        {3, 1, 4097, 8, 1, 64, false},    {1, 127, 127, 16, 2, 128, true}, {2, 1000, 1000, 4, 4, 64, false},
       {1, 4097, 4097, 2, 1, 128, true}, {2, 2048, 2048, 16, 4, 64, true}, {2, 1100, 1100, 16, 16, 64, false}};
-  for (int variant : {1, 2, 4, 5})
+  shapes.insert(shapes.end(), more.begin(), more.end());
+  auto name = [](int v) {
+    switch (v) {
+      case 2: return "persistent longest-first";
+      case 4: return "persistent two Q stages";
+      case 5: return "persistent two Q stages, O by TMA";
+      case 6: return "lookahead";
+      case 7: return "lookahead longest-first";
+      default: return "persistent";
+    }
+  };
+  for (int variant : variants)
     for (const auto& s : shapes) {
       const result r = run_case(s, rng, 1.0f, variant);
-      const std::string what = std::string(variant == 2 ? "persistent longest-first" : variant == 4 ? "persistent two Q stages" : variant == 5 ? "persistent two Q stages, O by TMA" : "persistent") + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) +
-                               " T " + std::to_string(s.T) + " H " + std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) +
-                               (s.causal ? " causal" : "");
+      const std::string what = std::string(name(variant)) + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) + " T " + std::to_string(s.T) + " H " +
+                               std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) + (s.causal ? " causal" : "");
       INFO(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
       MESSAGE(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
       CHECK(r.nonfinite == 0);
@@ -198,28 +209,20 @@ TEST_CASE("attention prefill persistent (longest first, two Q stages, O by TMA) 
     }
 }
 
+}  // namespace
+
+TEST_CASE("attention prefill persistent (longest first, two Q stages, O by TMA) matches an f64 reference on the same shapes") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  check_walks({1, 2, 4, 5}, rng);
+}
+
 TEST_CASE("attention prefill lookahead (r.next_point) matches an f64 reference on the same shapes, ascending and longest first") {
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  // the persistent test's shapes: single-point walks (no next point), walks of several points per CTA with
-  // ragged last tiles, causal tiles of 1 .. 33 key blocks, the next point in another head or batch entry
-  const std::vector<attention::prefill_shape> shapes = {
-      {1, 128, 128, 2, 2, 64, false},   {1, 128, 128, 2, 2, 128, true},   {2, 200, 333, 4, 1, 128, false}, {1, 1000, 1000, 8, 2, 128, true},
-      {1, 7, 7, 2, 2, 64, true},        {3, 1, 4097, 8, 1, 64, false},    {1, 127, 127, 16, 2, 128, true}, {2, 1000, 1000, 4, 4, 64, false},
-      {1, 4097, 4097, 2, 1, 128, true}, {2, 2048, 2048, 16, 4, 64, true}, {2, 1100, 1100, 16, 16, 64, false}, {4, 1024, 1024, 32, 8, 128, false}};
-  for (int variant : {6, 7})
-    for (const auto& s : shapes) {
-      const result r = run_case(s, rng, 1.0f, variant);
-      const std::string what = std::string(variant == 7 ? "lookahead longest-first" : "lookahead") + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) + " T " +
-                               std::to_string(s.T) + " H " + std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) + (s.causal ? " causal" : "");
-      INFO(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
-      MESSAGE(what << ": O rel_err " << r.o_err << ", LSE max abs err " << r.lse_err);
-      CHECK(r.nonfinite == 0);
-      CHECK(r.o_err < 2e-2);
-      CHECK(r.lse_err < 1e-3);
-      CHECK(r.guards);
-    }
+  check_walks({6, 7}, rng, {{4, 1024, 1024, 32, 8, 128, false}});  // and 512 tiles of 8 key blocks: 4 points per CTA
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

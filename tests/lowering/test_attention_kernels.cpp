@@ -151,9 +151,7 @@ TEST_CASE("attention prefill lookahead (sm_90a): lowers clean, the next point's 
       for (int group : {1, 8}) {
         attention::prefill_shape shape;
         shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
-        kernels::attention_prefill_config c = attention::prefill_config_for(shape);
-        c.turns = false, c.wgs = 2, c.bn = 128, c.lookahead = true;
-        while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
+        const kernels::attention_prefill_config c = kernels::with_lookahead(attention::prefill_config_for(shape));
         REQUIRE(c.valid());
         INFO("D " << 64 * parts << " causal " << causal << " group " << group);
         const program p = kernels::attention_prefill_sm90(c);

@@ -365,17 +365,17 @@ class compute_emitter : public emitter {
       mask_hoists_.push_back({n, "(" + elem + ")"});
     }
   }
-  void find_hoists(int n, const plan::reg_layout& dst) {
+  void find_hoists(int n, const plan::reg_layout& dst, std::vector<hoist>& found) const {
     plan::shape_class cls = plan::shape_class::full;
     int leaf = -1;
     bool cost = false;
     if (vector_only(n, cls, leaf, cost)) {
-      if (leaf >= 0 && cost && lay(leaf).count < dst.count) hoisted_.push_back({n, leaf});
+      if (leaf >= 0 && cost && lay(leaf).count < dst.count) found.push_back({n, leaf});
       return;
     }
     const expr_node& x = p_.exprs[n];
     if (x.fn == math_fn::tile || x.fn == math_fn::index || x.fn == math_fn::scalar || x.fn == math_fn::imm) return;
-    for (int i = 0; i < info(x.fn).arity; ++i) find_hoists(x.kid[i], dst);
+    for (int i = 0; i < info(x.fn).arity; ++i) find_hoists(x.kid[i], dst, found);
   }
 
   void emit_elementwise(int id, const op& o) {
@@ -385,9 +385,8 @@ class compute_emitter : public emitter {
     const bool pos = expr_uses_position(o.imm[0], o.imm[1]);
     const int n = L.count;
     hoisted_.clear();
-    if (L.cls == plan::shape_class::full) find_hoists(root, L);
     std::vector<hoist> found;
-    found.swap(hoisted_);
+    if (L.cls == plan::shape_class::full) find_hoists(root, L, found);
     const bool scoped = !found.empty() || pos;
     if (scoped) w_.open("");
     mask_hoists_.clear();
