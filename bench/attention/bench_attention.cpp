@@ -5,12 +5,13 @@
 //   cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
 //   (--quick: S = 4k only; --max-s: sequence lengths up to S only; --sweep: pipeline depths; --shape: one
 //   shape with 32 KV heads, for profiling;
-//   --variant: the chosen schedule walked as a grid (the default), persistent (one CTA per SM walks the tiles),
+//   --variant: the chosen schedule without the lookahead (attention::prefill_base_config) walked as a grid (the
+//   default), persistent (one CTA per SM walks the tiles),
 //   persistent-lf (and the query tiles longest first, outermost), persistent-q2 (persistent with two Q stages,
 //   the K / V pipelines one stage shorter where smem needs it), persistent-q2-ot (and O stored through smem by
 //   TMA), persistent-ot (O by TMA with one Q stage: 3 K / V stages at D = 128), or all six one after the other;
-//   lookahead: the entry point's schedule and the same with config.lookahead (two consumers issuing freely),
-//   side by side;
+//   lookahead: that schedule persistent (prefill_base_config) and the same with config.lookahead (two consumers
+//   issuing freely), side by side; serpentine: the entry point's schedule walking strided and serpentine, side by side;
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
 #include <cstdio>
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | serpentine | chosen
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -41,12 +42,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|serpentine|chosen]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all or lookahead\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, serpentine or chosen\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -71,9 +72,9 @@ int main(int argc, char** argv) {
           // a third consumer warpgroup (D = 64), consumers issuing without turns
           std::vector<kernels::attention_prefill_config> cands;
           {
-            const auto chosen = attention::prefill_config_for(s);
+            const auto chosen = attention::prefill_config_for(s), base = attention::prefill_base_config(s);  // (base: without the lookahead)
             auto with = [&](bool persistent, bool lf, int q_stages = 1, bool o_tma = false) {
-              auto c = chosen;
+              auto c = base;
               c.persistent = persistent, c.longest_first = lf, c.q_stages = q_stages, c.o_tma = o_tma;
               c.stages = c.parts == 2 ? 3 : 2;  // (the depths measured before two Q stages: 3 at D = 128) as smem allows
               while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
@@ -85,9 +86,17 @@ int main(int argc, char** argv) {
             if (variant == "persistent-q2" || variant == "all") cands.push_back(with(true, false, 2));
             if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
             if (variant == "persistent-ot" || variant == "all") cands.push_back(with(true, false, 1, true));
+            if (variant == "chosen") cands.push_back(chosen);
+            if (variant == "serpentine") {  // the chosen schedule walking strided and serpentine
+              for (bool sp : {false, true}) {
+                auto c = chosen;
+                c.serpentine = sp;
+                cands.push_back(c);
+              }
+            }
             if (variant == "lookahead") {
-              cands.push_back(chosen);
-              cands.push_back(kernels::with_lookahead(chosen));
+              cands.push_back(base);
+              cands.push_back(kernels::with_lookahead(base));
             }
           }
           if (sweep) {
@@ -110,9 +119,9 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "",
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "",
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

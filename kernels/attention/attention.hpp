@@ -69,7 +69,7 @@ struct prefill_shape {
 // faster than the first schedule (2 consumers taking turns, 2 stages, 128-key blocks): consumers issuing
 // without turns (+7..15%), 3 pipeline stages at D = 128 (+7..13%), and at D = 64 non-causal three
 // consumer warpgroups of 64 rows with 112-key blocks (+14..21%).
-constexpr kernels::attention_prefill_config prefill_config_for(const prefill_shape& s) {
+constexpr kernels::attention_prefill_config prefill_base_config(const prefill_shape& s) {
   kernels::attention_prefill_config c;
   c.parts = static_cast<int>(s.D / 64);
   c.causal = s.causal;
@@ -91,6 +91,23 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   c.q_stages = 2;
   c.o_tma = true;
   c.stages = 2;
+  // Causal: the serpentine walk. Tile q costs q + 1 key blocks; a strided walk of 132 CTAs over 8 tiles per
+  // head (S = 1k) gives CTA i only tiles i % 4 and i % 4 + 4, the busiest CTA 1.37x the mean work (1.21x at 2k,
+  // 1.13x at 4k); dealing every other round in reverse evens that to 1.03x with the same tiles in flight.
+  c.serpentine = c.causal;
+  return c;
+}
+
+// The schedule prefill runs for a shape: the one above, with the lookahead where it measured faster.
+constexpr kernels::attention_prefill_config prefill_config_for(const prefill_shape& s) {
+  kernels::attention_prefill_config c = prefill_base_config(s);
+  // The lookahead (the next tile's first S = Q K^T and its masked softmax while this tile's last P V runs, so
+  // a tile's fixed costs overlap the next one's; two consumers issuing freely over 128-key blocks): measured
+  // against the schedule above (cake_bench_attention --variant lookahead, H200 2026-12-04, both HK): D = 128
+  // +1..4% from 2k, -0.5..+15% at 1k; causal D = 64 +1..4% up to 4k, +-0.5% above; D = 64 non-causal +10%
+  // at 1k, where a query tile has 8 key blocks, but 5..10% slower from 2k, where three consumers' steady
+  // state wins.
+  if (c.parts == 2 || c.causal || s.T <= 1024) c = kernels::with_lookahead(c);
   return c;
 }
 
@@ -109,12 +126,13 @@ struct varlen_shape {
 constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape& s) {
   prefill_shape d;
   d.D = s.D, d.H = s.H, d.HK = s.HK, d.causal = s.causal;
-  kernels::attention_prefill_config c = prefill_config_for(d);
+  kernels::attention_prefill_config c = prefill_base_config(d);  // (the lookahead needs the dense persistent walk)
   c.varlen = true;
   // the grid walk: persistent measured 4..8% slower on the "spread" batches at D = 128 (and +3% on "mixed");
   // one Q stage and O stored from registers (a TMA store cannot stop at an entry's end), and at D = 128 the
   // three K / V stages that smem then has room for (as measured for varlen)
   c.persistent = false;
+  c.serpentine = false;
   c.q_stages = 1;
   c.o_tma = false;
   if (c.parts == 2) c.stages = 3;
@@ -192,6 +210,19 @@ inline void launch_prefill_sm80(const void* q, const void* k, const void* v, voi
 }  // namespace detail
 
 namespace detail {
+// The schedule prefill_with runs: `forced` whole, but for what the shape fixes (parts, causal, group, varlen).
+// (A copy field by field had dropped the fields added after it: the lookahead was never launched.)
+inline kernels::attention_prefill_config prefill_forced_config(const kernels::attention_prefill_config& forced, const prefill_shape& s) {
+  const kernels::attention_prefill_config derived = prefill_config_for(s);
+  kernels::attention_prefill_config c = forced;
+  c.parts = derived.parts, c.causal = derived.causal, c.group = derived.group, c.varlen = derived.varlen;
+  if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
+    throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
+                              std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
+                              "; wgs 3 is for D = 64; smem at most 227 KiB)");
+  return c;
+}
+
 inline void run_prefill(const kernels::attention_prefill_config* forced, const void* q, const void* k, const void* v, void* o, float* lse,
                         const prefill_shape& s, CUstream stream, int device) {
   check_prefill(s);
@@ -200,15 +231,7 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   check_pointer("v", v, 16);
   check_pointer("o", o, 16);
   check_pointer("lse", lse, 4);
-  kernels::attention_prefill_config c = prefill_config_for(s);
-  if (forced) {
-    c.stages = forced->stages, c.bn = forced->bn, c.wgs = forced->wgs, c.turns = forced->turns;
-    c.persistent = forced->persistent, c.longest_first = forced->longest_first, c.q_stages = forced->q_stages, c.o_tma = forced->o_tma;
-    if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
-      throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
-                                std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
-                                "; wgs 3 is for D = 64; smem at most 227 KiB)");
-  }
+  const kernels::attention_prefill_config c = forced ? prefill_forced_config(*forced, s) : prefill_config_for(s);
   if (!forced) {
     const auto& dev = jit::driver::get().device(device);
     if (!(dev.cc_major == 9 && dev.cc_minor == 0)) return launch_prefill_sm80(q, k, v, o, lse, s, stream, device);  // the portable fallback
@@ -280,8 +303,8 @@ inline void prefill_varlen(const void* q, const void* k, const void* v, void* o,
   kern.launch(args, scalars, stream);
 }
 
-// The same with an explicit schedule (tuning, experiments): config's stages, bn, wgs, turns, persistent,
-// longest_first, q_stages and o_tma are used, the rest follows the shape.
+// The same with an explicit schedule (tuning, experiments): config is used whole but for what the shape
+// fixes (parts, causal, group, varlen).
 inline void prefill_with(const kernels::attention_prefill_config& config, const void* q, const void* k, const void* v, void* o, float* lse,
                          const prefill_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_prefill(&config, q, k, v, o, lse, s, stream, device);

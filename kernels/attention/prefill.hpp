@@ -55,6 +55,8 @@ struct attention_prefill_config {
                         // K / V blocks) while the consumers still work on this tile, so its first S = Q K^T need not wait
   bool o_tma = false;   // O leaves through smem (stmatrix) and a TMA store per 64-column part, not from registers (two bf16
                         // per st.global); not with varlen (a TMA store cannot stop at an entry's end)
+  bool serpentine = false;  // (persistent) the walk deals its odd rounds to the CTAs in reverse (walk_order::serpentine): causal
+                            // tiles' work grows along the query axis, and a strided walk gave some CTAs only the long ones
   bool lookahead = false;  // (persistent, dense, consumers issuing freely) a consumer issues the next tile's first S = Q K^T
                            // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
@@ -98,6 +100,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.q_stages != 1) b.put("_q2");
   if (c.o_tma) b.put("_ot");
   if (c.lookahead) b.put("_la");
+  if (c.serpentine) b.put("_sp");
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -106,7 +109,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
 constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   const name_builder nm = attention_detail::prefill_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
-  if (c.persistent) k.persistent();
+  if (c.persistent) k.persistent(raster::along_m(8), c.serpentine ? walk_order::serpentine : walk_order::strided);
   auto [Bt, S, H, T, D, One] = k.dims("B", "S", "H", "T", "D", "one");
   // MHA: K and V have the query heads' dim (HK = H); GQA / MQA: their own, indexed by h / G.
   const dim_ref HK = c.group == 1 ? H : k.dim("HK");
@@ -238,11 +241,13 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     // the online softmax of s (block j of query tile q): s = exp2(...), m and l updated, al = the factor O must shrink by
     auto softmax = [&](index_expr q, index_expr j, bool masked, const entry& e) {
       if (masked) {
-        // (non-causal: j is T's last block, whose last key is column (T - 1) % bn; varlen: keys past the
-        // entry's, or (causal) after row + len_k - len_q)
+        // (non-causal: j is T's last block, whose last key is column (T - 1) % bn; causal: keys after the row,
+        // which covers the keys past T for every stored row, as S <= T (rows past S, not stored, see keys up to
+        // their own index: K's rows past T read as zeros, so they stay finite); varlen: keys past the entry's,
+        // or (causal) after row + len_k - len_q)
         const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
         auto out = vl ? (c.causal ? j * c.bn + col() > e.diag + r.warpgroup() * 64 + row() : j * c.bn + col() >= e.len_k)
-                      : c.causal ? (j * c.bn + col() >= T.extent()) || (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
+                      : c.causal ? (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
         r.set(s, select(out, neg_inf, s));
       }
       // (varlen causal: a row may have seen no key yet)

@@ -66,17 +66,25 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
   CHECK_FALSE(q3.valid());
   // the schedule prefill picks fits smem for every head dim and masking (two Q stages and O's staging at D = 128)
   for (long long D : {64LL, 128LL})
-    for (bool causal : {false, true}) {
-      attention::prefill_shape s;
-      s.D = D, s.causal = causal;
-      const auto c = attention::prefill_config_for(s);
-      CHECK(c.valid());
-      CHECK(kernels::attention_prefill_smem(c) <= 227 * 1024);
-      CHECK(c.q_stages == 2);
-      CHECK(c.o_tma);
-      // only D = 64 non-causal (three consumers) takes turns: measured faster there, 0-3% slower elsewhere
-      CHECK(c.turns == (D == 64 && !causal));
-    }
+    for (bool causal : {false, true})
+      for (long long T : {1000LL, 1024LL, 1025LL, 4096LL}) {
+        attention::prefill_shape s;
+        s.D = D, s.causal = causal, s.S = s.T = T;
+        const auto c = attention::prefill_config_for(s);
+        INFO("D " << D << " causal " << causal << " T " << T);
+        CHECK(c.valid());
+        CHECK(kernels::attention_prefill_smem(c) <= 227 * 1024);
+        CHECK(c.q_stages == 2);
+        CHECK(c.o_tma);
+        CHECK(c.persistent);
+        CHECK(c.serpentine == causal);  // causal tiles' work grows along the walk
+        // the lookahead but at D = 64 non-causal past 1k keys, where three consumers taking turns win
+        const bool three = D == 64 && !causal && T > 1024;
+        CHECK(c.lookahead == !three);
+        CHECK(c.turns == three);
+        CHECK(c.wgs == (three ? 3 : 2));
+        CHECK(c == (three ? attention::prefill_base_config(s) : kernels::with_lookahead(attention::prefill_base_config(s))));
+      }
 }
 
 TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
@@ -113,13 +121,14 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
   for (bool picked : {true, false})
     for (int parts : {1, 2})
       for (bool causal : {false, true})
-        for (int walk : {0, 1, 2, 3})  // ascending, longest first, ascending with two Q stages (and O stored by TMA)
+        for (int walk : {0, 1, 2, 3, 4})  // ascending, longest first, ascending with two Q stages (and O stored by TMA, and serpentine)
           for (int group : {1, 8}) {
             const bool longest_first = walk == 1;
             attention::prefill_shape shape;
             shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
-            kernels::attention_prefill_config c = picked ? attention::prefill_config_for(shape) : kernels::attention_prefill_config{};
-            c.parts = parts, c.causal = causal, c.group = group, c.persistent = true, c.longest_first = longest_first, c.q_stages = walk >= 2 ? 2 : 1, c.o_tma = walk == 3;
+            kernels::attention_prefill_config c = picked ? attention::prefill_base_config(shape) : kernels::attention_prefill_config{};
+            c.parts = parts, c.causal = causal, c.group = group, c.persistent = true, c.longest_first = longest_first, c.q_stages = walk >= 2 ? 2 : 1, c.o_tma = walk >= 3;
+            c.serpentine = walk == 4;
             while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
             REQUIRE(c.valid());
             INFO("D " << 64 * parts << " causal " << causal << " longest first " << longest_first << " q stages " << c.q_stages << " O by TMA " << c.o_tma << " group " << group << " wgs " << c.wgs << " turns " << c.turns);
@@ -139,7 +148,34 @@ TEST_CASE("attention prefill persistent (sm_90a): no spills, no stack frame, no 
             // longest first: the query tiles are the outer axis, mirrored; else axis 0, ascending
             CHECK(has(b.source(), "const long long ax2 = n_ax2 - 1 - ((t_outer) % n_ax2);") == longest_first);
             CHECK(has(b.source(), "n_ax0_64 = (d_S + " + std::to_string(c.rows() - 1) + ") / " + std::to_string(c.rows()) + ";") == !longest_first);
+            // serpentine: the odd rounds dealt in reverse (plan::walk_index), the steps counted per CTA (plan::walk_steps)
+            CHECK(count(b.source(), "const int t_point = (t_step & 1) ? t_iter + t_stride - 1 - 2 * t_first : t_iter;") == (c.serpentine ? 2 : 0));
+            CHECK(count(b.source(), "t_step < t_steps;") == (c.serpentine ? 2 : 0));
+            CHECK(p.launch.order == (c.serpentine ? walk_order::serpentine : walk_order::strided));
           }
+}
+
+// prefill_with runs the schedule it is given, whole, but for what the shape fixes; one it cannot run is refused
+// with the reason. (It had copied fields one by one and dropped those added later: the lookahead never ran.)
+TEST_CASE("attention prefill_with: the forced schedule is the one launched, but for the shape's fields") {
+  attention::prefill_shape s;
+  s.B = 2, s.S = 1024, s.T = 1024, s.H = 8, s.HK = 2, s.D = 128, s.causal = true;
+  kernels::attention_prefill_config f = kernels::with_lookahead(attention::prefill_base_config(s));
+  f.serpentine = true, f.longest_first = true;
+  f.parts = 1, f.causal = false, f.group = 1, f.varlen = true;  // what the shape overrides
+  const auto c = attention::detail::prefill_forced_config(f, s);
+  CHECK(c.parts == 2);
+  CHECK(c.causal);
+  CHECK(c.group == 4);
+  CHECK_FALSE(c.varlen);
+  auto expect = f;
+  expect.parts = 2, expect.causal = true, expect.group = 4, expect.varlen = false;
+  CHECK(c == expect);  // every other field as forced (lookahead, serpentine, longest first, stages, ...)
+  CHECK(c.lookahead);
+  CHECK(c.serpentine);
+  auto bad = attention::prefill_config_for(s);
+  bad.wgs = 3;  // causal needs two consumers
+  CHECK_THROWS_WITH_AS(attention::detail::prefill_forced_config(bad, s), doctest::Contains("causal: needs wgs 2 and bn 128"), jit::argument_error);
 }
 
 // Lookahead (r.next_point): the consumer issues the next tile's first S = Q K^T before this tile's last P V
@@ -151,7 +187,7 @@ TEST_CASE("attention prefill lookahead (sm_90a): lowers clean, the next point's 
       for (int group : {1, 8}) {
         attention::prefill_shape shape;
         shape.D = 64 * parts, shape.causal = causal, shape.H = 8, shape.HK = 8 / group;
-        const kernels::attention_prefill_config c = kernels::with_lookahead(attention::prefill_config_for(shape));
+        const kernels::attention_prefill_config c = kernels::with_lookahead(attention::prefill_base_config(shape));
         REQUIRE(c.valid());
         INFO("D " << 64 * parts << " causal " << causal << " group " << group);
         const program p = kernels::attention_prefill_sm90(c);
@@ -161,7 +197,7 @@ TEST_CASE("attention prefill lookahead (sm_90a): lowers clean, the next point's 
         CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
         CHECK(b.art.resources.warnings.empty());
         // one next-point body (the next S, this tile's last P V, the next S's softmax) with the next point's coordinates
-        CHECK(count(b.source(), "const int t_iter = t_iter_next;") == 1);
+        CHECK(count(b.source(), "const int t_iter = t_iter_next, t_step = t_step_next;") == 1);
         // Q in the body, K in the first-point prologue and in the next point's softmax, V after either branch's last P V
         CHECK(count(b.source(), "// held") == 4);
         CHECK(has(b.ptx(), "wgmma.wait_group.sync.aligned 1"));

@@ -111,9 +111,10 @@ class kernel_builder {
     else if (size > p.arch().limits.max_cluster_nonportable)
       fail<"resource.cluster-size", "a cluster holds at most 16 CTAs (8 portable) (value: the cluster size)">(size, at);
   }
-  constexpr kernel_builder& persistent(raster r = raster::along_m(8)) {
+  constexpr kernel_builder& persistent(raster r = raster::along_m(8), walk_order order = walk_order::strided) {
     p.launch.persistent = true;
     p.launch.rast = r;
+    p.launch.order = order;
     return *this;
   }
   constexpr kernel_builder& programmatic_launch() {

@@ -260,7 +260,8 @@ inline std::string to_text(const program& p, print_options opt = {}) {
   if (L.cluster_size() > 1)
     s += ", cluster " + std::to_string(L.cluster[0]) + "x" + std::to_string(L.cluster[1]) + "x" + std::to_string(L.cluster[2]);
   if (L.persistent)
-    s += std::string(", persistent, raster ") + (L.rast.order == raster_order::along_m ? "along_m(" : "along_n(") + std::to_string(L.rast.group) + ")";
+    s += std::string(", persistent, raster ") + (L.rast.order == raster_order::along_m ? "along_m(" : "along_n(") + std::to_string(L.rast.group) + ")" +
+         (L.order == walk_order::serpentine ? ", serpentine" : "");
   if (L.pdl) s += ", programmatic launch";
   if (L.manual_barrier_init) s += ", manual barrier init";
   s += "\n";

@@ -229,10 +229,18 @@ struct raster {
   static constexpr raster along_n(int group) { return {raster_order::along_n, group}; }
 };
 
+// How a persistent walk deals its points to the CTAs, round by round (a round: one point per CTA, in the
+// walk's order). strided: CTA i takes point i of every round. serpentine: the odd rounds are dealt in
+// reverse (CTA i takes point G - 1 - i of them, G CTAs), so a CTA that took one of a round's first points
+// takes one of the next round's last: where work grows or shrinks along the walk (causal attention's
+// query tiles), each CTA's sum evens out, and every round still covers the same points (same L2 reuse).
+enum class walk_order : std::uint8_t { strided, serpentine };
+
 struct launch_decl {
   int cluster[3] = {1, 1, 1};  // CTAs of a cluster along the parallel axes (x = first axis)
   bool persistent = false;
   raster rast{};
+  walk_order order = walk_order::strided;  // (persistent) how the rounds are dealt
   bool manual_barrier_init = false;  // the schedule initializes its own mbarriers (analyzer checks it)
   bool pdl = false;                  // launched with programmatic stream serialization
   src_loc cluster_loc;               // where cluster(...) was written (its checks are repeated by build())

@@ -363,10 +363,17 @@ class kernel_emitter : public op_emitter {
     // step in that walk and how many (r.walk_step(), r.walk_steps(), r.next_point).
     w_.line("const int t_first = (int)blockIdx.x / " + std::to_string(C) + ", t_stride = " +
             (p_.launch.persistent ? "(int)gridDim.x / " + std::to_string(C) : std::string("walk")) + ";");
-    w_.line(std::string("const int t_steps = t_first < walk ? ") + (p_.launch.persistent ? "(walk - t_first + t_stride - 1) / t_stride" : "1") + " : 0;");
-    w_.line("(void)t_steps;");
-    // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
-    w_.open(std::string("for (int t_iter = t_first, t_step = 0; t_iter < walk; ") + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
+    if (serpentine()) {
+      // (plan::walk_steps: the whole rounds, and the last where this CTA's place in it falls inside it)
+      w_.line("const int t_rounds = walk / t_stride, t_rest = walk % t_stride;");
+      w_.line("const int t_steps = t_rounds + (((t_rounds & 1) ? t_stride - 1 - t_first : t_first) < t_rest ? 1 : 0);");
+      w_.open("for (int t_iter = t_first, t_step = 0; t_step < t_steps; t_iter += t_stride, ++t_step)");
+    } else {
+      w_.line(std::string("const int t_steps = t_first < walk ? ") + (p_.launch.persistent ? "(walk - t_first + t_stride - 1) / t_stride" : "1") + " : 0;");
+      w_.line("(void)t_steps;");
+      // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
+      w_.open(std::string("for (int t_iter = t_first, t_step = 0; t_iter < walk; ") + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
+    }
     w_.line("(void)t_step;");
     emit_point_coords();
     if (alternate) {
@@ -379,11 +386,16 @@ class kernel_emitter : public op_emitter {
     w_.close();
     w_.close();
   }
-  // The coordinates ax0, ax1, ... of the point t_iter (axes 0 and 1 rasterized, the others row-major).
+  bool serpentine() const { return p_.launch.persistent && p_.launch.order == walk_order::serpentine; }
+  // The coordinates ax0, ax1, ... of the point at step t_step (t_iter = t_first + t_step * t_stride) of the
+  // walk: its linear index (plan::walk_index: a serpentine walk deals its odd rounds in reverse), then axes
+  // 0 and 1 rasterized, the others row-major.
   void emit_point_coords() {
     const int C = cluster();
     const int n = p_.space.count;
-    w_.line("const int t_plane = t_iter % plane, t_outer = t_iter / plane;");
+    if (serpentine()) w_.line("const int t_point = (t_step & 1) ? t_iter + t_stride - 1 - 2 * t_first : t_iter;");
+    else w_.line("const int t_point = t_iter;");
+    w_.line("const int t_plane = t_point % plane, t_outer = t_point / plane;");
     w_.line("(void)t_outer;");
     emit_raster();
     // (a descending axis, .descending(), mirrors the coordinate: plan::mirrored; axis 0 over its count
@@ -444,9 +456,10 @@ class kernel_emitter : public op_emitter {
     w_.open("if (" + node_code(root, none, "0") + ")");
     if (o.has(flag_next_point)) {
       // r.next_point: the walk's coordinates inside are the next point's (the names shadow this point's)
-      w_.line("const int t_iter_next = t_iter + t_stride;");
+      w_.line("const int t_iter_next = t_iter + t_stride, t_step_next = t_step + 1;");
       w_.open("");
-      w_.line("const int t_iter = t_iter_next;");
+      w_.line("const int t_iter = t_iter_next, t_step = t_step_next;");
+      w_.line("(void)t_step;");
       emit_point_coords();
       emit_body(id);
       w_.close();

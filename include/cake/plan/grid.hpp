@@ -85,6 +85,20 @@ constexpr tile_pos raster_tile(long long index, long long cluster_rows, long lon
   return t;
 }
 
+// A persistent walk in rounds of one point per cluster: the linear index (what point_at reads) of the point
+// that cluster `cta` of `ctas` visits at its step `step` (walk_order: strided, or serpentine with the odd
+// rounds dealt in reverse). Lowering emits the same arithmetic.
+constexpr long long walk_index(long long step, long long cta, long long ctas, walk_order o) {
+  const long long in_round = o == walk_order::serpentine && step % 2 == 1 ? ctas - 1 - cta : cta;
+  return step * ctas + in_round;
+}
+// The steps that cluster takes in a walk of `points` points: every whole round, and the last partial one
+// where its place in that round falls inside it.
+constexpr long long walk_steps(long long cta, long long ctas, long long points, walk_order o) {
+  const long long rounds = points / ctas, rest = points % ctas;
+  return rounds + (walk_index(rounds, cta, ctas, o) - rounds * ctas < rest ? 1 : 0);
+}
+
 // The coordinates of the point a cluster visits at walk step `index` (the CTA's rank in the cluster is
 // added to axis 0 by the caller): the plane is rasterized, the outer axes are row-major with axis 2
 // fastest.
