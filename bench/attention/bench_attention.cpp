@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | serpentine | chosen
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -42,12 +42,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|serpentine|chosen]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, serpentine or chosen\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine or chosen\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -87,6 +87,16 @@ int main(int argc, char** argv) {
             if (variant == "persistent-q2-ot" || variant == "all") cands.push_back(with(true, false, 2, true));
             if (variant == "persistent-ot" || variant == "all") cands.push_back(with(true, false, 1, true));
             if (variant == "chosen") cands.push_back(chosen);
+            if (variant == "lookahead-sweep") {  // the lookahead with other key blocks (non-causal) and K / V depths
+              const auto la = kernels::with_lookahead(base);
+              cands.push_back(la);
+              for (int bn : {128, 192})
+                for (int st : {2, 3}) {
+                  auto c = la;
+                  c.bn = bn, c.stages = st;
+                  if (c != la && c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);
+                }
+            }
             if (variant == "serpentine") {  // the chosen schedule walking strided and serpentine
               for (bool sp : {false, true}) {
                 auto c = chosen;
