@@ -5,6 +5,7 @@
 
 #include <cake/cost.hpp>
 
+#include "../../kernels/attention/prefill.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
 
@@ -162,4 +163,41 @@ TEST_CASE("cost model: text and JSON carry the estimate") {
   const auto json = cost::to_json(e);
   for (const char* key : {"\"time_us\":", "\"bottleneck\":", "\"per_kblock_us\":", "\"grid\":", "\"traffic_bytes\":", "\"hints\":", "\"calibration\":"})
     CHECK(json.find(key) != std::string::npos);
+}
+
+// A persistent walk whose points differ in work: causal attention prefill, query tile q walks q + 1 key blocks.
+// Strided over 132 CTAs at S = 1k (8 tiles per head) the busiest CTA meets only long tiles; the estimate says so
+// with the numbers and the fix (not of the GEMM form: no time, the walk is still assessed).
+TEST_CASE("cost model: a persistent walk of uneven points gets the serpentine hint, with the busiest CTA's share") {
+  kernels::attention_prefill_config c;
+  c.parts = 2, c.causal = true, c.turns = false, c.persistent = true, c.q_stages = 2, c.o_tma = true;
+  const std::vector<cost::dim_value> dims = {{"B", 16}, {"S", 1024}, {"T", 1024}, {"H", 32}, {"D", 128}, {"one", 1}};
+  const auto strided = cost::estimate(kernels::attention_prefill_sm90(c), dims);
+  CHECK_FALSE(strided.ok);  // not the GEMM form
+  REQUIRE(strided.walk_assessed);
+  CHECK(strided.walk_strided > 1.2);
+  CHECK(strided.walk_serpentine < 1.06);
+  REQUIRE(has_hint(strided, "walk_order::serpentine"));
+  CHECK(strided.hints[0].text.find("4096 points") != std::string::npos);
+  CHECK(strided.hints[0].text.find("132 CTAs") != std::string::npos);
+  CHECK(cost::to_text(strided).find("hint: the persistent walk's 4096 points") != std::string::npos);
+  CHECK(cost::to_json(strided).find("\"walk_balance\":{\"strided\":") != std::string::npos);
+  CHECK(cost::to_json(strided).find("\"change\":\"walk_order::serpentine\"") != std::string::npos);
+  // walking serpentine already: a note with both figures, no hint
+  c.serpentine = true;
+  const auto serp = cost::estimate(kernels::attention_prefill_sm90(c), dims);
+  CHECK_FALSE(has_hint(serp, "walk_order::serpentine"));
+  REQUIRE(serp.notes.size() == 1);
+  CHECK(serp.notes[0].find("(serpentine; strided: ") != std::string::npos);
+  // non-causal: every tile walks T's blocks, nothing to say
+  c.causal = false, c.serpentine = false;
+  const auto even = cost::estimate(kernels::attention_prefill_sm90(c), dims);
+  CHECK(even.walk_assessed);
+  CHECK(even.hints.empty());
+  CHECK(even.notes.empty());
+  // a dim missing: not assessed, and no hint
+  const auto missing = cost::estimate(kernels::attention_prefill_sm90(c), {{"B", 16}, {"S", 1024}, {"H", 32}});
+  CHECK_FALSE(missing.walk_assessed);
+  // the persistent GEMM: equal points, no walk hint
+  CHECK_FALSE(has_hint(gemm(256, 4, 2, 8192, 8192, 8192), "walk_order"));
 }

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include <cake/plan/walk_balance.hpp>
+
+#include "../../kernels/attention/prefill.hpp"
 #include "../../kernels/gemm/sm100_bf16.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
@@ -373,4 +376,48 @@ TEST_CASE("persistent walk: strided and serpentine each visit every point once; 
   };
   CHECK(busiest_over_mean(walk_order::strided) > 1.3);
   CHECK(busiest_over_mean(walk_order::serpentine) < 1.04);
+}
+
+TEST_CASE("walk balance: the loop trips per point, each order's busiest CTA, and what cannot be assessed") {
+  // causal prefill at S = 1k: 8 query tiles per head, tile q: q + 1 key blocks (the producer), q + 2 (the consumer's masked block and the rest)
+  kernels::attention_prefill_config c;
+  c.parts = 1, c.causal = true, c.turns = false, c.persistent = true;
+  const program p = kernels::attention_prefill_sm90(c);
+  auto dims = [&](long long s) {
+    return [&p, s](int d) -> long long {
+      const std::string_view n = p.dims[d].nm.view();
+      return n == "B" ? 16384 / s : n == "S" || n == "T" ? s : n == "H" ? 32 : n == "D" ? 64 : n == "one" ? 1 : -1;
+    };
+  };
+  const auto w = plan::assess_walk_balance(p, dims(1024), 132);
+  REQUIRE(w.assessed);
+  CHECK(w.points == 8 * 32 * 16);
+  CHECK(w.ctas == 132);
+  CHECK(w.min_work == 1);  // tile 0: its one (masked) block
+  CHECK(w.max_work == 8);  // tile 7
+  CHECK(w.uneven());
+  CHECK(w.strided > 1.3);
+  CHECK(w.serpentine < 1.05);
+  // longer sequences: more tiles per head, milder imbalance
+  const auto w16 = plan::assess_walk_balance(p, dims(16384), 132);
+  REQUIRE(w16.assessed);
+  CHECK(w16.strided < w.strided);
+  CHECK(w16.serpentine < 1.04);  // (4096 points on 132 CTAs: 32 against a mean of 31.03 is 1.031 already)
+  // not persistent, a dim without a value, a point count past the cap: not assessed, with the reason
+  kernels::attention_prefill_config g = c;
+  g.persistent = false;
+  CHECK(plan::assess_walk_balance(kernels::attention_prefill_sm90(g), dims(1024), 132).why.find("not a persistent walk") != std::string::npos);
+  // (causal: the key blocks are the query tile's, T is not read; S sizes the walk)
+  CHECK(plan::assess_walk_balance(p, [&](int d) { return p.dims[d].nm.view() == "T" ? -1LL : dims(1024)(d); }, 132).assessed);
+  const auto no_s = plan::assess_walk_balance(p, [&](int d) { return p.dims[d].nm.view() == "S" ? -1LL : dims(1024)(d); }, 132);
+  CHECK_FALSE(no_s.assessed);
+  CHECK(no_s.why == "dim S has no value");
+  CHECK(plan::assess_walk_balance(p, dims(1024), 132, 100).why.find("4096 points") != std::string::npos);
+  // varlen: the key blocks depend on data read at run time
+  kernels::attention_prefill_config v = c;
+  v.varlen = true;
+  const program pv = kernels::attention_prefill_sm90(v);
+  const auto wv = plan::assess_walk_balance(pv, [&](int d) { return pv.dims[d].nm.view() == "two" ? 2LL : dims(1024)(d) < 0 ? 1024LL : dims(1024)(d); }, 132);
+  CHECK_FALSE(wv.assessed);
+  CHECK(wv.why.find("r.read_index") != std::string::npos);
 }

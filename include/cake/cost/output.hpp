@@ -42,7 +42,12 @@ inline std::string dims_text(const std::vector<dim_value>& dims) {
 inline std::string to_text(const cost_estimate& e) {
   using detail::fmt;
   std::string s = e.kernel + " (" + e.target + ") at " + detail::dims_text(e.dims) + ": ";
-  if (!e.ok) return s + e.reason + "\n";
+  if (!e.ok) {
+    s += e.reason + "\n";
+    for (const auto& h : e.hints) s += "  hint: " + h.text + "\n";  // (the walk's balance is assessed without the GEMM form)
+    for (const auto& n : e.notes) s += "  note: " + n + "\n";
+    return s;
+  }
   const double mib = 1048576.0;
   s += "estimate " + fmt(e.time_us) + " us (" + fmt(e.tflops * 1e3 / 1e3, 1) + " TFLOP/s); bottleneck: " + e.bottleneck + "\n";
   s += "  calibration " + e.calibration + "\n";
@@ -68,7 +73,19 @@ inline std::string to_json(const cost_estimate& e) {
   std::string o = "{\"kernel\":" + json_str(e.kernel) + ",\"target\":" + json_str(e.target) + ",\"dims\":{";
   for (std::size_t i = 0; i < e.dims.size(); ++i) o += (i ? "," : "") + json_str(e.dims[i].name) + ":" + std::to_string(e.dims[i].value);
   o += "},\"ok\":" + std::string(e.ok ? "true" : "false");
-  if (!e.ok) return o + ",\"reason\":" + json_str(e.reason) + "}";
+  auto hints_json = [&] {
+    std::string h = "\"hints\":[";
+    for (std::size_t i = 0; i < e.hints.size(); ++i)
+      h += std::string(i ? "," : "") + "{\"change\":" + json_str(e.hints[i].change) + ",\"text\":" + json_str(e.hints[i].text) +
+           ",\"time_us\":" + (e.hints[i].time_us > 0 ? json_num(e.hints[i].time_us) : std::string("null")) + "}";
+    h += "],\"notes\":[";
+    for (std::size_t i = 0; i < e.notes.size(); ++i) h += std::string(i ? "," : "") + json_str(e.notes[i]);
+    return h + "]";
+  };
+  auto walk_json = [&] {
+    return e.walk_assessed ? ",\"walk_balance\":{\"strided\":" + json_num(e.walk_strided) + ",\"serpentine\":" + json_num(e.walk_serpentine) + "}" : std::string();
+  };
+  if (!e.ok) return o + ",\"reason\":" + json_str(e.reason) + walk_json() + (e.hints.empty() && e.notes.empty() ? std::string() : "," + hints_json()) + "}";
   o += ",\"calibration\":" + json_str(e.calibration) + ",\"time_us\":" + json_num(e.time_us) + ",\"tflops\":" + json_num(e.tflops) +
        ",\"bottleneck\":" + json_str(e.bottleneck);
   o += ",\"per_kblock_us\":{\"mma\":" + json_num(e.mma_us) + ",\"l2\":" + json_num(e.l2_us) + ",\"latency\":" + json_num(e.latency_us) +
@@ -81,13 +98,7 @@ inline std::string to_json(const cost_estimate& e) {
        ",\"epilogue_per_tile\":" + json_num(e.epilogue_tile_us) + ",\"hbm\":" + json_num(e.hbm_us) + "}";
   o += ",\"traffic_bytes\":{\"hbm_read\":" + json_num(e.hbm_read_bytes) + ",\"hbm_compulsory_read\":" + json_num(e.compulsory_read_bytes) +
        ",\"hbm_write\":" + json_num(e.hbm_write_bytes) + ",\"l2_to_smem\":" + json_num(e.l2_to_smem_bytes) + "}";
-  o += ",\"hints\":[";
-  for (std::size_t i = 0; i < e.hints.size(); ++i)
-    o += std::string(i ? "," : "") + "{\"change\":" + json_str(e.hints[i].change) + ",\"text\":" + json_str(e.hints[i].text) +
-         ",\"time_us\":" + (e.hints[i].time_us > 0 ? json_num(e.hints[i].time_us) : std::string("null")) + "}";
-  o += "],\"notes\":[";
-  for (std::size_t i = 0; i < e.notes.size(); ++i) o += std::string(i ? "," : "") + json_str(e.notes[i]);
-  return o + "]}";
+  return o + walk_json() + "," + hints_json() + "}";
 }
 
 }  // namespace cake::cost
