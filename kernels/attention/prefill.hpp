@@ -83,7 +83,7 @@ constexpr attention_prefill_config with_lookahead(attention_prefill_config c) {
 }
 
 namespace attention_detail {
-// "attn_fwd_d128_g4_causal" (names are cut at 31 characters)
+// "attn_fwd_d128_g4_causal" (a name past 31 characters keeps 24 and ends in a hash of the whole: name_builder)
 constexpr name_builder prefill_name(const attention_prefill_config& c) {
   name_builder b;
   b.put("attn_fwd_d");

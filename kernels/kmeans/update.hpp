@@ -76,7 +76,7 @@ constexpr int rows_for(int parts) { return width_for(parts) >= 1024 ? 1 : 1024 /
 constexpr int units = 4;  // warps per CTA
 
 // "kmeans_<what>_<in>_w<width>[_<form>][_80]", e.g. "kmeans_final_bf16_w512_none_80" (30 characters;
-// names are cut at 31).
+// a longer name keeps 24 characters and a hash of the whole: name_builder).
 template <class In>
 constexpr name_builder name(std::string_view what, int width, std::string_view form, target_id t) {
   name_builder b;

@@ -80,3 +80,27 @@ TEST_CASE("located_name: a name argument that also records where it was written"
   CHECK(m.text == "acc");
   CHECK(m.loc.line == line2);
 }
+
+TEST_CASE("name_builder: a name up to the capacity is kept whole; a longer one ends in a hash of the whole name") {
+  constexpr auto make = [](std::string_view tail) {
+    name_builder b;
+    b.put("attn_fwd_d");
+    b.put(128);
+    b.put("_g1_n128_free_p_q2_ot");
+    b.put(tail);
+    return b;
+  };
+  name_builder short_one;
+  short_one.put("softmax_w");
+  short_one.put(1024);
+  CHECK(short_one.view() == "softmax_w1024");
+  constexpr name_builder a = make("_la_sp_causal"), b = make("_sp_causal"), a2 = make("_la_sp_causal");
+  CHECK(a.view().size() == name::capacity);
+  CHECK(a.view().substr(0, name::capacity - 7) == "attn_fwd_d128_g1_n128_fr");
+  CHECK(a.view()[name::capacity - 7] == '_');
+  CHECK(a.view() != b.view());   // they differ only past the cut
+  CHECK(a.view() == a2.view());  // the same name, the same hash
+  for (char ch : a.view()) CHECK(((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'));
+  name n;
+  CHECK(n.assign(a.view()));  // it fits a Program's name
+}

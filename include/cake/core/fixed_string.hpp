@@ -4,8 +4,10 @@
 //                    compile-time errors, so that the compiler prints them).
 //   name:            a bounded, copyable string stored inside a Program (resource and kernel names).
 //   name_builder:    a kernel name put together at compile time from parts and numbers (schedules
-//                    whose name says their configuration, e.g. "softmax_w1024_1x4w_f32").
+//                    whose name says their configuration, e.g. "softmax_w1024_1x4w_f32"); past the
+//                    capacity it ends in a hash of the whole name.
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace cake {
@@ -58,18 +60,36 @@ struct name {
 struct name_builder {
   char text[name::capacity + 1]{};
   int len = 0;
+  std::uint32_t hash = 2166136261u;  // FNV-1a of everything put, kept or not
+  bool cut = false;
   constexpr void put(std::string_view s) {
-    for (char ch : s)
-      if (len < static_cast<int>(name::capacity)) text[len++] = ch;
+    for (char ch : s) put_char(ch);
   }
   constexpr void put(int v) {
     char d[12]{};
     int n = 0;
     if (v == 0) d[n++] = '0';
     while (v > 0 && n < 11) d[n++] = static_cast<char>('0' + v % 10), v /= 10;
-    while (n > 0 && len < static_cast<int>(name::capacity)) text[len++] = d[--n];
+    while (n > 0) put_char(d[--n]);
   }
   constexpr std::string_view view() const { return {text, static_cast<std::size_t>(len)}; }
+
+ private:
+  // A name longer than the capacity keeps its first capacity - 7 characters and ends in "_" and 6 hex digits
+  // of the whole name's hash: two configurations that differ only past the cut keep different names (in a
+  // profiler, in the cache's index), and the name stays a valid identifier.
+  constexpr void put_char(char ch) {
+    hash = (hash ^ static_cast<unsigned char>(ch)) * 16777619u;
+    constexpr int cap = static_cast<int>(name::capacity), keep = cap - 7;
+    if (!cut && len < cap) {
+      text[len++] = ch;
+      return;
+    }
+    cut = true;
+    len = cap;
+    text[keep] = '_';
+    for (int i = 0; i < 6; ++i) text[keep + 1 + i] = "0123456789abcdef"[(hash >> (4 * (5 - i))) & 15u];
+  }
 };
 
 }  // namespace cake
