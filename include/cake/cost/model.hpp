@@ -227,11 +227,13 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
   auto f = [](double v) { return fmt(v, 2); };
   const std::string what = "the persistent walk's " + std::to_string(w.points) + " points take " + std::to_string(w.min_work) + " to " +
                            std::to_string(w.max_work) + " loop trips each; over " + std::to_string(w.ctas) + " CTAs the busiest carries ";
-  if (!serpentine && w.serpentine < w.strided - 0.02)
+  // (only where the order matters: a split-K walk's points differ by a trip, which neither order changes)
+  if (w.serpentine >= w.strided - 0.02) return;
+  if (!serpentine)
     e.hints.push_back({"walk_order::serpentine", what + f(w.strided) + "x the mean work as the walk deals it (strided), " + f(w.serpentine) +
                                                      "x dealt serpentine: k.persistent(raster, walk_order::serpentine)"});
   else
-    e.notes.push_back(what + f(serpentine ? w.serpentine : w.strided) + "x the mean work (" + (serpentine ? "serpentine; strided: " + f(w.strided) : "strided; serpentine: " + f(w.serpentine)) + "x)");
+    e.notes.push_back(what + f(w.serpentine) + "x the mean work (serpentine; strided: " + f(w.strided) + "x)");
 }
 
 }  // namespace detail
