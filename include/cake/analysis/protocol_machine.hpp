@@ -282,13 +282,7 @@ struct machine {
   }
   // Trips of a dynamic loop for unit u at the loop's start: ceil((min(hi, hi2) - lo) / step), at least 0.
   constexpr long long trips_of(int u, const loop_bound& b) const {
-    long long hi = eval(u, b.hi);
-    if (b.has_hi2) {
-      const long long h2 = eval(u, b.hi2);
-      if (h2 < hi) hi = h2;
-    }
-    const long long n = hi - eval(u, b.lo);
-    return n <= 0 ? 0 : (n + b.step - 1) / b.step;
+    return b.trips([&](const index_term& t) { return var_value(u, t); });
   }
   // A uniform condition (r.when): comparisons of index expressions combined with and/or/not.
   constexpr long long node_value(int u, int n) const {

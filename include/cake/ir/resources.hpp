@@ -218,6 +218,17 @@ struct loop_bound {
   constexpr bool walks_dim(int d) const {
     return dim == d || lo.uses(var_kind::dim, d) || hi.uses(var_kind::dim, d) || (has_hi2 && hi2.uses(var_kind::dim, d));
   }
+  // The trip count, ceil((min(hi, hi2) - lo) / step) and at least 0, with value_of(term) giving each variable.
+  template <class F>
+  constexpr long long trips(F&& value_of) const {
+    long long h = hi.eval(value_of);
+    if (has_hi2) {
+      const long long h2 = hi2.eval(value_of);
+      if (h2 < h) h = h2;
+    }
+    const long long n = h - lo.eval(value_of);
+    return n <= 0 ? 0 : (n + step - 1) / step;
+  }
 };
 
 // ---- launch ------------------------------------------------------------------------------------

@@ -88,13 +88,7 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
       if (o.has(flag_static_trip)) {
         trips = o.imm[1];
       } else if (const loop_bound* b = p.bound_of(l.op)) {
-        long long hi = b->hi.eval(var);
-        if (b->has_hi2) {
-          const long long h2 = b->hi2.eval(var);
-          hi = h2 < hi ? h2 : hi;
-        }
-        const long long n = hi - b->lo.eval(var);
-        trips = n <= 0 ? 0 : (n + b->step - 1) / b->step;
+        trips = b->trips(var);
       }
       if (!unknown.empty()) return w.why = "a loop bound inside the walk reads " + unknown + " (line " + std::to_string(o.loc.line) + ")", w;
       if (l.role < static_cast<int>(by_role.size())) by_role[static_cast<std::size_t>(l.role)] += trips;
