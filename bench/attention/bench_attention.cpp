@@ -12,6 +12,7 @@
 //   TMA), persistent-ot (O by TMA with one Q stage: 3 K / V stages at D = 128), or all six one after the other;
 //   lookahead: that schedule persistent (prefill_base_config) and the same with config.lookahead (two consumers
 //   issuing freely), side by side; serpentine: the entry point's schedule walking strided and serpentine, side by side;
+//   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
 #include <cstdio>
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -42,12 +43,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine or chosen\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen or fma-share\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -104,6 +105,13 @@ int main(int argc, char** argv) {
                 cands.push_back(c);
               }
             }
+            if (variant == "fma-share") {  // the chosen schedule with n of every 8 softmax exp2 on the FMA pipe
+              for (int n : {0, 1, 2, 3, 4}) {
+                auto c = chosen;
+                c.exp2_fma = n ? fma_share{n, 8} : fma_share{};
+                cands.push_back(c);
+              }
+            }
             if (variant == "lookahead") {
               cands.push_back(base);
               cands.push_back(kernels::with_lookahead(base));
@@ -129,9 +137,10 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            const std::string share = c.exp2_fma.n ? " exp2-fma " + std::to_string(c.exp2_fma.n) + "/" + std::to_string(c.exp2_fma.d) : "";
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "",
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", share.c_str(),
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillserpentine prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -304,6 +304,29 @@ for s in "${steps[@]}"; do
         timeout ${CAKE_VARIANTS_TIMEOUT:-300} $B/bench/cake_bench_attention --variant serpentine --hk $hk ${CAKE_VARIANTS_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_serpentine_hk$hk.log" 2>&1; echo "rc=$?"
         grep -E "^attn.*causal" "$OUT/prefill_serpentine_hk$hk.log" | cut -c1-150
       done ;;
+    prefillfma)
+      # exp2 on the FMA pipe (config.exp2_fma) and the reductions' chains: the GPU tests of exp2's shares and of the
+      # prefill (hang trap on), then the chosen schedule built before (CAKE_OLD_BENCH, a binary carried with the
+      # call; skipped if absent) and this build's chosen schedule with 0..4 of every 8 exp2 on the FMA pipe, on the
+      # prefill shapes (CAKE_VARIANTS_ARGS, default --hk 32), then the pipes' load under ncu at D = 64, S = 1k
+      timeout 120 $B/tests/gpu/cake_gpu_test_compute -tc="*exp2*" > "$OUT/test_compute_exp2.log" 2>&1; echo "exp2 test rc=$?"
+      grep -E "ERROR|test cases|assertions|SKIPPED" "$OUT/test_compute_exp2.log" | head -n 8
+      if [ "${CAKE_FMA_TEST:-1}" = 1 ]; then
+        CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-280} $B/tests/gpu/cake_gpu_test_attention > "$OUT/test_attention_fma.log" 2>&1; echo "attention test rc=$?"
+        grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_attention_fma.log" | head -n 12
+      fi
+      if [ -n "${CAKE_OLD_BENCH:-}" ] && [ -x "$CAKE_OLD_BENCH" ]; then
+        timeout 200 "$CAKE_OLD_BENCH" --variant chosen ${CAKE_VARIANTS_ARGS:---hk 32} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_old.log" 2>&1; echo "old rc=$?"
+        grep -E "^attn" "$OUT/prefill_old.log" | cut -c1-150
+      fi
+      timeout ${CAKE_VARIANTS_TIMEOUT:-300} $B/bench/cake_bench_attention --variant fma-share ${CAKE_VARIANTS_ARGS:---hk 32} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_fma.log" 2>&1; echo "rc=$?"
+      grep -E "^attn" "$OUT/prefill_fma.log" | cut -c1-160
+      if [ "${CAKE_FMA_NCU:-1}" = 1 ]; then
+        M=gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum
+        timeout 150 ncu --metrics $M -k regex:'(?i)(sdpa|fprop|fmha|flash|attn)' --launch-skip 2 -c 1 python3 bench/h200/sdpa_one.py 1024 64 0 > "$OUT/ncu_fma_cudnn.log" 2>&1; echo "cudnn rc=$?"
+        timeout 200 ncu --metrics $M -k regex:attn_fwd -c 40 $B/bench/cake_bench_attention --shape 64,1024,0 --variant fma-share --runs 2 > "$OUT/ncu_fma_cake.log" 2>&1; echo "cake rc=$?"
+        for f in ncu_fma_cudnn ncu_fma_cake; do echo "== $f"; grep -E "^  [a-zA-Z_]+.*\(|^    [a-z_]+__|^attn" "$OUT/$f.log" | cut -c1-130 | head -n 80; done
+      fi ;;
     prefillncu)
       # ncu on cuDNN's SDPA kernel (PyTorch) and on Cake's chosen prefill schedule at one shape (CAKE_NCU_SHAPE:
       # S,D,causal; default 1024,128,0, 32 KV heads): launch, occupancy, speed of light, L2 and DRAM, warp states

@@ -19,13 +19,14 @@ struct online_softmax_rows {
 
 // `some_rows_empty`: a row may have seen no key yet (varlen causal), so mn may be -inf; its offset is then 0
 // instead of exp2(-inf - -inf) = NaN. Every op carries the caller's source line (diagnostics point there).
+// `exp2_share`: the share of the block's exp2 computed on the FMA pipe instead of MUFU (exp2(x, fma_share)).
 constexpr void online_softmax_step(role& r, reg_tile<f32> s, const online_softmax_rows& v, scalar<f32> scale, bool some_rows_empty = false,
-                                   src_loc at = src_loc::current()) {
+                                   fma_share exp2_share = {}, src_loc at = src_loc::current()) {
   r.row_max(v.mn, s, at);
   r.set(v.mn, max(v.mn, v.m), at);
   if (some_rows_empty) r.set(v.ms, select(v.mn <= neg_inf, 0.0f, v.mn * -scale), at);
   else r.set(v.ms, v.mn * -scale, at);
-  r.set(s, exp2(fma(s, scale, v.ms)), at);
+  r.set(s, exp2(fma(s, scale, v.ms), exp2_share), at);
   r.row_sum(v.ls, s, at);
   r.set(v.al, exp2(fma(v.m, scale, v.ms)), at);
   r.set(v.l, v.l * v.al + v.ls, at);

@@ -59,12 +59,14 @@ struct attention_prefill_config {
                             // tiles' work grows along the query axis, and a strided walk gave some CTAs only the long ones
   bool lookahead = false;  // (persistent, dense, consumers issuing freely) a consumer issues the next tile's first S = Q K^T
                            // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
+  fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)): at
+                        // D = 64 a block's 64 x bn ex2 per consumer take the MUFU unit as long as its two MMAs take the tensor cores
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
-           (!causal || (wgs == 2 && bn == 128));
+           (!causal || (wgs == 2 && bn == 128)) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
@@ -101,6 +103,12 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.o_tma) b.put("_ot");
   if (c.lookahead) b.put("_la");
   if (c.serpentine) b.put("_sp");
+  if (c.exp2_fma.n > 0) {
+    b.put("_e");
+    b.put(c.exp2_fma.n);
+    b.put("o");
+    b.put(c.exp2_fma.d);
+  }
   if (c.causal) b.put("_causal");
   return b;
 }
@@ -251,7 +259,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.set(s, select(out, neg_inf, s));
       }
       // (varlen causal: a row may have seen no key yet)
-      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked);
+      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked, c.exp2_fma);
     };
     // One unmasked key block: S of this block and P V of the one before go out together (in this warpgroup's
     // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs).

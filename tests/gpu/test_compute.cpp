@@ -5,7 +5,10 @@
 // shapes; errors against f64 (or f32-accumulated) references.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <random>
 #include <cstdlib>
 #include <cstdio>
 #include <vector>
@@ -483,6 +486,68 @@ TEST_CASE("scatter-add of rows at register-held indices sums like the host") {
     const double err = rel_err(got, want);
     INFO("N " << N << " K " << K << ": rel_err " << err);
     CHECK(err < 1e-5);
+  }
+}
+
+namespace {
+
+// y = exp2(x, fma_share{n, d}) over 8 x 64 f32 tiles in the blocked layout: n of every d elements by the
+// FMA-pipe polynomial, the rest by ex2.approx.
+constexpr program exp2_share_lite(int n, int d) {
+  auto k = kernel(n == d ? "exp2_poly_all" : "exp2_poly_share").target(sm_90a);
+  auto [N, D] = k.dims("N", spec("D"));
+  auto X = k.input<f32>("X", dims(N, D));
+  auto Y = k.output<f32>("Y", dims(N, D));
+  auto rows = k.parallel(tiles(N, 8));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.for_each(rows, [&](auto t) {
+      r.load(x, X.tile(t, 0)).fill_outside(0.0f);
+      r.set(x, exp2(x, fma_share{n, d}));
+      r.store(Y.tile(t, 0), x);
+    });
+  });
+  return k.build();
+}
+
+}  // namespace
+
+TEST_CASE("exp2 with a share on the FMA pipe: within 4e-6 of 2^x, exact at -inf, 0 and +inf, and 0 below 2^-127") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  for (auto [n, d] : {std::pair{1, 4}, {1, 1}}) {
+    const program p = exp2_share_lite(n, d);
+    REQUIRE(p.errors.empty());
+    lower::emit_options opt;
+    opt.specialized = {{p.find_dim("D"), 64}};
+    auto k = runtime_kernel::build(p, opt);
+    const long long N = 1003, D = 64;  // a ragged last tile of 3 rows
+    std::uniform_real_distribution<float> softmax_like(-30.0f, 0.0f), wide(-126.0f, 127.0f);
+    std::vector<float> x(static_cast<std::size_t>(N * D));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 3 == 0 ? wide(rng.engine()) : softmax_like(rng.engine());
+    // the edges: exact points, the infinities, the clamps, the rounding ties of rint(x)
+    const float edges[] = {-INFINITY, INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, -126.5f, -127.0f, -130.0f, 127.5f, 128.0f, 200.0f, 2.5f, -2.5f};
+    for (std::size_t i = 0; i < std::size(edges); ++i)
+      for (std::size_t c = 0; c < static_cast<std::size_t>(D); ++c) x[i * static_cast<std::size_t>(D) + c] = edges[i];
+    auto dx = jit::to_device(x);
+    jit::device_buffer dy(static_cast<std::size_t>(4 * N * D));
+    dy.fill_u32(0x7fc00000u);  // poisoned: NaN
+    const tensor_arg args[] = {tensor_view(dx.address(), {N, D}), tensor_view(dy.address(), {N, D})};
+    k.launch(args);
+    const auto y = dy.download<float>();
+    double worst = 0;
+    long long wrong_edges = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double want = std::exp2(static_cast<double>(x[i]));
+      if (x[i] <= -127.0f) wrong_edges += y[i] != 0.0f;  // ex2.ftz flushes, the polynomial clamps: +0 either way
+      else if (x[i] >= 128.0f) wrong_edges += !(std::isinf(y[i]) && y[i] > 0);
+      else if (x[i] == 0.0f || x[i] == 1.0f || x[i] == -1.0f) wrong_edges += y[i] != static_cast<float>(want);
+      else if (want >= 0x1p-126) worst = std::max(worst, std::abs(y[i] / want - 1));  // (denormals: ex2.ftz gives 0)
+    }
+    INFO("share " << n << "/" << d << ": worst relative error " << worst << ", wrong special values " << wrong_edges);
+    CHECK(wrong_edges == 0);
+    CHECK(worst < 4e-6);
   }
 }
 

@@ -22,7 +22,8 @@ constexpr float log2e = 1.4426950408889634f;
 // form 1: the normalization written e * rcp(s) (the lowering evaluates the reciprocal once per row the thread
 // holds); form 2: rcp(e * s), which depends on every element (evaluated per element).
 program softmax_rows(target_id t, int form = 0) {
-  auto k = kernel(form == 0 ? "softmax_rows" : form == 1 ? "softmax_rows_hoist" : "softmax_rows_elem").target(t);
+  constexpr const char* names[] = {"softmax_rows", "softmax_rows_hoist", "softmax_rows_elem", "softmax_rows_fma_quarter", "softmax_rows_fma_all"};
+  auto k = kernel(names[form]).target(t);
   auto [R, C] = k.dims("R", "C");
   auto X = k.input<bf16>("X", dims(R, C));
   auto Y = k.output<bf16>("Y", dims(R, C));
@@ -37,7 +38,8 @@ program softmax_rows(target_id t, int form = 0) {
       r.load(x, X.tile(g, 0)).fill_outside(neg_inf);
       r.row_max(m, x);
       r.set(m, m * -log2e);
-      r.set(e, exp2(fma(x, log2e, m)));
+      if (form >= 3) r.set(e, exp2(fma(x, log2e, m), form == 3 ? fma_share{1, 4} : fma_share{4, 4}));
+      else r.set(e, exp2(fma(x, log2e, m)));
       r.row_sum(s, e);
       if (form == 0) {
         r.set(s, rcp(s));
@@ -492,6 +494,19 @@ TEST_CASE("register compute: what only row vectors feed is evaluated once per ro
     const auto per_element = lower_and_build(softmax_rows(t, 2));
     CHECK(!has(per_element.source(), "once per row held"));
     CHECK(count(per_element.ptx(), "rcp.rn.f32") == 4 * 512 / 32);
+  }
+}
+
+TEST_CASE("register compute: exp2 with fma_share{n, d} moves n of every d elements from ex2 to the FMA-pipe polynomial") {
+  for (target_id t : lowering_targets({op_kind::load_global, op_kind::store_global, op_kind::reduce_rows, op_kind::elementwise})) {
+    INFO(to_string(t));
+    const auto quarter = lower_and_build(softmax_rows(t, 3));
+    CHECK(count(quarter.ptx(), "ex2.approx.ftz.f32") == 3 * 4 * 512 / 32 / 4);  // the other quarter by the polynomial
+    CHECK(has(quarter.ptx(), "0f4B400000"));                                       // its rounding constant, 1.5 * 2^23
+    CHECK(has(quarter.source(), "% 4 < 1 ? cake_dev::exp2f_poly("));               // chosen per unrolled element, no branch left
+    const auto all = lower_and_build(softmax_rows(t, 4));
+    CHECK(count(all.ptx(), "ex2.approx.ftz.f32") == 0);
+    CHECK(has(all.source(), "cake_dev::exp2f_poly("));
   }
 }
 

@@ -141,6 +141,12 @@ TEST_CASE("expressions: arithmetic operators build one node over their operands,
 TEST_CASE("expressions: every function of the math table") {
   check_root(abs(X), math_fn::abs, 1);
   check_root(exp2(X), math_fn::exp2, 1);
+  check_root(exp2(X, fma_share{1, 4}), math_fn::exp2, 1);  // (the share rides in the node: fma_share_of)
+  CHECK(fma_share_of(exp2(X, fma_share{1, 4}).root()).n == 1);
+  CHECK(fma_share_of(exp2(X, fma_share{1, 4}).root()).d == 4);
+  CHECK(fma_share_of(exp2(X).root()).n == 0);
+  CHECK(fma_share_of(exp2(X).root()).d == 1);
+  CHECK(exp2(X, fma_share{}).root() == exp2(X).root());  // {0, 1} is plain exp2
   check_root(log2(X), math_fn::log2, 1);
   check_root(exp(X), math_fn::exp, 1);
   check_root(log(X), math_fn::log, 1);
@@ -285,6 +291,22 @@ TEST_CASE("r.set: a number or an index expression on its own is an expression to
   CHECK(p.exprs[p.ops[2].imm[0] + p.ops[2].imm[1] - 1].fn == math_fn::mul);
 }
 
+TEST_CASE("exp2(x, fma_share{n, d}) outside 1 <= d <= 32, 0 <= n <= d is ir.fma-share, with d as the value") {
+  auto k = kernel("k").target(sm_90a);
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    r.set(x, exp2(x, fma_share{1, 0}));
+    r.set(x, exp2(x, fma_share{5, 4}));
+    r.set(x, exp2(x, fma_share{1, 33}));
+    r.set(x, exp2(x, fma_share{-1, 4}));
+    r.set(x, exp2(x, fma_share{32, 32}) + exp2(x, fma_share{0, 32}));  // the edges are fine
+  });
+  CHECK(count_errors(k.p, "ir.fma-share") == 4);
+  CHECK(has_error(k.p, "ir.fma-share", 0));
+  CHECK(has_error(k.p, "ir.fma-share", 4));
+  CHECK(has_error(k.p, "ir.fma-share", 33));
+}
+
 TEST_CASE("r.set of more than 24 nodes is ir.expr-size (and nothing is appended to program::exprs)") {
   auto k = kernel("k").target(sm_90a);
   k.role("r", warpgroups(1), [&](role& r) {
@@ -380,6 +402,7 @@ TEST_CASE("printer: expressions print infix for arithmetic and comparisons, as c
       r.loop(tiles(T, 64), [&](auto j) {
         r.set(s, select(j * 64 + col() > q * 64 + row(), neg_inf, s * scale));
         r.set(s, exp2(s - m) + c);
+        r.set(s, exp2(s, fma_share{3, 8}));
         r.set(s, fma(s, 0.5f, 2.0f));
         r.set(s, max(s, pos_inf) / -s);
         r.set(s, select(!(s < 0.25f) || eq(s, m), gelu(s), min(s, rsqrt(s))));
@@ -391,10 +414,11 @@ TEST_CASE("printer: expressions print infix for arithmetic and comparisons, as c
   const std::string text = to_text(k.p);
   CHECK(contains(text, "#2 elementwise s = select(([k1*64 + col] > [tile.S*64 + row]), -inf, (s * scale))\n"));
   CHECK(contains(text, "#3 elementwise s = (exp2((s - m)) + c)\n"));
-  CHECK(contains(text, "#4 elementwise s = fma(s, 0.5, 2.0)\n"));
-  CHECK(contains(text, "#5 elementwise s = (max(s, inf) / neg(s))\n"));
-  CHECK(contains(text, "#6 elementwise s = select((not((s < 0.25)) || (s == m)), gelu_tanh(s), min(s, rsqrt(s)))\n"));
-  CHECK(contains(text, "#7 elementwise m = 3.0\n"));
+  CHECK(contains(text, "#4 elementwise s = exp2(s, fma 3/8)\n"));
+  CHECK(contains(text, "#5 elementwise s = fma(s, 0.5, 2.0)\n"));
+  CHECK(contains(text, "#6 elementwise s = (max(s, inf) / neg(s))\n"));
+  CHECK(contains(text, "#7 elementwise s = select((not((s < 0.25)) || (s == m)), gelu_tanh(s), min(s, rsqrt(s)))\n"));
+  CHECK(contains(text, "#8 elementwise m = 3.0\n"));
 }
 
 TEST_CASE("printer: register-compute ops (reductions, argmin, convert, loads, stores, atomics, scatter, cluster sum, when)") {

@@ -227,6 +227,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_next_point, "ir.next-point", ir, error, builder, "r.next_point(...) outside a walk (r.for_each), or in an alternating walk, whose units do not take consecutive points (value: 0, or the walk's op#)") \
   X(ir_descending_loop, "ir.descending-loop", ir, error, builder, "tiles(dim, block).descending() given to a loop: descending orders a parallel axis' walk, a loop runs upward (value: the block size)") \
   X(ir_expr_size, "ir.expr-size", ir, error, builder, "An r.set, when or reduced expression of more than 24 nodes (split it into several r.set)") \
+  X(ir_fma_share, "ir.fma-share", ir, error, builder, "exp2(x, fma_share{n, d}) with d outside 1..32 or n outside 0..d (value: d)") \
   X(ir_reduce_expr, "ir.reduce-expr", ir, error, builder, "A row reduction of an expression with no register tile leaf of the destination's rows and more than one column") \
   X(ir_loop_bound, "ir.loop-bound", ir, error, builder, "A loop bound that is min() of more than two, a step outside 1..32767, or depends on an element's row/column") \
   X(ir_tile_rows, "ir.tile-rows", ir, error, builder, "tensor.tile(...).rows_at(pos) with pos at or after the tensor's last dim") \

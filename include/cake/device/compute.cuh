@@ -22,6 +22,25 @@ __device__ __forceinline__ float exp2f_fast(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// 2^x by a polynomial on the FMA pipe, for exp2(x, fma_share{n, d}) (docs/language.md): the MUFU unit that
+// runs ex2 retires 16 results per clock per SM, the FMA pipe 128, so where exp2 throughput bounds a kernel
+// (attention's softmax at head dim 64) some elements are computed here instead. x = i + f with i = rint(x)
+// (the 1.5 * 2^23 rounding trick; __fadd_rn / __fsub_rn so that no flag folds it away) and f in [-0.5, 0.5];
+// 2^f by a degree-4 minimax polynomial with p(0) = 1 (relative error <= 3.7e-6, 2^-18.07, in f32; tools/gen/exp2_poly.py
+// fits it); 2^i added to the exponent field. x is clamped to [-127, 128] first: -inf (and anything <= -127)
+// gives +0, 0 gives 1, +inf (and >= 128) gives +inf, as ex2 does; results below 2^-126 are denormals (ex2.ftz
+// flushes them); a NaN gives +0 (ex2: NaN).
+__device__ __forceinline__ float exp2f_poly(float x) {
+  x = fminf(fmaxf(x, -127.0f), 128.0f);
+  const float t = __fadd_rn(x, 12582912.0f);  // 1.5 * 2^23: x rounded to an integer, in t's low mantissa bits
+  const float f = __fsub_rn(x, __fsub_rn(t, 12582912.0f));
+  float p = fmaf(0x1.409104p-7f, f, 0x1.ca9008p-5f);
+  p = fmaf(p, f, 0x1.ebf1b4p-3f);
+  p = fmaf(p, f, 0x1.62dfcap-1f);
+  p = fmaf(p, f, 1.0f);
+  // t's low bits hold rint(x) (the 1.5 * 2^23 part shifts out): adding rint(x) << 23 scales p by 2^rint(x)
+  return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
+}
 // lg2.approx.ftz.f32: log2(x) (max absolute error 2^-22.6 for x in [0.5, 2]).
 __device__ __forceinline__ float log2f_fast(float x) {
   float r;

@@ -211,6 +211,25 @@ __device__ __forceinline__ float exp2f_fast(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// 2^x by a polynomial on the FMA pipe, for exp2(x, fma_share{n, d}) (docs/language.md): the MUFU unit that
+// runs ex2 retires 16 results per clock per SM, the FMA pipe 128, so where exp2 throughput bounds a kernel
+// (attention's softmax at head dim 64) some elements are computed here instead. x = i + f with i = rint(x)
+// (the 1.5 * 2^23 rounding trick; __fadd_rn / __fsub_rn so that no flag folds it away) and f in [-0.5, 0.5];
+// 2^f by a degree-4 minimax polynomial with p(0) = 1 (relative error <= 3.7e-6, 2^-18.07, in f32; tools/gen/exp2_poly.py
+// fits it); 2^i added to the exponent field. x is clamped to [-127, 128] first: -inf (and anything <= -127)
+// gives +0, 0 gives 1, +inf (and >= 128) gives +inf, as ex2 does; results below 2^-126 are denormals (ex2.ftz
+// flushes them); a NaN gives +0 (ex2: NaN).
+__device__ __forceinline__ float exp2f_poly(float x) {
+  x = fminf(fmaxf(x, -127.0f), 128.0f);
+  const float t = __fadd_rn(x, 12582912.0f);  // 1.5 * 2^23: x rounded to an integer, in t's low mantissa bits
+  const float f = __fsub_rn(x, __fsub_rn(t, 12582912.0f));
+  float p = fmaf(0x1.409104p-7f, f, 0x1.ca9008p-5f);
+  p = fmaf(p, f, 0x1.ebf1b4p-3f);
+  p = fmaf(p, f, 0x1.62dfcap-1f);
+  p = fmaf(p, f, 1.0f);
+  // t's low bits hold rint(x) (the 1.5 * 2^23 part shifts out): adding rint(x) << 23 scales p by 2^rint(x)
+  return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
+}
 // lg2.approx.ftz.f32: log2(x) (max absolute error 2^-22.6 for x in [0.5, 2]).
 __device__ __forceinline__ float log2f_fast(float x) {
   float r;
@@ -331,7 +350,8 @@ __device__ __forceinline__ void st_global_words(u32* p, const u32* r) {
 }
 
 // ---- atomics [PTX §9.7.12.4 red] ---------------------------------------------------------------------
-__device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
+)cake_src"
+    R"cake_src(__device__ __forceinline__ void red_add_f32(float* p, float v) { atomicAdd(p, v); }
 // An i64 element += round-to-nearest(v) (cvt.rni.s64.f32: saturating, NaN -> 0) as red.global.add.u64:
 // two's-complement addition is the same for signed values, and integer addition is associative, so the
 // sum does not depend on the order of the atomics (the deterministic sums of the k-means update).
@@ -350,8 +370,7 @@ __device__ __forceinline__ void red_add_bf16(void* p, u16 v) {
 // red.global.add.v2.f32 / red.global.add.v4.f32: 2 / 4 adjacent f32 in one reduction, at a global address
 // aligned to 8 / 16 bytes [PTX §9.7.12.4 red: "red{.sem}{.scope}{.global}.add{.level::cache_hint}.vec_32_bit.f32",
 // vec_32_bit = {.v2, .v4}, .global only; "Support for vector types introduced in PTX ISA version 8.1",
-)cake_src"
-    R"cake_src(// "requires sm_90 or higher"; atomic per element, not as a whole, like the scalar form]. ptxas 13.0 refuses
+// "requires sm_90 or higher"; atomic per element, not as a whole, like the scalar form]. ptxas 13.0 refuses
 // it for sm_80 ("Feature 'red instruction with vector types' requires .target sm_90 or higher").
 __device__ __forceinline__ void red_add_f32x2(float* p, u32 a, u32 b) {
   asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(__uint_as_float(a)), "f"(__uint_as_float(b)) : "memory");

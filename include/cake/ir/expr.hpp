@@ -237,6 +237,32 @@ CAKE_RX_UNARY(relu, relu)
 CAKE_RX_UNARY(round_bf16, round_bf16)
 CAKE_RX_UNARY(round_f16, round_f16)
 #undef CAKE_RX_UNARY
+// exp2(x, fma_share{n, d}): 2^x with n of every d elements of the tile computed by a polynomial on the FMA
+// pipe (relative error <= 3.7e-6; NaN gives 0) and the rest by the MUFU unit's ex2 (2^-22). MUFU retires 16
+// results per clock per SM against the FMA pipe's 128 (a polynomial costs ~10 FMA-pipe instructions), so where
+// exp2 throughput bounds a loop (attention's softmax at head dim 64: as many ex2 per clock as the tensor cores'
+// MMAs allow), moving a share to the FMA pipe trades issue slots for MUFU time. Which elements: those whose
+// index in the thread's fragment is below n modulo d (decided when compiling, no branch). 1 <= d <= 32,
+// 0 <= n <= d (ir.fma-share); fma_share{0, 1} is plain exp2.
+struct fma_share {
+  int n = 0, d = 1;
+  friend constexpr auto operator<=>(const fma_share&, const fma_share&) = default;
+};
+template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A>)
+constexpr rx exp2(const A& a, fma_share share) {
+  rx r = detail::make(math_fn::exp2, as_rx(a));
+  // the share rides in the node's bits (an imm's field): n in the high half, d in the low (0: plain exp2)
+  if (!r.overflow && (share.n != 0 || share.d != 1))
+    r.nodes[r.count - 1].bits = static_cast<std::int32_t>((static_cast<std::uint32_t>(share.n & 0xffff) << 16) | static_cast<std::uint32_t>(share.d & 0xffff));
+  return r;
+}
+// An exp2 node's share: {0, 1} for plain exp2.
+constexpr fma_share fma_share_of(const expr_node& x) {
+  if (x.fn != math_fn::exp2 || x.bits == 0) return {};
+  const auto u = static_cast<std::uint32_t>(x.bits);
+  return {static_cast<int>(u >> 16), static_cast<int>(u & 0xffff)};
+}
+
 // gelu(x): the tanh form (what cuBLASLt's GELU epilogue computes).
 template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A>)
 constexpr rx gelu(const A& a) { return gelu_tanh(a); }

@@ -154,6 +154,7 @@ inline std::string expr_text(const program& p, int node) {
       if (m.name == infix[i]) return "(" + kid(0) + " " + std::string(infix[i + 1]) + " " + kid(1) + ")";
   std::string s = std::string(m.name) + "(";
   for (int i = 0; i < m.arity; ++i) s += (i ? ", " : "") + kid(i);
+  if (const fma_share sh = fma_share_of(n); sh.n != 0 || sh.d != 1) s += ", fma " + std::to_string(sh.n) + "/" + std::to_string(sh.d);
   return s + ")";
 }
 

@@ -573,6 +573,31 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_expr_size
 CAKE_VERIFY_CASE(ir_expr_size, "ir.expr-size")
 
+// ir.fma-share: exp2 with 5 of every 4 elements on the FMA pipe (a share past the whole); the twin computes
+// 1 of every 4 there.
+namespace verify_corpus::ir_fma_share {
+constexpr program build(bool fixed) {
+  auto k = kernel("fma_share").target(sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<f32>("Y", dims(R, C));
+  auto rows = k.parallel(tiles(R, 64));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    r.for_each(rows, [&](auto i) {
+      r.load(x, X.tile(i, 0));
+      if (fixed) r.set(x, exp2(x, fma_share{1, 4}));
+      else r.set(x, exp2(x, fma_share{5, 4}));  // EXPECT: ir.fma-share
+      r.store(Y.tile(i, 0), x);
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_fma_share
+CAKE_VERIFY_CASE(ir_fma_share, "ir.fma-share")
+
 // ir.reduce-expr: the row sum of squares of a 64 x 128 tile into a 64-row vector, written over the
 // tile's 1 x 128 column-vector weight only (w * w): an expression with no tile of the destination's
 // rows has no per-row values to reduce. Fix: the squares of the tile itself (x * x).
