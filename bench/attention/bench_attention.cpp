@@ -12,6 +12,8 @@
 //   TMA), persistent-ot (O by TMA with one Q stage: 3 K / V stages at D = 128), or all six one after the other;
 //   lookahead: that schedule persistent (prefill_base_config) and the same with config.lookahead (two consumers
 //   issuing freely), side by side; serpentine: the entry point's schedule walking strided and serpentine, side by side;
+//   lookahead-w3: the lookahead (two consumers) and the same with three consumers of 64 rows over 96..128-key blocks
+//   (D = 64, not causal);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
@@ -33,7 +35,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -43,12 +45,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen or fma-share\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share" && variant != "lookahead-w3") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen, fma-share or lookahead-w3\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -104,6 +106,16 @@ int main(int argc, char** argv) {
                 c.serpentine = sp;
                 cands.push_back(c);
               }
+            }
+            if (variant == "lookahead-w3" && base.parts == 1 && !base.causal) {  // three consumers with the lookahead
+              const auto la = kernels::with_lookahead(base);
+              cands.push_back(la);
+              for (int bn : {96, 112, 128})
+                for (int st : {2, 3}) {
+                  auto c = la;
+                  c.wgs = 3, c.bn = bn, c.stages = st;
+                  if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);
+                }
             }
             if (variant == "fma-share") {  // the chosen schedule with n of every 8 softmax exp2 on the FMA pipe
               for (int n : {0, 1, 2, 3, 4}) {

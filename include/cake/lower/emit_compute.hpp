@@ -480,22 +480,6 @@ class compute_emitter : public emitter {
     if (arg) w_.line("int redi[" + S(slots) + "];");
     w_.line("#pragma unroll");
     w_.line("for (int q = 0; q < " + S(slots) + "; ++q) { red[q] = " + identity(k) + ";" + (arg ? " redi[q] = 0x7fffffff;" : "") + " }");
-    // Chains: a thread's elements of one row folded into one value are a chain of dependent instructions (32
-    // deep for a 64 x 128 wgmma tile: ~130 cycles of FADD latency per row, with two rows and two warps per
-    // scheduler to hide it in attention's softmax). A plain reduction folds them into `chains` partial values
-    // (by the element's column slot), combined pairwise after: 4 chains of 8. The sum's order changes (within
-    // f32 rounding); max and min are exact either way. Argmin / argmax keep one chain (the column order breaks
-    // their ties).
-    const int per_row = slots > 0 ? Ls.count / slots : 1;
-    const int chains = arg ? 1 : per_row >= 8 ? 4 : per_row >= 4 ? 2 : 1;
-    if (chains > 1) {
-      // (the sum's partial values start at -0.0, which x + -0.0 leaves exact, so unused starts fold away)
-      const std::string start = k == reduce_kind::sum ? "-0.0f" : identity(k);
-      w_.line("float part[" + S(slots) + "][" + S(chains) + "];");
-      w_.line("#pragma unroll");
-      w_.line("for (int q = 0; q < " + S(slots) + "; ++q)");
-      w_.line("  for (int c = 0; c < " + S(chains) + "; ++c) part[q][c] = " + start + ";");
-    }
     if (arg) w_.line("const long long col0 = " + expr(o.ix) + ";");
     // Thread-local part: a thread's elements of one row are visited in increasing column order (every
     // fragment layout numbers them so), so a strict comparison keeps the smallest index among ties
@@ -514,18 +498,10 @@ class compute_emitter : public emitter {
       w_.line("const int c = (int)(col0 + " + col_of(Ls, "e") + ");");
       const char* better = k == reduce_kind::argmin ? "<" : ">";
       w_.line(std::string("if (x ") + better + " red[q]) { red[q] = x; redi[q] = c; }");
-    } else if (chains > 1) {
-      w_.line("const int c = " + col_slot(Ls.f, "e") + " % " + S(chains) + ";");
-      w_.line("part[q][c] = " + combine(k, "part[q][c]", "x") + ";");
     } else {
       w_.line("red[q] = " + combine(k, "red[q]", "x") + ";");
     }
     w_.close();
-    if (chains > 1) {
-      w_.line("#pragma unroll");
-      w_.line("for (int q = 0; q < " + S(slots) + "; ++q) red[q] = " +
-              (chains == 4 ? combine(k, combine(k, "part[q][0]", "part[q][1]"), combine(k, "part[q][2]", "part[q][3]")) : combine(k, "part[q][0]", "part[q][1]")) + ";");
-    }
     // Across the lanes of a warp that hold the row.
     const auto [lo, hi] = row_lanes(Ls);
     if (lo <= hi) {
