@@ -59,8 +59,8 @@ struct attention_prefill_config {
                             // tiles' work grows along the query axis, and a strided walk gave some CTAs only the long ones
   bool lookahead = false;  // (persistent, dense, consumers issuing freely) a consumer issues the next tile's first S = Q K^T
                            // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
-  fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)): at
-                        // D = 64 a block's 64 x bn ex2 per consumer take the MUFU unit as long as its two MMAs take the tensor cores
+  fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
+                        // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
   // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {

@@ -212,8 +212,8 @@ __device__ __forceinline__ float exp2f_fast(float x) {
   return r;
 }
 // 2^x by a polynomial on the FMA pipe, for exp2(x, fma_share{n, d}) (docs/language.md): the MUFU unit that
-// runs ex2 retires 16 results per clock per SM, the FMA pipe 128, so where exp2 throughput bounds a kernel
-// (attention's softmax at head dim 64) some elements are computed here instead. x = i + f with i = rint(x)
+// runs ex2 retires 16 results per clock per SM, the FMA pipe 128, so where exp2 throughput bounds a kernel some
+// elements can be computed here instead (the H200's attention prefill was not so bound). x = i + f with i = rint(x)
 // (the 1.5 * 2^23 rounding trick; __fadd_rn / __fsub_rn so that no flag folds it away) and f in [-0.5, 0.5];
 // 2^f by a degree-4 minimax polynomial with p(0) = 1 (relative error <= 3.7e-6, 2^-18.07, in f32; tools/gen/exp2_poly.py
 // fits it); 2^i added to the exponent field. x is clamped to [-127, 128] first: -inf (and anything <= -127)

@@ -240,8 +240,8 @@ CAKE_RX_UNARY(round_f16, round_f16)
 // exp2(x, fma_share{n, d}): 2^x with n of every d elements of the tile computed by a polynomial on the FMA
 // pipe (relative error <= 3.7e-6; NaN gives 0) and the rest by the MUFU unit's ex2 (2^-22). MUFU retires 16
 // results per clock per SM against the FMA pipe's 128 (a polynomial costs ~10 FMA-pipe instructions), so where
-// exp2 throughput bounds a loop (attention's softmax at head dim 64: as many ex2 per clock as the tensor cores'
-// MMAs allow), moving a share to the FMA pipe trades issue slots for MUFU time. Which elements: those whose
+// exp2 throughput bounds a loop, moving a share to the FMA pipe trades issue slots for MUFU time (measure: the
+// H200's attention prefill at head dim 64 was not so bound, and every 1/8 moved cost it 3-6%). Which elements: those whose
 // index in the thread's fragment is below n modulo d (decided when compiling, no branch). 1 <= d <= 32,
 // 0 <= n <= d (ir.fma-share); fma_share{0, 1} is plain exp2.
 struct fma_share {

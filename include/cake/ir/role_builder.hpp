@@ -777,7 +777,7 @@ class role {
       if (n.fn == math_fn::index && !n.ix.valid)
         k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: one in this expression cannot be represented (value: 0)">(0, at);
       if (const fma_share sh = fma_share_of(n); sh.d < 1 || sh.d > 32 || sh.n < 0 || sh.n > sh.d)
-        k_->fail<"ir.fma-share", "exp2(x, fma_share{n, d}) takes 1 <= d <= 32 and 0 <= n <= d (value: d, then n)">(sh.d, at);
+        k_->fail<"ir.fma-share", "exp2(x, fma_share{n, d}) takes 1 <= d <= 32 and 0 <= n <= d (value: d)">(sh.d, at);
       k_->add(k_->p.exprs, n, at);
     }
   }
