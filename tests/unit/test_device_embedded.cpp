@@ -177,7 +177,7 @@ using namespace cake_dev;
 extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n) {
   const u32 v = in[threadIdx.x];
   float x = lo_bf16(v) + hi_bf16(v) + lo_f16(v) + hi_f16(v) + bf16_to_f32(f32_to_bf16(1.5f)) + f16_to_f32(f32_to_f16(2.5f));
-  x = exp2f_fast(x) + log2f_fast(x) + tanhf_fast(x) + rcpf(x) + expf_fast(x) + logf_fast(x);
+  x = exp2f_fast(x) + exp2f_poly(x) + log2f_fast(x) + tanhf_fast(x) + rcpf(x) + expf_fast(x) + logf_fast(x);
   x += sigmoidf(x) + siluf(x) + gelu_tanhf(x) + gelu_erff(x) + reluf(x);
   float mx = warp_max<1, 16>(x), sm = warp_sum<1, 16>(x), mn = warp_min<1, 2>(x);
   float lo = x, hi = x;
