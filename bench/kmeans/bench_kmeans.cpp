@@ -4,8 +4,11 @@
 // assign_config_for picks, timed with CUDA events, L2 flushed before each run, median of --runs;
 // TFLOP/s of the distance GEMM (2 B N K D). Used to choose assign_config_for; shapes marked held out
 // were not used for that choice.
-//   cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--shapes N]   (--lazy: each candidate also with the
-//       argmin's index found lazily, kmeans_assign_config::lazy_index)
+//   cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--after-wait] [--overlap] [--probe] [--shapes N] [--pick I]
+//       --lazy / --after-wait: each candidate also with the other setting of kmeans_assign_config::lazy_index /
+//       pass_after_wait; --overlap: each candidate also in the overlapped form (config.overlap); --probe: the
+//       chosen form (and the first overlapped one) also as MMA probes (config.mma_probe); --pick I: only
+//       candidate I of each shape (ncu). Every candidate's idx is compared with the first one's.
 //   cake_bench_kmeans --update [--runs N] [--json FILE] [--driver VERSION]
 //       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
 //       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the
@@ -92,11 +95,19 @@ int main(int argc, char** argv) {
   int runs = 20;
   bool sweep = false, update = false, lazy = false;
   std::string json, driver = "unknown";
+  bool after_wait = false;  // --after-wait: each candidate also with the MMA turn passed after its wait
+  int pick = -1;            // --pick I: only candidate I of each shape (profiling)
+  bool overlap = false;     // --overlap: each candidate also software-pipelined by halves
+  bool probe = false;       // --probe: the chosen schedule (and its first overlapped form) also as MMA probes
   int max_shapes = 1 << 20;  // --shapes N: only the first N shapes (profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--lazy")) lazy = true;
+    else if (!std::strcmp(argv[i], "--probe")) probe = true;
+    else if (!std::strcmp(argv[i], "--after-wait")) after_wait = true;
+    else if (!std::strcmp(argv[i], "--overlap")) overlap = true;
+    else if (!std::strcmp(argv[i], "--pick") && i + 1 < argc) pick = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--update")) update = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
@@ -154,20 +165,51 @@ int main(int argc, char** argv) {
         k.lazy_index = !k.lazy_index;
         cands.push_back(k);
       }
+    if (after_wait)  // each candidate also with the MMA turn passed after the wait
+      for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
+        auto k = cands[i];
+        k.pass_after_wait = !k.pass_after_wait;
+        cands.push_back(k);
+      }
+    if (overlap)  // each candidate also software-pipelined by halves, at the stages that fit
+      for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
+        auto k = cands[i];
+        if (k.overlap || k.rows != 128 || k.parts > 4) continue;
+        k.overlap = true, k.pass_after_wait = false, k.stages = 8;
+        while (k.stages > 2 && kernels::kmeans_assign_smem(k) > 225 * 1024) --k.stages;
+        if (std::find(cands.begin(), cands.end(), k) == cands.end()) cands.push_back(k);
+      }
+    if (probe)  // the chosen schedule and its first overlapped form as probes
+      for (std::size_t i = 0, n = cands.size(), done = 0; i < n; ++i) {
+        if (i > 0 && (!cands[i].overlap || done == 2)) continue;
+        auto k = cands[i];
+        k.mma_probe = true;
+        cands.push_back(k);
+        ++done;
+      }
+    std::vector<std::int32_t> first_idx;  // the chosen schedule's answer: every other candidate is compared with it
     for (std::size_t i = 0; i < cands.size(); ++i) {
       const auto& k = cands[i];
+      if (pick >= 0 && static_cast<int>(i) != pick) continue;
       try {
         auto work = [&](CUstream st) {
-          kmeans::assign_with(k, dx.address(), dc.address(), static_cast<const float*>(dn.address()), static_cast<std::int32_t*>(di.address()), s.B, s.N, s.K,
+          if (k.mma_probe) kmeans::probe::assign_mma_probe(k, dx.address(), dc.address(), static_cast<const float*>(dn.address()), static_cast<std::int32_t*>(di.address()), s.B, s.N, s.K,
+                              s.D, kmeans::input_type::bf16, kmeans::metric::l2, st);
+          else kmeans::assign_with(k, dx.address(), dc.address(), static_cast<const float*>(dn.address()), static_cast<std::int32_t*>(di.address()), s.B, s.N, s.K,
                               s.D, kmeans::input_type::bf16, kmeans::metric::l2, st);
         };
         harness::timing_options o;
         o.runs = runs;
         const auto t = harness::time_gpu(work, o);
-        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s%s | %.4f ms %.1f TFLOP/s\n", s.B, s.N, s.K, s.D,
+        const auto got = di.download<std::int32_t>(static_cast<std::size_t>(s.B * s.N));
+        if (first_idx.empty()) first_idx = got;
+        long long differ = 0;
+        for (std::size_t e = 0; e < got.size(); ++e) differ += got[e] != first_idx[e];
+        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s%s%s%s%s | %.4f ms %.1f TFLOP/s%s\n", s.B, s.N, s.K, s.D,
                     s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, k.lazy_index ? " lazy" : "",
-                    k.persistent ? (k.x_stages == 2 ? " persistent x2" : " persistent") : "", t.median_ms,
-                    flops / t.median_ms / 1e9);
+                    k.persistent ? (k.x_stages == 2 ? " persistent x2" : " persistent") : "",
+                    k.pass_after_wait ? " after-wait" : "", k.overlap ? " overlap" : "", k.mma_probe ? " [mma probe]" : "", t.median_ms,
+                    flops / t.median_ms / 1e9, differ && !k.mma_probe ? (" | " + std::to_string(differ) + " points differ from the chosen").c_str() : "");
       } catch (const std::exception& e) {
         std::printf("B%lld N%lld K%lld D%lld | wgs %d rows %d bn %d stages %d | error: %.150s\n", s.B, s.N, s.K, s.D, k.wgs, k.rows, k.bn, k.stages, e.what());
       }

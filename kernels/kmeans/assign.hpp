@@ -10,7 +10,8 @@
 // tile stays in smem (D/64 parts of 64 columns), centroid tiles of `bn` x 64 stream through a TMA
 // pipeline, each of two consumer warpgroups multiplies its `rows` points by the centroid tile on wgmma
 // and folds the tile's scores into an argmin carried in registers. The two consumers take turns at
-// issuing their MMAs, so one's argmin (ALU work) overlaps the other's MMAs (tensor work).
+// issuing their MMAs, so one's argmin (ALU work) overlaps the other's MMAs (tensor work); or (overlap)
+// each consumer overlaps its own argmin with its own MMAs, half a tile at a time.
 #include <array>
 #include <string_view>
 
@@ -39,11 +40,38 @@ struct kmeans_assign_config {
   // second copy is what lets its load overlap).
   bool persistent = false;
   int x_stages = 1;
+  // The MMA turn passed after this consumer's MMAs complete (wgmma_wait), not once they are issued: the
+  // other consumer's MMAs then run during this one's argmin instead of queueing behind its MMAs, so the
+  // two consumers' argmins do not fall into step (both folding while the tensor pipe idles).
+  bool pass_after_wait = false;
+  // Software-pipelined halves (rows = 128, parts <= 4): each consumer's rows are two accumulators of 64
+  // rows, each its own MMA group, and a centroid stage holds a whole tile. A consumer issues one half's
+  // MMAs (this tile's second half, or the next tile's first) and folds the other half meanwhile, so its
+  // own argmin overlaps its own MMAs; the next tile's c_norm loads a step ahead. No turns.
+  bool overlap = false;
+  // A timing probe (cake_bench_kmeans --probe; the entry points refuse it): the MMAs with a row min of
+  // dot + c_norm in place of the argmin (one add and min per score), idx all 0. What the schedule's
+  // MMAs and loads reach without the argmin's compare and selects.
+  bool mma_probe = false;
+  // What kmeans_assign_sm90 builds: a message for a configuration it cannot, or nullptr.
+  constexpr const char* invalid() const {
+    if (parts < 1 || parts > 8) return "parts must be 1..8";
+    if (rows != 64 && rows != 128) return "rows must be 64 or 128";
+    if (wgs < 2 || wgs > 4) return "wgs must be 2..4";
+    if (x_stages != 1 && x_stages != 2) return "x_stages must be 1 or 2";
+    if (x_stages == 2 && !persistent) return "x_stages = 2 needs the persistent walk";
+    if (overlap && (rows != 128 || parts > 4)) return "overlap needs rows = 128 and parts <= 4";
+    if (overlap && pass_after_wait) return "overlap takes no turns (pass_after_wait does not apply)";
+    return nullptr;
+  }
   friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
 };
 
 // Smem of a configuration in bytes (points tile + centroid stages), for the entry point's choice.
-constexpr int kmeans_assign_smem(const kmeans_assign_config& c) { return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn) * 64 * 2; }
+// (with overlap a centroid stage holds a whole tile: every part)
+constexpr int kmeans_assign_smem(const kmeans_assign_config& c) {
+  return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn * (c.overlap ? c.parts : 1)) * 64 * 2;
+}
 
 template <class In = bf16>
 constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
@@ -60,10 +88,20 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   auto Idx = k.output<i32>("idx", dims(Bt, N, k.dim("one")));
   auto space = k.parallel(tiles(N, c.wgs * c.rows), each(Bt));
   auto sX = k.smem<In>("sX", {c.wgs * c.rows, 64}, swizzle::b128);
-  auto sC = k.smem<In>("sC", {c.bn, 64}, swizzle::b128);
+  smem_tile<In> sC{};
+  if (!c.overlap) sC = k.smem<In>("sC", {c.bn, 64}, swizzle::b128);
   auto xp = k.pipeline("x", stages(c.parts * c.x_stages)).carries(sX);  // one stage per 64-column part (x_stages tiles), all held
-  auto cp = k.pipeline("c", stages(c.stages)).carries(sC);
-  auto mma = k.turns("mma");
+  // a stage per part, or (overlap) a stage per tile carrying every part
+  std::array<smem_tile<In>, 4> sCs{};
+  if (c.overlap)
+    for (int d = 0; d < c.parts && d < 4; ++d) sCs[static_cast<std::size_t>(d)] = k.smem<In>(d == 0 ? "sC0" : d == 1 ? "sC1" : d == 2 ? "sC2" : "sC3", {c.bn, 64}, swizzle::b128);
+  auto cp = !c.overlap    ? k.pipeline("c", stages(c.stages)).carries(sC)
+            : c.parts == 1 ? k.pipeline("c", stages(c.stages)).carries(sCs[0])
+            : c.parts == 2 ? k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1])
+            : c.parts == 3 ? k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1], sCs[2])
+                           : k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1], sCs[2], sCs[3]);
+  named_barrier_ref mma{};
+  if (!c.overlap) mma = k.turns("mma");  // (overlap issues freely)
   // Registers: the producer warpgroup gives all but 40 (24 with 3+ consumers) to the consumers
   // (setmaxnreg), which get what is left of the pool the launch starts with (threads x the entry cap,
   // 65536 / threads in multiples of 8: setmaxnreg.inc only takes what a dec released), in multiples of
@@ -72,17 +110,86 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("assign", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
-    auto dot = r.accumulator<f32>("dot", {c.rows, c.bn});
-    auto best = r.row_vector<f32>("best", c.rows);
-    auto arg = r.row_vector<i32>("arg", c.rows);
+    // With overlap, the warpgroup's rows are two accumulators of rows / 2, each its own MMA group.
+    const int nh = c.overlap ? 2 : 1, hr = c.rows / nh;
+    std::array<reg_tile<f32>, 2> dot{}, best{};
+    std::array<reg_tile<i32>, 2> arg{};
+    for (int h = 0; h < nh; ++h) {
+      dot[h] = r.accumulator<f32>(nh == 1 ? "dot" : h ? "dot1" : "dot0", {hr, c.bn});
+      best[h] = r.row_vector<f32>(nh == 1 ? "best" : h ? "best1" : "best0", hr);
+      arg[h] = r.row_vector<i32>(nh == 1 ? "arg" : h ? "arg1" : "arg0", hr);
+    }
     reg_tile<f32> cn;  // c_norm of the tile's centroids (not for inner_product)
     if (c.metric != kmeans_metric::inner_product) cn = r.col_vector<f32>("cn", c.bn);
+    reg_tile<f32> cn_next;  // (overlap) the next tile's c_norm, loaded a half-tile step ahead
+    if (c.overlap && c.metric != kmeans_metric::inner_product) cn_next = r.col_vector<f32>("cn_next", c.bn);
     r.for_each(space, [&](auto i, auto b) {
       std::array<slot, 8> sx{};
       for (int d = 0; d < c.parts; ++d) sx[static_cast<std::size_t>(d)] = r.wait(xp);
-      r.fill(best, pos_inf);
-      r.fill(arg, 0.0f);
-      r.loop(tiles(K, c.bn), [&](auto j) {
+      for (int h = 0; h < nh; ++h) {
+        r.fill(best[h], pos_inf);
+        r.fill(arg[h], 0.0f);
+      }
+      // Folds half h's scores of the tile into its running argmin. Centroids past K score +inf (l2:
+      // c_norm's fill) and are never chosen; cosine and inner product would score 0 * x there, so they
+      // are masked by index.
+      auto fold = [&](int h, index_expr j) {
+        if (c.mma_probe) {  // one add and min per score instead of the argmin's FFMA, compare and selects
+          r.row_min(best[h], dot[h] + cn);
+          return;
+        }
+        op_ref pick{};
+        if (c.metric == kmeans_metric::l2) pick = r.row_argmin(best[h], arg[h], fma(dot[h], -2.0f, cn), j * c.bn).accumulate();
+        if (c.metric == kmeans_metric::cosine)
+          pick = r.row_argmin(best[h], arg[h], select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot[h]), j * c.bn).accumulate();
+        if (c.metric == kmeans_metric::inner_product)
+          pick = r.row_argmin(best[h], arg[h], select(j * c.bn + col() >= K.extent(), pos_inf, -dot[h]), j * c.bn).accumulate();
+        if (c.lazy_index) pick.lazy_index();
+      };
+      if (c.overlap) {
+        // tile j's half h on the tensor pipe (one wgmma group)
+        auto issue = [&](int h, slot sc) {
+          r.wgmma_fence();
+          for (int d = 0; d < c.parts; ++d) {
+            auto m = r.wgmma(dot[h], sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup() * 2 + h, c.wgs * 2), sc[sCs[static_cast<std::size_t>(d)]]);
+            if (d == 0) m.overwrite();
+          }
+          r.wgmma_commit();
+        };
+        auto load_cn = [&](reg_tile<f32> to, index_expr j) {
+          if (c.metric == kmeans_metric::l2) r.load(to, Cn.tile(b, j)).fill_outside(pos_inf);
+          if (c.metric == kmeans_metric::cosine) r.load(to, Cn.tile(b, j)).fill_outside(0.0f);
+        };
+        // Each half-tile step issues one half's MMAs, folds the other half (complete) meanwhile, and retires
+        // its group before the step ends (a group waited for in a later trip would make ptxas serialize
+        // every wgmma, C7514). Entering trip j, dot0 holds tile j's first half, complete.
+        auto s0 = r.wait(cp);
+        load_cn(cn, 0);
+        issue(0, s0);
+        r.wgmma_wait(0);
+        r.loop((K.extent() - 1) / c.bn, [&](auto j) {  // tiles 0 .. last - 1
+          auto sj = r.held(cp);
+          issue(1, sj);
+          load_cn(cn_next, j + 1);
+          fold(0, j);
+          r.wgmma_wait(0);
+          r.release(cp, sj);
+          auto sn = r.wait(cp);
+          issue(0, sn);
+          fold(1, j);
+          r.wgmma_wait(0);
+          if (c.metric != kmeans_metric::inner_product) r.set(cn, cn_next);
+        });
+        r.loop((K.extent() - 1) / c.bn, tiles(K, c.bn), 1, [&](auto j) {  // the last tile (one trip)
+          auto sl = r.held(cp);
+          issue(1, sl);
+          fold(0, j);
+          r.wgmma_wait(0);
+          r.release(cp, sl);
+          fold(1, j);
+        });
+      } else {
+        r.loop(tiles(K, c.bn), [&](auto j) {
         // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
         // consumers read every stage, so they take turns group by group).
         const int group = c.parts < c.stages ? c.parts : c.stages;
@@ -96,26 +203,23 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           r.take_turn(mma);
           r.wgmma_fence();
           for (int d = g0; d < g1; ++d) {
-            auto m = r.wgmma(dot, sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), c.wgs), sc[static_cast<std::size_t>(d)][sC]);
+            auto m = r.wgmma(dot[0], sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), c.wgs), sc[static_cast<std::size_t>(d)][sC]);
             if (d == 0) m.overwrite();
           }
           r.wgmma_commit();
-          r.pass_turn(mma);
+          if (!c.pass_after_wait) r.pass_turn(mma);
           r.wgmma_wait(0);
+          if (c.pass_after_wait) r.pass_turn(mma);
           for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
         }
-        // Centroids past K score +inf (l2: c_norm's fill) and are never chosen.
-        op_ref pick{};
-        if (c.metric == kmeans_metric::l2) pick = r.row_argmin(best, arg, fma(dot, -2.0f, cn), j * c.bn).accumulate();
-        // (cosine, inner product: centroids past K would score 0 * x; they are masked by index)
-        if (c.metric == kmeans_metric::cosine)
-          pick = r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot), j * c.bn).accumulate();
-        if (c.metric == kmeans_metric::inner_product)
-          pick = r.row_argmin(best, arg, select(j * c.bn + col() >= K.extent(), pos_inf, -dot), j * c.bn).accumulate();
-        if (c.lazy_index) pick.lazy_index();
-      });
+        fold(0, j);
+        });
+      }
       for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
-      r.store(Idx.tile(b, i * c.wgs + r.warpgroup(), 0), arg);
+      for (int h = 0; h < nh; ++h) {
+        if (c.mma_probe) r.set(arg[h], best[h]);  // keeps the probe's MMAs live
+        r.store(Idx.tile(b, (i * c.wgs + r.warpgroup()) * nh + h, 0), arg[h]);
+      }
     });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {
@@ -125,9 +229,14 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
         r.tma_load(s[sX], X.tile(b, i, d));
       }
       r.loop(tiles(K, c.bn), [&](auto j) {
-        for (int d = 0; d < c.parts; ++d) {
+        if (c.overlap) {
           auto s = r.acquire(cp);
-          r.tma_load(s[sC], C.tile(b, j, d));
+          for (int d = 0; d < c.parts; ++d) r.tma_load(s[sCs[static_cast<std::size_t>(d)]], C.tile(b, j, d));
+        } else {
+          for (int d = 0; d < c.parts; ++d) {
+            auto s = r.acquire(cp);
+            r.tma_load(s[sC], C.tile(b, j, d));
+          }
         }
       });
     });

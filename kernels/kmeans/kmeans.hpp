@@ -77,10 +77,23 @@ constexpr kernels::kmeans_assign_config assign_config_for(long long D, long long
   // needs a second points tile in smem, so at D = 128 the centroid pipeline drops to 6 stages; it is not
   // taken where that leaves fewer than 4. On the H200 (cake_bench_kmeans --sweep, 2026-12-03): +7.3% at
   // K = 1,024, D = 128 (8 tiles) and +4.6% at K = 16,384, D = 64; -2.5% at K = 4,096, D = 128 (32 tiles).
+  // The persistent form passes the MMA turn after its MMAs complete (pass_after_wait): on the H200
+  // (cake_bench_kmeans --after-wait, 2026-12-04, with the deferred cross-lane argmin, docs/lowering.md)
+  // +9% at K = 1,024, D = 128, +15% at K = 16,384, D = 64, +5% on the held-out D = 96 shape; the grid
+  // forms gain nothing from it (-1% at K = 4,096, -3% held out at D = 256).
   kernels::kmeans_assign_config p = c;
-  p.persistent = true, p.x_stages = 2, p.stages = 8;
+  p.persistent = true, p.x_stages = 2, p.stages = 8, p.pass_after_wait = true;
   while (p.stages > 4 && kernels::kmeans_assign_smem(p) > 225 * 1024) --p.stages;
   if (kernels::kmeans_assign_smem(p) <= 225 * 1024 && (c.parts == 1 || K <= persistent_max_tiles * c.bn)) return p;
+  // The grid form up to D = 128 without the lazy index overlaps each consumer's argmin with its own MMAs
+  // (overlap; 5 whole-tile stages at D = 128): +5% and +13% at K = 4,096 in two runs (same dates). Not
+  // with the lazy index (-9% at K = 65,536) nor persistent (-10% at K = 1,024, -9% at D = 64).
+  if (!c.lazy_index && c.parts <= 2 && c.rows == 128) {
+    kernels::kmeans_assign_config o = c;
+    o.overlap = true, o.stages = 8;
+    while (o.stages > 2 && kernels::kmeans_assign_smem(o) > 225 * 1024) --o.stages;
+    if (kernels::kmeans_assign_smem(o) <= 225 * 1024 && o.stages >= 4) return o;
+  }
   return c;
 }
 
@@ -125,7 +138,7 @@ inline void check_pointer(const char* who, const char* name, const void* p, unsi
 
 namespace detail {
 inline void run_assign(const kernels::kmeans_assign_config* forced, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
-                       long long N, long long K, long long D, input_type t, metric m, CUstream stream, int device) {
+                       long long N, long long K, long long D, input_type t, metric m, CUstream stream, int device, bool probe = false) {
   const char* who = "cake::kmeans::assign";
   check_shape(who, B, N, K, D);
   check_pointer(who, "x", x, 16);
@@ -134,6 +147,9 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
   check_pointer(who, "idx", idx, 4);
   kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, K, m);
   cfg.metric = m;
+  if (const char* why = cfg.invalid()) throw jit::argument_error(std::string(who) + ": the forced schedule is invalid: " + why);
+  if (cfg.mma_probe && !probe)
+    throw jit::argument_error(std::string(who) + ": config.mma_probe is a timing probe (its idx is not the assignment): call kmeans::probe::assign_mma_probe");
   if (cfg.parts * 64 < D)
     throw jit::argument_error(std::string(who) + ": config.parts = " + std::to_string(cfg.parts) + " covers " + std::to_string(cfg.parts * 64) +
                               " columns, fewer than D = " + std::to_string(D));
@@ -161,6 +177,16 @@ inline void assign_with(const kernels::kmeans_assign_config& config, const void*
                         long long N, long long K, long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
   detail::run_assign(&config, x, c, c_norm, idx, B, N, K, D, t, m, stream, device);
 }
+
+namespace probe {
+// config with mma_probe: the schedule's MMAs and loads with a row min in place of the argmin (idx all 0), so
+// that what the argmin costs can be timed (cake_bench_kmeans --probe). Not an assignment.
+inline void assign_mma_probe(kernels::kmeans_assign_config config, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
+                             long long N, long long K, long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  config.mma_probe = true;
+  detail::run_assign(&config, x, c, c_norm, idx, B, N, K, D, t, m, stream, device, true);
+}
+}  // namespace probe
 
 namespace detail {
 

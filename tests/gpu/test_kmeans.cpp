@@ -116,18 +116,48 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
     auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), dn = jit::to_device(cn);
     const long long guard = 64;
     jit::device_buffer didx(static_cast<std::size_t>(4 * (B * N + guard)));
-    // three forms of the schedule: a CTA per points tile, the same with the argmin's index found lazily,
-    // and the persistent walk with the next points tile loading during this one
-    for (const int form : {0, 1, 2}) {
-    INFO((form == 0 ? "a CTA per points tile" : form == 1 ? "the argmin's index found lazily" : "persistent, two points tiles"));
+    // The f64 reference once per run: each point's best score and the margin its f32 sums get.
+    auto score = [&](long long p, long long k) {  // lower is better, in the metric's own units
+      const long long b = p / N;
+      const float* xp = &x.val[static_cast<std::size_t>(p * D)];
+      const float* cp = &c.val[static_cast<std::size_t>((b * K + k) * D)];
+      double dot = 0;
+      for (long long d = 0; d < D; ++d) dot += static_cast<double>(xp[d]) * cp[d];
+      const double n = cn64[static_cast<std::size_t>(b * K + k)];
+      return u.m == metric::l2 ? n - 2 * dot : u.m == metric::inner_product ? -dot : -dot / std::sqrt(n);
+    };
+    std::vector<double> best(static_cast<std::size_t>(B * N)), margin(best.size());
+    harness::parallel_for(B * N, [&](long long p0, long long p1) {
+      for (long long p = p0; p < p1; ++p) {
+        const float* xp = &x.val[static_cast<std::size_t>(p * D)];
+        double xn = 0;
+        for (long long d = 0; d < D; ++d) xn += static_cast<double>(xp[d]) * xp[d];
+        double bs = 1e300;
+        for (long long k = 0; k < K; ++k) bs = std::min(bs, score(p, k));
+        best[static_cast<std::size_t>(p)] = bs;
+        // f32 accumulation of D products: a margin of ~1e-5 of the magnitudes involved.
+        margin[static_cast<std::size_t>(p)] =
+            2e-5 * (u.m == metric::l2 ? xn + cn64[0] + 1.0 : u.m == metric::inner_product ? std::sqrt(xn) * std::sqrt(cn64[0]) + 1.0 : std::sqrt(xn) + 1.0);
+      }
+    });
+    // The forms of the schedule: a CTA per points tile (turns passed at issue), the same with the argmin's
+    // index found lazily, the persistent walk with the next points tile loading during this one (turns passed
+    // after the wait, as assign_config_for takes it), the grid form with the turns passed after the wait, and
+    // the overlapped halves (where they fit: D <= 256).
+    for (const int form : {0, 1, 2, 3, 4}) {
+    INFO((form == 0 ? "a CTA per points tile" : form == 1 ? "the argmin's index found lazily" : form == 2 ? "persistent, two points tiles, turn after the wait"
+          : form == 3 ? "a CTA per points tile, turn after the wait" : "overlapped halves"));
     auto cfg = kmeans::assign_config_for(D, K, u.m);
     cfg.lazy_index = form == 1;
-    cfg.persistent = false, cfg.x_stages = 1;  // (assign_config_for takes the persistent form at small K)
-    if (form == 2) {
-      cfg.persistent = true, cfg.x_stages = 2;
-      while (cfg.stages > 2 && kernels::kmeans_assign_smem(cfg) > 225 * 1024) --cfg.stages;
-      if (kernels::kmeans_assign_smem(cfg) > 225 * 1024) continue;  // D = 512: two points tiles do not fit
+    cfg.persistent = false, cfg.x_stages = 1, cfg.overlap = false, cfg.pass_after_wait = form == 2 || form == 3;
+    if (form == 2) cfg.persistent = true, cfg.x_stages = 2;
+    if (form == 4) {
+      if (cfg.rows != 128 || cfg.parts > 4) continue;
+      cfg.overlap = true;
     }
+    cfg.stages = 8;
+    while (cfg.stages > 2 && kernels::kmeans_assign_smem(cfg) > 225 * 1024) --cfg.stages;
+    if (kernels::kmeans_assign_smem(cfg) > 225 * 1024) continue;  // D = 512: two points tiles do not fit; D = 256: two whole-tile stages do not
     std::vector<std::int32_t> first;
     for (int rep = 0; rep < 2; ++rep) {
       didx.fill_u32(0xffffffffu);
@@ -145,23 +175,8 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
       std::vector<long long> bad(static_cast<std::size_t>(B * N)), twin(bad.size());
       harness::parallel_for(B * N, [&](long long p0, long long p1) {
        for (long long p = p0; p < p1; ++p) {
-        const long long b = p / N;
-        const float* xp = &x.val[static_cast<std::size_t>(p * D)];
-        double xn = 0;
-        for (long long d = 0; d < D; ++d) xn += static_cast<double>(xp[d]) * xp[d];
-        auto score = [&](long long k) {  // lower is better, in the metric's own units
-          const float* cp = &c.val[static_cast<std::size_t>((b * K + k) * D)];
-          double dot = 0;
-          for (long long d = 0; d < D; ++d) dot += static_cast<double>(xp[d]) * cp[d];
-          const double n = cn64[static_cast<std::size_t>(b * K + k)];
-          return u.m == metric::l2 ? n - 2 * dot : u.m == metric::inner_product ? -dot : -dot / std::sqrt(n);
-        };
-        double best = 1e300;
-        for (long long k = 0; k < K; ++k) best = std::min(best, score(k));
         const long long got = idx[static_cast<std::size_t>(p)];
-        // f32 accumulation of D products: a margin of ~1e-5 of the magnitudes involved.
-        const double scale = u.m == metric::l2 ? xn + cn64[0] + 1.0 : u.m == metric::inner_product ? std::sqrt(xn) * std::sqrt(cn64[0]) + 1.0 : std::sqrt(xn) + 1.0;
-        if (got < 0 || got >= K || score(got) > best + 2e-5 * scale) bad[static_cast<std::size_t>(p)] = 1;
+        if (got < 0 || got >= K || score(p, got) > best[static_cast<std::size_t>(p)] + margin[static_cast<std::size_t>(p)]) bad[static_cast<std::size_t>(p)] = 1;
         else if (got % 7 == 0 && got > 0) twin[static_cast<std::size_t>(p)] = 1;  // a copy of centroid got - 1 was chosen over it
        }
       });

@@ -28,8 +28,10 @@ struct built {
 
 // specialized: (dim label, value) pairs baked in at lowering. stack_frame_ok: a stack frame without spills
 // is accepted (registers arrays indexed at run time live in local memory; see the caller's note).
+// spill_bytes_ok: spill stores and loads of up to that many bytes each are accepted (with their stack frame),
+// for a schedule whose documented fastest form spills a little (the caller says why).
 inline built lower_and_build(const cake::program& p, std::initializer_list<std::pair<const char*, long long>> specialized = {},
-                             bool stack_frame_ok = false) {
+                             bool stack_frame_ok = false, int spill_bytes_ok = 0) {
   built b;
   INFO("kernel " << p.kernel_name.view() << " (" << to_string(p.target) << ")");
   if (!p.errors.empty())
@@ -49,9 +51,9 @@ inline built lower_and_build(const cake::program& p, std::initializer_list<std::
   REQUIRE_MESSAGE(b.art.ok, b.art.diagnostics());
   CHECK_FALSE(b.art.cubin.empty());
   CHECK(b.art.ptx.find(".target " + std::string(to_string(p.target))) != std::string::npos);
-  CHECK_MESSAGE(b.art.resources.spill_stores == 0, b.art.resources.registers << " registers");
-  CHECK(b.art.resources.spill_loads == 0);
-  if (!stack_frame_ok) CHECK(b.art.resources.stack_frame == 0);
+  CHECK_MESSAGE(b.art.resources.spill_stores <= spill_bytes_ok, b.art.resources.registers << " registers");
+  CHECK(b.art.resources.spill_loads <= spill_bytes_ok);
+  if (!stack_frame_ok && spill_bytes_ok == 0) CHECK(b.art.resources.stack_frame == 0);
   return b;
 }
 

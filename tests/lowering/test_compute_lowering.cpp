@@ -83,8 +83,9 @@ program wide_rows(target_id t) {
 
 // For each row, the column of its smallest value over all column tiles: argmin carried across a loop with
 // accumulate(); +inf outside the tensor is never chosen. lazy: the index found lazily (lazy_index());
-// largest: argmax instead (-inf outside).
-program argmin_over_tiles(target_id t, bool lazy = false, bool largest = false) {
+// largest: argmax instead (-inf outside). col_step: the column origin's step per trip (less than the
+// tile's 128 columns: overlapping ranges); read_inside: the running best also stored inside the loop.
+program argmin_over_tiles(target_id t, bool lazy = false, bool largest = false, int col_step = 128, bool read_inside = false) {
   auto k = kernel("argmin_tiles").target(t);
   auto [N, K] = k.dims("N", "K");
   auto Dist = k.input<f32>("dist", dims(N, K));
@@ -101,8 +102,9 @@ program argmin_over_tiles(target_id t, bool lazy = false, bool largest = false) 
       r.fill(arg, 0.0f);
       r.loop(tiles(K, 128), [&](auto j) {
         r.load(x, Dist.tile(g, j)).fill_outside(largest ? neg_inf : pos_inf);
-        auto pick = largest ? r.row_argmax(best, arg, x, j * 128).accumulate() : r.row_argmin(best, arg, x, j * 128).accumulate();
+        auto pick = largest ? r.row_argmax(best, arg, x, j * col_step).accumulate() : r.row_argmin(best, arg, x, j * col_step).accumulate();
         if (lazy) pick.lazy_index();
+        if (read_inside) r.store(Best.tile(g), best);
       });
       r.store(Idx.tile(g), arg);
       r.store(Best.tile(g), best);
@@ -534,6 +536,31 @@ TEST_CASE("register compute: argmin carried across column tiles (accumulate)") {
     CHECK(has(b.ptx(), "shfl.sync.bfly.b32"));
     CHECK(has_re(b.ptx(), R"(ld\.global\S*\.v4\.)"));
     CHECK(has(b.source(), "cake_dev::warp_argmin<1, 2>"));  // 4 lanes per 128-column f32 row of 8 rows per warp
+  }
+}
+
+TEST_CASE("register compute: an accumulating argmin's lanes are combined after its loop when that is exact, per trip otherwise") {
+  for (target_id t : lowering_targets({op_kind::arg_reduce_rows, op_kind::fill, op_kind::loop})) {
+    INFO(to_string(t));
+    // ascending, disjoint column ranges and nothing else reading the running best in the loop: the thread
+    // folds into partials, the shuffles and the combine run once after the loop
+    const auto deferred = lower_and_build(argmin_over_tiles(t));
+    CHECK(has(deferred.source(), "thread partials across the loop"));
+    const auto loop_at = deferred.source().find("for (long long k");
+    const auto shuffle_at = deferred.source().find("cake_dev::warp_argmin<1, 2>");
+    REQUIRE(loop_at != std::string::npos);
+    REQUIRE(shuffle_at != std::string::npos);
+    CHECK(deferred.source().find("dri", loop_at) < shuffle_at);  // the fold inside the loop writes the partial index
+    for (const bool largest : {false, true}) {  // argmax too
+      const auto b = lower_and_build(argmin_over_tiles(t, false, largest));
+      CHECK(has(b.source(), "thread partials across the loop"));
+    }
+    // a trip's columns overlapping the last trip's (a thread could meet a lower index later): per trip
+    CHECK_FALSE(has(lower_and_build(argmin_over_tiles(t, false, false, 64)).source(), "thread partials"));
+    // the running best read inside the loop: it must be whole after every trip
+    CHECK_FALSE(has(lower_and_build(argmin_over_tiles(t, false, false, 128, true)).source(), "thread partials"));
+    // the lazy index keeps its own form
+    CHECK_FALSE(has(lower_and_build(argmin_over_tiles(t, true)).source(), "thread partials"));
   }
 }
 

@@ -78,3 +78,30 @@ TEST_CASE("k-means assign_config_for: persistent with two points tiles at few ce
   CHECK_FALSE(kmeans::assign_config_for(512, 1000, metric::l2).persistent);
   CHECK_FALSE(kmeans::assign_config_for(128, 65536, metric::l2).persistent);
 }
+
+TEST_CASE("k-means assign_config_for: the persistent form passes the turn after its MMAs, the grid form to D = 128 overlaps by halves") {
+  CHECK(kmeans::assign_config_for(128, 1024, metric::l2).pass_after_wait);
+  CHECK(kmeans::assign_config_for(64, 16384, metric::l2).pass_after_wait);
+  const auto mid = kmeans::assign_config_for(128, 4096, metric::l2);  // 32 tiles: the grid form
+  CHECK((!mid.persistent && mid.overlap && !mid.pass_after_wait));
+  CHECK(mid.stages == 5);  // whole-tile stages of 32 KiB next to the 64 KiB points tile
+  CHECK(kernels::kmeans_assign_smem(mid) <= 225 * 1024);
+  CHECK(mid.invalid() == nullptr);
+  CHECK_FALSE(kmeans::assign_config_for(128, 65536, metric::l2).overlap);  // the lazy index: not overlapped
+  CHECK_FALSE(kmeans::assign_config_for(256, 512, metric::l2).overlap);    // a whole D = 256 tile per stage does not fit twice
+  CHECK_FALSE(kmeans::assign_config_for(256, 512, metric::l2).pass_after_wait);
+  for (long long D : {8, 64, 96, 128, 192, 256, 320, 512})
+    for (long long K : {1, 100, 2048, 4096, 40000, 65536}) {
+      INFO("D " << D << " K " << K);
+      CHECK(kmeans::assign_config_for(D, K, metric::l2).invalid() == nullptr);
+    }
+}
+
+TEST_CASE("k-means assign_with: invalid forced schedules and the MMA probe are refused by name") {
+  kernels::kmeans_assign_config bad = kmeans::assign_config_for(128, 4096, metric::l2);
+  bad.rows = 64;  // overlap needs 128 rows
+  CHECK(refusal([&] { kmeans::assign_with(bad, buf, buf, f, ids, 1, 4, 2, 128, input_type::bf16); }).find("overlap needs rows = 128") != std::string::npos);
+  kernels::kmeans_assign_config probe = kmeans::assign_config_for(128, 4096, metric::l2);
+  probe.mma_probe = true;
+  CHECK(refusal([&] { kmeans::assign_with(probe, buf, buf, f, ids, 1, 4, 2, 128, input_type::bf16); }).find("assign_mma_probe") != std::string::npos);
+}

@@ -471,6 +471,13 @@ class kernel_emitter : public op_emitter {
   void emit_loop(int id) {
     const op& o = p_.ops[id];
     const std::string v = loop_var(id);
+    // (a scope for the partials of reductions whose cross-lane part runs after the loop, where there are any)
+    bool defers = false;
+    for (int i = id + 1; i < o.end && !defers; ++i) defers = reduce_deferrable(id, i);
+    if (defers) {
+      w_.open("");
+      open_deferred_reduces(id);
+    }
     if (o.has(flag_static_trip)) {
       w_.line("#pragma unroll");
       w_.open("for (int " + v + " = 0; " + v + " < " + std::to_string(o.imm[1]) + "; ++" + v + ")");
@@ -484,6 +491,10 @@ class kernel_emitter : public op_emitter {
     }
     emit_body(id);
     w_.close();
+    if (defers) {
+      close_deferred_reduces(id);
+      w_.close();
+    }
   }
 
   // ---- synchronization ------------------------------------------------------------------------------------
