@@ -54,7 +54,8 @@ constexpr long long max_dim = 512;
 // From this many centroid tiles on, the argmin finds its index lazily (kmeans_assign_config::lazy_index):
 // the running best improves in tile j with probability about 1/j, so late tiles mostly skip the index
 // search, but a warp's second pass runs when any of its rows improves. On the H200 (cake_bench_kmeans
-// --lazy, 2026-12-03, TFLOP/s): +6.5% at 512 tiles (K = 65,536), -0.7% at 128, -17% at 32, -26% at 8.
+// --lazy, 2026-12-03, TFLOP/s): +6.5% at 512 tiles (K = 65,536), -0.7% at 128, -17% at 32, -26% at 8;
+// 2026-12-04, against the plain form with its lanes combined after the loop: +4% at 512, -16% at 128.
 constexpr long long lazy_index_min_tiles = 256;
 // Up to this many centroid tiles (and at any K for D <= 64) the schedule is persistent with two points
 // tiles (assign_config_for).
