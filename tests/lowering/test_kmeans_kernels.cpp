@@ -27,6 +27,12 @@ TEST_CASE("k-means assignment: every metric, f16 and bf16, 1..8 parts of 64 colu
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32." + ty));
     CHECK(has(b.ptx(), "bar.arrive"));  // the consumers pass the MMA turn
     CHECK(count(b.ptx(), "cp.async.bulk.tensor.3d") >= 2);  // X and C tiles of rank 3 (batch, rows, D)
+    // c_norm, a column vector in the accumulator's layout: one row pointer and the columns left, computed once
+    // per tile; each pair then a constant offset and a 32-bit test
+    if (v.metric != kmeans_metric::inner_product) {
+      CHECK(has(b.source(), "const int lim = left < 128 ? (int)left : 128;"));
+      CHECK(has(b.source(), "if (c < lim)"));
+    }
   }
 }
 
