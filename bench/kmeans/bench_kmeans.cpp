@@ -165,9 +165,10 @@ int main(int argc, char** argv) {
         k.lazy_index = !k.lazy_index;
         cands.push_back(k);
       }
-    if (after_wait)  // each candidate also with the MMA turn passed after the wait
+    if (after_wait)  // each candidate also with the MMA turn passed after the wait (the overlapped form has no turns)
       for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
         auto k = cands[i];
+        if (k.overlap) continue;
         k.pass_after_wait = !k.pass_after_wait;
         cands.push_back(k);
       }

@@ -190,29 +190,29 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
         });
       } else {
         r.loop(tiles(K, c.bn), [&](auto j) {
-        // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
-        // consumers read every stage, so they take turns group by group).
-        const int group = c.parts < c.stages ? c.parts : c.stages;
-        // The tile's c_norm, loaded before the MMAs are waited for: its latency hides behind them.
-        if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
-        if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
-        for (int g0 = 0; g0 < c.parts; g0 += group) {
-          const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
-          std::array<slot, 8> sc{};
-          for (int d = g0; d < g1; ++d) sc[static_cast<std::size_t>(d)] = r.wait(cp);
-          r.take_turn(mma);
-          r.wgmma_fence();
-          for (int d = g0; d < g1; ++d) {
-            auto m = r.wgmma(dot[0], sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), c.wgs), sc[static_cast<std::size_t>(d)][sC]);
-            if (d == 0) m.overwrite();
+          // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
+          // consumers read every stage, so they take turns group by group).
+          const int group = c.parts < c.stages ? c.parts : c.stages;
+          // The tile's c_norm, loaded before the MMAs are waited for: its latency hides behind them.
+          if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
+          if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
+          for (int g0 = 0; g0 < c.parts; g0 += group) {
+            const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
+            std::array<slot, 8> sc{};
+            for (int d = g0; d < g1; ++d) sc[static_cast<std::size_t>(d)] = r.wait(cp);
+            r.take_turn(mma);
+            r.wgmma_fence();
+            for (int d = g0; d < g1; ++d) {
+              auto m = r.wgmma(dot[0], sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup(), c.wgs), sc[static_cast<std::size_t>(d)][sC]);
+              if (d == 0) m.overwrite();
+            }
+            r.wgmma_commit();
+            if (!c.pass_after_wait) r.pass_turn(mma);
+            r.wgmma_wait(0);
+            if (c.pass_after_wait) r.pass_turn(mma);
+            for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
           }
-          r.wgmma_commit();
-          if (!c.pass_after_wait) r.pass_turn(mma);
-          r.wgmma_wait(0);
-          if (c.pass_after_wait) r.pass_turn(mma);
-          for (int d = g0; d < g1; ++d) r.release(cp, sc[static_cast<std::size_t>(d)]);
-        }
-        fold(0, j);
+          fold(0, j);
         });
       }
       for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
