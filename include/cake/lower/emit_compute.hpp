@@ -470,8 +470,8 @@ class compute_emitter : public emitter {
   // registers across the trips (dr<op>, dri<op>), and the reduction across the row's lanes and the combine
   // with the destination run once, after the loop (emit_loop). Ties still go to the lowest column: a thread
   // meets its columns in increasing order, and the lanes and the destination are combined comparing indices.
-  // Next to the k-means assignment's 128 x 128 tile this saves the per-tile shuffles and combine (~20% of
-  // the consumer's instructions).
+  // Next to the k-means assignment's 128 x 128 tile this saves the per-tile shuffles and combine (~10% of
+  // the consumer's instructions per tile).
   bool reduce_deferrable(int loop_id, int id) const {
     const op& o = p_.ops[id];
     if (o.parent != loop_id || !o.has(flag_accumulate) || o.has(flag_lazy_index)) return false;
