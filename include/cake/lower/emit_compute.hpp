@@ -852,6 +852,16 @@ class compute_emitter : public emitter {
       const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
                                     : td == dtype::i32 ? "(u32)(int)" + fill
                                     : "((u32)cake_dev::f32_to_" + std::string(td == dtype::bf16 ? "bf16" : "f16") + "(" + fill + ") * 0x10001u)";
+      // One group whole or wholly outside: the fill value, and the vector load where `inside` holds.
+      const auto load_or_fill = [&](const std::string& inside_test) {
+        w_.line("u32 raw[" + S(words) + "];");
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(words) + "; ++q) raw[q] = " + fill_bits + ";");
+        w_.line("if (" + inside_test + ")");
+        w_.line("  #pragma unroll");
+        w_.line("  " + vec_ld);
+        into_tile();
+      };
       const bool pair_vector = L.cls == plan::shape_class::col_vec && grp == 2 &&
                                (L.f.kind == plan::frag_kind::wgmma_acc || L.f.kind == plan::frag_kind::mma_acc);
       if (vectors && fast_paths) {
@@ -889,12 +899,14 @@ class compute_emitter : public emitter {
           w_.close();
           w_.close();
           w_.open("else if (whole_or_outside)");
-        } else if (pair_vector) {
-          // One row: its pointer and the columns left past the tile's origin are computed once; each pair is
-          // then a constant offset and one 32-bit test (per pair, the row's address and bounds in 64 bits
-          // cost ~10 instructions that ptxas did not hoist out of the predicated loads: next to the k-means
-          // argmin, a fifth of the consumer's instructions per tile).
+        } else {
           w_.open("if (whole_or_outside)");
+        }
+        if (pair_vector) {
+          // One row (plain_path never holds here): its pointer and the columns left past the tile's origin
+          // are computed once; each pair is then a constant offset and one 32-bit test (per pair, the row's
+          // address and bounds in 64 bits cost ~10 instructions that ptxas did not hoist out of the
+          // predicated loads: next to the k-means argmin, a fifth of the consumer's instructions per tile).
           w_.line("const long long gr = row0, gc = col0;");
           w_.line("const bool row_in = " + inside + " && gr < rows;");
           w_.line("const long long left = row_in ? cols - gc : 0;");
@@ -904,32 +916,14 @@ class compute_emitter : public emitter {
           w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
           w_.line("const int c = " + col_of(L, "e0") + ";");
           w_.line("const " + ty + "* src = src0 + c;");
-          w_.line("u32 raw[" + S(words) + "];");
-          w_.line("#pragma unroll");
-          w_.line("for (int q = 0; q < " + S(words) + "; ++q) raw[q] = " + fill_bits + ";");
-          w_.line("if (c < lim)");
-          w_.line("  #pragma unroll");
-          w_.line("  " + vec_ld);
-          into_tile();
-          w_.close();
-          w_.close();
-          w_.open("else");
+          load_or_fill("c < lim");
         } else {
-          w_.open("if (whole_or_outside)");
+          group_head();
+          load_or_fill("row_in && gc < cols");
         }
-        if (!pair_vector) {
-        group_head();
-        w_.line("u32 raw[" + S(words) + "];");
-        w_.line("#pragma unroll");
-        w_.line("for (int q = 0; q < " + S(words) + "; ++q) raw[q] = " + fill_bits + ";");
-        w_.line("if (row_in && gc < cols)");
-        w_.line("  #pragma unroll");
-        w_.line("  " + vec_ld);
-        into_tile();
         w_.close();
         w_.close();
         w_.open("else");
-        }
       } else {
         w_.open("");
       }
