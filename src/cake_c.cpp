@@ -157,6 +157,15 @@ cake_status cake_kmeans_update(const void* x, const int32_t* idx, void* c, float
   });
 }
 
+cake_status cake_kmeans_step(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K, int64_t D,
+                             int input_type, int metric, void* stream, int device) {
+  return guarded("cake_kmeans_step", device, [&] {
+    kmeans_codes("cake_kmeans_step", device, input_type, metric);
+    cake::kmeans::step(x, c, idx, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), as_stream(stream),
+                       device);
+  });
+}
+
 cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K, int64_t D,
                             int input_type, int metric, int iterations, void* stream, int device) {
   return guarded("cake_kmeans_fit", device, [&] {

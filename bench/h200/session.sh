@@ -269,7 +269,7 @@ for s in "${steps[@]}"; do
       CUDA_VISIBLE_DEVICES= timeout 60 $B/tests/gpu/cake_gpu_test_kmeans 2>&1 | tail -n 4 ;;
     kmeanssan)
       for tool in memcheck racecheck synccheck; do
-        res=$(timeout 150 compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*picks the nearest*" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        res=$(timeout ${CAKE_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="${CAKE_SAN_CASE:-*picks the nearest*}" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
       done ;;
     sancorpus)

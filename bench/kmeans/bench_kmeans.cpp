@@ -13,6 +13,10 @@
 //       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
 //       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the
 //       issue's four shapes (bf16 and f16), L2 flushed, median of --runs: what determinism costs.
+//   cake_bench_kmeans --step [--runs N]
+//       one Lloyd iteration as kmeans::step (the scatter fused into the assignment) against the two calls
+//       assign + update, on the four shapes and two held-out ones (bf16 and f16), from the same
+//       centroids: the indices must be equal and the centroids within rounding; L2 flushed, median of --runs.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -89,11 +93,69 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
   return 0;
 }
 
+// One Lloyd iteration, fused (step) against assign + update (see the top of this file).
+int bench_step(int runs) {
+  struct shape {
+    long long B, N, K, D;
+    bool held_out;
+  };
+  const shape shapes[] = {{32, 65536, 1024, 128, false}, {1, 1048576, 4096, 128, false}, {1, 1048576, 65536, 128, false},
+                          {8, 262144, 16384, 64, false},  {2, 300000, 2000, 96, true},   {16, 20000, 512, 256, true}};
+  auto rng = harness::random_source::fresh();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(rng.seed()));
+  int bad = 0;
+  for (const auto t : {kmeans::input_type::bf16, kmeans::input_type::f16}) {
+    for (const shape& s : shapes) {
+      auto x = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.N * s.D), rng);
+      auto c0 = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.K * s.D), rng);
+      auto dx = jit::to_device(x), dc = jit::to_device(c0), dc2 = jit::to_device(c0);
+      jit::device_buffer dn(static_cast<std::size_t>(4 * s.B * s.K)), dn2(static_cast<std::size_t>(4 * s.B * s.K)), ds(static_cast<std::size_t>(4 * s.B * s.K)),
+          di(static_cast<std::size_t>(4 * s.B * s.N)), di2(static_cast<std::size_t>(4 * s.B * s.N)),
+          ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(s.B, s.K, s.D)));
+      auto* n1 = static_cast<float*>(dn.address());
+      auto* n2 = static_cast<float*>(dn2.address());
+      auto* i1 = static_cast<std::int32_t*>(di.address());
+      auto* i2 = static_cast<std::int32_t*>(di2.address());
+      auto* sh = static_cast<float*>(ds.address());
+      auto two_calls = [&](CUstream st) {
+        kmeans::assign(dx.address(), dc.address(), n1, i1, s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st);
+        kmeans::update(dx.address(), i1, dc.address(), n1, sh, ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st);
+      };
+      auto fused = [&](CUstream st) { kmeans::step(dx.address(), dc2.address(), i2, n2, sh, ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st); };
+      // Agreement from the same centroids: the same indices; centroids within the rounding of a mean whose f32
+      // atomics land in another order (a few units in the last place of the input type).
+      kmeans::norms(dc.address(), n1, s.B, s.K, s.D, t, kmeans::metric::l2);
+      kmeans::norms(dc2.address(), n2, s.B, s.K, s.D, t, kmeans::metric::l2);
+      two_calls(nullptr);
+      fused(nullptr);
+      const auto ia = di.download<std::int32_t>(), ib = di2.download<std::int32_t>();
+      const auto ca = dc.download<harness::host_bf16>(), cb = dc2.download<harness::host_bf16>();
+      long long idx_diff = 0, c_diff = 0;
+      for (std::size_t i = 0; i < ia.size(); ++i) idx_diff += ia[i] != ib[i];
+      for (std::size_t i = 0; i < ca.size(); ++i) {
+        const int a = static_cast<int>(ca[i].bits), b = static_cast<int>(cb[i].bits);
+        c_diff += (a > b ? a - b : b - a) > 4;  // more than 4 units in the last place (same sign: the values are close)
+      }
+      harness::timing_options o;
+      o.runs = s.B * s.N * s.K * s.D >= (1LL << 42) ? std::max(5, runs / 4) : runs;
+      const double ms_two = harness::time_gpu(two_calls, o).median_ms, ms_fused = harness::time_gpu(fused, o).median_ms;
+      const double tflops = 2.0 * s.B * s.N * s.K * s.D / 1e9;
+      const bool ok = idx_diff == 0 && c_diff == 0;
+      bad += !ok;
+      std::printf("step %s B%lld N%lld K%lld D%lld%s | assign+update %.4f ms | step %.4f ms (%.0f TFLOP/s) | gain %.3fx | idx differ %lld, centroids differ %lld%s\n",
+                  kmeans::to_string(t), s.B, s.N, s.K, s.D, s.held_out ? " (held out)" : "", ms_two, ms_fused, tflops / ms_fused, ms_two / ms_fused, idx_diff, c_diff,
+                  ok ? "" : "  MISMATCH");
+      std::fflush(stdout);
+    }
+  }
+  return bad ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 20;
-  bool sweep = false, update = false, lazy = false;
+  bool sweep = false, update = false, lazy = false, step = false;
   std::string json, driver = "unknown";
   bool after_wait = false;  // --after-wait: each candidate also with the MMA turn passed after its wait
   int pick = -1;            // --pick I: only candidate I of each shape (profiling)
@@ -109,11 +171,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--overlap")) overlap = true;
     else if (!std::strcmp(argv[i], "--pick") && i + 1 < argc) pick = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--update")) update = true;
+    else if (!std::strcmp(argv[i], "--step")) step = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
     else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) max_shapes = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--shapes N] | --update [--runs N] [--json FILE] [--driver VERSION]\n");
+      std::fprintf(stderr, "usage: cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--shapes N] | --update [--runs N] [--json FILE] [--driver VERSION] | --step [--runs N]\n");
       return 2;
     }
   }
@@ -122,6 +185,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (update) return bench_update(runs, json, driver);
+  if (step) return bench_step(runs);
   struct shape {
     long long B, N, K, D;
     bool held_out;

@@ -7,7 +7,7 @@ peer (relative error) before they are timed. Writes the results JSON of docs/ben
 
 Families:
   gemm      cake.gemm vs torch.matmul (a @ b.T, cuBLAS) on the six bf16 shapes of bench/results/h200/gemm.json
-  kmeans    cake.kmeans_assign, and one Lloyd iteration (assign + update), vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
+  kmeans    cake.kmeans_assign, and one Lloyd iteration (cake.kmeans_step), vs flash-kmeans 0.3.1 (Triton; euclid_assign_triton with its H200 heuristic configs) on
             the four shapes of issue 13 (fp16 and bf16, tuned: the schedule was written for them) and two held-out
             shapes; needs the flash_kmeans package importable (its wheel installed with --no-deps)
   knn       cake.knn_search (exact top-k, squared L2) vs PyTorch: per database chunk torch.matmul (cuBLAS, fp16/bf16 out) to
@@ -365,9 +365,9 @@ def bench_ivf(runs, nlist=1024, nprobes=(1, 4, 16, 64, 128, 256), N=1 << 20, D=1
 
 
 def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
-    """One Lloyd iteration: Cake's assign + update against flash-kmeans' compiled iteration (assign,
-    centroid update, shift), on the same points and centroids. Cake's update is checked first against
-    PyTorch means of Cake's own assignment."""
+    """One Lloyd iteration: Cake's kmeans_step (the assignment with the update's scatter fused, then the
+    finalize) against flash-kmeans' compiled iteration (assign, centroid update, shift), on the same points
+    and centroids. Cake's new centroids are checked first against PyTorch means of Cake's own assignment."""
     from flash_kmeans.kmeans_triton_impl import _euclid_iter_compiled
     rows, logs = [], {}
     g = torch.Generator(device="cuda").manual_seed(3)
@@ -385,8 +385,7 @@ def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
             tag = "bf16" if dt == "bfloat16" else "fp16"
             row = {"kernel": "kmeans_iteration", "dtype": tag, "shape": {"B": B, "N": N, "K": K, "D": D}, "tuned": not held_out, "peer": "flash-kmeans 0.3.1"}
             try:
-                cake.kmeans_assign(x, c, c_norm, idx)
-                cake.kmeans_update(x, idx, c, c_norm, shift, workspace=ws)
+                cake.kmeans_step(x, c, c_norm, idx=idx, shift=shift, workspace=ws)
                 sums = torch.stack([torch.zeros(K, D, device="cuda").index_add_(0, idx[b].long(), x[b].float()) for b in range(B)])
                 counts = torch.stack([torch.bincount(idx[b].long(), minlength=K) for b in range(B)]).float()
                 want = torch.where(counts[..., None] > 0, sums / counts.clamp_min(1)[..., None], c0.float())
@@ -396,8 +395,7 @@ def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
                 row.update({"ok": False, "error": str(e)[:300]})
             if row["ok"]:
                 def cake_iter():
-                    cake.kmeans_assign(x, c, c_norm, idx)
-                    cake.kmeans_update(x, idx, c, c_norm, shift, workspace=ws)
+                    cake.kmeans_step(x, c, c_norm, idx=idx, shift=shift, workspace=ws)
                 peer_iter = lambda: _euclid_iter_compiled(x, x_sq, theirs_c, True)
                 for _ in range(3):
                     cake_iter()

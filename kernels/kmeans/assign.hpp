@@ -53,6 +53,12 @@ struct kmeans_assign_config {
   // dot + c_norm in place of the argmin (one add and min per score), idx all 0. What the schedule's
   // MMAs and loads reach without the argmin's compare and selects.
   bool mma_probe = false;
+  // The update's scatter fused into the assignment (one Lloyd iteration's sums and counts, update.hpp):
+  // once a consumer has its rows' indices, it adds each of its points (read back from the points tile
+  // still in smem) into sums[b * K + idx, :] and 1 into counts[b * K + idx] (f32 atomics), before the
+  // tile is released. The reductions then run while the tensor cores work on the next tile, instead of
+  // in a kernel of their own bound by the L2's reduction rate (kmeans::step; docs/kmeans.md).
+  bool scatter = false;
   // What kmeans_assign_sm90 builds: a message for a configuration it cannot, or nullptr.
   constexpr const char* invalid() const {
     if (parts < 1 || parts > 8) return "parts must be 1..8";
@@ -62,6 +68,7 @@ struct kmeans_assign_config {
     if (x_stages == 2 && !persistent) return "x_stages = 2 needs the persistent walk";
     if (overlap && (rows != 128 || parts > 4)) return "overlap needs rows = 128 and parts <= 4";
     if (overlap && pass_after_wait) return "overlap takes no turns (pass_after_wait does not apply)";
+    if (scatter && mma_probe) return "the MMA probe's idx is not an assignment: it cannot scatter";
     return nullptr;
   }
   friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
@@ -72,6 +79,11 @@ struct kmeans_assign_config {
 constexpr int kmeans_assign_smem(const kmeans_assign_config& c) {
   return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn * (c.overlap ? c.parts : 1)) * 64 * 2;
 }
+
+namespace kmeans_assign_detail {
+constexpr const char* chunk_names[] = {"to0", "to1", "to2", "to3"};
+}
+constexpr const char* chunk_name(int q) { return kmeans_assign_detail::chunk_names[q]; }
 
 template <class In = bf16>
 constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
@@ -85,7 +97,15 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   if (c.metric != kmeans_metric::inner_product) Cn = k.input<f32>("c_norm", dims(Bt, K));
   // idx as [B, N, 1]: a row vector (one value per point) is stored down the rows of its tile, so the
   // points must be the rows, and the unit column the last dim.
-  auto Idx = k.output<i32>("idx", dims(Bt, N, k.dim("one")));
+  auto One = k.dim("one");
+  auto Idx = k.output<i32>("idx", dims(Bt, N, One));
+  // (scatter) the update's sums [B*K, D] and counts [B*K, 1], added into (the caller zeroes them)
+  tensor<f32> Sums, Counts;
+  if (c.scatter) {
+    auto BK = k.dim("BK");
+    Sums = k.output<f32>("sums", dims(BK, D));
+    Counts = k.output<f32>("counts", dims(BK, One));
+  }
   auto space = k.parallel(tiles(N, c.wgs * c.rows), each(Bt));
   auto sX = k.smem<In>("sX", {c.wgs * c.rows, 64}, swizzle::b128);
   smem_tile<In> sC{};
@@ -102,6 +122,8 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
                            : k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1], sCs[2], sCs[3]);
   named_barrier_ref mma{};
   if (!c.overlap) mma = k.turns("mma");  // (overlap issues freely)
+  named_barrier_ref stored{};  // (scatter) a warpgroup's idx stores, seen by all its threads
+  if (c.scatter) stored = k.named_barrier("idx_stored", per_unit);
   // Registers: the producer warpgroup gives all but 40 (24 with 3+ consumers) to the consumers
   // (setmaxnreg), which get what is left of the pool the launch starts with (threads x the entry cap,
   // 65536 / threads in multiples of 8: setmaxnreg.inc only takes what a dec released), in multiples of
@@ -123,6 +145,20 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
     if (c.metric != kmeans_metric::inner_product) cn = r.col_vector<f32>("cn", c.bn);
     reg_tile<f32> cn_next;  // (overlap) the next tile's c_norm, loaded a half-tile step ahead
     if (c.overlap && c.metric != kmeans_metric::inner_product) cn_next = r.col_vector<f32>("cn_next", c.bn);
+    // (scatter) 32 of the warpgroup's points at a time, one 64-column part: 4 lanes per point, so that a
+    // warp's reductions cover 8 rows of sums in 64-byte runs (a thread per point would scatter 32 rows per
+    // instruction); their target rows of sums (one vector per chunk), and ones (the counts)
+    constexpr int chunk = 32;
+    const int chunks = c.rows / chunk;
+    reg_tile<In> xs;
+    std::array<reg_tile<i32>, 4> to{};
+    reg_tile<f32> one;
+    if (c.scatter) {
+      xs = r.fragment<In>("xs", {chunk, 64});
+      for (int q = 0; q < chunks; ++q) to[static_cast<std::size_t>(q)] = r.row_vector<i32>(chunk_name(q), chunk);
+      one = r.row_vector<f32>("one", chunk);
+      r.fill(one, 1.0f);
+    }
     r.for_each(space, [&](auto i, auto b) {
       std::array<slot, 8> sx{};
       for (int d = 0; d < c.parts; ++d) sx[static_cast<std::size_t>(d)] = r.wait(xp);
@@ -215,10 +251,28 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           fold(0, j);
         });
       }
-      for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
+      if (!c.scatter)
+        for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
       for (int h = 0; h < nh; ++h) {
         if (c.mma_probe) r.set(arg[h], best[h]);  // keeps the probe's MMAs live
         r.store(Idx.tile(b, (i * c.wgs + r.warpgroup()) * nh + h, 0), arg[h]);
+      }
+      if (c.scatter) {
+        // The indices come back in the points' layout (blocked, not the MMA's) through the idx just
+        // stored; points past N load -1 and are skipped.
+        // All the chunks' indices are loaded first, so that their latencies overlap.
+        r.sync(stored);
+        for (int q = 0; q < chunks; ++q) r.load(to[static_cast<std::size_t>(q)], Idx.tile(b, (i * c.wgs + r.warpgroup()) * chunks + q, 0)).fill_outside(-1.0f);
+        for (int q = 0; q < chunks; ++q) {
+          const reg_tile<i32> t = to[static_cast<std::size_t>(q)];
+          r.set(t, select(t >= 0.0f, t + rx(b) * K.extent(), -1.0f));
+          for (int d = 0; d < c.parts; ++d) {
+            r.load(xs, sx[static_cast<std::size_t>(d)][sX].rows(r.warpgroup() * chunks + q, c.wgs * chunks));
+            r.scatter_add(Sums.tile(0, d), xs, t);
+          }
+          r.scatter_add(Counts.tile(0, 0), one, t);
+        }
+        for (int d = 0; d < c.parts; ++d) r.release(xp, sx[static_cast<std::size_t>(d)]);
       }
     });
   });

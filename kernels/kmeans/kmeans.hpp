@@ -138,8 +138,11 @@ inline void check_pointer(const char* who, const char* name, const void* p, unsi
 }  // namespace detail
 
 namespace detail {
+// sums / counts (both or neither): the update's f32 workspace, added into by the assignment's fused
+// scatter (kmeans_assign_config::scatter; kmeans::step).
 inline void run_assign(const kernels::kmeans_assign_config* forced, const void* x, const void* c, const float* c_norm, std::int32_t* idx, long long B,
-                       long long N, long long K, long long D, input_type t, metric m, CUstream stream, int device, bool probe = false) {
+                       long long N, long long K, long long D, input_type t, metric m, CUstream stream, int device, bool probe = false,
+                       float* sums = nullptr, float* counts = nullptr) {
   const char* who = "cake::kmeans::assign";
   check_shape(who, B, N, K, D);
   check_pointer(who, "x", x, 16);
@@ -148,6 +151,7 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
   check_pointer(who, "idx", idx, 4);
   kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, K, m);
   cfg.metric = m;
+  cfg.scatter = sums != nullptr;
   if (const char* why = cfg.invalid()) throw jit::argument_error(std::string(who) + ": the forced schedule is invalid: " + why);
   if (cfg.mma_probe && !probe)
     throw jit::argument_error(std::string(who) + ": config.mma_probe is a timing probe (its idx is not the assignment): call kmeans::probe::assign_mma_probe");
@@ -156,14 +160,14 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
                               " columns, fewer than D = " + std::to_string(D));
   check_hopper(who, device);
   const runtime_kernel& k = assign_kernel(cfg, t, device);
-  const tensor_arg xa = tensor_view(x, {B, N, D}), ca = tensor_view(c, {B, K, D}), ia = tensor_view(idx, {B, N, 1});
-  if (m == metric::inner_product) {
-    const tensor_arg args[] = {xa, ca, ia};
-    k.launch(args, {}, stream);
-  } else {
-    const tensor_arg args[] = {xa, ca, tensor_view(c_norm, {B, K}), ia};
-    k.launch(args, {}, stream);
+  std::vector<tensor_arg> args = {tensor_view(x, {B, N, D}), tensor_view(c, {B, K, D})};
+  if (m != metric::inner_product) args.push_back(tensor_view(c_norm, {B, K}));
+  args.push_back(tensor_view(idx, {B, N, 1}));
+  if (sums) {
+    args.push_back(tensor_view(sums, {B * K, D}));
+    args.push_back(tensor_view(counts, {B * K, 1}));
   }
+  k.launch(args, {}, stream);
 }
 }  // namespace detail
 
@@ -277,78 +281,107 @@ inline int update_exponent(const char* who, long long N, input_type t, const upd
 }
 }  // namespace detail
 
-// One centroid update after an assignment (see the top of this header).
-inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
-                   long long D, input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
-  const char* who = "cake::kmeans::update";
-  detail::check_shape(who, B, N, K, D);
-  const int e = detail::update_exponent(who, N, t, options);
-  const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
+namespace detail {
+// Checks update's and step's arguments (all before the first launch: a refusal must not leave half the work
+// enqueued); returns the fixed-point exponent of the deterministic sums (0 otherwise).
+inline int check_update(const char* who, const void* x, const void* idx, const void* c, const float* c_norm, const float* shift, const void* workspace, long long B,
+                        long long N, long long K, long long D, input_type t, metric m, const update_options& options, int device) {
+  check_shape(who, B, N, K, D);
+  const int e = update_exponent(who, N, t, options);
   if (B * K > (1LL << 24))
     throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
-  detail::check_pointer(who, "x", x, 16);
-  detail::check_pointer(who, "idx", idx, 4);
-  detail::check_pointer(who, "c", c, 16);
-  if (m != metric::inner_product) detail::check_pointer(who, "c_norm", c_norm, 4);
-  detail::check_pointer(who, "shift", shift, 4);
-  detail::check_pointer(who, "workspace", workspace, 16);
-  detail::check_hopper(who, device);
-  const int parts = detail::parts_for(D);
-  const auto form = detail::norm_form(m);
-  const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, parts, t, form, device, sums_mode);
-  const auto& finalize = detail::update_kernel_for(detail::update_kernel::finalize, parts, t, form, device, sums_mode);
-  void* sums = workspace;
-  float* counts = reinterpret_cast<float*>(static_cast<char*>(workspace) + 8 * B * K * D);
-  const long long zeroed = (options.deterministic ? 8 : 4) * B * K * D;  // the sums the scatter adds into
-  const std::vector<double> scatter_scalars = options.deterministic ? std::vector<double>{static_cast<double>(K), std::ldexp(1.0, e)}
-                                                                    : std::vector<double>{static_cast<double>(K)};
-  const std::vector<double> finalize_scalars = options.deterministic ? std::vector<double>{std::ldexp(1.0, -e)} : std::vector<double>{};
+  check_pointer(who, "x", x, 16);
+  check_pointer(who, "idx", idx, 4);
+  check_pointer(who, "c", c, 16);
+  if (m != metric::inner_product) check_pointer(who, "c_norm", c_norm, 4);
+  check_pointer(who, "shift", shift, 4);
+  check_pointer(who, "workspace", workspace, 16);
+  check_hopper(who, device);
+  return e;
+}
+
+// The workspace's sums (f32 in its first half, or i64 over all of it) and counts, zeroed on `stream`.
+struct update_workspace {
+  void* sums;
+  float* counts;
+};
+inline update_workspace zero_workspace(void* workspace, long long B, long long K, long long D, bool deterministic, CUstream stream, int device) {
+  update_workspace w{workspace, reinterpret_cast<float*>(static_cast<char*>(workspace) + 8 * B * K * D)};
+  const long long zeroed = (deterministic ? 8 : 4) * B * K * D;  // the sums the scatter adds into
   const auto& drv = jit::driver::get();
   drv.bind(device);
   drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(workspace), 0, static_cast<std::size_t>(zeroed), stream), "cuMemsetD8Async",
             "zeroing the k-means update's sums");
-  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(counts), 0, static_cast<std::size_t>(4 * B * K), stream), "cuMemsetD8Async",
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(w.counts), 0, static_cast<std::size_t>(4 * B * K), stream), "cuMemsetD8Async",
             "zeroing the k-means update's counts");
-  {
-    const tensor_arg args[] = {tensor_view(x, {B, N, D}), tensor_view(idx, {B, N, 1}), tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K, 1})};
-    scatter.launch(args, scatter_scalars, stream);
-  }
-  if (m == metric::inner_product) {
-    const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(shift, {B * K})};
-    finalize.launch(args, finalize_scalars, stream);
-  } else {
-    const tensor_arg args[] = {tensor_view(sums, {B * K, D}), tensor_view(counts, {B * K}), tensor_view(c, {B * K, D}), tensor_view(c_norm, {B * K}),
-                               tensor_view(shift, {B * K})};
-    finalize.launch(args, finalize_scalars, stream);
-  }
+  return w;
+}
+
+// The finalize: means (empty clusters kept) written into c, c_norm, shift.
+inline void finalize(const update_workspace& w, void* c, float* c_norm, float* shift, long long B, long long K, long long D, input_type t, metric m,
+                     const update_options& options, int e, CUstream stream, int device) {
+  const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
+  const auto& k = update_kernel_for(update_kernel::finalize, parts_for(D), t, norm_form(m), device, sums_mode);
+  const std::vector<double> scalars = options.deterministic ? std::vector<double>{std::ldexp(1.0, -e)} : std::vector<double>{};
+  std::vector<tensor_arg> args = {tensor_view(w.sums, {B * K, D}), tensor_view(w.counts, {B * K}), tensor_view(c, {B * K, D})};
+  if (m != metric::inner_product) args.push_back(tensor_view(c_norm, {B * K}));
+  args.push_back(tensor_view(shift, {B * K}));
+  k.launch(args, scalars, stream);
+}
+}  // namespace detail
+
+// One centroid update after an assignment (see the top of this header).
+inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
+                   long long D, input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
+  const char* who = "cake::kmeans::update";
+  const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
+  const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
+  const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, detail::parts_for(D), t, detail::norm_form(m), device, sums_mode);
+  const auto w = detail::zero_workspace(workspace, B, K, D, options.deterministic, stream, device);
+  const std::vector<double> scatter_scalars = options.deterministic ? std::vector<double>{static_cast<double>(K), std::ldexp(1.0, e)}
+                                                                    : std::vector<double>{static_cast<double>(K)};
+  const tensor_arg args[] = {tensor_view(x, {B, N, D}), tensor_view(idx, {B, N, 1}), tensor_view(w.sums, {B * K, D}), tensor_view(w.counts, {B * K, 1})};
+  scatter.launch(args, scatter_scalars, stream);
+  detail::finalize(w, c, c_norm, shift, B, K, D, t, m, options, e, stream, device);
 }
 inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
                    long long D, input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
   update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, update_options{}, stream, device);
 }
 
-// `iterations` Lloyd iterations (assign, update) from the centroids in c; no host synchronization.
+// One Lloyd iteration: idx = assign(x, c), then c, c_norm, shift = update(x, idx, ...), the same results as
+// the two calls (c_norm must hold the norms of c on entry, as for assign). With f32 sums (the default) the
+// update's scatter is fused into the assignment (kmeans_assign_config::scatter): each CTA adds its points
+// into the sums while they are still in its shared memory, so the points are read once and the reductions
+// overlap the distance GEMM; three launches (memset, assign + scatter, finalize) instead of four. The
+// deterministic sums keep the two calls.
+inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
+                 input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
+  const char* who = "cake::kmeans::step";
+  const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
+  if (options.deterministic) {
+    assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
+    update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
+    return;
+  }
+  const auto w = detail::zero_workspace(workspace, B, K, D, false, stream, device);
+  detail::run_assign(nullptr, x, c, c_norm, idx, B, N, K, D, t, m, stream, device, false, static_cast<float*>(w.sums), w.counts);
+  detail::finalize(w, c, c_norm, shift, B, K, D, t, m, options, e, stream, device);
+}
+inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
+                 input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
+  step(x, c, idx, c_norm, shift, workspace, B, N, K, D, t, m, update_options{}, stream, device);
+}
+
+// `iterations` Lloyd iterations (step) from the centroids in c; no host synchronization.
 inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                 input_type t, metric m, int iterations, const update_options& options, CUstream stream = nullptr, int device = 0) {
   // Every argument is checked before the first launch (a refusal must not leave half the work enqueued).
   const char* who = "cake::kmeans::fit";
   if (iterations < 1) throw jit::argument_error(std::string(who) + ": iterations = " + std::to_string(iterations) + " must be at least 1");
-  detail::check_shape(who, B, N, K, D);
-  (void)detail::update_exponent(who, N, t, options);
-  if (B * K > (1LL << 24))
-    throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
-  detail::check_pointer(who, "x", x, 16);
-  detail::check_pointer(who, "c", c, 16);
-  detail::check_pointer(who, "idx", idx, 4);
-  if (m != metric::inner_product) detail::check_pointer(who, "c_norm", c_norm, 4);
-  detail::check_pointer(who, "shift", shift, 4);
-  detail::check_pointer(who, "workspace", workspace, 16);
-  detail::check_hopper(who, device);
+  (void)detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
   norms(c, c_norm, B, K, D, t, m, stream, device);
-  for (int it = 0; it < iterations; ++it) {
-    assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
-    update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
-  }
+  for (int it = 0; it < iterations; ++it) step(x, c, idx, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
 }
 inline void fit(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                 input_type t, metric m, int iterations, CUstream stream = nullptr, int device = 0) {

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_fit", "kmeans_fit_until", "kmeans_init_random", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_step", "kmeans_fit", "kmeans_fit_until", "kmeans_init_random", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -527,9 +527,28 @@ def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None,
     return centroids, (c_norm if metric != "inner_product" else None), shift
 
 
+def kmeans_step(x, centroids, c_norm=None, *, idx=None, shift=None, workspace=None, metric: str = "l2", stream=None):
+    """One Lloyd iteration: idx = kmeans_assign(x, centroids, c_norm), then centroids (in place), c_norm and
+    shift updated as by kmeans_update: the same results as the two calls, with the update's scatter fused
+    into the assignment (the points read once; f32 atomic sums, so the last bits of a centroid can differ
+    from run to run: kmeans_update's deterministic=True for identical runs). c_norm must hold the norms of
+    the centroids in the metric's form (kmeans_assign says which); without it they are computed here with
+    PyTorch. Returns (idx, centroids, c_norm, shift); c_norm is None for "inner_product". Hopper only."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    if c_norm is None and metric != "inner_product":
+        if not _is_torch(centroids):
+            raise ValueError("c_norm must be given for arrays that are not torch tensors")
+        sq = centroids.float().square().sum(-1)
+        c_norm = sq if metric == "l2" else -sq.rsqrt()
+    idx, shift, a = _kmeans_loop_buffers(x, centroids, idx, c_norm, shift, workspace, stream, False, None)
+    _cake.kmeans_step(*a.pointers, *a.shape, a.f16, _METRICS[metric], a.stream, a.device)
+    return idx, centroids, (c_norm if metric != "inner_product" else None), shift
+
+
 def kmeans_fit(x, centroids, iterations: int, *, metric: str = "l2", idx=None, c_norm=None, shift=None, workspace=None, stream=None,
                deterministic: bool = False, max_abs=None):
-    """`iterations` Lloyd iterations (assign, update) from the given centroids (updated in place), enqueued
+    """`iterations` Lloyd iterations (kmeans_step) from the given centroids (updated in place), enqueued
     without a host synchronization. Returns (idx, centroids, shift): the last assignment and the last
     update's movement per centroid (the caller's convergence check). deterministic / max_abs: as in
     kmeans_update (bfloat16 without max_abs: one host synchronization before the first launch, for max |x|).

@@ -168,6 +168,19 @@ NB_MODULE(_cake, m) {
       nb::arg("x"), nb::arg("idx"), nb::arg("c"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
       nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("stream"), nb::arg("device"), nb::arg("deterministic") = false, nb::arg("max_abs") = 0.0f);
   m.def(
+      "kmeans_step",
+      [](std::uintptr_t x, std::uintptr_t c, std::uintptr_t idx, std::uintptr_t c_norm, std::uintptr_t shift, std::uintptr_t workspace, long long B, long long N,
+         long long K, long long D, bool f16, int metric, std::uintptr_t stream, int device) {
+        if (metric < 0 || metric > 2) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..2");
+        call(device, [&] {
+          cake::kmeans::step(ptr(x), mut(c), static_cast<std::int32_t*>(mut(idx)), static_cast<float*>(mut(c_norm)), static_cast<float*>(mut(shift)), mut(workspace),
+                             B, N, K, D, f16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16, static_cast<cake::kmeans::metric>(metric),
+                             as_stream(stream), device);
+        });
+      },
+      nb::arg("x"), nb::arg("c"), nb::arg("idx"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
+      nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("stream"), nb::arg("device"));
+  m.def(
       "kmeans_fit",
       [](std::uintptr_t x, std::uintptr_t c, std::uintptr_t idx, std::uintptr_t c_norm, std::uintptr_t shift, std::uintptr_t workspace, long long B, long long N,
          long long K, long long D, bool f16, int metric, int iterations, std::uintptr_t stream, int device, bool deterministic, float max_abs) {

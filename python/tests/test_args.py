@@ -156,6 +156,15 @@ class KmeansArguments(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_fit(x, c, 3, idx=i, c_norm=n, shift=sh)
         self.assertIn("workspace must be given for arrays that are not torch tensors", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_step(x, c, None, idx=i, shift=sh, workspace=ws)
+        self.assertIn("c_norm must be given for arrays that are not torch tensors", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_step(x, c, n, idx=arr((2, 99), "int32", 0x900000), shift=sh, workspace=ws)
+        self.assertIn("idx must have shape [2, 100]", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_step(x, c, n, idx=i, shift=sh, workspace=ws, metric="l1")
+        self.assertIn("metric must be one of", str(cm.exception))
         # the deterministic update: a bound on |x| that is not one, and bf16 points with no bound and no way
         # to take max |x| (not a torch tensor)
         for bad in (-1.0, float("inf"), float("nan")):

@@ -155,6 +155,15 @@ class OnTheGPU(unittest.TestCase):
         got, _, last_shift = cake.kmeans_fit(pts, start, 6)
         self.assertTrue(torch.equal(got.long(), blob))
         self.assertLess(last_shift.max().item(), 0.1)
+        # step: the indices of kmeans_assign and the means of kmeans_update, in one call
+        c1, c2 = old.clone(), old.clone()
+        want_idx = cake.kmeans_assign(x, c1)
+        want_c, _, want_shift = cake.kmeans_update(x, want_idx, c1)
+        got_idx, got_c, got_norm, got_shift = cake.kmeans_step(x, c2)
+        self.assertTrue(torch.equal(got_idx, want_idx))
+        self.assertLess(rel_err(got_c, want_c), 1e-2)
+        self.assertLess(rel_err(got_norm, got_c.float().square().sum(-1)), 1e-4)
+        self.assertLess(rel_err(got_shift, want_shift), 1e-2)
 
     def test_kmeans_deterministic_init_and_fit_until(self):
         # deterministic=True: two updates, and the points in another order, give the same centroid bits (bf16:

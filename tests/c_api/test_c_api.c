@@ -103,6 +103,11 @@ int main(void) {
            "iterations = 0");
     EXPECT(cake_kmeans_fit(a, (void*)b, NULL, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 3, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
            "idx must be a non-null");
+    EXPECT(cake_kmeans_step(a, (void*)b, NULL, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
+           "cake::kmeans::step: idx must be a non-null");
+    EXPECT(cake_kmeans_step(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, (int64_t)1 << 25, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "past 2^24");
+    EXPECT(cake_kmeans_step(a, (void*)b, idx, NULL, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_F16, CAKE_METRIC_COSINE, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "c_norm");
     /* the deterministic forms: bf16 points need a bound on |x|; a bound must be finite and >= 0 */
     EXPECT(cake_kmeans_update_deterministic(a, idx, (void*)b, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0.0f, NULL, 0),
            CAKE_ERROR_INVALID_ARGUMENT, "the deterministic update of bf16 points needs options.max_abs");

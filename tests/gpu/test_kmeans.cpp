@@ -73,6 +73,39 @@ cluster_sums reference_sums(const update_run& u, const matrix& x, const std::vec
   return r;
 }
 
+// Checks an update's results (centroids `got`, c_norm, shift) against the f64 reference of the points
+// x assigned by idx, from the centroids c: the mean of each non-empty cluster within the type's rounding,
+// empty clusters unchanged, the norm and shift of the new centroids.
+void check_update(const update_run& u, const matrix& x, const matrix& c, const std::vector<std::int32_t>& idx, const std::vector<std::uint16_t>& got,
+                  const std::vector<float>& norm, const std::vector<float>& shift) {
+  const auto [B, N, K, D, t, m] = u;
+  const auto [sum, cnt] = reference_sums(u, x, idx);
+  long long bad_mean = 0, bad_empty = 0, bad_norm = 0, bad_shift = 0;
+  const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;  // relative spacing of the type
+  for (long long row = 0; row < B * K; ++row) {
+    double n2 = 0, s2 = 0;
+    for (long long d = 0; d < D; ++d) {
+      const auto e = static_cast<std::size_t>(row * D + d);
+      const double now = value_of(got[e], t), before = c.val[e];
+      if (cnt[static_cast<std::size_t>(row)] == 0) {
+        bad_empty += got[e] != c.bits[e];
+      } else {
+        const double want = sum[e] / cnt[static_cast<std::size_t>(row)];
+        bad_mean += std::abs(now - want) > ulp * std::abs(want) + 1e-6;
+      }
+      n2 += now * now;
+      s2 += (now - before) * (now - before);
+    }
+    const double want_norm = m == metric::l2 ? n2 : -1 / std::sqrt(n2);
+    if (m != metric::inner_product) bad_norm += std::abs(norm[static_cast<std::size_t>(row)] - want_norm) > 1e-3 * std::abs(want_norm) + 1e-6;
+    bad_shift += std::abs(shift[static_cast<std::size_t>(row)] - s2) > 1e-4 * s2 + 1e-6;
+  }
+  CHECK_MESSAGE(bad_mean == 0, bad_mean << " coordinates of non-empty clusters are not the mean of their points");
+  CHECK_MESSAGE(bad_empty == 0, bad_empty << " coordinates of empty clusters changed");
+  CHECK_MESSAGE(bad_norm == 0, bad_norm << " c_norm values are not the metric's norm of the new centroid");
+  CHECK_MESSAGE(bad_shift == 0, bad_shift << " shift values are not |c_new - c_old|^2");
+}
+
 }  // namespace
 
 TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and bf16, ragged shapes, ties to the lowest index)") {
@@ -228,34 +261,49 @@ TEST_CASE("k-means update: means of the assigned points, empty clusters kept, no
     ws.fill_u32(0xffffffffu);  // the update zeroes it itself
     kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()), static_cast<float*>(ds.address()),
                    ws.address(), B, N, K, D, t, m);
-    const auto got = dc.download<std::uint16_t>();
-    const auto norm = dn.download<float>();
-    const auto shift = ds.download<float>();
-    const auto [sum, cnt] = reference_sums(u, x, idx);
-    long long bad_mean = 0, bad_empty = 0, bad_norm = 0, bad_shift = 0;
-    const double ulp = t == input_type::bf16 ? 1.0 / 128 : 1.0 / 1024;  // relative spacing of the type
-    for (long long row = 0; row < B * K; ++row) {
-      double n2 = 0, s2 = 0;
-      for (long long d = 0; d < D; ++d) {
-        const auto e = static_cast<std::size_t>(row * D + d);
-        const double now = value_of(got[e], t), before = c.val[e];
-        if (cnt[static_cast<std::size_t>(row)] == 0) {
-          bad_empty += got[e] != c.bits[e];
-        } else {
-          const double want = sum[e] / cnt[static_cast<std::size_t>(row)];
-          bad_mean += std::abs(now - want) > ulp * std::abs(want) + 1e-6;
-        }
-        n2 += now * now;
-        s2 += (now - before) * (now - before);
-      }
-      const double want_norm = m == metric::l2 ? n2 : -1 / std::sqrt(n2);
-      if (m != metric::inner_product) bad_norm += std::abs(norm[static_cast<std::size_t>(row)] - want_norm) > 1e-3 * std::abs(want_norm) + 1e-6;
-      bad_shift += std::abs(shift[static_cast<std::size_t>(row)] - s2) > 1e-4 * s2 + 1e-6;
-    }
-    CHECK_MESSAGE(bad_mean == 0, bad_mean << " coordinates of non-empty clusters are not the mean of their points");
-    CHECK_MESSAGE(bad_empty == 0, bad_empty << " coordinates of empty clusters changed");
-    CHECK_MESSAGE(bad_norm == 0, bad_norm << " c_norm values are not the metric's norm of the new centroid");
-    CHECK_MESSAGE(bad_shift == 0, bad_shift << " shift values are not |c_new - c_old|^2");
+    check_update(u, x, c, idx, dc.download<std::uint16_t>(), dn.download<float>(), ds.download<float>());
+  }
+}
+
+TEST_CASE("k-means step (the update's scatter fused into the assignment): the indices of assign, the means of update, in every form the entry point picks") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  // The forms assign_config_for picks (kernels/kmeans/kmeans.hpp): persistent (few centroid tiles, or D <= 64),
+  // overlapped halves (D <= 128, many tiles), the lazy index (K >= 32,768; with most clusters empty here),
+  // the plain grid (D = 256), 64-row consumers (D = 512). N ragged: the points past N must add nothing.
+  for (const update_run u : {update_run{2, 3001, 300, 128, input_type::bf16, metric::l2}, update_run{1, 5003, 4100, 104, input_type::f16, metric::l2},
+                             update_run{1, 4001, 2500, 128, input_type::bf16, metric::cosine}, update_run{1, 2001, 33000, 64, input_type::f16, metric::l2},
+                             update_run{1, 3001, 40000, 128, input_type::bf16, metric::l2}, update_run{3, 999, 70, 256, input_type::f16, metric::inner_product},
+                             update_run{2, 701, 64, 512, input_type::bf16, metric::l2}}) {
+    const auto [B, N, K, D, t, m] = u;
+    const auto form = kmeans::assign_config_for(D, K, m);
+    INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m) << (form.persistent ? " persistent" : "")
+              << (form.overlap ? " overlap" : "") << (form.lazy_index ? " lazy" : ""));
+    auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
+    auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
+    auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), dc2 = jit::to_device(c.bits);
+    jit::device_buffer dn(static_cast<std::size_t>(4 * B * K)), dn2(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+        ds2(static_cast<std::size_t>(4 * B * K)), di(static_cast<std::size_t>(4 * B * N + 64)), di2(static_cast<std::size_t>(4 * B * N + 64)),
+        ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(B, K, D)));
+    for (auto* b : {&ds, &ds2, &di, &di2, &ws}) b->fill_u32(0xffffffffu);  // poisoned: step writes idx and shift, zeroes the workspace
+    auto* n1 = static_cast<float*>(dn.address());
+    auto* n2 = static_cast<float*>(dn2.address());
+    kmeans::norms(dc.address(), n1, B, K, D, t, m);
+    kmeans::norms(dc2.address(), n2, B, K, D, t, m);
+    // the two calls
+    kmeans::assign(dx.address(), dc.address(), n1, static_cast<std::int32_t*>(di.address()), B, N, K, D, t, m);
+    const auto idx = di.download<std::int32_t>();
+    // the fused step
+    kmeans::step(dx.address(), dc2.address(), static_cast<std::int32_t*>(di2.address()), n2, static_cast<float*>(ds2.address()), ws.address(), B, N, K, D, t, m);
+    const auto idx2 = di2.download<std::int32_t>();
+    long long differ = 0, guard = 0;
+    for (long long p = 0; p < B * N; ++p) differ += idx[static_cast<std::size_t>(p)] != idx2[static_cast<std::size_t>(p)];
+    for (std::size_t p = static_cast<std::size_t>(B * N); p < idx2.size(); ++p) guard += idx2[p] != -1;
+    CHECK_MESSAGE(differ == 0, differ << " points get another index from step than from assign");
+    CHECK_MESSAGE(guard == 0, guard << " words past B * N were written");
+    const std::vector<std::int32_t> assigned(idx.begin(), idx.begin() + B * N);
+    check_update(u, x, c, assigned, dc2.download<std::uint16_t>(), dn2.download<float>(), ds2.download<float>());
   }
 }
 

@@ -89,3 +89,33 @@ TEST_CASE("k-means assignment's MMA probe builds (the timing probe of cake_bench
   const auto b = lower_and_build(kernels::kmeans_assign_sm90<bf16>(c));
   CHECK(has(b.ptx(), "min.f32"));
 }
+
+TEST_CASE("k-means assignment with the update's scatter fused (kmeans::step): every form assign_config_for picks, vector reductions from the points tile") {
+  using namespace cake;
+  using kernels::kmeans_metric;
+  struct variant {
+    long long D, K;
+    kmeans_metric metric;
+  };
+  // persistent (K = 1,024), overlapped (4,096), lazy (65,536), D = 64 persistent, D = 512 (64-row consumers)
+  for (const variant v : {variant{128, 1024, kmeans_metric::l2}, variant{128, 4096, kmeans_metric::l2}, variant{128, 4096, kmeans_metric::cosine},
+                          variant{128, 65536, kmeans_metric::l2}, variant{64, 16384, kmeans_metric::inner_product}, variant{512, 2048, kmeans_metric::l2}}) {
+    kernels::kmeans_assign_config c;
+    c.metric = v.metric;
+    c.parts = static_cast<int>((v.D + 63) / 64), c.rows = c.parts <= 4 ? 128 : 64;
+    c.lazy_index = v.K >= 65536;
+    c.persistent = v.K <= 2048 && c.parts <= 2, c.x_stages = c.persistent ? 2 : 1, c.pass_after_wait = c.persistent;
+    c.overlap = v.K == 4096, c.stages = 4;
+    c.scatter = true;
+    INFO("D " << v.D << " K " << v.K << " metric " << std::string(to_string(v.metric)) << (c.overlap ? std::string(" overlap") : std::string()) << (c.persistent ? std::string(" persistent") : std::string()));
+    REQUIRE(c.invalid() == nullptr);
+    const auto b = lower_and_build(kernels::kmeans_assign_sm90<bf16>(c), {}, false, c.overlap ? 256 : 0);
+    CHECK(has(b.ptx(), "red.global.add.v4.f32"));  // 4 adjacent columns of a point per reduction
+    CHECK((has(b.ptx(), "atom.global.add.f32") || has(b.ptx(), "red.global.add.f32")));  // the count: one per point
+    CHECK(has(b.ptx(), "bar.sync"));               // the idx stores seen by the whole warpgroup
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    kernels::kmeans_assign_config plain = c;
+    plain.scatter = false;
+    CHECK_FALSE(has(lower_and_build(kernels::kmeans_assign_sm90<bf16>(plain), {}, false, c.overlap ? 256 : 0).ptx(), "red.global.add"));
+  }
+}

@@ -105,14 +105,20 @@ CAKE_C_API int64_t cake_kmeans_update_workspace_bytes(int64_t B, int64_t K, int6
  * `input_type` (an empty cluster keeps its centroid); c_norm [B, K] refreshed in the metric's form (unused
  * for CAKE_METRIC_INNER_PRODUCT: may be NULL); shift [B, K] f32 = |c_new - c_old|^2. workspace: at least
  * cake_kmeans_update_workspace_bytes(B, K, D) bytes, 16-byte aligned (zeroed by the call). B * K <= 2^24.
- * Hopper only. (Not yet run on a GPU: docs/kmeans.md.) */
+ * Hopper only. */
 CAKE_C_API cake_status cake_kmeans_update(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
                                           int64_t K, int64_t D, int input_type, int metric, void* stream, int device);
 
-/* `iterations` Lloyd iterations (c_norm from c, then assign + update each) from the centroids in c, all
+/* One Lloyd iteration: idx = the assignment to the centroids in c (c_norm must hold their norms, as for
+ * cake_kmeans_assign), then c, c_norm and shift updated as by cake_kmeans_update: the same results as the
+ * two calls, with the update's scatter fused into the assignment (docs/kmeans.md, "One iteration").
+ * Buffers as in cake_kmeans_assign / cake_kmeans_update. Hopper only. */
+CAKE_C_API cake_status cake_kmeans_step(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                                        int64_t D, int input_type, int metric, void* stream, int device);
+
+/* `iterations` Lloyd iterations (c_norm from c, then cake_kmeans_step each) from the centroids in c, all
  * enqueued on `stream` without a host synchronization; idx holds the last assignment, shift the last
- * update's movement. Buffers as in cake_kmeans_assign / cake_kmeans_update. Hopper only. (Not yet run on
- * a GPU: docs/kmeans.md.) */
+ * update's movement. Buffers as in cake_kmeans_assign / cake_kmeans_update. Hopper only. */
 CAKE_C_API cake_status cake_kmeans_fit(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
                                        int64_t D, int input_type, int metric, int iterations, void* stream, int device);
 
