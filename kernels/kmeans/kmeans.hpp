@@ -21,6 +21,9 @@
 //       update_workspace_bytes(B, K, D) bytes of device memory (sums and counts; zeroed here). An
 //       update_options argument (before stream) asks for deterministic sums: i64 fixed point, the same
 //       bits on every run (update_options says the cost and the bound on |x| bf16 needs).
+//   cake::kmeans::step(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, stream, device)
+//       one Lloyd iteration: assign, then update, with the same results; the update's scatter is fused into
+//       the assignment (the points read once). c_norm must hold the norms of c on entry.
 //   cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, iterations, ...)
 //       `iterations` Lloyd iterations from the centroids in c (the caller initializes them: init.hpp has a
 //       seeded random initialization, and fit_until, the loop to a tolerance), all enqueued
