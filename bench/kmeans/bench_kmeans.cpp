@@ -4,9 +4,10 @@
 // assign_config_for picks, timed with CUDA events, L2 flushed before each run, median of --runs;
 // TFLOP/s of the distance GEMM (2 B N K D). Used to choose assign_config_for; shapes marked held out
 // were not used for that choice.
-//   cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--after-wait] [--overlap] [--probe] [--shapes N] [--pick I]
+//   cake_bench_kmeans [--runs N] [--sweep] [--lazy] [--after-wait] [--overlap] [--cn-stage] [--probe] [--shapes N] [--pick I]
 //       --lazy / --after-wait: each candidate also with the other setting of kmeans_assign_config::lazy_index /
-//       pass_after_wait; --overlap: each candidate also in the overlapped form (config.overlap); --probe: the
+//       pass_after_wait; --overlap: each candidate also in the overlapped form (config.overlap); --cn-stage: each
+//       also with c_norm carried in the centroid stages (config.cn_in_stage); --probe: the
 //       chosen form (and the first overlapped one) also as MMA probes (config.mma_probe); --pick I: only
 //       candidate I of each shape (ncu). Every candidate's idx is compared with the first one's.
 //   cake_bench_kmeans --update [--runs N] [--json FILE] [--driver VERSION]
@@ -161,6 +162,7 @@ int main(int argc, char** argv) {
   int pick = -1;            // --pick I: only candidate I of each shape (profiling)
   bool overlap = false;     // --overlap: each candidate also software-pipelined by halves
   bool probe = false;       // --probe: the chosen schedule (and its first overlapped form) also as MMA probes
+  bool cn_stage = false;    // --cn-stage: each candidate also with c_norm in the centroid stages
   int max_shapes = 1 << 20;  // --shapes N: only the first N shapes (profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -169,6 +171,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--probe")) probe = true;
     else if (!std::strcmp(argv[i], "--after-wait")) after_wait = true;
     else if (!std::strcmp(argv[i], "--overlap")) overlap = true;
+    else if (!std::strcmp(argv[i], "--cn-stage")) cn_stage = true;
     else if (!std::strcmp(argv[i], "--pick") && i + 1 < argc) pick = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--update")) update = true;
     else if (!std::strcmp(argv[i], "--step")) step = true;
@@ -244,6 +247,13 @@ int main(int argc, char** argv) {
         while (k.stages > 2 && kernels::kmeans_assign_smem(k) > 225 * 1024) --k.stages;
         if (std::find(cands.begin(), cands.end(), k) == cands.end()) cands.push_back(k);
       }
+    if (cn_stage)  // each candidate also with c_norm carried in the centroid stages (at the stages that then fit)
+      for (std::size_t i = 0, n = cands.size(); i < n; ++i) {
+        auto k = cands[i];
+        k.cn_in_stage = !k.cn_in_stage;
+        while (k.stages > 2 && kernels::kmeans_assign_smem(k) > 225 * 1024) --k.stages;
+        if (!k.invalid() && std::find(cands.begin(), cands.end(), k) == cands.end()) cands.push_back(k);
+      }
     if (probe)  // the chosen schedule and its first overlapped form as probes
       for (std::size_t i = 0, n = cands.size(), done = 0; i < n; ++i) {
         if (i > 0 && (!cands[i].overlap || done == 2)) continue;
@@ -270,10 +280,10 @@ int main(int argc, char** argv) {
         if (first_idx.empty()) first_idx = got;
         long long differ = 0;
         for (std::size_t e = 0; e < got.size(); ++e) differ += got[e] != first_idx[e];
-        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s%s%s%s%s | %.4f ms %.1f TFLOP/s%s\n", s.B, s.N, s.K, s.D,
+        std::printf("B%lld N%lld K%lld D%lld%s | %s wgs %d rows %d bn %d stages %d%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s%s\n", s.B, s.N, s.K, s.D,
                     s.held_out ? " (held out)" : "", i == 0 ? "chosen" : "sweep ", k.wgs, k.rows, k.bn, k.stages, k.lazy_index ? " lazy" : "",
                     k.persistent ? (k.x_stages == 2 ? " persistent x2" : " persistent") : "",
-                    k.pass_after_wait ? " after-wait" : "", k.overlap ? " overlap" : "", k.mma_probe ? " [mma probe]" : "", t.median_ms,
+                    k.pass_after_wait ? " after-wait" : "", k.overlap ? " overlap" : "", k.cn_in_stage ? " cn-stage" : "", k.mma_probe ? " [mma probe]" : "", t.median_ms,
                     flops / t.median_ms / 1e9, differ && !k.mma_probe ? (" | " + std::to_string(differ) + " points differ from the chosen").c_str() : "");
       } catch (const std::exception& e) {
         std::printf("B%lld N%lld K%lld D%lld | wgs %d rows %d bn %d stages %d | error: %.150s\n", s.B, s.N, s.K, s.D, k.wgs, k.rows, k.bn, k.stages, e.what());

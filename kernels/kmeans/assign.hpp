@@ -59,6 +59,11 @@ struct kmeans_assign_config {
   // tile is released. The reductions then run while the tensor cores work on the next tile, instead of
   // in a kernel of their own bound by the L2's reduction rate (kmeans::step; docs/kmeans.md).
   bool scatter = false;
+  // c_norm of a centroid tile carried in its pipeline stage (TMA, next to the tile's first part) instead of
+  // loaded from global into registers by every consumer thread: centroids past K read NaN (fill_outside),
+  // whose score loses every comparison, so neither l2 nor cosine masks by index. In the overlapped form it
+  // also drops the second c_norm vector (the next tile's, held a step ahead). Not for inner_product.
+  bool cn_in_stage = false;
   // What kmeans_assign_sm90 builds: a message for a configuration it cannot, or nullptr.
   constexpr const char* invalid() const {
     if (parts < 1 || parts > 8) return "parts must be 1..8";
@@ -69,6 +74,7 @@ struct kmeans_assign_config {
     if (overlap && (rows != 128 || parts > 4)) return "overlap needs rows = 128 and parts <= 4";
     if (overlap && pass_after_wait) return "overlap takes no turns (pass_after_wait does not apply)";
     if (scatter && mma_probe) return "the MMA probe's idx is not an assignment: it cannot scatter";
+    if (cn_in_stage && overlap && parts > 3) return "cn_in_stage with overlap needs parts <= 3 (a stage carries at most 4 regions)";
     return nullptr;
   }
   friend constexpr auto operator<=>(const kmeans_assign_config&, const kmeans_assign_config&) = default;
@@ -76,8 +82,10 @@ struct kmeans_assign_config {
 
 // Smem of a configuration in bytes (points tile + centroid stages), for the entry point's choice.
 // (with overlap a centroid stage holds a whole tile: every part)
+// (cn_in_stage: each centroid stage also carries the tile's c_norm, bn f32)
 constexpr int kmeans_assign_smem(const kmeans_assign_config& c) {
-  return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn * (c.overlap ? c.parts : 1)) * 64 * 2;
+  const bool cn = c.cn_in_stage && c.metric != kmeans_metric::inner_product;
+  return (c.wgs * c.rows * c.parts * c.x_stages + c.stages * c.bn * (c.overlap ? c.parts : 1)) * 64 * 2 + (cn ? c.stages * c.bn * 4 : 0);
 }
 
 namespace kmeans_assign_detail {
@@ -115,10 +123,15 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
   std::array<smem_tile<In>, 4> sCs{};
   if (c.overlap)
     for (int d = 0; d < c.parts && d < 4; ++d) sCs[static_cast<std::size_t>(d)] = k.smem<In>(d == 0 ? "sC0" : d == 1 ? "sC1" : d == 2 ? "sC2" : "sC3", {c.bn, 64}, swizzle::b128);
-  auto cp = !c.overlap    ? k.pipeline("c", stages(c.stages)).carries(sC)
-            : c.parts == 1 ? k.pipeline("c", stages(c.stages)).carries(sCs[0])
-            : c.parts == 2 ? k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1])
-            : c.parts == 3 ? k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1], sCs[2])
+  // (cn_in_stage) the tile's c_norm, TMA-loaded with its first part
+  const bool cn_stage = c.cn_in_stage && c.metric != kmeans_metric::inner_product;
+  smem_tile<f32> sCn{};
+  if (cn_stage) sCn = k.smem<f32>("sCn", {1, c.bn});
+  auto carry = [&](auto... regions) { return cn_stage ? k.pipeline("c", stages(c.stages)).carries(regions..., sCn) : k.pipeline("c", stages(c.stages)).carries(regions...); };
+  auto cp = !c.overlap    ? carry(sC)
+            : c.parts == 1 ? carry(sCs[0])
+            : c.parts == 2 ? carry(sCs[0], sCs[1])
+            : c.parts == 3 ? carry(sCs[0], sCs[1], sCs[2])
                            : k.pipeline("c", stages(c.stages)).carries(sCs[0], sCs[1], sCs[2], sCs[3]);
   named_barrier_ref mma{};
   if (!c.overlap) mma = k.turns("mma");  // (overlap issues freely)
@@ -144,7 +157,7 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
     reg_tile<f32> cn;  // c_norm of the tile's centroids (not for inner_product)
     if (c.metric != kmeans_metric::inner_product) cn = r.col_vector<f32>("cn", c.bn);
     reg_tile<f32> cn_next;  // (overlap) the next tile's c_norm, loaded a half-tile step ahead
-    if (c.overlap && c.metric != kmeans_metric::inner_product) cn_next = r.col_vector<f32>("cn_next", c.bn);
+    if (c.overlap && c.metric != kmeans_metric::inner_product && !cn_stage) cn_next = r.col_vector<f32>("cn_next", c.bn);
     // (scatter) 32 of the warpgroup's points at a time, one 64-column part: 4 lanes per point, so that a
     // warp's reductions cover 8 rows of sums in 64-byte runs (a thread per point would scatter 32 rows per
     // instruction); their target rows of sums (one vector per chunk), and ones (the counts)
@@ -176,7 +189,9 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
         }
         op_ref pick{};
         if (c.metric == kmeans_metric::l2) pick = r.row_argmin(best[h], arg[h], fma(dot[h], -2.0f, cn), j * c.bn).accumulate();
-        if (c.metric == kmeans_metric::cosine)
+        if (c.metric == kmeans_metric::cosine && cn_stage)  // past K: c_norm NaN, the score NaN, never chosen
+          pick = r.row_argmin(best[h], arg[h], cn * dot[h], j * c.bn).accumulate();
+        if (c.metric == kmeans_metric::cosine && !cn_stage)
           pick = r.row_argmin(best[h], arg[h], select(j * c.bn + col() >= K.extent(), pos_inf, cn * dot[h]), j * c.bn).accumulate();
         if (c.metric == kmeans_metric::inner_product)
           pick = r.row_argmin(best[h], arg[h], select(j * c.bn + col() >= K.extent(), pos_inf, -dot[h]), j * c.bn).accumulate();
@@ -196,17 +211,21 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           if (c.metric == kmeans_metric::l2) r.load(to, Cn.tile(b, j)).fill_outside(pos_inf);
           if (c.metric == kmeans_metric::cosine) r.load(to, Cn.tile(b, j)).fill_outside(0.0f);
         };
+        auto stage_cn = [&](slot sc) {  // (cn_in_stage) this tile's c_norm from its stage
+          if (cn_stage) r.load(cn, sc[sCn]);
+        };
         // Each half-tile step issues one half's MMAs, folds the other half (complete) meanwhile, and retires
         // its group before the step ends (a group waited for in a later trip would make ptxas serialize
         // every wgmma, C7514). Entering trip j, dot0 holds tile j's first half, complete.
         auto s0 = r.wait(cp);
-        load_cn(cn, 0);
+        if (cn_stage) stage_cn(s0);
+        else load_cn(cn, 0);
         issue(0, s0);
         r.wgmma_wait(0);
         r.loop((K.extent() - 1) / c.bn, [&](auto j) {  // tiles 0 .. last - 1
           auto sj = r.held(cp);
           issue(1, sj);
-          load_cn(cn_next, j + 1);
+          if (!cn_stage) load_cn(cn_next, j + 1);
           fold(0, j);
           r.wgmma_wait(0);
           r.release(cp, sj);
@@ -214,7 +233,8 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           issue(0, sn);
           fold(1, j);
           r.wgmma_wait(0);
-          if (c.metric != kmeans_metric::inner_product) r.set(cn, cn_next);
+          if (cn_stage) stage_cn(sn);  // tile j + 1's, from its stage (held into the next trip)
+          else if (c.metric != kmeans_metric::inner_product) r.set(cn, cn_next);
         });
         r.loop((K.extent() - 1) / c.bn, tiles(K, c.bn), 1, [&](auto j) {  // the last tile (one trip)
           auto sl = r.held(cp);
@@ -229,13 +249,15 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
           // The tile's parts in groups of at most `stages` (a consumer holds a whole group at once; both
           // consumers read every stage, so they take turns group by group).
           const int group = c.parts < c.stages ? c.parts : c.stages;
-          // The tile's c_norm, loaded before the MMAs are waited for: its latency hides behind them.
-          if (c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
-          if (c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
+          // The tile's c_norm, loaded before the MMAs are waited for: its latency hides behind them (or, in
+          // the stage, read once the stage is there).
+          if (!cn_stage && c.metric == kmeans_metric::l2) r.load(cn, Cn.tile(b, j)).fill_outside(pos_inf);
+          if (!cn_stage && c.metric == kmeans_metric::cosine) r.load(cn, Cn.tile(b, j)).fill_outside(0.0f);
           for (int g0 = 0; g0 < c.parts; g0 += group) {
             const int g1 = g0 + group < c.parts ? g0 + group : c.parts;
             std::array<slot, 8> sc{};
             for (int d = g0; d < g1; ++d) sc[static_cast<std::size_t>(d)] = r.wait(cp);
+            if (cn_stage && g0 == 0) r.load(cn, sc[0][sCn]);
             r.take_turn(mma);
             r.wgmma_fence();
             for (int d = g0; d < g1; ++d) {
@@ -283,13 +305,16 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
         r.tma_load(s[sX], X.tile(b, i, d));
       }
       r.loop(tiles(K, c.bn), [&](auto j) {
+        // (cn_in_stage) the tile's c_norm with its first part; past K it reads NaN
         if (c.overlap) {
           auto s = r.acquire(cp);
           for (int d = 0; d < c.parts; ++d) r.tma_load(s[sCs[static_cast<std::size_t>(d)]], C.tile(b, j, d));
+          if (cn_stage) r.tma_load(s[sCn], Cn.tile(b, j)).fill_outside(nan_value);
         } else {
           for (int d = 0; d < c.parts; ++d) {
             auto s = r.acquire(cp);
             r.tma_load(s[sC], C.tile(b, j, d));
+            if (cn_stage && d == 0) r.tma_load(s[sCn], Cn.tile(b, j)).fill_outside(nan_value);
           }
         }
       });

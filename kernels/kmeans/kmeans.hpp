@@ -71,6 +71,12 @@ constexpr long long persistent_max_tiles = 16;
 constexpr kernels::kmeans_assign_config assign_config_for(long long D, long long K, metric m) {
   kernels::kmeans_assign_config c;
   c.metric = m;
+  // c_norm in the centroid stages (TMA, NaN past K) rather than loaded by every consumer thread from
+  // global: on the H200 (cake_bench_kmeans --cn-stage, bf16, 2026-12-04, at one stage fewer where the
+  // 512 bytes per stage did not fit) +14% at K = 1,024, +3.5% at K = 4,096 (the overlapped form no longer
+  // spills), +24% at D = 64, +9.5% at K = 65,536, +9% held out at D = 96; -0.4% / -0.6% held out at D = 256
+  // and 512 (one stage fewer). Taken for every form (inner_product has no c_norm).
+  c.cn_in_stage = m != metric::inner_product;
   c.lazy_index = K >= lazy_index_min_tiles * c.bn;
   c.parts = static_cast<int>((D + 63) / 64);
   c.rows = c.parts <= 4 ? 128 : 64;
@@ -155,6 +161,11 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
   kernels::kmeans_assign_config cfg = forced ? *forced : assign_config_for(D, K, m);
   cfg.metric = m;
   cfg.scatter = sums != nullptr;
+  // c_norm through TMA (cn_in_stage) needs its address 16-byte aligned and its row stride a multiple of 16
+  // bytes: K a multiple of 4, or B = 1 (the one row's stride is never used, so it is passed rounded up).
+  // Otherwise the consumers load it from global, as without cn_in_stage (same results).
+  const bool cn_tma = c_norm && reinterpret_cast<std::uintptr_t>(c_norm) % 16 == 0 && (B == 1 || K % 4 == 0);
+  if (!cn_tma) cfg.cn_in_stage = false;
   if (const char* why = cfg.invalid()) throw jit::argument_error(std::string(who) + ": the forced schedule is invalid: " + why);
   if (cfg.mma_probe && !probe)
     throw jit::argument_error(std::string(who) + ": config.mma_probe is a timing probe (its idx is not the assignment): call kmeans::probe::assign_mma_probe");
@@ -164,7 +175,7 @@ inline void run_assign(const kernels::kmeans_assign_config* forced, const void* 
   check_hopper(who, device);
   const runtime_kernel& k = assign_kernel(cfg, t, device);
   std::vector<tensor_arg> args = {tensor_view(x, {B, N, D}), tensor_view(c, {B, K, D})};
-  if (m != metric::inner_product) args.push_back(tensor_view(c_norm, {B, K}));
+  if (m != metric::inner_product) args.push_back(B == 1 ? tensor_view(c_norm, {1, K}, {(K + 3) / 4 * 4, 1}) : tensor_view(c_norm, {B, K}));
   args.push_back(tensor_view(idx, {B, N, 1}));
   if (sums) {
     args.push_back(tensor_view(sums, {B * K, D}));

@@ -125,6 +125,9 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
       {{1, 1000, 300, 128}, input_type::bf16, metric::inner_product}, {{2, 777, 129, 64}, input_type::f16, metric::inner_product},
       {{1, 1000, 300, 128}, input_type::f16, metric::cosine}, {{1, 500, 257, 512}, input_type::bf16, metric::cosine},
       {{4, 40000, 300, 64}, input_type::bf16, metric::l2},  // 628 points tiles: a persistent CTA walks several
+      // c_norm by TMA (cn_in_stage) where K is a multiple of 4 or B = 1 (NaN past K in the last tile), from
+      // global where B > 1 and K is not (K = 129 above)
+      {{3, 900, 300, 128}, input_type::f16, metric::cosine},
   };
   for (const run& u : runs) {
     const auto [B, N, K, D] = u.s;

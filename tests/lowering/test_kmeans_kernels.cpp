@@ -2,7 +2,7 @@
 // spills, for every metric, input type and the part counts (D / 64) the entry point uses.
 #include "lower_check.hpp"
 
-#include "kernels/kmeans/assign.hpp"
+#include "kernels/kmeans/kmeans.hpp"
 
 using lower_check::count;
 using lower_check::has;
@@ -90,32 +90,35 @@ TEST_CASE("k-means assignment's MMA probe builds (the timing probe of cake_bench
   CHECK(has(b.ptx(), "min.f32"));
 }
 
-TEST_CASE("k-means assignment with the update's scatter fused (kmeans::step): every form assign_config_for picks, vector reductions from the points tile") {
+TEST_CASE("k-means assignment as assign_config_for picks it (c_norm in the centroid stages), alone and with the update's scatter fused (kmeans::step)") {
   using namespace cake;
   using kernels::kmeans_metric;
   struct variant {
     long long D, K;
     kmeans_metric metric;
   };
-  // persistent (K = 1,024), overlapped (4,096), lazy (65,536), D = 64 persistent, D = 512 (64-row consumers)
+  // persistent (K = 1,024), overlapped (4,096), lazy (65,536), D = 64 persistent, D = 256 grid, D = 512 (64-row consumers)
   for (const variant v : {variant{128, 1024, kmeans_metric::l2}, variant{128, 4096, kmeans_metric::l2}, variant{128, 4096, kmeans_metric::cosine},
-                          variant{128, 65536, kmeans_metric::l2}, variant{64, 16384, kmeans_metric::inner_product}, variant{512, 2048, kmeans_metric::l2}}) {
-    kernels::kmeans_assign_config c;
-    c.metric = v.metric;
-    c.parts = static_cast<int>((v.D + 63) / 64), c.rows = c.parts <= 4 ? 128 : 64;
-    c.lazy_index = v.K >= 65536;
-    c.persistent = v.K <= 2048 && c.parts <= 2, c.x_stages = c.persistent ? 2 : 1, c.pass_after_wait = c.persistent;
-    c.overlap = v.K == 4096, c.stages = 4;
-    c.scatter = true;
-    INFO("D " << v.D << " K " << v.K << " metric " << std::string(to_string(v.metric)) << (c.overlap ? std::string(" overlap") : std::string()) << (c.persistent ? std::string(" persistent") : std::string()));
+                          variant{128, 65536, kmeans_metric::l2}, variant{64, 16384, kmeans_metric::inner_product}, variant{256, 2000, kmeans_metric::cosine},
+                          variant{512, 2048, kmeans_metric::l2}}) {
+    kernels::kmeans_assign_config c = kmeans::assign_config_for(v.D, v.K, v.metric);
+    INFO("D " << v.D << " K " << v.K << " metric " << std::string(to_string(v.metric)) << (c.overlap ? std::string(" overlap") : std::string())
+              << (c.persistent ? std::string(" persistent") : std::string()) << (c.lazy_index ? std::string(" lazy") : std::string()));
     REQUIRE(c.invalid() == nullptr);
-    const auto b = lower_and_build(kernels::kmeans_assign_sm90<bf16>(c), {}, false, c.overlap ? 256 : 0);
+    CHECK(c.cn_in_stage == (v.metric != kmeans_metric::inner_product));
+    const auto plain = lower_and_build(kernels::kmeans_assign_sm90<bf16>(c));  // no spills in any form
+    CHECK_FALSE(has(plain.ptx(), "red.global.add"));
+    if (c.cn_in_stage) {
+      // c_norm arrives by TMA (a 2-D box of the [B, K] tensor, NaN past K), and no consumer loads it from global
+      CHECK(has(plain.ptx(), "cp.async.bulk.tensor.2d"));
+      CHECK_FALSE(has(plain.source(), "load_global cn"));
+      CHECK(has(plain.source(), "fill_outside nan"));
+    }
+    c.scatter = true;
+    const auto b = lower_and_build(kernels::kmeans_assign_sm90<bf16>(c));
     CHECK(has(b.ptx(), "red.global.add.v4.f32"));  // 4 adjacent columns of a point per reduction
     CHECK((has(b.ptx(), "atom.global.add.f32") || has(b.ptx(), "red.global.add.f32")));  // the count: one per point
     CHECK(has(b.ptx(), "bar.sync"));               // the idx stores seen by the whole warpgroup
     CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
-    kernels::kmeans_assign_config plain = c;
-    plain.scatter = false;
-    CHECK_FALSE(has(lower_and_build(kernels::kmeans_assign_sm90<bf16>(plain), {}, false, c.overlap ? 256 : 0).ptx(), "red.global.add"));
   }
 }

@@ -69,7 +69,7 @@ TEST_CASE("k-means assign_config_for: persistent with two points tiles at few ce
   const auto few = kmeans::assign_config_for(128, 16 * 128, metric::l2);
   CHECK(few.persistent);
   CHECK(few.x_stages == 2);
-  CHECK(few.stages == 6);  // a second 64 KiB points tile leaves room for 6 centroid stages
+  CHECK(few.stages == 5);  // a second 64 KiB points tile leaves room for 5 centroid stages with their c_norm
   CHECK(kernels::kmeans_assign_smem(few) <= 225 * 1024);
   CHECK_FALSE(kmeans::assign_config_for(128, 16 * 128 + 1, metric::l2).persistent);
   const auto narrow = kmeans::assign_config_for(64, 16384, metric::l2);
@@ -84,7 +84,7 @@ TEST_CASE("k-means assign_config_for: the persistent form passes the turn after 
   CHECK(kmeans::assign_config_for(64, 16384, metric::l2).pass_after_wait);
   const auto mid = kmeans::assign_config_for(128, 4096, metric::l2);  // 32 tiles: the grid form
   CHECK((!mid.persistent && mid.overlap && !mid.pass_after_wait));
-  CHECK(mid.stages == 5);  // whole-tile stages of 32 KiB next to the 64 KiB points tile
+  CHECK(mid.stages == 4);  // whole-tile stages of 32 KiB (and c_norm) next to the 64 KiB points tile
   CHECK(kernels::kmeans_assign_smem(mid) <= 225 * 1024);
   CHECK(mid.invalid() == nullptr);
   CHECK_FALSE(kmeans::assign_config_for(128, 65536, metric::l2).overlap);  // the lazy index: not overlapped
@@ -95,6 +95,20 @@ TEST_CASE("k-means assign_config_for: the persistent form passes the turn after 
       INFO("D " << D << " K " << K);
       CHECK(kmeans::assign_config_for(D, K, metric::l2).invalid() == nullptr);
     }
+}
+
+TEST_CASE("k-means assign_config_for: c_norm in the centroid stages for l2 and cosine, counted in the smem") {
+  for (const metric m : {metric::l2, metric::cosine}) {
+    const auto c = kmeans::assign_config_for(128, 4096, m);
+    CHECK(c.cn_in_stage);
+    kernels::kmeans_assign_config without = c;
+    without.cn_in_stage = false;
+    CHECK(kernels::kmeans_assign_smem(c) == kernels::kmeans_assign_smem(without) + c.stages * c.bn * 4);
+  }
+  CHECK_FALSE(kmeans::assign_config_for(128, 4096, metric::inner_product).cn_in_stage);  // no c_norm
+  kernels::kmeans_assign_config wide = kmeans::assign_config_for(256, 4096, metric::l2);
+  wide.overlap = true;  // a stage would carry 4 parts and c_norm: 5 regions
+  CHECK(std::string(wide.invalid()).find("cn_in_stage with overlap needs parts <= 3") != std::string::npos);
 }
 
 TEST_CASE("k-means assign_with: invalid forced schedules and the MMA probe are refused by name") {

@@ -2,6 +2,8 @@
 // the box across the cluster) and the TMEM column plan.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "../../kernels/gemm/sm100_bf16.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
@@ -36,6 +38,36 @@ TEST_CASE("tma plan: sm_100a GEMM loads whole boxes, sm_80 has no tensor maps") 
   CHECK(T.descriptors[0] == plan::tma_descriptor{0, 0, 128, 64, swizzle::b128});
   CHECK(T.descriptors[1] == plan::tma_descriptor{1, 0, 256, 64, swizzle::b128});
   CHECK(plan::plan_tma(kernels::gemm_bf16_sm80()).count == 0);  // cp.async needs none
+}
+
+TEST_CASE("tma plan: fill_outside(nan) gives a load its own NaN-filled tensor map; 0 is the default; other values and integer tensors are refused") {
+  auto k = kernel("k").target(sm_90a);
+  auto [B, K] = k.dims("B", "K");
+  auto N = k.input<f32>("norms", dims(B, K));
+  auto I = k.input<i32>("ids", dims(B, K));
+  auto s1 = k.smem<f32>("s1", {1, 128});
+  auto s2 = k.smem<f32>("s2", {1, 128});
+  auto si = k.smem<i32>("si", {1, 128});
+  int bad_value = -1, bad_type = -1;
+  k.role("r", warps(1), [&](role& r) {
+    r.tma_load(s1, N.tile(0, 0)).fill_outside(std::numeric_limits<float>::quiet_NaN());
+    r.tma_load(s2, N.tile(0, 1)).fill_outside(0.0f);  // the default fill: another descriptor than s1's
+    bad_value = r.tma_load(s2, N.tile(0, 1)).fill_outside(-1.0f).id;
+    bad_type = r.tma_load(si, I.tile(0, 0)).fill_outside(std::numeric_limits<float>::quiet_NaN()).id;
+    r.fence_proxy_async();
+  });
+  const program& p = k.p;
+  CHECK(count_errors(p, "ir.modifier") == 2);
+  CHECK(has_error(p, "ir.modifier", bad_value));
+  CHECK(has_error(p, "ir.modifier", bad_type));
+  CHECK(p.ops[0].has(flag_oob_nan));
+  CHECK_FALSE(p.ops[1].has(flag_oob_nan));
+  CHECK_FALSE(p.ops[static_cast<std::size_t>(bad_type)].has(flag_oob_nan));
+  const auto T = plan::plan_tma(p);
+  CHECK(T.descriptors[T.of_op[0]].nan_fill);
+  CHECK_FALSE(T.descriptors[T.of_op[1]].nan_fill);
+  CHECK(T.of_op[0] != T.of_op[1]);  // same tensor and box, another fill: another tensor map
+  CHECK(to_text(p).find("fill_outside nan") != std::string::npos);
 }
 
 TEST_CASE("tma plan: equal (tensor, box, swizzle) share one descriptor, a cluster of 4 splits by 4") {

@@ -45,6 +45,9 @@ constexpr int size_bits(dtype d) { return info(d).bits; }
 constexpr int size_bytes(dtype d) { return info(d).bits / 8; }
 constexpr bool is_float8(dtype d) { return d == dtype::e4m3 || d == dtype::e5m2; }
 constexpr bool is_16bit_float(dtype d) { return d == dtype::f16 || d == dtype::bf16; }
+// Element kinds a TMA tensor map holds as floating point (fp8 travels as bytes): the ones whose
+// out-of-bounds elements it can fill with NaN.
+constexpr bool tma_float(dtype d) { return d == dtype::f32 || d == dtype::f16 || d == dtype::bf16 || d == dtype::tf32; }
 
 // Accumulator legality per operand dtype (hardware-facts §3: bf16/tf32 accumulate in f32 only; f16 and
 // fp8 in f16 or f32; i8 in i32).

@@ -172,6 +172,7 @@ constexpr index_expr row() { return var_index(var_kind::elem_row, 0); }
 constexpr index_expr col() { return var_index(var_kind::elem_col, 0); }
 inline constexpr float neg_inf = -__builtin_huge_valf();
 inline constexpr float pos_inf = __builtin_huge_valf();
+inline constexpr float nan_value = __builtin_nanf("");  // e.g. a TMA load's fill_outside(nan_value)
 
 // Anything that converts to an expression: rx, register tiles and scalars (their handles define
 // to_rx), numbers, index expressions.

@@ -194,6 +194,8 @@ enum op_flag : std::uint16_t {
                                    // read but never used (rest_unused(); dataflow.partial-fill)
   flag_next_point = 1u << 14,      // when: r.next_point(...): runs where the CTA's walk has a next point, and
                                    // the walk's coordinates inside it are that point's
+  flag_oob_nan = 1u << 15,         // tma_load: elements outside the tensor arrive as NaN, not 0 (fill_outside(nan):
+                                   // the tensor map's other out-of-bounds fill)
 };
 // reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
 // (flag_expr_src, op::expr_first / expr_count).

@@ -245,6 +245,7 @@ inline std::string op_text(const program& p, int id) {
     const float v = __builtin_bit_cast(float, o.imm[2]);
     s += " fill_outside " + (v == neg_inf ? std::string("-inf") : v == pos_inf ? std::string("inf") : std::to_string(v));
   }
+  if (o.kind == op_kind::tma_load && o.has(flag_oob_nan)) s += " fill_outside nan";
   if (o.has(flag_multicast)) s += " multicast";
   if (o.has(flag_rest_unused)) s += " rest-unused";
   if (o.has(flag_remote)) s += " remote";

@@ -75,9 +75,22 @@ struct op_ref {
     get().flags |= flag_lazy_index;
     return *this;
   }
-  // Loads from global: the value elements outside the tensor get (default 0).
+  // Loads from global: the value elements outside the tensor get (default 0). A TMA load takes 0 or NaN,
+  // the two out-of-bounds fills a tensor map has (NaN for floating-point tensors only): e.g. a norm
+  // vector whose padded entries must lose every comparison (a NaN compares false) without a mask.
   constexpr op_ref fill_outside(float v) const {
-    if (get().kind != op_kind::load_global) k->fail<"ir.modifier", "fill_outside() applies to a load from a global tile (value: op#)">(id, get().loc);
+    if (get().kind == op_kind::tma_load) {
+      const operand& g = get().a;
+      const bool floating = g.kind == operand_kind::global && g.index < k->p.tile_refs.size() && tma_float(k->p.tensors[k->p.tile_refs[g.index].tensor].dt);
+      if (v != v && !floating)
+        k->fail<"ir.modifier", "fill_outside(nan) on a TMA load needs an f32, f16, bf16 or tf32 tensor: other tensor maps fill with 0 only (value: op#)">(id, get().loc);
+      else if (v != v)
+        get().flags |= flag_oob_nan;
+      else if (v != 0.0f)
+        k->fail<"ir.modifier", "fill_outside(v) on a TMA load takes 0 or NaN, the tensor map's two out-of-bounds fills (value: op#)">(id, get().loc);
+      return *this;
+    }
+    if (get().kind != op_kind::load_global) k->fail<"ir.modifier", "fill_outside() applies to a load from a global tile or a TMA load (value: op#)">(id, get().loc);
     get().imm[2] = __builtin_bit_cast(std::int32_t, v);
     return *this;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The TMA plan: the tensor maps (descriptors) a kernel needs and which one each TMA op uses. A
-// descriptor is fixed by (tensor, box, swizzle); the box is the smem part an op moves, and for a
+// descriptor is fixed by (tensor, box, swizzle, out-of-bounds fill); the box is the smem part an op moves, and for a
 // multicast load each CTA of the cluster moves rows/cluster_size of it (hardware-facts §2).
 #include "../ir/program.hpp"
 #include "operands.hpp"
@@ -12,6 +12,7 @@ struct tma_descriptor {
   std::uint8_t row_pos = 0;        // the tensor dim the box's rows run along (its columns: the last dim)
   int box_rows = 0, box_cols = 0;  // the box's extents along those dims; 1 along every other dim
   swizzle swz = swizzle::none;
+  bool nan_fill = false;  // elements outside the tensor arrive as NaN (a load's fill_outside(nan)), else 0
   friend constexpr bool operator==(const tma_descriptor&, const tma_descriptor&) = default;
 };
 
@@ -44,7 +45,8 @@ constexpr tma_plan plan_tma(const program& p) {
     const int split = o.has(flag_multicast) ? p.launch.cluster_size() : 1;
     const auto& ref = p.tile_refs[g.index];
     const int row_pos = ref.row_pos != no_index ? ref.row_pos : (ref.rank >= 2 ? ref.rank - 2 : 0);
-    tma_descriptor d{ref.tensor, static_cast<std::uint8_t>(row_pos), split > 0 ? box.rows / split : box.rows, box.cols, p.smem[s.index].swz};
+    tma_descriptor d{ref.tensor, static_cast<std::uint8_t>(row_pos), split > 0 ? box.rows / split : box.rows, box.cols, p.smem[s.index].swz,
+                     o.kind == op_kind::tma_load && o.has(flag_oob_nan)};
     int found = -1;
     for (int j = 0; j < T.count; ++j)
       if (T.descriptors[j] == d) found = j;

@@ -187,6 +187,7 @@ class runtime_kernel {
       if (decl.rank >= 2) s.box_dims[decl.rank - 1 - d.row_pos] = static_cast<std::uint32_t>(d.box_rows);
       s.swizzle = runtime_detail::tma_swizzle_of(d.swz);
       s.l2_promotion = runtime_detail::tma_l2_promotion_for(decl);
+      s.oob_fill = d.nan_fill ? jit::tma_oob_fill::nan_request_zero_fma : jit::tma_oob_fill::zeros;
       const CUtensorMap m = jit::encode_tensor_map(s);
       std::memcpy(base + L.tmap_offset + static_cast<std::size_t>(i) * lower::tensor_map_bytes, &m, sizeof m);
     }
