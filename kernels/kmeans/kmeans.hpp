@@ -363,17 +363,25 @@ inline void update(const void* x, const std::int32_t* idx, void* c, float* c_nor
   update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, update_options{}, stream, device);
 }
 
+// Whether step fuses the update's scatter into the assignment at width D. On the H200 (cake_bench_kmeans
+// --step, 2026-12-04, with c_norm in the centroid stages) the fused step against assign + update: 1.15-1.17x
+// at K = 1,024, 1.02-1.06x at K = 4,096, 1.01x at K = 65,536 (D = 128), 1.06x held out at D = 96 and
+// 1.16-1.21x at D = 256, but 0.85-0.86x at D = 64 (B = 8, K = 16,384: the fused kernel 12.4 ms, the
+// assignment alone 10.0); why the one-part kernel loses is not understood (docs/kmeans.md), so D <= 64
+// keeps the two calls.
+constexpr bool fuse_scatter(long long D) { return D > 64; }
+
 // One Lloyd iteration: idx = assign(x, c), then c, c_norm, shift = update(x, idx, ...), the same results as
 // the two calls (c_norm must hold the norms of c on entry, as for assign). With f32 sums (the default) the
 // update's scatter is fused into the assignment (kmeans_assign_config::scatter): each CTA adds its points
 // into the sums while they are still in its shared memory, so the points are read once and the reductions
 // overlap the distance GEMM; three launches (memset, assign + scatter, finalize) instead of four. The
-// deterministic sums keep the two calls.
+// deterministic sums, and D <= 64 (fuse_scatter), keep the two calls.
 inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                  input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
   const char* who = "cake::kmeans::step";
   const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
-  if (options.deterministic) {
+  if (options.deterministic || !fuse_scatter(D)) {
     assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
     update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
     return;
