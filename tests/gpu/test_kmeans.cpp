@@ -179,7 +179,8 @@ TEST_CASE("k-means assignment picks the nearest centroid (every metric, f16 and 
     // The forms of the schedule: a CTA per points tile (turns passed at issue), the same with the argmin's
     // index found lazily, the persistent walk with the next points tile loading during this one (turns passed
     // after the wait, as assign_config_for takes it), the grid form with the turns passed after the wait, and
-    // the overlapped halves (where they fit: D <= 256).
+    // the overlapped halves (where two whole-tile stages fit: D <= 192). Each with c_norm as assign_config_for
+    // sets it: in the centroid stages (TMA, NaN past K) for l2 and cosine where its rows can be mapped.
     for (const int form : {0, 1, 2, 3, 4}) {
     INFO((form == 0 ? "a CTA per points tile" : form == 1 ? "the argmin's index found lazily" : form == 2 ? "persistent, two points tiles, turn after the wait"
           : form == 3 ? "a CTA per points tile, turn after the wait" : "overlapped halves"));
