@@ -14,10 +14,11 @@
 //       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
 //       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the
 //       issue's four shapes (bf16 and f16), L2 flushed, median of --runs: what determinism costs.
-//   cake_bench_kmeans --step [--runs N]
+//   cake_bench_kmeans --step [--runs N] [--pick I]
 //       one Lloyd iteration as kmeans::step (the scatter fused into the assignment) against the two calls
 //       assign + update, on the four shapes and two held-out ones (bf16 and f16), from the same
 //       centroids: the indices must be equal and the centroids within rounding; L2 flushed, median of --runs.
+//       --pick I: only shape I, bf16 (ncu: the first kmeans_assign launch is the two calls', the second the fused one)
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -95,7 +96,7 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
 }
 
 // One Lloyd iteration, fused (step) against assign + update (see the top of this file).
-int bench_step(int runs) {
+int bench_step(int runs, int only) {
   struct shape {
     long long B, N, K, D;
     bool held_out;
@@ -107,6 +108,7 @@ int bench_step(int runs) {
   int bad = 0;
   for (const auto t : {kmeans::input_type::bf16, kmeans::input_type::f16}) {
     for (const shape& s : shapes) {
+      if (only >= 0 && (&s - shapes != only || t != kmeans::input_type::bf16)) continue;
       auto x = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.N * s.D), rng);
       auto c0 = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.K * s.D), rng);
       auto dx = jit::to_device(x), dc = jit::to_device(c0), dc2 = jit::to_device(c0);
@@ -122,7 +124,9 @@ int bench_step(int runs) {
         kmeans::assign(dx.address(), dc.address(), n1, i1, s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st);
         kmeans::update(dx.address(), i1, dc.address(), n1, sh, ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st);
       };
-      auto fused = [&](CUstream st) { kmeans::step(dx.address(), dc2.address(), i2, n2, sh, ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, st); };
+      auto fused = [&](CUstream st) {  // the fused kernel at every D (kmeans::step itself keeps the two calls at D <= 64)
+        kmeans::detail::run_step(true, dx.address(), dc2.address(), i2, n2, sh, ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, {}, st, 0);
+      };
       // Agreement from the same centroids: the same indices; centroids within the rounding of a mean whose f32
       // atomics land in another order (a few units in the last place of the input type).
       kmeans::norms(dc.address(), n1, s.B, s.K, s.D, t, kmeans::metric::l2);
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (update) return bench_update(runs, json, driver);
-  if (step) return bench_step(runs);
+  if (step) return bench_step(runs, pick);
   struct shape {
     long long B, N, K, D;
     bool held_out;

@@ -377,11 +377,14 @@ constexpr bool fuse_scatter(long long D) { return D > 64; }
 // into the sums while they are still in its shared memory, so the points are read once and the reductions
 // overlap the distance GEMM; three launches (memset, assign + scatter, finalize) instead of four. The
 // deterministic sums, and D <= 64 (fuse_scatter), keep the two calls.
-inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
-                 input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
+namespace detail {
+// step with the fusion decided by the caller (fuse: the scatter in the assignment unless deterministic);
+// cake_bench_kmeans --step times the fused kernel at every D with it.
+inline void run_step(bool fuse, const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N,
+                     long long K, long long D, input_type t, metric m, const update_options& options, CUstream stream, int device) {
   const char* who = "cake::kmeans::step";
   const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
-  if (options.deterministic || !fuse_scatter(D)) {
+  if (options.deterministic || !fuse) {
     assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
     update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
     return;
@@ -389,6 +392,12 @@ inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float
   const auto w = detail::zero_workspace(workspace, B, K, D, false, stream, device);
   detail::run_assign(nullptr, x, c, c_norm, idx, B, N, K, D, t, m, stream, device, false, static_cast<float*>(w.sums), w.counts);
   detail::finalize(w, c, c_norm, shift, B, K, D, t, m, options, e, stream, device);
+}
+}  // namespace detail
+
+inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
+                 input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
+  detail::run_step(fuse_scatter(D), x, c, idx, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
 }
 inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                  input_type t, metric m = metric::l2, CUstream stream = nullptr, int device = 0) {
