@@ -298,8 +298,10 @@ TEST_CASE("k-means step (the update's scatter fused into the assignment): the in
     // the two calls
     kmeans::assign(dx.address(), dc.address(), n1, static_cast<std::int32_t*>(di.address()), B, N, K, D, t, m);
     const auto idx = di.download<std::int32_t>();
-    // the fused step
-    kmeans::step(dx.address(), dc2.address(), static_cast<std::int32_t*>(di2.address()), n2, static_cast<float*>(ds2.address()), ws.address(), B, N, K, D, t, m);
+    // the fused step, at every D (kmeans::step itself keeps the two calls at D <= 64: kmeans::fuse_scatter; the
+    // Python tier runs kmeans_step at D = 64 through them)
+    kmeans::detail::run_step(true, dx.address(), dc2.address(), static_cast<std::int32_t*>(di2.address()), n2, static_cast<float*>(ds2.address()), ws.address(), B,
+                             N, K, D, t, m, {}, nullptr, 0);
     const auto idx2 = di2.download<std::int32_t>();
     long long differ = 0, guard = 0;
     for (long long p = 0; p < B * N; ++p) differ += idx[static_cast<std::size_t>(p)] != idx2[static_cast<std::size_t>(p)];
