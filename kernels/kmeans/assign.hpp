@@ -11,7 +11,9 @@
 // pipeline, each of two consumer warpgroups multiplies its `rows` points by the centroid tile on wgmma
 // and folds the tile's scores into an argmin carried in registers. The two consumers take turns at
 // issuing their MMAs, so one's argmin (ALU work) overlaps the other's MMAs (tensor work); or (overlap)
-// each consumer overlaps its own argmin with its own MMAs, half a tile at a time.
+// each consumer overlaps its own argmin with its own MMAs, half a tile at a time. A centroid stage can
+// carry the tile's c_norm too (cn_in_stage; NaN past K, so no mask), and the kernel can add its points
+// into the update's sums once their indices are known (scatter: kmeans::step).
 #include <array>
 #include <string_view>
 
@@ -89,9 +91,9 @@ constexpr int kmeans_assign_smem(const kmeans_assign_config& c) {
 }
 
 namespace kmeans_assign_detail {
-constexpr const char* chunk_names[] = {"to0", "to1", "to2", "to3"};
-}
-constexpr const char* chunk_name(int q) { return kmeans_assign_detail::chunk_names[q]; }
+// (scatter) the register names of the chunks' target rows
+constexpr const char* chunk_name(int q) { return q == 0 ? "to0" : q == 1 ? "to1" : q == 2 ? "to2" : "to3"; }
+}  // namespace kmeans_assign_detail
 
 template <class In = bf16>
 constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
@@ -168,7 +170,7 @@ constexpr program kmeans_assign_sm90(kmeans_assign_config c = {}) {
     reg_tile<f32> one;
     if (c.scatter) {
       xs = r.fragment<In>("xs", {chunk, 64});
-      for (int q = 0; q < chunks; ++q) to[static_cast<std::size_t>(q)] = r.row_vector<i32>(chunk_name(q), chunk);
+      for (int q = 0; q < chunks; ++q) to[static_cast<std::size_t>(q)] = r.row_vector<i32>(kmeans_assign_detail::chunk_name(q), chunk);
       one = r.row_vector<f32>("one", chunk);
       r.fill(one, 1.0f);
     }
