@@ -1,8 +1,8 @@
 """torch.ops.cake.{gemm, softmax, rmsnorm, attention_prefill, attention_prefill_varlen, attention_decode_paged, kmeans_assign, kmeans_update,
-kmeans_fit, knn_search}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives
+kmeans_step, kmeans_fit, knn_search}: cake's entry points as PyTorch custom ops, each with a fake (meta) implementation that gives
 the output's shape, dtype and strides (or, for an op that updates buffers in place, checks them) without running
 anything, so that they trace under torch.compile and record under CUDA graph capture. Imported by cake when
-PyTorch is installed; the ops run on PyTorch's current stream. kmeans_update and kmeans_fit update the caller's
+PyTorch is installed; the ops run on PyTorch's current stream. kmeans_update, kmeans_step and kmeans_fit update the caller's
 buffers in place and return nothing (declared through mutates_args, so torch.compile orders them correctly);
 every buffer is an argument, none is allocated inside."""
 from typing import Optional, Tuple
@@ -10,7 +10,8 @@ from typing import Optional, Tuple
 import torch
 
 from . import (attention_decode_paged as _attention_decode_paged, attention_prefill as _attention_prefill, attention_prefill_varlen as _attention_prefill_varlen, gemm as _gemm,
-               kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_update as _kmeans_update, knn_search as _knn_search,
+               kmeans_assign as _kmeans_assign, kmeans_fit as _kmeans_fit, kmeans_step as _kmeans_step, kmeans_update as _kmeans_update,
+               knn_search as _knn_search,
                rmsnorm as _rmsnorm, softmax as _softmax)
 
 
@@ -122,6 +123,19 @@ def kmeans_update(x: torch.Tensor, idx: torch.Tensor, centroids: torch.Tensor, c
 def _(x, idx, centroids, c_norm, shift, workspace, metric="l2", deterministic=False, max_abs=0.0):
     _check_kmeans_buffers("cake::kmeans_update", x, centroids, idx, c_norm, shift)
     torch._check(c_norm is not None or metric == "inner_product", lambda: "cake::kmeans_update: c_norm is needed unless metric is inner_product")
+
+
+@torch.library.custom_op("cake::kmeans_step", mutates_args=("centroids", "idx", "c_norm", "shift", "workspace"))
+def kmeans_step(x: torch.Tensor, centroids: torch.Tensor, idx: torch.Tensor, c_norm: Optional[torch.Tensor], shift: torch.Tensor,
+                workspace: torch.Tensor, metric: str = "l2") -> None:
+    # c_norm holds the centroids' norms on entry (as for kmeans_assign) and their new norms on return
+    _kmeans_step(x, centroids, c_norm, idx=idx, shift=shift, workspace=workspace, metric=metric)
+
+
+@kmeans_step.register_fake
+def _(x, centroids, idx, c_norm, shift, workspace, metric="l2"):
+    _check_kmeans_buffers("cake::kmeans_step", x, centroids, idx, c_norm, shift)
+    torch._check(c_norm is not None or metric == "inner_product", lambda: "cake::kmeans_step: c_norm is needed unless metric is inner_product")
 
 
 @torch.library.custom_op("cake::kmeans_fit", mutates_args=("centroids", "idx", "c_norm", "shift", "workspace"))

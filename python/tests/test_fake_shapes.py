@@ -155,6 +155,12 @@ class FakeShapes(unittest.TestCase):
             self.ops.kmeans_update.fake(x, idx, c, per_centroid, StandInTensor((4, 63), "float32"), ws)
         with self.assertRaisesRegex(RuntimeError, r"iterations must be >= 1"):
             self.ops.kmeans_fit.fake(x, c, 0, idx, per_centroid, per_centroid, ws)
+        self.assertIsNone(self.ops.kmeans_step.fake(x, c, idx, per_centroid, per_centroid, ws))
+        self.assertIsNone(self.ops.kmeans_step.fake(x, c, idx, None, per_centroid, ws, metric="inner_product"))
+        with self.assertRaisesRegex(RuntimeError, r"kmeans_step: c_norm is needed unless metric is inner_product"):
+            self.ops.kmeans_step.fake(x, c, idx, None, per_centroid, ws)
+        with self.assertRaisesRegex(RuntimeError, r"kmeans_step: idx must have x's shape without D, \(4, 1000\)"):
+            self.ops.kmeans_step.fake(x, c, StandInTensor((4, 999), "int32"), per_centroid, per_centroid, ws)
 
     def test_knn_search(self):
         for q, y, k in (((4096, 128), (100000, 128), 10), ((7, 64), (5, 64), 256)):

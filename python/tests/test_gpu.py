@@ -209,6 +209,13 @@ class OnTheGPU(unittest.TestCase):
             self.assertLess(rel_err(c, want_c), 1e-3)
             self.assertLess(rel_err(norm, want_norm), 1e-3)
             self.assertLess(rel_err(shift, want_shift), 1e-2)
+        # kmeans_step as an op: the indices of kmeans_assign, the means of kmeans_update
+        sc, sidx = c0.clone(), torch.full((B, N), -1, dtype=torch.int32, device="cuda")
+        snorm, sshift = c0.float().square().sum(-1), torch.full((B, K), float("nan"), device="cuda")
+        torch.ops.cake.kmeans_step(x, sc, sidx, snorm, sshift, ws, "l2")
+        self.assertTrue(torch.equal(sidx, idx))
+        self.assertLess(rel_err(sc, want_c), 1e-3)
+        self.assertLess(rel_err(sshift, want_shift), 1e-2)
         fit = [c0.clone(), torch.empty(B, N, dtype=torch.int32, device="cuda"), torch.empty(B, K, device="cuda"), torch.empty(B, K, device="cuda")]
         want_idx, want_fit, _ = cake.kmeans_fit(x, c0.clone(), 3)
         side = torch.cuda.Stream()
