@@ -268,6 +268,8 @@ for s in "${steps[@]}"; do
       # a GPU test with no visible device must skip with a reason, not fail
       CUDA_VISIBLE_DEVICES= timeout 60 $B/tests/gpu/cake_gpu_test_kmeans 2>&1 | tail -n 4 ;;
     kmeanssan)
+      # compute-sanitizer on one k-means GPU case (CAKE_SAN_CASE, a doctest filter: default the assignment's;
+      # "*step*" the fused step's), each tool under CAKE_SAN_TIMEOUT seconds (default 150)
       for tool in memcheck racecheck synccheck; do
         res=$(timeout ${CAKE_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="${CAKE_SAN_CASE:-*picks the nearest*}" 2>&1 | tee -a "$OUT/kmeanssan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool | ${res:-TIMEOUT}" | cut -c1-200
