@@ -125,6 +125,14 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
   for (long long D : {64, 128, 512})
     for (const auto m : {kmeans::metric::l2, kmeans::metric::inner_product, kmeans::metric::cosine})
       k.push_back({"kmeans_assign/D=" + std::to_string(D) + "," + kernels::to_string(m), [=] { return kernels::kmeans_assign_sm90<bf16>(kmeans::assign_config_for(D, 1024, m)); }});
+  // kmeans::step's fused kernel (the scatter in the assignment, for D > 64)
+  for (long long D : {128, 512})
+    for (const auto m : {kmeans::metric::l2, kmeans::metric::inner_product, kmeans::metric::cosine})
+      k.push_back({"kmeans_step/D=" + std::to_string(D) + "," + kernels::to_string(m), [=] {
+                     auto c = kmeans::assign_config_for(D, 1024, m);
+                     c.scatter = kmeans::fuse_scatter(D);
+                     return kernels::kmeans_assign_sm90<bf16>(c);
+                   }});
   return k;
 }
 
