@@ -22,8 +22,8 @@
 //       update_options argument (before stream) asks for deterministic sums: i64 fixed point, the same
 //       bits on every run (update_options says the cost and the bound on |x| bf16 needs).
 //   cake::kmeans::step(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, stream, device)
-//       one Lloyd iteration: assign, then update, with the same results; the update's scatter is fused into
-//       the assignment (the points read once). c_norm must hold the norms of c on entry.
+//       one Lloyd iteration: assign, then update, with the same results; for D > 64 the update's scatter is
+//       fused into the assignment (the points read once). c_norm must hold the norms of c on entry.
 //   cake::kmeans::fit(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, iterations, ...)
 //       `iterations` Lloyd iterations from the centroids in c (the caller initializes them: init.hpp has a
 //       seeded random initialization, and fit_until, the loop to a tolerance), all enqueued
@@ -371,12 +371,6 @@ inline void update(const void* x, const std::int32_t* idx, void* c, float* c_nor
 // keeps the two calls.
 constexpr bool fuse_scatter(long long D) { return D > 64; }
 
-// One Lloyd iteration: idx = assign(x, c), then c, c_norm, shift = update(x, idx, ...), the same results as
-// the two calls (c_norm must hold the norms of c on entry, as for assign). With f32 sums (the default) the
-// update's scatter is fused into the assignment (kmeans_assign_config::scatter): each CTA adds its points
-// into the sums while they are still in its shared memory, so the points are read once and the reductions
-// overlap the distance GEMM; three launches (memset, assign + scatter, finalize) instead of four. The
-// deterministic sums, and D <= 64 (fuse_scatter), keep the two calls.
 namespace detail {
 // step with the fusion decided by the caller (fuse: the scatter in the assignment unless deterministic);
 // cake_bench_kmeans --step times the fused kernel at every D with it.
@@ -395,6 +389,12 @@ inline void run_step(bool fuse, const void* x, void* c, std::int32_t* idx, float
 }
 }  // namespace detail
 
+// One Lloyd iteration: idx = assign(x, c), then c, c_norm, shift = update(x, idx, ...), the same results as
+// the two calls (c_norm must hold the norms of c on entry, as for assign). With f32 sums (the default) the
+// update's scatter is fused into the assignment (kmeans_assign_config::scatter): each CTA adds its points
+// into the sums while they are still in its shared memory, so the points are read once and the reductions
+// overlap the distance GEMM; three launches (memset, assign + scatter, finalize) instead of four. The
+// deterministic sums, and D <= 64 (fuse_scatter), keep the two calls.
 inline void step(const void* x, void* c, std::int32_t* idx, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K, long long D,
                  input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
   detail::run_step(fuse_scatter(D), x, c, idx, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
