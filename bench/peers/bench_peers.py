@@ -365,8 +365,8 @@ def bench_ivf(runs, nlist=1024, nprobes=(1, 4, 16, 64, 128, 256), N=1 << 20, D=1
 
 
 def bench_kmeans_iteration(runs, dtypes=("float16", "bfloat16")):
-    """One Lloyd iteration: Cake's kmeans_step (the assignment with the update's scatter fused, then the
-    finalize) against flash-kmeans' compiled iteration (assign, centroid update, shift), on the same points
+    """One Lloyd iteration: Cake's kmeans_step (for D > 64 the assignment with the update's scatter fused, then
+    the finalize; at D <= 64 assign + update) against flash-kmeans' compiled iteration (assign, centroid update, shift), on the same points
     and centroids. Cake's new centroids are checked first against PyTorch means of Cake's own assignment."""
     from flash_kmeans.kmeans_triton_impl import _euclid_iter_compiled
     rows, logs = [], {}
