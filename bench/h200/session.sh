@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -267,6 +267,15 @@ for s in "${steps[@]}"; do
     skipcheck)
       # a GPU test with no visible device must skip with a reason, not fail
       CUDA_VISIBLE_DEVICES= timeout 60 $B/tests/gpu/cake_gpu_test_kmeans 2>&1 | tail -n 4 ;;
+    kmeanssorted)
+      # the sorted update (counting sort + segment sums): its GPU case, memcheck on it, then the update alone
+      # three ways (scatter, deterministic, sorted) after uniform and skewed assignments
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_kmeans -tc="*sorted*" > "$OUT/test_kmeans_sorted.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|not the mean|changed|seed" "$OUT/test_kmeans_sorted.log" | head -n 12 | cut -c1-200
+      res=$(timeout 150 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_kmeans -tc="*sorted*" 2>&1 | tee "$OUT/kmeanssorted_san.log" | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
+      echo "memcheck | ${res:-TIMEOUT}" | cut -c1-200
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout ${CAKE_UPDATE_TIMEOUT:-250} $B/bench/cake_bench_kmeans --update --runs ${CAKE_KMEANS_RUNS:-20} --driver "$DRIVER" --json "$OUT/kmeans_update.json" 2>&1 | tee "$OUT/bench_kmeans_update.log" | cut -c1-220 ;;
     kmeanssan)
       # compute-sanitizer on one k-means GPU case (CAKE_SAN_CASE, a doctest filter: default the assignment's;
       # "*step*" the fused step's), each tool under CAKE_SAN_TIMEOUT seconds (default 150)

@@ -11,9 +11,11 @@
 //       chosen form (and the first overlapped one) also as MMA probes (config.mma_probe); --pick I: only
 //       candidate I of each shape (ncu). Every candidate's idx is compared with the first one's.
 //   cake_bench_kmeans --update [--runs N] [--json FILE] [--driver VERSION]
-//       the centroid update alone (scatter + finalize, after a uniform random assignment), with f32 atomic
-//       sums and with the deterministic i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), on the
-//       issue's four shapes (bf16 and f16), L2 flushed, median of --runs: what determinism costs.
+//       the centroid update alone, three ways: scatter with f32 atomic sums, scatter with the deterministic
+//       i64 fixed-point sums (docs/kmeans.md, "Deterministic sums"), and sorted (a counting sort, then plain
+//       segment sums: "The sorted update"); on the issue's four shapes and two held out (bf16 and f16), after
+//       a uniform and a skewed random assignment; L2 flushed, median of --runs. The sorted centroids are
+//       compared with the scatter's after one update from the same centroids.
 //   cake_bench_kmeans --step [--runs N] [--pick I]
 //       one Lloyd iteration as kmeans::step (the scatter fused into the assignment) against the two calls
 //       assign + update, on the issue's four shapes and two held-out ones (bf16 and f16), from the same
@@ -39,12 +41,15 @@ using namespace cake;
 
 namespace {
 
-// The update alone, both sums, on the issue's shapes (see the top of this file).
+// The update alone: scatter (f32 atomics), deterministic scatter (i64) and sorted (counting sort + segment
+// sums), on the issue's shapes and two held out, after a uniform or a skewed assignment (see the top).
 int bench_update(int runs, const std::string& json, const std::string& driver) {
   struct shape {
     long long B, N, K, D;
+    bool held_out;
   };
-  const shape shapes[] = {{32, 65536, 1024, 128}, {1, 1048576, 4096, 128}, {1, 1048576, 65536, 128}, {8, 262144, 16384, 64}};
+  const shape shapes[] = {{32, 65536, 1024, 128, false}, {1, 1048576, 4096, 128, false}, {1, 1048576, 65536, 128, false},
+                          {8, 262144, 16384, 64, false},  {2, 300000, 2000, 96, true},     {16, 20000, 512, 256, true}};
   auto rng = harness::random_source::fresh();
   std::printf("seed %llu\n", static_cast<unsigned long long>(rng.seed()));
   std::ostringstream rows;
@@ -53,31 +58,52 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
     for (const shape& s : shapes) {
       auto x = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.N * s.D), rng);  // bits of N(0, 1)-ish values
       auto c = harness::random_vector<harness::host_bf16>(static_cast<std::size_t>(s.B * s.K * s.D), rng);
-      std::vector<std::int32_t> idx(static_cast<std::size_t>(s.B * s.N));
-      std::uniform_int_distribution<int> pick(0, static_cast<int>(s.K - 1));
-      for (auto& v : idx) v = pick(rng.engine());
-      auto dx = jit::to_device(x), dc = jit::to_device(c), di = jit::to_device(idx);
+      auto dx = jit::to_device(x), dc = jit::to_device(c);
       jit::device_buffer dn(static_cast<std::size_t>(4 * s.B * s.K)), ds(static_cast<std::size_t>(4 * s.B * s.K)),
-          ws(static_cast<std::size_t>(kmeans::update_workspace_bytes(s.B, s.K, s.D)));
-      double ms[2] = {0, 0};
-      for (int det = 0; det < 2; ++det) {
-        const kmeans::update_options opt{det == 1, 8.0f};  // the values are bf16 / f16 bits of |v| < 8
-        auto work = [&](CUstream st) {
-          kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()),
-                         static_cast<float*>(ds.address()), ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, opt, st);
-        };
-        harness::timing_options o;
-        o.runs = runs;
-        ms[det] = harness::time_gpu(work, o).median_ms;
+          ws(static_cast<std::size_t>(std::max(kmeans::update_workspace_bytes(s.B, s.K, s.D), kmeans::sorted_update_workspace_bytes(s.B, s.N, s.K, s.D))));
+      for (const bool skewed : {false, true}) {
+        // uniform: every cluster equally likely; skewed: cluster floor(K * u^4) for u uniform in [0, 1), so
+        // that the first 1% of the clusters take about 32% of the points (contention on their rows).
+        std::vector<std::int32_t> idx(static_cast<std::size_t>(s.B * s.N));
+        std::uniform_real_distribution<double> u01(0.0, 1.0);
+        for (auto& v : idx) {
+          const double u = u01(rng.engine());
+          v = static_cast<std::int32_t>(std::min<double>(static_cast<double>(s.K - 1), std::floor(static_cast<double>(s.K) * (skewed ? u * u * u * u : u))));
+        }
+        auto di = jit::to_device(idx);
+        double ms[3] = {0, 0, 0};
+        std::vector<std::uint16_t> got[2];
+        for (int v = 0; v < 3; ++v) {
+          kmeans::update_options opt{v == 1, 8.0f};  // the values are bf16 / f16 bits of |v| < 8
+          if (v == 2) opt.method = kmeans::update_method::sorted;
+          auto work = [&](CUstream st) {
+            kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()),
+                           static_cast<float*>(ds.address()), ws.address(), s.B, s.N, s.K, s.D, t, kmeans::metric::l2, opt, st);
+          };
+          harness::timing_options o;
+          o.runs = runs;
+          dc.upload<harness::host_bf16>(c);  // every variant from the same centroids (the timed runs move them; only the first run is compared)
+          work(nullptr);
+          if (v != 1) got[v == 2] = dc.download<std::uint16_t>();
+          ms[v] = harness::time_gpu(work, o).median_ms;
+        }
+        // The sorted update's centroids against the scatter's, after one update from the same centroids: the
+        // same means up to the f32 sums' order (one unit in the last place of the type at most).
+        long long differ = 0;
+        for (std::size_t i = 0; i < got[0].size(); ++i) differ += std::abs(static_cast<int>(got[0][i]) - static_cast<int>(got[1][i])) > 1;
+        const double bytes = 2.0 * s.B * s.N * s.D + 4.0 * s.B * s.N;  // points and indices read once
+        std::printf("update %s B%lld N%lld K%lld D%lld %s%s | scatter %.4f ms (%.0f GB/s of points) | deterministic %.4f ms | sorted %.4f ms | scatter/sorted %.3fx | "
+                    "centroids differ by more than 1 ulp: %lld\n",
+                    kmeans::to_string(t), s.B, s.N, s.K, s.D, skewed ? "skewed" : "uniform", s.held_out ? " (held out)" : "", ms[0], bytes / ms[0] / 1e6, ms[1],
+                    ms[2], ms[0] / ms[2], differ);
+        std::fflush(stdout);
+        if (rows.tellp() > 0) rows << ",\n";
+        rows << "    {\"kernel\": \"kmeans_update\", \"dtype\": \"" << (t == kmeans::input_type::bf16 ? "bf16" : "fp16") << "\", \"shape\": {\"B\": " << s.B
+             << ", \"N\": " << s.N << ", \"K\": " << s.K << ", \"D\": " << s.D << "}, \"assignment\": \"" << (skewed ? "skewed" : "uniform")
+             << "\", \"held_out\": " << (s.held_out ? "true" : "false") << ", \"f32_atomic_ms\": " << ms[0] << ", \"deterministic_ms\": " << ms[1]
+             << ", \"sorted_ms\": " << ms[2] << ", \"ratio\": " << ms[0] / ms[2] << ", \"deterministic_ratio\": " << ms[0] / ms[1]
+             << ", \"centroids_differ\": " << differ << "}";
       }
-      const double bytes = 2.0 * s.B * s.N * s.D + 4.0 * s.B * s.N;  // points and indices read once
-      std::printf("update %s B%lld N%lld K%lld D%lld | f32 atomics %.4f ms (%.0f GB/s of points) | deterministic %.4f ms | cost %.2fx\n",
-                  kmeans::to_string(t), s.B, s.N, s.K, s.D, ms[0], bytes / ms[0] / 1e6, ms[1], ms[1] / ms[0]);
-      std::fflush(stdout);
-      if (rows.tellp() > 0) rows << ",\n";
-      rows << "    {\"kernel\": \"kmeans_update\", \"dtype\": \"" << (t == kmeans::input_type::bf16 ? "bf16" : "fp16") << "\", \"shape\": {\"B\": " << s.B
-           << ", \"N\": " << s.N << ", \"K\": " << s.K << ", \"D\": " << s.D << "}, \"f32_atomic_ms\": " << ms[0] << ", \"deterministic_ms\": " << ms[1]
-           << ", \"ratio\": " << ms[0] / ms[1] << "}";
     }
   }
   if (!json.empty()) {
@@ -89,7 +115,10 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
       << dev.driver_version / 1000 << "." << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << date
       << "\",\n  \"command\": \"cake_bench_kmeans --update --runs " << runs
       << "\",\n  \"method\": \"CUDA events, L2 flushed before each run, median of " << runs
-      << " runs; one update (memset, scatter, finalize) after a uniform random assignment; ratio = f32-atomic time / deterministic time\",\n"
+      << " runs; one update after a uniform or a skewed (cluster floor(K u^4)) random assignment: scatter (memset, scatter-add, finalize), deterministic "
+         "(i64 fixed-point scatter), sorted (count, offsets by a row scan, placement, segment sums, finalize); ratio = scatter time / sorted time, "
+         "deterministic_ratio = scatter time / deterministic time; centroids_differ = coordinates where one sorted update and one scatter update from the "
+         "same centroids differ by more than one unit in the last place\",\n"
       << "  \"rows\": [\n" << rows.str() << "\n  ]\n}\n";
   }
   return 0;

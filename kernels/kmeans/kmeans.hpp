@@ -213,17 +213,24 @@ constexpr kernels::kmeans_norm_form norm_form(metric m) {
   return m == metric::l2 ? kernels::kmeans_norm_form::l2 : m == metric::cosine ? kernels::kmeans_norm_form::cosine : kernels::kmeans_norm_form::none;
 }
 
-// The update's kernels (scatter, finalize, norms) for a part count, type, norm form and device.
-enum class update_kernel { scatter, finalize, norms };
+// The update's kernels (scatter, finalize, norms; the sorted update's count, offsets, place and segment
+// sums) for a part count, type, norm form and device.
+enum class update_kernel { scatter, finalize, norms, count, offsets, place, segment_sum };
 inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, input_type t, kernels::kmeans_norm_form f, int device,
                                                kernels::kmeans_sums sums = kernels::kmeans_sums::f32_atomic) {
   using key = std::tuple<update_kernel, int, input_type, kernels::kmeans_norm_form, int, kernels::kmeans_sums>;
   static kernel_table<key, runtime_kernel> cache;
   return cache.get(key{which, parts, t, f, device, sums}, [&] {
     auto build = [&]<class In>() {
-      return which == update_kernel::scatter ? kernels::kmeans_scatter_program<In>(parts, target_id::sm_90a, sums)
-             : which == update_kernel::finalize ? kernels::kmeans_finalize_program<In>(parts, f, target_id::sm_90a, sums)
-                                                : kernels::kmeans_norms_program<In>(parts, f);
+      switch (which) {
+        case update_kernel::scatter: return kernels::kmeans_scatter_program<In>(parts, target_id::sm_90a, sums);
+        case update_kernel::finalize: return kernels::kmeans_finalize_program<In>(parts, f, target_id::sm_90a, sums);
+        case update_kernel::count: return kernels::kmeans_count_program<In>();
+        case update_kernel::offsets: return kernels::kmeans_offsets_program();
+        case update_kernel::place: return kernels::kmeans_place_program<In>(parts);
+        case update_kernel::segment_sum: return kernels::kmeans_segment_sum_program<In>(parts);
+        default: return kernels::kmeans_norms_program<In>(parts, f);
+      }
     };
     const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
     if (!p.errors.empty())
@@ -241,6 +248,15 @@ inline int parts_for(long long D) { return static_cast<int>((D + 63) / 64); }
 // deterministic update, f32 in the first half otherwise) and f32 counts [B, K].
 constexpr long long update_workspace_bytes(long long B, long long K, long long D) { return 8 * B * K * D + 4 * B * K; }
 
+// How update adds the points of a cluster: scatter-adds every point into its cluster's sums (f32 atomics,
+// or i64 with `deterministic`), or sorts the points by cluster first (a counting sort: count, offsets by a
+// row scan, placement by an atomic slot per point) and then sums each cluster's contiguous rows, one
+// atomic add per cluster and chunk of 256 rows (kernels/kmeans/update.hpp, "the sorted update"). Both give
+// the same means up to
+// the f32 rounding of the sums' order; docs/kmeans.md has both measured.
+enum class update_method { scatter, sorted };
+constexpr const char* to_string(update_method m) { return m == update_method::scatter ? "scatter" : "sorted"; }
+
 // How update (and fit) add the points of a cluster.
 struct update_options {
   // false: f32 atomics, fastest; the order in which they land changes the sums' last bits from run to run,
@@ -251,7 +267,20 @@ struct update_options {
   // right for f16, whose 65504 costs nothing; bf16 needs the data's bound, e.g. max |x| from the caller,
   // since bf16's 3.4e38 would leave no fraction bits). Values past it saturate: the bound must hold.
   float max_abs = 0;
+  // scatter (the default; step fuses it into the assignment for D > 64) or sorted (its workspace:
+  // sorted_update_workspace_bytes, which counts the points' sorted copy). sorted with deterministic is
+  // refused: the order of the points inside a cluster is that of the atomics that placed them.
+  update_method method = update_method::scatter;
 };
+
+// Bytes of device workspace the sorted update needs: update_workspace_bytes' sums and counts, the
+// clusters' first rows and cursors (i32 [B, K] each), the points' cluster rows in sorted order (i32
+// [B, N]) and the points in cluster order ([B, N, D] of the input type, 2 bytes each), every part 16-byte
+// aligned.
+constexpr long long round16(long long b) { return (b + 15) / 16 * 16; }
+constexpr long long sorted_update_workspace_bytes(long long B, long long N, long long K, long long D) {
+  return round16(update_workspace_bytes(B, K, D)) + 2 * round16(4 * B * K) + round16(4 * B * N) + 2 * B * N * D;
+}
 
 // The fixed point of the deterministic sums: the unit 2^-e with e the largest exponent such that N points
 // of magnitude up to max_abs sum below 2^62 in i64 (N * 2^ceil(log2 max_abs) * 2^e <= 2^62), clamped to
@@ -302,6 +331,11 @@ inline int check_update(const char* who, const void* x, const void* idx, const v
                         long long N, long long K, long long D, input_type t, metric m, const update_options& options, int device) {
   check_shape(who, B, N, K, D);
   const int e = update_exponent(who, N, t, options);
+  if (options.method == update_method::sorted && options.deterministic)
+    throw jit::argument_error(std::string(who) + ": the sorted update is not deterministic (a cluster's points are summed in the order their atomics placed "
+                                                 "them): use method scatter with deterministic");
+  if (options.method == update_method::sorted && B * N > (1LL << 24))
+    throw jit::argument_error(std::string(who) + ": B * N = " + std::to_string(B * N) + " is past 2^24 (the sorted update computes positions in f32)");
   if (B * K > (1LL << 24))
     throw jit::argument_error(std::string(who) + ": B * K = " + std::to_string(B * K) + " is past 2^24 (the scatter computes its row in f32)");
   check_pointer(who, "x", x, 16);
@@ -344,11 +378,66 @@ inline void finalize(const update_workspace& w, void* c, float* c_norm, float* s
 }
 }  // namespace detail
 
+namespace detail {
+// The sorted update's parts of the workspace (sorted_update_workspace_bytes).
+struct sorted_workspace {
+  update_workspace w;  // sums (f32) and counts, at update_workspace's offsets
+  std::int32_t* start;
+  std::int32_t* cursor;
+  std::int32_t* ids;
+  void* xs;
+};
+inline sorted_workspace sorted_parts(void* workspace, long long B, long long N, long long K, long long D) {
+  char* base = static_cast<char*>(workspace);
+  const long long s = round16(update_workspace_bytes(B, K, D)), c = s + round16(4 * B * K), i = c + round16(4 * B * K), x = i + round16(4 * B * N);
+  return {{workspace, reinterpret_cast<float*>(base + 8 * B * K * D)}, reinterpret_cast<std::int32_t*>(base + s), reinterpret_cast<std::int32_t*>(base + c),
+          reinterpret_cast<std::int32_t*>(base + i), base + x};
+}
+// The sorted update: counts, offsets, placement, segment sums (into zeroed sums), then the finalize.
+inline void sorted_update(const char* who, const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B,
+                          long long N, long long K, long long D, input_type t, metric m, const update_options& options, CUstream stream, int device) {
+  (void)who;  // (check_update refused deterministic and B * N past 2^24)
+  const int parts = parts_for(D);
+  const auto& count = update_kernel_for(update_kernel::count, parts, t, norm_form(m), device);
+  const auto& offsets = update_kernel_for(update_kernel::offsets, parts, t, norm_form(m), device);
+  const auto& place = update_kernel_for(update_kernel::place, parts, t, norm_form(m), device);
+  const auto& segsum = update_kernel_for(update_kernel::segment_sum, parts, t, norm_form(m), device);
+  const sorted_workspace s = sorted_parts(workspace, B, N, K, D);
+  const auto& drv = jit::driver::get();
+  drv.bind(device);
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(s.w.counts), 0, static_cast<std::size_t>(4 * B * K), stream), "cuMemsetD8Async",
+            "zeroing the k-means update's counts");
+  drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(s.w.sums), 0, static_cast<std::size_t>(4 * B * K * D), stream), "cuMemsetD8Async",
+            "zeroing the k-means update's sums");
+  const double k[] = {static_cast<double>(K)}, n[] = {static_cast<double>(N)};
+  {
+    const tensor_arg args[] = {tensor_view(idx, {B, N, 1}), tensor_view(s.w.counts, {B * K, 1})};
+    count.launch(args, k, stream);
+  }
+  {
+    const tensor_arg args[] = {tensor_view(s.w.counts, {B, K}), tensor_view(s.start, {B, K}), tensor_view(s.cursor, {B, K})};
+    offsets.launch(args, n, stream);
+  }
+  {
+    const tensor_arg args[] = {tensor_view(x, {B, N, D}), tensor_view(idx, {B, N, 1}), tensor_view(s.cursor, {B * K, 1}), tensor_view(s.xs, {B * N, D}),
+                               tensor_view(s.ids, {B * N, 1})};
+    place.launch(args, k, stream);
+  }
+  {
+    const tensor_arg args[] = {tensor_view(s.xs, {B * N, D}), tensor_view(s.ids, {B * N, 1}), tensor_view(s.start, {B * K, 1}),
+                               tensor_view(s.cursor, {B * K, 1}), tensor_view(s.w.sums, {B * K, D})};
+    segsum.launch(args, {}, stream);
+  }
+  finalize(s.w, c, c_norm, shift, B, K, D, t, m, options, 0, stream, device);
+}
+}  // namespace detail
+
 // One centroid update after an assignment (see the top of this header).
 inline void update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B, long long N, long long K,
                    long long D, input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
   const char* who = "cake::kmeans::update";
   const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
+  if (options.method == update_method::sorted) return detail::sorted_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
   const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
   const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, detail::parts_for(D), t, detail::norm_form(m), device, sums_mode);
   const auto w = detail::zero_workspace(workspace, B, K, D, options.deterministic, stream, device);
@@ -378,7 +467,7 @@ inline void run_step(bool fuse, const void* x, void* c, std::int32_t* idx, float
                      long long K, long long D, input_type t, metric m, const update_options& options, CUstream stream, int device) {
   const char* who = "cake::kmeans::step";
   const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
-  if (options.deterministic || !fuse) {
+  if (options.deterministic || !fuse || options.method == update_method::sorted) {  // (the sorted update is not fused)
     assign(x, c, m == metric::inner_product ? nullptr : c_norm, idx, B, N, K, D, t, m, stream, device);
     update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
     return;

@@ -226,4 +226,175 @@ constexpr program kmeans_norms_program(int parts, kmeans_norm_form form = kmeans
   return k.build();
 }
 
+// ---- the sorted (segmented) update -------------------------------------------------------------------
+// The other way to the same sums (issue: "segmented reduction after sorting by cluster id, or scatter-add
+// -- measure both"): a counting sort of the points by cluster, then sums over contiguous rows, with one
+// atomic add per cluster and chunk of 256 rows instead of one per point. Four kernels, then
+// kmeans_finalize_program as above:
+//
+//   kmeans_count_program<In>(parts)     counts [B*K, 1] f32 += 1 per point (a scatter_add of ones)
+//   kmeans_offsets_program()            per batch entry b: start[b*K + k] = cursor[b*K + k] = b*N + the
+//                                       exclusive prefix sum of counts[b, 0..k) (row_scan, a carry across
+//                                       the chunks of 1,024 clusters)
+//   kmeans_place_program<In>(parts)     per point: pos = fetch_add(cursor[b*K + idx]), then row pos of
+//                                       Xs [B*N, D] In = x and of ids [B*N, 1] i32 = b*K + idx
+//                                       (scatter_store); cursor ends at each segment's end
+//   kmeans_segment_sum_program<In>(parts)  per chunk of 256 rows of Xs, one warp: for each cluster g
+//                                       whose rows start[g] .. cursor[g] - 1 meet the chunk, the column
+//                                       sum of those rows added into sums[g, :] (f32)
+//
+// Tensors: counts [B*K, 1] f32 (zeroed by the caller), counts viewed [B, K] by the offsets kernel; start
+// and cursor [B*K, 1] i32 (written whole by the offsets kernel); Xs [B*N, D] In and ids [B*N, 1] i32 (the
+// points in cluster order: scratch, written whole); sums [B*K, D] f32 (zeroed by the caller). Positions
+// are computed in f32 registers: B*N <= 2^24. Within a cluster the order of its points
+// is that of the atomics (run to run it varies, so the f32 sums' last bits can; use kmeans_sums::i64_fixed
+// with the scatter for the same bits every run).
+
+// counts[b * K + idx[b, n], 0] += 1 (X is not read: the histogram of the sort).
+template <class In = bf16>
+constexpr program kmeans_count_program(target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  constexpr int rows = 32;  // points per warp per step: one per lane
+  const name_builder nm = d::name<In>("count", 32, "", t);
+  auto k = kernel(nm.view()).target(t);
+  auto [Bt, N, BK, One] = k.dims("B", "N", "BK", "one");
+  auto I = k.input<i32>("idx", dims(Bt, N, One));
+  auto Counts = k.output<f32>("counts", dims(BK, One));
+  auto Kc = k.param<i32>("K");
+  auto space = k.parallel(tiles(N, rows * d::units), each(Bt));
+  k.role("points", warps(d::units), [&](role& r) {
+    auto one = r.row_vector<f32>("one", rows);
+    auto idx = r.row_vector<i32>("idx", rows);
+    r.fill(one, 1.0f);
+    r.for_each(space, [&](auto i, auto b) {
+      r.load(idx, I.tile(b, i * d::units + r.warp(), 0)).fill_outside(-1.0f);
+      r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
+      r.scatter_add(Counts.tile(0, 0), one, idx);
+    });
+  });
+  return k.build();
+}
+
+// start = cursor = b * N + the exclusive prefix sum of counts over each batch entry's K clusters.
+constexpr program kmeans_offsets_program(target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  constexpr int chunk = 1024;  // clusters a warp scans per step (32 per lane)
+  name_builder nm;
+  nm.put("kmeans_offsets");
+  if (t == target_id::sm_80) nm.put("_80");
+  auto k = kernel(nm.view()).target(t);
+  auto [Bt, K] = k.dims("B", "K");
+  auto Counts = k.input<f32>("counts", dims(Bt, K));
+  auto Start = k.output<i32>("start", dims(Bt, K));
+  auto Cursor = k.output<i32>("cursor", dims(Bt, K));
+  auto Np = k.param<i32>("N");  // points per batch entry: entry b's rows of Xs start at b * N
+  auto space = k.parallel(tiles(Bt, d::units));
+  k.role("scan", warps(d::units), [&](role& r) {
+    auto c = r.fragment<f32>("c", {1, chunk});
+    auto s = r.fragment<f32>("s", {1, chunk});
+    auto tot = r.row_vector<f32>("tot", 1);
+    auto carry = r.row_vector<f32>("carry", 1);
+    r.for_each(space, [&](auto i) {
+      const index_expr b = r.let_index(i * d::units + r.warp());
+      r.when(b < Bt.extent(), [&] {
+        r.fill(carry, 0.0f);
+        r.loop(tiles(K, chunk), [&](auto j) {
+          r.load(c, Counts.tile(b, j));  // clusters past K load 0
+          r.row_scan(s, c);
+          r.set(s, s - c + carry + rx(b) * Np);  // exclusive, plus the entry's first row in Xs
+          r.store(Start.tile(b, j), s);
+          r.store(Cursor.tile(b, j), s);
+          r.row_sum(tot, c);
+          r.set(carry, carry + tot);
+        });
+      });
+    });
+  });
+  return k.build();
+}
+
+// Row fetch_add(cursor[b * K + idx]) of Xs = x and of ids = b * K + idx: the points in cluster order, with
+// their cluster rows (the header says the tensors).
+template <class In = bf16>
+constexpr program kmeans_place_program(int parts, target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  const int rows = d::rows_for(parts), width = d::width_for(parts);
+  const name_builder nm = d::name<In>("place", width, "", t);
+  auto k = kernel(nm.view()).target(t);
+  auto [Bt, N, BK, BN, D, One] = k.dims("B", "N", "BK", "BN", "D", "one");
+  auto X = k.input<In>("X", dims(Bt, N, D));
+  auto I = k.input<i32>("idx", dims(Bt, N, One));
+  auto Cursor = k.output<i32>("cursor", dims(BK, One));
+  auto Xs = k.output<In>("Xs", dims(BN, D));
+  auto Ids = k.output<i32>("ids", dims(BN, One));
+  auto Kc = k.param<i32>("K");
+  auto space = k.parallel(tiles(N, rows * d::units), each(Bt));
+  k.role("points", warps(d::units), [&](role& r) {
+    auto x = r.fragment<In>("x", {rows, width});
+    auto idx = r.row_vector<i32>("idx", rows);
+    auto pos = r.row_vector<i32>("pos", rows);
+    r.for_each(space, [&](auto i, auto b) {
+      const index_expr g = i * d::units + r.warp();
+      r.load(x, X.tile(b, g, 0));
+      r.load(idx, I.tile(b, g, 0)).fill_outside(-1.0f);
+      r.set(idx, select(idx >= 0.0f && idx < Kc, idx + rx(b) * Kc, -1.0f));
+      r.fetch_add(pos, Cursor.tile(0, 0), idx);  // the point's row in Xs (-1 for a skipped point)
+      r.scatter_store(Xs.tile(0, 0), x, pos);
+      r.scatter_store(Ids.tile(0, 0), idx, pos);
+    });
+  });
+  return k.build();
+}
+
+// Per chunk of `chunk_rows` consecutive rows of Xs (one warp each), per cluster g whose segment meets the
+// chunk (ids of the chunk's first and last rows, and the clusters between): the sum of the segment's rows
+// inside the chunk, added into sums[g, :] (atomically: f32 reductions, one per column group; a cluster
+// spread over c chunks gets c adds, so a cluster holding a third of the points costs no more than
+// the others per row). sums is zeroed by the caller. The warp adds `rows` rows per step into an f32 tile
+// (rows past the segment load 0), sums the tile's rows once per segment (col_sum) and adds the column
+// vector. Balanced by rows whatever the clusters' sizes: one warp per cluster ran a cluster of 131,072
+// points alone (9.7 ms, against 2.1 ms for the scatter; the skewed rows of docs/kmeans.md).
+constexpr int kmeans_segment_chunk = 256;
+template <class In = bf16>
+constexpr program kmeans_segment_sum_program(int parts, target_id t = target_id::sm_90a) {
+  namespace d = kmeans_update_detail;
+  const int rows = d::rows_for(parts), width = d::width_for(parts);
+  constexpr int chunk = kmeans_segment_chunk;
+  const name_builder nm = d::name<In>("segsum", width, "", t);
+  auto k = kernel(nm.view()).target(t);
+  auto [BK, BN, D, One] = k.dims("BK", "BN", "D", "one");
+  auto Xs = k.input<In>("Xs", dims(BN, D));
+  auto Ids = k.input<i32>("ids", dims(BN, One));
+  auto Start = k.input<i32>("start", dims(BK, One));
+  auto Cursor = k.input<i32>("cursor", dims(BK, One));
+  auto Sums = k.output<f32>("sums", dims(BK, D));
+  auto space = k.parallel(tiles(BN, chunk * d::units));
+  k.role("chunks", warps(d::units), [&](role& r) {
+    auto x = r.fragment<In>("x", {rows, width});
+    auto acc = r.fragment<f32>("acc", {rows, width});
+    auto sum = r.col_vector<f32>("sum", width);
+    r.for_each(space, [&](auto i) {
+      const index_expr c0 = r.let_index((i * d::units + r.warp()) * chunk);  // the chunk's first row
+      r.when(c0 < BN.extent(), [&] {
+        const index_expr c1 = r.let_min(c0 + chunk, BN.extent());  // one past its last
+        const index_expr g0 = r.read_index(Ids.at(c0, 0)), g1 = r.read_index(Ids.at(c1 - 1, 0));
+        r.loop(g0, loop_extent(g1 + 1), 1, [&](auto g) {
+          const index_expr y0 = -r.let_min(-r.read_index(Start.at(g, 0)), -c0);  // max(start, c0)
+          const index_expr y1 = r.let_min(r.read_index(Cursor.at(g, 0)), c1);
+          r.when(y0 < y1, [&] {
+            r.zero(acc);
+            r.loop(y0, loop_extent(y1), rows, [&](auto y) {
+              r.load(x, Xs.tile(y, 0).elements_at(0).limit(0, y1));  // rows past the segment load 0
+              r.set(acc, acc + x);
+            });
+            r.col_sum(sum, acc);
+            r.atomic_add(Sums.tile(g, 0), sum);
+          });
+        });
+      });
+    });
+  });
+  return k.build();
+}
+
 }  // namespace cake::kernels

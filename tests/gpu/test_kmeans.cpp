@@ -269,6 +269,50 @@ TEST_CASE("k-means update: means of the assigned points, empty clusters kept, no
   }
 }
 
+// The sorted update (update_options::method = sorted: a counting sort of the points by cluster, then plain
+// per-cluster sums): the same means as the reference, with the workspace poisoned first; shapes with K past
+// the offsets kernel's chunk of 1,024 clusters (its carry), ragged D and N, and a skewed assignment (one
+// cluster holding most points: segments of thousands of rows) next to empty clusters.
+TEST_CASE("k-means update, sorted: means of the assigned points by a counting sort and segment sums, empty clusters kept") {
+  {  // refused before any launch (no GPU needed): the sorted update is not deterministic
+    kmeans::update_options opt;
+    opt.method = kmeans::update_method::sorted;
+    opt.deterministic = true;
+    int dummy = 0;
+    CHECK_THROWS_WITH_AS(kmeans::update(&dummy, &dummy, &dummy, reinterpret_cast<float*>(&dummy), reinterpret_cast<float*>(&dummy), &dummy, 1, 100, 10, 64,
+                                        input_type::f16, metric::l2, opt),
+                         doctest::Contains("the sorted update is not deterministic"), jit::argument_error);
+  }
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  kmeans::update_options sorted;
+  sorted.method = kmeans::update_method::sorted;
+  for (const update_run u : {update_run{1, 1000, 50, 128, input_type::bf16, metric::l2}, update_run{3, 4097, 129, 104, input_type::f16, metric::l2},
+                             update_run{2, 9000, 2500, 64, input_type::bf16, metric::l2}, update_run{2, 700, 64, 512, input_type::bf16, metric::cosine},
+                             update_run{1, 300, 20, 64, input_type::f16, metric::inner_product}, update_run{4, 5000, 7, 96, input_type::f16, metric::l2}}) {
+    const auto [B, N, K, D, t, m] = u;
+    for (const bool skewed : {false, true}) {
+      INFO("B " << B << " N " << N << " K " << K << " D " << D << " " << to_string(t) << " " << kernels::to_string(m) << (skewed ? " skewed" : ""));
+      auto x = random_matrix(static_cast<std::size_t>(B * N * D), t, rng);
+      auto c = random_matrix(static_cast<std::size_t>(B * K * D), t, rng);
+      auto idx = random_assignment(u, 3 < K ? 3 : 0, rng);  // the last 3 clusters stay empty
+      if (skewed)  // nine points in ten go to cluster 1
+        for (std::size_t i = 0; i < idx.size(); ++i)
+          if (i % 10 != 0) idx[i] = 1;
+      auto dx = jit::to_device(x.bits), dc = jit::to_device(c.bits), di = jit::to_device(idx);
+      jit::device_buffer dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+          ws(static_cast<std::size_t>(kmeans::sorted_update_workspace_bytes(B, N, K, D)));
+      dn.fill_u32(0xffffffffu);
+      ds.fill_u32(0xffffffffu);
+      ws.fill_u32(0xffffffffu);  // counts are zeroed by the update; every other part is written whole
+      kmeans::update(dx.address(), static_cast<const std::int32_t*>(di.address()), dc.address(), static_cast<float*>(dn.address()),
+                     static_cast<float*>(ds.address()), ws.address(), B, N, K, D, t, m, sorted);
+      check_update(u, x, c, idx, dc.download<std::uint16_t>(), dn.download<float>(), ds.download<float>());
+    }
+  }
+}
+
 TEST_CASE("k-means step (the update's scatter fused into the assignment): the indices of assign, the means of update, in every form the entry point picks") {
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();

@@ -141,3 +141,48 @@ TEST_CASE("k-means update: norms of the initial centroids (bf16, f16, sm_90a and
   check_norms<cake::bf16>(cake::target_id::sm_80);
   check_norms<cake::f16>(cake::target_id::sm_80);
 }
+
+// The sorted update (counting sort, then plain per-cluster sums): the count (one f32 add per point), the
+// offsets (a row scan: shuffle-up across the 32 lanes of a row, no atomics), the placement (an atomic that
+// returns the old count, then plain row stores of the points: no float atomics) and the segment sums (the
+// column sum across the lanes of other rows, butterflies, then one vector reduction per 4 columns).
+template <class In>
+void check_sorted(cake::target_id t) {
+  {
+    const cake::program p = cake::kernels::kmeans_count_program<In>(t);
+    REQUIRE(p.errors.empty());
+    const auto b = lower_and_build(p);
+    CHECK(has_f32_atomic(b.ptx()));
+  }
+  {
+    const cake::program p = cake::kernels::kmeans_offsets_program(t);
+    REQUIRE(p.errors.empty());
+    const auto b = lower_and_build(p);
+    CHECK(has(b.ptx(), "shfl.sync.up"));
+    CHECK_FALSE(has(b.ptx(), "atom.global"));
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+  }
+  for (long long d : {64LL, 100LL, 128LL, 320LL, 512LL}) {
+    INFO("D " << d);
+    const cake::program pl = cake::kernels::kmeans_place_program<In>(parts_for(d), t);
+    REQUIRE(pl.errors.empty());
+    const auto b = d == 100 ? lower_and_build(pl, {{"D", d}}) : lower_and_build(pl);
+    CHECK(has(b.ptx(), "atom.global.add.u32"));  // the slot (atomicAdd on an int, its old value used)
+    CHECK_FALSE(has_f32_atomic(b.ptx()));
+    CHECK(has(b.ptx(), "st.global.v4"));  // the rows, 16-byte stores
+    MESSAGE(pl.kernel_name.view() << " D " << d << ": " << b.art.resources.registers << " registers");
+    const cake::program ss = cake::kernels::kmeans_segment_sum_program<In>(parts_for(d), t);
+    REQUIRE(ss.errors.empty());
+    const auto s = d == 100 ? lower_and_build(ss, {{"D", d}}) : lower_and_build(ss);
+    CHECK(has(s.source(), "cake_dev::red_add_f32_group<4>") == (t != cake::target_id::sm_80));
+    CHECK(has_f32_atomic(s.ptx()));
+    CHECK(has(s.ptx(), "shfl.sync.bfly"));  // the column sums across the row groups of the warp
+    MESSAGE(ss.kernel_name.view() << " D " << d << ": " << s.art.resources.registers << " registers");
+  }
+}
+
+TEST_CASE("k-means update: the sorted update (count, offsets, placement, segment sums; bf16, f16, sm_90a and sm_80)") {
+  check_sorted<cake::bf16>(cake::target_id::sm_90a);
+  check_sorted<cake::f16>(cake::target_id::sm_90a);
+  check_sorted<cake::bf16>(cake::target_id::sm_80);
+}

@@ -81,11 +81,29 @@ constexpr dtype_problem compute_dtype_problem(const program& p, int id) {
     case op_kind::store_global:
     case op_kind::store_shared:
     case op_kind::atomic_add: return not_tf32(reg(o.a));
-    case op_kind::scatter_add: {
+    case op_kind::scatter_add:
+    case op_kind::scatter_store: {
       if (auto q = not_tf32(reg(o.a)); q.reg >= 0) return q;
       const int b = reg(o.b);
       if (b >= 0 && dt(b) != dtype::i32)
-        return {b, "the index vector of a scatter_add holds row indices of the tensor: it is i32", "declare the index vector r.row_vector<i32>(...)"};
+        return {b, "the index vector of a scatter holds row indices of the tensor: it is i32", "declare the index vector r.row_vector<i32>(...)"};
+      return {};
+    }
+    case op_kind::fetch_add: {
+      const int b = reg(o.b), d = reg(o.d);
+      if (b >= 0 && dt(b) != dtype::i32)
+        return {b, "the index vector of a fetch_add holds row indices of the counter: it is i32", "declare the index vector r.row_vector<i32>(...)"};
+      if (d >= 0 && dt(d) != dtype::i32 && dt(d) != dtype::f32)
+        return {d, "fetch_add writes the counters' old values into a 32-bit vector (i32, or f32)", "declare it r.row_vector<i32>(...)"};
+      return {};
+    }
+    case op_kind::scan_rows:
+    case op_kind::reduce_cols: {
+      if (auto q = computed(reg(o.a)); q.reg >= 0) return q;
+      const int d = reg(o.d);
+      if (d >= 0 && dt(d) != dtype::f32 && dt(d) != dtype::i32)
+        return {d, o.kind == op_kind::scan_rows ? "a row scan writes a 32-bit tile (f32, or i32 for integer results)" : "a column reduction writes a 32-bit vector (f32, or i32 for integer results)",
+                "scan / reduce into an f32 tile and convert it if needed"};
       return {};
     }
     default: return {};
@@ -199,12 +217,50 @@ constexpr void check_broadcast(context& c) {
       }
       continue;
     }
-    if (o.kind == op_kind::scatter_add && o.a.kind == operand_kind::reg && o.b.kind == operand_kind::reg) {
+    // A scan writes the source's shape; a column reduction its 1 x C column vector.
+    if ((o.kind == op_kind::scan_rows || o.kind == op_kind::reduce_cols) && o.a.kind == operand_kind::reg && o.d.kind == operand_kind::reg) {
+      const auto& S = p.regs[o.a.index];
+      const auto& V = p.regs[o.d.index];
+      const bool scan = o.kind == op_kind::scan_rows;
+      if (scan ? (V.rows == S.rows && V.cols == S.cols) : (V.rows == 1 && V.cols == S.cols)) continue;
+      if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
+        if (scan) d->message << "row_scan of ";
+        else d->message << "col_" << to_string(static_cast<reduce_kind>(o.imm[0])) << " of ";
+        detail::write_reg(d->message, p, o.a.index);
+        d->message << (scan ? " writes a tile of its shape, " : " gives one value per column, a 1x") << (scan ? std::to_string(S.rows) + "x" + std::to_string(S.cols) : std::to_string(S.cols))
+                   << (scan ? "" : " vector") << "; the destination ";
+        detail::write_reg(d->message, p, o.d.index);
+        d->message << " is not";
+        d->num("src_rows", S.rows).num("src_cols", S.cols).num("dst_rows", V.rows).num("dst_cols", V.cols);
+        d->add_note(V.loc) << "'" << V.nm.view() << "' declared here";
+        if (scan) d->help << "declare '" << V.nm.view() << "' as r.fragment<...>(\"" << V.nm.view() << "\", {" << S.rows << ", " << S.cols << "})";
+        else d->help << "declare '" << V.nm.view() << "' as r.col_vector<...>(\"" << V.nm.view() << "\", " << S.cols << ")";
+      }
+      continue;
+    }
+    // fetch_add: the old values and the index vector are row vectors of the same rows.
+    if (o.kind == op_kind::fetch_add && o.d.kind == operand_kind::reg && o.b.kind == operand_kind::reg) {
+      const auto& V = p.regs[o.d.index];
+      const auto& I = p.regs[o.b.index];
+      if (V.rows == I.rows && V.cols == 1 && I.cols == 1) continue;
+      if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
+        d->message << "fetch_add gives row i of ";
+        detail::write_reg(d->message, p, o.d.index);
+        d->message << " the old count at row index[i] of ";
+        detail::write_reg(d->message, p, o.b.index);
+        d->message << ": both must be row vectors of the same rows";
+        d->num("old_rows", V.rows).num("old_cols", V.cols).num("index_rows", I.rows).num("index_cols", I.cols);
+        d->add_note(V.loc) << "'" << V.nm.view() << "' declared here";
+        d->help << "declare both r.row_vector<i32>(name, " << I.rows << ")";
+      }
+      continue;
+    }
+    if ((o.kind == op_kind::scatter_add || o.kind == op_kind::scatter_store) && o.a.kind == operand_kind::reg && o.b.kind == operand_kind::reg) {
       const auto& S = p.regs[o.a.index];
       const auto& V = p.regs[o.b.index];
       if (V.rows == S.rows && V.cols == 1) continue;
       if (diagnostic* d = emit_op(c, rule_id::representation_broadcast, id)) {
-        d->message << "scatter_add adds row i of ";
+        d->message << to_string(o.kind) << (o.kind == op_kind::scatter_add ? " adds" : " stores") << " row i of ";
         detail::write_reg(d->message, p, o.a.index);
         d->message << " at row index[i]: the index vector ";
         detail::write_reg(d->message, p, o.b.index);

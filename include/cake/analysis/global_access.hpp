@@ -316,9 +316,11 @@ constexpr void check_atomic_mixed(context& c) {
     int atomic = -1, plain = -1;
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];
-      if (o.d.kind != operand_kind::global || p.tile_refs[o.d.index].tensor != t) continue;
-      if ((o.kind == op_kind::atomic_add || o.kind == op_kind::scatter_add) && atomic < 0) atomic = static_cast<int>(i);
-      if ((o.kind == op_kind::store_global || o.kind == op_kind::tma_store) && plain < 0) plain = static_cast<int>(i);
+      // (fetch_add's counter is its a operand: it reads the old value and adds atomically)
+      const operand& g = o.kind == op_kind::fetch_add ? o.a : o.d;
+      if (g.kind != operand_kind::global || p.tile_refs[g.index].tensor != t) continue;
+      if ((o.kind == op_kind::atomic_add || o.kind == op_kind::scatter_add || o.kind == op_kind::fetch_add) && atomic < 0) atomic = static_cast<int>(i);
+      if ((o.kind == op_kind::store_global || o.kind == op_kind::tma_store || o.kind == op_kind::scatter_store) && plain < 0) plain = static_cast<int>(i);
     }
     if (atomic < 0 || plain < 0) continue;
     if (diagnostic* d = emit_op(c, rule_id::dataflow_atomic_mixed, plain)) {

@@ -438,11 +438,15 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::topk_rows:
     case op_kind::topk_store:
     case op_kind::convert:
+    case op_kind::scan_rows:
+    case op_kind::reduce_cols:
+    case op_kind::fetch_add:
       m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); });
       m.p.reg_writes(id, [&](const operand& x) { reg_write(m, u, id, x); });
       break;
     case op_kind::atomic_add:
-    case op_kind::scatter_add: m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); }); break;
+    case op_kind::scatter_add:
+    case op_kind::scatter_store: m.p.reg_reads(id, [&](const operand& x) { reg_read(m, u, id, x); }); break;
     // ---- memory ----
     case op_kind::tma_load: {
       int bar = -1;

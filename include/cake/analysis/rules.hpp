@@ -124,7 +124,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(dataflow_store_pending_at_exit, "dataflow.store-pending-at-exit", dataflow, error, protocol,              \
     "A role ends with TMA stores never committed (bulk_commit); lowering drains only committed groups at exit") \
   X(dataflow_atomic_mixed, "dataflow.atomic-mixed", dataflow, error, memory,                                  \
-    "A tensor written both atomically (atomic_add, scatter_add) and by plain stores in one kernel: unordered without a grid-wide sync") \
+    "A tensor written both atomically (atomic_add, scatter_add, fetch_add) and by plain stores (store, scatter_store) in one kernel: unordered without a grid-wide sync") \
   X(dataflow_cluster_scatter_read, "dataflow.cluster-scatter-read", dataflow, error, representation,        \
     "After cluster_sum_scatter a CTA holds the sum only in its own column block (cluster_rank() of S): a read of the whole tile, or of a block not selected by r.when(eq(r.cluster_rank(), q)), reads partial sums") \
   /* ---- resource --------------------------------------------------------------------------------- */       \

@@ -108,7 +108,7 @@ constexpr void check_tile_coverage(context& c) {
   int nonaffine_op = -1, unmodelled_op = -1, scatter_op = -1, shared_op = -1;
   for (int i = 0; i < n; ++i) {
     const op& o = p.ops[i];
-    if (o.kind == op_kind::scatter_add && scatter_op < 0) scatter_op = i;
+    if ((o.kind == op_kind::scatter_add || o.kind == op_kind::scatter_store || o.kind == op_kind::fetch_add) && scatter_op < 0) scatter_op = i;
     if (!detail::is_tile_access(o.kind)) continue;
     const bool dest = detail::global_is_dest(o.kind);
     const operand& g = dest ? o.d : o.a;
@@ -431,7 +431,7 @@ constexpr void check_tile_coverage(context& c) {
     add_coverage(c, rule, shared_op, p.ops[shared_op].loc,
                  "a tensor written by several store ops: each is checked for dims and blocks, their union is not checked for exactly-once coverage");
   if (scatter_op >= 0)
-    add_coverage(c, rule, scatter_op, p.ops[scatter_op].loc, "scatter_add rows are data (the index vector): their coverage is not checked");
+    add_coverage(c, rule, scatter_op, p.ops[scatter_op].loc, "rows of a scatter_add, scatter_store or fetch_add are data (the index vector): their coverage is not checked");
 }
 
 // ir.dim-unsized: the runtime takes every dim's extent from the tensors it is given (a dim is as long as

@@ -42,6 +42,8 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(elementwise, compute, count_, all, on_all, "r.set(dst, expression): element-wise math over tiles, vectors, scalars, indices") \
   X(reduce_rows, compute, count_, all, on_all, "row max / sum / min of a register tile or expression into a row vector (across the row's threads)") \
   X(arg_reduce_rows, compute, count_, all, on_all, "row argmin / argmax of a register tile or expression: value and column index per row") \
+  X(scan_rows, compute, count_, all, on_all, "row prefix sum (inclusive) of a register tile, across the threads that hold a row") \
+  X(reduce_cols, compute, count_, all, on_all, "column sum / max / min of a register tile into a column vector (across the threads that hold a column)") \
   X(convert, compute, count_, all, on_all, "a register tile converted to another dtype")                                            \
   X(let_index, compute, count_, all, on_all, "r.let_index(e): an index expression evaluated once into an index value (a variable of later index expressions)") \
   X(topk_init, compute, count_, all, on_all, "empties the per-row top-k lists of an r.topk state (k 1..256, list in derived smem)") \
@@ -64,6 +66,8 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(tmem_dealloc, memory, tcgen05, all, on_sm100a, "tcgen05.dealloc")                                                           \
   X(atomic_add, memory, count_, all, on_all, "global tile += register tile, atomically per element (f32; bf16 pairs on sm_90a+)")  \
   X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
+  X(scatter_store, memory, count_, all, on_all, "row i of a register tile stored to row idx[i] of a tensor")                      \
+  X(fetch_add, memory, count_, all, on_all, "per row i: old[i] = T[idx[i]], then T[idx[i]] += n, atomically (the slot of a counting sort)") \
   X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (scatter) CTA q its q-th column block")    \
   X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
@@ -197,8 +201,12 @@ enum op_flag : std::uint16_t {
   flag_oob_nan = 1u << 15,         // tma_load: elements outside the tensor arrive as NaN, not 0 (fill_outside(nan):
                                    // the tensor map's other out-of-bounds fill)
 };
-// reduce_rows: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). Either may reduce an expression
-// (flag_expr_src, op::expr_first / expr_count).
+// reduce_rows, reduce_cols: imm[0]; arg_reduce_rows: imm[0] (argmin or argmax). A row reduction may
+// reduce an expression (flag_expr_src, op::expr_first / expr_count).
+// scan_rows: d = the scanned tile, a = the source (same shape). scatter_store: d = the tensor's tile (its
+// row coordinate ignored), a = the rows, b = the i32 index vector. fetch_add: d = the old values (a row
+// vector), a = the counter tensor's tile (its row coordinate ignored), b = the i32 index vector, imm[0] =
+// the increment.
 enum class reduce_kind : std::uint8_t { max, sum, min, argmin, argmax };
 constexpr std::string_view to_string(reduce_kind k) {
   constexpr std::string_view names[] = {"max", "sum", "min", "argmin", "argmax"};

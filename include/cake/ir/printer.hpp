@@ -223,6 +223,12 @@ inline std::string op_text(const program& p, int id) {
       break;
     }
     case op_kind::scatter_add: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " += " + to_text(p, o.a); break;
+    case op_kind::scatter_store: s += " " + to_text(p, o.d) + " rows " + to_text(p, o.b) + " = " + to_text(p, o.a); break;
+    case op_kind::fetch_add:
+      s += " " + to_text(p, o.d) + " = " + to_text(p, o.a) + " rows " + to_text(p, o.b) + ", then += " + std::to_string(o.imm[0]);
+      break;
+    case op_kind::scan_rows: s += " " + to_text(p, o.d) + " = row_scan(" + to_text(p, o.a) + ")"; break;
+    case op_kind::reduce_cols: s += " " + to_text(p, o.d) + " = col_" + std::string(to_string(static_cast<reduce_kind>(o.imm[0]))) + "(" + to_text(p, o.a) + ")"; break;
     case op_kind::topk_init: s += " " + to_text(p, o.d) + " = empty"; break;
     case op_kind::topk_rows: {
       const std::string src = o.has(flag_expr_src) ? expr_text(p, o.expr_first() + o.expr_count() - 1) : to_text(p, o.a);

@@ -349,6 +349,26 @@ class role {
   constexpr op_ref row_argmax(reg_tile<T> value, reg_tile<I> index, const rx& src, index_expr col0, src_loc at = src_loc::current()) {
     return reduce_expr(op_kind::arg_reduce_rows, reduce_kind::argmax, value.o, index.o, src, col0, at);
   }
+  // Inclusive prefix sum along each row, across the threads that hold the row: dst[i, j] = sum of src[i, 0..j]
+  // (f32 adds in column order; exact for integers below 2^24). The exclusive form is dst - src. Lowered for
+  // tiles in the blocked layout whose rows stay inside one warp (docs/language.md).
+  template <class T, class U>
+  constexpr op_ref row_scan(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::scan_rows;
+    o.d = dst.o;
+    o.a = src.o;
+    return emit(o, at);
+  }
+  // Column reductions into a column vector (1 x cols), across the threads (and register rows) that hold a
+  // column: the sum over the rows of a segment (k-means' sorted update). Lowered for tiles of a warp in
+  // the blocked layout.
+  template <class T, class U>
+  constexpr op_ref col_sum(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_cols, reduce_kind::sum, dst.o, src.o, at); }
+  template <class T, class U>
+  constexpr op_ref col_max(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_cols, reduce_kind::max, dst.o, src.o, at); }
+  template <class T, class U>
+  constexpr op_ref col_min(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) { return reduce(op_kind::reduce_cols, reduce_kind::min, dst.o, src.o, at); }
   // ---- row top-k ------------------------------------------------------------------------------------
   // A per-row top-k state of `rows` rows: per row the k (1..256) smallest values (largest with
   // topk_largest) seen so far and their indices, exact, ties to the lowest index. The returned tile is
@@ -505,6 +525,30 @@ class role {
     auto r = move(op_kind::scatter_add, global_operand(dst, at), src.o, at);
     r.get().b = index.o;
     return r;
+  }
+  // Row i of `src` is stored to row index[i] of the tensor, at the columns of dst's tile (its row
+  // coordinate is ignored); rows whose index is negative or past the tensor are not stored. Where two rows
+  // name the same index, which one lands is not defined (a permutation, e.g. a counting sort's placement,
+  // has none).
+  template <class T, class U, class I>
+  constexpr op_ref scatter_store(global_tile<T> dst, reg_tile<U> src, reg_tile<I> index, src_loc at = src_loc::current()) {
+    auto r = move(op_kind::scatter_store, global_operand(dst, at), src.o, at);
+    r.get().b = index.o;
+    return r;
+  }
+  // Per row i: old[i] = counter[index[i]] and counter[index[i]] += n, atomically (atom.global.add), at the
+  // column of the tile's origin (its row coordinate is ignored): the slot of each row in a bucket (a
+  // counting sort's placement). Rows whose index is negative or past the tensor get -1 and add nothing.
+  // old and index are row vectors; the counter is an i32 or f32 tensor.
+  template <class T, class U, class I>
+  constexpr op_ref fetch_add(reg_tile<U> old, global_tile<T> counter, reg_tile<I> index, int n = 1, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::fetch_add;
+    o.d = old.o;
+    o.a = global_operand(counter, at);
+    o.b = index.o;
+    o.imm[0] = n;
+    return emit(o, at);
   }
   // Every CTA of the cluster ends with the sum of `tile` over the cluster's CTAs (through distributed
   // shared memory; the scratch and both cluster barriers are derived).

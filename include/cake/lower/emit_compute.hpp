@@ -784,14 +784,17 @@ class compute_emitter : public emitter {
 
   // load_global / store_global / atomic_add of a whole register tile, in groups of consecutive columns:
   // one vector access when the group is inside the tensor and aligned, element by element otherwise.
+  // scatter_store takes the store path with row idx[i] (o.b) for row i of the tile, skipping invalid rows.
   void emit_global_tile(int id, const op& o) {
     const bool load = o.kind == op_kind::load_global;
     const bool atomic = o.kind == op_kind::atomic_add;
+    const bool scatter = o.kind == op_kind::scatter_store;
     const operand& g = load ? o.a : o.d;
     const int r = load ? o.d.index : o.a.index;
     const auto& L = lay(r);
     const auto& ref = p_.tile_refs[g.index];
     const dtype td = p_.tensors[ref.tensor].dt;
+    if (scatter && (td == dtype::i64 || ref.rank != 2)) return fail(id, "scatter_store is lowered into 2-D tensors of 16- and 32-bit dtypes");
     if (td == dtype::i64) return emit_global_i64(id, o, g, r);
     const int eb = size_bits(td) / 8;
     if (eb < 2) return fail(id, "register loads and stores of 8-bit tensors are not lowered");
@@ -960,10 +963,12 @@ class compute_emitter : public emitter {
     }
     w_.line("#pragma unroll");
     w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
-    w_.line("const long long gr = row0 + " + row_of(L, "e0") + ", gc = col0 + " + col_of(L, "e0") + ";");
-    // An atomic row vector adds each row's value once (a store may write the same value from every copy).
-    const std::string owner = atomic && L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : "";
-    w_.line("const bool row_in = " + inside + owner + " && gr < rows;");
+    if (scatter) w_.line("const long long gr = (long long)" + reg_name(o.b.index) + "[" + source_index(o.b.index, L, "e0") + "], gc = col0 + " + col_of(L, "e0") + ";");
+    else w_.line("const long long gr = row0 + " + row_of(L, "e0") + ", gc = col0 + " + col_of(L, "e0") + ";");
+    // An atomic row (column) vector adds each row's (column's) value once; a store may write the same value
+    // from every copy.
+    const std::string owner = !atomic ? "" : L.cls == plan::shape_class::row_vec ? " && " + row_owner(L) : L.cls == plan::shape_class::col_vec ? " && " + col_owner(L) : "";
+    w_.line("const bool row_in = " + inside + owner + (scatter ? " && gr >= 0" : "") + " && gr < rows;");
     w_.line("u32 raw[" + S(words) + "] = {};");
     {
       // From the register tile into raw[] in the tensor's dtype.
@@ -1055,6 +1060,17 @@ class compute_emitter : public emitter {
     }
   }
 
+  // The thread that adds a column vector's value for its column, where several threads hold copies of it
+  // (the row groups of a blocked frame, the lane quads and warps of an accumulator's): the first.
+  std::string col_owner(const plan::reg_layout& L) const {
+    switch (L.f.kind) {
+      case plan::frag_kind::blocked: return "(" + unit_thread(L) + " < " + S(L.f.tpr) + ")";
+      case plan::frag_kind::wgmma_acc: return "((int)lane < 4 && warp_in_unit == 0u)";
+      case plan::frag_kind::mma_acc: return "((int)lane < 4)";
+      default: return "(" + unit_thread(L) + " == 0)";
+    }
+  }
+
   // Row i of the tile is added to row index[i] of the tensor (f32 atomics), at the tile's columns. Groups
   // of 2 or 4 adjacent columns of one row are one vector reduction on sm_90a / sm_100a (red_f32_group).
   // A row vector adds its value once per row (from row_owner's thread), at the tensor's column 0 + col0.
@@ -1088,6 +1104,105 @@ class compute_emitter : public emitter {
       w_.line(red_f32_group(grp, gptr(ref.tensor, "float"), inside + owner + " && gr >= 0 && gr < rows"));
     }
     w_.close();
+    w_.close();
+  }
+
+  // Per row i of the index vector: old[i] = counter[idx[i]], counter[idx[i]] += n (atom.global.add), from
+  // the one thread that holds the row's first columns (row_owner), then shuffled to the row's other copies
+  // (a blocked frame's row spreads over tpr consecutive lanes: width-tpr shuffles from lane 0 of the group).
+  void emit_fetch_add(int id, const op& o) {
+    const int d = o.d.index, ix = o.b.index;
+    const auto& L = lay(d);
+    const auto& ref = p_.tile_refs[o.a.index];
+    const dtype td = p_.tensors[ref.tensor].dt;
+    if (td != dtype::i32 && td != dtype::f32) return fail(id, "fetch_add is lowered for i32 and f32 counters");
+    if (ref.rank != 2) return fail(id, "fetch_add is lowered for 2-D counter tensors");
+    if (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || L.cls != plan::shape_class::row_vec)
+      return fail(id, "fetch_add is lowered for row vectors in the blocked layout whose rows stay inside one warp");
+    const int tpr = L.f.tpr;
+    w_.open("");
+    const std::string inside = global_origin(o.a, d);
+    w_.line("#pragma unroll");
+    w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; ++e0)");
+    w_.line("const long long gr = (long long)" + reg_name(ix) + "[" + source_index(ix, L, "e0") + "], gc = col0;");
+    w_.line(std::string(td == dtype::i32 ? "int" : "float") + " old = -1;");
+    const std::string owner = tpr > 1 ? " && " + row_owner(L) : "";
+    w_.line("if (" + inside + owner + " && gr >= 0 && gr < rows && gc < cols) old = atomicAdd(" + gptr(ref.tensor, td == dtype::i32 ? "int" : "float") + ", " +
+            (td == dtype::i32 ? S(o.imm[0]) : S(o.imm[0]) + ".0f") + ");");
+    if (tpr > 1) w_.line("old = __shfl_sync(0xffffffffu, old, 0, " + S(tpr) + ");");
+    w_.line(write_one(d, "e0", "old"));
+    w_.close();
+    w_.close();
+  }
+
+  // Inclusive prefix sum along each row of a blocked tile whose rows stay in one warp. A thread's elements
+  // of a row come in chunks of `vec` consecutive columns, chunk j of lane l (of the row's tpr lanes) at
+  // columns (j * tpr + l) * vec .. (a 1 x C tile is a column vector: one such row, held by every row
+  // group of its frame alike): per chunk, the thread's running sum, a width-tpr shuffle scan of the
+  // lanes' chunk totals (exclusive: shifted by one lane), and the carry of the chunks before.
+  void emit_scan(int id, const op& o) {
+    const int d = o.d.index, a = o.a.index;
+    const auto& L = lay(a);
+    if (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || (L.cls != plan::shape_class::full && L.cls != plan::shape_class::col_vec))
+      return fail(id, "row_scan is lowered for full tiles in the blocked layout whose rows stay inside one warp");
+    if (size_bits(p_.regs[d].dt) != 32) return fail(id, "row_scan writes a 32-bit (f32 or i32) tile");
+    const int tpr = L.f.tpr, vec = L.f.vec, per_row = L.f.cols / (vec * tpr) * vec, passes = L.count / per_row;
+    w_.open("");
+    w_.line("// op#" + S(id) + ": row_scan over " + S(tpr) + " lanes per row, " + S(per_row / vec) + " chunks of " + S(vec) + " columns per thread");
+    w_.line("const int rl = " + unit_thread(L) + " % " + S(tpr) + ";");
+    w_.line("(void)rl;");
+    w_.line("#pragma unroll");
+    w_.open("for (int q = 0; q < " + S(passes) + "; ++q)");
+    w_.line("float carry = 0.0f;");
+    w_.line("#pragma unroll");
+    w_.open("for (int j = 0; j < " + S(per_row / vec) + "; ++j)");
+    w_.line("float run[" + S(vec) + "];");
+    w_.line("float acc = 0.0f;");
+    w_.line("#pragma unroll");
+    w_.line("for (int i = 0; i < " + S(vec) + "; ++i) { acc += " + read_elem(a, "q * " + S(per_row) + " + j * " + S(vec) + " + i") + "; run[i] = acc; }");
+    w_.line("float incl = acc;");
+    if (tpr > 1) {
+      w_.line("#pragma unroll");
+      w_.line("for (int dl = 1; dl < " + S(tpr) + "; dl *= 2) { const float y = __shfl_up_sync(0xffffffffu, incl, dl, " + S(tpr) + "); if (rl >= dl) incl += y; }");
+      w_.line("float before = __shfl_up_sync(0xffffffffu, incl, 1, " + S(tpr) + ");");
+      w_.line("if (rl == 0) before = 0.0f;");
+    } else {
+      w_.line("const float before = 0.0f;");
+    }
+    w_.line("#pragma unroll");
+    w_.line("for (int i = 0; i < " + S(vec) + "; ++i) " + write_one(d, "q * " + S(per_row) + " + j * " + S(vec) + " + i", "carry + before + run[i]"));
+    w_.line(tpr > 1 ? "carry += __shfl_sync(0xffffffffu, incl, " + S(tpr - 1) + ", " + S(tpr) + ");" : "carry += incl;");
+    w_.close();
+    w_.close();
+    w_.close();
+  }
+
+  // Column reduction of a warp's blocked tile into a column vector of the same frame: a thread folds its
+  // rows (a column vector's slot is the element's column slot), then the lanes that hold the same columns
+  // of other rows (lane bits tpr .. 16) combine by butterfly shuffles: every copy ends with the result.
+  void emit_reduce_cols(int id, const op& o) {
+    const int d = o.d.index, a = o.a.index;
+    const auto& L = lay(a);
+    const auto k = static_cast<reduce_kind>(o.imm[0]);
+    if (L.f.kind != plan::frag_kind::blocked || L.threads != 32 || L.cls != plan::shape_class::full || lay(d).cls != plan::shape_class::col_vec)
+      return fail(id, "column reductions are lowered for full tiles of a warp in the blocked layout, into a column vector");
+    if (size_bits(p_.regs[d].dt) != 32) return fail(id, "a column reduction writes a 32-bit (f32 or i32) vector");
+    const int slots = lay(d).count;
+    w_.open("");
+    w_.line("float red[" + S(slots) + "];");
+    w_.line("#pragma unroll");
+    w_.line("for (int c = 0; c < " + S(slots) + "; ++c) red[c] = " + identity(k) + ";");
+    w_.line("#pragma unroll");
+    w_.line("for (int e = 0; e < " + S(L.count) + "; ++e) red[" + col_slot(L.f, "e") + "] = " + combine(k, "red[" + col_slot(L.f, "e") + "]", read_elem(a, "e")) + ";");
+    if (L.f.tpr < 32) {
+      w_.line("#pragma unroll");
+      w_.open("for (int c = 0; c < " + S(slots) + "; ++c)");
+      w_.line("#pragma unroll");
+      w_.line("for (int m = " + S(L.f.tpr) + "; m < 32; m *= 2) red[c] = " + combine(k, "red[c]", "__shfl_xor_sync(0xffffffffu, red[c], m)") + ";");
+      w_.close();
+    }
+    w_.line("#pragma unroll");
+    w_.line("for (int c = 0; c < " + S(slots) + "; ++c) " + write_one(d, "c", "red[c]"));
     w_.close();
   }
 

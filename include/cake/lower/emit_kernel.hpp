@@ -248,6 +248,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::topk_store: return emit_topk_store(id, o);
       case op_kind::reduce_rows:
       case op_kind::arg_reduce_rows: return emit_reduce(id, o);
+      case op_kind::scan_rows: return emit_scan(id, o);
+      case op_kind::reduce_cols: return emit_reduce_cols(id, o);
       case op_kind::wgmma: return emit_wgmma(id, o);
       case op_kind::mma_sync: return emit_mma_sync(id, o);
       case op_kind::tcgen05_mma: return emit_tcgen05_mma(id, o);
@@ -265,6 +267,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::load_shared:
       case op_kind::store_shared: return emit_shared_tile(id, o);
       case op_kind::scatter_add: return emit_scatter_add(id, o);
+      case op_kind::scatter_store: return emit_global_tile(id, o);
+      case op_kind::fetch_add: return emit_fetch_add(id, o);
       case op_kind::cluster_reduce: return emit_cluster_sum(id, o);
       case op_kind::tmem_load: return emit_tmem_load(id, o);
       case op_kind::tmem_store: return emit_tmem_store(id, o);

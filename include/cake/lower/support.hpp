@@ -103,6 +103,43 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (eight(o.a)) return "scatter_add of an 8-bit tile is not lowered";
       if (o.d.index < p.tile_refs.size() && p.tile_refs[o.d.index].has_limit()) return "scatter_add with .limit(pos, end) is not lowered";
       return nullptr;
+    case op_kind::scatter_store: {
+      if (o.d.index >= p.tile_refs.size()) return nullptr;
+      const dtype td = p.tensors[p.tile_refs[o.d.index].tensor].dt;
+      if (td == dtype::i64 || size_bits(td) == 8 || p.tile_refs[o.d.index].rank != 2) return "scatter_store is lowered into 2-D tensors of 16- and 32-bit dtypes";
+      if (eight(o.a)) return "scatter_store of an 8-bit tile is not lowered";
+      if (o.a.part != part_axis::none) return "scatter_store of a part of a register tile is not lowered: use a tile of the part's shape";
+      return nullptr;
+    }
+    case op_kind::fetch_add: {
+      if (o.a.index >= p.tile_refs.size()) return nullptr;
+      const dtype td = p.tensors[p.tile_refs[o.a.index].tensor].dt;
+      if (td != dtype::i32 && td != dtype::f32) return "fetch_add is lowered for i32 and f32 counters";
+      if (p.tile_refs[o.a.index].rank != 2) return "fetch_add is lowered for 2-D counter tensors";
+      if (p.tile_refs[o.a.index].has_limit()) return "fetch_add with .limit(pos, end) is not lowered";
+      if (size_bits(reg_dt(o.d)) != 32) return "fetch_add writes its old values into a 32-bit (i32 or f32) row vector";
+      if (o.d.kind == operand_kind::reg && o.d.index < p.regs.size()) {
+        const auto& L = plan.frags.regs[o.d.index];
+        if (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || L.cls != plan::shape_class::row_vec)
+          return "fetch_add is lowered for row vectors in the blocked layout whose rows stay inside one warp";
+      }
+      return nullptr;
+    }
+    case op_kind::scan_rows:
+    case op_kind::reduce_cols: {
+      const bool scan = o.kind == op_kind::scan_rows;
+      if (o.d.part != part_axis::none || o.a.part != part_axis::none) return "scans and column reductions read and write whole tiles: a part (.rows/.cols) is not lowered";
+      if (eight(o.a)) return "scans and column reductions of 8-bit register tiles are not lowered";
+      if (size_bits(reg_dt(o.d)) != 32) return scan ? "row_scan writes a 32-bit (f32 or i32) tile" : "a column reduction writes a 32-bit (f32 or i32) vector";
+      if (o.a.kind != operand_kind::reg || o.a.index >= p.regs.size() || o.d.kind != operand_kind::reg || o.d.index >= p.regs.size()) return nullptr;
+      const auto& L = plan.frags.regs[o.a.index];
+      if (scan && (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || (L.cls != plan::shape_class::full && L.cls != plan::shape_class::col_vec)))
+        return "row_scan is lowered for tiles (and 1 x C rows) in the blocked layout (tiles loaded from memory) whose rows stay inside one warp";
+      if (!scan && (L.f.kind != plan::frag_kind::blocked || L.threads != 32 || L.cls != plan::shape_class::full ||
+                    plan.frags.regs[o.d.index].cls != plan::shape_class::col_vec))
+        return "column reductions are lowered for full tiles of a warp in the blocked layout (tiles loaded from memory), into a column vector";
+      return nullptr;
+    }
     case op_kind::load_shared:
     case op_kind::store_shared: {
       const operand& s = o.kind == op_kind::load_shared ? o.a : o.d;

@@ -290,6 +290,10 @@ constexpr fragment_plan plan_fragments(const program& p) {
           case op_kind::arg_reduce_rows:
           case op_kind::topk_rows:
           case op_kind::scatter_add:
+          case op_kind::scatter_store:
+          case op_kind::scan_rows:
+          case op_kind::reduce_cols:
+          case op_kind::fetch_add:
             if (o.has(flag_expr_src)) {  // a reduced expression: its leaves meet at its lead leaf, and so does the vector
               const int lead = detail::reg_of(o.a);
               p.reg_reads(i, [&](const operand& x) { U.unify(i, lead, x.index); });
@@ -297,7 +301,7 @@ constexpr fragment_plan plan_fragments(const program& p) {
             } else {
               p.reg_reads(i, [&](const operand& x) { U.unify(i, d >= 0 ? d : detail::reg_of(o.a), x.index); });
             }
-            if (o.kind == op_kind::arg_reduce_rows || o.kind == op_kind::scatter_add || o.kind == op_kind::topk_rows)
+            if (o.kind == op_kind::arg_reduce_rows || o.kind == op_kind::scatter_add || o.kind == op_kind::scatter_store || o.kind == op_kind::topk_rows)
               U.unify(i, detail::reg_of(o.a), detail::reg_of(o.b));
             break;
           default: break;
