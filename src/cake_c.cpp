@@ -157,6 +157,24 @@ cake_status cake_kmeans_update(const void* x, const int32_t* idx, void* c, float
   });
 }
 
+int64_t cake_kmeans_sorted_update_workspace_bytes(int64_t B, int64_t N, int64_t K, int64_t D) {
+  if (B < 1 || N < 1 || K < 1 || D < 1 || B > (int64_t{1} << 40) || K > (int64_t{1} << 40) / B || D > (int64_t{1} << 40) / (B * K) || N > (int64_t{1} << 40) / B ||
+      D > (int64_t{1} << 40) / (B * N))
+    return -1;
+  return cake::kmeans::sorted_update_workspace_bytes(B, N, K, D);
+}
+
+cake_status cake_kmeans_update_sorted(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K,
+                                      int64_t D, int input_type, int metric, void* stream, int device) {
+  return guarded("cake_kmeans_update_sorted", device, [&] {
+    kmeans_codes("cake_kmeans_update_sorted", device, input_type, metric);
+    cake::kmeans::update_options o;
+    o.method = cake::kmeans::update_method::sorted;
+    cake::kmeans::update(x, idx, c, c_norm, shift, workspace, B, N, K, D, kmeans_type(input_type), static_cast<cake::kmeans::metric>(metric), o,
+                         as_stream(stream), device);
+  });
+}
+
 cake_status cake_kmeans_step(const void* x, void* c, int32_t* idx, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N, int64_t K, int64_t D,
                              int input_type, int metric, void* stream, int device) {
   return guarded("cake_kmeans_step", device, [&] {

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 from . import _cake
 from ._cake import CakeError, NoDeviceError, UnsupportedDeviceError
 
-__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_step", "kmeans_fit", "kmeans_fit_until", "kmeans_init_random", "kmeans_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
+__all__ = ["gemm", "softmax", "rmsnorm", "kmeans_assign", "kmeans_update", "kmeans_step", "kmeans_fit", "kmeans_fit_until", "kmeans_init_random", "kmeans_update_workspace_bytes", "kmeans_sorted_update_workspace_bytes", "knn_search", "knn_search_workspace_bytes", "IvfFlat", "attention_prefill", "attention_prefill_varlen", "attention_decode_paged", "attention_decode_workspace_bytes", "CakeError", "NoDeviceError", "UnsupportedDeviceError", "__version__"]
 __version__ = _cake.version
 
 _ACTIVATIONS = {None: 0, "none": 0, "gelu_tanh": 1, "gelu": 2, "gelu_erf": 2, "silu": 3, "relu": 4}
@@ -303,8 +303,9 @@ def _kmeans_out(given, like, shape, dtype, name, device):
     return given, V
 
 
-def _kmeans_workspace(workspace, like, B, K, D, device):
-    need = _cake.kmeans_update_workspace_bytes(B, K, D)
+def _kmeans_workspace(workspace, like, B, K, D, device, N=None):
+    """The update's workspace (N given: the sorted update's, which holds the points' sorted copy)."""
+    need = _cake.kmeans_update_workspace_bytes(B, K, D) if N is None else _cake.kmeans_sorted_update_workspace_bytes(B, N, K, D)
     if workspace is None:
         workspace = _new_like(like, (need,), "uint8", "workspace")
     W = _view(workspace, "workspace")
@@ -312,7 +313,7 @@ def _kmeans_workspace(workspace, like, B, K, D, device):
         raise ValueError(f"workspace must be on cuda:{device}")
     size = math.prod(W.shape) * {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8}.get(W.dtype, 1)
     if size < need:
-        raise ValueError(f"workspace holds {size} bytes; this update needs {need} (cake.kmeans_update_workspace_bytes)")
+        raise ValueError(f"workspace holds {size} bytes; this update needs {need} (cake.kmeans_{'sorted_' if N is not None else ''}update_workspace_bytes)")
     _contiguous(W, "workspace")
     return workspace, W
 
@@ -478,6 +479,12 @@ class IvfFlat:
         return distances, indices
 
 
+def kmeans_sorted_update_workspace_bytes(B: int, N: int, K: int, D: int) -> int:
+    """Bytes of device workspace kmeans_update(method="sorted") needs (the scatter's, the clusters' offsets and
+    the points' sorted copy with their cluster rows)."""
+    return _cake.kmeans_sorted_update_workspace_bytes(B, N, K, D)
+
+
 def kmeans_update_workspace_bytes(B: int, K: int, D: int) -> int:
     """Bytes of device workspace kmeans_update and kmeans_fit need (sums [B, K, D] of 8 bytes: i64 for the
     deterministic update, f32 otherwise; f32 counts [B, K])."""
@@ -502,15 +509,20 @@ def _kmeans_max_abs(x, X, deterministic, max_abs):
 
 
 def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None, metric: str = "l2", stream=None, deterministic: bool = False,
-                  max_abs=None):
+                  max_abs=None, method: str = "scatter"):
     """After an assignment: centroids (updated in place) = the mean of their points (an empty cluster keeps
     its centroid); c_norm (float32 [B, K] or [K]) refreshed in the metric's form; shift (float32, same
     shape) = |c_new - c_old|^2. Returns (centroids, c_norm, shift); c_norm is None for "inner_product".
     workspace: any CUDA array of at least kmeans_update_workspace_bytes(B, K, D) bytes (allocated through
     PyTorch when absent). deterministic: i64 fixed-point sums, the same bits on every run (slower: one
-    64-bit atomic per element); max_abs bounds |x| for it (bfloat16: taken from x when None). Hopper only."""
+    64-bit atomic per element); max_abs bounds |x| for it (bfloat16: taken from x when None). method:
+    "scatter" (atomic adds per point) or "sorted" (a counting sort by cluster, then sums over contiguous rows:
+    faster when clusters are uneven; not with deterministic; its workspace is
+    kmeans_sorted_update_workspace_bytes(B, N, K, D)). Hopper only."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}; it is {metric!r}")
+    if method not in ("scatter", "sorted"):
+        raise ValueError(f"method must be 'scatter' or 'sorted'; it is {method!r}")
     X, C, B, N, K, D = _kmeans_shapes(x, centroids)
     m = _kmeans_max_abs(x, X, deterministic, max_abs)
     I = _view(idx, "idx")
@@ -520,10 +532,10 @@ def kmeans_update(x, idx, centroids, c_norm=None, shift=None, *, workspace=None,
     if metric != "inner_product":
         c_norm, Nn = _kmeans_out(c_norm, centroids, C.shape[:-1], "float32", "c_norm", X.index)
     shift, S = _kmeans_out(shift, centroids, C.shape[:-1], "float32", "shift", X.index)
-    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index)
+    workspace, W = _kmeans_workspace(workspace, centroids, B, K, D, X.index, N if method == "sorted" else None)
     s = _stream(stream, [X, C, I, Nn, S, W], X.index)
     _cake.kmeans_update(X.ptr, I.ptr, C.ptr, Nn.ptr if Nn else 0, S.ptr, W.ptr, B, N, K, D, X.dtype == "float16", _METRICS[metric], s, X.index,
-                        bool(deterministic), m)
+                        bool(deterministic), m, method == "sorted")
     return centroids, (c_norm if metric != "inner_product" else None), shift
 
 

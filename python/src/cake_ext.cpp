@@ -157,16 +157,19 @@ NB_MODULE(_cake, m) {
   m.def(
       "kmeans_update",
       [](std::uintptr_t x, std::uintptr_t idx, std::uintptr_t c, std::uintptr_t c_norm, std::uintptr_t shift, std::uintptr_t workspace, long long B, long long N,
-         long long K, long long D, bool f16, int metric, std::uintptr_t stream, int device, bool deterministic, float max_abs) {
+         long long K, long long D, bool f16, int metric, std::uintptr_t stream, int device, bool deterministic, float max_abs, bool sorted) {
         if (metric < 0 || metric > 2) throw cake::jit::argument_error("metric code " + std::to_string(metric) + " is not 0..2");
         call(device, [&] {
+          cake::kmeans::update_options o{deterministic, max_abs};
+          if (sorted) o.method = cake::kmeans::update_method::sorted;
           cake::kmeans::update(ptr(x), static_cast<const std::int32_t*>(ptr(idx)), mut(c), static_cast<float*>(mut(c_norm)), static_cast<float*>(mut(shift)),
                                mut(workspace), B, N, K, D, f16 ? cake::kmeans::input_type::f16 : cake::kmeans::input_type::bf16,
-                               static_cast<cake::kmeans::metric>(metric), cake::kmeans::update_options{deterministic, max_abs}, as_stream(stream), device);
+                               static_cast<cake::kmeans::metric>(metric), o, as_stream(stream), device);
         });
       },
       nb::arg("x"), nb::arg("idx"), nb::arg("c"), nb::arg("c_norm"), nb::arg("shift"), nb::arg("workspace"), nb::arg("B"), nb::arg("N"), nb::arg("K"),
-      nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("stream"), nb::arg("device"), nb::arg("deterministic") = false, nb::arg("max_abs") = 0.0f);
+      nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("stream"), nb::arg("device"), nb::arg("deterministic") = false, nb::arg("max_abs") = 0.0f,
+      nb::arg("sorted") = false);
   m.def(
       "kmeans_step",
       [](std::uintptr_t x, std::uintptr_t c, std::uintptr_t idx, std::uintptr_t c_norm, std::uintptr_t shift, std::uintptr_t workspace, long long B, long long N,
@@ -223,6 +226,8 @@ NB_MODULE(_cake, m) {
       nb::arg("D"), nb::arg("f16"), nb::arg("metric"), nb::arg("max_iterations"), nb::arg("tolerance"), nb::arg("check_every"), nb::arg("stream"),
       nb::arg("device"), nb::arg("deterministic") = false, nb::arg("max_abs") = 0.0f);
   m.def("kmeans_update_workspace_bytes", [](long long B, long long K, long long D) { return cake::kmeans::update_workspace_bytes(B, K, D); });
+  m.def("kmeans_sorted_update_workspace_bytes",
+        [](long long B, long long N, long long K, long long D) { return cake::kmeans::sorted_update_workspace_bytes(B, N, K, D); });
   m.def(
       "knn_search",
       [](std::uintptr_t queries, std::uintptr_t database, std::uintptr_t distances, std::uintptr_t indices, std::uintptr_t workspace, long long Q, long long N,

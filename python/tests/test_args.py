@@ -150,6 +150,15 @@ class KmeansArguments(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_update(x, i, c, n, arr((2, 15), "float32", 0xa00000), workspace=ws)
         self.assertIn("shift must have shape [2, 16]", str(cm.exception))
+        # the sorted update: its method name, and its larger workspace (the points' sorted copy)
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_update(x, i, c, n, sh, workspace=ws, method="sort")
+        self.assertIn("method must be 'scatter' or 'sorted'", str(cm.exception))
+        need = cake.kmeans_sorted_update_workspace_bytes(2, 100, 16, 64)
+        self.assertEqual(need, 16512 + 2 * 128 + 800 + 2 * 2 * 100 * 64)
+        with self.assertRaises(ValueError) as cm:
+            cake.kmeans_update(x, i, c, n, sh, workspace=ws, method="sorted")
+        self.assertIn(f"workspace holds 16512 bytes; this update needs {need} (cake.kmeans_sorted_update_workspace_bytes)", str(cm.exception))
         with self.assertRaises(ValueError) as cm:
             cake.kmeans_fit(x, c, 0, idx=i, c_norm=n, shift=sh, workspace=ws)
         self.assertIn("iterations must be an int >= 1", str(cm.exception))

@@ -115,6 +115,14 @@ int main(void) {
            CAKE_ERROR_INVALID_ARGUMENT, "options.max_abs = -1");
     EXPECT(cake_kmeans_fit_deterministic(a, (void*)b, idx, (float*)cn, sh, ws, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, 0, 4.0f, NULL, 0),
            CAKE_ERROR_INVALID_ARGUMENT, "iterations = 0");
+    /* the sorted update: its workspace (the scatter's, offsets, the sorted points and their cluster rows),
+     * and B * N past 2^24 (positions in f32) */
+    CHECK(cake_kmeans_sorted_update_workspace_bytes(1, 1000, 64, 128) == 8 * 64 * 128 + 4 * 64 + 2 * 256 + 4000 + 2 * 1000 * 128);
+    CHECK(cake_kmeans_sorted_update_workspace_bytes(1, 0, 64, 128) == -1);
+    EXPECT(cake_kmeans_update_sorted(a, idx, (void*)b, (float*)cn, sh, ws, 2, (int64_t)1 << 24, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "the sorted update computes positions in f32");
+    EXPECT(cake_kmeans_update_sorted(a, idx, (void*)b, (float*)cn, sh, NULL, 1, 1000, 64, 128, CAKE_INPUT_BF16, CAKE_METRIC_L2, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "workspace must be a non-null");
     /* the initialization and the loop to a tolerance */
     EXPECT(cake_kmeans_init_random(a, (void*)b, 1, 10, 11, 128, CAKE_INPUT_BF16, 7, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "K must be at most N");
     EXPECT(cake_kmeans_init_random(a, (void*)b, 1, 10, 4, 128, 3, 7, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "input_type = 3");

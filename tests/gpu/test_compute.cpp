@@ -644,3 +644,153 @@ TEST_CASE("split-K GEMM for small M (K split over a cluster, partial sums met in
     }
   }
 }
+
+namespace {
+
+// Per 8 x 128 f32 tile (4 lanes per row, 8 chunks of 4 columns per thread) and per 16 x 64 bf16 tile (2
+// lanes per row, 4 chunks of 8): S = the rows' inclusive prefix sums, P[t, :] = the column sums of tile t.
+// C is a dynamic dim (ragged widths: columns past C load 0 and are not stored).
+template <class T>
+constexpr program scan_cols_lite(int rows, int cols) {
+  kernel_builder k = kernel(T::value == dtype::f32 ? "scan_cols_f32" : "scan_cols_bf16");
+  k.target(sm_90a);
+  auto [N, C, Tt] = k.dims("N", "C", "T");
+  auto X = k.input<T>("X", dims(N, C));
+  auto S = k.output<f32>("S", dims(N, C));
+  auto P = k.output<f32>("P", dims(Tt, C));
+  auto tl = k.parallel(tiles(N, rows));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<T>("x", {rows, cols});
+    auto s = r.fragment<f32>("s", {rows, cols});
+    auto c = r.col_vector<f32>("c", cols);
+    r.for_each(tl, [&](auto t) {
+      r.load(x, X.tile(t, 0));
+      r.row_scan(s, x);
+      r.store(S.tile(t, 0), s);
+      r.col_sum(c, x);
+      r.store(P.tile(t, 0), c);
+    });
+  });
+  return k.build();
+}
+
+// A bucket placement: pos = fetch_add(counter[idx]) per row (indices outside 0..K-1 skipped), then row i
+// of X and its row number stored at row idx * cap + pos of Out / Ids (scatter_store).
+constexpr program place_lite() {
+  auto k = kernel("place_lite").target(sm_90a);
+  auto [N, K, R, D, One] = k.dims("N", "K", "R", "D", "one");
+  auto X = k.input<bf16>("X", dims(N, D));
+  auto I = k.input<i32>("idx", dims(N, One));
+  auto Cnt = k.output<i32>("counter", dims(K, One));
+  auto Out = k.output<bf16>("out", dims(R, D));
+  auto Ids = k.output<i32>("ids", dims(R, One));
+  auto cap = k.param<i32>("cap");
+  auto tl = k.parallel(tiles(N, 16));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {16, 64});
+    auto idx = r.row_vector<i32>("idx", 16);
+    auto pos = r.row_vector<i32>("pos", 16);
+    auto id = r.row_vector<i32>("id", 16);
+    r.for_each(tl, [&](auto t) {
+      r.load(x, X.tile(t, 0));
+      r.load(idx, I.tile(t, 0)).fill_outside(-1.0f);
+      r.fetch_add(pos, Cnt.tile(0, 0), idx);
+      r.set(pos, select(pos >= 0.0f, pos + idx * cap, -1.0f));
+      r.set(id, row() + rx(t * 16));
+      r.scatter_store(Out.tile(0, 0), x, pos);
+      r.scatter_store(Ids.tile(0, 0), id, pos);
+    });
+  });
+  return k.build();
+}
+
+}  // namespace
+
+TEST_CASE("row_scan and col_sum (f32 and bf16 tiles, ragged widths) match the host; fetch_add + scatter_store place every row once") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  auto scans = [&](const program& p, int rows, bool is_bf16, std::vector<std::pair<long long, long long>> shapes) {
+    REQUIRE(p.errors.empty());
+    auto k = runtime_kernel::build(p);
+    for (auto [N, C] : shapes) {
+      INFO((is_bf16 ? "bf16" : "f32") << " N " << N << " C " << C);
+      const long long T = (N + rows - 1) / rows;
+      auto xf = harness::random_vector<float>(static_cast<std::size_t>(N * C), rng);
+      std::vector<host_bf16> xb(xf.size());
+      for (std::size_t i = 0; i < xf.size(); ++i) {
+        xb[i] = host_bf16::from_float(xf[i]);
+        if (is_bf16) xf[i] = xb[i].to_float();
+      }
+      auto dx = is_bf16 ? jit::to_device(xb) : jit::to_device(xf);
+      jit::device_buffer ds(static_cast<std::size_t>(4 * N * C)), dp(static_cast<std::size_t>(4 * T * C));
+      ds.fill_u32(0x7fc00000u);  // NaN: anything not written shows
+      dp.fill_u32(0x7fc00000u);
+      const tensor_arg args[] = {tensor_view(dx.address(), {N, C}), tensor_view(ds.address(), {N, C}), tensor_view(dp.address(), {T, C})};
+      k.launch(args);
+      const auto s = ds.download<float>(), pc = dp.download<float>();
+      std::vector<double> want_s(s.size()), want_p(pc.size(), 0.0), got_s(s.begin(), s.end()), got_p(pc.begin(), pc.end());
+      for (long long i = 0; i < N; ++i) {
+        double run = 0;
+        for (long long j = 0; j < C; ++j) {
+          run += xf[static_cast<std::size_t>(i * C + j)];
+          want_s[static_cast<std::size_t>(i * C + j)] = run;
+          want_p[static_cast<std::size_t>((i / rows) * C + j)] += xf[static_cast<std::size_t>(i * C + j)];
+        }
+      }
+      CHECK(rel_err(got_s, want_s) < 1e-5);
+      CHECK(rel_err(got_p, want_p) < 1e-5);
+    }
+  };
+  scans(scan_cols_lite<f32>(8, 128), 8, false, {{8, 128}, {1000, 100}, {37, 128}, {513, 7}});  // whole, ragged rows and columns
+  scans(scan_cols_lite<bf16>(16, 64), 16, true, {{16, 64}, {1000, 56}, {37, 64}, {513, 7}});
+
+  const program p = place_lite();
+  REQUIRE(p.errors.empty());
+  auto k = runtime_kernel::build(p);
+  for (auto [N, K] : {std::pair{16LL, 3LL}, {1001LL, 17LL}, {50000LL, 5LL}}) {
+    INFO("N " << N << " K " << K);
+    const long long D = 64, cap = N;
+    auto x = harness::random_vector<host_bf16>(static_cast<std::size_t>(N * D), rng);
+    std::vector<std::int32_t> idx(static_cast<std::size_t>(N));
+    std::uniform_int_distribution<int> pick(-1, static_cast<int>(K));  // -1 and K: skipped
+    for (auto& v : idx) v = pick(rng.engine());
+    auto dx = jit::to_device(x), di = jit::to_device(idx);
+    jit::device_buffer dc(static_cast<std::size_t>(4 * K)), dout(static_cast<std::size_t>(2 * K * cap * D)), dids(static_cast<std::size_t>(4 * K * cap));
+    dc.fill_u32(0);
+    dout.fill_u32(0xffffffffu);
+    dids.fill_u32(0xffffffffu);  // -1: no row
+    const tensor_arg args[] = {tensor_view(dx.address(), {N, D}), tensor_view(di.address(), {N, 1}), tensor_view(dc.address(), {K, 1}),
+                               tensor_view(dout.address(), {K * cap, D}), tensor_view(dids.address(), {K * cap, 1})};
+    k.launch(args, std::vector<double>{static_cast<double>(cap)});
+    const auto counts = dc.download<std::int32_t>();
+    const auto ids = dids.download<std::int32_t>();
+    const auto out = dout.download<std::uint16_t>();
+    long long bad_count = 0, bad_slot = 0, bad_row = 0;
+    std::vector<int> seen(static_cast<std::size_t>(N), 0);
+    for (long long b = 0; b < K; ++b) {
+      const long long want = std::count(idx.begin(), idx.end(), static_cast<std::int32_t>(b));
+      bad_count += counts[static_cast<std::size_t>(b)] != want;
+      for (long long q = 0; q < cap; ++q) {
+        const std::int32_t id = ids[static_cast<std::size_t>(b * cap + q)];
+        if (q >= want) {
+          bad_slot += id != -1;  // past the bucket's count: untouched
+          continue;
+        }
+        if (id < 0 || id >= N || idx[static_cast<std::size_t>(id)] != b) {
+          ++bad_slot;
+          continue;
+        }
+        ++seen[static_cast<std::size_t>(id)];
+        for (long long d = 0; d < D; ++d)
+          bad_row += out[static_cast<std::size_t>((b * cap + q) * D + d)] != x[static_cast<std::size_t>(id * D + d)].bits;
+      }
+    }
+    long long bad_seen = 0;
+    for (long long i = 0; i < N; ++i) bad_seen += seen[static_cast<std::size_t>(i)] != ((idx[static_cast<std::size_t>(i)] >= 0 && idx[static_cast<std::size_t>(i)] < K) ? 1 : 0);
+    CHECK_MESSAGE(bad_count == 0, bad_count << " counters are not the bucket's size");
+    CHECK_MESSAGE(bad_slot == 0, bad_slot << " slots hold no row of their bucket, or a row past the count");
+    CHECK_MESSAGE(bad_row == 0, bad_row << " stored elements differ from their row");
+    CHECK_MESSAGE(bad_seen == 0, bad_seen << " rows are not placed exactly once (skipped indices: never)");
+  }
+}

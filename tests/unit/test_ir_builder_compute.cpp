@@ -310,6 +310,42 @@ TEST_CASE("compute builder: cluster_sum needs a cluster, atomics and scatter rec
   CHECK(writes_of(p, scatter).empty());
 }
 
+TEST_CASE("compute builder: row_scan, column reductions, scatter_store and fetch_add record their operands") {
+  auto k = kernel("k").target(sm_90a);
+  auto [N, K, D, One] = k.dims("N", "K", "D", "one");
+  auto Cur = k.output<i32>("cursor", dims(K, One));
+  auto Xs = k.output<f32>("Xs", dims(N, D));
+  int scan = -1, cols = -1, store = -1, fetch = -1;
+  k.role("r", warps(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});       // reg 0
+    auto s = r.fragment<f32>("s", {8, 64});       // 1
+    auto c = r.col_vector<f32>("c", 64);          // 2
+    auto idx = r.row_vector<i32>("i", 8);         // 3
+    auto pos = r.row_vector<i32>("pos", 8);       // 4
+    scan = r.row_scan(s, x).id;
+    cols = r.col_min(c, x).id;
+    fetch = r.fetch_add(pos, Cur.tile(0, 0), idx, 3).id;
+    store = r.scatter_store(Xs.tile(0, 0), x, pos).id;
+  });
+  const program& p = k.p;
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[scan].kind == op_kind::scan_rows);
+  CHECK(reads_of(p, scan) == std::vector<int>{0});
+  CHECK(writes_of(p, scan) == std::vector<int>{1});
+  CHECK(p.ops[cols].kind == op_kind::reduce_cols);
+  CHECK(p.ops[cols].imm[0] == static_cast<int>(reduce_kind::min));
+  CHECK(writes_of(p, cols) == std::vector<int>{2});
+  CHECK(p.ops[fetch].kind == op_kind::fetch_add);
+  CHECK(p.ops[fetch].a.kind == operand_kind::global);  // the counter
+  CHECK(p.ops[fetch].imm[0] == 3);
+  CHECK(reads_of(p, fetch) == std::vector<int>{3});   // the index vector...
+  CHECK(writes_of(p, fetch) == std::vector<int>{4});  // ...and the old values
+  CHECK(p.ops[store].kind == op_kind::scatter_store);
+  CHECK(p.ops[store].d.kind == operand_kind::global);
+  CHECK(reads_of(p, store) == std::vector<int>{0, 4});
+  CHECK(writes_of(p, store).empty());
+}
+
 TEST_CASE("compute builder: MMAs with A from registers and into column parts of an accumulator") {
   auto k = kernel("k").target(sm_90a);
   auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);

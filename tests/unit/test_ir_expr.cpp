@@ -507,3 +507,37 @@ TEST_CASE("printer: deferred releases, their flush, alternating walks and turns"
   CHECK(contains(text, "#9 pipeline_flush ab\n"));
   CHECK(contains(text, "#10 turn_pass t\n"));
 }
+
+TEST_CASE("printer: scans, column reductions, scatter stores and fetch_add") {
+  auto k = kernel("k").target(sm_90a);
+  auto [N, K, D, One] = k.dims("N", "K", "D", "one");
+  auto X = k.input<bf16>("X", dims(N, D));
+  auto Cur = k.output<i32>("cursor", dims(K, One));
+  auto Xs = k.output<bf16>("Xs", dims(N, D));
+  auto S = k.output<f32>("S", dims(N, D));
+  auto pts = k.parallel(tiles(N, 8));
+  k.role("r", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {8, 128});
+    auto s = r.fragment<f32>("s", {8, 128});
+    auto c = r.col_vector<f32>("c", 128);
+    auto idx = r.row_vector<i32>("i", 8);
+    auto pos = r.row_vector<i32>("pos", 8);
+    r.for_each(pts, [&](auto t) {
+      r.load(x, X.tile(t, 0));
+      r.row_scan(s, x);
+      r.col_sum(c, s);
+      r.col_max(c, s);
+      r.fill(idx, 0.0f);
+      r.fetch_add(pos, Cur.tile(0, 0), idx, 2);
+      r.scatter_store(Xs.tile(0, 0), x, pos);
+      r.store(S.tile(t, 0), s);
+    });
+  });
+  REQUIRE(k.p.errors.empty());
+  const std::string text = to_text(k.p);
+  CHECK(contains(text, "#2 scan_rows s = row_scan(x)\n"));
+  CHECK(contains(text, "#3 reduce_cols c = col_sum(s)\n"));
+  CHECK(contains(text, "#4 reduce_cols c = col_max(s)\n"));
+  CHECK(contains(text, "#6 fetch_add pos = cursor.tile(0, 0) rows i, then += 2\n"));
+  CHECK(contains(text, "#7 scatter_store Xs.tile(0, 0) rows pos = x\n"));
+}

@@ -303,6 +303,99 @@ TEST_CASE("lower::unsupported: scatter_add into a tensor that is not f32") {
   CHECK(why(f.k.p, 1).empty());
 }
 
+TEST_CASE("lower::unsupported: row_scan and column reductions need the blocked layout (col_sum: of a warp); fetch_add and scatter_store their dtypes") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, N, One] = k.dims("M", "N", "one");
+  auto X = k.input<bf16>("X", dims(M, N));
+  auto F = k.output<f32>("F", dims(M, N));
+  auto H = k.output<bf16>("H", dims(M, One));
+  auto Q = k.output<i64>("Q", dims(M, N));
+  auto C = k.output<i32>("C", dims(M, One));
+  auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);
+  k.role("wg", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    auto sc = r.fragment<f32>("sc", {64, 64});
+    auto xb = r.fragment<bf16>("xb", {64, 64});
+    auto cs = r.col_vector<f32>("cs", 64);
+    auto a = r.fragment<bf16>("a", {64, 64});
+    r.fill(a, 1.0f);
+    r.wgmma(acc, a, sB);      // 1: acc takes the wgmma accumulator layout
+    r.row_scan(sc, acc);      // 2
+    r.load(xb, X.tile(0, 0));  // 3: blocked, but a warpgroup's
+    r.col_sum(cs, xb);        // 4
+  });
+  k.role("w", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {8, 64});
+    auto s = r.fragment<f32>("s", {8, 64});
+    auto c = r.col_vector<f32>("c", 64);
+    auto i = r.row_vector<i32>("i", 8);
+    auto o = r.row_vector<i32>("o", 8);
+    r.load(x, X.tile(0, 0));           // 5
+    r.row_scan(s, x);                  // 6
+    r.col_sum(c, x);                   // 7
+    r.fill(i, 0.0f);                   // 8
+    r.fetch_add(o, H.tile(0, 0), i);   // 9: a bf16 counter
+    r.fetch_add(o, C.tile(0, 0), i);   // 10
+    r.scatter_store(Q.tile(0, 0), s, o);  // 11: into i64
+    r.scatter_store(F.tile(0, 0), s, o);  // 12
+  });
+  CHECK(why(k.p, 2) == "row_scan is lowered for tiles (and 1 x C rows) in the blocked layout (tiles loaded from memory) whose rows stay inside one warp");
+  CHECK(why(k.p, 4) == "column reductions are lowered for full tiles of a warp in the blocked layout (tiles loaded from memory), into a column vector");
+  CHECK(why(k.p, 6).empty());
+  CHECK(why(k.p, 7).empty());
+  CHECK(why(k.p, 9) == "fetch_add is lowered for i32 and f32 counters");
+  CHECK(why(k.p, 10).empty());
+  CHECK(why(k.p, 11) == "scatter_store is lowered into 2-D tensors of 16- and 32-bit dtypes");
+  CHECK(why(k.p, 12).empty());
+}
+
+TEST_CASE("lower::unsupported: the forms of fetch_add, scatter_store, row_scan and column reductions that are not lowered") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, N, One] = k.dims("M", "N", "one");
+  auto X = k.input<bf16>("X", dims(M, N));
+  auto F = k.output<f32>("F", dims(M, N));
+  auto C = k.output<i32>("C", dims(M, One));
+  auto C3 = k.output<i32>("C3", dims(M, N, One));
+  auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);
+  k.role("wg", warpgroups(1), [&](role& r) {
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    auto a = r.fragment<bf16>("a", {64, 64});
+    auto i = r.row_vector<i32>("iw", 64);
+    auto o = r.row_vector<i32>("ow", 64);
+    r.fill(a, 1.0f);                  // 0
+    r.wgmma(acc, a, sB);              // 1
+    r.fill(i, 0.0f);                  // 2
+    r.set(acc, acc + o);              // 3: o takes the accumulator's layout
+    r.fetch_add(o, C.tile(0, 0), i);  // 4
+  });
+  k.role("w", warps(1), [&](role& r) {
+    auto x = r.fragment<bf16>("x", {8, 64});
+    auto s = r.fragment<f32>("s", {8, 64});
+    auto sh = r.fragment<f32>("sh", {8, 32});
+    auto i = r.row_vector<i32>("i", 8);
+    auto o = r.row_vector<i32>("o", 8);
+    auto oh = r.row_vector<bf16>("oh", 8);
+    r.load(x, X.tile(0, 0));                       // 5
+    r.fill(i, 0.0f);                               // 6
+    r.fetch_add(o, C3.tile(0, 0, 0), i);           // 7
+    r.fetch_add(o, C.tile(0, 0).limit(0, 5), i);   // 8
+    r.fetch_add(oh, C.tile(0, 0), i);              // 9
+    auto e8 = r.convert<e4m3>(x);                  // 10
+    r.row_scan(s, e8);                             // 11
+    r.row_scan(sh, x.cols(0, 2));                  // 12
+    r.scatter_store(F.tile(0, 0), x.cols(0, 2), o);  // 13
+    r.scatter_store(F.tile(0, 0), e8, o);          // 14
+  });
+  CHECK(why(k.p, 4) == "fetch_add is lowered for row vectors in the blocked layout whose rows stay inside one warp");
+  CHECK(why(k.p, 7) == "fetch_add is lowered for 2-D counter tensors");
+  CHECK(why(k.p, 8) == "fetch_add with .limit(pos, end) is not lowered");
+  CHECK(why(k.p, 9) == "fetch_add writes its old values into a 32-bit (i32 or f32) row vector");
+  CHECK(why(k.p, 11) == "scans and column reductions of 8-bit register tiles are not lowered");
+  CHECK(why(k.p, 12) == "scans and column reductions read and write whole tiles: a part (.rows/.cols) is not lowered");
+  CHECK(why(k.p, 13) == "scatter_store of a part of a register tile is not lowered: use a tile of the part's shape");
+  CHECK(why(k.p, 14) == "scatter_store of an 8-bit tile is not lowered");
+}
+
 TEST_CASE("lower::unsupported: i64 is a storage dtype of global tensors (f32 tiles in and out, atomics, no store, smem, TMA, cp.async)") {
   auto k = kernel("k").target(sm_90a);
   auto [M, N] = k.dims("M", "N");

@@ -133,6 +133,15 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
                      c.scatter = kmeans::fuse_scatter(D);
                      return kernels::kmeans_assign_sm90<bf16>(c);
                    }});
+  // the update: the scatter, the finalize, and the sorted update's kernels (count, offsets, place, segment sums)
+  k.push_back({"kmeans_scatter/D=128", [] { return kernels::kmeans_scatter_program<bf16>(2); }});
+  k.push_back({"kmeans_finalize/D=128", [] { return kernels::kmeans_finalize_program<bf16>(2); }});
+  k.push_back({"kmeans_count", [] { return kernels::kmeans_count_program<bf16>(); }});
+  k.push_back({"kmeans_offsets", [] { return kernels::kmeans_offsets_program(); }});
+  for (int parts : {1, 2, 8}) {
+    k.push_back({"kmeans_place/parts=" + std::to_string(parts), [=] { return kernels::kmeans_place_program<bf16>(parts); }});
+    k.push_back({"kmeans_segment_sum/parts=" + std::to_string(parts), [=] { return kernels::kmeans_segment_sum_program<bf16>(parts); }});
+  }
   return k;
 }
 

@@ -227,8 +227,9 @@ constexpr void check_broadcast(context& c) {
         if (scan) d->message << "row_scan of ";
         else d->message << "col_" << to_string(static_cast<reduce_kind>(o.imm[0])) << " of ";
         detail::write_reg(d->message, p, o.a.index);
-        d->message << (scan ? " writes a tile of its shape, " : " gives one value per column, a 1x") << (scan ? std::to_string(S.rows) + "x" + std::to_string(S.cols) : std::to_string(S.cols))
-                   << (scan ? "" : " vector") << "; the destination ";
+        if (scan) d->message << " writes a tile of its shape, " << S.rows << "x" << S.cols;
+        else d->message << " gives one value per column, a 1x" << S.cols << " vector";
+        d->message << "; the destination ";
         detail::write_reg(d->message, p, o.d.index);
         d->message << " is not";
         d->num("src_rows", S.rows).num("src_cols", S.cols).num("dst_rows", V.rows).num("dst_cols", V.cols);

@@ -133,6 +133,14 @@ CAKE_C_API cake_status cake_kmeans_fit_deterministic(const void* x, void* c, int
                                                      int64_t K, int64_t D, int input_type, int metric, int iterations, float max_abs, void* stream,
                                                      int device);
 
+/* cake_kmeans_update by the sorted method (docs/kmeans.md, "The sorted update"): the points sorted by cluster
+ * (a counting sort), then each cluster's contiguous rows summed, one atomic add per cluster and chunk of 256
+ * rows instead of one per point: faster when clusters are uneven. workspace: at least
+ * cake_kmeans_sorted_update_workspace_bytes(B, N, K, D) bytes, 16-byte aligned. B * N <= 2^24. Hopper only. */
+CAKE_C_API int64_t cake_kmeans_sorted_update_workspace_bytes(int64_t B, int64_t N, int64_t K, int64_t D);
+CAKE_C_API cake_status cake_kmeans_update_sorted(const void* x, const int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, int64_t B, int64_t N,
+                                                 int64_t K, int64_t D, int input_type, int metric, void* stream, int device);
+
 /* c [B, K, D] = K distinct points of each batch entry of x [B, N, D], picked by seed + b (the same rows on
  * every platform); K <= N. Hopper only. */
 CAKE_C_API cake_status cake_kmeans_init_random(const void* x, void* c, int64_t B, int64_t N, int64_t K, int64_t D, int input_type, uint64_t seed, void* stream,

@@ -135,8 +135,8 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       const auto& L = plan.frags.regs[o.a.index];
       if (scan && (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || (L.cls != plan::shape_class::full && L.cls != plan::shape_class::col_vec)))
         return "row_scan is lowered for tiles (and 1 x C rows) in the blocked layout (tiles loaded from memory) whose rows stay inside one warp";
-      if (!scan && (L.f.kind != plan::frag_kind::blocked || L.threads != 32 || L.cls != plan::shape_class::full ||
-                    plan.frags.regs[o.d.index].cls != plan::shape_class::col_vec))
+      // (a destination that is not a 1 x C vector is representation.broadcast's finding)
+      if (!scan && (L.f.kind != plan::frag_kind::blocked || L.threads != 32 || L.cls != plan::shape_class::full))
         return "column reductions are lowered for full tiles of a warp in the blocked layout (tiles loaded from memory), into a column vector";
       return nullptr;
     }
