@@ -22,8 +22,9 @@
 //
 // Where it runs: everything on the device and on `stream`, except one step of the build: the lists'
 // offsets and the order of the vectors (a counting sort of the assignment) are computed on the host from
-// a copy of the assignment (4 N bytes down, 4 (N + nlist) up, one stream synchronization); the
-// language has no scan yet. The copy of the database into list order is a Cake kernel (the row gather,
+// a copy of the assignment (4 N bytes down, 4 (N + nlist) up, one stream synchronization): a stable sort
+// (the sorted k-means update's device sort places by atomics, so its order inside a list varies from run
+// to run, and with it the ties of a search). The copy of the database into list order is a Cake kernel (the row gather,
 // kernels/knn/ivf_scan.hpp). docs/knn.md (IVF-Flat) says how it works and what is not done.
 //
 // Include as "kernels/knn/ivf.hpp"; link cake::jit.
