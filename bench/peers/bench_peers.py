@@ -56,6 +56,7 @@ import datetime
 import itertools
 import json
 import math
+import os
 import statistics
 import subprocess
 import time
@@ -824,7 +825,8 @@ def main():
     if args.family in ("overhead", "all"):
         rows += bench_overhead(args.calls)
     doc = dict(facts)
-    doc["command"] = "python3 bench/peers/bench_peers.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items())
+    # (the JSON's file name only: the machine's output folder is not part of the command)
+    doc["command"] = "python3 bench/peers/bench_peers.py " + " ".join(f"--{k} {os.path.basename(v) if k == 'json' else v}" for k, v in vars(args).items())
     doc["method"] = (f"one Python process, same buffers; CUDA events, L2 flushed (256 MiB written) and a {HOLD_CYCLES}-cycle GPU spin (so the host's "
                      f"enqueue is not timed) before each run, median of {args.runs} runs in 4 "
                      f"alternating rounds of Cake (cake package {cake.__version__}) and the peer (PyTorch {torch.__version__}); host overhead: "

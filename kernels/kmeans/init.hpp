@@ -49,14 +49,16 @@ inline std::vector<std::int32_t> initial_rows(long long N, long long K, std::uin
 
 namespace detail {
 
-// The row gather (dst[e] = src[idx[e]]): 16-bit rows of type t, or i32 rows when `ids`.
+// The row gather (dst[e] = src[idx[e]]): what 0 / 1: f16 / bf16 rows, 2: i32 rows (fill -1), 3: f32 rows
+// (bit for bit: the IVF search's distances).
 inline const runtime_kernel& gather_kernel(int what, int width, int device) {
   using key = std::tuple<int, int, int>;
   static kernel_table<key, runtime_kernel> cache;
   return cache.get(key{what, width, device}, [&] {
     const program p = what == 0   ? kernels::ivf_gather_program<f16>(width)
                       : what == 1 ? kernels::ivf_gather_program<bf16>(width)
-                                  : kernels::ivf_gather_program<i32>(width, -1.0f);
+                      : what == 2 ? kernels::ivf_gather_program<i32>(width, -1.0f)
+                                  : kernels::ivf_gather_program<f32>(width);
     if (!p.errors.empty())
       throw jit::error("cake: the row gather for width " + std::to_string(width) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
                        std::string(p.errors[0].message));

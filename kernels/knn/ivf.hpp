@@ -14,7 +14,9 @@
 //       those lists in the index's metric (l2: smallest
 //       squared distance; inner_product: largest x.y), best first: distances f32 [Q, k] and indices i32
 //       [Q, k] (original database rows; ties to the lowest position in list order; entries past the
-//       candidates: index -1, distance +inf / -inf). workspace: ivf_search_workspace_bytes(...).
+//       candidates: index -1, distance +inf / -inf). workspace: ivf_search_workspace_bytes(...). By
+//       list, the queries are first sorted by their nearest list on the device (so that a tile of 64
+//       queries scans few lists) and the results put back in their order.
 //
 // Limits: D 8 .. 512, a multiple of 8; 1 <= nlist <= N; N <= 2^24 (ids pass through the f32 register
 // path of the row gather); 1 <= k <= 256; 1 <= nprobe <= min(nlist, 256) (the coarse step is the exact
@@ -140,6 +142,17 @@ inline const runtime_kernel& marks_kernel(int device) {
   });
 }
 
+// The by-list walk's query order (kernels::ivf_query_order_program).
+inline const runtime_kernel& order_kernel(int device) {
+  static kernel_table<int, runtime_kernel> cache;
+  return cache.get(device, [&] {
+    const program p = kernels::ivf_query_order_program();
+    if (!p.errors.empty())
+      throw jit::error("cake::knn::ivf_search: the query-order schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
 // The row gather (0: f16 rows, 1: bf16 rows, 2: i32 ids, fill -1) is the k-means initialization's
 // (kernels/kmeans/init.hpp): one kernel table.
 using kmeans::detail::gather_kernel;
@@ -221,6 +234,9 @@ namespace detail {
 // the partial lists f32 + i32 [Q, splits, k], the merged positions i32 [Q, k].
 struct ivf_layout {
   long long coarse = 0, probe_dist = 0, probes = 0, q_norm = 0, part_dist = 0, part_idx = 0, pos = 0, member = 0, any = 0, marks_bytes = 0, bytes = 0;
+  // by list: the queries sorted by their nearest list (list counts, first positions and cursors; the
+  // order and its inverse; the sorted queries and probes; the distances in sorted order)
+  long long counts = 0, start = 0, cursor = 0, perm = 0, inv = 0, sorted_q = 0, sorted_probes = 0, sorted_dist = 0;
 };
 inline ivf_layout ivf_layout_for(const ivf_index& x, long long Q, int k, int nprobe, ivf_scan_mode mode) {
   ivf_layout w;
@@ -239,6 +255,16 @@ inline ivf_layout ivf_layout_for(const ivf_index& x, long long Q, int k, int npr
   w.part_dist = at, at += align256(4 * Q * c.splits * k);
   w.part_idx = at, at += align256(4 * Q * c.splits * k);
   w.pos = at, at += align256(4 * Q * k);
+  if (c.by_list) {
+    w.counts = at, at += align256(4 * x.nlist);
+    w.start = at, at += align256(4 * x.nlist);
+    w.cursor = at, at += align256(4 * x.nlist);
+    w.perm = at, at += align256(4 * Q);
+    w.inv = at, at += align256(4 * Q);
+    w.sorted_q = at, at += align256(2 * Q * x.D);
+    w.sorted_probes = at, at += align256(4 * Q * nprobe);
+    w.sorted_dist = at, at += align256(4 * Q * k);
+  }
   w.bytes = at;
   return w;
 }
@@ -287,13 +313,58 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   const runtime_kernel& scan = detail::ivf_scan_kernel(c, x.type, x.device);
   const runtime_kernel& merge = detail::merge_kernel(merge_config_for(k, x.m), x.device);
   detail::gather_kernel(2, kernels::ivf_gather_width<i32>(1), x.device);
-  if (c.by_list) detail::marks_kernel(x.device);
+  const auto l2form = kmeans::detail::norm_form(kmeans::metric::l2);
+  if (c.by_list) {
+    detail::marks_kernel(x.device);
+    detail::order_kernel(x.device);
+    kmeans::detail::update_kernel_for(kmeans::detail::update_kernel::count, 1, x.type, l2form, x.device);
+    kmeans::detail::update_kernel_for(kmeans::detail::update_kernel::offsets, 1, x.type, l2form, x.device);
+    detail::gather_kernel(x.type == input_type::f16 ? 0 : 1, kernels::ivf_gather_width<f16>(x.D), x.device);
+    detail::gather_kernel(2, kernels::ivf_gather_width<i32>(nprobe), x.device);
+    detail::gather_kernel(2, kernels::ivf_gather_width<i32>(k), x.device);
+    detail::gather_kernel(3, kernels::ivf_gather_width<f32>(k), x.device);
+  }
   // Coarse: the nprobe nearest centroids (l2, as the lists were made).
   search(queries, detail::ptr(x.centroids), probe_dist, probes, base + w.coarse, Q, x.nlist, x.D, nprobe, x.type, metric::l2, stream, x.device);
+  // By list: the queries sorted by their nearest list (a counting sort: the k-means count and offsets
+  // kernels, then the query order), so that a tile of 64 queries probes few lists in all (the union its
+  // walk scans); the scan and merge run on the sorted queries, and the results are put back in order.
+  const void* qs = queries;
+  const std::int32_t* ps = probes;
+  std::int32_t* inv = nullptr;
+  if (c.by_list) {
+    auto* counts = reinterpret_cast<float*>(base + w.counts);
+    auto* start = reinterpret_cast<std::int32_t*>(base + w.start);
+    auto* cursor = reinterpret_cast<std::int32_t*>(base + w.cursor);
+    auto* perm = reinterpret_cast<std::int32_t*>(base + w.perm);
+    inv = reinterpret_cast<std::int32_t*>(base + w.inv);
+    const auto& drv = jit::driver::get();
+    drv.bind(x.device);
+    drv.check(drv.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(counts), 0, static_cast<std::size_t>(4 * x.nlist), stream), "cuMemsetD8Async",
+              "zeroing the IVF list counts");
+    const long long P = nprobe;
+    const double nl[] = {static_cast<double>(x.nlist)}, nq[] = {static_cast<double>(Q)};
+    {
+      const tensor_arg a[] = {tensor_view(probes, {1, Q, 1}, {Q * P, P, 1}), tensor_view(counts, {x.nlist, 1})};
+      kmeans::detail::update_kernel_for(kmeans::detail::update_kernel::count, 1, x.type, l2form, x.device).launch(a, nl, stream);
+    }
+    {
+      const tensor_arg a[] = {tensor_view(counts, {1, x.nlist}), tensor_view(start, {1, x.nlist}), tensor_view(cursor, {1, x.nlist})};
+      kmeans::detail::update_kernel_for(kmeans::detail::update_kernel::offsets, 1, x.type, l2form, x.device).launch(a, nq, stream);
+    }
+    {
+      const tensor_arg a[] = {tensor_view(probes, {Q, P}), tensor_view(cursor, {x.nlist, 1}), tensor_view(perm, {Q, 1}), tensor_view(inv, {Q, 1})};
+      detail::order_kernel(x.device).launch(a, {}, stream);
+    }
+    detail::gather_rows(queries, Q, perm, base + w.sorted_q, Q, x.D, false, x.type, stream, x.device);
+    detail::gather_rows(probes, Q, perm, base + w.sorted_probes, Q, P, true, x.type, stream, x.device);
+    qs = base + w.sorted_q;
+    ps = reinterpret_cast<const std::int32_t*>(base + w.sorted_probes);
+  }
   // Fine: the lists scanned per probe split, then the splits merged (positions in list order).
   const long long S = c.splits;
-  const tensor_arg xa = tensor_view(queries, {Q, x.D}), ya = tensor_view(detail::ptr(x.data), {x.N, x.D});
-  const tensor_arg pr = tensor_view(probes, {Q, static_cast<long long>(nprobe)}), off = tensor_view(detail::ptr(x.offsets), {x.nlist + 1});
+  const tensor_arg xa = tensor_view(qs, {Q, x.D}), ya = tensor_view(detail::ptr(x.data), {x.N, x.D});
+  const tensor_arg pr = tensor_view(ps, {Q, static_cast<long long>(nprobe)}), off = tensor_view(detail::ptr(x.offsets), {x.nlist + 1});
   const tensor_arg pd = tensor_view(part_dist, {Q, S, static_cast<long long>(k)}), pi = tensor_view(part_idx, {Q, S, static_cast<long long>(k)});
   // The scan's list inputs: the probes (per query), or the marks (by list), made here from the probes.
   std::vector<tensor_arg> lists;
@@ -314,7 +385,7 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   }
   std::vector<tensor_arg> args = {xa, ya};
   if (x.m == metric::l2) {
-    kmeans::norms(queries, q_norm, 1, Q, x.D, x.type, kmeans::metric::l2, stream, x.device);
+    kmeans::norms(qs, q_norm, 1, Q, x.D, x.type, kmeans::metric::l2, stream, x.device);
     args.push_back(tensor_view(detail::ptr(x.data_norm), {x.N}));
   }
   args.insert(args.end(), lists.begin(), lists.end());
@@ -323,13 +394,24 @@ inline void ivf_search(const ivf_index& x, const void* queries, float* distances
   args.push_back(pi);
   scan.launch(args, {}, stream);
   const tensor_arg md = tensor_view(part_dist, {Q, S * k}), mi = tensor_view(part_idx, {Q, S * k});
-  const tensor_arg od = tensor_view(distances, {Q, static_cast<long long>(k)}), oi = tensor_view(pos, {Q, static_cast<long long>(k)});
+  float* dist_out = c.by_list ? reinterpret_cast<float*>(base + w.sorted_dist) : distances;  // by list: in the sorted order first
+  const tensor_arg od = tensor_view(dist_out, {Q, static_cast<long long>(k)}), oi = tensor_view(pos, {Q, static_cast<long long>(k)});
   if (x.m == metric::l2) {
     const tensor_arg margs[] = {md, mi, tensor_view(q_norm, {Q, 1}), od, oi};
     merge.launch(margs, {}, stream);
   } else {
     const tensor_arg margs[] = {md, mi, od, oi};
     merge.launch(margs, {}, stream);
+  }
+  // By list: the rows back in the queries' order (the distances as f32 rows; the positions into the partial
+  // lists' buffer, free after the merge).
+  if (c.by_list) {
+    {
+      const tensor_arg a[] = {tensor_view(dist_out, {Q, static_cast<long long>(k)}), tensor_view(inv, {Q, 1}), tensor_view(distances, {Q, static_cast<long long>(k)})};
+      detail::gather_kernel(3, kernels::ivf_gather_width<f32>(k), x.device).launch(a, {}, stream);
+    }
+    detail::gather_rows(pos, Q, inv, part_idx, Q, k, true, x.type, stream, x.device);
+    pos = part_idx;
   }
   // Positions to original rows (an empty entry, -1, stays -1).
   detail::gather_rows(detail::ptr(x.ids), x.N, pos, indices, Q * k, 1, true, x.type, stream, x.device);

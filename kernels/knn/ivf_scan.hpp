@@ -24,7 +24,7 @@
 // (knn_merge_program) reduces the splits, as for the exact search.
 //
 // ivf_gather_program: dst[e, :] = src[idx[e], :] for e < E, rows of up to `width` columns (a row of any
-// 16-bit type or of i32; an index outside 0 .. rows(src) - 1, e.g. -1 for an empty entry, gives a row of
+// 16-bit type, of f32 (bit for bit) or of i32; an index outside 0 .. rows(src) - 1, e.g. -1 for an empty entry, gives a row of
 // `fill`). i32 rows pass through f32 registers (the register tiles' integer path): exact up to 2^24,
 // which the entry point requires of N. One warp per row at a time: the row's index is an index value (read_index), the row a
 // register tile whose origin is that value (.elements_at). Used to pick the initial centroids, to order
@@ -220,7 +220,7 @@ template <class T>
 constexpr program ivf_gather_program(int width, float fill = 0.0f, target_id t = target_id::sm_90a) {
   name_builder nm;
   nm.put("ivf_gather_");
-  nm.put(T::value == dtype::f16 ? "f16" : T::value == dtype::bf16 ? "bf16" : "i32");
+  nm.put(T::value == dtype::f16 ? "f16" : T::value == dtype::bf16 ? "bf16" : T::value == dtype::f32 ? "f32" : "i32");
   nm.put("_w");
   nm.put(width);
   if (t == target_id::sm_80) nm.put("_80");
@@ -245,6 +245,36 @@ constexpr program ivf_gather_program(int width, float fill = 0.0f, target_id t =
           r.store(Dst.tile(row, 0).elements_at(0), v);
         });
       });
+    });
+  });
+  return k.build();
+}
+
+// The order of the queries by their nearest list (the by-list walk's query sort, kernels/knn/ivf.hpp): per
+// query q, its slot in the list probes[q, 0] (fetch_add on cursor, which the k-means offsets kernel set to
+// each list's first position), perm[slot] = q (scatter_store) and inv[q] = slot. Tensors: probes [Q, P]
+// i32 (column 0 read), cursor [nlist, 1] i32, perm [Q, 1] i32, inv [Q, 1] i32. The order inside a list is
+// the atomics' (it moves no result: each query's lists and top-k are its own).
+constexpr program ivf_query_order_program(target_id t = target_id::sm_90a) {
+  constexpr int units = 4, rows = 32;  // a warp places 32 queries, one per lane
+  auto k = kernel(t == target_id::sm_80 ? "ivf_query_order_80" : "ivf_query_order").target(t);
+  auto [Q, P, L, One] = k.dims("Q", "P", "L", "one");
+  auto Pr = k.input<i32>("probes", dims(Q, P));
+  auto Cursor = k.output<i32>("cursor", dims(L, One));
+  auto Perm = k.output<i32>("perm", dims(Q, One));
+  auto Inv = k.output<i32>("inv", dims(Q, One));
+  auto space = k.parallel(tiles(Q, rows * units));
+  k.role("queries", warps(units), [&](role& r) {
+    auto list = r.row_vector<i32>("list", rows);
+    auto slot = r.row_vector<i32>("slot", rows);
+    auto q = r.row_vector<i32>("q", rows);
+    r.for_each(space, [&](auto i) {
+      const index_expr g = i * units + r.warp();
+      r.load(list, Pr.tile(g, 0)).fill_outside(-1.0f);  // the nearest list (queries past Q: -1, skipped)
+      r.fetch_add(slot, Cursor.tile(0, 0), list);
+      r.set(q, row() + rx(g * rows));
+      r.scatter_store(Perm.tile(0, 0), q, slot);
+      r.store(Inv.tile(g, 0), slot);
     });
   });
   return k.build();

@@ -50,6 +50,10 @@ TEST_CASE("ivf scan by list: k 1, 10, 256, D 64, 128, 512, both metrics, and the
   const auto marks = lower_and_build(kernels::ivf_marks_program());
   CHECK(count(marks.ptx(), "red.global.add.f32") + count(marks.ptx(), "atom.global.add.f32") >= 2);
   (void)lower_and_build(kernels::ivf_marks_program(target_id::sm_80));
+  // the by-list walk's query order: an atomic slot per query (its value used), the order scattered
+  const auto order = lower_and_build(kernels::ivf_query_order_program());
+  CHECK(has(order.ptx(), "atom.global.add.u32"));
+  (void)lower_and_build(kernels::ivf_query_order_program(target_id::sm_80));
 }
 
 TEST_CASE("ivf scan: more probe splits than query tiles, and nprobe 1") {
@@ -78,4 +82,8 @@ TEST_CASE("ivf gather: f16 and bf16 rows of D 8 .. 512, i32 ids, on sm_90a and s
   const auto ids = lower_and_build(kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f));
   CHECK(has(ids.source(), "when"));  // negative (empty) indices are tested before the load
   (void)lower_and_build(kernels::ivf_gather_program<bf16>(256, 0.0f, target_id::sm_80));
+  // f32 rows (the by-list search's distances put back in the queries' order), bit for bit: no conversion
+  CHECK(kernels::ivf_gather_width<f32>(10) == 128);
+  const auto f = lower_and_build(kernels::ivf_gather_program<f32>(kernels::ivf_gather_width<f32>(100)));
+  CHECK_FALSE(has(f.ptx(), "cvt.rn.f32.s32"));
 }

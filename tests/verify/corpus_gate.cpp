@@ -120,6 +120,7 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
       k.push_back({"ivf_scan/nprobe=" + std::to_string(nprobe) + (mode == knn::ivf_scan_mode::by_list ? ",by_list" : ",per_query"),
                    [=] { return kernels::ivf_scan_sm90<bf16>(knn::ivf_scan_config_for(10000, 128, 10, nprobe, knn::metric::l2, 1024, mode)); }});
   k.push_back({"ivf_marks", [] { return kernels::ivf_marks_program(); }});
+  k.push_back({"ivf_query_order", [] { return kernels::ivf_query_order_program(); }});
   k.push_back({"ivf_gather/rows,D=128", [] { return kernels::ivf_gather_program<bf16>(kernels::ivf_gather_width<bf16>(128)); }});
   k.push_back({"ivf_gather/ids", [] { return kernels::ivf_gather_program<i32>(kernels::ivf_gather_width<i32>(1), -1.0f); }});
   for (long long D : {64, 128, 512})
