@@ -20,7 +20,9 @@
 //       centroid), c_norm refreshed, shift[b, k] = |c_new - c_old|^2 (f32 [B, K]). workspace: at least
 //       update_workspace_bytes(B, K, D) bytes of device memory (sums and counts; zeroed here). An
 //       update_options argument (before stream) asks for deterministic sums: i64 fixed point, the same
-//       bits on every run (update_options says the cost and the bound on |x| bf16 needs).
+//       bits on every run (update_options says the cost and the bound on |x| bf16 needs), or for the
+//       sorted update (method = sorted: a counting sort by cluster, then sums over contiguous rows; its
+//       workspace: sorted_update_workspace_bytes(B, N, K, D)).
 //   cake::kmeans::step(x, c, idx, c_norm, shift, workspace, B, N, K, D, type, metric, stream, device)
 //       one Lloyd iteration: assign, then update, with the same results; for D > 64 the update's scatter is
 //       fused into the assignment (the points read once). c_norm must hold the norms of c on entry.
@@ -225,7 +227,7 @@ inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, i
       switch (which) {
         case update_kernel::scatter: return kernels::kmeans_scatter_program<In>(parts, target_id::sm_90a, sums);
         case update_kernel::finalize: return kernels::kmeans_finalize_program<In>(parts, f, target_id::sm_90a, sums);
-        case update_kernel::count: return kernels::kmeans_count_program<In>();
+        case update_kernel::count: return kernels::kmeans_count_program();
         case update_kernel::offsets: return kernels::kmeans_offsets_program();
         case update_kernel::place: return kernels::kmeans_place_program<In>(parts);
         case update_kernel::segment_sum: return kernels::kmeans_segment_sum_program<In>(parts);

@@ -232,7 +232,7 @@ constexpr program kmeans_norms_program(int parts, kmeans_norm_form form = kmeans
 // atomic add per cluster and chunk of 256 rows instead of one per point. Four kernels, then
 // kmeans_finalize_program as above:
 //
-//   kmeans_count_program<In>(parts)     counts [B*K, 1] f32 += 1 per point (a scatter_add of ones)
+//   kmeans_count_program()              counts [B*K, 1] f32 += 1 per point (a scatter_add of ones)
 //   kmeans_offsets_program()            per batch entry b: start[b*K + k] = cursor[b*K + k] = b*N + the
 //                                       exclusive prefix sum of counts[b, 0..k) (row_scan, a carry across
 //                                       the chunks of 1,024 clusters)
@@ -250,13 +250,11 @@ constexpr program kmeans_norms_program(int parts, kmeans_norm_form form = kmeans
 // is that of the atomics (run to run it varies, so the f32 sums' last bits can; use kmeans_sums::i64_fixed
 // with the scatter for the same bits every run).
 
-// counts[b * K + idx[b, n], 0] += 1 (X is not read: the histogram of the sort).
-template <class In = bf16>
+// counts[b * K + idx[b, n], 0] += 1 (X is not read: the histogram of the sort; one kernel for every input type).
 constexpr program kmeans_count_program(target_id t = target_id::sm_90a) {
   namespace d = kmeans_update_detail;
   constexpr int rows = 32;  // points per warp per step: one per lane
-  const name_builder nm = d::name<In>("count", 32, "", t);
-  auto k = kernel(nm.view()).target(t);
+  auto k = kernel(t == target_id::sm_80 ? "kmeans_count_80" : "kmeans_count").target(t);
   auto [Bt, N, BK, One] = k.dims("B", "N", "BK", "one");
   auto I = k.input<i32>("idx", dims(Bt, N, One));
   auto Counts = k.output<f32>("counts", dims(BK, One));

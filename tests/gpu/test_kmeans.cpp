@@ -478,6 +478,19 @@ TEST_CASE("k-means fit: Lloyd iterations find well-separated clusters, identical
     CHECK_MESSAGE(di.download<std::int32_t>() == runs[0], "the deterministic fit assigned points differently");
   }
   CHECK_MESSAGE(cents[0] == cents[1], "two deterministic fits from the same start gave different centroid bits");
+  {  // the sorted update in the loop (fit runs assign + the sorted update): the same assignment, converged
+    auto dx = jit::to_device(xb), dc = jit::to_device(cb);
+    jit::device_buffer di(static_cast<std::size_t>(4 * B * N)), dn(static_cast<std::size_t>(4 * B * K)), ds(static_cast<std::size_t>(4 * B * K)),
+        ws(static_cast<std::size_t>(kmeans::sorted_update_workspace_bytes(B, N, K, D)));
+    kmeans::update_options sorted;
+    sorted.method = kmeans::update_method::sorted;
+    kmeans::fit(dx.address(), dc.address(), static_cast<std::int32_t*>(di.address()), static_cast<float*>(dn.address()), static_cast<float*>(ds.address()),
+                ws.address(), B, N, K, D, input_type::bf16, metric::l2, 6, sorted);
+    CHECK_MESSAGE(di.download<std::int32_t>() == runs[0], "the fit with the sorted update assigned points differently");
+    float most = 0;
+    for (float s : ds.download<float>()) most = std::max(most, s);
+    CHECK_MESSAGE(most < 0.1f, "the sorted fit's last update still moved a centroid by " << most);
+  }
   long long wrong = 0;
   for (long long p = 0; p < B * N; ++p) wrong += runs[0][static_cast<std::size_t>(p)] != blob[static_cast<std::size_t>(p)];
   CHECK_MESSAGE(wrong == 0, wrong << " of " << B * N << " points are not in their blob's cluster");

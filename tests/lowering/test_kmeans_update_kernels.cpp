@@ -149,7 +149,7 @@ TEST_CASE("k-means update: norms of the initial centroids (bf16, f16, sm_90a and
 template <class In>
 void check_sorted(cake::target_id t) {
   {
-    const cake::program p = cake::kernels::kmeans_count_program<In>(t);
+    const cake::program p = cake::kernels::kmeans_count_program(t);
     REQUIRE(p.errors.empty());
     const auto b = lower_and_build(p);
     CHECK(has_f32_atomic(b.ptx()));

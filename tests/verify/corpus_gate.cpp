@@ -137,7 +137,7 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
   // the update: the scatter, the finalize, and the sorted update's kernels (count, offsets, place, segment sums)
   k.push_back({"kmeans_scatter/D=128", [] { return kernels::kmeans_scatter_program<bf16>(2); }});
   k.push_back({"kmeans_finalize/D=128", [] { return kernels::kmeans_finalize_program<bf16>(2); }});
-  k.push_back({"kmeans_count", [] { return kernels::kmeans_count_program<bf16>(); }});
+  k.push_back({"kmeans_count", [] { return kernels::kmeans_count_program(); }});
   k.push_back({"kmeans_offsets", [] { return kernels::kmeans_offsets_program(); }});
   for (int parts : {1, 2, 8}) {
     k.push_back({"kmeans_place/parts=" + std::to_string(parts), [=] { return kernels::kmeans_place_program<bf16>(parts); }});

@@ -1144,7 +1144,7 @@ class compute_emitter : public emitter {
     const int d = o.d.index, a = o.a.index;
     const auto& L = lay(a);
     if (L.f.kind != plan::frag_kind::blocked || L.f.tpr > 32 || (L.cls != plan::shape_class::full && L.cls != plan::shape_class::col_vec))
-      return fail(id, "row_scan is lowered for full tiles in the blocked layout whose rows stay inside one warp");
+      return fail(id, "row_scan is lowered for tiles (and 1 x C rows) in the blocked layout (tiles loaded from memory) whose rows stay inside one warp");
     if (size_bits(p_.regs[d].dt) != 32) return fail(id, "row_scan writes a 32-bit (f32 or i32) tile");
     const int tpr = L.f.tpr, vec = L.f.vec, per_row = L.f.cols / (vec * tpr) * vec, passes = L.count / per_row;
     w_.open("");
@@ -1185,7 +1185,7 @@ class compute_emitter : public emitter {
     const auto& L = lay(a);
     const auto k = static_cast<reduce_kind>(o.imm[0]);
     if (L.f.kind != plan::frag_kind::blocked || L.threads != 32 || L.cls != plan::shape_class::full || lay(d).cls != plan::shape_class::col_vec)
-      return fail(id, "column reductions are lowered for full tiles of a warp in the blocked layout, into a column vector");
+      return fail(id, "column reductions are lowered for full tiles of a warp in the blocked layout (tiles loaded from memory), into a column vector");
     if (size_bits(p_.regs[d].dt) != 32) return fail(id, "a column reduction writes a 32-bit (f32 or i32) vector");
     const int slots = lay(d).count;
     w_.open("");
