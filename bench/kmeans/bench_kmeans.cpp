@@ -102,6 +102,8 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
              << ", \"N\": " << s.N << ", \"K\": " << s.K << ", \"D\": " << s.D << "}, \"assignment\": \"" << (skewed ? "skewed" : "uniform")
              << "\", \"held_out\": " << (s.held_out ? "true" : "false") << ", \"f32_atomic_ms\": " << ms[0] << ", \"deterministic_ms\": " << ms[1]
              << ", \"sorted_ms\": " << ms[2] << ", \"ratio\": " << ms[0] / ms[2] << ", \"deterministic_ratio\": " << ms[0] / ms[1]
+             << ", \"variant\": \"" << (t == kmeans::input_type::bf16 ? "bf16 " : "fp16 ") << (skewed ? "skewed" : "uniform")
+             << "\", \"peer\": \"scatter update\", \"cake_gbps\": " << bytes / ms[2] / 1e6 << ", \"peer_gbps\": " << bytes / ms[0] / 1e6
              << ", \"centroids_differ\": " << differ << "}";
       }
     }
@@ -118,7 +120,8 @@ int bench_update(int runs, const std::string& json, const std::string& driver) {
       << " runs; one update after a uniform or a skewed (cluster floor(K u^4)) random assignment: scatter (memset, scatter-add, finalize), deterministic "
          "(i64 fixed-point scatter), sorted (count, offsets by a row scan, placement, segment sums, finalize); ratio = scatter time / sorted time, "
          "deterministic_ratio = scatter time / deterministic time; centroids_differ = coordinates where one sorted update and one scatter update from the "
-         "same centroids differ by more than one unit in the last place\",\n"
+         "same centroids differ by more than one unit in the last place; cake_gbps / peer_gbps: bytes of points and indices (2 B N D + 4 B N) per "
+         "second of the sorted / scatter update (the chart's bars; the sorted one is Cake's, the scatter its peer)\",\n"
       << "  \"rows\": [\n" << rows.str() << "\n  ]\n}\n";
   }
   return 0;
