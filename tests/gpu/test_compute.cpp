@@ -706,7 +706,7 @@ constexpr program place_lite() {
 
 }  // namespace
 
-TEST_CASE("row_scan and col_sum (f32 and bf16 tiles, ragged widths) match the host; fetch_add + scatter_store place every row once") {
+TEST_CASE("row_scan and col_sum (f32 and bf16 tiles, ragged widths) match the host, fetch_add + scatter_store place every row once") {
   if (!gpu_ready()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());

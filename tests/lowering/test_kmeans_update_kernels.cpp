@@ -181,7 +181,7 @@ void check_sorted(cake::target_id t) {
   }
 }
 
-TEST_CASE("k-means update: the sorted update (count, offsets, placement, segment sums; bf16, f16, sm_90a and sm_80)") {
+TEST_CASE("k-means update: the sorted update (count, offsets, placement, segment sums), bf16 and f16, sm_90a and sm_80") {
   check_sorted<cake::bf16>(cake::target_id::sm_90a);
   check_sorted<cake::f16>(cake::target_id::sm_90a);
   check_sorted<cake::bf16>(cake::target_id::sm_80);

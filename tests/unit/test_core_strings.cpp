@@ -81,7 +81,7 @@ TEST_CASE("located_name: a name argument that also records where it was written"
   CHECK(m.loc.line == line2);
 }
 
-TEST_CASE("name_builder: a name up to the capacity is kept whole; a longer one ends in a hash of the whole name") {
+TEST_CASE("name_builder: a name up to the capacity is kept whole, a longer one ends in a hash of the whole name") {
   constexpr auto make = [](std::string_view tail) {
     name_builder b;
     b.put("attn_fwd_d");

@@ -449,7 +449,7 @@ TEST_CASE("errors: tensor memory overflow is found by build() with the columns n
   CHECK(has_error(k.build(), "resource.tmem-overflow", 1024));
 }
 
-TEST_CASE("errors: descending() orders a parallel axis; a loop given it is a build error") {
+TEST_CASE("errors: descending() orders a parallel axis, a loop given it is a build error") {
   gemm g(sm_90a);
   g.k.role("r", warpgroups(1), [&](role& r) {
     r.for_each(g.mn, [&](auto, auto) { r.loop(tiles(g.K, 64).descending(), [&](auto) {}); });
@@ -460,7 +460,7 @@ TEST_CASE("errors: descending() orders a parallel axis; a loop given it is a bui
   CHECK(p.errors[0].value == 64);
 }
 
-TEST_CASE("errors: r.next_point belongs inside a walk, not an alternating one; inside one it is a when on the walk's step") {
+TEST_CASE("errors: r.next_point belongs inside a walk, not an alternating one, inside one it is a when on the walk's step") {
   {
     gemm g(sm_90a);
     g.k.role("r", warpgroups(1), [&](role& r) { r.next_point(g.mn, [&](auto, auto) {}); });

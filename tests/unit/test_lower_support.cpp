@@ -303,7 +303,7 @@ TEST_CASE("lower::unsupported: scatter_add into a tensor that is not f32") {
   CHECK(why(f.k.p, 1).empty());
 }
 
-TEST_CASE("lower::unsupported: row_scan and column reductions need the blocked layout (col_sum: of a warp); fetch_add and scatter_store their dtypes") {
+TEST_CASE("lower::unsupported: row_scan and column reductions need the blocked layout (col_sum: of a warp), fetch_add and scatter_store their dtypes") {
   auto k = kernel("k").target(sm_90a);
   auto [M, N, One] = k.dims("M", "N", "one");
   auto X = k.input<bf16>("X", dims(M, N));

@@ -333,7 +333,7 @@ TEST_CASE("mirrored: a descending axis visits its points last to first, the othe
   CHECK(std::get<0>(*seen.rbegin()) == 5);
 }
 
-TEST_CASE("persistent walk: strided and serpentine each visit every point once; serpentine evens out work that grows along the walk") {
+TEST_CASE("persistent walk: strided and serpentine each visit every point once, serpentine evens out work that grows along the walk") {
   for (auto order : {walk_order::strided, walk_order::serpentine})
     for (long long ctas : {1, 3, 132})
       for (long long points : {0, 1, 2, 131, 132, 133, 263, 264, 1000, 4096}) {

@@ -40,7 +40,7 @@ TEST_CASE("tma plan: sm_100a GEMM loads whole boxes, sm_80 has no tensor maps") 
   CHECK(plan::plan_tma(kernels::gemm_bf16_sm80()).count == 0);  // cp.async needs none
 }
 
-TEST_CASE("tma plan: fill_outside(nan) gives a load its own NaN-filled tensor map; 0 is the default; other values and integer tensors are refused") {
+TEST_CASE("tma plan: fill_outside(nan) gives a load its own NaN-filled tensor map, 0 is the default, other values and integer tensors are refused") {
   auto k = kernel("k").target(sm_90a);
   auto [B, K] = k.dims("B", "K");
   auto N = k.input<f32>("norms", dims(B, K));
