@@ -396,9 +396,9 @@ inline sorted_workspace sorted_parts(void* workspace, long long B, long long N, 
           reinterpret_cast<std::int32_t*>(base + i), base + x};
 }
 // The sorted update: counts, offsets, placement, segment sums (into zeroed sums), then the finalize.
-inline void sorted_update(const char* who, const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B,
+inline void sorted_update(const void* x, const std::int32_t* idx, void* c, float* c_norm, float* shift, void* workspace, long long B,
                           long long N, long long K, long long D, input_type t, metric m, const update_options& options, CUstream stream, int device) {
-  (void)who;  // (check_update refused deterministic and B * N past 2^24)
+  // (check_update refused deterministic and B * N past 2^24)
   const int parts = parts_for(D);
   const auto& count = update_kernel_for(update_kernel::count, parts, t, norm_form(m), device);
   const auto& offsets = update_kernel_for(update_kernel::offsets, parts, t, norm_form(m), device);
@@ -439,7 +439,7 @@ inline void update(const void* x, const std::int32_t* idx, void* c, float* c_nor
                    long long D, input_type t, metric m, const update_options& options, CUstream stream = nullptr, int device = 0) {
   const char* who = "cake::kmeans::update";
   const int e = detail::check_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, device);
-  if (options.method == update_method::sorted) return detail::sorted_update(who, x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
+  if (options.method == update_method::sorted) return detail::sorted_update(x, idx, c, c_norm, shift, workspace, B, N, K, D, t, m, options, stream, device);
   const auto sums_mode = options.deterministic ? kernels::kmeans_sums::i64_fixed : kernels::kmeans_sums::f32_atomic;
   const auto& scatter = detail::update_kernel_for(detail::update_kernel::scatter, detail::parts_for(D), t, detail::norm_form(m), device, sums_mode);
   const auto w = detail::zero_workspace(workspace, B, K, D, options.deterministic, stream, device);
