@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -299,6 +299,16 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|waited past|SKIPPED" "$OUT/test_attention.log" | head -n 12
       timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention ${CAKE_VARIANTS_ARGS:---variant all} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_variants.log" 2>&1; echo "rc=$?"
       cut -c1-150 "$OUT/prefill_variants.log" | grep -v "^$" | tail -n 130 ;;
+    prefillcausalw3)
+      # causal D = 64 with 192-row query tiles (three consumers; the key blocks crossing the diagonal masked in
+      # ranges): the GPU test case of query tiles of other than bn rows (hang trap on), then the entry point's
+      # schedule next to the three-consumer ones (cake_bench_attention --variant causal-w3), both KV head counts
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention -tc="*other than bn rows*" > "$OUT/test_attention_causal_w3.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_attention_causal_w3.log" | head -n 12
+      for hk in 32 8; do
+        timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_attention --variant causal-w3 --hk $hk ${CAKE_VARIANTS_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_w3_hk$hk.log" 2>&1; echo "rc=$?"
+        grep -E "^attn" "$OUT/prefill_causal_w3_hk$hk.log" | cut -c1-150
+      done ;;
     prefilllookahead)
       # the lookahead's GPU test cases (hang trap on), then the entry point's schedule and the same with the
       # lookahead side by side on issue 12's prefill shapes (cake_bench_attention --variant lookahead)

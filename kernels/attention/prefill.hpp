@@ -61,12 +61,15 @@ struct attention_prefill_config {
                            // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
   fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
                         // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
-  // Causal needs 128-row query tiles and 128-key blocks (wgs 2, bn 128): the diagonal block is then q.
+  // Causal with rows() == bn (wgs 2, bn 128): the diagonal block is q, the one masked block; else (3 consumers of
+  // 64 rows, or other key blocks) the blocks that cross the tile's diagonal are masked, the first one first.
+  // The lookahead is written for the aligned form.
+  constexpr bool diagonal_aligned() const { return !causal || rows() == bn; }
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
-           (!causal || (wgs == 2 && bn == 128)) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
+           (!causal || !lookahead || rows() == bn) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
@@ -172,9 +175,18 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto last_block = [&](index_expr q) -> index_expr { return c.causal ? q : (T.extent() - 1) / c.bn; };
   auto after_last = [&](index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : loop_extent(tiles(T, c.bn)); };
   // Varlen: entry b's rows and keys (read by each role), and its key blocks: `last` (masked, first), the
-  // masked ones before it from `full` on (causal), and the unmasked ones below.
+  // masked ones before it from `full` on (causal), and the unmasked ones below. Dense causal with query tiles
+  // of other than bn rows: the same three ranges, from the tile's rows (diag_entry).
   struct entry {
     index_expr q0, q1, k0, len_q, len_k, diag, last, full;
+  };
+  const bool diag_ranges = c.causal && (vl || !c.diagonal_aligned());  // key blocks in three ranges (above)
+  auto diag_entry = [&](role& r, index_expr q) {
+    entry e;
+    e.diag = r.let_index(q * c.rows());  // the last key the tile's first row sees (top-left aligned)
+    e.last = r.let_min((q * c.rows() + c.rows() - 1) / c.bn, (T.extent() - 1) / c.bn);
+    e.full = r.let_index((e.diag + 1) / c.bn);
+    return e;
   };
   auto read_entry = [&](role& r, index_expr q, index_expr b) {
     entry e;
@@ -195,14 +207,15 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   };
   // Both roles walk the key blocks alike: the last one, then the masked ones (varlen causal), then the rest.
   auto key_blocks = [&](role& r, index_expr q, const entry& e, auto&& step) {
-    const index_expr last = vl ? e.last : last_block(q);
-    r.loop(last, vl ? loop_extent(last + 1) : after_last(q), 1, [&](auto j) { step(j, true, true); });
-    if (vl && c.causal) r.loop(e.full, loop_extent(last), 1, [&](auto j) { step(j, true, false); });
-    r.loop(vl && c.causal ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
+    const bool own_last = vl || diag_ranges;
+    const index_expr last = own_last ? e.last : last_block(q);
+    r.loop(last, own_last ? loop_extent(last + 1) : after_last(q), 1, [&](auto j) { step(j, true, true); });
+    if (diag_ranges) r.loop(e.full, loop_extent(last), 1, [&](auto j) { step(j, true, false); });
+    r.loop(diag_ranges ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
   };
   // Varlen: the body runs only for the query tiles that start inside their entry.
   auto in_entry = [&](role& r, index_expr q, index_expr b, auto&& body) {
-    if (!vl) return body(entry{});
+    if (!vl) return body(diag_ranges ? diag_entry(r, q) : entry{});
     const entry e = read_entry(r, q, b);
     r.when(q * c.rows() < e.len_q, [&] { body(e); });
   };
@@ -258,8 +271,8 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
                       : c.causal ? (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
         r.set(s, select(out, neg_inf, s));
       }
-      // (varlen causal: a row may have seen no key yet)
-      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, vl && masked, c.exp2_fma);
+      // (varlen, or causal blocks crossing the diagonal in several ranges: a row may have seen no key yet)
+      attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale, (vl || diag_ranges) && masked, c.exp2_fma);
     };
     // One unmasked key block: S of this block and P V of the one before go out together (in this warpgroup's
     // turn); the softmax of S overlaps P V (and the other warpgroup's MMAs).

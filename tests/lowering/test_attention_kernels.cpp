@@ -53,9 +53,12 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
     CHECK(has(b.ptx(), "bar.arrive") == x.turns);  // the turn is passed with bar.arrive
   }
   kernels::attention_prefill_config bad;
-  bad.causal = true;
+  bad.causal = true, bad.persistent = true, bad.turns = false, bad.lookahead = true;
+  CHECK(bad.valid());
   bad.bn = 176;
-  CHECK_FALSE(bad.valid());  // causal needs 128-key blocks (the diagonal block is q)
+  CHECK_FALSE(bad.valid());  // the causal lookahead needs query tiles of bn rows (the diagonal block is q)
+  bad.lookahead = false;
+  CHECK(bad.valid());  // without it the blocks crossing the diagonal are masked in ranges
   kernels::attention_prefill_config vl_tma;
   vl_tma.varlen = true, vl_tma.o_tma = true;
   CHECK_FALSE(vl_tma.valid());  // a TMA store cannot stop at an entry's end
@@ -85,6 +88,32 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
         CHECK(c.wgs == (three ? 3 : 2));
         CHECK(c == (three ? attention::prefill_base_config(s) : kernels::with_lookahead(attention::prefill_base_config(s))));
       }
+}
+
+TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn rows: the key blocks crossing the diagonal in three ranges") {
+  struct v {
+    int parts, wgs, bn, stages;
+    bool turns;
+  };
+  for (v x : {v{1, 3, 112, 2, true}, v{1, 3, 96, 3, false}, v{2, 2, 96, 2, false}}) {
+    kernels::attention_prefill_config c;
+    c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true;
+    c.persistent = true, c.q_stages = 2, c.o_tma = true, c.serpentine = true;
+    REQUIRE(c.valid());
+    REQUIRE_FALSE(c.diagonal_aligned());
+    const program p = kernels::attention_prefill_sm90(c);
+    INFO(p.kernel_name.view());
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    // the last block, the masked ones from the first that crosses the diagonal, then the unmasked ones: three
+    // key loops in each role (the aligned form has two)
+    CHECK(count(b.source(), "for (long long k") == 6);
+  }
+  kernels::attention_prefill_config aligned;
+  aligned.causal = true, aligned.persistent = true, aligned.q_stages = 2, aligned.o_tma = true;
+  REQUIRE(aligned.diagonal_aligned());
+  CHECK(count(lower_and_build(kernels::attention_prefill_sm90(aligned)).source(), "for (long long k") == 4);
 }
 
 TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
