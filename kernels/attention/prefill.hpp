@@ -18,7 +18,8 @@
 // together, waits for S only (wgmma_wait(1)) and runs the softmax of block j while P V runs; the two
 // consumers take turns at issuing, so one's softmax also overlaps the other's MMAs.
 // Masks: keys past T, and (causal) keys after the query, score -inf; only the last key block of a tile
-// can hold such keys, so that block goes first, masked, and the loop over the others has no mask.
+// can hold such keys, so that block goes first, masked, and the loop over the others has no mask (causal
+// with query tiles of other than bn rows: the blocks crossing the diagonal are a second masked range, as varlen's).
 // Everything physical (barrier counts, phases, tx bytes, offsets, the setmaxnreg split) is derived.
 //
 // Varlen (config.varlen, FlashAttention's varlen layout): the batch is packed along S and T, Q, O
