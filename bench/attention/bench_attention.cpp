@@ -2,8 +2,8 @@
 // bench/peers/bench_peers.py --family attention). Issue 12's prefill shapes: B x S = 16k tokens at S = 1k
 // .. 16k, 32 query heads with 32 or 8 KV heads, head dim 64 and 128, causal and not; timed with CUDA
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
-//   cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
-//   (--quick: S = 4k only; --max-s: sequence lengths up to S only; --sweep: pipeline depths; --shape: one
+//   cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
+//   (--quick: S = 4k only; --d256: head dim 256 instead of 64 and 128 (issue 12's stretch); --max-s: sequence lengths up to S only; --sweep: pipeline depths; --shape: one
 //   shape with 32 KV heads, for profiling;
 //   --variant: the chosen schedule without the lookahead (attention::prefill_base_config) walked as a grid (the
 //   default), persistent (one CTA per SM walks the tiles),
@@ -34,7 +34,7 @@ using namespace cake;
 
 int main(int argc, char** argv) {
   int runs = 20;
-  bool quick = false, sweep = false;
+  bool quick = false, sweep = false, d256 = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
   std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3
@@ -42,12 +42,13 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--d256")) d256 = true;
     else if (!std::strcmp(argv[i], "--max-s") && i + 1 < argc) max_s = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--hk") && i + 1 < argc) only_hk = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3]\n");
       return 2;
     }
   }
@@ -61,10 +62,11 @@ int main(int argc, char** argv) {
   }
   auto rng = harness::random_source::fresh();
   const long long tokens = 16384;
-  for (long long D : {64LL, 128LL})
+  for (long long D : {64LL, 128LL, 256LL})
     for (long long HK : {32LL, 8LL})
       for (bool causal : {false, true})
         for (long long S : {1024LL, 2048LL, 4096LL, 8192LL, 16384LL}) {
+          if ((D == 256) != d256) continue;  // (head dim 256, issue 12's stretch: --d256, on its own)
           if ((quick && S != 4096) || (max_s && S > max_s) || (only_hk && HK != only_hk)) continue;
           if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           if (variant == "causal-w3" && (D != 64 || !causal)) continue;  // (its shapes: the others have nothing to compare)

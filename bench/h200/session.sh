@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -309,6 +309,19 @@ for s in "${steps[@]}"; do
         timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_attention --variant causal-w3 --hk $hk ${CAKE_VARIANTS_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_w3_hk$hk.log" 2>&1; echo "rc=$?"
         grep -E "^attn" "$OUT/prefill_causal_w3_hk$hk.log" | cut -c1-150
       done ;;
+    prefilld256)
+      # head dim 256 (issue 12's stretch): the prefill GPU tests (the entry point's f64 check with D = 256 cases,
+      # varlen, refusals; hang trap on), memcheck on the f64 check, then the package and the same-process bench
+      # against SDPA (cuDNN, flash) at D = 256 on the issue's token counts. Limits add up to 600 s.
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-150} $B/tests/gpu/cake_gpu_test_attention -tc="attention prefill matches*,attention prefill varlen matches*,*refuses*" > "$OUT/test_attention_d256.log" 2>&1; echo "rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED|D 256" "$OUT/test_attention_d256.log" | head -n 16 | cut -c1-200
+      res=$(timeout 120 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="attention prefill matches an f64*" 2>&1 | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
+      echo "memcheck | ${res:-TIMEOUT}"
+      if [ ! -d /tmp/cp/cake ]; then
+        pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+        PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+      fi
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --head-dims 256 --runs ${CAKE_ATTN_RUNS:-20} --json "$OUT/attention_prefill_d256.json" 2>&1 | tee "$OUT/bench_attention_d256.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
     prefilllookahead)
       # the lookahead's GPU test cases (hang trap on), then the entry point's schedule and the same with the
       # lookahead side by side on issue 12's prefill shapes (cake_bench_attention --variant lookahead)

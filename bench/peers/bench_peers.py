@@ -30,6 +30,7 @@ Families:
             [B, S, H, D] buffers. A row a backend refuses is recorded with the reason. Checked against the cuDNN
             output (the flash output where cuDNN refuses). TFLOP/s count 4 B S T H D (half of it when causal).
             Rows with 32 KV heads are "tuned" (the shapes the schedule was chosen on); the 8-KV-head rows are held out.
+            --head-dims 256 runs head dim 256 instead (issue 12's stretch; a file of its own, not in the 64 / 128 means).
             Varlen rows (also --family attention_varlen alone): cake.attention_prefill_varlen on packed batches of
             mixed lengths (~16k tokens), against torch.ops.aten._flash_attention_forward with cum_seq_q / cum_seq_k
             (the FlashAttention-2 varlen kernel inside PyTorch; SDPA itself has no varlen) and against the dense
@@ -49,7 +50,7 @@ Families:
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
   python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|ivf|attention|attention_varlen|attention_decode|overhead|all] [--runs N] [--calls N] [--json FILE]
-                                     [--seqlens 1024,4096 (attention only: a subset of S)]
+                                     [--seqlens 1024,4096 (attention only: a subset of S)] [--head-dims 64,128 (attention only)]
 """
 import argparse
 import datetime
@@ -452,14 +453,14 @@ def _sdpa_backend_call(backend, q, k, v, causal, gqa):
     return (fn, out), None
 
 
-def bench_attention(runs, seqlens=ATTN_SEQLENS):
+def bench_attention(runs, seqlens=ATTN_SEQLENS, head_dims=ATTN_HEAD_DIMS):
     from torch.nn.attention import SDPBackend
     rows, logs = [], {}
     g = torch.Generator(device="cuda").manual_seed(4)
     peers = (("cudnn", SDPBackend.CUDNN_ATTENTION, "torch SDPA (cuDNN backend)"), ("flash", SDPBackend.FLASH_ATTENTION, "torch SDPA (flash backend)"))
     for S in seqlens:
         B, T = ATTN_TOKENS // S, S
-        for D in ATTN_HEAD_DIMS:
+        for D in head_dims:
             for H, HK in ATTN_HEADS:
                 for causal in (False, True):
                     tuned = HK in ATTN_TUNED_KV_HEADS
@@ -780,12 +781,17 @@ def main():
     ap.add_argument("--json", default="peers.json")
     ap.add_argument("--seqlens", default=",".join(map(str, ATTN_SEQLENS)),
                     help="attention only: the sequence lengths S to run (comma-separated; B = 16384 / S)")
+    ap.add_argument("--head-dims", default=",".join(map(str, ATTN_HEAD_DIMS)),
+                    help="attention (dense) only: the head dims to run (comma-separated; 64, 128, 256)")
     ap.add_argument("--ivf-nlist", type=int, default=1024, help="ivf only: the number of lists")
     ap.add_argument("--ivf-nprobes", default="1,4,16,64,128,256", help="ivf only: the nprobe values to run (comma-separated, each <= min(nlist, 256))")
     args = ap.parse_args()
     seqlens = tuple(int(x) for x in args.seqlens.split(",") if x)
     if any(S < 1 or ATTN_TOKENS % S for S in seqlens):
         ap.error(f"--seqlens: each S must divide {ATTN_TOKENS}")
+    head_dims = tuple(int(x) for x in args.head_dims.split(",") if x)
+    if not head_dims or any(D not in (64, 128, 256) for D in head_dims):
+        ap.error("--head-dims: each of 64, 128 or 256")
     global torch, cake
     import torch
     import cake
@@ -811,10 +817,11 @@ def main():
         rows += r
         summary.update(s)
     if args.family in ("attention", "all"):
-        r, s = bench_attention(args.runs, seqlens)
+        r, s = bench_attention(args.runs, seqlens, head_dims)
         rows += r
         summary.update(s)
-    if args.family in ("attention", "attention_varlen", "all"):
+    # (the varlen rows go with the dense ones of the issue's head dims, not with a --head-dims 256 run)
+    if args.family in ("attention_varlen", "all") or (args.family == "attention" and head_dims == ATTN_HEAD_DIMS):
         r, s = bench_attention_varlen(args.runs)
         rows += r
         summary.update(s)

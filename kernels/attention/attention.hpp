@@ -6,7 +6,7 @@
 //       (natural log, f32). kernels/attention/prefill.hpp says the math and the schedule.
 //
 // Layouts (FlashAttention's): q and o are bf16 [B, S, H, D], k and v bf16 [B, T, HK, D], row-major and
-// contiguous; lse is f32 [B, H, S]. D is 64 or 128; H is a multiple of HK (G = H / HK query heads per KV
+// contiguous; lse is f32 [B, H, S]. D is 64, 128 or 256 (256 on Hopper only); H is a multiple of HK (G = H / HK query heads per KV
 // head: MHA, GQA, MQA). Causal masks are top-left aligned (query i sees keys 0..i, PyTorch's is_causal) and need S <= T.
 // softmax_scale <= 0 means 1 / sqrt(D). The call picks the schedule (prefill_config_for), JIT-compiles it
 // once per schedule and device (and on disk, docs/jit.md) and launches it on `stream`. On a Hopper device
@@ -59,7 +59,7 @@ struct prefill_shape {
   long long T = 0;   // keys per entry
   long long H = 1;   // query heads
   long long HK = 1;  // key / value heads (H % HK == 0)
-  long long D = 128; // head dim: 64 or 128
+  long long D = 128; // head dim: 64, 128 or 256 (256 on Hopper only)
   bool causal = false;
   float softmax_scale = 0;  // <= 0: 1 / sqrt(D)
 };
@@ -95,6 +95,11 @@ constexpr kernels::attention_prefill_config prefill_base_config(const prefill_sh
   // head (S = 1k) gives CTA i only tiles i % 4 and i % 4 + 4, the busiest CTA 1.37x the mean work (1.21x at 2k,
   // 1.13x at 4k); dealing every other round in reverse evens that to 1.03x with the same tiles in flight.
   c.serpentine = c.causal;
+  // D = 256 (4 parts): Q of 128 rows is 64 KiB and a key block 512 bytes per key in each of K and V, so one Q
+  // stage, O from registers and 80-key blocks in 2 stages (224 KiB of smem; FlashAttention 3's choice for
+  // this head dim); O's 64 x 256 f32 accumulator holds 128 of a consumer's registers. Causal then masks the
+  // blocks crossing the diagonal in ranges (128-row tiles over 80-key blocks).
+  if (c.parts == 4) c.q_stages = 1, c.o_tma = false, c.bn = 80, c.stages = 2;
   return c;
 }
 
@@ -107,7 +112,8 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   // +1..4% from 2k, -0.5..+15% at 1k; causal D = 64 +1..4% up to 4k, +-0.5% above; D = 64 non-causal +10%
   // at 1k, where a query tile has 8 key blocks, but 5..10% slower from 2k, where three consumers' steady
   // state wins.
-  if (c.parts == 2 || c.causal || s.T <= 1024) c = kernels::with_lookahead(c);
+  // (not at D = 256: the lookahead's 128-key blocks do not fit smem next to a 64 KiB Q)
+  if (c.parts != 4 && (c.parts == 2 || c.causal || s.T <= 1024)) c = kernels::with_lookahead(c);
   return c;
 }
 
@@ -161,7 +167,7 @@ inline void check_prefill(const prefill_shape& s, const char* who = "cake::atten
   if (s.H < 1 || s.HK < 1) bad("H = " + n(s.H) + " and HK = " + n(s.HK) + " must be at least 1");
   if (s.H % s.HK != 0) bad("H = " + n(s.H) + " must be a multiple of HK = " + n(s.HK) + " (query heads per KV head)");
   if (s.H / s.HK > 256) bad("H / HK = " + n(s.H / s.HK) + " query heads per KV head: at most 256");
-  if (s.D != 64 && s.D != 128) bad("D = " + n(s.D) + " is not supported: 64 or 128");
+  if (s.D != 64 && s.D != 128 && s.D != 256) bad("D = " + n(s.D) + " is not supported: 64, 128 or 256");
   if (s.S * s.H * s.D > (1LL << 40) || s.T * s.HK * s.D > (1LL << 40)) bad("a tensor of more than 2^40 elements per batch entry");
   if (s.causal && s.S > s.T) bad("causal with S = " + n(s.S) + " > T = " + n(s.T) + ": the top-left aligned mask needs S <= T");
   if (!(s.softmax_scale <= 0 || std::isfinite(s.softmax_scale))) bad("softmax_scale is not finite");
@@ -197,6 +203,9 @@ inline void launch_prefill_sm80(const void* q, const void* k, const void* v, voi
   if (dev.cc_major < 8)
     throw jit::unsupported_error("cake::attention::prefill: needs a device of compute capability 8.0 or newer (mma.sync bf16, cp.async); device " +
                                  std::to_string(device) + " is " + dev.describe());
+  if (s.D == 256)
+    throw jit::unsupported_error("cake::attention::prefill: head dim 256 runs on the sm_90a schedule only (a Hopper device, compute capability 9.0); device " +
+                                 std::to_string(device) + " is " + dev.describe() + " (the portable fallback has head dims 64 and 128)");
   kernels::attention_prefill_sm80_config c;
   c.parts = static_cast<int>(s.D / 64), c.causal = s.causal, c.group = static_cast<int>(s.H / s.HK);
   const runtime_kernel& kern = prefill_sm80_kernel(c, device);
@@ -218,7 +227,7 @@ inline kernels::attention_prefill_config prefill_forced_config(const kernels::at
   c.parts = derived.parts, c.causal = derived.causal, c.group = derived.group, c.varlen = derived.varlen;
   if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
     throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
-                              std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal ? ", causal: needs wgs 2 and bn 128" : "") +
+                              std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal && c.lookahead ? ", causal with the lookahead: needs wgs 2 and bn 128" : "") +
                               "; wgs 3 is for D = 64; smem at most 227 KiB)");
   return c;
 }

@@ -42,7 +42,7 @@
 namespace cake::kernels {
 
 struct attention_prefill_config {
-  int parts = 2;        // head dim / 64: 1 (D = 64) or 2 (D = 128)
+  int parts = 2;        // head dim / 64: 1 (D = 64), 2 (D = 128) or 4 (D = 256)
   bool causal = false;
   int group = 1;        // query heads per KV head (G = H / HK)
   int bn = 128;         // keys per block (the S MMA's N)
@@ -68,7 +68,7 @@ struct attention_prefill_config {
   constexpr bool diagonal_aligned() const { return !causal || rows() == bn; }
   constexpr int rows() const { return 64 * wgs; }
   constexpr bool valid() const {
-    return (parts == 1 || parts == 2) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
+    return (parts == 1 || parts == 2 || parts == 4) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
            (!causal || !lookahead || rows() == bn) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
@@ -153,18 +153,25 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     if (c.longest_first) r.next_point(space, [&](auto h, auto b, auto q) { body(q, h, b); });
     else r.next_point(space, [&](auto q, auto h, auto b) { body(q, h, b); });
   };
-  std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{}, sO{};
+  // one smem tile per 64-column part of D (a 128-byte swizzle span each)
+  std::array<smem_tile<bf16>, 4> sQ{}, sK{}, sV{}, sO{};
+  constexpr const char* part_names[4][4] = {{"sQ0", "sQ1", "sQ2", "sQ3"}, {"sK0", "sK1", "sK2", "sK3"}, {"sV0", "sV1", "sV2", "sV3"}, {"sO0", "sO1", "sO2", "sO3"}};
   for (int d = 0; d < c.parts; ++d) {
-    sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {c.rows(), 64}, swizzle::b128);
-    sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
-    sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
-    if (c.o_tma) sO[d] = k.smem<bf16>(d ? "sO1" : "sO0", {c.rows(), 64}, swizzle::b128);
+    sQ[d] = k.smem<bf16>(part_names[0][d], {c.rows(), 64}, swizzle::b128);
+    sK[d] = k.smem<bf16>(part_names[1][d], {c.bn, 64}, swizzle::b128);
+    sV[d] = k.smem<bf16>(part_names[2][d], {c.bn, 64}, swizzle::b128);
+    if (c.o_tma) sO[d] = k.smem<bf16>(part_names[3][d], {c.rows(), 64}, swizzle::b128);
   }
   named_barrier_ref epi{};  // (o_tma) a consumer warpgroup's threads, around its writes of O's staging
   if (c.o_tma) epi = k.named_barrier("epi", per_unit);
-  auto qp = c.parts == 1 ? k.pipeline("q", stages(c.q_stages)).carries(sQ[0]) : k.pipeline("q", stages(c.q_stages)).carries(sQ[0], sQ[1]);
-  auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
-  auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
+  // a pipeline carries the parts of its tile
+  auto carrying = [&](const char* name, int depth, const std::array<smem_tile<bf16>, 4>& t) {
+    auto pl = k.pipeline(name, stages(depth));
+    return c.parts == 1 ? pl.carries(t[0]) : c.parts == 2 ? pl.carries(t[0], t[1]) : pl.carries(t[0], t[1], t[2], t[3]);
+  };
+  auto qp = carrying("q", c.q_stages, sQ);
+  auto kp = carrying("k", c.stages, sK);
+  auto vp = carrying("v", c.stages, sV);
   named_barrier_ref mma{};
   if (c.turns) mma = k.turns("mma");
   // The masked key block goes first (FlashAttention 3's order): only the last block of a query tile can

@@ -652,7 +652,7 @@ def attention_prefill(q, k, v, *, causal: bool = False, softmax_scale: Optional[
     batch entry and query head, lse = each row's log-sum-exp (natural log). Returns (out, lse).
 
     q: [B, S, H, D], k and v: [B, T, HK, D], all bfloat16 and contiguous (the kernel reads row-major
-    [B, S, H, D]; pass ``.contiguous()`` of a transposed or sliced view); D is 64 or 128; H a multiple of
+    [B, S, H, D]; pass ``.contiguous()`` of a transposed or sliced view); D is 64, 128 or 256 (256: Hopper only); H a multiple of
     HK (MHA, GQA, MQA). causal: the mask is top-left aligned (query i sees keys 0..i, PyTorch's
     is_causal). softmax_scale: None for 1 / sqrt(D), else a finite number > 0. out: bfloat16 [B, S, H, D],
     lse: float32 [B, H, S], contiguous (allocated through PyTorch for torch inputs when None). Any device from

@@ -316,7 +316,7 @@ class AttentionArguments(unittest.TestCase):
 
     def test_cpp_checks(self):
         # cake::attention::prefill's own checks, before any driver call
-        self.check(ValueError, "D = 96 is not supported: 64 or 128", q=arr((2, 100, 8, 96), "bfloat16", 0x100000), k=arr((2, 300, 2, 96), "bfloat16", 0x200000),
+        self.check(ValueError, "D = 96 is not supported: 64, 128 or 256", q=arr((2, 100, 8, 96), "bfloat16", 0x100000), k=arr((2, 300, 2, 96), "bfloat16", 0x200000),
                    v=arr((2, 300, 2, 96), "bfloat16", 0x300000), out=arr((2, 100, 8, 96), "bfloat16", 0x400000))
         self.check(ValueError, "q must be a non-null device address aligned to 16", q=arr((2, 100, 8, 64), "bfloat16", 0x100008))
         self.check(ValueError, "lse must be a non-null device address aligned to 4", lse=arr((2, 8, 100), "float32", 0x500002))

@@ -241,7 +241,7 @@ int main(void) {
     EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, -5, 8, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "T = -5 must be at least 1");
     EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 12, 8, 128, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
            "H = 12 must be a multiple of HK = 8");
-    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 96, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "D = 96 is not supported: 64 or 128");
+    EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 96, 0, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "D = 96 is not supported: 64, 128 or 256");
     EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 128, 0, HUGE_VALF, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT, "softmax_scale is not finite");
     EXPECT(cake_attention_prefill(q, k, v, o, lse, 1, 128, 128, 8, 8, 128, 2, 0.0f, NULL, 0), CAKE_ERROR_INVALID_ARGUMENT,
            "cake_attention_prefill: causal = 2 is not 0 or 1");

@@ -142,6 +142,9 @@ TEST_CASE("attention prefill matches an f64 reference (D 64 / 128, causal or not
       {{2, 1000, 1000, 4, 4, 64, false}, 0.5f},    // MHA
       {{1, 4097, 4097, 2, 1, 128, true}, 1.0f},    // long, causal, MQA
       {{1, 300, 300, 2, 2, 128, false, 0.3f}, 1.0f},  // explicit softmax scale
+      {{1, 1000, 1000, 4, 1, 256, true}, 1.0f},    // D 256 (one Q stage, 80-key blocks: the diagonal in ranges), MQA, ragged
+      {{2, 200, 333, 4, 2, 256, false}, 2.0f},     // D 256, ragged keys, S != T
+      {{1, 127, 127, 8, 1, 256, true}, 1.0f},      // D 256, one partial tile, GQA 8
   };
   for (const auto& [s, sc] : runs) {
     const result r = run_case(s, rng, sc);
@@ -251,6 +254,9 @@ TEST_CASE("attention prefill refuses bad arguments with the argument's name") {
   CHECK_THROWS_WITH_AS(call({1, 0, 16, 4, 4, 64}), doctest::Contains("S = 0"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call({1, 32, 16, 4, 4, 64, true}), doctest::Contains("S = 32 > T = 16"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call({1, 16, 16, 4, 4, 64}, static_cast<char*>(p) + 2), doctest::Contains("q must be"), jit::argument_error);
+  // head dim 256 is the sm_90a schedule's: the portable fallback says so (on any device)
+  CHECK_THROWS_WITH_AS(attention::prefill_sm80(p, p, p, p, l, {1, 16, 16, 4, 4, 256}), doctest::Contains("head dim 256 runs on the sm_90a schedule only"),
+                       jit::unsupported_error);
 }
 
 // ---- varlen: a packed batch of entries of different lengths (cake::attention::prefill_varlen) -----------
@@ -358,6 +364,8 @@ TEST_CASE("attention prefill varlen matches an f64 reference per entry (mixed le
       {mixed, mixed_k, 4, 1, 128, true},   // len_k > len_q: the diagonal is not block-aligned
       {mixed, mixed_k, 2, 2, 64, false},
       {{300, 0, 5, 129}, {300, 64, 77, 500}, 4, 4, 128, true},  // an empty entry (no query rows)
+      {mixed, mixed_k, 4, 1, 256, true},   // D 256 (80-key blocks), len_k > len_q
+      {mixed, mixed, 2, 2, 256, false},
   };
   for (const auto& c : cases) {
     const result r = run_varlen(c, rng);

@@ -116,6 +116,34 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
   CHECK(count(lower_and_build(kernels::attention_prefill_sm90(aligned)).source(), "for (long long k") == 4);
 }
 
+TEST_CASE("attention prefill at head dim 256 (sm_90a): the schedule prefill and prefill_varlen pick, causal or not, GQA groups") {
+  for (bool causal : {false, true})
+    for (long long HK : {8LL, 1LL})
+      for (bool vl : {false, true}) {
+        attention::prefill_shape s;
+        s.D = 256, s.causal = causal, s.H = 8, s.HK = HK, s.S = s.T = 4096;
+        attention::varlen_shape v;
+        v.D = 256, v.causal = causal, v.H = 8, v.HK = HK;
+        const auto c = vl ? attention::varlen_config_for(v) : attention::prefill_config_for(s);
+        INFO("causal " << causal << " group " << c.group << " varlen " << vl);
+        REQUIRE(c.valid());
+        CHECK(c.parts == 4);
+        CHECK(kernels::attention_prefill_smem(c) <= 227 * 1024);
+        CHECK(c.q_stages == 1);
+        CHECK_FALSE(c.o_tma);
+        CHECK_FALSE(c.lookahead);  // (its 128-key blocks do not fit next to a 64 KiB Q)
+        CHECK(c.persistent == !vl);
+        const program p = kernels::attention_prefill_sm90(c);
+        const auto b = lower_and_build(p);
+        MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+        CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+        CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
+        CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.bf16.bf16"));  // S = Q K^T
+        CHECK(count(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") >= 4);  // O += P V, one per 64-column part
+        CHECK(count(b.ptx(), "cp.async.bulk.tensor") >= 12);  // Q, K and V: four parts each
+      }
+}
+
 TEST_CASE("attention prefill varlen (sm_90a): the schedules prefill_varlen picks, head dims 64 and 128, causal or not, GQA groups") {
   for (int D : {64, 128})
     for (bool causal : {false, true})
@@ -203,8 +231,16 @@ TEST_CASE("attention prefill_with: the forced schedule is the one launched, but 
   CHECK(c.lookahead);
   CHECK(c.serpentine);
   auto bad = attention::prefill_config_for(s);
-  bad.wgs = 3;  // causal needs two consumers
-  CHECK_THROWS_WITH_AS(attention::detail::prefill_forced_config(bad, s), doctest::Contains("causal: needs wgs 2 and bn 128"), jit::argument_error);
+  bad.wgs = 3;  // the causal lookahead needs two consumers (query tiles of bn rows); three are D = 64's
+  CHECK_THROWS_WITH_AS(attention::detail::prefill_forced_config(bad, s), doctest::Contains("causal with the lookahead: needs wgs 2 and bn 128"),
+                       jit::argument_error);
+  // without the lookahead, causal D = 64 takes three consumers over 112-key blocks (the diagonal in ranges)
+  s.D = 64;
+  auto three = attention::prefill_base_config(s);
+  three.wgs = 3, three.bn = 112;
+  const auto t = attention::detail::prefill_forced_config(three, s);
+  CHECK(t.wgs == 3);
+  CHECK_FALSE(t.diagonal_aligned());
 }
 
 // Lookahead (r.next_point): the consumer issues the next tile's first S = Q K^T before this tile's last P V

@@ -194,7 +194,7 @@ CAKE_C_API cake_status cake_ivf_search(const cake_ivf_index* index, const void* 
 /* Attention prefill (FlashAttention's layouts): o = softmax(scale * q k^T [+ causal mask]) v for each batch
  * entry and query head, lse = each row's log-sum-exp (natural log). q and o bf16 [B, S, H, D], k and v
  * bf16 [B, T, HK, D], all contiguous and 16-byte aligned; lse f32 [B, H, S] (4-byte aligned, not NULL).
- * D is 64 or 128; H a multiple of HK (H / HK <= 256: MHA, GQA, MQA). causal: 0 or 1; the mask is
+ * D is 64, 128 or 256 (256: Hopper only); H a multiple of HK (H / HK <= 256: MHA, GQA, MQA). causal: 0 or 1; the mask is
  * top-left aligned (query i sees keys 0..i, PyTorch's is_causal). softmax_scale <= 0 means 1 / sqrt(D).
  * Any device from cc 8.0: the sm_90a schedule on Hopper (cc 9.0), the portable mma.sync fallback on the
  * others (docs/attention.md). */
