@@ -15,7 +15,8 @@
 //   lookahead-w3: the lookahead (two consumers) and the same with three consumers of 64 rows over 96..128-key blocks
 //   (D = 64, not causal);
 //   causal-w3: the entry point's schedule and, causal at D = 64, three consumers of 64 rows (192-row query tiles,
-//   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns or not;
+//   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns, issuing freely, or
+//   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
@@ -127,9 +128,9 @@ int main(int argc, char** argv) {
               if (base.parts == 1 && base.causal)
                 for (int bn : {96, 112})  // (128: S, P and O exceed the 160 registers of three consumers)
                   for (int st : {2, 3})
-                    for (bool turns : {true, false}) {
+                    for (int form : {0, 1, 2}) {  // taking turns, issuing freely, issuing freely and skipping
                       auto c = base;
-                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = turns;
+                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form == 2;
                       if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);
                     }
             }
@@ -166,9 +167,9 @@ int main(int argc, char** argv) {
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
             const std::string share = c.exp2_fma.n ? " exp2-fma " + std::to_string(c.exp2_fma.n) + "/" + std::to_string(c.exp2_fma.d) : "";
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", share.c_str(),
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", c.skip_masked ? " skip" : "", share.c_str(),
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

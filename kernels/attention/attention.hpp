@@ -98,8 +98,9 @@ constexpr kernels::attention_prefill_config prefill_base_config(const prefill_sh
   // D = 256 (4 parts): Q of 128 rows is 64 KiB and a key block 512 bytes per key in each of K and V, so one Q
   // stage, O from registers and 80-key blocks in 2 stages (224 KiB of smem; FlashAttention 3's choice for
   // this head dim); O's 64 x 256 f32 accumulator holds 128 of a consumer's registers. Causal then masks the
-  // blocks crossing the diagonal in ranges (128-row tiles over 80-key blocks).
-  if (c.parts == 4) c.q_stages = 1, c.o_tma = false, c.bn = 80, c.stages = 2;
+  // blocks crossing the diagonal in ranges (128-row tiles over 80-key blocks), and a warpgroup skips those past
+  // its last row (skip_masked: the consumers issue freely here; not measured against computing them).
+  if (c.parts == 4) c.q_stages = 1, c.o_tma = false, c.bn = 80, c.stages = 2, c.skip_masked = c.causal && !c.turns;
   return c;
 }
 
@@ -134,6 +135,7 @@ constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape
   d.D = s.D, d.H = s.H, d.HK = s.HK, d.causal = s.causal;
   kernels::attention_prefill_config c = prefill_base_config(d);  // (the lookahead needs the dense persistent walk)
   c.varlen = true;
+  c.skip_masked = false;  // (dense only: varlen's diagonal is the entry's)
   // the grid walk: persistent measured 4..8% slower on the "spread" batches at D = 128 (and +3% on "mixed");
   // one Q stage and O stored from registers (a TMA store cannot stop at an entry's end), and at D = 128 the
   // three K / V stages that smem then has room for (as measured for varlen)

@@ -60,6 +60,9 @@ struct attention_prefill_config {
                             // tiles' work grows along the query axis, and a strided walk gave some CTAs only the long ones
   bool lookahead = false;  // (persistent, dense, consumers issuing freely) a consumer issues the next tile's first S = Q K^T
                            // before this tile's last P V and runs its masked softmax while P V runs (r.next_point)
+  bool skip_masked = false;  // (dense causal, the diagonal in ranges, consumers issuing freely) the blocks crossing the diagonal go
+                             // last to first, and a consumer warpgroup only waits for and releases those after its last row
+                             // (they hold no key its rows see) instead of computing them
   fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
                         // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
   // Causal with rows() == bn (wgs 2, bn 128): the diagonal block is q, the one masked block; else (3 consumers of
@@ -70,7 +73,7 @@ struct attention_prefill_config {
   constexpr bool valid() const {
     return (parts == 1 || parts == 2 || parts == 4) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
-           (!causal || !lookahead || rows() == bn) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
+           (!causal || !lookahead || rows() == bn) && (!skip_masked || (causal && rows() != bn && !varlen && !turns && !lookahead)) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
@@ -107,6 +110,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.o_tma) b.put("_ot");
   if (c.lookahead) b.put("_la");
   if (c.serpentine) b.put("_sp");
+  if (c.skip_masked) b.put("_sk");
   if (c.exp2_fma.n > 0) {
     b.put("_e");
     b.put(c.exp2_fma.n);
@@ -193,7 +197,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     entry e;
     e.diag = r.let_index(q * c.rows());  // the last key the tile's first row sees (top-left aligned)
     e.last = r.let_min((q * c.rows() + c.rows() - 1) / c.bn, (T.extent() - 1) / c.bn);
-    e.full = r.let_index((e.diag + 1) / c.bn);
+    e.full = r.let_min((e.diag + 1) / c.bn, e.last);  // (<= last whenever S <= T; the min keeps the roles' walks equal regardless)
     return e;
   };
   auto read_entry = [&](role& r, index_expr q, index_expr b) {
@@ -215,6 +219,11 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   };
   // Both roles walk the key blocks alike: the last one, then the masked ones (varlen causal), then the rest.
   auto key_blocks = [&](role& r, index_expr q, const entry& e, auto&& step) {
+    if (c.skip_masked) {  // (the producer's order when consumers skip: the blocks crossing the diagonal last to first, then the rest)
+      r.loop(loop_extent(e.last + 1 - e.full), [&](auto i) { step(e.last - i, true, false); });  // (full <= last: diag_entry)
+      r.loop(loop_extent(e.full), [&](auto j) { step(j, false, false); });
+      return;
+    }
     const bool own_last = vl || diag_ranges;
     const index_expr last = own_last ? e.last : last_block(q);
     r.loop(last, own_last ? loop_extent(last + 1) : after_last(q), 1, [&](auto j) { step(j, true, true); });
@@ -366,19 +375,33 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.fill(o, 0.0f);
       r.fill(m, neg_inf);
       r.fill(l, 0.0f);
-      key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
-        if (first) {  // the last block, masked
-          if (c.turns) r.take_turn(mma);
-          auto sk = qk(sq);
-          if (c.turns) r.pass_turn(mma);
-          r.wgmma_wait(0);
-          r.release(kp, sk);
-          softmax(q, j, true, e);
-          r.set(p, s);
-          return;
-        }
-        steady_step(sq, q, j, masked, e);
-      });
+      // the first block, masked: S, its softmax, P (no P V before it)
+      auto first_masked = [&](index_expr j) {
+        if (c.turns) r.take_turn(mma);
+        auto sk = qk(sq);
+        if (c.turns) r.pass_turn(mma);
+        r.wgmma_wait(0);
+        r.release(kp, sk);
+        softmax(q, j, true, e);
+        r.set(p, s);
+      };
+      if (c.skip_masked) {
+        // This warpgroup's last block with a key its rows see; the ones after it (first in the walk) are
+        // waited for and released only. Then its masked blocks down to `full`, then the unmasked ones.
+        const index_expr last_w = r.let_min(e.last, (row0 + 63) / c.bn);
+        r.loop(loop_extent(e.last - last_w), [&](auto) {
+          r.release(kp, r.wait(kp));
+          r.release(vp, r.wait(vp));
+        });
+        r.loop(last_w, loop_extent(last_w + 1), 1, [&](auto j) { first_masked(j); });  // (one trip: j a loop variable)
+        r.loop(loop_extent(last_w - e.full), [&](auto i) { steady_step(sq, q, last_w - 1 - i, true, e); });
+        r.loop(loop_extent(e.full), [&](auto j) { steady_step(sq, q, j, false, e); });
+      } else {
+        key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
+          if (first) return first_masked(j);  // the last block, masked
+          steady_step(sq, q, j, masked, e);
+        });
+      }
       // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
       // before the last P V, so the next tile's Q loads during it and the epilogue
       r.release(qp, sq);

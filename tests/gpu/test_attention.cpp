@@ -46,7 +46,8 @@ struct result {
 // shape otherwise, its K / V pipelines one stage shorter where smem needs it), 6 that with the lookahead (the next
 // tile's first S and softmax during this tile's last P V; two consumers), 7 that walking longest first, 8 the persistent
 // schedule with query tiles of other than bn rows (D = 64: three consumers over 112-key blocks; D = 128: two over 96-key
-// blocks; causal: the key blocks crossing the diagonal in ranges, masked), 3 the sm_80 fallback through attention::prefill_sm80
+// blocks; causal: the key blocks crossing the diagonal in ranges, masked), 9 that issuing freely with (causal) skip_masked
+// (a warpgroup only waits for and releases the blocks after its last row), 3 the sm_80 fallback through attention::prefill_sm80
 // (mma.sync, cp.async; compute_80 PTX on Hopper: what prefill runs on Ampere and Ada)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
@@ -65,8 +66,9 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
     c.persistent = true, c.longest_first = variant == 2 || variant == 7, c.q_stages = variant >= 4 ? 2 : 1, c.o_tma = variant >= 5;
     while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
     if (variant == 6 || variant == 7) c = kernels::with_lookahead(c);
-    if (variant == 8) {
+    if (variant == 8 || variant == 9) {
       c.wgs = s.D == 64 ? 3 : 2, c.bn = s.D == 64 ? 112 : 96, c.lookahead = false;
+      if (variant == 9) c.turns = false, c.skip_masked = s.causal;
       while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
     }
     attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
@@ -203,6 +205,7 @@ void check_walks(std::initializer_list<int> variants, harness::random_source& rn
       case 6: return "lookahead";
       case 7: return "lookahead longest-first";
       case 8: return "query tiles of other than bn rows";
+      case 9: return "query tiles of other than bn rows, skip_masked";
       default: return "persistent";
     }
   };
@@ -240,7 +243,7 @@ TEST_CASE("attention prefill with query tiles of other than bn rows (causal: the
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  check_walks({8}, rng, {{1, 4097, 4097, 4, 1, 64, true}, {2, 385, 385, 8, 8, 64, true}});  // (192-row tiles: 22 per head, and 385 = 2 x 192 + 1)
+  check_walks({8, 9}, rng, {{1, 4097, 4097, 4, 1, 64, true}, {2, 385, 385, 8, 8, 64, true}});  // (192-row tiles: 22 per head, and 385 = 2 x 192 + 1)
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

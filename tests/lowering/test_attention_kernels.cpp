@@ -110,6 +110,27 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
     // key loops in each role (the aligned form has two)
     CHECK(count(b.source(), "for (long long k") == 6);
   }
+  // skip_masked: a warpgroup waits for and releases the blocks after its last row; the blocks crossing the
+  // diagonal then go last to first (consumers issuing freely only)
+  for (v x : {v{1, 3, 112, 2, false}, v{1, 3, 96, 3, false}, v{4, 2, 80, 2, false}}) {
+    kernels::attention_prefill_config c;
+    c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true, c.skip_masked = true;
+    c.persistent = true, c.q_stages = x.parts == 4 ? 1 : 2, c.o_tma = x.parts != 4, c.serpentine = true;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_prefill_sm90(c);
+    INFO(p.kernel_name.view());
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    CHECK(count(b.source(), "for (long long k") == 6);  // consumer: skipped, first, masked, unmasked; producer: masked, unmasked
+  }
+  kernels::attention_prefill_config turns;
+  turns.parts = 1, turns.wgs = 3, turns.bn = 112, turns.causal = true, turns.skip_masked = true, turns.turns = true;
+  CHECK_FALSE(turns.valid());  // (warpgroups with different trip counts cannot take turns)
+  turns.turns = false;
+  CHECK(turns.valid());
+  turns.bn = 192;
+  CHECK_FALSE(turns.valid());  // (aligned: no block crosses only some warpgroups' rows)
   kernels::attention_prefill_config aligned;
   aligned.causal = true, aligned.persistent = true, aligned.q_stages = 2, aligned.o_tma = true;
   REQUIRE(aligned.diagonal_aligned());
@@ -133,6 +154,7 @@ TEST_CASE("attention prefill at head dim 256 (sm_90a): the schedule prefill and 
         CHECK_FALSE(c.o_tma);
         CHECK_FALSE(c.lookahead);  // (its 128-key blocks do not fit next to a 64 KiB Q)
         CHECK(c.persistent == !vl);
+        CHECK(c.skip_masked == (causal && !vl));  // (a warpgroup skips the blocks after its last row)
         const program p = kernels::attention_prefill_sm90(c);
         const auto b = lower_and_build(p);
         MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
