@@ -229,7 +229,10 @@ inline kernels::attention_prefill_config prefill_forced_config(const kernels::at
   c.parts = derived.parts, c.causal = derived.causal, c.group = derived.group, c.varlen = derived.varlen;
   if (!c.valid() || kernels::attention_prefill_smem(c) > 227 * 1024)
     throw jit::argument_error("cake::attention::prefill_with: no such schedule (wgs " + std::to_string(c.wgs) + ", bn " + std::to_string(c.bn) + ", stages " +
-                              std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) + (s.causal && c.lookahead ? ", causal with the lookahead: needs wgs 2 and bn 128" : "") +
+                              std::to_string(c.stages) + ", q stages " + std::to_string(c.q_stages) + ", D " + std::to_string(s.D) +
+                              ", smem " + std::to_string(kernels::attention_prefill_smem(c) / 1024) + " KiB" +
+                              (s.causal && c.lookahead ? ", causal with the lookahead: needs wgs 2 and bn 128" : "") +
+                              (c.skip_masked ? ", skip_masked: needs causal, 64 * wgs != bn, dense, consumers issuing freely, no lookahead" : "") +
                               "; wgs 3 is for D = 64; smem at most 227 KiB)");
   return c;
 }

@@ -263,6 +263,15 @@ TEST_CASE("attention prefill_with: the forced schedule is the one launched, but 
   const auto t = attention::detail::prefill_forced_config(three, s);
   CHECK(t.wgs == 3);
   CHECK_FALSE(t.diagonal_aligned());
+  three.skip_masked = true;  // skipping needs consumers issuing freely (the base at D = 64 causal issues freely)
+  CHECK(attention::detail::prefill_forced_config(three, s).skip_masked);
+  three.turns = true;
+  CHECK_THROWS_WITH_AS(attention::detail::prefill_forced_config(three, s), doctest::Contains("skip_masked: needs causal"), jit::argument_error);
+  // D = 256 with two Q stages: 288 KiB of smem, said with the number
+  s.D = 256;
+  auto wide = attention::prefill_config_for(s);
+  wide.q_stages = 2;
+  CHECK_THROWS_WITH_AS(attention::detail::prefill_forced_config(wide, s), doctest::Contains("smem 288 KiB"), jit::argument_error);
 }
 
 // Lookahead (r.next_point): the consumer issues the next tile's first S = Q K^T before this tile's last P V
