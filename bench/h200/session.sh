@@ -30,6 +30,13 @@ small_m_sweeps() {
     grep -E "^  bf16|error" "$OUT/${1}_${sh//,/_}.log" | cut -c1-300
   done
 }
+# The Python package in /tmp/cp (and its build wheels, with the peers', in /tmp/bt), built from .whl/ unless an
+# earlier step of this call built it
+python_package() {
+  [ -d /tmp/cp/cake ] && return 0
+  pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+  PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
+}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(info gputests demo proto)
 for s in "${steps[@]}"; do
@@ -251,10 +258,7 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|waited past|seed|SKIPPED|rel_err" "$OUT/test_attention_decode.log" | head -n 24 | cut -c1-220
       res=$(timeout 120 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*matches*" 2>&1 | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
       echo "memcheck | ${res:-TIMEOUT}"
-      if [ ! -d /tmp/cp/cake ]; then
-        pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
-        PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
-      fi
+      python_package
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_DECODE_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention_decode --runs ${CAKE_DECODE_RUNS:-30} --json "$OUT/attention_decode.json" 2>&1 | tee "$OUT/bench_decode.log" | grep -vE "Warning|warn" | cut -c1-260 ;;
     pybuild)
       # the Python package, built here from the pinned wheels in .whl/ (peer wheels from .whl/peers/)
@@ -317,10 +321,7 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|assertions|waited past|SKIPPED|D 256" "$OUT/test_attention_d256.log" | head -n 16 | cut -c1-200
       res=$(timeout 120 compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_attention -tc="attention prefill matches an f64*" 2>&1 | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
       echo "memcheck | ${res:-TIMEOUT}"
-      if [ ! -d /tmp/cp/cake ]; then
-        pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
-        PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
-      fi
+      python_package
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --head-dims 256 --runs ${CAKE_ATTN_RUNS:-20} --json "$OUT/attention_prefill_d256.json" 2>&1 | tee "$OUT/bench_attention_d256.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
     prefilllookahead)
       # the lookahead's GPU test cases (hang trap on), then the entry point's schedule and the same with the

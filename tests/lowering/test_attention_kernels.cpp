@@ -91,38 +91,35 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
 }
 
 TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn rows: the key blocks crossing the diagonal in three ranges") {
+  // sequential loops each role runs per point (role 0 the consumers, 1 the producer)
+  auto loops_of = [](const program& p, int role) {
+    int n = 0;
+    for (const auto& o : p.ops) n += o.kind == op_kind::loop && o.role == role;
+    return n;
+  };
   struct v {
     int parts, wgs, bn, stages;
-    bool turns;
+    bool turns, skip;
   };
-  for (v x : {v{1, 3, 112, 2, true}, v{1, 3, 96, 3, false}, v{2, 2, 96, 2, false}}) {
+  for (v x : {v{1, 3, 112, 2, true, false}, v{1, 3, 96, 3, false, false}, v{2, 2, 96, 2, false, false}, v{1, 3, 112, 2, false, true},
+              v{1, 3, 96, 3, false, true}, v{4, 2, 80, 2, false, true}}) {
     kernels::attention_prefill_config c;
-    c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true;
-    c.persistent = true, c.q_stages = 2, c.o_tma = true, c.serpentine = true;
+    c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true, c.skip_masked = x.skip;
+    c.persistent = true, c.q_stages = x.parts == 4 ? 1 : 2, c.o_tma = x.parts != 4, c.serpentine = true;
     REQUIRE(c.valid());
     REQUIRE_FALSE(c.diagonal_aligned());
     const program p = kernels::attention_prefill_sm90(c);
     INFO(p.kernel_name.view());
+    REQUIRE(std::string_view(p.roles[0].nm.view()) == "softmax");
     const auto b = lower_and_build(p);
     MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
     CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
-    // the last block, the masked ones from the first that crosses the diagonal, then the unmasked ones: three
-    // key loops in each role (the aligned form has two)
-    CHECK(count(b.source(), "for (long long k") == 6);
-  }
-  // skip_masked: a warpgroup waits for and releases the blocks after its last row; the blocks crossing the
-  // diagonal then go last to first (consumers issuing freely only)
-  for (v x : {v{1, 3, 112, 2, false}, v{1, 3, 96, 3, false}, v{4, 2, 80, 2, false}}) {
-    kernels::attention_prefill_config c;
-    c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true, c.skip_masked = true;
-    c.persistent = true, c.q_stages = x.parts == 4 ? 1 : 2, c.o_tma = x.parts != 4, c.serpentine = true;
-    REQUIRE(c.valid());
-    const program p = kernels::attention_prefill_sm90(c);
-    INFO(p.kernel_name.view());
-    const auto b = lower_and_build(p);
-    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
-    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
-    CHECK(count(b.source(), "for (long long k") == 6);  // consumer: skipped, first, masked, unmasked; producer: masked, unmasked
+    // without skipping, both roles walk the last block, the masked ones from the first that crosses the
+    // diagonal, then the unmasked ones (three loops each; the aligned form has two); skipping, the consumers
+    // walk the blocks past their rows (wait and release only), their first block, the masked ones, the
+    // unmasked ones (four) and the producer the crossing blocks last to first, then the rest (two)
+    CHECK(loops_of(p, 0) == (x.skip ? 4 : 3));
+    CHECK(loops_of(p, 1) == (x.skip ? 2 : 3));
   }
   kernels::attention_prefill_config turns;
   turns.parts = 1, turns.wgs = 3, turns.bn = 112, turns.causal = true, turns.skip_masked = true, turns.turns = true;
@@ -134,7 +131,9 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
   kernels::attention_prefill_config aligned;
   aligned.causal = true, aligned.persistent = true, aligned.q_stages = 2, aligned.o_tma = true;
   REQUIRE(aligned.diagonal_aligned());
-  CHECK(count(lower_and_build(kernels::attention_prefill_sm90(aligned)).source(), "for (long long k") == 4);
+  const program ap = kernels::attention_prefill_sm90(aligned);
+  CHECK(count(lower_and_build(ap).source(), "for (long long k") == 4);
+  CHECK(loops_of(ap, 0) == 2);
 }
 
 TEST_CASE("attention prefill at head dim 256 (sm_90a): the schedule prefill and prefill_varlen pick, causal or not, GQA groups") {
