@@ -46,7 +46,7 @@ std::string plan_json(const cake::gemm_plan& p) {
   std::ostringstream j;
   if (p.kernel == cake::gemm_kernel::splitk) {
     j << "{\"kernel\": \"splitk\", \"bm\": " << p.splitk.bm << ", \"bn\": " << p.splitk.bn << ", \"splits\": " << p.splitk.splits << ", \"stages\": " << p.splitk.stages
-      << "}";
+      << (p.splitk.global_sum ? ", \"global_sum\": true" : "") << "}";
   } else {
     const auto& c = p.sm90;
     j << "{\"kernel\": \"sm90\", \"bm\": " << c.bm << ", \"bn\": " << c.bn << ", \"stages\": " << c.stages << ", \"cluster_m\": " << c.cluster_m
@@ -256,12 +256,16 @@ int main(int argc, char** argv) {
       splitk_concurrency conc;
       for (const auto& p : sweep_all_candidates()) {
         if (p.kernel != cake::gemm_kernel::splitk) continue;
-        const int clusters = cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
-        conc[{p.splitk.bm, p.splitk.bn, p.splitk.splits}] = clusters > 0 ? static_cast<long long>(clusters) * p.splitk.splits : -1;
+        // (the global-sum form: no cluster, and its concurrency does not depend on the splits: one per width)
+        const int cluster = p.splitk.global_sum ? 1 : p.splitk.splits;
+        const auto known = conc.find({p.splitk.bm, p.splitk.bn, cluster});
+        const int clusters = known != conc.end() && p.splitk.global_sum ? static_cast<int>(known->second)
+                                                                          : cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
+        conc[{p.splitk.bm, p.splitk.bn, cluster}] = clusters > 0 ? static_cast<long long>(clusters) * cluster : -1;
         concurrency_json += std::string(concurrency_json.empty() ? "" : ", ") + "{\"dtype\": \"" + input_name(in) + "\", \"plan\": \"" + cake::plan_name(p) +
-                            "\", \"cluster\": " + std::to_string(p.splitk.splits) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
-        std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, p.splitk.splits,
-                    static_cast<long long>(clusters) * p.splitk.splits);
+                            "\", \"cluster\": " + std::to_string(cluster) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
+        std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, cluster,
+                    static_cast<long long>(clusters) * cluster);
       }
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)

@@ -29,18 +29,20 @@ inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int
   c.stages = cake::max_gemm_stages(c, 2);
   return p;
 }
-inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64) {
+inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64, bool global_sum = false) {
   cake::gemm_plan p;
   p.kernel = cake::gemm_kernel::splitk;
   p.splitk.splits = splits;
   p.splitk.bn = bn;
   p.splitk.bm = bm;
-  p.splitk.stages = cake::max_splitk_stages(bn, bm);
+  p.splitk.global_sum = global_sum;
+  p.splitk.stages = cake::max_splitk_stages(bn, bm, global_sum);
   return p;
 }
 
-// How many CTAs of each split-K schedule (bm, bn, splits) run at once: measured on the device by the sweep
-// (runtime_kernel::max_active_clusters x splits); absent entries assume sm_count / splits whole clusters.
+// How many CTAs of each split-K schedule (bm, bn, splits; splits 1 for the global-sum form, whose CTAs are
+// not clusters) run at once: measured on the device by the sweep (runtime_kernel::max_active_clusters x the
+// cluster's CTAs); absent entries assume sm_count / splits whole clusters (the global form: sm_count).
 using splitk_concurrency = std::map<std::tuple<int, int, int>, long long>;
 
 // cake::splitk_fill_config_for's pick for the shape (the split-K tile width and splits that fill the SMs).
@@ -61,6 +63,23 @@ inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, i
   return p;
 }
 
+// splitk_global_fill_config_for's pick for the shape (partial sums through global memory, not a cluster).
+inline cake::gemm_plan splitk_global_fill_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in, const splitk_concurrency* conc) {
+  cake::gemm_plan p;
+  p.kernel = cake::gemm_kernel::splitk;
+  p.splitk = cake::splitk_global_fill_config_for(
+      M, N, K, sm_count,
+      [&](int bm, int bn) {
+        if (conc) {
+          const auto it = conc->find({bm, bn, 1});
+          if (it != conc->end() && it->second > 0) return it->second;
+        }
+        return static_cast<long long>(sm_count);
+      },
+      in);
+  return p;
+}
+
 // Every schedule the sweep can time, whatever the shape (the lowering test builds each of them).
 // (splitk_fill_plan can return any width and split of its search space: all of them.)
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
@@ -72,6 +91,10 @@ inline std::vector<cake::gemm_plan> sweep_all_candidates() {
     for (int bn : {256, 192, 160, 128, 112, 96, 64})
       for (int splits = 2; splits <= 8; ++splits)
         if ((bn / 8) % splits == 0 && cake::max_splitk_stages(bn, bm) >= cake::splitk_min_stages) all.push_back(splitk_plan(splits, bn, bm));
+  // the global-sum form: every width and split its fill can take
+  for (int bm : {64, 128})
+    for (int bn : cake::splitk_global_widths)
+      for (int splits = 2; splits <= cake::splitk_global_max_fill_splits; ++splits) all.push_back(splitk_plan(splits, bn, bm, true));
   return all;
 }
 
@@ -94,6 +117,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(splitk_plan(2));
     add(splitk_plan(4));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc));
+    add(splitk_global_fill_plan(M, N, K, sm_count, in, conc));  // (any split at the full CTA count: no cluster)
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));  // the pick among the coarse widths too
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 128));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));  // (M over 64: the pick among 64-row tiles too)
@@ -110,6 +134,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     if (few_tiles) {
       add(splitk_plan(2));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc));  // (128-row tiles among its choices)
+      add(splitk_global_fill_plan(M, N, K, sm_count, in, conc));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));
       add(splitk_plan(2, 128, 128));

@@ -25,6 +25,7 @@
 #include "gemm_plan.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
+#include "jit/device_memory.hpp"
 #include "runtime/kernel.hpp"
 #include "runtime/kernel_table.hpp"
 
@@ -113,10 +114,11 @@ inline gemm_choice choose_gemm(long long M, long long N, long long K, int sm_cou
 }
 
 // Deepest split-K pipeline (at most 6 stages) that fits the sm_90a opt-in shared memory next to the
-// cluster sum's scratch (the BM x BN f32 accumulators of the consumer warpgroups).
-constexpr int max_splitk_stages(int bn, int bm = 64) {
+// cluster sum's scratch (the BM x BN f32 accumulators of the consumer warpgroups; none where the partial
+// sums meet in global memory).
+constexpr int max_splitk_stages(int bn, int bm = 64, bool global_sum = false) {
   const int stage = (bm + bn) * 128;  // one 128-byte K slice of A (bm rows) and B (bn rows)
-  const int budget = targets::sm90a.limits.smem_per_block_optin - bm * bn * 4 - 1024;
+  const int budget = targets::sm90a.limits.smem_per_block_optin - (global_sum ? 0 : bm * bn * 4) - 1024;
   const int s = budget / stage;
   return s > 6 ? 6 : s;
 }
@@ -173,6 +175,52 @@ kernels::gemm_splitk_config splitk_fill_config_for(long long M, long long N, lon
   }
   return best;
 }
+// The widths the split-K schedule whose partial sums meet in global memory (global_sum) is filled with:
+// per 64-row consumer warpgroup, its accumulator and the addresses of the partial-sum traffic stay in
+// registers (sm_90a, ptxas 13.0: 64-row tiles up to 208 wide take 92-255 registers, 224 spills; 128-row
+// tiles, whose producer warpgroup gives the consumers 240, up to 192, 208 spills), and 2..8 splits (the
+// domain's few-tile shapes fill the SMs with those; the schedule takes up to 32).
+inline constexpr int splitk_global_widths[] = {192, 176, 160, 144, 136, 128, 112, 96, 64};
+inline constexpr int splitk_global_max_fill_splits = 8;
+
+// The split-K schedule through global memory that fills the GPU best for a shape (cf. splitk_fill_config_for):
+// its CTAs are not clusters, so any split runs as many CTAs at once as the SMs hold (`ctas_at_once(bm, bn)`),
+// and any width of whole 8-column groups is possible. A CTA streams ceil(K blocks / splits) K blocks of a
+// BM x BN tile and writes its BM x BN f32 partial sums; the last of a tile's splits also reads the others'
+// (splits - 1 of them): in units of a K block's 128-byte rows, BM x BN / 32 per partial. The waves cost as in
+// the cluster's fill. N = 2,112 at M = 512: 128 x 128 tiles over 2 splits are 4 x 17 x 2 = 136 CTAs (two
+// waves), 64 x 136 ones over 2 are 8 x 16 x 2 = 256 (two waves of 132 at one CTA per SM)...: the model
+// weighs them; the sweep times its pick.
+template <class CtasAtOnce>
+kernels::gemm_splitk_config splitk_global_fill_config_for(long long M, long long N, long long K, int sm_count, CtasAtOnce ctas_at_once,
+                                                          gemm_input in = gemm_input::bf16) {
+  const long long bk = in == gemm_input::bf16 ? 64 : 128, kblocks = (K + bk - 1) / bk;
+  kernels::gemm_splitk_config best;
+  best.global_sum = true;
+  long long best_cost = -1;
+  for (int bm : {128, 64}) {
+    if (bm == 128 && M <= 64) continue;
+    const int a_rows = kernels::short_a_rows(M) ? kernels::short_a_rows(M) * (bm / 64) : bm;
+    for (int bn : splitk_global_widths) {
+      for (int splits = 2; splits <= splitk_global_max_fill_splits; ++splits) {
+        const long long at_once = std::max<long long>(1, ctas_at_once(bm, bn));
+        const long long ctas = (M + bm - 1) / bm * ((N + bn - 1) / bn) * splits;
+        const long long per_sm = (std::min(ctas, at_once) + sm_count - 1) / sm_count;
+        const long long partial = static_cast<long long>(bm) * bn / 32;
+        const long long cost = (ctas + at_once - 1) / at_once * per_sm * (((kblocks + splits - 1) / splits) * (a_rows + bn) + partial * splits);
+        if (best_cost < 0 || cost < best_cost) {
+          best_cost = cost;
+          best.bm = bm;
+          best.bn = bn;
+          best.splits = splits;
+          best.stages = max_splitk_stages(bn, bm, true);
+        }
+      }
+    }
+  }
+  return best;
+}
+
 // The same, assuming every SM holds one CTA and clusters pack the SMs.
 inline kernels::gemm_splitk_config splitk_fill_config(long long M, long long N, long long K, int sm_count, gemm_input in = gemm_input::bf16,
                                                       int max_bn = 256) {
@@ -265,6 +313,39 @@ inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config
   });
 }
 
+// The workspace of the split-K schedule whose partial sums meet in global memory (global_sum): one f32
+// slice of the output per split and the tiles' arrival counters, per device and stream (launches on one
+// stream run in order, so they can share it; two streams must not). The counters are zeroed when the
+// buffer is made, and every complete launch leaves them at zero (count_arrival wraps). A larger need
+// replaces the buffer after the stream has finished with the old one. A launch cut short (an error, a
+// trap) leaves counters elsewhere: the context is lost then anyway. The first call on a stream allocates
+// (cuMemAlloc): under CUDA graph capture, make one call before capturing.
+struct splitk_workspace {
+  CUdeviceptr part = 0, count = 0;
+};
+inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::size_t part_bytes, std::size_t counters) {
+  struct entry {
+    jit::device_buffer part, count;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<int, CUstream>, entry> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  entry& e = cache[{device, stream}];
+  const auto& d = jit::driver::get();
+  if (e.part.size() < part_bytes || e.count.size() < counters * 4) {
+    if (e.part.size() || e.count.size()) {
+      d.bind(device);
+      d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize", "before growing the split-K workspace");
+    }
+    if (e.part.size() < part_bytes) e.part = jit::device_buffer(std::max<std::size_t>(part_bytes, std::size_t{1} << 20), device);
+    if (e.count.size() < counters * 4) {
+      e.count = jit::device_buffer(std::max<std::size_t>(counters, 4096) * 4, device);
+      e.count.fill_u32(0);
+    }
+  }
+  return {e.part.get(), e.count.get()};
+}
+
 inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,
                        int in_bytes) {
   auto bad = [](const std::string& why) { throw jit::argument_error("cake::gemm: " + why); };
@@ -305,7 +386,17 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   if (plan.kernel == gemm_kernel::splitk) {  // stores from registers, bounds-checked: any N and ldd
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
     if (!plan.splitk.valid())
-      bad("no such split-K schedule " + plan_name(plan) + " (bm 64 or 128; bn a multiple of 8 up to 256, cut by the splits into whole 8-column groups; 2..8 splits)");
+      bad("no such split-K schedule " + plan_name(plan) +
+          " (bm 64 or 128; bn a multiple of 8 up to 256; in a cluster 2..8 splits that cut bn into whole 8-column groups, through global memory 2..32)");
+    if (plan.splitk.global_sum) {
+      const auto& c = plan.splitk;
+      const long long row_blocks = (M + c.bm - 1) / c.bm * (c.bm / 64), col_tiles = (N + c.bn - 1) / c.bn;
+      const splitk_workspace w = splitk_workspace_for(device, stream, static_cast<std::size_t>(c.splits) * M * N * 4,
+                                                      static_cast<std::size_t>(row_blocks * col_tiles));
+      auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); };
+      args.push_back(tensor_view(ptr(w.part), {c.splits, M, N}, {M * N, N, 1}));
+      args.push_back(tensor_view(ptr(w.count), {row_blocks, col_tiles}, {col_tiles, 1}));
+    }
     splitk_kernel_for(plan.splitk, in, device).launch(args, fp8_scale, stream);
     return;
   }

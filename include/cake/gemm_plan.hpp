@@ -27,11 +27,11 @@ struct gemm_plan {
 // The canonical name of a plan, as the sweep writes it into its evidence and the generated header
 // repeats it: bn256_s4_c2 (cooperative 128 x BN tile, stages, cluster), with _pp<BM> for ping-pong,
 // _f1 for one wgmma group in flight, _np for one CTA per tile; sk4_bn128_s6 for split-K (sk2_bm128_bn128_s5
-// with 128-row tiles).
+// with 128-row tiles; sk3_bn136_s6_g where the partial sums meet in global memory, not in a cluster).
 inline std::string plan_name(const gemm_plan& p) {
   if (p.kernel == gemm_kernel::splitk)
     return "sk" + std::to_string(p.splitk.splits) + (p.splitk.bm != 64 ? "_bm" + std::to_string(p.splitk.bm) : std::string()) + "_bn" +
-           std::to_string(p.splitk.bn) + "_s" + std::to_string(p.splitk.stages);
+           std::to_string(p.splitk.bn) + "_s" + std::to_string(p.splitk.stages) + (p.splitk.global_sum ? "_g" : "");
   const auto& c = p.sm90;
   std::string s = "bn" + std::to_string(c.bn) + "_s" + std::to_string(c.stages) + "_c" + std::to_string(c.cluster_m);
   if (c.pingpong) s += "_pp" + std::to_string(c.bm);

@@ -7,6 +7,10 @@
 // warpgroup per 64 rows issues wgmma (each sums its own rows). Used when M is too small to give every SM an
 // output tile: 64-row tiles for the smallest M, 128-row tiles (two consumers sharing each B slice) where
 // M gives a few row tiles and the 64-row split would re-read B once per 64 rows.
+// With `global_sum`, the splits are not a cluster: each CTA stores its partial sums (f32) into its own slice
+// of a workspace, arrives on the tile's counter (count_arrival), and the one that arrives last reads the
+// other slices, adds them to its own and stores the tile. Any number of splits runs at the GPU's full CTA
+// count (clusters of 3 or more hold fewer CTAs at once than there are SMs), and nobody waits for a peer.
 #include <compare>
 
 #include <cake/cake.hpp>
@@ -23,12 +27,17 @@ struct gemm_splitk_config {
   // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
   // by cake::gemm, not a tuning choice).
   int a_rows = 0;
-  // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256 that the
-  // splits cut into whole 8-column groups (cluster_sum_scatter), 2..8 CTAs per cluster (the portable limit).
+  // The partial sums meet in a global workspace (the last of the splits to arrive adds them) instead of in
+  // the cluster's distributed shared memory.
+  bool global_sum = false;
+  // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256; in a cluster
+  // 2..8 CTAs (the portable limit) that cut the width into whole 8-column groups (cluster_sum_scatter);
+  // through the workspace 2..32 splits of any such width.
   constexpr bool valid() const {
-    return (bm == 64 || bm == 128) && bn >= 8 && bn <= 256 && bn % 8 == 0 && splits >= 2 && splits <= 8 && (bn / 8) % splits == 0 && stages >= 1 &&
-           (a_rows == 0 || a_rows == 8 || a_rows == 16 || a_rows == 32);
+    const bool meet = global_sum ? splits >= 2 && splits <= max_global_splits : splits >= 2 && splits <= 8 && (bn / 8) % splits == 0;
+    return (bm == 64 || bm == 128) && bn >= 8 && bn <= 256 && bn % 8 == 0 && meet && stages >= 1 && (a_rows == 0 || a_rows == 8 || a_rows == 16 || a_rows == 32);
   }
+  static constexpr int max_global_splits = 32;
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };
@@ -36,11 +45,23 @@ struct gemm_splitk_config {
 template <class In = bf16>
 constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
   constexpr bool fp8 = is_float8(In::value);
-  auto k = kernel(fp8 ? "gemm_e4m3_splitk_sm90" : "gemm_bf16_splitk_sm90").target(sm_90a).cluster(c.splits);
+  auto k = kernel(fp8 ? (c.global_sum ? "gemm_e4m3_splitk_global_sm90" : "gemm_e4m3_splitk_sm90")
+                      : (c.global_sum ? "gemm_bf16_splitk_global_sm90" : "gemm_bf16_splitk_sm90"))
+               .target(sm_90a);
+  if (!c.global_sum) k.cluster(c.splits);
   auto [M, N, K] = k.dims("M", "N", "K");
   auto A = k.input<In>("A", dims(M, K));
   auto B = k.input<In>("B", dims(N, K));
   auto D = k.output<bf16>("D", dims(M, N));
+  // global_sum: the workspace, one f32 slice of the output per split, and one counter per 64-row block and
+  // column tile (i32, zero before the first launch; the last arrival leaves it at zero again).
+  tensor<f32> Part;
+  tensor<i32> Count;
+  if (c.global_sum) {
+    auto [NS, CM, CN] = k.dims("NS", "CM", "CN");
+    Part = k.output<f32>("part", dims(NS, M, N));
+    Count = k.output<i32>("count", dims(CM, CN));
+  }
   scalar<f32> scale;  // fp8: the per-tensor scale (scale_a * scale_b), applied to the cluster's sum
   if constexpr (fp8) scale = k.param<f32>("scale");
   const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span (64 bf16, 128 e4m3)
@@ -51,7 +72,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
   auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
 
-  k.role("math", warpgroups(wgs), [&](role& r) {
+  auto math = [&](role& r) {
     auto acc = r.accumulator<f32>("acc", {64, c.bn});
     r.for_each(work, [&](auto s, auto m, auto n) {
       r.fill(acc, 0.0f);  // a split with no K block still adds its zeros
@@ -66,18 +87,30 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
         r.release(ab, st);
         (void)kt;
       });
+      const auto rows = m * wgs + r.warpgroup();  // this warpgroup's 64-row block
+      if (c.global_sum) {
+        r.store(Part.tile(s, rows, n), acc);
+        auto before = r.count_arrival(Count.at(rows, n), c.splits);
+        r.when(eq(before, c.splits - 1), [&] {  // the last to arrive: every other split's part is in memory
+          // (added as they arrive: no register tile of their own next to acc)
+          r.for_range(c.splits, [&](auto q) { r.when(ne(q, s), [&] { r.load_add(acc, Part.tile(q, rows, n)); }); });
+          if constexpr (fp8) r.scale(acc, scale);
+          r.store(D.tile(rows, n), r.convert<bf16>(acc));
+        });
+        return;
+      }
       // Reduce-scatter: CTA `rank` sums (and stores) only the rank-th of `splits` column blocks (each block
       // a static part, so that its registers are indexed by constants).
       r.cluster_sum_scatter(acc);
       if constexpr (fp8) r.scale(acc, scale);
       auto out = r.convert<bf16>(acc);
       r.for_range(c.splits, [&](auto q) {
-        r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(m * wgs + r.warpgroup(), n * c.splits + q), out.cols(q, c.splits)); });
+        r.when(eq(r.cluster_rank(), q), [&] { r.store(D.tile(rows, n * c.splits + q), out.cols(q, c.splits)); });
       });
     });
-  });
+  };
 
-  k.role("load", warps(1), [&](role& r) {
+  auto load = [&](role& r) {
     r.for_each(work, [&](auto s, auto m, auto n) {
       r.loop(s, tiles(K, bk), c.splits, [&](auto kt) {
         auto st = r.acquire(ab);
@@ -85,7 +118,17 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
         r.tma_load(st[sB], B.tile(n, kt));
       });
     });
-  });
+  };
+  if (c.global_sum && wgs == 2) {
+    // Nine warps leave 168 registers a thread (four register files of 16K, one holding three warps), which
+    // the partial sums' traffic next to a 64 x 136+ accumulator outgrows; a producer warpgroup that gives
+    // its registers back leaves the consumers 232.
+    k.role("math", warpgroups(wgs), regs(240), math);
+    k.role("load", warpgroups(1), regs(24), load);
+  } else {
+    k.role("math", warpgroups(wgs), math);
+    k.role("load", warps(1), load);
+  }
   return k.build();
 }
 

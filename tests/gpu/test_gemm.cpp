@@ -132,11 +132,28 @@ bool in_table(const cake::gemm_plan& p) {
   const auto& t = cake::gemm_dispatch_table::plans;
   return std::find(t.begin(), t.end(), p) != t.end();
 }
-// the sweep's schedules that are not in the table, of 128-row split-K tiles or not
+bool global_sum(const cake::gemm_plan& p) { return p.kernel == cake::gemm_kernel::splitk && p.splitk.global_sum; }
+// the sweep's schedules that are not in the table, of 128-row split-K tiles or not (the global-sum form: below)
 std::vector<cake::gemm_plan> other_candidates(bool bm128) {
   std::vector<cake::gemm_plan> out;
   for (const auto& p : cake_bench::sweep_all_candidates())
-    if (!in_table(p) && (p.kernel == cake::gemm_kernel::splitk && p.splitk.bm == 128) == bm128) out.push_back(p);
+    if (!in_table(p) && !global_sum(p) && (p.kernel == cake::gemm_kernel::splitk && p.splitk.bm == 128) == bm128) out.push_back(p);
+  return out;
+}
+// The global-sum split-K schedules the sweep can time, one per tile shape (the split is a constant of the
+// program: the counter's wrap and the loop over the others' parts), the splits cycling through 2..8 so that
+// every split runs too.
+std::vector<cake::gemm_plan> global_sum_plans() {
+  std::vector<cake::gemm_plan> out;
+  int next = 2;
+  for (const auto& p : cake_bench::sweep_all_candidates()) {
+    if (!global_sum(p) || p.splitk.splits != next) continue;
+    bool seen = false;
+    for (const auto& q : out) seen = seen || (q.splitk.bm == p.splitk.bm && q.splitk.bn == p.splitk.bn);
+    if (seen) continue;
+    out.push_back(p);
+    next = next == cake::splitk_global_max_fill_splits ? 2 : next + 1;
+  }
   return out;
 }
 }  // namespace
@@ -154,6 +171,55 @@ TEST_CASE("cake::gemm_with runs every other sweep candidate correctly: persisten
 TEST_CASE("cake::gemm_with runs every other sweep candidate correctly: 128-row split-K") {
   if (!gpu_ready()) return;
   check_plans(other_candidates(true));
+}
+
+TEST_CASE("cake::gemm_with runs the split-K schedules whose partial sums meet in global memory correctly") {
+  if (!gpu_ready()) return;
+  const auto plans = global_sum_plans();
+  CHECK(plans.size() == 2 * std::size(cake::splitk_global_widths));
+  check_plans(plans);
+}
+
+// The last arrival leaves every counter at 0 (atom.inc wraps): the workspace is ready for the next launch with
+// no memset, whatever split ran before. Splits past the fill's 8 (up to 32) and more splits than K blocks
+// (splits with no K block add zeros and arrive all the same).
+TEST_CASE("global-sum split-K: up to 32 splits, splits with no K block, and the counters back at 0 after every launch") {
+  if (!gpu_ready()) return;
+  cake::harness::gemm_reference reference;
+  auto rng = cake::harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  struct run_case {
+    int splits, bm, bn;
+    gemm_problem shape;
+  };
+  const run_case cases[] = {{32, 64, 128, {33, 1000, 8192}}, {16, 128, 192, {200, 2112, 4096}}, {12, 64, 136, {64, 520, 256}},  // 4 K blocks for 12 splits
+                            {3, 128, 144, {513, 2112, 7168}}, {2, 64, 64, {1, 64, 64}}};
+  for (const auto& c : cases) {
+    const cake::gemm_plan plan = cake_bench::splitk_plan(c.splits, c.bn, c.bm, true);
+    REQUIRE(plan.splitk.valid());
+    gemm_problem pr = c.shape;
+    pr.fill = {distribution::normal, 0.5f};
+    cake::harness::gemm_operands o(pr);
+    for (int round = 0; round < 2; ++round) {  // twice: the second launch starts from the counters the first left
+      const auto r = cake::harness::check_gemm(o, rng, reference, [&](cake::harness::gemm_operands& x) {
+        const auto& q = x.p;
+        cake::gemm_with(plan, cake::gemm_input::bf16, x.a.address(), x.b.address(), x.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd);
+      });
+      INFO(cake::plan_name(plan) << " " << pr.describe() << " round " << round << ": rel_err " << r.cmp.rel_err);
+      CHECK(r.cmp.nonfinite == 0);
+      CHECK(r.padding_written == 0);
+      CHECK(r.cmp.rel_err < 1e-2);
+    }
+    const long long counters = (pr.m + c.bm - 1) / c.bm * (c.bm / 64) * ((pr.n + c.bn - 1) / c.bn);
+    const auto w = cake::gemm_detail::splitk_workspace_for(0, nullptr, 0, static_cast<std::size_t>(counters));
+    std::vector<int> host(static_cast<std::size_t>(counters), -1);
+    auto& d = cake::jit::driver::get();
+    d.bind(0);
+    d.check(d.cuCtxSynchronize(), "cuCtxSynchronize", "after the global-sum runs");
+    d.check(d.cuMemcpyDtoH(host.data(), w.count, host.size() * sizeof(int)), "cuMemcpyDtoH", "reading the counters");
+    INFO(cake::plan_name(plan));
+    CHECK(std::count(host.begin(), host.end(), 0) == counters);
+  }
 }
 
 TEST_CASE("split-K has no fused epilogue: refused with the schedule named") {

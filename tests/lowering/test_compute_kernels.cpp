@@ -205,6 +205,61 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter 
   }
 }
 
+TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, the last to arrive on the tile's counter adds them") {
+  struct row {
+    int splits, bm, bn;
+    bool fp8;
+  };
+  // (the widest the fill takes, a width that is no power of two, e4m3; 128-row tiles with a producer warpgroup
+  // that gives the consumers its registers)
+  for (const row x : {row{2, 64, 128, false}, row{3, 64, 136, false}, row{5, 64, 64, false}, row{4, 64, 192, false}, row{2, 128, 128, false},
+                      row{7, 128, 192, false}, row{4, 64, 128, true}, row{3, 128, 144, true}}) {
+    kernels::gemm_splitk_config c;
+    c.global_sum = true;
+    c.splits = x.splits;
+    c.bm = x.bm;
+    c.bn = x.bn;
+    c.stages = max_splitk_stages(c.bn, c.bm, true);
+    INFO("splits " << x.splits << " bm " << x.bm << " bn " << x.bn << (x.fp8 ? " e4m3" : " bf16"));
+    REQUIRE(c.valid());
+    const program p = x.fp8 ? kernels::gemm_splitk_sm90<e4m3>(c) : kernels::gemm_splitk_sm90<bf16>(c);
+    const auto b = lower_and_build(p);
+    CHECK(b.lowered.cluster[0] == 1);  // no cluster: the splits are any CTAs
+    CHECK_FALSE(has(b.ptx(), "ld.shared::cluster"));
+    CHECK_FALSE(has(b.ptx(), "barrier.cluster"));
+    // one arrival per warpgroup and tile: the counter steps with acquire-release at GPU scope and wraps to 0
+    CHECK(count(b.ptx(), "atom.acq_rel.gpu.global.inc.u32") == 1);
+    CHECK(has(b.source(), "atom_inc_acq_rel_gpu(") );
+    CHECK(has(b.source(), ", " + std::to_string(x.splits - 1) + "u)"));
+    // the unit meets before the step (its partial sums are written) and after (the count reaches its warps)
+    const std::string& s = b.source();
+    const auto at = s.find("count_arrival (");
+    REQUIRE(at != std::string::npos);
+    CHECK(count(s.substr(at, s.find("const long long", at) - at), "named_barrier_sync(") == 2);
+    // the partial sums leave as f32, the other splits' come back (plain loads, not the non-coherent path:
+    // they were written in this launch), added into the accumulator as they arrive (r.load_add: no second
+    // register tile)
+    CHECK(has(b.ptx(), "st.global.f32"));
+    CHECK(has(b.ptx(), "ld.global.v2.u32"));
+    CHECK_FALSE(has(b.ptx(), "ld.global.nc"));
+    CHECK(p.regs.size() == 2);  // acc and its bf16 copy: no tile for the addend
+    CHECK(has(b.source(), "r_acc[e0 + j] = r_acc[e0 + j] + "));
+    // the stage count the fill takes: no cluster scratch next to the pipeline
+    CHECK(c.stages == (x.bm + x.bn > 288 ? 5 : 6));
+    CHECK(has(b.ptx(), "setmaxnreg") == (x.bm == 128));
+    CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
+  }
+  // outside a cluster the width need not split into the CTAs' column blocks; in one it must
+  kernels::gemm_splitk_config c;
+  c.bn = 136;
+  c.splits = 3;
+  CHECK_FALSE(c.valid());
+  c.global_sum = true;
+  CHECK(c.valid());
+  c.splits = kernels::gemm_splitk_config::max_global_splits + 1;
+  CHECK_FALSE(c.valid());
+}
+
 TEST_CASE("hang trap on: the cluster sum's waits still acquire at cluster scope, through the timed wait") {
   kernels::gemm_splitk_config c;
   c.splits = 2;

@@ -3,7 +3,9 @@
 // schedules checked here) is analyzed clean, lowered and assembled by NVRTC for sm_90a with no register
 // spills and no stack frame: bf16 and e4m3 for both the persistent and the split-K schedule. Its own
 // executable (about 25 NVRTC compiles).
+#include <iterator>
 #include <set>
+#include <tuple>
 #include <string>
 
 #include "bench/gemm/sweep_candidates.hpp"
@@ -17,10 +19,11 @@ namespace {
 void lowers(const gemm_plan& p) {
   INFO(plan_name(p));
   if (p.kernel == gemm_kernel::splitk) {
+    const int cluster = p.splitk.global_sum ? 1 : p.splitk.splits;
     const auto b = lower_and_build(kernels::gemm_splitk_sm90<bf16>(p.splitk));
-    CHECK(b.lowered.cluster[0] == p.splitk.splits);
+    CHECK(b.lowered.cluster[0] == cluster);
     const auto f = lower_and_build(kernels::gemm_splitk_sm90<e4m3>(p.splitk));
-    CHECK(f.lowered.cluster[0] == p.splitk.splits);
+    CHECK(f.lowered.cluster[0] == cluster);
     CHECK(lower_check::has(f.ptx(), ".e4m3.e4m3"));
     CHECK(kernels::gemm_splitk_sm90<e4m3>(p.splitk).scalars.size() == 1);  // the per-tensor scale
     return;
@@ -41,8 +44,32 @@ TEST_CASE("every plan of the generated gemm dispatch table lowers to CUBIN witho
 TEST_CASE("every schedule the gemm sweep can time lowers to CUBIN without spills") {
   std::set<std::string> in_table;
   for (const auto& p : gemm_dispatch_table::plans) in_table.insert(plan_name(p));
-  for (const auto& p : cake_bench::sweep_all_candidates())
-    if (!in_table.count(plan_name(p))) lowers(p);  // the table's plans: the case above
+  // The global-sum form's split is a constant of the program and nothing else (the counter's wrap, the
+  // loop over the others' parts): one split per width here, every split in the next case.
+  std::set<std::tuple<int, int>> global_widths;
+  for (const auto& p : cake_bench::sweep_all_candidates()) {
+    if (in_table.count(plan_name(p))) continue;  // the table's plans: the case above
+    if (p.kernel == gemm_kernel::splitk && p.splitk.global_sum && !global_widths.insert({p.splitk.bm, p.splitk.bn}).second) continue;
+    lowers(p);
+  }
+  CHECK(global_widths.size() == 2 * std::size(splitk_global_widths));  // 64- and 128-row tiles
+}
+
+TEST_CASE("the global-sum split-K schedule: every split the sweep can time differs from another only in the split") {
+  // (each program against the same width's at 2 splits: the counter's wrap and the loop over the other parts)
+  for (const auto& p : cake_bench::sweep_all_candidates()) {
+    if (p.kernel != gemm_kernel::splitk || !p.splitk.global_sum) continue;
+    INFO(plan_name(p));
+    const program a = kernels::gemm_splitk_sm90<bf16>(p.splitk);
+    CHECK(a.errors.empty());
+    CHECK(analyze(a).errors == 0);
+    auto two = p.splitk;
+    two.splits = 2;
+    const program b = kernels::gemm_splitk_sm90<bf16>(two);
+    CHECK(a.ops.size() == b.ops.size());
+    CHECK(a.regs.size() == b.regs.size());
+    CHECK(plan::plan_smem(a).total == plan::plan_smem(b).total);
+  }
 }
 
 // cake::gemm derives a_rows from M (short_a_rows in kernels/gemm/short_a.hpp): A's load is then a box of a_rows

@@ -124,6 +124,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) k_common(unsigned* out, flo
   named_barrier_sync(2, 128);
   if (globaltimer_ns() == 0) trap();
   v += pack_bf16x2(x, x + 1.0f) + pack_f16x2(x, 2.0f * x) + f32_to_tf32(x);
+  v += atom_inc_acq_rel_gpu(out + 4, 3u);
 #if __CUDA_ARCH__ >= 900
   griddep_wait();
   griddep_launch_dependents();
@@ -359,7 +360,7 @@ const std::vector<header_case>& cases() {
       {"cake/device/common.cuh",
        {{&common_kernel, "sm_80"}, {&common_kernel, "sm_90a"}, {&common_kernel, "sm_100a"}},
        {"%laneid", "bar.sync", "bar.arrive", "%globaltimer", "trap;", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32",
-        "cvt.rna.tf32.f32"}},
+        "cvt.rna.tf32.f32", "atom.acq_rel.gpu.global.inc.u32"}},
       {"cake/device/compute.cuh",
        {{&compute_kernel, "sm_80"}, {&compute_kernel, "sm_90a"}, {&compute_kernel, "sm_100a"}},
        {"ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "tanh.approx.f32", "rcp.rn.f32", "cvt.f32.f16", "cvt.rn.f16.f32",

@@ -173,6 +173,42 @@ TEST_CASE("splitk_fill_config takes 128-row tiles past M = 64, never a pipeline 
   CHECK(d.bm == 64);
 }
 
+TEST_CASE("splitk_global_fill_config_for: splits outside a cluster fill the SMs where clusters cannot") {
+  auto all = [](int, int) { return 132LL; };  // one CTA per SM, whatever the split
+  // DeepSeek-V3's q_a/kv_a projection at M = 512 (the dispatcher's worst held-out row): 128 x 192 tiles over 3
+  // splits are 4 x 11 x 3 = 132 CTAs, one wave (in clusters of 3 the H200 holds 117 at once: two waves)
+  auto c = cake::splitk_global_fill_config_for(512, 2112, 7168, 132, all);
+  CHECK(c.global_sum);
+  CHECK(c.bm == 128);
+  CHECK(c.bn == 192);
+  CHECK(c.splits == 3);
+  CHECK(c.stages == cake::max_splitk_stages(192, 128, true));
+  CHECK(c.valid());
+  // no cluster scratch: 128 x 192 tiles get 5 stages (3 next to the cluster sum's 96 KiB)
+  CHECK(cake::max_splitk_stages(192, 128, true) == 5);
+  CHECK(cake::max_splitk_stages(192, 128) == 3);
+  // a width that does not split into the CTAs' column blocks (136 / 8 = 17 groups over 4 splits): 128 CTAs
+  c = cake::splitk_global_fill_config_for(256, 2112, 7168, 132, all);
+  CHECK(c.bn == 136);
+  CHECK(c.splits == 4);
+  CHECK((c.bn / 8) % c.splits != 0);
+  CHECK(c.valid());
+  // at M <= 64 one 64-row tile holds every row; every pick is a schedule that exists, with at least 2 splits
+  for (long long m : {1LL, 8LL, 64LL, 128LL, 512LL, 2048LL})
+    for (long long n : {2112LL, 4096LL, 7168LL, 36864LL}) {
+      INFO("M " << m << " N " << n);
+      const auto x = cake::splitk_global_fill_config_for(m, n, 7168, 132, all);
+      CHECK(x.valid());
+      CHECK(x.global_sum);
+      CHECK(x.splits >= 2);
+      CHECK(x.splits <= cake::splitk_global_max_fill_splits);
+      if (m <= 64) CHECK(x.bm == 64);
+    }
+  // fewer CTAs at once (two CTAs of a narrow tile per SM would double them): the count decides the waves
+  const auto half = cake::splitk_global_fill_config_for(512, 2112, 7168, 132, [](int, int) { return 66LL; });
+  CHECK((512 + half.bm - 1) / half.bm * ((2112 + half.bn - 1) / half.bn) * half.splits <= 66 * 2);
+}
+
 TEST_CASE("cake::gemm runs a plan with the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
   const std::pair<long long, int> cases[] = {{1, 8}, {8, 8}, {9, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 0}, {128, 0}, {5000, 0}};
   for (auto [m, rows] : cases) {

@@ -186,6 +186,8 @@ TEST_CASE("plan names tell every field the sweep varies apart") {
   CHECK(cake::plan_name(s) == "sk8_bn128_s6");
   s.splitk.splits = 2, s.splitk.bm = 128, s.splitk.stages = 5;
   CHECK(cake::plan_name(s) == "sk2_bm128_bn128_s5");  // 128-row tiles are named; 64-row ones keep the short name
+  s.splitk.global_sum = true, s.splitk.splits = 3;
+  CHECK(cake::plan_name(s) == "sk3_bm128_bn128_s5_g");  // partial sums through global memory, not a cluster
 }
 
 TEST_CASE("the gemm shape domain: at least 100 shapes, half held out, each M and each layer on both sides of the split") {

@@ -203,3 +203,106 @@ TEST_CASE("index values: a loop from a fixed start past a short range's end is n
     CHECK(found == (reversed ? 1 : 0));
   }
 }
+
+// count_arrival: S splits of each row block arrive on its counter; the last adds the parts.
+namespace {
+program split_sum(units_t u, int n = 4) {
+  auto k = kernel("split_sum").target(sm_90a);
+  auto [R, C, NS, CR] = k.dims("R", "C", "NS", "CR");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<f32>("Y", dims(R, C));
+  auto Part = k.output<f32>("part", dims(NS, R, C));
+  auto Count = k.output<i32>("count", dims(CR, C));
+  auto work = k.parallel(split(4), tiles(R, 64));
+  k.role("rows", u, [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    r.for_each(work, [&](auto s, auto i) {
+      r.load(x, X.tile(i, s));
+      r.store(Part.tile(s, i, 0), x);
+      auto before = r.count_arrival(Count.at(i, 0), n);
+      r.when(eq(before, n - 1), [&] {
+        r.for_range(4, [&](auto q) { r.when(ne(q, s), [&] { r.load_add(x, Part.tile(q, i, 0)); }); });
+        r.store(Y.tile(i, 0), x);
+      });
+    });
+  });
+  return k.build();
+}
+}  // namespace
+
+TEST_CASE("count_arrival: records the counter and its count, defines an index value, and prints both") {
+  const program p = split_sum(warps(1));
+  REQUIRE(p.errors.empty());
+  const int c = find_op(p, op_kind::count_arrival);
+  REQUIRE(c >= 0);
+  CHECK(p.ops[c].imm[0] == 4);
+  CHECK(p.ops[c].a.kind == operand_kind::global);
+  CHECK(p.tile_refs[p.ops[c].a.index].elements == 0b11);
+  CHECK(info(op_kind::count_arrival).lowered_on == on_all);
+  // the when reads its value
+  const int w = find_op(p, op_kind::when);
+  REQUIRE(w > c);
+  bool reads = false;
+  for (int i = p.ops[w].expr_first(); i < p.ops[w].expr_first() + p.ops[w].expr_count(); ++i)
+    reads = reads || (p.exprs[i].fn == math_fn::index && p.exprs[i].ix.uses(var_kind::value, c));
+  CHECK(reads);
+  CHECK(to_text(p).find("count_arrival v" + std::to_string(c) + " = count.at(") != std::string::npos);
+  CHECK(to_text(p).find("then stepped mod 4") != std::string::npos);
+  // the analyzer's model: the last arrival (its unit takes the combining path)
+  CHECK(analysis::detail::model_value(p, c, 1, [](const index_term&) { return 0LL; }) == 3);
+  const auto rep = analyze(p);
+  CHECK(rep.errors == 0);
+  CHECK(rep.warnings == 0);
+}
+
+TEST_CASE("count_arrival: the builder refuses a counter that is not i32 and a count below 1") {
+  auto k = kernel("bad_counter").target(sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto F = k.output<f32>("F", dims(R, C));
+  auto I = k.output<i32>("I", dims(R, C));
+  auto sp = k.parallel(tiles(R, 64));
+  k.role("rows", warps(1), [&](role& r) {
+    r.for_each(sp, [&](auto i) {
+      (void)r.count_arrival(F.at(i, 0), 2);
+      (void)r.count_arrival(I.at(i, 0), 0);
+    });
+  });
+  CHECK(has_error(k.p, "ir.index-value", static_cast<int>(dtype::f32)));
+  CHECK(has_error(k.p, "ir.index-value", 0));
+}
+
+TEST_CASE("count_arrival lowers to one atom.inc.acq_rel.gpu per unit: a shuffle in a warp, a scratch word between two barriers in a warpgroup") {
+  // (two warps on one counter element: 4 splits x 2 units arrive)
+  const auto warp = lower::lower(split_sum(warps(2), 8));
+  REQUIRE_MESSAGE(warp.ok, warp.error);
+  CHECK(warp.source.find("__syncwarp();") != std::string::npos);
+  CHECK(warp.source.find("cake_dev::atom_inc_acq_rel_gpu(") != std::string::npos);
+  CHECK(warp.source.find(", 7u)") != std::string::npos);  // wraps to 0 after the 8th
+  CHECK(warp.source.find("__shfl_sync(0xffffffffu, iv") != std::string::npos);
+  const auto wg = lower::lower(split_sum(warpgroups(1)));
+  REQUIRE_MESSAGE(wg.ok, wg.error);
+  const auto at = wg.source.find("count_arrival (4 arrivals");
+  REQUIRE(at != std::string::npos);
+  const std::string body = wg.source.substr(at, wg.source.find("const long long iv", at) - at);
+  int syncs = 0;
+  for (auto q = body.find("named_barrier_sync("); q != std::string::npos; q = body.find("named_barrier_sync(", q + 1)) ++syncs;
+  CHECK(syncs == 2);
+  CHECK(body.find("st.shared.u32") != std::string::npos);
+  CHECK(body.find("if (leader)") != std::string::npos);
+  // its scratch word lies past every other use of the role's scratch
+  const auto plan = plan::make_plan(split_sum(warpgroups(1)));
+  CHECK(plan.frags.count_offset[0] >= 0);
+  CHECK(plan.frags.scratch_bytes[0] >= plan.frags.count_offset[0] + 4);
+  CHECK(plan::make_plan(split_sum(warps(2))).frags.count_offset[0] == -1);  // warps broadcast by shuffle
+}
+
+TEST_CASE("count_arrival: a count that is not the number of units sharing a counter element is sync.counter-arrivals") {
+  // 4 splits and 2 warps, each warp on the same counter element (no coordinate tells the warps apart): 8 arrive
+  const auto rep = analyze(split_sum(warps(2), 4));
+  CHECK(rep.errors >= 1);
+  bool found = false;
+  for (const auto& d : rep.diagnostics)
+    if (d.rule == analysis::rule_id::sync_counter_arrivals) found = d.message.view().find("waits for 4 arrivals per element, but 8 units step") != std::string_view::npos;
+  CHECK(found);
+  CHECK(analyze(split_sum(warps(2), 8)).errors == 0);
+}

@@ -396,6 +396,27 @@ TEST_CASE("lower::unsupported: the forms of fetch_add, scatter_store, row_scan a
   CHECK(why(k.p, 14) == "scatter_store of an 8-bit tile is not lowered");
 }
 
+TEST_CASE("lower::unsupported: load_add adds 16- and 32-bit tensors into f32 tiles, not i64 ones") {
+  auto k = kernel("k").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  auto S = k.input<i64>("S", dims(M, N));
+  auto H = k.input<bf16>("H", dims(M, N));
+  auto F = k.input<f32>("F", dims(M, N));
+  auto Y = k.output<f32>("Y", dims(M, N));
+  k.role("w", warps(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.fill(x, 0.0f);                 // 0
+    r.load_add(x, S.tile(0, 0));     // 1
+    r.load_add(x, H.tile(0, 0));     // 2
+    r.load_add(x, F.tile(0, 0));     // 3
+    r.store(Y.tile(0, 0), x);        // 4
+  });
+  CHECK(why(k.p, 1) == "load_add adds 16- and 32-bit tensors into f32 tiles");
+  CHECK(why(k.p, 2).empty());
+  CHECK(why(k.p, 3).empty());
+  CHECK(k.p.ops[2].has(flag_accumulate));
+}
+
 TEST_CASE("lower::unsupported: i64 is a storage dtype of global tensors (f32 tiles in and out, atomics, no store, smem, TMA, cp.async)") {
   auto k = kernel("k").target(sm_90a);
   auto [M, N] = k.dims("M", "N");

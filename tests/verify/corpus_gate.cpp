@@ -85,6 +85,11 @@ std::vector<std::pair<std::string, std::function<cake::program()>>> kernel_corpu
                  return kernels::gemm_bf16_sm90(c);
                }});
   k.push_back({"gemm_splitk_sm90", [] { return kernels::gemm_splitk_sm90(); }});
+  k.push_back({"gemm_splitk_sm90/global_sum", [] {  // partial sums through global memory (count_arrival)
+                 kernels::gemm_splitk_config c;
+                 c.global_sum = true, c.bm = 128, c.bn = 192, c.splits = 3, c.stages = 5;
+                 return kernels::gemm_splitk_sm90(c);
+               }});
   for (int w : {512, 1024, 4096, 16384}) {
     k.push_back({"softmax/cols=" + std::to_string(w), [w] { return kernels::softmax_program(kernels::softmax_config_for(w)); }});
     k.push_back({"rmsnorm/cols=" + std::to_string(w), [w] { return kernels::rmsnorm_program(kernels::rmsnorm_config_for(w)); }});

@@ -55,7 +55,8 @@ def ranges(values):
 
 def plan_init(name, p):
     if p["kernel"] == "splitk":
-        return "{gemm_kernel::splitk, {}, {.bn = %d, .bm = %d, .splits = %d, .stages = %d}}" % (p["bn"], p.get("bm", 64), p["splits"], p["stages"])
+        return "{gemm_kernel::splitk, {}, {.bn = %d, .bm = %d, .splits = %d, .stages = %d%s}}" % (
+            p["bn"], p.get("bm", 64), p["splits"], p["stages"], ", .global_sum = true" if p.get("global_sum") else "")
     if p["kernel"] != "sm90":
         raise EvidenceError("plan %s: unknown kernel '%s'" % (name, p["kernel"]))
     b = lambda v: "true" if v else "false"
@@ -71,7 +72,10 @@ def waves(p, concurrent, sm_count, m, n):
     """Waves of tiles (split-K: CTAs) plan p runs at M = m, N = n: what the GPU holds at once at a time."""
     if p["kernel"] == "splitk":
         ctas = -(-m // p.get("bm", 64)) * -(-n // p["bn"]) * p["splits"]
-        at_once = max(p["splits"], concurrent.get(p["name"], sm_count // p["splits"] * p["splits"]))
+        if p.get("global_sum"):  # no cluster: as many CTAs as the SMs hold, whatever the split
+            at_once = concurrent.get(p["name"], sm_count)
+        else:
+            at_once = max(p["splits"], concurrent.get(p["name"], sm_count // p["splits"] * p["splits"]))
     else:
         cm = p["cluster_m"]
         ctas = -(-(-(-m // p["bm"])) // cm) * cm * -(-n // p["bn"])
@@ -323,6 +327,14 @@ def self_test():
     r = lambda ms: {"ms": ms}
     got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)})]
     assert got == [(129, 256, "y"), (257, 384, "x"), (385, 511, "y")], got
+    # Split-K through global memory: its plan line says so, and its waves count CTAs at the SMs' full number
+    # whatever the split (a cluster of 4 would hold 120 of the 132): 4 x 17 x 2 = 136 CTAs are two waves, 8 x 8 x 2 one.
+    g = {"kernel": "splitk", "bm": 128, "bn": 128, "splits": 2, "stages": 6, "global_sum": True, "name": "g"}
+    assert plan_init("g", g).endswith(".stages = 6, .global_sum = true}}"), plan_init("g", g)
+    assert ".global_sum" not in plan_init("k", dict(g, global_sum=False))
+    assert waves(g, {}, 132, 512, 2112) == 2 and waves(dict(g, bm=64, bn=264), {}, 132, 512, 2112) == 1
+    assert waves(dict(g, splits=4), {}, 132, 128, 2112) == 1  # 68 CTAs
+    assert waves(dict(g, splits=4, global_sum=False), {}, 132, 256, 2112) == 2  # 136 CTAs in clusters of 4: 132 at most
     # Leave-one-out on the toy evidence: M = 64 predicted from M = 8 and 256 (1 wave each): c (1.1, timed at M = 8
     # only) before b (sqrt(2 x 1)); c measured 1.01 there against b's 1.0
     loo = leave_one_out(ev)

@@ -3,6 +3,7 @@
 // pass list below on the Program and its plan (computed once here), then coverage. The same function
 // runs at compile time inside cake::verify.
 #include "control.hpp"
+#include "counter.hpp"
 #include "coverage.hpp"
 #include "global_access.hpp"
 #include "griddep.hpp"
@@ -28,6 +29,7 @@ inline constexpr pass_entry pass_list[] = {
     {pass_id::memory, &check_memory},         {pass_id::memory, &check_global_access},    {pass_id::memory, &check_tile_coverage},
     {pass_id::memory, &check_dims_sized},
     {pass_id::sync, &check_sync_static},      {pass_id::sync, &check_griddep},            {pass_id::sync, &check_index_values},
+    {pass_id::sync, &check_counters},
     {pass_id::sync, &check_control},          {pass_id::protocol, &check_protocol},       {pass_id::coverage, &check_coverage},
 };
 

@@ -483,7 +483,7 @@ constexpr void check_cluster_scatter_reads(context& c) {
                   << p.regs[bad].nm.view() << ".cols(q, " << S << ") ... }); }), or use cluster_sum (every CTA gets the whole sum)";
         }
       }
-      const bool overwrites = q.kind == op_kind::fill || q.kind == op_kind::load_global || q.kind == op_kind::load_shared ||
+      const bool overwrites = q.kind == op_kind::fill || (q.kind == op_kind::load_global && !q.has(flag_accumulate)) || q.kind == op_kind::load_shared ||
                               ((q.kind == op_kind::wgmma || q.kind == op_kind::mma_sync) && q.has(flag_overwrite)) || (elementwise && !reads_partial);
       p.reg_writes(j, [&](const operand& x) {
         if (x.index >= p.regs.size() || x.part != part_axis::none) return;

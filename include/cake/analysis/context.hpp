@@ -168,6 +168,12 @@ constexpr void add_coverage(context& c, rule_id r, int op_id, src_loc at, std::s
 
 constexpr bool is_mma(op_kind k) { return k == op_kind::wgmma || k == op_kind::mma_sync || k == op_kind::tcgen05_mma; }
 
+// Does any role run an op of this kind?
+constexpr bool role_uses_kind(const program& p, op_kind k) {
+  for (const auto& o : p.ops)
+    if (o.kind == k) return true;
+  return false;
+}
 // Does the role run at least one op of this kind?
 constexpr bool role_uses(const program& p, int role, op_kind k) {
   for (const auto& o : p.ops)

@@ -108,6 +108,7 @@ constexpr bool value_varies(const program& p, int value_op, int depth) {
   if (depth > 8 || value_op < 0 || value_op >= static_cast<int>(p.ops.size())) return false;
   const op& o = p.ops[value_op];
   if (o.kind == op_kind::let_index) return expr_varies(p, o.ix, depth) || (o.imm[0] == 1 && expr_varies(p, o.d.stage, depth));
+  if (o.kind == op_kind::count_arrival) return true;  // the order of arrival differs from CTA to CTA
   if (o.kind != op_kind::read_index || o.a.kind != operand_kind::global || o.a.index >= p.tile_refs.size()) return false;
   const auto& ref = p.tile_refs[o.a.index];
   for (int i = 0; i < ref.rank && i < dim_list::max_rank; ++i)

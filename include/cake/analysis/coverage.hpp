@@ -39,7 +39,9 @@ constexpr void check_coverage(context& c) {
                  "the CTAs of a cluster are modelled as running the same schedule in step (multicast and remote arrivals included); skew between CTAs is not explored");
   if (reads_output)
     add_coverage(c, rule_id::dataflow_race, output_op, p.ops[output_op].loc,
-                 "an output tensor is also read: races through global memory (between CTAs, or with TMA stores) are not modelled");
+                 role_uses_kind(p, op_kind::count_arrival)
+                     ? "an output tensor is also read: races through global memory are not modelled, except count_arrival's order (sync.counter-order)"
+                     : "an output tensor is also read: races through global memory (between CTAs, or with TMA stores) are not modelled");
   // Programmatic launch is checked by sync.griddep-missing, which trusts k.independent_of_previous_grid(t).
   for (const auto& t : p.tensors)
     if (p.launch.pdl && t.independent) {

@@ -183,7 +183,7 @@ constexpr void check_mask_coverage(context& c) {
       const op& o = p.ops[i];
       if (o.role != role) continue;
       if (o.kind == op_kind::load_global && o.d.kind == operand_kind::reg) {
-        st[o.d.index] = detail::padding_of_load(p, i);
+        st[o.d.index] = o.has(flag_accumulate) ? detail::pad_state{} : detail::padding_of_load(p, i);  // load_add: a sum, not followed
         continue;
       }
       // The padding an expression carries (nodes [first, first + count), `cols` columns): that of its first

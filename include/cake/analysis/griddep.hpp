@@ -39,7 +39,8 @@ struct global_access {
 };
 constexpr global_access op_global_access(const program& p, const op& o) {
   if (o.kind == op_kind::tma_prefetch) return {};
-  if (o.kind == op_kind::fetch_add && o.a.kind == operand_kind::global) return {p.tile_refs[o.a.index].tensor, true};  // an atomic read-modify-write
+  if ((o.kind == op_kind::fetch_add || o.kind == op_kind::count_arrival) && o.a.kind == operand_kind::global)
+    return {p.tile_refs[o.a.index].tensor, true};  // an atomic read-modify-write
   if (o.d.kind == operand_kind::global) return {p.tile_refs[o.d.index].tensor, true};
   if (o.a.kind == operand_kind::global) return {p.tile_refs[o.a.index].tensor, false};
   if (o.b.kind == operand_kind::global) return {p.tile_refs[o.b.index].tensor, false};

@@ -35,7 +35,7 @@ constexpr long long value_model_block(const program& p) {
   return block;
 }
 
-constexpr bool defines_value(op_kind k) { return k == op_kind::read_index || k == op_kind::let_index; }
+constexpr bool defines_value(op_kind k) { return k == op_kind::read_index || k == op_kind::let_index || k == op_kind::count_arrival; }
 
 // The model's value of the index value defined by op `def`: a read of T at c is unit * (c0 + c1 + ...),
 // non-decreasing along every coordinate; a let is its expression. value_of gives every other variable.
@@ -50,6 +50,8 @@ constexpr long long model_value(const program& p, int def, long long unit, const
     const long long b = o.d.stage.eval(inner);  // let_min
     return a < b ? a : b;
   }
+  // A count_arrival is modelled as the last arrival (n - 1): its unit takes the path that combines.
+  if (o.kind == op_kind::count_arrival) return o.imm[0] - 1;
   if (o.kind != op_kind::read_index || o.a.kind != operand_kind::global || o.a.index >= p.tile_refs.size()) return 0;
   const auto& ref = p.tile_refs[o.a.index];
   long long s = 0;
@@ -102,11 +104,11 @@ constexpr void check_index_values(context& c) {
   const int n = static_cast<int>(p.ops.size());
   for (int i = 0; i < n; ++i) {
     const op& o = p.ops[i];
-    if (o.kind == op_kind::read_index && o.a.kind == operand_kind::global) {
+    if ((o.kind == op_kind::read_index || o.kind == op_kind::count_arrival) && o.a.kind == operand_kind::global) {
       const tensor_param& t = p.tensors[p.tile_refs[o.a.index].tensor];
       if (t.dt != dtype::i32)
         if (diagnostic* d = emit_op(c, rule_id::ir_index_value, i)) {
-          d->message << "read_index reads tensor '" << t.nm.view() << "' of dtype " << to_string(t.dt) << ": an index value is an i32 read";
+          d->message << to_string(o.kind) << " reads tensor '" << t.nm.view() << "' of dtype " << to_string(t.dt) << ": an index value is an i32 read";
           d->num("dtype", static_cast<int>(t.dt));
           d->help << "declare the offsets tensor as k.input<i32>(...) (FlashAttention's cu_seqlens and page tables are int32)";
         }

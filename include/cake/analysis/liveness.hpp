@@ -61,7 +61,7 @@ constexpr reg_use uses_of(const program& p, const plan::fragment_plan& F, int id
     const std::uint32_t b = reg_bit(F, x.index);
     u.writes |= b;
     const bool whole = x.part == part_axis::none;
-    const bool replaces = o.kind == op_kind::fill || o.kind == op_kind::topk_init || o.kind == op_kind::elementwise || o.kind == op_kind::convert || o.kind == op_kind::load_global ||
+    const bool replaces = o.kind == op_kind::fill || o.kind == op_kind::topk_init || o.kind == op_kind::elementwise || o.kind == op_kind::convert || (o.kind == op_kind::load_global && !o.has(flag_accumulate)) ||
                           o.kind == op_kind::load_shared || o.kind == op_kind::tmem_load || o.kind == op_kind::ldmatrix ||
                           ((o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows) && !o.has(flag_accumulate)) ||
                           (is_mma(o.kind) && o.has(flag_overwrite));

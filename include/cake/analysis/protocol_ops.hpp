@@ -475,7 +475,10 @@ constexpr bool exec(machine& m, int u, int id) {
       m.tick(u);
       mem_write(m, u, id, o.d, acc_async | acc_generic, stamp{s.cp_agent, s.cp_committed + 1}, collective(m, u, o.d));
       return true;
-    case op_kind::load_global: reg_write(m, u, id, o.d); break;
+    case op_kind::load_global:
+      if (o.has(flag_accumulate)) reg_read(m, u, id, o.d);  // r.load_add
+      reg_write(m, u, id, o.d);
+      break;
     case op_kind::store_global: reg_read(m, u, id, o.a); break;
     case op_kind::load_shared:
     case op_kind::ldmatrix:

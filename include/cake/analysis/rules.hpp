@@ -75,6 +75,10 @@ constexpr std::string_view to_string(pass_id p) {
     "An mbarrier arrival count outside 1..2^20-1")                                                            \
   X(sync_cluster_sum_divergent, "sync.cluster-sum-divergent", sync, error, sync,                              \
     "A cluster_sum that CTAs of one cluster may reach a different number of times (under a when or in a loop whose bounds differ per CTA): a hang") \
+  X(sync_counter_arrivals, "sync.counter-arrivals", sync, error, sync,                                        \
+    "count_arrival(T.at(...), n) where the units that step one counter element per launch are not n (fewer: never combined; more: combined twice)") \
+  X(sync_counter_order, "sync.counter-order", sync, error, sync,                                              \
+    "A part published by count_arrival read outside the when on its count, or read under it but written after the arrival") \
   X(sync_griddep_missing, "sync.griddep-missing", sync, error, sync,                                          \
     "With programmatic_launch(), a global-memory access its role may reach before griddep_wait(): the previous grid may still be writing it") \
   X(sync_griddep_no_pdl, "sync.griddep-no-pdl", sync, warning, sync,                                          \
@@ -262,7 +266,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_no_roles, "ir.no-roles", ir, error, builder, "A kernel without roles")                               \
   X(ir_smem_option, "ir.smem-option", ir, error, type, "k.smem(...) given an option it does not take (e.g. stages(n))")                               \
   X(ir_index_value, "ir.index-value", ir, error, sync,                                                        \
-    "An index value (read_index / let_index) used where it is not defined (another role, before its op, outside its body), or read from a tensor that is not i32") \
+    "An index value (read_index / let_index / count_arrival) used where it is not defined (another role, before its op, outside its body), or read from a tensor that is not i32") \
   X(ir_index_value_bound, "ir.index-value-bound", ir, warning, sync,                                          \
     "A loop whose trip count is negative where the tensors read by read_index hold non-decreasing values (bounds the wrong way round)") \
   X(ir_control_sanity, "ir.control-sanity", ir, warning, sync,                                                 \

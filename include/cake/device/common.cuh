@@ -75,6 +75,18 @@ __device__ __forceinline__ void named_barrier_arrive(u32 id, u32 count) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
+// ---- counters across CTAs --------------------------------------------------------------------------
+
+// atom.acq_rel.gpu.global.inc.u32 [PTX §9.7.13.5 atom; memory model §8]: *p = (*p >= last) ? 0 : *p + 1,
+// returning the old value; release orders this thread's earlier writes (and, through a CTA barrier before
+// it, those of the threads it met) before the step at GPU scope, acquire makes the writes released by
+// earlier steps visible to this thread's later reads (and, through a barrier after, to those it meets).
+__device__ __forceinline__ unsigned atom_inc_acq_rel_gpu(unsigned* p, unsigned last) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(last) : "memory");
+  return old;
+}
+
 // ---- timers and traps (debug builds of generated kernels use these for hang detection) -------------
 
 // %globaltimer [PTX §10.27]: nanosecond wall clock (coarse ticks), comparable across SMs.

@@ -94,6 +94,18 @@ __device__ __forceinline__ void named_barrier_arrive(u32 id, u32 count) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
+// ---- counters across CTAs --------------------------------------------------------------------------
+
+// atom.acq_rel.gpu.global.inc.u32 [PTX §9.7.13.5 atom; memory model §8]: *p = (*p >= last) ? 0 : *p + 1,
+// returning the old value; release orders this thread's earlier writes (and, through a CTA barrier before
+// it, those of the threads it met) before the step at GPU scope, acquire makes the writes released by
+// earlier steps visible to this thread's later reads (and, through a barrier after, to those it meets).
+__device__ __forceinline__ unsigned atom_inc_acq_rel_gpu(unsigned* p, unsigned last) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(last) : "memory");
+  return old;
+}
+
 // ---- timers and traps (debug builds of generated kernels use these for hang detection) -------------
 
 // %globaltimer [PTX §10.27]: nanosecond wall clock (coarse ticks), comparable across SMs.
@@ -166,7 +178,8 @@ __device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier
 // barrier.cluster.arrive.relaxed.aligned: arrive without release semantics (cheaper; no ordering).
 __device__ __forceinline__ void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
 // barrier.cluster.wait.acquire.aligned: wait for all threads of the cluster to arrive, acquiring.
-__device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+)cake_src"
+    R"cake_src(__device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 // arrive.release + wait.acquire: the full cluster-wide barrier (start: barrier inits visible; end: no
 // CTA exits while a peer may still multicast into it or arrive on its barriers [HF §1 hang causes 4]).
 __device__ __forceinline__ void cluster_sync() {
@@ -180,8 +193,7 @@ __device__ __forceinline__ u32 mapa_shared(u32 local_smem_addr, u32 cta_rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local_smem_addr), "r"(cta_rank));
   return r;
 }
-)cake_src"
-    R"cake_src(#endif  // sm_90+
+#endif  // sm_90+
 
 }  // namespace cake_dev
 )cake_src";

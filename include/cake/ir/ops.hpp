@@ -68,6 +68,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(scatter_add, memory, count_, all, on_all, "row i of a register tile atomically added to row idx[i] of a tensor")              \
   X(scatter_store, memory, count_, all, on_all, "row i of a register tile stored to row idx[i] of a tensor")                      \
   X(fetch_add, memory, count_, all, on_all, "per row i: old[i] = T[idx[i]], then T[idx[i]] += n, atomically (the slot of a counting sort)") \
+  X(count_arrival, memory, count_, all, on_all, "r.count_arrival(T.at(...), n): the unit's global writes released (GPU scope), counter T[...] stepped 0..n-1 cyclically (atom.inc); the count before, to every thread, with the writes of earlier arrivals visible") \
   X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (scatter) CTA q its q-th column block")    \
   X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
@@ -186,7 +187,8 @@ enum op_flag : std::uint16_t {
   flag_static_trip = 1u << 5,      // loop: trip count imm[1] is a compile-time constant (unrolled); else imm[1]
                                    // indexes program::loops
   flag_over = 1u << 6,             // MMA: contracts dim imm[1] (over(dim)); else the dim A and B share
-  flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value
+  flag_accumulate = 1u << 7,       // reductions: combine with the destination's current value; load_global:
+                                   // add the loaded values to it (r.load_add)
   flag_release_later = 1u << 8,    // pipeline_release: imm[1] iterations of the enclosing loop later
   flag_alternate = 1u << 9,        // tile_loop: the role's units take the CTA's points in turn (ping-pong)
   flag_expr_src = 1u << 10,        // reduce_rows / arg_reduce_rows / topk_rows: the reduced values are an

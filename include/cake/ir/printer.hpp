@@ -238,6 +238,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::topk_store: s += " " + to_text(p, o.d) + ", " + to_text(p, o.b) + " <- " + to_text(p, o.a); break;
     case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
     case op_kind::read_index: s += " v" + std::to_string(id) + " = " + to_text(p, o.a); break;
+    case op_kind::count_arrival: s += " v" + std::to_string(id) + " = " + to_text(p, o.a) + ", then stepped mod " + std::to_string(o.imm[0]); break;
     case op_kind::let_index:
       s += " v" + std::to_string(id) + " = " + (o.imm[0] == 1 ? "min(" + to_text(p, o.ix) + ", " + to_text(p, o.d.stage) + ")" : to_text(p, o.ix));
       break;

@@ -143,6 +143,9 @@ struct program {
         if (o.d.kind == operand_kind::reg) f(o.d);
         return;
       case op_kind::topk_init: return;
+      case op_kind::load_global:  // r.load_add: the destination is read too
+        if (o.has(flag_accumulate) && o.d.kind == operand_kind::reg) f(o.d);
+        return;
       case op_kind::topk_store:
         if (o.a.kind == operand_kind::reg) f(o.a);
         return;

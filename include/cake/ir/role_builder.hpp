@@ -163,6 +163,30 @@ class role {
     o.a = global_operand(g, at);
     return var_index(var_kind::value, emit(o, at).id);
   }
+  // The arrival of this unit (warp or warpgroup) on a counter shared by the units that each leave a part
+  // of one result in global memory, of which the last one to arrive combines them (a split's partial
+  // sums, meeting outside a cluster):
+  //   r.store(Part.tile(s, m, n), acc);                    // this split's partial sums
+  //   auto before = r.count_arrival(Count.at(m, n), S);    // S units arrive on this counter
+  //   r.when(eq(before, S - 1), [&] { ...the last one reads the other S - 1 parts and stores the sum... });
+  // The unit's threads first meet (its barrier), so that its global writes before this point are
+  // released at GPU scope; then one thread steps the counter (atom.inc.acq_rel.gpu: 0, 1, ..., n - 1, then
+  // 0 again, so the counter is back to 0 for the next launch once all n have arrived) and every thread of
+  // the unit gets the count before its step, with the global writes of the units that arrived earlier
+  // visible to its later loads. The counter is an i32 tensor that holds 0 before the first launch (the
+  // caller zeroes it once); a launch cut short leaves it elsewhere (zero it again). Nobody waits: a unit
+  // that is not the last goes on.
+  template <class T>
+  constexpr index_expr count_arrival(global_tile<T> counter, int n, src_loc at = src_loc::current()) {
+    if (T::value != dtype::i32)
+      k_->fail<"ir.index-value", "count_arrival steps an i32 counter: the tensor must be i32 (value: the tensor's dtype code)">(static_cast<int>(T::value), at);
+    if (n < 1) k_->fail<"ir.index-value", "count_arrival(counter, n) counts n arrivals: n must be at least 1 (value: n)">(n, at);
+    op o;
+    o.kind = op_kind::count_arrival;
+    o.a = global_operand(counter, at);
+    o.imm[0] = n;
+    return var_index(var_kind::value, emit(o, at).id);
+  }
   // An index expression evaluated once, here, into one variable: a name for a value several bounds
   // use (a sequence's length, the causal offset), and a way past the three-term limit of one expression.
   constexpr index_expr let_index(index_expr e, src_loc at = src_loc::current()) {
@@ -498,6 +522,16 @@ class role {
       static_assert(is_smem_tile<Src>, "[memory.operand-space] load reads a global tile or an smem tile");
       return move(op_kind::load_shared, dst.o, src.o, at);
     }
+  }
+  // dst += the global tile, element by element (each value converted to f32 as it arrives): a sum of tiles
+  // from memory with no register tile of its own for the addend (a split's partial sums added to another's:
+  // r.set(acc, acc + r.loaded(t, ...)) holds t and acc at once). dst is an f32 tile.
+  template <class T, class U>
+  constexpr op_ref load_add(reg_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {
+    static_assert(std::is_same_v<T, f32>, "[representation.compute-dtype] load_add adds into an f32 register tile");
+    auto r = move(op_kind::load_global, dst.o, global_operand(src, at), at);
+    r.get().flags |= flag_accumulate;
+    return r;
   }
   // Loads and returns the tile, for use in an expression: v = v + r.loaded(bias, Bias.tile(n)).
   template <class T, class Src>

@@ -817,8 +817,12 @@ class compute_emitter : public emitter {
       // the first is waited on. With only a branch per group (the first form), the compiler started
       // using the first groups (and waited for their loads) before it issued the last group's load: on
       // the H200 the row kernels with 4 loads per thread ran at 60% of the copy bandwidth.
+      const bool add = o.has(flag_accumulate);  // r.load_add: into an f32 tile (support.hpp)
       const auto into_tile = [&] {
-        if (is16(r) && p_.regs[r].dt == td && grp % 2 == 0) {  // same 16-bit dtype: whole words
+        if (add) {
+          w_.line("#pragma unroll");
+          w_.line("for (int j = 0; j < " + S(grp) + "; ++j) " + write_one(r, "e0 + j", read_elem(r, "e0 + j") + " + " + raw_to_float(td, "j")));
+        } else if (is16(r) && p_.regs[r].dt == td && grp % 2 == 0) {  // same 16-bit dtype: whole words
           w_.line("#pragma unroll");
           w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) " + reg_name(r) + "[e0 / 2 + q] = raw[q];");
         } else if (is16(r)) {

@@ -269,6 +269,7 @@ class kernel_emitter : public op_emitter {
       case op_kind::scatter_add: return emit_scatter_add(id, o);
       case op_kind::scatter_store: return emit_global_tile(id, o);
       case op_kind::fetch_add: return emit_fetch_add(id, o);
+      case op_kind::count_arrival: return emit_count_arrival(id, o);
       case op_kind::cluster_reduce: return emit_cluster_sum(id, o);
       case op_kind::tmem_load: return emit_tmem_load(id, o);
       case op_kind::tmem_store: return emit_tmem_store(id, o);

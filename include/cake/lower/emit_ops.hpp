@@ -324,6 +324,38 @@ class op_emitter : public topk_emitter {
     w_.line("const long long " + value_var(id) + " = (long long)__ldg(static_cast<const int*>(args.ptr[" + ti + "]) + (" + at + "));");
   }
 
+  // count_arrival: the unit meets (so that its threads' global writes so far happen before the step),
+  // one thread steps the counter with atom.inc.acq_rel.gpu (release: those writes; acquire: the writes of
+  // the units that stepped it before), and the count before the step reaches every thread of the unit: by
+  // shuffle in a warp, through the role's derived scratch word and a second meeting in a warpgroup (the
+  // meeting also carries the acquire to the unit's other threads, as the CTA-scope barrier it is).
+  void emit_count_arrival(int id, const op& o) {
+    const auto& ref = p_.tile_refs[o.a.index];
+    const std::string ti = std::to_string(ref.tensor);
+    std::string at = "0LL";
+    for (int i = 0; i < ref.rank; ++i) at += " + " + expr(ref.coords[i]) + " * args.stride[" + ti + "][" + std::to_string(i) + "]";
+    const std::string step = "cake_dev::atom_inc_acq_rel_gpu(static_cast<unsigned*>(args.ptr[" + ti + "]) + (" + at + "), " + std::to_string(o.imm[0] - 1) + "u)";
+    const auto& role = p_.roles[role_];
+    const std::string v = value_var(id);
+    w_.line("// op#" + std::to_string(id) + ": count_arrival (" + std::to_string(o.imm[0]) + " arrivals, then 0 again)");
+    if (role.unit != role_unit::warpgroup) {
+      w_.line("__syncwarp();");
+      w_.line("unsigned " + v + "_c = 0u;");
+      w_.line("if (lane == 0u) " + v + "_c = " + step + ";");
+      w_.line("const long long " + v + " = (long long)__shfl_sync(0xffffffffu, " + v + "_c, 0);");
+      return;
+    }
+    const int bar = plan_.named.reduce_first_id[role_], off = plan_.smem.scratch_offset[role_], slot = plan_.frags.count_offset[role_];
+    if (bar < 0 || off < 0 || slot < 0) return fail(id, "a count_arrival without its derived scratch word or barrier");
+    const std::string sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, 128u);";
+    const std::string word = "(smem + " + std::to_string(off + slot) + "u + unit * 4u)";
+    w_.line(sync);
+    w_.line("if (leader) { const unsigned c = " + step + "; asm volatile(\"st.shared.u32 [%0], %1;\" :: \"r\"(" + word + "), \"r\"(c) : \"memory\"); }");
+    w_.line(sync);
+    w_.line("unsigned " + v + "_c; asm volatile(\"ld.shared.u32 %0, [%1];\" : \"=r\"(" + v + "_c) : \"r\"(" + word + ") : \"memory\");");
+    w_.line("const long long " + v + " = (long long)" + v + "_c;");
+  }
+
   // Cooperative cp.async of one smem tile by every thread of the role (16-byte chunks, zero-filled
   // outside the tensor). Any rank: the box's rows run along the row dim (.rows_at, default the
   // second-to-last), its columns along the last (contiguous) dim; the other coordinates pick the origin

@@ -73,6 +73,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (g.kind != operand_kind::global || g.index >= p.tile_refs.size()) return nullptr;
       const dtype td = p.tensors[p.tile_refs[g.index].tensor].dt;
       if (size_bits(td) == 8 || eight(r)) return "register loads and stores of 8-bit data are not lowered";
+      if (o.has(flag_accumulate) && (td == dtype::i64 || reg_dt(r) != dtype::f32)) return "load_add adds 16- and 32-bit tensors into f32 tiles";
       if (td == dtype::i64) {
         if (o.kind == op_kind::store_global) return "store_global into an i64 tensor is not lowered (atomic_add adds into it)";
         if (reg_dt(r) != dtype::f32) return "register loads and atomics of i64 tensors take f32 tiles";

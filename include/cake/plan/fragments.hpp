@@ -53,6 +53,10 @@ struct fragment_plan {
   // and whether it needs a per-unit named barrier for them.
   int scratch_bytes[capacity::roles]{};
   bool unit_barrier[capacity::roles]{};
+  // Per role with a count_arrival in warpgroup units: where in its scratch each unit's leader leaves the
+  // count for the unit's other warps (4 bytes per unit, past every other use of the scratch, so that a
+  // later op's writes to the scratch cannot meet a slow thread's read of it; -1: none).
+  int count_offset[capacity::roles]{};
   // Per r.topk state: the candidate buffer's length per row (twice the most candidates one chunk of a
   // fold can add to a row; 0 while no fold of a lowered layout reads into it) and the smem bytes of its
   // lists, for all units of its role.
@@ -382,6 +386,16 @@ constexpr fragment_plan plan_fragments(const program& p) {
       F.unit_barrier[o.role] = true;  // the unit syncs before its leader signals the peers
     }
     if (bytes > F.scratch_bytes[o.role]) F.scratch_bytes[o.role] = bytes;
+  }
+  for (std::size_t r = 0; r < capacity::roles; ++r) F.count_offset[r] = -1;
+  for (int i = 0; i < n; ++i) {
+    const op& o = p.ops[i];
+    if (o.kind != op_kind::count_arrival || o.role >= p.roles.size() || F.count_offset[o.role] >= 0) continue;
+    const auto& role = p.roles[o.role];
+    if (role.unit != role_unit::warpgroup) continue;  // a warp broadcasts by shuffle
+    F.count_offset[o.role] = (F.scratch_bytes[o.role] + 15) / 16 * 16;
+    F.scratch_bytes[o.role] = F.count_offset[o.role] + (role.count * 4 + 15) / 16 * 16;
+    F.unit_barrier[o.role] = true;
   }
   // 5. The lists of every r.topk state: a buffer of twice the largest chunk of the folds into it.
   for (int i = 0; i < n; ++i) {
