@@ -46,3 +46,48 @@ TEST_CASE("index values lower on every target the op table lowers them on") {
     CHECK(has(b.source(), "cake_dev::min_ll(d_R, "));
   }
 }
+
+// count_arrival and load_add: each of 4 splits of a row block stores its part, arrives on the block's counter,
+// and the last adds the others' parts (one warp per unit: the count broadcast by shuffle; a warpgroup: by a
+// scratch word between two barriers of the warpgroup).
+namespace {
+program split_rows(target_id t, bool warpgroup) {
+  auto k = kernel("split_rows").target(t);
+  auto [R, C, NS, CR] = k.dims("R", "C", "NS", "CR");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<bf16>("Y", dims(R, C));
+  auto Part = k.output<f32>("part", dims(NS, R, C));
+  auto Count = k.output<i32>("count", dims(CR, C));
+  const int rows = warpgroup ? 64 : 32;
+  auto sp = k.parallel(split(4), tiles(R, rows), tiles(C, 64));
+  auto body = [&](role& r) {
+    auto x = r.fragment<f32>("x", {rows, 64});
+    r.for_each(sp, [&](auto s, auto i, auto j) {
+      r.load(x, X.tile(i, j));
+      r.set(x, x * 0.25f);
+      r.store(Part.tile(s, i, j), x);
+      auto before = r.count_arrival(Count.at(i, j), 4);
+      r.when(eq(before, 3), [&] {
+        r.for_range(4, [&](auto q) { r.when(ne(q, s), [&] { r.load_add(x, Part.tile(q, i, j)); }); });
+        r.store(Y.tile(i, j), r.convert<bf16>(x));
+      });
+    });
+  };
+  if (warpgroup) k.role("rows", warpgroups(1), body);
+  else k.role("rows", warps(1), body);
+  return k.build();
+}
+}  // namespace
+
+TEST_CASE("count_arrival and load_add lower on every target the op table lowers them on") {
+  const auto targets = lower_check::lowering_targets({op_kind::count_arrival, op_kind::load_global, op_kind::store_global, op_kind::when});
+  CHECK(targets.size() == 3);
+  for (target_id t : targets)
+    for (bool wg : {false, true}) {
+      INFO(to_string(t) << (wg ? " warpgroup" : " warp"));
+      const auto b = lower_and_build(split_rows(t, wg));
+      CHECK(lower_check::count(b.ptx(), "atom.acq_rel.gpu.global.inc.u32") == 1);
+      CHECK_FALSE(has(b.ptx(), "ld.global.nc"));  // the parts are read coherently
+      CHECK(has(b.ptx(), wg ? "bar.sync" : "shfl.sync"));
+    }
+}
