@@ -111,6 +111,37 @@ TEST_CASE("cost form: split-K over a cluster reads the split, the K stride and t
   CHECK(noted);
 }
 
+TEST_CASE("cost form: split-K through global memory counts every CTA's part and the last one's reads and store") {
+  kernels::gemm_splitk_config c;
+  c.global_sum = true;
+  c.bm = 128, c.bn = 192, c.splits = 3, c.stages = 5;
+  const auto f = form_of(kernels::gemm_splitk_sm90(c));
+  REQUIRE(f.ok);
+  CHECK(f.global_sum);
+  CHECK(f.split == 3);
+  CHECK(f.k_step == 3);
+  CHECK(f.cluster_sum_bytes == 0);
+  // per CTA: two warpgroups' 64 x 192 f32 parts stored; a third of the CTAs (the last of each tile) read the
+  // other two parts and store the bf16 tile
+  const double part = 2 * 64 * 192 * 4.0;
+  CHECK(f.out_bytes_per_tile == doctest::Approx(part + part * 2.0 / 3.0 + 2 * 64 * 192 * 2.0 / 3.0));
+  const auto e = cost::estimate(kernels::gemm_splitk_sm90(c), {{"M", 512}, {"N", 2112}, {"K", 7168}});
+  REQUIRE(e.ok);
+  CHECK(e.k_iterations == 38);  // 112 K blocks / 3
+  CHECK(e.tiles == 3 * 4 * 11);
+  bool noted = false;
+  for (const auto& n : e.notes) noted = noted || n.find("meet through global memory") != std::string::npos;
+  CHECK(noted);
+  // the same tiles and splits over a cluster's sum: clusters of 3 hold 117 CTAs of the H200 at once (the
+  // calibration's measured concurrency), so its 132 CTAs take two waves, where the global form's take one
+  kernels::gemm_splitk_config k = c;
+  k.global_sum = false, k.stages = 3;
+  const auto ek = cost::estimate(kernels::gemm_splitk_sm90(k), {{"M", 512}, {"N", 2112}, {"K", 7168}});
+  REQUIRE(ek.ok);
+  INFO("global " << e.time_us << " us, cluster " << ek.time_us << " us");
+  CHECK(e.time_us < ek.time_us);
+}
+
 TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
   kernels::gemm_sm90_config c;
   c.bn = 176;

@@ -5,6 +5,7 @@
 // numbers the model needs from the Program and its plan (what moves per K block, from where, into which
 // stage, how much MMA work it feeds, what the epilogue writes) and says plainly when a Program is not of
 // this form, rather than estimating something it does not model.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct kernel_form {
   int k_step = 1;                // the K loop takes every k_step-th block (split-K: loop(s, tiles(K, bk), splits))
   int split = 1;                 // points of a split(S) axis of the parallel space (1: none)
   double cluster_sum_bytes = 0;  // register bytes each CTA sums across its cluster after the K loop (cluster_sum)
+  bool global_sum = false;       // split-K whose CTAs meet through global memory (r.count_arrival): every CTA
+                                 // stores its part, the last of a tile's reads the others and stores the tile
   int stages = 0;                // depth of the pipeline the K loop consumes
   int pipeline = -1;
   double stage_bytes = 0;        // smem bytes of one stage of that pipeline
@@ -81,6 +84,23 @@ inline long long static_trips(const program& p, int id, int outer) {
   for (int q = p.ops[id].parent; q >= 0 && q != outer; q = p.ops[q].parent)
     if (p.ops[q].kind == op_kind::loop && p.ops[q].has(flag_static_trip)) trips *= p.ops[q].imm[1];
   return trips;
+}
+
+// The share of a tile's units that run op `id`: 1 / n under a when on a count_arrival(..., n) value (only
+// the last arrival combines), else 1.
+inline double arrival_share(const program& p, int id) {
+  for (int q = p.ops[id].parent; q >= 0; q = p.ops[q].parent) {
+    const op& w = p.ops[q];
+    if (w.kind != op_kind::when) continue;
+    for (int e = w.expr_first(); e < w.expr_first() + w.expr_count() && e < static_cast<int>(p.exprs.size()); ++e) {
+      if (p.exprs[e].fn != math_fn::index) continue;
+      const index_expr& ix = p.exprs[e].ix;
+      for (int t = 0; t < ix.term_count; ++t)
+        if (ix.terms[t].kind == var_kind::value && ix.terms[t].ref < p.ops.size() && p.ops[ix.terms[t].ref].kind == op_kind::count_arrival)
+          return 1.0 / std::max(1, p.ops[ix.terms[t].ref].imm[0]);
+    }
+  }
+  return 1.0;
 }
 
 }  // namespace detail
@@ -203,12 +223,25 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
       f.epilogue_tma_store = true;
       f.out_tensor = p.tile_refs[o.d.index].tensor;
     } else if (o.kind == op_kind::store_global) {
-      f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count;
-      f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));
+      const double share = detail::arrival_share(p, static_cast<int>(i));
+      f.out_bytes_per_tile += static_cast<double>(plan::bytes_of(p, o.a)) * detail::static_trips(p, static_cast<int>(i), -1) * p.roles[o.role].count * share;
+      f.stores_per_tile += static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1)) * share;
       f.epilogue_direct = true;
       f.out_tensor = p.tile_refs[o.d.index].tensor;
+    } else if (o.kind == op_kind::count_arrival) {
+      f.global_sum = true;
+    } else if (o.kind == op_kind::load_global && o.d.kind == operand_kind::reg && detail::arrival_share(p, static_cast<int>(i)) < 1.0) {
+      // the last arrival's reads of the other units' parts (in L2 after their stores): costed as stores
+      const double share = detail::arrival_share(p, static_cast<int>(i));
+      const double trips = static_cast<double>(detail::static_trips(p, static_cast<int>(i), -1));
+      const double others = f.split > 1 ? (f.split - 1.0) / f.split : 1.0;  // a for_range over the splits skips its own
+      f.out_bytes_per_tile += static_cast<double>(plan::shape_of(p, o.d).rows) * plan::shape_of(p, o.d).cols * 4 * trips * others * p.roles[o.role].count * share;
+      f.stores_per_tile += trips * others * share;
     }
   }
+  if (f.split > 1 && f.global_sum)
+    f.notes.push_back("split-K over " + std::to_string(f.split) + " CTAs that meet through global memory: each stores its part, the last of a tile (1/" +
+                      std::to_string(f.split) + " of them) reads the others and stores the tile; costed with the epilogue's calibration (per store, per KiB)");
   if (f.split > 1 && f.cluster_sum_bytes > 0) {
     // Split-K: the CTAs of a cluster sum their partial tiles, then each stores its share of the tile.
     f.out_bytes_per_tile /= f.split;

@@ -80,6 +80,7 @@ struct eval_config {
   int k_step = 1;              // ... every k_step-th of them (split-K)
   int split = 1;               // CTAs sharing an output tile (split-K over a cluster)
   double cluster_sum_bytes = 0;
+  bool global_sum = false;     // split-K through global memory: every CTA of a tile writes (its part)
   int stages = 0;
   double stage_bytes = 0;
   dtype in = dtype::bf16;
@@ -168,7 +169,8 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
       area *= static_cast<double>(dim(p.space.axes[a].dim));
       tile_elems *= p.space.axes[a].extent;
     }
-  const double write_bytes = c.out_bytes_per_tile / tile_elems * area;
+  // (split-K through global memory: each of a tile's split CTAs writes its part)
+  const double write_bytes = c.out_bytes_per_tile / tile_elems * area * (c.global_sum ? c.split : 1);
   if (c.split > 1) {
     // Split-K (small M): the walk is not a rasterized plane of tiles; every panel is read once.
     long long panels[2] = {1, 1};
@@ -319,6 +321,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   base.k_step = f.k_step;
   base.split = f.split;
   base.cluster_sum_bytes = f.cluster_sum_bytes;
+  base.global_sum = f.global_sum;
   for (const auto& l : f.loads) base.streams.push_back({l.tensor, l.axis, l.bytes_received});
   const auto r = detail::evaluate(base, dim, *cal);
   if (r.mma_extrapolated) e.notes.push_back("wgmma N=" + std::to_string(f.mma_n) + " is outside the calibrated range: its time is scaled from the nearest measured N");
