@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal
+#   bash bench/h200/session.sh [steps...]   steps: info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -466,8 +466,7 @@ for s in "${steps[@]}"; do
     skglobal)
       # split-K whose partial sums meet in global memory (count_arrival; docs/gemm.md): the GEMM GPU test's
       # global-sum cases (hang trap on: every width, splits 2..32, the counters back at 0), memcheck of the
-      # second, a few-tile shape against the cluster's split and cuBLAS, then the sweep of the shapes whose
-      # candidates include split-K (M <= 128, then M >= 129) into two files for tools/gen/merge_sweeps.py
+      # second, three few-tile shapes against the cluster's split and cuBLAS (then step skglobalsweep)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       gemm_candidates_test "*global*"
       timeout 120 compute-sanitizer --tool memcheck $B/tests/gpu/cake_gpu_test_gemm -tc="global-sum split-K*" > "$OUT/san_global.log" 2>&1; echo "memcheck rc=$?"
@@ -475,8 +474,12 @@ for s in "${steps[@]}"; do
       for sh in 512,2112,7168 128,2112,7168 128,6144,4096; do
         timeout 60 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape $sh --json "$OUT/skglobal_${sh//,/_}.json" > "$OUT/skglobal_${sh//,/_}.log" 2>&1; echo "$sh rc=$?"
         grep -E "^  bf16|error" "$OUT/skglobal_${sh//,/_}.log" | cut -c1-300
-      done
-      timeout 150 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --max-m 128 --json "$OUT/gemm_sweep_global_small.json" > "$OUT/sweep_gsmall.log" 2>&1; echo "small rc=$?"
+      done ;;
+    skglobalsweep)
+      # the sweep of the shapes whose candidates include split-K (M <= 128, then M >= 129; since 2026-12-04 the
+      # global-sum fill pick among them) into two files for tools/gen/merge_sweeps.py
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      timeout 300 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --max-m 128 --json "$OUT/gemm_sweep_global_small.json" > "$OUT/sweep_gsmall.log" 2>&1; echo "small rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_gsmall.log" | cut -c1-200 | head -n 10
       timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --min-m 129 --json "$OUT/gemm_sweep_global_few.json" > "$OUT/sweep_gfew.log" 2>&1; echo "few rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_gfew.log" | cut -c1-200 | head -n 10 ;;
