@@ -115,12 +115,14 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(128, 1));
     add(sm90_plan(128, 1, true, 64, 1));
     add(splitk_plan(2));
-    add(splitk_plan(4));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc));
     add(splitk_global_fill_plan(M, N, K, sm_count, in, conc));  // (any split at the full CTA count: no cluster)
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));  // the pick among the coarse widths too
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 128));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));  // (M over 64: the pick among 64-row tiles too)
+    // (last, where the list is full they go: over the committed sweep's 108 searched (type, M <= 128) pairs
+    // sk4_bn128_s6 came within 1% of the fastest once and was never the fastest)
+    add(splitk_plan(4));
     add(splitk_plan(8));
   } else {
     // Fewer 128 x 128 tiles than SMs (e.g. N = 2112 at M = 256: 34 tiles): the K loop split over 2 or 4

@@ -10,6 +10,7 @@
 #include <cake/gemm.hpp>
 
 #include "../../bench/gemm/domain.hpp"
+#include "../../bench/gemm/sweep_candidates.hpp"
 
 namespace {
 
@@ -212,4 +213,28 @@ TEST_CASE("the gemm shape domain: at least 100 shapes, half held out, each M and
   // The split is fixed by the shape's position: DeepSeek-V3's fused q_a/kv_a at M = 1 (layer 10, M index 0) is searched.
   CHECK_FALSE(d::at(10 * d::ms.size()).held_out);
   CHECK(d::at(10 * d::ms.size() + 1).held_out);
+}
+
+TEST_CASE("the sweep's candidates: the fallback first, at most 10, and the global-sum split-K where splits fill the SMs") {
+  auto has_global = [](const std::vector<cake::gemm_plan>& c) {
+    return std::any_of(c.begin(), c.end(), [](const cake::gemm_plan& p) { return p.kernel == cake::gemm_kernel::splitk && p.splitk.global_sum; });
+  };
+  for (auto in : {cake::gemm_input::bf16, cake::gemm_input::e4m3}) {
+    // small M, and few 128 x 128 tiles at larger M (DeepSeek-V3's q_a/kv_a at 512 rows: 68 tiles)
+    for (auto [m, n, k] : {std::array<long long, 3>{1, 4096, 4096}, {128, 2112, 7168}, {512, 2112, 7168}}) {
+      INFO(m << " x " << n << " x " << k);
+      const auto c = cake_bench::sweep_candidates(m, n, k, 132, in);
+      CHECK(c.size() <= cake_bench::sweep_max_candidates);
+      CHECK(c.front().sm90 == cake::choose_gemm(m, n, k, 132, in).config);
+      CHECK(has_global(c));
+    }
+    // many tiles: no split
+    const auto big = cake_bench::sweep_candidates(4096, 4096, 4096, 132, in);
+    CHECK_FALSE(has_global(big));
+    CHECK(std::none_of(big.begin(), big.end(), [](const cake::gemm_plan& p) { return p.kernel == cake::gemm_kernel::splitk; }));
+  }
+  // every candidate a shape can get is among those the lowering tier builds
+  const auto all = cake_bench::sweep_all_candidates();
+  for (const auto& p : cake_bench::sweep_candidates(512, 2112, 7168, 132, cake::gemm_input::bf16))
+    CHECK_MESSAGE(std::find(all.begin(), all.end(), p) != all.end(), cake::plan_name(p));
 }
