@@ -7,7 +7,7 @@
 //   cake_cost_domain_rank < rows.tsv > estimates.tsv
 // Input rows (whitespace-separated): dtype (bf16 | e4m3), M, N, K, the schedule's name, and the schedule
 // as the sweep JSON's "plans" give it:
-//   sm90 BM BN STAGES CLUSTER_M RASTER_GROUP PINGPONG IN_FLIGHT PERSISTENT   or   splitk BN SPLITS STAGES BM
+//   sm90 BM BN STAGES CLUSTER_M RASTER_GROUP PINGPONG IN_FLIGHT PERSISTENT   or   splitk BN SPLITS STAGES BM [GLOBAL_SUM]
 // Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" and the terms
 // (per K block: MMA_US L2_US LATENCY_US TURNOVER_US; K_ITERATIONS TILES_PER_CTA CTAS; MAINLOOP_US
 // EPILOGUE_US HBM_US), or "no REASON".
@@ -94,6 +94,9 @@ int main(int argc, char** argv) {
     } else if (kind == "splitk") {
       cake::kernels::gemm_splitk_config c;
       in >> c.bn >> c.splits >> c.stages >> c.bm;
+      int global_sum = 0;  // (optional: 1 for the partial sums through global memory)
+      if (in && !(in >> global_sum)) in.clear();
+      c.global_sum = global_sum != 0;
       p = dtype == "e4m3" ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(c) : cake::kernels::gemm_splitk_sm90<cake::bf16>(c);
     } else {
       std::fprintf(stderr, "cake_cost_domain_rank: unknown schedule kind '%s' in: %s\n", kind.c_str(), line.c_str());

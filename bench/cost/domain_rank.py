@@ -46,7 +46,7 @@ def spearman(a, b):
 
 def plan_fields(p):
     if p["kernel"] == "splitk":
-        return "splitk %d %d %d %d" % (p["bn"], p["splits"], p["stages"], p.get("bm", 64))
+        return "splitk %d %d %d %d %d" % (p["bn"], p["splits"], p["stages"], p.get("bm", 64), int(p.get("global_sum", False)))
     return "sm90 %d %d %d %d %d %d %d %d" % (p["bm"], p["bn"], p["stages"], p["cluster_m"], p["raster_group"], int(p["pingpong"]),
                                              p["in_flight"], int(p["persistent"]))
 
