@@ -236,6 +236,8 @@ TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, t
     const auto at = s.find("count_arrival (");
     REQUIRE(at != std::string::npos);
     CHECK(count(s.substr(at, s.find("const long long", at) - at), "named_barrier_sync(") == 2);
+    // the last arrival is found by an integer comparison (eq(before, splits - 1): two index leaves)
+    CHECK(has(s, " == (long long)((" + std::to_string(x.splits - 1) + "))))"));
     // the partial sums leave as f32, the other splits' come back (plain loads, not the non-coherent path:
     // they were written in this launch), added into the accumulator as they arrive (r.load_add: no second
     // register tile)

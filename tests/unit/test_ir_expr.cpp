@@ -194,6 +194,19 @@ TEST_CASE("expressions: comparisons, logic and masks over row() and col()") {
   CHECK(causal.nodes[0].ix == j * 64 + col());
   CHECK(causal.nodes[1].fn == math_fn::index);
   CHECK(causal.nodes[1].ix == q * 64 + row());
+  // An integer compared with an index expression is an index constant (an integer comparison: a float
+  // immediate would be exact only below 2^24); compared with a tile it is a number.
+  const rx big = eq(q, 16777217);
+  REQUIRE(big.count == 3);
+  CHECK(big.nodes[0].fn == math_fn::index);
+  CHECK(big.nodes[1].fn == math_fn::index);
+  CHECK(big.nodes[1].ix == index_expr(16777217));
+  const rx flipped = 3 < j;
+  CHECK(flipped.nodes[0].fn == math_fn::index);
+  CHECK(flipped.nodes[0].ix == index_expr(3));
+  const rx on_tile = X < 2;
+  CHECK(on_tile.nodes[1].fn == math_fn::imm);
+  CHECK(imm_value(on_tile.nodes[1]) == 2.0f);
   // A mask: where the key is past the end, -inf; the score otherwise.
   const rx masked = select(j * 64 + col() >= var_index(var_kind::dim, 1), neg_inf, X * alpha);
   check_root(masked, math_fn::select, 3);
@@ -362,6 +375,8 @@ TEST_CASE("r.when records a control op whose condition is an expression, with th
   CHECK(lhs.fn == math_fn::eq);
   CHECK(p.exprs[lhs.kid[0]].fn == math_fn::index);
   CHECK(p.exprs[lhs.kid[0]].ix == var_index(var_kind::cluster_rank, 0));
+  CHECK(p.exprs[lhs.kid[1]].fn == math_fn::index);  // eq(index, 0): two index leaves, compared as integers
+  CHECK(p.exprs[lhs.kid[1]].ix == index_expr(0));
   // when() reads no register tile
   int reads = 0;
   p.reg_reads(when_op, [&](const operand&) { ++reads; });
@@ -469,7 +484,7 @@ TEST_CASE("printer: register-compute ops (reductions, argmin, convert, loads, st
   CHECK(contains(text, "#11 atomic_add sums.tile(tile.N, 0) += x\n"));
   CHECK(contains(text, "#12 scatter_add sums.tile(0, 0) rows i += x\n"));
   CHECK(contains(text, "#13 cluster_reduce x = sum over the cluster\n"));
-  CHECK(contains(text, "      #14 when ([rank] == 0.0)\n"));
+  CHECK(contains(text, "      #14 when ([rank] == [0])\n"));
   CHECK(contains(text, "        #15 convert x.bf16 <- x\n"));
   CHECK(contains(text, "        #16 store_global Y.tile(tile.N, 0) <- x.bf16\n"));
 }

@@ -200,19 +200,28 @@ constexpr rx operator/(const A& a, const B& b) { return detail::make(math_fn::di
 template <class A> requires(rx_like<A> && !std::is_arithmetic_v<A> && !std::is_same_v<A, index_expr>)
 constexpr rx operator-(const A& a) { return detail::make(math_fn::neg, as_rx(a)); }
 
-// Comparisons give predicates. Between two index expressions they compare indices (masks).
+// Comparisons give predicates. Between two index expressions they compare indices (masks). An integer
+// compared with an index expression is an index constant, so that the comparison stays in integers (as a
+// float immediate it would be exact only below 2^24).
+namespace detail {
+template <class X, class Other>
+constexpr rx cmp_side(const X& x) {
+  if constexpr (std::is_integral_v<X> && std::is_same_v<Other, index_expr>) return rx(index_expr(static_cast<int>(x)));
+  else return as_rx(x);
+}
+}  // namespace detail
 template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
-constexpr rx operator<(const A& a, const B& b) { return detail::make(math_fn::lt, as_rx(a), as_rx(b)); }
+constexpr rx operator<(const A& a, const B& b) { return detail::make(math_fn::lt, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
-constexpr rx operator<=(const A& a, const B& b) { return detail::make(math_fn::le, as_rx(a), as_rx(b)); }
+constexpr rx operator<=(const A& a, const B& b) { return detail::make(math_fn::le, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
-constexpr rx operator>(const A& a, const B& b) { return detail::make(math_fn::gt, as_rx(a), as_rx(b)); }
+constexpr rx operator>(const A& a, const B& b) { return detail::make(math_fn::gt, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 template <class A, class B> requires(rx_like<A> && rx_like<B> && (!std::is_arithmetic_v<A> || !std::is_arithmetic_v<B>))
-constexpr rx operator>=(const A& a, const B& b) { return detail::make(math_fn::ge, as_rx(a), as_rx(b)); }
+constexpr rx operator>=(const A& a, const B& b) { return detail::make(math_fn::ge, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 template <class A, class B> requires rx_like<A> && rx_like<B>
-constexpr rx eq(const A& a, const B& b) { return detail::make(math_fn::eq, as_rx(a), as_rx(b)); }
+constexpr rx eq(const A& a, const B& b) { return detail::make(math_fn::eq, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 template <class A, class B> requires rx_like<A> && rx_like<B>
-constexpr rx ne(const A& a, const B& b) { return detail::make(math_fn::ne, as_rx(a), as_rx(b)); }
+constexpr rx ne(const A& a, const B& b) { return detail::make(math_fn::ne, detail::cmp_side<A, B>(a), detail::cmp_side<B, A>(b)); }
 constexpr rx operator&&(const rx& a, const rx& b) { return detail::make(math_fn::and_, a, b); }
 constexpr rx operator||(const rx& a, const rx& b) { return detail::make(math_fn::or_, a, b); }
 constexpr rx operator!(const rx& a) { return detail::make(math_fn::not_, a); }
