@@ -315,33 +315,34 @@ inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config
 
 // The workspace of the split-K schedule whose partial sums meet in global memory (global_sum): one f32
 // slice of the output per split and the tiles' arrival counters, per device and stream (launches on one
-// stream run in order, so they can share it; two streams must not). The counters are zeroed when the
-// buffer is made, and every complete launch leaves them at zero (count_arrival wraps). A larger need
-// replaces the buffer after the stream has finished with the old one. A launch cut short (an error, a
-// trap) leaves counters elsewhere: the context is lost then anyway. The first call on a stream allocates
-// (cuMemAlloc): under CUDA graph capture, make one call before capturing.
+// stream run in order, so they can share it; two streams must not). The counters are zeroed when a buffer
+// is made, and every complete launch leaves them at zero (count_arrival wraps). A larger need makes new
+// buffers (at least twice the old: few growths) and keeps the old ones until exit, so that a launch another
+// host thread is enqueuing with them never sees them freed. A launch cut short (an error, a trap) leaves
+// counters elsewhere: the context is lost then anyway. The first call on a stream allocates (cuMemAlloc):
+// under CUDA graph capture, make one call before capturing.
 struct splitk_workspace {
   CUdeviceptr part = 0, count = 0;
 };
 inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::size_t part_bytes, std::size_t counters) {
   struct entry {
     jit::device_buffer part, count;
+    std::vector<jit::device_buffer> retired;
   };
   static std::mutex mu;
   static std::map<std::pair<int, CUstream>, entry> cache;
   const std::lock_guard<std::mutex> lock(mu);
   entry& e = cache[{device, stream}];
-  const auto& d = jit::driver::get();
-  if (e.part.size() < part_bytes || e.count.size() < counters * 4) {
-    if (e.part.size() || e.count.size()) {
-      d.bind(device);
-      d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize", "before growing the split-K workspace");
-    }
-    if (e.part.size() < part_bytes) e.part = jit::device_buffer(std::max<std::size_t>(part_bytes, std::size_t{1} << 20), device);
-    if (e.count.size() < counters * 4) {
-      e.count = jit::device_buffer(std::max<std::size_t>(counters, 4096) * 4, device);
-      e.count.fill_u32(0);
-    }
+  if (e.part.size() < part_bytes) {
+    const std::size_t had = e.part.size();
+    if (had) e.retired.push_back(std::move(e.part));
+    e.part = jit::device_buffer(std::max({part_bytes, std::size_t{1} << 20, 2 * had}), device);
+  }
+  if (e.count.size() < counters * 4) {
+    const std::size_t had = e.count.size();
+    if (had) e.retired.push_back(std::move(e.count));
+    e.count = jit::device_buffer(std::max({counters * 4, std::size_t{4096} * 4, 2 * had}), device);
+    e.count.fill_u32(0);
   }
   return {e.part.get(), e.count.get()};
 }
