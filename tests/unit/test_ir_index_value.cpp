@@ -306,3 +306,30 @@ TEST_CASE("count_arrival: a count that is not the number of units sharing a coun
   CHECK(found);
   CHECK(analyze(split_sum(warps(2), 8)).errors == 0);
 }
+
+TEST_CASE("count_arrival outside the walk: every CTA of the grid arrives (split(4): 4 per element when the space is one split axis)") {
+  auto build = [](int n) {
+    auto k = kernel("once_per_cta").target(sm_90a);
+    auto C = k.dim("C");
+    auto Count = k.output<i32>("count", dims(C));
+    auto Y = k.output<f32>("Y", dims(C));
+    auto sp = k.parallel(split(4));
+    k.role("w", warps(1), [&](role& r) {
+      auto x = r.col_vector<f32>("x", 64);
+      auto before = r.count_arrival(Count.at(0), n);
+      r.when(eq(before, n - 1), [&] {
+        r.fill(x, 1.0f);
+        r.store(Y.tile(0), x);
+      });
+      r.for_each(sp, [&](auto) {});
+    });
+    return k.build();
+  };
+  auto arrivals_errors = [](const program& p) {
+    int n = 0;
+    for (const auto& d : analyze(p).diagnostics) n += d.rule == analysis::rule_id::sync_counter_arrivals;
+    return n;
+  };
+  CHECK(arrivals_errors(build(4)) == 0);
+  CHECK(arrivals_errors(build(1)) == 1);
+}

@@ -8,9 +8,10 @@
 // launch); with more, a second round starts and its last unit combines parts that are not all written (or
 // are the first round's). The units that step one element are those whose counter coordinates agree:
 // every point of a parallel axis that no coordinate uses, every unit of the role if no coordinate uses the
-// warpgroup (or warp) index, every trip of an enclosing static loop that no coordinate uses. Checked where
-// those are constants (split(S) axes, units, static loops); an unused tiles/each axis (its extent is a run-time
-// dim), a dynamic loop, or coordinates that are data (index values) are not checked (a coverage note).
+// warpgroup (or warp) index (one unit per point in an alternating walk), every trip of an enclosing static
+// loop that no coordinate uses (outside the walk: every CTA). Checked where those are constants (split(S)
+// axes, units, static loops); an unused tiles/each axis (its extent is a run-time dim), a dynamic loop, or
+// coordinates that are data (index values) are not checked (a coverage note).
 // Units that skip the arrival under a when are counted as arriving (a coverage note when there is one).
 //
 // sync.counter-order (error). The arrival publishes what the arriving role wrote before it (the release at
@@ -91,16 +92,19 @@ constexpr arrivals arrivals_of(const program& p, int v) {
   if (coords_use(var_kind::value, -1)) unknown("its coordinates are data (an index value)");
   if (coords_use(var_kind::cta, -1) || coords_use(var_kind::cluster_rank, -1) || coords_use(var_kind::walk_step, -1))
     unknown("its coordinates use the CTA's index, cluster rank or walk step");
+  // (outside the walk no coordinate can name an axis: every CTA arrives, as every point of every axis)
   const int walk = walk_of(p, v);
-  if (walk >= 0)
-    for (int x = 0; x < p.space.count; ++x) {
-      if (coords_use(var_kind::tile_coord, x)) continue;
-      const auto& ax = p.space.axes[x];
-      if (ax.kind == axis_kind::split) a.count *= ax.extent;
-      else unknown("a parallel axis over a run-time dim is not among its coordinates");
-    }
+  for (int x = 0; x < p.space.count; ++x) {
+    if (coords_use(var_kind::tile_coord, x)) continue;
+    const auto& ax = p.space.axes[x];
+    if (ax.kind == axis_kind::split) a.count *= ax.extent;
+    else unknown("a parallel axis over a run-time dim is not among its coordinates");
+  }
+  // Every unit of the role arrives at each point, unless the units take the points in turn (an
+  // alternating walk: one unit per point).
   const auto& role = p.roles[o.role];
-  if (role.count > 1 && !coords_use(var_kind::warpgroup, -1) && !coords_use(var_kind::warp, -1)) a.count *= role.count;
+  const bool alternating = walk >= 0 && p.ops[walk].has(flag_alternate);
+  if (role.count > 1 && !alternating && !coords_use(var_kind::warpgroup, -1) && !coords_use(var_kind::warp, -1)) a.count *= role.count;
   for (int x = o.parent; x >= 0 && x != walk; x = p.ops[x].parent) {
     const op& c = p.ops[x];
     if (c.kind == op_kind::when) a.under_when = true;
