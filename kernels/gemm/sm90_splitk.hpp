@@ -22,7 +22,7 @@ namespace cake::kernels {
 struct gemm_splitk_config {
   int bn = 128;      // output tile columns
   int bm = 64;       // output tile rows: 64 (one consumer warpgroup) or 128 (two)
-  int splits = 4;    // CTAs per cluster sharing one output tile, each on every splits-th K block
+  int splits = 4;    // CTAs sharing one output tile (a cluster's; any with global_sum), each on every splits-th K block
   int stages = 6;
   // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
   // by cake::gemm, not a tuning choice).
@@ -62,7 +62,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
     Part = k.output<f32>("part", dims(NS, M, N));
     Count = k.output<i32>("count", dims(CM, CN));
   }
-  scalar<f32> scale;  // fp8: the per-tensor scale (scale_a * scale_b), applied to the cluster's sum
+  scalar<f32> scale;  // fp8: the per-tensor scale (scale_a * scale_b), applied to the splits' sum
   if constexpr (fp8) scale = k.param<f32>("scale");
   const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span (64 bf16, 128 e4m3)
   // The split axis first: clusters group CTAs along it.
@@ -122,7 +122,7 @@ constexpr program gemm_splitk_sm90(gemm_splitk_config c = {}) {
   if (c.global_sum && wgs == 2) {
     // Nine warps leave 168 registers a thread (four register files of 16K, one holding three warps), which
     // the partial sums' traffic next to a 64 x 136+ accumulator outgrows; a producer warpgroup that gives
-    // its registers back leaves the consumers 232.
+    // its registers back (24 of them) leaves the consumers 240.
     k.role("math", warpgroups(wgs), regs(240), math);
     k.role("load", warpgroups(1), regs(24), load);
   } else {
