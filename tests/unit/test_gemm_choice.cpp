@@ -204,9 +204,12 @@ TEST_CASE("splitk_global_fill_config_for: splits outside a cluster fill the SMs 
       CHECK(x.splits <= cake::splitk_global_max_fill_splits);
       if (m <= 64) CHECK(x.bm == 64);
     }
-  // fewer CTAs at once (two CTAs of a narrow tile per SM would double them): the count decides the waves
-  const auto half = cake::splitk_global_fill_config_for(512, 2112, 7168, 132, [](int, int) { return 66LL; });
-  CHECK((512 + half.bm - 1) / half.bm * ((2112 + half.bn - 1) / half.bn) * half.splits <= 66 * 2);
+  // the CTAs the device holds at once decide the waves: with 120 (not 132), 128 x 192 over 3 splits (132 CTAs)
+  // would take two, and 128 x 144 over 2 (4 x 15 x 2 = 120) one
+  const auto fewer = cake::splitk_global_fill_config_for(512, 2112, 7168, 132, [](int, int) { return 120LL; });
+  CHECK(fewer.bn == 144);
+  CHECK(fewer.splits == 2);
+  CHECK((512 + fewer.bm - 1) / fewer.bm * ((2112 + fewer.bn - 1) / fewer.bn) * fewer.splits <= 120);
 }
 
 TEST_CASE("cake::gemm runs a plan with the fewest rows of A that hold M (8, 16, 32), the whole tile past them") {
