@@ -57,6 +57,16 @@ class compute_emitter : public emitter {
       default: return "0";
     }
   }
+  // A full tile in an MMA fragment's layout: element E's row and column less those of the thread's element
+  // 0 (the thread's terms of row_of / col_of dropped: what is left depends on E alone).
+  std::pair<std::string, std::string> acc_offset(const plan::reg_layout& L, const std::string& E) const {
+    const std::string e = par(E);
+    if (L.f.kind == plan::frag_kind::wgmma_acc) {
+      const std::string h = S(L.f.cols / 2);
+      return {"(64 * (" + e + " / " + h + ") + 8 * ((" + e + " % " + h + ") / 2 % 2))", "(8 * ((" + e + " % " + h + ") / 4) + (" + e + " % " + h + ") % 2)"};
+    }
+    return {"(16 * (" + e + " / 4 / " + S(L.f.cols / 8) + ") + 8 * (" + e + " % 4 / 2))", "(8 * (" + e + " / 4 % " + S(L.f.cols / 8) + ") + " + e + " % 2)"};
+  }
   std::string col_of(const plan::reg_layout& L, const std::string& E) const {
     const auto& f = L.f;
     const std::string e = par(E);
@@ -855,6 +865,10 @@ class compute_emitter : public emitter {
       // residual epilogues spilled (tests/lowering: the fused-epilogue configurations).
       const bool plain_path = L.f.kind == plan::frag_kind::blocked && (L.count + grp - 1) / grp <= 16;
       const bool fast_paths = plain_path || L.cls != plan::shape_class::full;
+      // (r.load_add only for now: a fused epilogue's residual tile would take the same path, which has not
+      // run on a GPU for it yet)
+      const bool whole_tile_path =
+          o.has(flag_accumulate) && L.cls == plan::shape_class::full && (L.f.kind == plan::frag_kind::wgmma_acc || L.f.kind == plan::frag_kind::mma_acc);
       // The fill value as raw words of the tensor's dtype (16-bit: the value in both halves).
       const std::string fill_bits = td == dtype::f32 ? "__float_as_uint(" + fill + ")"
                                     : td == dtype::i32 ? "(u32)(int)" + fill
@@ -931,6 +945,44 @@ class compute_emitter : public emitter {
         w_.close();
         w_.close();
         w_.open("else");
+      } else if (vectors && whole_tile_path) {
+        // A full tile in an MMA fragment's layout added into the tile (another split's partial sums): when the whole
+        // tile lies inside the tensor and its groups are aligned (one test), branch-free vector loads in
+        // batches, each batch issued before any of it is used. With only the branch per group below, each
+        // group's load was used before the next was issued (PTX: load, add, branch, per group): the global-sum
+        // split-K's last CTA waited one L2 round trip per group and part (2 x 48 at 128 x 192 over 3 splits;
+        // 0.064 ms on the H200 at 512 x 2112 x 7168, where the cluster's split took 0.058). A batch holds at
+        // most 32 registers (16 under a cap of 200 a thread), not a second tile.
+        const int cap = role_decl_().regs ? role_decl_().regs : plan_.warps.entry_regs;
+        const int batch = std::max(1, (cap >= 200 ? 32 : 16) / words) * grp;
+        // Addresses from one pointer to the thread's first element: an element's row and column differ from
+        // the first's by constants in an MMA fragment, so each load is that pointer plus a constant (or one
+        // row stride times a constant), not 64-bit row and column arithmetic per group, which the compiler
+        // kept live from the tile's other accesses (spills at 168 and at 255 registers). The path for tiles
+        // that are not whole (below) takes its addresses from the same pointer.
+        w_.line("const int rt = " + row_of(L, "0") + ", ct = " + col_of(L, "0") + ";");
+        w_.line("const " + ty + "* tp = static_cast<const " + ty + "*>(args.ptr[" + S(ref.tensor) + "]) + base + (row0 + rt) * ld + col0 + ct;");
+        w_.line("const bool tile_whole = " + inside + " && row0 + " + S(L.f.rows) + " <= rows && col0 + " + S(L.f.cols) + " <= cols && ld % " + S(grp) +
+                " == 0 && (reinterpret_cast<unsigned long long>(tp - ct) % " + S(grp * eb) + "u) == 0;");
+        w_.open("if (tile_whole)");
+        w_.line("#pragma unroll");
+        w_.open("for (int b0 = 0; b0 < " + S(L.count) + "; b0 += " + S(batch) + ")");
+        w_.line("u32 rawb[" + S(batch / grp) + "][" + S(words) + "];");
+        w_.line("#pragma unroll");
+        w_.open("for (int e0 = b0; e0 < b0 + " + S(batch) + " && e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+        w_.line("const " + ty + "* src = tp + (long long)" + acc_offset(L, "e0").first + " * ld + " + acc_offset(L, "e0").second + ";");
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(words) + "; q += 4 > " + S(words) + " ? " + S(words) + " : 4) cake_dev::ld_global_words<" + S(words < 4 ? words : 4) +
+                ">(rawb[(e0 - b0) / " + S(grp) + "] + q, reinterpret_cast<const u32*>(src) + q);");
+        w_.close();
+        w_.line("#pragma unroll");
+        w_.open("for (int e0 = b0; e0 < b0 + " + S(batch) + " && e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+        w_.line("const u32* raw = rawb[(e0 - b0) / " + S(grp) + "];");
+        into_tile();
+        w_.close();
+        w_.close();
+        w_.close();
+        w_.open("else");
       } else {
         w_.open("");
       }
@@ -939,7 +991,16 @@ class compute_emitter : public emitter {
       // (predicated vector loads of the whole groups first, then the partial groups with predicated
       // element loads, or a branch each): both ran rows of 5000 columns at 58-63% of the copy bandwidth,
       // this one at 80%; the branch-free forms also spilled next to a GEMM accumulator.
-      group_head();
+      if (vectors && whole_tile_path) {
+        const auto [dr, dc] = acc_offset(L, "e0");
+        w_.line("#pragma unroll");
+        w_.open("for (int e0 = 0; e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
+        w_.line("const long long gr = row0 + rt + " + dr + ", gc = col0 + ct + " + dc + ";");
+        w_.line("const bool row_in = " + inside + " && gr < rows;");
+        w_.line("const " + ty + "* src = tp + (long long)" + dr + " * ld + " + dc + ";");
+      } else {
+        group_head();
+      }
       w_.line("u32 raw[" + S(words) + "] = {};");
       if (vectors) {
         w_.open("if (" + whole + ")");
