@@ -37,15 +37,16 @@ python_package() {
   pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
   PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
 }
-# The JIT cache of an earlier call (step savecache writes it to $OUT; copied to build-h200/jitcache.tgz here and
+# The JIT cache of an earlier call (step savecache writes it to $OUT; copied to build-h200/ here and
 # carried, it spares the next call the NVRTC builds: the cache key covers source, flags, target and NVRTC version)
-if [ -f $B/jitcache.tgz ]; then mkdir -p "$CAKE_CACHE_DIR" && tar xzf $B/jitcache.tgz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries"; fi
+# (in parts of 15 MB, jitcache.tgz.00, .01, ...: a file back from a call is at most 16 MB)
+if ls $B/jitcache.tgz.* > /dev/null 2>&1; then mkdir -p "$CAKE_CACHE_DIR" && cat $B/jitcache.tgz.* | tar xz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries"; fi
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(info gputests demo proto)
 for s in "${steps[@]}"; do
   echo "######## $s"
   case $s in
-    savecache) tar czf "$OUT/jitcache.tgz" -C "$CAKE_CACHE_DIR" . && ls -la "$OUT/jitcache.tgz" ;;
+    savecache) tar cz -C "$CAKE_CACHE_DIR" . | split -b 15m -d - "$OUT/jitcache.tgz." && ls -la "$OUT"/jitcache.tgz.* ;;
     info) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv ;;
     gputests)
       for t in $B/tests/gpu/cake_gpu_*; do
