@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -489,6 +489,18 @@ for s in "${steps[@]}"; do
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_gsmall.log" | cut -c1-200 | head -n 10
       timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --min-m 129 --json "$OUT/gemm_sweep_global_few.json" > "$OUT/sweep_gfew.log" 2>&1; echo "few rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_gfew.log" | cut -c1-200 | head -n 10 ;;
+    gemmclock)
+      # why the sweep times the large bf16 GEMMs 10% faster than cake_bench_gemm (8192^3, BN 256 / 4 stages /
+      # cluster 2: 1.46 against 1.63 ms; cuBLAS 1.62 in both): each program at 8192^3 with the SM clock and the
+      # power sampled every 100 ms beside it (clocks_*.csv: clock MHz, power W)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 > "$OUT/clocks_bench.csv" & SMI=$!
+      timeout 120 $B/bench/cake_bench_gemm --no-fp8 --runs 200 --driver "$DRIVER" --benchmark_filter='gemm_bf16/8192x8192x8192$' > "$OUT/clock_bench.log" 2>&1; echo "bench rc=$?"; kill $SMI
+      grep -E "^gemm_|error" "$OUT/clock_bench.log" | cut -c1-200
+      nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 > "$OUT/clocks_sweep.csv" & SMI=$!
+      timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype bf16 --shape 8192,8192,8192 --json "$OUT/clock_sweep.json" > "$OUT/clock_sweep.log" 2>&1; echo "sweep rc=$?"; kill $SMI
+      grep -E "^  bf16|error" "$OUT/clock_sweep.log" | cut -c1-300
+      for f in bench sweep; do awk -F', ' -v f=$f '$1 > 1000 {n++; c += $1; p += $2; if ($1 < lo || lo == 0) lo = $1} END {printf "%s: %d busy samples, mean %.0f MHz (min %d), %.0f W\n", f, n, c / n, lo, p / n}' "$OUT/clocks_$f.csv"; done ;;
     gemmcand)
       # the GEMM GPU test's plan cases (hang trap on), both types: the dispatch table's plans
       # (CAKE_CAND_CASES: other case patterns, e.g. "*other sweep candidate*persistent*" or "*128-row split-K*")
