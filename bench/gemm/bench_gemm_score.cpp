@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       << dev.driver_version % 1000 / 10 << "\", \"date\": \"" << today() << "\",\n  \"command\": \"" << json_escape(command) << "\",\n"
       << "  \"method\": \"held-out shapes of bench/gemm/domain.hpp through cake::gemm / cake::gemm_fp8 (dispatcher included); CUDA events, L2 flushed "
          "before each run, median of "
-      << runs << " runs in 2 alternating rounds with the peer; ratio = peer_ms / (cake_ms + dispatch_us / 1000), dispatch_us the host time of "
+      << runs << " runs in 2 rounds with the peer (the second in reverse order; 50 ms of each untimed before its runs); ratio = peer_ms / (cake_ms + dispatch_us / 1000), dispatch_us the host time of "
                  "select_gemm; first run checked against the peer's output\",\n"
       << "  \"dispatcher\": \"" << json_escape(cake::gemm_dispatch_table::evidence) << "\", \"dispatcher_measured\": "
       << (cake::gemm_dispatch_table::measured ? "true" : "false") << ",\n  \"rows\": [\n";

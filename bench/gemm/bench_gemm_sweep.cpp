@@ -87,7 +87,7 @@ void write_json(const std::string& path, const std::vector<row>& rows, const std
     << (placeholder ? std::string("placeholder") : today()) << "\",\n  \"command\": \"" << json_escape(command) << "\",\n  \"method\": \""
     << (placeholder ? std::string("PLACEHOLDER: modeled times (bench/gemm/bench_gemm_sweep.cpp modeled_ms), nothing was run; regenerate on the H200")
                     : "CUDA events, L2 flushed before each run, median of " + std::to_string(runs) +
-                          " runs in 2 alternating rounds of every candidate and the peer; each candidate's first run checked against the peer's output "
+                          " runs in 2 rounds of every candidate and the peer (the second in reverse order; 50 ms of each untimed before its runs); each candidate's first run checked against the peer's output "
                           "(relative Frobenius difference <= 1e-2 bf16, 3e-2 e4m3; output poisoned with NaN first); peers: cuBLAS bf16, cuBLASLt e4m3 "
                           "with CUBLASLT_MATMUL_DESC_FAST_ACCUM=1")
     << "\",\n  \"domain\": {\"source\": \"bench/gemm/domain.hpp\", \"shapes\": " << cake::gemm_domain::size << ", \"search\": " << cake::gemm_domain::count(false)
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   });
   if (limit > 0 && limit < static_cast<long long>(shapes.size())) shapes.resize(static_cast<std::size_t>(limit));
 
-  // The estimate: every candidate and the peer, (runs + 2 warm-up) runs each with a 0.05 ms flush, one
+  // The estimate: every candidate and the peer, (runs + 2 warm-up) runs each with a 0.05 ms flush, 50 ms untimed per round, one
   // checked run with its download and comparison, JIT of each distinct schedule (~0.6 s).
   std::map<std::string, cake::gemm_plan> plans;
   double est_s = 0;
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
       for (const auto& p : cands) plans.emplace(std::string(input_name(in)) + ":" + cake::plan_name(p), p);
       const double per = rough_ms(s.m, s.n, s.k, in);
       const double check_ms = 2.0 * s.m * s.n / 4e6 + 1.0 * s.m * s.n / 2e6;  // download at 4 GB/s, compare at 2e9 elements/s
-      est_s += (cands.size() + 1) * ((runs + 2) * (per + 0.05) + check_ms) / 1e3;
+      est_s += (cands.size() + 1) * ((runs + 2) * (per + 0.05) + check_ms + 2 * 50.0) / 1e3;  // + 50 ms untimed per work and round
       timed += static_cast<int>(cands.size());
     }
   }

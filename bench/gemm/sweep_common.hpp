@@ -131,17 +131,23 @@ check_result checked_run(operands& o, long long M, long long N, const std::vecto
   return compare(download_bf16(o.d, M * N), ref);
 }
 
-// Median times of several pieces of work on one shape, taken in `rounds` alternating rounds (so that
-// clock drift affects them alike), L2 flushed before every run.
+// Median times of several pieces of work on one shape, taken in `rounds` rounds, L2 flushed before every run.
+// Each work runs `warmup_ms` of GPU time untimed before its timed runs, and the rounds alternate the order
+// (first to last, then last to first), so that no work is always timed at the same point of the burst. On
+// the H200 the SM clock falls within a burst of large GEMMs (sampled at 8192^3: 1980 MHz, then 1410-1470 at
+// its end, where the peer was always timed; bench/results/h200/gemm_clock_probe.json): with one warm-up run
+// and the same order every round, the sweep timed BN 256 at 1.50 ms and cuBLAS at 1.72 where
+// cake_bench_gemm (a 200 ms warm-up before each timed block) times them at 1.64 and 1.66.
 using work = std::function<void(CUstream)>;
-inline std::vector<double> timed_rounds(const std::vector<work>& works, int runs, int rounds = 2) {
+inline std::vector<double> timed_rounds(const std::vector<work>& works, int runs, int rounds = 2, double warmup_ms = 50) {
   std::vector<std::vector<double>> samples(works.size());
   cake::harness::timing_options t;
   t.runs = std::max(1, (runs + rounds - 1) / rounds);
   t.warmup = 1;
-  t.warmup_ms = 0;  // the GPU is kept busy (a 2 s warm-up first, back-to-back work after): no ramp per run
+  t.warmup_ms = warmup_ms;
   for (int r = 0; r < rounds; ++r)
-    for (std::size_t i = 0; i < works.size(); ++i) {
+    for (std::size_t j = 0; j < works.size(); ++j) {
+      const std::size_t i = r % 2 == 0 ? j : works.size() - 1 - j;
       const auto res = cake::harness::time_gpu(works[i], t);
       samples[i].insert(samples[i].end(), res.samples_ms.begin(), res.samples_ms.end());
     }
