@@ -951,7 +951,7 @@ class compute_emitter : public emitter {
         // batches, each batch issued before any of it is used. With only the branch per group below, each
         // group's load was used before the next was issued (PTX: load, add, branch, per group): the global-sum
         // split-K's last CTA waited one L2 round trip per group and part (2 x 48 at 128 x 192 over 3 splits;
-        // 0.064 ms on the H200 at 512 x 2112 x 7168, where the cluster's split took 0.058). A batch holds at
+        // 0.064 ms on the H200 at 512 x 2112 x 7168, 0.048 with this path; docs/gemm.md). A batch holds at
         // most 32 registers (16 under a cap of 200 a thread), not a second tile.
         const int cap = role_decl_().regs ? role_decl_().regs : plan_.warps.entry_regs;
         const int batch = std::max(1, (cap >= 200 ? 32 : 16) / words) * grp;
