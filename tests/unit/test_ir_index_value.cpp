@@ -333,3 +333,35 @@ TEST_CASE("count_arrival outside the walk: every CTA of the grid arrives (split(
   CHECK(arrivals_errors(build(4)) == 0);
   CHECK(arrivals_errors(build(1)) == 1);
 }
+
+TEST_CASE("count_arrival in an alternating walk: one unit per point arrives (split(4) over two warpgroups: 4 per element, not 8)") {
+  auto build = [](int n, bool alternate) {
+    auto k = kernel("alternating_counter").target(sm_90a);
+    auto C = k.dim("C");
+    auto Count = k.output<i32>("count", dims(C));
+    auto Y = k.output<f32>("Y", dims(C));
+    auto sp = k.parallel(split(4));
+    k.role("w", warpgroups(2), [&](role& r) {
+      auto x = r.col_vector<f32>("x", 64);
+      auto body = [&](auto) {
+        auto before = r.count_arrival(Count.at(0), n);
+        r.when(eq(before, n - 1), [&] {
+          r.fill(x, 1.0f);
+          r.store(Y.tile(0), x);
+        });
+      };
+      if (alternate) r.for_each(alternating(sp), body);
+      else r.for_each(sp, body);
+    });
+    return k.build();
+  };
+  auto arrivals_errors = [](const program& p) {
+    int n = 0;
+    for (const auto& d : analyze(p).diagnostics) n += d.rule == analysis::rule_id::sync_counter_arrivals;
+    return n;
+  };
+  CHECK(arrivals_errors(build(4, true)) == 0);
+  CHECK(arrivals_errors(build(8, true)) == 1);
+  CHECK(arrivals_errors(build(8, false)) == 0);  // both warpgroups at every point
+  CHECK(arrivals_errors(build(4, false)) == 1);
+}
