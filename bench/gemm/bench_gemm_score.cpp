@@ -6,9 +6,14 @@
 // The dispatch cost is counted: the host time of select_gemm for the shape (median of 5 batches of
 // 10^4 calls) is added to Cake's GPU time in "ratio" (ratio_gpu_only leaves it out).
 //
-//   cake_bench_gemm_score [--json FILE] [--dtype bf16|e4m3|both] [--runs N] [--driver VERSION] [--limit N]
+//   cake_bench_gemm_score [--json FILE] [--dtype bf16|e4m3|both] [--runs N] [--driver VERSION] [--limit N] [--only FILE]
+// --only FILE: only the (type, shape) pairs FILE lists, one "bf16|e4m3 M N K" per line (an A/B of two dispatch
+// tables on the shapes whose plan differs); a line that names no held-out shape is an error.
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "../common.hpp"
 #include "sweep_common.hpp"
@@ -48,6 +53,7 @@ int main(int argc, char** argv) {
   std::string json = "gemm_score.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_score";
   int runs = 50;
   long long limit = 0;
+  std::string only_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
     else if (a == "--dtype") dtype = v;
     else if (a == "--runs") runs = std::atoi(v.c_str());
     else if (a == "--limit") limit = std::atoll(v.c_str());
+    else if (a == "--only") only_file = v;
     else {
       std::fprintf(stderr, "cake_bench_gemm_score: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -74,6 +81,30 @@ int main(int argc, char** argv) {
   if (dtype != "bf16") inputs.push_back(gemm_input::e4m3);  // fp8 first (see bench_gemm_sweep.cpp)
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
   const auto shapes = domain_shapes(true, limit);
+  // --only: the listed (type, M, N, K); each must be a held-out shape of the domain
+  std::set<std::tuple<std::string, long long, long long, long long>> only;
+  if (!only_file.empty()) {
+    std::ifstream f(only_file);
+    if (!f) {
+      std::fprintf(stderr, "cake_bench_gemm_score: cannot read --only file '%s'\n", only_file.c_str());
+      return 2;
+    }
+    std::string t;
+    long long m = 0, n = 0, k = 0;
+    while (f >> t >> m >> n >> k) {
+      const bool held_out = std::any_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s.m == m && s.n == n && s.k == k; });
+      if ((t != "bf16" && t != "e4m3") || !held_out) {
+        std::fprintf(stderr, "cake_bench_gemm_score: --only line '%s %lld %lld %lld' names no held-out shape of bench/gemm/domain.hpp\n", t.c_str(), m, n, k);
+        return 2;
+      }
+      only.insert({t, m, n, k});
+    }
+    if (!f.eof() || only.empty()) {
+      std::fprintf(stderr, "cake_bench_gemm_score: --only file '%s' is malformed or empty (want lines 'bf16|e4m3 M N K')\n", only_file.c_str());
+      return 2;
+    }
+  }
+  auto listed = [&](gemm_input in, const cake::gemm_domain::shape& s) { return only.empty() || only.count({input_name(in), s.m, s.n, s.k}) > 0; };
   try {
     if (!cake::jit::driver::available()) {
       std::printf("cake_bench_gemm_score: no GPU: %s\n", cake::jit::driver::unavailable_reason().c_str());
@@ -88,6 +119,7 @@ int main(int argc, char** argv) {
     for (auto in : inputs) {
       operands o(in, shapes, rng);
       for (const auto& s : shapes) {  // JIT first
+        if (!listed(in, s)) continue;
         const auto sel = cake::select_gemm(s.m, s.n, s.k, dev.sm_count, in);
         const auto q = cake::gemm_detail::as_run(sel.plan, s.m);  // (A's rows per stage from M, as cake::gemm runs it)
         if (q.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(q.splitk, in, 0);
@@ -95,6 +127,7 @@ int main(int argc, char** argv) {
       }
       warm_up(P);
       for (const auto& s : shapes) {
+        if (!listed(in, s)) continue;
         row r{in, s};
         const auto sel = cake::select_gemm(s.m, s.n, s.k, dev.sm_count, in);
         r.plan = cake::plan_name(sel.plan);

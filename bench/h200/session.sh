@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -93,6 +93,18 @@ for s in "${steps[@]}"; do
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_small.log" | cut -c1-200 | head -n 10
       timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --splitk-only --min-m 129 --json "$OUT/gemm_sweep_splitk_few.json" > "$OUT/sweep_few.log" 2>&1; echo "few rc=$?"
       grep -E "estimated|measured in|WRONG|error" "$OUT/sweep_few.log" | cut -c1-200 | head -n 10 ;;
+    gemmscoreab)
+      # the dispatch table whose buckets between searched M the cost model picks (2026-12-05) against the wave
+      # rule's table before it: cake_bench_gemm_score_oldtable (built from the old header, carried) and the new
+      # binary, alternating, two processes each, on the held-out (type, shape) pairs whose plan changed
+      # ($B/score_changed_shapes.txt, carried)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      # (CAKE_AB_ROUNDS rounds, 2 by default; the logs stay on the machine but for their WRONG / error lines)
+      for r in $(seq 1 ${CAKE_AB_ROUNDS:-2}); do for t in oldtable new; do
+        bin=$B/bench/cake_bench_gemm_score; [ $t = oldtable ] && bin=$B/bench/cake_bench_gemm_score_oldtable
+        timeout ${CAKE_AB_TIMEOUT:-150} $bin --driver "$DRIVER" --only $B/score_changed_shapes.txt --json "$OUT/ab_${t}_$r.json" > "/tmp/ab_${t}_$r.log" 2>&1; echo "$t $r rc=$?"
+        grep -E "WRONG|no peer|error" "/tmp/ab_${t}_$r.log" | cut -c1-200 | head -n 10
+      done; done ;;
     gemmscore)
       # the held-out shapes through cake::gemm (dispatcher included) against the peer
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)

@@ -5,6 +5,8 @@
 //
 // Evidence: NVIDIA H200, 132 SMs, driver 580.159.04, CUDA 13.0, 2026-12-03
 //   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --max-m 128 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --max-m 1024 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype e4m3 --max-m 1024 --runs 20
+// Between searched M: the schedule timed at either neighbour that the cost model (cake::cost::estimate, the
+// committed calibration) estimates fastest; the estimate is in each bucket's line (docs/gemm.md, "The dispatcher").
 // bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 1.002, fallback (choose_gemm) 0.850
 // e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 0.991, fallback (choose_gemm) 0.867
 #include <array>
@@ -13,2088 +15,2841 @@
 
 namespace cake::gemm_dispatch_table {
 
-inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVIDIA H200, 2026-12-03)";
+inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVIDIA H200, 2026-12-03); between searched M: the cost model";
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 17> plans{{
-    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 0 bn128_s5_c2_pp128_f1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 1 bn128_s6_c1
-    {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 2 bn128_s6_c1_pp64_f1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 3 bn128_s6_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 176, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 4 bn176_s5_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn192_s4_c2
-    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 7 bn256_s4_c2
-    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn112_s5
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 9 sk2_bm128_bn128_s5
-    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn112_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn128_s6
+inline constexpr std::array<gemm_plan, 21> plans{{
+    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
+    {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 176, .stages = 5, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 3 bn176_s5_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 192, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 4 bn192_s4_c2
+    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 5 bn256_s4_c1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 256, .stages = 4, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 6 bn256_s4_c2
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 128, .splits = 2, .stages = 5}},  // 7 sk2_bm128_bn112_s5
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn128_s5
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn112_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn160_s6
     {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 12 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 13 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 14 sk2_bn96_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 15 sk4_bm128_bn160_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 16 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 2, .stages = 4}},  // 13 sk2_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 14 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 15 sk2_bn96_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 16 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 17 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 4, .stages = 6}},  // 18 sk4_bn160_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 19 sk4_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 20 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 861> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1236> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 64, 16},  // M 1..64: sk4_bn64_s6
+    {1, 1, 20},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0196 ms, peer 0.0176 ms, ratio 0.897 (fallback bn128_s6_c2: 0.402)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0193 ms
+    {2, 15, 17},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.2 us
+    {16, 16, 20},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0190 ms, peer 0.0174 ms, ratio 0.917 (fallback bn128_s6_c2: 0.435)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0194 ms
+    {17, 63, 17},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.2 us
+    {64, 64, 20},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0199 ms, peer 0.0183 ms, ratio 0.919 (fallback bn128_s6_c2: 0.459)
-    {65, 192, 11},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0238 ms
-    {193, 256, 15},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0296 ms
+    {65, 192, 10},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 36.3 us
+    {193, 256, 16},  // M 193..256: sk4_bm128_bn160_s4
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 37.8 us
     //   M=256: sk4_bm128_bn160_s4 0.0296 ms, peer 0.0228 ms, ratio 0.770 (fallback bn128_s6_c2: 0.567)
-    {257, 384, 9},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0316 ms
-    {385, 896, 1},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0392 ms
-    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0537 ms
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 39.9 us
+    {385, 896, 0},  // M 385..896: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 53.6 us
+    {897, 1280, 3},  // M 897..1280: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 67.8 us
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0536 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0573 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0725 ms
-    {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0776 ms
-    {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.1071 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1147 ms
-    {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1450 ms
-    {3713, 3968, 1},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.1552 ms
-    {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.1607 ms
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 68.0 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 71.7 us
+    {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 90.6 us
+    {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 96.3 us
+    {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 123.6 us
+    {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 131.4 us
+    {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 168.8 us
+    {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 180.5 us
+    {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 181.2 us
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
-    {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1745 ms
-    {4609, 4864, 3},  // M 4609..4864: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1993 ms
-    {4865, 5632, 4},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.2244 ms
-    {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 0.2327 ms
-    {6145, 6912, 3},  // M 6145..6912: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.2790 ms
-    {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.2908 ms
-    {7681, 7936, 3},  // M 7681..7936: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.3189 ms
-    {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7937, 0.3366 ms
-    {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8449, 0.3490 ms
-    {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9217, 0.3758 ms
-    {9345, 9728, 4},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9345, 0.3927 ms
-    {9729, 10752, 5},  // M 9729..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9729, 0.4072 ms
-    {10753, 11264, 4},  // M 10753..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10753, 0.4489 ms
-    {11265, 12288, 5},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11265, 0.4654 ms
-    {12289, 12544, 4},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12289, 0.5050 ms
-    {12545, 12800, 3},  // M 12545..12800: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.5182 ms
-    {12801, 13824, 5},  // M 12801..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12801, 0.5235 ms
-    {13825, 14080, 4},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=13825, 0.5611 ms
-    {14081, 32768, 5},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=14081, 0.5817 ms
+    {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 191.3 us
+    {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 222.5 us
+    {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 237.3 us
+    {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 251.2 us
+    {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 294.1 us
+    {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 311.2 us
+    {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 349.1 us
+    {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 351.4 us
+    {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 371.3 us
+    {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 405.5 us
+    {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 407.9 us
+    {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 431.0 us
+    {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 465.0 us
+    {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 490.9 us
+    {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 522.0 us
+    {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 551.1 us
+    {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 579.0 us
+    {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 611.2 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    {1, 64, 14},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0201 ms, peer 0.0177 ms, ratio 0.880 (fallback bn128_s6_c2: 0.659)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0200 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 24.6 us
     //   M=32: sk2_bn64_s6 0.0200 ms, peer 0.0181 ms, ratio 0.906 (fallback bn128_s6_c2: 0.662)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0200 ms
-    {128, 128, 11},  // M 128..128: sk2_bn128_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 24.6 us
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 29.2 us
     //   M=128: sk2_bn128_s6 0.0238 ms, peer 0.0187 ms, ratio 0.786 (fallback bn128_s6_c2: 0.672)
-    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0227 ms
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0281 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 31.2 us
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 36.1 us
     //   M=512: bn128_s6_c1 0.0294 ms, peer 0.0286 ms, ratio 0.973 (fallback bn128_s6_c2: 0.929)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0358 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0443 ms
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0668 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0716 ms
-    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0887 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.3 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 57.1 us
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 77.0 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 80.5 us
+    {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.9 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1010 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1142 ms
-    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.1307 ms
-    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.1340 ms
-    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.1599 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.1683 ms
-    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.1787 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.2020 ms
-    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.2056 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.2357 ms
-    {5377, 6784, 1},  // M 5377..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.2512 ms
-    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.3030 ms
-    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.3127 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.3367 ms
-    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.3426 ms
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c1
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 114.6 us
+    {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 132.6 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 142.5 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 147.3 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 175.2 us
+    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 180.8 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 184.1 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 192.4 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 218.2 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 229.3 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 237.3 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 253.2 us
+    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 274.7 us
+    {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 277.5 us
+    {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 282.4 us
+    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 321.8 us
+    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 327.6 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 356.2 us
+    {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 372.4 us
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 13},  // M 1..64: sk2_bn64_s6
+    {1, 64, 14},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0279 ms, peer 0.0258 ms, ratio 0.924 (fallback bn128_s6_c2: 0.628)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0276 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 32.9 us
     //   M=16: sk2_bn64_s6 0.0274 ms, peer 0.0260 ms, ratio 0.947 (fallback bn128_s6_c2: 0.638)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0278 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 32.9 us
     //   M=64: sk2_bn64_s6 0.0283 ms, peer 0.0253 ms, ratio 0.894 (fallback bn128_s6_c2: 0.483)
-    {65, 128, 11},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0275 ms
-    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0358 ms
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 38.2 us
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 41.7 us
     //   M=256: sk2_bm128_bn128_s5 0.0358 ms, peer 0.0331 ms, ratio 0.924 (fallback bn128_s6_c2: 0.792)
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0405 ms
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0573 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 55.4 us
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.9 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 91.6 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1067 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1149 ms
-    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1512 ms
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1723 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1979 ms
-    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.2134 ms
-    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2268 ms
-    {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2667 ms
-    {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.2770 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2871 ms
-    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.3025 ms
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 124.9 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 131.9 us
+    {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 169.1 us
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 192.4 us
+    {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 225.2 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 239.0 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 247.3 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 295.7 us
+    {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 309.6 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 313.1 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 325.2 us
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.3086 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.3590 ms
-    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.3656 ms
-    {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4737, 0.3857 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5249, 0.4189 ms
-    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.4468 ms
-    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5761, 0.4628 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7297, 0.5984 ms
-    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.6093 ms
-    {7809, 16383, 6},  // M 7809..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7809, 0.6171 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 325.6 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 373.8 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 400.5 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 402.9 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 434.7 us
+    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 466.7 us
+    {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 480.6 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 615.8 us
+    {7681, 10496, 5},  // M 7681..10496: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 636.4 us
+    {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 858.5 us
+    {10753, 16383, 5},  // M 10753..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 870.0 us
+    {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    {1, 8, 14},  // M 1..8: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0455 ms, peer 0.0421 ms, ratio 0.925 (fallback bn128_s6_c2: 0.472)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0449 ms
+    {9, 31, 18},  // M 9..31: sk4_bn160_s6
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 49.3 us
+    {32, 32, 14},  // M 32..32: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0443 ms, peer 0.0432 ms, ratio 0.975 (fallback bn128_s6_c2: 0.573)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0443 ms
-    {128, 128, 15},  // M 128..128: sk4_bm128_bn160_s4
+    {33, 64, 18},  // M 33..64: sk4_bn160_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 49.3 us
+    {65, 128, 16},  // M 65..128: sk4_bm128_bn160_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 56.0 us
     //   M=128: sk4_bm128_bn160_s4 0.0489 ms, peer 0.0450 ms, ratio 0.920 (fallback bn128_s6_c2: 0.586)
-    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0552 ms
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0766 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.2 us
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 100.3 us
     //   M=512: bn128_s6_c1 0.0802 ms, peer 0.0790 ms, ratio 0.985 (fallback bn128_s6_c2: 0.966)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1108 ms
-    {769, 1024, 7},  // M 769..1024: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1402 ms
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2063 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2215 ms
-    {1537, 2048, 7},  // M 1537..2048: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2804 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.0 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 172.0 us
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 236.6 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 252.0 us
+    {1537, 2047, 5},  // M 1537..2047: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 325.8 us
+    {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3502 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.3959 ms
-    {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4518 ms
-    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5542 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.5836 ms
-    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.6024 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.7003 ms
-    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.7126 ms
-    {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.7530 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.8171 ms
-    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.8709 ms
-    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.9036 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 1.1672 ms
-    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.1876 ms
-    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.2048 ms
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 372.0 us
+    {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 437.3 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 461.3 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 480.8 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 573.0 us
+    {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 604.7 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 611.2 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 635.3 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 731.8 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 788.1 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 789.4 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 852.4 us
+    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 910.1 us
+    {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 943.5 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1211.7 us
+    {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1252.3 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 64, 14},  // M 1..64: sk2_bn96_s6
+    {1, 64, 15},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0254 ms, peer 0.0238 ms, ratio 0.938 (fallback bn128_s6_c2: 0.747)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0250 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.0 us
     //   M=16: sk2_bn96_s6 0.0246 ms, peer 0.0221 ms, ratio 0.899 (fallback bn128_s6_c2: 0.726)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0249 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.0 us
     //   M=64: sk2_bn96_s6 0.0253 ms, peer 0.0231 ms, ratio 0.911 (fallback bn128_s6_c2: 0.609)
-    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0217 ms
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0307 ms
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 32.2 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 37.2 us
     //   M=256: bn128_s6_c1 0.0304 ms, peer 0.0270 ms, ratio 0.889 (fallback bn128_s6_c2: 0.876)
-    {257, 512, 5},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0367 ms
-    {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0443 ms
-    {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0674 ms
-    {769, 1023, 5},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0733 ms
-    {1024, 1024, 1},  // M 1024..1024: bn128_s6_c1
+    {257, 512, 4},  // M 257..512: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 47.2 us
+    {513, 640, 5},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 58.1 us
+    {641, 768, 3},  // M 641..768: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 77.8 us
+    {769, 1023, 4},  // M 769..1023: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.2 us
+    {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
-    {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0868 ms
-    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1009 ms
-    {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1137 ms
-    {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.1255 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.1301 ms
-    {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.1569 ms
-    {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1592 ms
-    {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.1682 ms
-    {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1735 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.2018 ms
-    {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.2169 ms
-    {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.2354 ms
-    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.2502 ms
-    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.2603 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 102.8 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 115.3 us
+    {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 134.3 us
+    {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 142.7 us
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 147.9 us
+    {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 175.8 us
+    {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 184.2 us
+    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 184.7 us
+    {2561, 2816, 6},  // M 2561..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 194.3 us
+    {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 219.5 us
+    {3073, 3328, 6},  // M 3073..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 239.7 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 240.3 us
+    {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 254.4 us
+    {3585, 3840, 3},  // M 3585..3840: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 275.6 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 285.6 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.2688 ms
-    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.2976 ms
-    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4481, 0.3028 ms
-    {4609, 4864, 6},  // M 4609..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.3135 ms
-    {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.3364 ms
-    {5121, 8704, 1},  // M 5121..8704: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.3434 ms
-    {8705, 8960, 5},  // M 8705..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8705, 0.5719 ms
-    {8961, 9088, 6},  // M 8961..9088: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8961, 0.5823 ms
-    {9089, 11008, 5},  // M 9089..11008: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9089, 0.6056 ms
-    {11009, 11904, 6},  // M 11009..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11009, 0.7167 ms
-    {11905, 12544, 5},  // M 11905..12544: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11905, 0.7738 ms
-    {12545, 16383, 6},  // M 12545..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.8063 ms
-    {16384, 32768, 1},  // M 16384..32768: bn128_s6_c1
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 286.3 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 323.7 us
+    {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 331.6 us
+    {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 358.9 us
+    {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 377.0 us
+    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 462.4 us
+    {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 468.6 us
+    {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 498.4 us
+    {7169, 9088, 5},  // M 7169..9088: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 514.1 us
+    {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 637.6 us
+    {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 651.6 us
+    {9857, 9984, 4},  // M 9857..9984: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 672.6 us
+    {9985, 11264, 5},  // M 9985..11264: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 696.8 us
+    {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 777.6 us
+    {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 788.7 us
+    {11905, 12032, 4},  // M 11905..12032: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 812.0 us
+    {12033, 16383, 5},  // M 12033..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 833.7 us
+    {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
-    {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
+    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0152 ms, ratio 0.887 (fallback bn128_s6_c2: 0.803)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0175 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 22.1 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0155 ms, ratio 0.868 (fallback bn128_s6_c2: 0.790)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0157 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0176 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.1 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0153 ms, ratio 0.886 (fallback bn128_s6_c2: 0.726)
-    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0160 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0269 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.1 us
+    {257, 512, 5},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.7 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
-    {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0352 ms
-    {769, 1152, 1},  // M 769..1152: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0387 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0551 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0646 ms
-    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0704 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0756 ms
-    {1793, 2047, 4},  // M 1793..2047: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0880 ms
-    {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
+    {513, 768, 3},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.8 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.9 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.8 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.3 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 73.4 us
+    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 79.9 us
+    {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 81.0 us
+    {1793, 2047, 3},  // M 1793..2047: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 97.0 us
+    {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
-    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0896 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1016 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.1044 ms
-    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.1120 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.1121 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.1185 ms
-    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.1276 ms
-    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.1344 ms
-    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.1508 ms
-    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.1568 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.1569 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.1693 ms
-    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.1740 ms
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.1792 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.1793 ms
-    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.1862 ms
-    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 0.1971 ms
-    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.2016 ms
-    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 0.2242 ms
-    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.2370 ms
-    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.2435 ms
-    {6273, 6400, 7},  // M 6273..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.2465 ms
-    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 0.2466 ms
-    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 0.2540 ms
-    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.2689 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.2914 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 104.0 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 116.6 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 122.9 us
+    {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 127.2 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 134.3 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 147.5 us
+    {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 150.2 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 169.0 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 173.4 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 186.7 us
+    {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 196.4 us
+    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 204.3 us
+    {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 219.7 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 239.0 us
+    {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 242.7 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 256.7 us
+    {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 265.7 us
+    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 274.3 us
+    {6913, 7808, 5},  // M 6913..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 289.0 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 326.7 us
+    {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 335.0 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0699 ms, peer 0.0751 ms, ratio 1.074 (fallback bn128_s6_c2: 0.835)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0700 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 76.4 us
     //   M=32: sk2_bn112_s6 0.0702 ms, peer 0.0716 ms, ratio 1.021 (fallback bn128_s6_c2: 0.776)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0601 ms
-    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0740 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 76.4 us
+    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.2 us
     //   M=128: sk2_bm128_bn112_s5 0.0740 ms, peer 0.0760 ms, ratio 1.027 (fallback bn128_s6_c2: 0.619)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0869 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1596 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 119.7 us
+    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 171.0 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 200.9 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
-    {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2381 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.2687 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3428 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.3963 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4479 ms
-    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.4763 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5142 ms
-    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.5954 ms
+    {513, 768, 3},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 274.0 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 307.7 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 376.0 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 424.5 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 509.3 us
+    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 522.4 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 551.8 us
+    {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 646.7 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
-    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7191 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.8428 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.8451 ms
-    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.8989 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.9185 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.9833 ms
-    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 1.0329 ms
-    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 1.0787 ms
-    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 1.2207 ms
-    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 1.2585 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.2858 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.4047 ms
-    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 1.4085 ms
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 1.4383 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.4695 ms
-    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.5451 ms
-    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 1.5963 ms
-    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.6181 ms
-    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.8369 ms
-    {6017, 6144, 4},  // M 6017..6144: bn176_s5_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 1.9508 ms
-    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 1.9719 ms
-    {6273, 6400, 7},  // M 6273..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 1.9777 ms
-    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 2.0206 ms
-    {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 2.1070 ms
-    {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6657, 2.1574 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.3880 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 736.0 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 836.8 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 903.4 us
+    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 911.2 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 920.2 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 972.2 us
+    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1093.0 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1237.3 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1268.9 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1285.0 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1382.5 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1456.0 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1465.2 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1519.0 us
+    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1635.1 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1785.0 us
+    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1811.0 us
+    {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1829.3 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1918.2 us
+    {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1996.4 us
+    {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2011.3 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2064.6 us
+    {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2176.1 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2373.7 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2465.9 us
+    {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2528.2 us
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    {1, 8, 9},  // M 1..8: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0777 ms, peer 0.0831 ms, ratio 1.070 (fallback bn128_s6_c2: 0.731)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0775 ms
+    {9, 31, 19},  // M 9..31: sk4_bn256_s4
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 84.0 us
+    {32, 32, 9},  // M 32..32: sk2_bn112_s6
     //   M=32: sk2_bn112_s6 0.0774 ms, peer 0.0806 ms, ratio 1.041 (fallback bn128_s6_c2: 0.777)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0663 ms
-    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0814 ms
+    {33, 64, 19},  // M 33..64: sk4_bn256_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 84.0 us
+    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 86.5 us
     //   M=128: sk2_bm128_bn112_s5 0.0814 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.604)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0973 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1793 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 133.3 us
+    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 188.8 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 224.7 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
-    {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2696 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3007 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.3843 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.4413 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.5011 ms
-    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.5392 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5764 ms
-    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6740 ms
+    {513, 768, 3},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 306.6 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 344.7 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 421.5 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 475.9 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 571.4 us
+    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 585.6 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 619.0 us
+    {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 725.3 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
-    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.8040 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.9281 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.9535 ms
-    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 1.0050 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 1.0181 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 1.0827 ms
-    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 1.1654 ms
-    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 1.2060 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.4254 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.5468 ms
-    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 1.5892 ms
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 1.6080 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.6290 ms
-    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.7014 ms
-    {4865, 5120, 1},  // M 4865..5120: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 1.8011 ms
-    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.8090 ms
-    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 2.0363 ms
-    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 2.1655 ms
-    {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 2.2110 ms
-    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 2.2399 ms
-    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 2.3201 ms
-    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 2.4120 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.6471 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 826.1 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 939.5 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1014.4 us
+    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1022.3 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1033.2 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1091.6 us
+    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1227.5 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1389.6 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1425.2 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1443.2 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1552.8 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1635.5 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1645.7 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1706.3 us
+    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1836.8 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 2005.3 us
+    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2034.5 us
+    {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2055.1 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2155.0 us
+    {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2242.9 us
+    {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2259.6 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2319.5 us
+    {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2444.8 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2667.0 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2770.6 us
+    {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2840.6 us
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0479 ms, peer 0.0445 ms, ratio 0.928 (fallback bn128_s6_c2: 0.818)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0474 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 48.3 us
     //   M=32: sk2_bn128_s6 0.0469 ms, peer 0.0446 ms, ratio 0.952 (fallback bn128_s6_c2: 0.831)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0389 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0482 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 48.4 us
+    {65, 127, 8},  // M 65..127: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 49.9 us
+    {128, 128, 1},  // M 128..128: bn128_s6_c1_pp64_f1
     //   M=128: bn128_s6_c1_pp64_f1 0.0490 ms, peer 0.0468 ms, ratio 0.955 (fallback bn128_s6_c2: 0.656)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0485 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0851 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.3 us
+    {257, 512, 5},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 106.9 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1352 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1713 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.2289 ms
-    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2570 ms
-    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.3075 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3426 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 152.6 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 195.2 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 255.1 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 283.6 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 333.4 us
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 371.8 us
+    {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.4158 ms
-    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4364 ms
-    {4097, 8191, 6},  // M 4097..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.7006 ms
-    {8192, 16384, 5},  // M 8192..16384: bn192_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 427.1 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 467.0 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 531.3 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 557.5 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 629.5 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 645.7 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 696.7 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 734.0 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 751.0 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 829.0 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 842.7 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 906.3 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 919.7 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 936.1 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 973.5 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1007.9 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1027.8 us
+    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1040.6 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1121.2 us
+    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1177.2 us
+    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1182.1 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1212.6 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1250.1 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1281.8 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1306.3 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1317.3 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1397.4 us
+    {7809, 16384, 4},  // M 7809..16384: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1450.4 us
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1248 ms, peer 0.1253 ms, ratio 1.004 (fallback bn128_s6_c2: 0.731)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1241 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 138.7 us
     //   M=32: sk2_bn128_s6 0.1234 ms, peer 0.1270 ms, ratio 1.030 (fallback bn128_s6_c2: 0.782)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1052 ms
-    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1304 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 138.8 us
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 143.7 us
     //   M=128: sk2_bm128_bn128_s5 0.1304 ms, peer 0.1316 ms, ratio 1.009 (fallback bn128_s6_c2: 0.586)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1520 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2823 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 205.6 us
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 308.3 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 347.4 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4577 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6114 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.7905 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9155 ms
-    {1537, 1792, 1},  // M 1537..1792: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1067 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 1.2228 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 504.9 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 652.2 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 860.3 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 958.2 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1121.1 us
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1263.7 us
+    {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 1.4778 ms
-    {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 1.5830 ms
-    {2561, 2816, 1},  // M 2561..2816: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 1.8424 ms
-    {2817, 4096, 7},  // M 2817..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 1.8996 ms
-    {4097, 5248, 6},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 2.5836 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 3.4481 ms
-    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 3.4825 ms
-    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 3.5525 ms
-    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 3.6944 ms
-    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 3.7991 ms
-    {6145, 7296, 6},  // M 6145..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 3.8755 ms
-    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 4.6796 ms
-    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 4.7489 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 4.8443 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1455.5 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1593.3 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1800.6 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1906.8 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2156.7 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2212.3 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2388.8 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2517.8 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2576.7 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2847.1 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2894.2 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3115.0 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3160.8 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3217.7 us
+    {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3344.0 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3466.3 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3535.2 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3579.2 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3771.8 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3858.8 us
+    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4017.3 us
+    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4069.7 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4175.3 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4305.2 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4414.9 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4499.8 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4537.3 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4720.3 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4815.3 us
+    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4998.9 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1283 ms, peer 0.1294 ms, ratio 1.008 (fallback bn128_s6_c2: 0.744)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.1278 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 142.6 us
     //   M=32: sk2_bn128_s6 0.1274 ms, peer 0.1314 ms, ratio 1.032 (fallback bn128_s6_c2: 0.784)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.1082 ms
-    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.1342 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 142.7 us
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 147.8 us
     //   M=128: sk2_bm128_bn128_s5 0.1342 ms, peer 0.1430 ms, ratio 1.066 (fallback bn128_s6_c2: 0.618)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.1570 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.2904 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 211.7 us
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 317.0 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 357.9 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.4705 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.6281 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.8086 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.9409 ms
-    {1537, 2047, 1},  // M 1537..2047: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 1.1320 ms
-    {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 520.3 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 672.2 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 886.8 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 987.7 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1155.5 us
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1302.7 us
+    {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 1.5230 ms
-    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 1.6246 ms
-    {4097, 5248, 6},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 2.6742 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 3.5538 ms
-    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 3.5741 ms
-    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 3.6770 ms
-    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 3.8076 ms
-    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 3.8990 ms
-    {6145, 7296, 6},  // M 6145..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 4.0113 ms
-    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 4.8230 ms
-    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 4.8737 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 5.0141 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1500.5 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1642.5 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1856.1 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1965.8 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2223.5 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2280.8 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2462.8 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2595.8 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2656.5 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2935.4 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2983.9 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3211.6 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3258.9 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3317.5 us
+    {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3447.4 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3573.9 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3644.9 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3690.2 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3888.9 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3978.5 us
+    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4141.6 us
+    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4196.1 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4304.9 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4438.9 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4551.9 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4639.5 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4678.2 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4866.9 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4964.9 us
+    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5154.1 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 1, 1},  // M 1..1: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0537 ms, peer 0.0567 ms, ratio 1.056 (fallback bn176_s5_c2: 0.879)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0541 ms
+    {2, 15, 11},  // M 2..15: sk2_bn160_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 56.6 us
+    {16, 16, 1},  // M 16..16: bn128_s6_c1_pp64_f1
     //   M=16: bn128_s6_c1_pp64_f1 0.0545 ms, peer 0.0566 ms, ratio 1.038 (fallback bn176_s5_c2: 0.885)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0542 ms
+    {17, 63, 11},  // M 17..63: sk2_bn160_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 56.7 us
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0539 ms, peer 0.0525 ms, ratio 0.975 (fallback bn176_s5_c2: 0.563)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0585 ms
-    {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0715 ms
-    {256, 256, 4},  // M 256..256: bn176_s5_c2
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 68.4 us
+    {129, 256, 3},  // M 129..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 84.2 us
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
-    {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0837 ms
-    {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1261 ms
-    {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1675 ms
-    {769, 1023, 1},  // M 769..1023: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2308 ms
-    {1024, 1024, 3},  // M 1024..1024: bn128_s6_c2
+    {257, 384, 5},  // M 257..384: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 109.3 us
+    {385, 512, 3},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 146.9 us
+    {513, 768, 5},  // M 513..768: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 197.1 us
+    {769, 1023, 0},  // M 769..1023: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 256.9 us
+    {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
-    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.2596 ms
-    {1153, 1280, 3},  // M 1153..1280: bn128_s6_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3174 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.3175 ms
-    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.3297 ms
-    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.3461 ms
-    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.3957 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.4326 ms
-    {2049, 2304, 3},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.4987 ms
-    {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.5191 ms
-    {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.5808 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.5897 ms
-    {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.5935 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.6057 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.6594 ms
-    {3073, 4224, 6},  // M 3073..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.6922 ms
+    {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 290.1 us
+    {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 335.1 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 355.1 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 383.3 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 421.9 us
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 461.8 us
+    {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 551.0 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 568.9 us
+    {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 598.0 us
+    {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 633.8 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 661.3 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 700.7 us
+    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 737.7 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 847.2 us
+    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 900.6 us
+    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 913.9 us
+    {4096, 4224, 5},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.9418 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.9936 ms
-    {4353, 4864, 7},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4353, 1.0173 ms
-    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 1.1302 ms
-    {5377, 5632, 5},  // M 5377..5632: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 1.2774 ms
-    {5633, 6144, 7},  // M 5633..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 1.2947 ms
-    {6145, 16383, 6},  // M 6145..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 1.4127 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 940.7 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 977.5 us
+    {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1012.0 us
+    {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1124.9 us
+    {4993, 5120, 3},  // M 4993..5120: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1175.4 us
+    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1189.9 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 1246.5 us
+    {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 1278.3 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1404.9 us
+    {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1456.9 us
+    {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 1464.4 us
+    {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1683.7 us
+    {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1725.4 us
+    {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 1730.4 us
+    {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1962.3 us
+    {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 2004.2 us
+    {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 2006.4 us
+    {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2147.9 us
+    {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2182.0 us
+    {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2240.3 us
+    {10113, 10752, 6},  // M 10113..10752: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2270.4 us
+    {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2426.4 us
+    {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2457.7 us
+    {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2519.7 us
+    {11393, 32768, 6},  // M 11393..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2546.4 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0308 ms, ratio 0.976 (fallback bn192_s4_c2: 0.834)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0311 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 32.1 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0307 ms, peer 0.0294 ms, ratio 0.957 (fallback bn192_s4_c2: 0.826)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0261 ms
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0315 ms
+    {33, 128, 5},  // M 33..128: bn256_s4_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.8 us
     //   M=128: bn256_s4_c1 0.0321 ms, peer 0.0318 ms, ratio 0.988 (fallback bn192_s4_c2: 0.826)
-    {129, 256, 3},  // M 129..256: bn128_s6_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0290 ms
-    {257, 511, 7},  // M 257..511: bn256_s4_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0555 ms
-    {512, 640, 6},  // M 512..640: bn256_s4_c1
+    {129, 256, 4},  // M 129..256: bn192_s4_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.4 us
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.5 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 67.6 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0704 ms
-    {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0811 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1016 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1056 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1352 ms
-    {1281, 2047, 6},  // M 1281..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1408 ms
-    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.0 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 94.7 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 117.8 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 120.3 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 147.9 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 159.4 us
+    {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 173.0 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 195.6 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 201.1 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 213.5 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 225.7 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
-    {2049, 8191, 6},  // M 2049..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.2263 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 251.2 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 258.6 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 270.1 us
+    {2433, 2816, 6},  // M 2433..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 283.6 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 324.0 us
+    {2945, 3328, 6},  // M 2945..3328: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 336.3 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 380.9 us
+    {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 389.0 us
+    {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 434.6 us
+    {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 441.7 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 454.0 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 463.4 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 510.1 us
+    {4737, 4864, 6},  // M 4737..4864: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 517.5 us
+    {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 544.0 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 564.8 us
+    {5249, 16384, 6},  // M 5249..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 570.2 us
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
-    {1, 1, 2},  // M 1..1: bn128_s6_c1_pp64_f1
+    {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0699 ms, peer 0.0704 ms, ratio 1.006 (fallback bn256_s4_c2: 0.758)
-    {2, 63, 6},  // M 2..63: bn256_s4_c1
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0703 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 74.9 us
+    {16, 16, 5},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.0704 ms, peer 0.0713 ms, ratio 1.012 (fallback bn256_s4_c2: 0.771)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0715 ms
-    {64, 64, 2},  // M 64..64: bn128_s6_c1_pp64_f1
+    {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 76.2 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0720 ms, peer 0.0715 ms, ratio 0.994 (fallback bn256_s4_c2: 0.711)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0593 ms
-    {129, 255, 7},  // M 129..255: bn256_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0989 ms
-    {256, 384, 6},  // M 256..384: bn256_s4_c1
+    {65, 384, 5},  // M 65..384: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 77.8 us
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1380 ms
-    {385, 640, 1},  // M 385..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.1669 ms
-    {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2478 ms
-    {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.2760 ms
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 159.2 us
+    {385, 512, 3},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 186.6 us
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 240.4 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.2 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 293.3 us
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.3603 ms
-    {1153, 4095, 1},  // M 1153..4095: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.3910 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 396.5 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 426.9 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 487.4 us
+    {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 498.7 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 621.5 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 650.0 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 725.2 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 751.2 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 799.6 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 860.7 us
+    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 886.7 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 949.7 us
+    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 978.2 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1053.9 us
+    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1055.4 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1099.9 us
+    {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1112.4 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1188.9 us
+    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1201.4 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
-    {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 1.3450 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1335.8 us
+    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1351.2 us
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0174 ms, ratio 1.002 (fallback bn256_s4_c2: 0.848)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0170 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.5 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0167 ms, ratio 1.007 (fallback bn256_s4_c2: 0.832)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0172 ms
+    {17, 63, 5},  // M 17..63: bn256_s4_c1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.3 us
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0181 ms, ratio 1.020 (fallback bn256_s4_c2: 0.840)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0141 ms
-    {129, 255, 7},  // M 129..255: bn256_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0216 ms
-    {256, 4095, 6},  // M 256..4095: bn256_s4_c1
+    {65, 1152, 5},  // M 65..1152: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.3 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0258 ms
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.2 us
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0607 ms
-    {4096, 32768, 7},  // M 4096..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 72.7 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 78.5 us
+    {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 86.2 us
+    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 145.0 us
+    {2561, 3712, 5},  // M 2561..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 153.8 us
+    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 211.6 us
+    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 221.3 us
+    {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.2095 ms
+    {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 228.7 us
+    {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 12},  // M 1..64: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.1444 ms, peer 0.1456 ms, ratio 1.009 (fallback bn192_s4_c2: 0.828)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1447 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 155.2 us
     //   M=16: sk2_bn192_s5 0.1451 ms, peer 0.1457 ms, ratio 1.004 (fallback bn192_s4_c2: 0.838)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1462 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 155.7 us
     //   M=64: sk2_bn192_s5 0.1472 ms, peer 0.1418 ms, ratio 0.963 (fallback bn192_s4_c2: 0.546)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1584 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.2103 ms
-    {256, 256, 5},  // M 256..256: bn192_s4_c2
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 169.4 us
+    {129, 256, 4},  // M 129..256: bn192_s4_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 220.6 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
-    {257, 640, 1},  // M 257..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2916 ms
-    {641, 4095, 6},  // M 641..4095: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.5580 ms
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 334.2 us
+    {385, 512, 4},  // M 385..512: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 395.6 us
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 499.4 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 570.6 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 661.5 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.8232 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 848.8 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 892.8 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1005.9 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1095.6 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1236.4 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1270.6 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1390.6 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1431.6 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1578.8 us
+    {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1621.8 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1735.0 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1776.0 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1889.2 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1930.2 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2119.6 us
+    {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2123.8 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2618.2 us
+    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2623.2 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 3.0924 ms
-    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 3.1220 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2958.9 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3034.8 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3347.3 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3352.2 us
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2359 ms, peer 0.2471 ms, ratio 1.047 (fallback bn176_s5_c2: 0.826)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2374 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 268.4 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2390 ms, peer 0.2499 ms, ratio 1.046 (fallback bn176_s5_c2: 0.844)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2421 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 271.1 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2452 ms, peer 0.2423 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2178 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3426 ms
-    {256, 256, 4},  // M 256..256: bn176_s5_c2
+    {65, 128, 5},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 277.0 us
+    {129, 256, 3},  // M 129..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 386.3 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
-    {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5280 ms
-    {385, 1024, 6},  // M 385..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6428 ms
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 590.5 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 687.8 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1004.4 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1126.8 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    {1025, 1152, 1},  // M 1025..1152: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5097 ms
-    {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.5871 ms
-    {1281, 4095, 6},  // M 1281..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 1.8110 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1541.6 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1565.7 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1805.2 us
+    {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1916.4 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2155.9 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2180.1 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2419.5 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2530.7 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2746.4 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2858.5 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3361.6 us
+    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3462.7 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3712.3 us
+    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3736.4 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4040.0 us
+    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4061.2 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4303.6 us
+    {3457, 4096, 6},  // M 3457..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4350.7 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 5.6678 ms
-    {4225, 16383, 7},  // M 4225..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 5.6912 ms
-    {16384, 32768, 5},  // M 16384..32768: bn192_s4_c2
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5244.2 us
+    {4225, 16383, 6},  // M 4225..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5292.8 us
+    {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2450 ms, peer 0.2524 ms, ratio 1.030 (fallback bn128_s6_c2: 0.789)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.2449 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 275.0 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2448 ms, peer 0.2537 ms, ratio 1.036 (fallback bn128_s6_c2: 0.831)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.2474 ms
+    {17, 63, 13},  // M 17..63: sk2_bn256_s4
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 275.6 us
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.2501 ms, peer 0.2500 ms, ratio 0.999 (fallback bn128_s6_c2: 0.445)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.2249 ms
-    {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.3626 ms
-    {256, 256, 3},  // M 256..256: bn128_s6_c2
+    {65, 128, 5},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 283.7 us
+    {129, 255, 0},  // M 129..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 404.7 us
+    {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
-    {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.5348 ms
-    {385, 512, 7},  // M 385..512: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.6512 ms
-    {513, 1152, 6},  // M 513..1152: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.8391 ms
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 592.6 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 689.9 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1006.5 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1216.1 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 1.5369 ms
-    {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 1.6772 ms
-    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 2.2093 ms
-    {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 2.3294 ms
-    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 2.8817 ms
-    {2177, 32768, 7},  // M 2177..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 2.9816 ms
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1545.9 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1655.1 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1896.6 us
+    {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1918.8 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2160.3 us
+    {1665, 2048, 6},  // M 1665..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2269.6 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2840.9 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2934.6 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3191.6 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3213.8 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3455.3 us
+    {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3564.6 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4135.9 us
+    {3201, 4096, 6},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4179.0 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 5.8156 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5430.9 us
+    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5474.0 us
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 64, 16},  // M 1..64: sk4_bn64_s6
+    {1, 1, 20},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0142 ms, peer 0.0123 ms, ratio 0.867 (fallback bn128_s6_c2: 0.493)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0140 ms
+    {2, 15, 17},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 25.9 us
+    {16, 16, 20},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0138 ms, peer 0.0125 ms, ratio 0.906 (fallback bn128_s6_c2: 0.523)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0141 ms
+    {17, 63, 17},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 25.9 us
+    {64, 64, 20},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0144 ms, peer 0.0132 ms, ratio 0.919 (fallback bn128_s6_c2: 0.572)
-    {65, 192, 11},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0148 ms
-    {193, 255, 2},  // M 193..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=193, 0.0189 ms
-    {256, 384, 9},  // M 256..384: sk2_bm128_bn128_s5
+    {65, 192, 10},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.7 us
+    {193, 255, 1},  // M 193..255: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.6 us
+    {256, 384, 8},  // M 256..384: sk2_bm128_bn128_s5
     //   M=256: sk2_bm128_bn128_s5 0.0195 ms, peer 0.0134 ms, ratio 0.689 (fallback bn128_s6_c2: 0.578)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0195 ms
-    {385, 896, 1},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0216 ms
-    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=897, 0.0309 ms
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.1 us
+    {385, 896, 0},  // M 385..896: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 33.1 us
+    {897, 1280, 3},  // M 897..1280: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 41.1 us
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0300 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0317 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0393 ms
-    {1793, 1920, 1},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0415 ms
-    {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 0.0599 ms
-    {2817, 2944, 1},  // M 2817..2944: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.0622 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.0634 ms
-    {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.0787 ms
-    {3713, 3840, 3},  // M 3713..3840: bn128_s6_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3713, 0.0827 ms
-    {3841, 3968, 1},  // M 3841..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.0829 ms
-    {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3969, 0.0899 ms
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 41.3 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 42.8 us
+    {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 53.0 us
+    {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 56.0 us
+    {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 71.3 us
+    {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 74.7 us
+    {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.8 us
+    {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 101.0 us
+    {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 102.3 us
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
-    {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.0902 ms
-    {4609, 4864, 3},  // M 4609..4864: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1023 ms
-    {4865, 5632, 7},  // M 4865..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.1169 ms
-    {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5633, 0.1202 ms
-    {6145, 6912, 3},  // M 6145..6912: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.1432 ms
-    {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.1503 ms
-    {7681, 7936, 3},  // M 7681..7936: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.1636 ms
-    {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7937, 0.1756 ms
-    {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8449, 0.1803 ms
-    {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9217, 0.1954 ms
-    {9345, 9728, 3},  // M 9345..9728: bn128_s6_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9345, 0.2045 ms
-    {9729, 9856, 1},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9729, 0.2095 ms
-    {9857, 10752, 5},  // M 9857..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=9857, 0.2104 ms
-    {10753, 10880, 1},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10753, 0.2305 ms
-    {10881, 11264, 7},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=10881, 0.2338 ms
-    {11265, 32768, 5},  // M 11265..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=11265, 0.2405 ms
+    {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 106.5 us
+    {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 123.5 us
+    {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 132.4 us
+    {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 138.4 us
+    {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 162.8 us
+    {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 170.1 us
+    {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 191.2 us
+    {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 193.6 us
+    {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 202.0 us
+    {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 221.6 us
+    {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 224.0 us
+    {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 233.7 us
+    {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 254.5 us
+    {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 265.7 us
+    {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 285.1 us
+    {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 297.4 us
+    {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 315.7 us
+    {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 329.3 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    {1, 64, 14},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0127 ms, peer 0.0110 ms, ratio 0.862 (fallback bn128_s6_c2: 0.670)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0128 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 19.1 us
     //   M=32: sk2_bn64_s6 0.0129 ms, peer 0.0114 ms, ratio 0.888 (fallback bn128_s6_c2: 0.700)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0129 ms
-    {128, 256, 2},  // M 128..256: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 19.1 us
+    {65, 256, 1},  // M 65..256: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.3 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0118 ms, ratio 0.815 (fallback bn128_s6_c2: 0.692)
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0145 ms
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0166 ms
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.4 us
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.9 us
     //   M=512: bn128_s6_c1 0.0171 ms, peer 0.0169 ms, ratio 0.988 (fallback bn128_s6_c2: 0.938)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0201 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0253 ms
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.0388 ms
-    {1281, 1536, 0},  // M 1281..1536: bn128_s5_c2_pp128_f1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0397 ms
-    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0506 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.4 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 35.3 us
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 46.8 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 47.9 us
+    {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.5 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0529 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.0610 ms
-    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.0688 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.0706 ms
-    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.0854 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.0882 ms
-    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.0954 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.1059 ms
-    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.1098 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.1235 ms
-    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.1341 ms
-    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.1411 ms
-    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.1431 ms
-    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.1585 ms
-    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.1588 ms
-    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.1670 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.1764 ms
-    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.1829 ms
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c1
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 66.3 us
+    {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 76.1 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.8 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 84.2 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 100.6 us
+    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 102.2 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 103.2 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 108.6 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 121.6 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 128.5 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 133.0 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 140.2 us
+    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 154.3 us
+    {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 157.4 us
+    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 176.7 us
+    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 181.9 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 195.4 us
+    {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 206.1 us
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 64, 13},  // M 1..64: sk2_bn64_s6
+    {1, 64, 14},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0179 ms, peer 0.0170 ms, ratio 0.950 (fallback bn128_s6_c2: 0.719)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0179 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 23.2 us
     //   M=16: sk2_bn64_s6 0.0179 ms, peer 0.0174 ms, ratio 0.976 (fallback bn128_s6_c2: 0.735)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0177 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.2 us
     //   M=64: sk2_bn64_s6 0.0176 ms, peer 0.0157 ms, ratio 0.896 (fallback bn128_s6_c2: 0.525)
-    {65, 128, 11},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0172 ms
-    {129, 255, 2},  // M 129..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0215 ms
-    {256, 256, 9},  // M 256..256: sk2_bm128_bn128_s5
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 27.7 us
+    {129, 255, 1},  // M 129..255: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 29.6 us
+    {256, 256, 8},  // M 256..256: sk2_bm128_bn128_s5
     //   M=256: sk2_bm128_bn128_s5 0.0238 ms, peer 0.0206 ms, ratio 0.864 (fallback bn128_s6_c2: 0.831)
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0228 ms
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0314 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0409 ms
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 34.0 us
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.4 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.5 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0563 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.0597 ms
-    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0821 ms
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0896 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.1043 ms
-    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.1126 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1195 ms
-    {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1408 ms
-    {3329, 3584, 1},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3329, 0.1460 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1494 ms
-    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1641 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 72.0 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 74.9 us
+    {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.9 us
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 106.5 us
+    {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 123.3 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 132.3 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 137.0 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 162.4 us
+    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 167.9 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 170.1 us
+    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 178.7 us
+    {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1583 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.1806 ms
-    {4609, 4736, 1},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1859 ms
-    {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4737, 0.1953 ms
-    {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.1978 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5249, 0.2107 ms
-    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.2272 ms
-    {5761, 6144, 7},  // M 5761..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5761, 0.2344 ms
-    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.2374 ms
-    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6273, 0.2685 ms
-    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6785, 0.2709 ms
-    {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6913, 0.2734 ms
-    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7169, 0.2770 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7297, 0.3010 ms
-    {7681, 7808, 1},  // M 7681..7808: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7681, 0.3098 ms
-    {7809, 12544, 7},  // M 7809..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=7809, 0.3125 ms
-    {12545, 16383, 6},  // M 12545..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.4748 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 179.0 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 201.8 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 212.8 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 220.3 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 233.7 us
+    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 253.8 us
+    {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 257.4 us
+    {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 262.1 us
+    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 297.1 us
+    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 303.9 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 328.9 us
+    {7681, 9472, 5},  // M 7681..9472: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 345.4 us
+    {9473, 9984, 4},  // M 9473..9984: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 424.1 us
+    {9985, 10496, 5},  // M 9985..10496: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 429.2 us
+    {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 456.5 us
+    {10753, 13696, 5},  // M 10753..13696: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 470.6 us
+    {13697, 13824, 4},  // M 13697..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13697 (at M=13760), 583.9 us
+    {13825, 16383, 5},  // M 13825..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 595.9 us
+    {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 127, 13},  // M 1..127: sk2_bn64_s6
+    {1, 64, 14},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0275 ms, peer 0.0258 ms, ratio 0.937 (fallback bn128_s6_c2: 0.608)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0275 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 32.9 us
     //   M=32: sk2_bn64_s6 0.0276 ms, peer 0.0262 ms, ratio 0.952 (fallback bn128_s6_c2: 0.635)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0275 ms
-    {128, 128, 11},  // M 128..128: sk2_bn128_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.9 us
+    {65, 128, 10},  // M 65..128: sk2_bn128_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 38.2 us
     //   M=128: sk2_bn128_s6 0.0318 ms, peer 0.0263 ms, ratio 0.828 (fallback bn128_s6_c2: 0.624)
-    {129, 256, 9},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0314 ms
-    {257, 512, 1},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0420 ms
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 42.8 us
+    {257, 512, 0},  // M 257..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.6 us
     //   M=512: bn128_s6_c1 0.0433 ms, peer 0.0430 ms, ratio 0.992 (fallback bn128_s6_c2: 0.968)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0574 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0741 ms
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1072 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1149 ms
-    {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1482 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.0 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 95.8 us
+    {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 130.7 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 138.0 us
+    {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 177.6 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1757 ms
-    {2305, 2560, 1},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.2024 ms
-    {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.2276 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.2343 ms
-    {3073, 3584, 1},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.2834 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.2929 ms
-    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.3161 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.3162 ms
-    {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.3515 ms
-    {4609, 5248, 1},  // M 4609..5248: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.3644 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.4100 ms
-    {5377, 5760, 1},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.4454 ms
-    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.4686 ms
-    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.4743 ms
-    {6273, 6784, 1},  // M 6273..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.5264 ms
-    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.5272 ms
-    {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.5531 ms
-    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7169, 0.5533 ms
-    {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 0.5858 ms
-    {7681, 8191, 1},  // M 7681..8191: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.6073 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 201.6 us
+    {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 236.5 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 250.7 us
+    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 260.1 us
+    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 310.3 us
+    {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 325.4 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 328.3 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 342.2 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 392.1 us
+    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 420.8 us
+    {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 424.2 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 456.1 us
+    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 490.1 us
+    {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 506.1 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 646.4 us
+    {7681, 8191, 5},  // M 7681..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 670.4 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 64, 14},  // M 1..64: sk2_bn96_s6
+    {1, 64, 15},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0164 ms, peer 0.0145 ms, ratio 0.884 (fallback bn128_s6_c2: 0.767)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0163 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 21.7 us
     //   M=16: sk2_bn96_s6 0.0161 ms, peer 0.0144 ms, ratio 0.892 (fallback bn128_s6_c2: 0.782)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0161 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 21.7 us
     //   M=64: sk2_bn96_s6 0.0160 ms, peer 0.0144 ms, ratio 0.896 (fallback bn128_s6_c2: 0.595)
-    {65, 128, 12},  // M 65..128: sk2_bn192_s5
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0149 ms
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0181 ms
+    {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 22.0 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.5 us
     //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0160 ms, ratio 0.875 (fallback bn128_s6_c2: 0.851)
-    {257, 512, 5},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0211 ms
-    {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0248 ms
-    {641, 768, 4},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.0385 ms
-    {769, 1023, 0},  // M 769..1023: bn128_s5_c2_pp128_f1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.0415 ms
-    {1024, 1024, 5},  // M 1024..1024: bn192_s4_c2
+    {257, 512, 4},  // M 257..512: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.8 us
+    {513, 640, 5},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.9 us
+    {641, 768, 3},  // M 641..768: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 47.2 us
+    {769, 1024, 4},  // M 769..1024: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.2 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
-    {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0470 ms
-    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.0550 ms
-    {1537, 1664, 1},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.0621 ms
-    {1665, 1792, 4},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.0679 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.0704 ms
-    {2049, 2304, 4},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.0849 ms
-    {2305, 2432, 1},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.0869 ms
-    {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.0917 ms
-    {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.0939 ms
-    {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.1100 ms
-    {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.1174 ms
-    {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3457, 0.1284 ms
-    {3585, 3840, 4},  // M 3585..3840: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3585, 0.1358 ms
-    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3841, 0.1409 ms
-    {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
+    {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 60.0 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 66.7 us
+    {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 76.5 us
+    {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 83.0 us
+    {1793, 2048, 5},  // M 1793..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 84.4 us
+    {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 100.9 us
+    {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 102.6 us
+    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 103.5 us
+    {2561, 2816, 5},  // M 2561..2816: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.9 us
+    {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 121.7 us
+    {3073, 3456, 5},  // M 3073..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 133.0 us
+    {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 140.2 us
+    {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 154.4 us
+    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 157.4 us
+    {4096, 4096, 4},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1433 ms
-    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.1579 ms
-    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4481, 0.1595 ms
-    {4609, 4864, 7},  // M 4609..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4609, 0.1668 ms
-    {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.1772 ms
-    {5121, 8704, 1},  // M 5121..8704: bn128_s6_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.1822 ms
-    {8705, 12544, 5},  // M 8705..12544: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=8705, 0.3013 ms
-    {12545, 13312, 6},  // M 12545..13312: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=12545, 0.4300 ms
-    {13313, 32768, 5},  // M 13313..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=13313, 0.4608 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 157.7 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 176.7 us
+    {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 181.9 us
+    {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 195.3 us
+    {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 206.0 us
+    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 250.2 us
+    {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 254.9 us
+    {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 268.9 us
+    {7169, 8448, 5},  // M 7169..8448: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 279.0 us
+    {8449, 8960, 4},  // M 8449..8960: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 324.0 us
+    {8961, 9088, 5},  // M 8961..9088: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 328.2 us
+    {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 342.4 us
+    {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 352.3 us
+    {9857, 11008, 4},  // M 9857..11008: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 361.1 us
+    {11009, 11264, 5},  // M 11009..11264: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 401.2 us
+    {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 416.2 us
+    {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 425.4 us
+    {11905, 12544, 4},  // M 11905..12544: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 434.7 us
+    {12545, 13312, 5},  // M 12545..13312: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 450.1 us
+    {13313, 13568, 4},  // M 13313..13568: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 489.7 us
+    {13569, 15488, 5},  // M 13569..15488: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13569 (at M=13632), 498.4 us
+    {15489, 15616, 4},  // M 15489..15616: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15489 (at M=15552), 563.3 us
+    {15617, 16383, 5},  // M 15617..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15617 (at M=15680), 571.4 us
+    {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
-    {1, 32, 2},  // M 1..32: bn128_s6_c1_pp64_f1
+    {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0111 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 16.2 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0102 ms, ratio 0.918 (fallback bn128_s6_c2: 0.817)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0111 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0112 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 16.3 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.929 (fallback bn128_s6_c2: 0.769)
-    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0098 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0172 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.6 us
+    {257, 512, 5},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.4 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0213 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0233 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0301 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0320 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0389 ms
-    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.0426 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.0452 ms
-    {1793, 2047, 5},  // M 1793..2047: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.0533 ms
-    {2048, 2048, 1},  // M 2048..2048: bn128_s6_c1
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.0 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.3 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 36.3 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.9 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.9 us
+    {1409, 1792, 5},  // M 1409..1792: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 49.1 us
+    {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 58.5 us
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
-    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.0501 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.0566 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.0586 ms
-    {2689, 2944, 6},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.0626 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.0660 ms
-    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.0716 ms
-    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.0751 ms
-    {3585, 3840, 1},  // M 3585..3840: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.0846 ms
-    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.0876 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.0943 ms
-    {4353, 4480, 1},  // M 4353..4480: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.0976 ms
-    {4481, 4736, 6},  // M 4481..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.1001 ms
-    {4737, 5120, 5},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.1038 ms
-    {5121, 6016, 6},  // M 5121..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.1126 ms
-    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.1320 ms
-    {6145, 6272, 1},  // M 6145..6272: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.1367 ms
-    {6273, 6528, 6},  // M 6273..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 0.1377 ms
-    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 0.1415 ms
-    {6913, 7808, 6},  // M 6913..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 0.1502 ms
-    {7809, 8191, 5},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 0.1698 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 62.0 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 68.8 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 72.3 us
+    {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 74.9 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 78.7 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.9 us
+    {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 87.6 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 97.8 us
+    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 100.5 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 107.7 us
+    {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 113.3 us
+    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 117.5 us
+    {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 126.3 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 136.6 us
+    {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 139.0 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 146.5 us
+    {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 151.8 us
+    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 156.3 us
+    {6913, 7168, 5},  // M 6913..7168: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 164.8 us
+    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 175.4 us
+    {7425, 7808, 5},  // M 7425..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 177.6 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 185.3 us
+    {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 190.3 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0425 ms, peer 0.0428 ms, ratio 1.008 (fallback bn128_s6_c2: 0.857)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0425 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 44.1 us
     //   M=32: sk2_bn112_s6 0.0425 ms, peer 0.0405 ms, ratio 0.954 (fallback bn128_s6_c2: 0.796)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0358 ms
-    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0457 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.2 us
+    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.4 us
     //   M=128: sk2_bm128_bn112_s5 0.0457 ms, peer 0.0485 ms, ratio 1.061 (fallback bn128_s6_c2: 0.737)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0481 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0843 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.7 us
+    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 103.3 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 110.9 us
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
-    {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1226 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1397 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1726 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.1970 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2328 ms
-    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2453 ms
-    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2589 ms
-    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3066 ms
+    {513, 768, 3},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 150.3 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 167.5 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 203.9 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 229.1 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 274.1 us
+    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 282.9 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 297.4 us
+    {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 349.3 us
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
-    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3537 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4032 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4269 ms
-    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.4421 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.4484 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.4704 ms
-    {3073, 3200, 1},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5217 ms
-    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3201, 0.5306 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.6278 ms
-    {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.6721 ms
-    {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4353, 0.7074 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.7175 ms
-    {4737, 5120, 5},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.7393 ms
-    {5121, 5888, 7},  // M 5121..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 0.7958 ms
-    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 0.8968 ms
-    {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 0.9409 ms
-    {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.9727 ms
-    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 0.9865 ms
-    {6529, 6912, 5},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 1.0081 ms
-    {6913, 7680, 7},  // M 6913..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6913, 1.0611 ms
-    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.1659 ms
-    {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.2097 ms
-    {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7937, 1.2380 ms
+    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 395.0 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 447.2 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 482.9 us
+    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 489.9 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 492.7 us
+    {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 519.0 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 585.0 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 659.4 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 678.0 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 686.2 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 736.2 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 777.1 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 781.8 us
+    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 808.4 us
+    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 872.7 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 949.3 us
+    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 965.7 us
+    {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 975.0 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1020.0 us
+    {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1063.9 us
+    {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1071.5 us
+    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1097.2 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1159.8 us
+    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1239.2 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1253.4 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1263.8 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1309.9 us
+    {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1346.4 us
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 32, 10},  // M 1..32: sk2_bn112_s6
+    {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0469 ms, peer 0.0474 ms, ratio 1.011 (fallback bn128_s6_c2: 0.798)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0466 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 48.2 us
     //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0447 ms, ratio 0.965 (fallback bn128_s6_c2: 0.788)
-    {33, 64, 11},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0391 ms
-    {65, 128, 8},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0492 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 48.2 us
+    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.2 us
     //   M=128: sk2_bm128_bn112_s5 0.0492 ms, peer 0.0522 ms, ratio 1.062 (fallback bn128_s6_c2: 0.725)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0535 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0945 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 74.8 us
+    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 112.6 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 123.4 us
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
-    {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.1375 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.1564 ms
-    {897, 1024, 7},  // M 897..1024: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.1950 ms
-    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1994 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.2273 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.2607 ms
-    {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1409, 0.2750 ms
-    {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.2926 ms
-    {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.3437 ms
+    {513, 768, 3},  // M 513..768: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 167.4 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 187.0 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 227.9 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 256.2 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 306.8 us
+    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 316.1 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 332.8 us
+    {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 390.6 us
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
-    {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.3988 ms
-    {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.4788 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.4907 ms
-    {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2689, 0.4985 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.5182 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2945, 0.5586 ms
-    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.5982 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.7255 ms
-    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.7975 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.8291 ms
-    {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 0.8778 ms
-    {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4865, 0.8972 ms
-    {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.0364 ms
-    {6017, 6400, 7},  // M 6017..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6017, 1.0966 ms
-    {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6401, 1.1400 ms
-    {6529, 7680, 7},  // M 6529..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6529, 1.1963 ms
-    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 1.3473 ms
-    {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 1.3957 ms
+    {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 442.5 us
+    {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 501.2 us
+    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 541.3 us
+    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 548.4 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 552.2 us
+    {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 581.8 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 655.9 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 739.5 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 760.4 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 769.5 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 825.7 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 871.7 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 876.9 us
+    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 906.9 us
+    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 979.0 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1065.1 us
+    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1083.5 us
+    {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1093.9 us
+    {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1144.5 us
+    {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1193.8 us
+    {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1202.3 us
+    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1231.2 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1301.5 us
+    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1390.7 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1406.6 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1418.3 us
+    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1470.1 us
+    {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1511.1 us
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0291 ms, peer 0.0264 ms, ratio 0.906 (fallback bn128_s6_c2: 0.827)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0293 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.4 us
     //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0268 ms, ratio 0.913 (fallback bn128_s6_c2: 0.838)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0241 ms
-    {65, 128, 2},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0298 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.4 us
+    {65, 127, 8},  // M 65..127: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 34.1 us
+    {128, 128, 1},  // M 128..128: bn128_s6_c1_pp64_f1
     //   M=128: bn128_s6_c1_pp64_f1 0.0299 ms, peer 0.0279 ms, ratio 0.932 (fallback bn128_s6_c2: 0.736)
-    {129, 256, 0},  // M 129..256: bn128_s5_c2_pp128_f1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0273 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0465 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.7 us
+    {257, 512, 5},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.4 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0688 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0927 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.1192 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.1376 ms
-    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.1611 ms
-    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1854 ms
-    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.7 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 108.6 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 140.5 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 155.9 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 184.3 us
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 203.2 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.2044 ms
-    {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.2253 ms
-    {2561, 2816, 1},  // M 2561..2816: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2561, 0.2562 ms
-    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2817, 0.2703 ms
-    {3073, 3328, 1},  // M 3073..3328: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3073, 0.3027 ms
-    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3329, 0.3154 ms
-    {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3585, 0.3407 ms
-    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=3841, 0.3604 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 0.3627 ms
-    {4225, 4480, 1},  // M 4225..4480: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 0.3959 ms
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.4055 ms
-    {4609, 5248, 6},  // M 4609..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 0.4080 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 0.4770 ms
-    {5377, 5504, 1},  // M 5377..5504: bn128_s6_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 0.4890 ms
-    {5505, 5632, 7},  // M 5505..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5505, 0.4956 ms
-    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 0.4987 ms
-    {5761, 6144, 5},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 0.5111 ms
-    {6145, 6784, 6},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 0.5440 ms
-    {6785, 7680, 5},  // M 6785..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 0.6133 ms
-    {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 0.6801 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 230.4 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 253.4 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 290.2 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 301.6 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 339.8 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 349.4 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 375.7 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 396.7 us
+    {4097, 4480, 5},  // M 4097..4480: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 403.6 us
+    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 447.6 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 452.6 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 486.9 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 495.1 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 501.8 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 523.2 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 542.9 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 550.8 us
+    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 559.1 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 600.0 us
+    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 633.0 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 648.8 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 669.9 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 688.6 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 698.2 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 706.4 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 746.8 us
+    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 777.3 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0713 ms, peer 0.0700 ms, ratio 0.981 (fallback bn128_s6_c2: 0.726)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0709 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 75.4 us
     //   M=32: sk2_bn128_s6 0.0704 ms, peer 0.0711 ms, ratio 1.010 (fallback bn128_s6_c2: 0.815)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0586 ms
-    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0725 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 75.5 us
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.7 us
     //   M=128: sk2_bm128_bn128_s5 0.0725 ms, peer 0.0703 ms, ratio 0.970 (fallback bn128_s6_c2: 0.617)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0806 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1459 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 112.6 us
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 176.8 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 187.8 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2306 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3122 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4048 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4613 ms
-    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5390 ms
-    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6244 ms
-    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 270.5 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 349.3 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 459.3 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 511.5 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 598.9 us
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 673.4 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7452 ms
-    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.7963 ms
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.3173 ms
-    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4225, 1.4333 ms
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4609, 1.4819 ms
-    {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4737, 1.5926 ms
-    {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5121, 1.6466 ms
-    {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5249, 1.7387 ms
-    {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5377, 1.7518 ms
-    {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5633, 1.8113 ms
-    {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5761, 1.8629 ms
-    {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=5889, 1.9111 ms
-    {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6145, 1.9759 ms
-    {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6273, 2.0703 ms
-    {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6657, 2.1406 ms
-    {6785, 7168, 7},  // M 6785..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=6785, 2.2296 ms
-    {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7169, 2.3052 ms
-    {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7297, 2.3597 ms
-    {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7425, 2.3889 ms
-    {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7681, 2.4699 ms
-    {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=7809, 2.5481 ms
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 772.3 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 847.3 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 958.8 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1013.3 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1142.7 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1175.2 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1265.4 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1337.1 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1366.7 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1510.9 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1534.7 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1648.4 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1677.0 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1705.6 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1771.1 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1838.9 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1873.5 us
+    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1893.8 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2044.5 us
+    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2134.3 us
+    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2152.3 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2211.9 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2276.6 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2340.7 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2383.3 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2399.4 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2550.3 us
+    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2643.3 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 64, 11},  // M 1..64: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0723 ms, peer 0.0719 ms, ratio 0.995 (fallback bn128_s6_c2: 0.772)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0725 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.4 us
     //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0730 ms, ratio 1.003 (fallback bn128_s6_c2: 0.801)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0600 ms
-    {65, 128, 9},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0755 ms
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.5 us
+    {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.9 us
     //   M=128: sk2_bm128_bn128_s5 0.0755 ms, peer 0.0785 ms, ratio 1.040 (fallback bn128_s6_c2: 0.669)
-    {129, 256, 1},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0833 ms
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.1498 ms
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 115.8 us
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 181.9 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 193.3 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
-    {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.2418 ms
-    {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.3253 ms
-    {1025, 1280, 1},  // M 1025..1280: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1025, 0.4228 ms
-    {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.4837 ms
-    {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1537, 0.5677 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.6507 ms
+    {513, 768, 4},  // M 513..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 278.6 us
+    {769, 1024, 5},  // M 769..1024: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 359.8 us
+    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 473.2 us
+    {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 527.0 us
+    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 617.1 us
+    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 694.0 us
+    {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
-    {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.7832 ms
-    {2305, 4096, 7},  // M 2305..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.8353 ms
-    {4097, 8191, 6},  // M 4097..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4097, 1.3387 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 795.9 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 873.3 us
+    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 988.0 us
+    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1044.4 us
+    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1177.8 us
+    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1211.3 us
+    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1304.3 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1378.3 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1408.8 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1557.4 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1581.9 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1699.2 us
+    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1728.7 us
+    {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1758.2 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1825.7 us
+    {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1895.6 us
+    {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1931.3 us
+    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1952.2 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2107.5 us
+    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2199.7 us
+    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2218.7 us
+    {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2280.1 us
+    {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2346.9 us
+    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2412.9 us
+    {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2456.9 us
+    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2473.4 us
+    {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2629.0 us
+    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2724.9 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 1, 1},  // M 1..1: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0314 ms, ratio 0.961 (fallback bn176_s5_c2: 0.823)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0326 ms
+    {2, 15, 11},  // M 2..15: sk2_bn160_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.8 us
+    {16, 16, 1},  // M 16..16: bn128_s6_c1_pp64_f1
     //   M=16: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0313 ms, ratio 0.959 (fallback bn176_s5_c2: 0.823)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0328 ms
+    {17, 63, 11},  // M 17..63: sk2_bn160_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 34.8 us
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0331 ms, peer 0.0316 ms, ratio 0.954 (fallback bn176_s5_c2: 0.689)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0322 ms
-    {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0421 ms
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 40.7 us
+    {129, 256, 3},  // M 129..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 49.5 us
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
-    {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0460 ms
-    {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0709 ms
-    {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.0921 ms
-    {769, 1024, 1},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1238 ms
+    {257, 384, 5},  // M 257..384: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 62.7 us
+    {385, 512, 3},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 83.4 us
+    {513, 768, 5},  // M 513..768: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 109.5 us
+    {769, 1024, 0},  // M 769..1024: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 141.4 us
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
-    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1376 ms
-    {1153, 1280, 4},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.1646 ms
-    {1281, 1408, 1},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.1653 ms
-    {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.1734 ms
-    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 0.1834 ms
-    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 0.2080 ms
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.2293 ms
-    {2049, 2304, 1},  // M 2049..2304: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 0.2598 ms
-    {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2305, 0.2751 ms
-    {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2433, 0.2963 ms
-    {2561, 2688, 1},  // M 2561..2688: bn128_s6_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2561, 0.3070 ms
-    {2689, 2816, 5},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2689, 0.3120 ms
-    {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2817, 0.3210 ms
-    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2945, 0.3467 ms
-    {3073, 4095, 6},  // M 3073..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=3073, 0.3668 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 158.6 us
+    {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 185.1 us
+    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 193.6 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 208.4 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 229.3 us
+    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 251.2 us
+    {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 297.8 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 307.4 us
+    {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 326.7 us
+    {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 341.5 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 356.5 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 377.8 us
+    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 398.5 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 455.3 us
+    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 484.4 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 492.8 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.4803 ms
-    {4225, 4864, 5},  // M 4225..4864: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 0.4981 ms
-    {4865, 4992, 6},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4865, 0.5764 ms
-    {4993, 5120, 5},  // M 4993..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4993, 0.6048 ms
-    {5121, 5376, 7},  // M 5121..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5121, 0.6135 ms
-    {5377, 6144, 5},  // M 5377..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=5377, 0.6404 ms
-    {6145, 16383, 6},  // M 6145..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=6145, 0.7205 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 505.3 us
+    {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 523.7 us
+    {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 545.0 us
+    {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 603.2 us
+    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 632.8 us
+    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 640.1 us
+    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 668.7 us
+    {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 687.5 us
+    {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 752.0 us
+    {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 780.6 us
+    {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 786.8 us
+    {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 900.2 us
+    {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 923.9 us
+    {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 929.1 us
+    {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1048.7 us
+    {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1072.1 us
+    {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1075.9 us
+    {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1147.5 us
+    {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1170.3 us
+    {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1196.6 us
+    {10113, 10240, 4},  // M 10113..10240: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1215.0 us
+    {10241, 10752, 6},  // M 10241..10752: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10241 (at M=10304), 1221.1 us
+    {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1295.6 us
+    {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1317.5 us
+    {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1345.4 us
+    {11393, 11520, 4},  // M 11393..11520: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1363.4 us
+    {11521, 12032, 6},  // M 11521..12032: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 1365.4 us
+    {12033, 12160, 5},  // M 12033..12160: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1443.3 us
+    {12161, 12544, 6},  // M 12161..12544: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1459.3 us
+    {12545, 12672, 5},  // M 12545..12672: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1493.1 us
+    {12673, 32768, 6},  // M 12673..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1511.3 us
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0187 ms, peer 0.0177 ms, ratio 0.949 (fallback bn192_s4_c2: 0.791)
-    //   between M=8 and M=32: least predicted time (neighbours' times x waves) from M=9, 0.0187 ms
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.4 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0180 ms, ratio 0.958 (fallback bn192_s4_c2: 0.805)
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=33, 0.0160 ms
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: least predicted time (neighbours' times x waves) from M=65, 0.0197 ms
+    {33, 128, 5},  // M 33..128: bn256_s4_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.0 us
     //   M=128: bn256_s4_c1 0.0201 ms, peer 0.0197 ms, ratio 0.977 (fallback bn192_s4_c2: 0.838)
-    {129, 256, 3},  // M 129..256: bn128_s6_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=129, 0.0175 ms
-    {257, 511, 7},  // M 257..511: bn256_s4_c2
-    //   between M=128 and M=512: least predicted time (neighbours' times x waves) from M=257, 0.0339 ms
-    {512, 640, 6},  // M 512..640: bn256_s4_c1
+    {129, 256, 4},  // M 129..256: bn192_s4_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.2 us
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 38.4 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 42.0 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=513, 0.0415 ms
-    {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=641, 0.0475 ms
-    {769, 896, 1},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=769, 0.0592 ms
-    {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=897, 0.0623 ms
-    {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1153, 0.0791 ms
-    {1281, 1664, 6},  // M 1281..1664: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1281, 0.0830 ms
-    {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1665, 0.1108 ms
-    {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: least predicted time (neighbours' times x waves) from M=1793, 0.1141 ms
-    {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.8 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 57.2 us
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 70.0 us
+    {897, 1152, 5},  // M 897..1152: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 71.8 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.1 us
+    {1281, 1664, 5},  // M 1281..1664: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 91.8 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 117.1 us
+    {1793, 2047, 5},  // M 1793..2047: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 121.5 us
+    {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
-    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2049, 0.1272 ms
-    {2177, 2304, 5},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2177, 0.1312 ms
-    {2305, 4480, 6},  // M 2305..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=2305, 0.1370 ms
-    {4481, 8191, 5},  // M 4481..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: least predicted time (neighbours' times x waves) from M=4481, 0.2551 ms
-    {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 141.0 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 147.0 us
+    {2305, 4480, 5},  // M 2305..4480: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 151.3 us
+    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 274.8 us
+    {4609, 4992, 5},  // M 4609..4992: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 280.5 us
+    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 304.7 us
+    {5121, 8191, 5},  // M 5121..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 310.3 us
+    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0407 ms, ratio 0.999 (fallback bn256_s4_c2: 0.797)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0408 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 42.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0403 ms, ratio 0.988 (fallback bn256_s4_c2: 0.793)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0411 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 44.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.995 (fallback bn256_s4_c2: 0.712)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0335 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0548 ms
-    {256, 384, 6},  // M 256..384: bn256_s4_c1
+    {65, 384, 5},  // M 65..384: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 45.2 us
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0740 ms
-    {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.0889 ms
-    {513, 640, 1},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.1148 ms
-    {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.1327 ms
-    {769, 1408, 6},  // M 769..1408: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=769, 0.1479 ms
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 90.0 us
+    {385, 512, 3},  // M 385..512: bn176_s5_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 106.6 us
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 133.8 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 145.6 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 162.9 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.1871 ms
-    {1409, 1792, 5},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 0.2448 ms
-    {1793, 4095, 6},  // M 1793..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 0.3041 ms
-    {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 217.7 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 235.2 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 267.3 us
+    {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 273.5 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 340.2 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 356.3 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 395.7 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 409.4 us
+    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 436.7 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 469.3 us
+    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 482.8 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 517.5 us
+    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 533.6 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 571.5 us
+    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 574.0 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 598.0 us
+    {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 606.5 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 646.6 us
+    {3713, 3840, 6},  // M 3713..3840: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 654.7 us
+    {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 694.8 us
+    {3969, 4096, 4},  // M 3969..4096: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 701.9 us
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
-    {4097, 32768, 7},  // M 4097..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.6911 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 724.0 us
+    {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 735.5 us
+    {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 775.5 us
+    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 783.3 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 824.0 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 832.0 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0109 ms, ratio 0.988 (fallback bn256_s4_c2: 0.749)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0111 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.0 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0111 ms, ratio 0.991 (fallback bn256_s4_c2: 0.752)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0113 ms
+    {17, 63, 5},  // M 17..63: bn256_s4_c1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 15.8 us
+    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.017 (fallback bn256_s4_c2: 0.785)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0098 ms
-    {129, 255, 7},  // M 129..255: bn256_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.0154 ms
-    {256, 4095, 6},  // M 256..4095: bn256_s4_c1
+    {65, 1152, 5},  // M 65..1152: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.8 us
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.0174 ms
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.4 us
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.0379 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 48.6 us
+    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 52.1 us
+    {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 57.0 us
+    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 93.5 us
+    {2561, 3200, 5},  // M 2561..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 99.1 us
+    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 118.8 us
+    {3329, 3712, 5},  // M 3329..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 124.3 us
+    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 134.8 us
+    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 141.1 us
+    {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
-    {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 0.1290 ms
-    {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
+    {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 145.9 us
+    {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0808 ms, peer 0.0797 ms, ratio 0.986 (fallback bn192_s4_c2: 0.818)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.0812 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 85.3 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0817 ms, peer 0.0801 ms, ratio 0.981 (fallback bn192_s4_c2: 0.823)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.0832 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 86.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0848 ms, peer 0.0788 ms, ratio 0.930 (fallback bn192_s4_c2: 0.566)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.0841 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1166 ms
-    {256, 256, 5},  // M 256..256: bn192_s4_c2
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 94.0 us
+    {129, 256, 4},  // M 129..256: bn192_s4_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 121.2 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
-    {257, 640, 1},  // M 257..640: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.1577 ms
-    {641, 4095, 6},  // M 641..4095: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=641, 0.2966 ms
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 182.1 us
+    {385, 512, 4},  // M 385..512: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 214.8 us
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 270.6 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 308.4 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 357.9 us
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.4229 ms
-    {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 457.2 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 482.1 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 541.5 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 589.2 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 664.9 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 682.8 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 747.6 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 771.0 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 847.4 us
+    {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 871.8 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 931.2 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 954.5 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1014.0 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1037.3 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1137.4 us
+    {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1138.1 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1403.7 us
+    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1409.0 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
-    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 1.6036 ms
-    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4225, 1.6236 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1585.4 us
+    {4225, 4864, 4},  // M 4225..4864: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1624.2 us
+    {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1876.2 us
+    {4993, 6912, 6},  // M 4993..6912: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1881.5 us
+    {6913, 7040, 5},  // M 6913..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2615.0 us
+    {7041, 7680, 4},  // M 7041..7680: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2641.1 us
+    {7681, 32768, 6},  // M 7681..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 2890.5 us
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1269 ms, peer 0.1316 ms, ratio 1.037 (fallback bn176_s5_c2: 0.810)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1277 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 139.6 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1285 ms, peer 0.1279 ms, ratio 0.996 (fallback bn176_s5_c2: 0.785)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1306 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 142.3 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1327 ms, peer 0.1280 ms, ratio 0.965 (fallback bn176_s5_c2: 0.616)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1163 ms
-    {129, 255, 3},  // M 129..255: bn128_s6_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1814 ms
-    {256, 256, 4},  // M 256..256: bn176_s5_c2
+    {65, 128, 5},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 146.9 us
+    {129, 256, 3},  // M 129..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 210.6 us
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
-    {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2813 ms
-    {385, 1152, 6},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3409 ms
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 317.7 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 370.3 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 538.4 us
+    {769, 1152, 5},  // M 769..1152: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 605.4 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7958 ms
-    {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8197 ms
-    {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1281, 0.9450 ms
-    {1409, 1792, 7},  // M 1409..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1409, 1.0126 ms
-    {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1793, 1.2932 ms
-    {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1921, 1.3501 ms
-    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2049, 1.4424 ms
-    {2177, 32768, 7},  // M 2177..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=2177, 1.4948 ms
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 825.1 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 840.5 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 966.3 us
+    {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1028.1 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1153.9 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1169.4 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1295.2 us
+    {1921, 2048, 4},  // M 1921..2048: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1355.0 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1468.1 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1529.4 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1656.2 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1671.6 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1797.4 us
+    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1849.0 us
+    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1985.0 us
+    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2000.4 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2158.4 us
+    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2168.6 us
+    {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2299.6 us
+    {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2329.3 us
+    {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2628.5 us
+    {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2658.2 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.8886 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2801.1 us
+    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2831.5 us
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
-    {1, 64, 2},  // M 1..64: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1268 ms, ratio 0.966 (fallback bn128_s6_c2: 0.756)
-    //   between M=1 and M=16: least predicted time (neighbours' times x waves) from M=2, 0.1312 ms
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 142.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1348 ms, ratio 1.027 (fallback bn128_s6_c2: 0.815)
-    //   between M=16 and M=64: least predicted time (neighbours' times x waves) from M=17, 0.1326 ms
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 145.6 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1341 ms, peer 0.1316 ms, ratio 0.982 (fallback bn128_s6_c2: 0.525)
-    {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=65, 0.1153 ms
-    {129, 255, 5},  // M 129..255: bn192_s4_c2
-    //   between M=64 and M=256: least predicted time (neighbours' times x waves) from M=129, 0.1890 ms
-    {256, 256, 3},  // M 256..256: bn128_s6_c2
+    {65, 128, 5},  // M 65..128: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 150.3 us
+    {129, 255, 0},  // M 129..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 218.4 us
+    {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
-    {257, 384, 1},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=257, 0.2849 ms
-    {385, 512, 7},  // M 385..512: bn256_s4_c2
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=385, 0.3356 ms
-    {513, 1023, 6},  // M 513..1023: bn256_s4_c1
-    //   between M=256 and M=1024: least predicted time (neighbours' times x waves) from M=513, 0.4327 ms
-    {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
+    {257, 384, 0},  // M 257..384: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 318.8 us
+    {385, 640, 5},  // M 385..640: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 371.4 us
+    {641, 768, 4},  // M 641..768: bn192_s4_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 539.6 us
+    {769, 1023, 5},  // M 769..1023: bn256_s4_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 652.9 us
+    {1024, 1024, 6},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
-    {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1025, 0.7886 ms
-    {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1153, 0.8542 ms
-    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1537, 1.1336 ms
-    {1665, 32768, 7},  // M 1665..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: least predicted time (neighbours' times x waves) from M=1665, 1.1864 ms
+    {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 827.3 us
+    {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 888.1 us
+    {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1015.0 us
+    {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1029.5 us
+    {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1156.4 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1214.1 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1344.0 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1358.5 us
+    {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1518.4 us
+    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1566.9 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1706.1 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1720.6 us
+    {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1847.5 us
+    {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1908.2 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2209.5 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2237.2 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2538.5 us
+    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2561.1 us
+    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2706.5 us
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
-    //   between M=4096 and M=16384: least predicted time (neighbours' times x waves) from M=4097, 2.9898 ms
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2900.6 us
+    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2928.3 us
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 33},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 33, 25},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 58, 27},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 85, 24},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 109, 36},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 40},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 185, 40},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 225, 37},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 262, 14},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 276, 25},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 301, 23},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 324, 31},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 355, 13},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 368, 13},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 381, 5},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 386, 9},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 395, 13},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 408, 12},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 420, 32},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 452, 27},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 479, 37},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 516, 30},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 546, 32},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 578, 35},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 613, 36},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 649, 32},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 681, 32},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 713, 32},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 745, 14},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 759, 31},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 790, 18},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 808, 12},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 820, 7},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 827, 9},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 836, 13},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 849, 12},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 36},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 36, 28},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 64, 28},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 92, 29},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 121, 41},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 162, 34},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 196, 39},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 235, 42},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 277, 40},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 317, 43},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 360, 43},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 403, 53},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 456, 32},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 488, 28},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 516, 13},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 529, 29},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 558, 27},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 585, 25},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 610, 36},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 646, 26},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 672, 38},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 710, 26},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 736, 46},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 782, 34},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 816, 41},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 857, 41},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 898, 39},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 937, 40},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 977, 41},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1018, 58},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1076, 21},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1097, 32},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1129, 15},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1144, 32},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1176, 30},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1206, 30},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -15,24 +15,32 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
     neighbouring values of the evidence, and 1.25x beyond the outermost ones; a shape in no cell, or in a
     cell with no bucket for its M, takes the fallback (choose_gemm);
   - within a cell, each searched M is a bucket of its fastest schedule; an M strictly between two
-    searched ones (where the held-out shapes lie) takes the schedule with the least predicted time among
-    those timed at either neighbour. A prediction scales a neighbour's time by the waves the schedule runs
-    at M over the waves at that neighbour (a wave: as many tiles, or split-K CTAs, as the GPU holds at
-    once: the sweep's measured cluster concurrency for split-K; for the persistent tile walk the SMs
-    rounded down to whole clusters, ping-pong too, as its two warpgroups take turns at the tensor cores);
-    where it was timed at both, the geometric mean of the two: its tiles keep their size as M grows, so its
-    time follows its waves. Going up M, a bucket keeps its schedule while that is predicted within 3% of
-    the best (so that a gap has few buckets). M below the smallest searched one takes its schedule, M
-    above the largest up to twice it takes that one's; adjacent buckets with one schedule are merged.
+    searched ones (where the held-out shapes lie) takes, among the schedules timed at either neighbour,
+    the one the cost model (cake::cost::estimate with the committed calibration, through
+    bench/cost/domain_rank.cpp's program: --cost-bin) estimates fastest at the bucket's largest M. The
+    gap is cut where some candidate's row tiles change (multiples of its rows per tile x cluster), so the
+    tile counts are fixed within a bucket. (Before 2026-12-05 the prediction was the neighbours' measured
+    times scaled by waves: `--wave-rule` keeps it, for comparison; it scored 0.973 / 0.973 in the
+    leave-one-out below against the model's 0.991 / 0.993.) Going up M, a bucket keeps its schedule
+    while that is predicted within 3% of the best (estimated within 1%; so that a gap has few buckets).
+    M below the smallest searched one takes its schedule, M above the largest up to twice it takes that one's; adjacent
+    buckets with one schedule are merged.
 """
 import argparse
+import concurrent.futures
 import json
 import math
+import os
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "cost"))
+from domain_rank import plan_fields  # noqa: E402  (the schedule's fields as the cost program reads them: one source)
+
+DEFAULT_COST_BIN = ROOT / "build" / "bench" / "cake_cost_domain_rank"
 OUTPUT = ROOT / "include" / "cake" / "gemm_dispatch.hpp"
 SCRIPT = "tools/gen/gemm_dispatch.py"
 DTYPES = [("bf16", "gemm_input::bf16"), ("e4m3", "gemm_input::e4m3")]
@@ -66,6 +74,7 @@ def plan_init(name, p):
 
 
 KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at most this much slower than the best
+KEEP_MODEL = 1.01  # the same for the cost model's estimates (leave-one-out: 0.991 / 0.993 at 1.01, 0.989 / 0.990 at 1.03)
 
 
 def waves(p, concurrent, sm_count, m, n):
@@ -83,29 +92,94 @@ def waves(p, concurrent, sm_count, m, n):
     return -(-ctas // at_once)
 
 
-def between(plans, concurrent, sm_count, n, m0, m1, at0, at1):
-    """Buckets for lo..hi strictly between searched M = m0 and m1: [(lo, hi, plan, why)], each the schedule of least
-    predicted time (a neighbour's time x waves at M / waves there; both neighbours' geometric mean)."""
+def gap_pieces(plans, names, m0, m1):
+    """[(lo, hi)] cutting m0 + 1 .. m1 - 1 where some candidate's row tiles change: at multiples of its rows per
+    tile (x cluster), and of 64. Within a piece every candidate runs the same tiles."""
+    steps = sorted({plans[p]["bm"] * plans[p]["cluster_m"] if plans[p]["kernel"] == "sm90" else plans[p].get("bm", 64) for p in names} | {64})
+    starts = sorted({m0 + 1} | {k + 1 for s in steps for k in range((m0 // s + 1) * s, m1 - 1, s)})
+    return [(lo, starts[i + 1] - 1 if i + 1 < len(starts) else m1 - 1) for i, lo in enumerate(starts)]
+
+
+class CostModel:
+    """cake::cost::estimate (the committed calibration, no GPU) through bench/cost/domain_rank.cpp's program:
+    estimates of (dtype, M, N, K, schedule) asked for in batches (about a millisecond each), remembered."""
+
+    def __init__(self, binary, plans):
+        self.binary, self.plans, self.known = pathlib.Path(binary), plans, {}
+        if not os.access(self.binary, os.X_OK):
+            raise EvidenceError("the cost model's program %s is not built (cmake --build build --target cake_cost_domain_rank; or "
+                                "--cost-bin PATH, or --wave-rule for the rule without the model)" % self.binary)
+
+    def prefetch(self, keys):
+        todo = sorted(set(k for k in keys if k not in self.known))
+        if not todo:
+            return
+        lines = ["%s %d %d %d %s %s" % (d, m, n, k, p, plan_fields(self.plans[p])) for d, m, n, k, p in todo]
+        parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // 500 + 1))
+
+        def run(chunk):
+            return subprocess.run([str(self.binary)], input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(parts) as pool:
+                outs = list(pool.map(run, [lines[i::parts] for i in range(parts)]))
+        except subprocess.CalledProcessError as e:
+            raise EvidenceError("%s failed (exit %d): %s" % (self.binary, e.returncode, e.stderr.strip()[:400]))
+        for out in outs:
+            for line in out.splitlines():
+                f = line.split("\t")
+                self.known[(f[0], int(f[1]), int(f[2]), int(f[3]), f[4])] = float(f[6]) if f[5] == "ok" else None
+        missing = [k for k in todo if k not in self.known]
+        if missing:
+            raise EvidenceError("%s gave no answer for %d rows (the first: %s)" % (self.binary, len(missing), missing[0]))
+
+    def __call__(self, dtype, m, n, k, plan):
+        key = (dtype, m, n, k, plan)
+        if key not in self.known:
+            self.prefetch([key])
+        return self.known[key]
+
+
+def gap_queries(ev, dtype, cells, gaps):
+    """The cost-model estimates between() will ask for: every candidate at every piece's largest M."""
+    for (n, k), m0, m1 in gaps:
+        per = cells[(n, k)]
+        names = sorted(set(per[m0]) | set(per[m1]))
+        for _, hi in gap_pieces(ev["plans"], names, m0, m1):
+            for p in names:
+                yield (dtype, hi, n, k, p)
+
+
+def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None):
+    """Buckets for lo..hi strictly between searched M = m0 and m1: [(lo, hi, plan, why)], each the schedule the
+    cost model estimates fastest at hi (estimate(plan, M) -> us, or None where the model cannot say), or
+    without a model (or where it estimates none) the one of least predicted time (a neighbour's time x waves
+    at M / waves there; both neighbours' geometric mean)."""
     names = sorted(set(at0) | set(at1))
     plan = {p: dict(plans[p], name=p) for p in names}
-    # waves change where some schedule's row tiles do: at multiples of its rows per tile (x cluster)
-    steps = sorted({p["bm"] * p["cluster_m"] if p["kernel"] == "sm90" else p.get("bm", 64) for p in plan.values()} | {64})
-    starts = sorted({m0 + 1} | {k + 1 for s in steps for k in range((m0 // s + 1) * s, m1 - 1, s)})
     out = []
-    for i, lo in enumerate(starts):
-        hi = starts[i + 1] - 1 if i + 1 < len(starts) else m1 - 1
+    for lo, hi in gap_pieces(plans, names, m0, m1):
+        modeled = {p: estimate(p, hi) for p in names} if estimate else {}
+        modeled = {p: t for p, t in modeled.items() if t is not None}
 
-        def predict(p):
+        def waves_predict(p):
             w = waves(plan[p], concurrent, sm_count, lo, n)
             est = [at[p]["ms"] * w / waves(plan[p], concurrent, sm_count, ref, n) for ref, at in ((m0, at0), (m1, at1)) if p in at]
             return math.exp(sum(math.log(e) for e in est) / len(est))
 
-        pick = min(names, key=lambda p: (predict(p), p))
-        # the bucket before goes on while its schedule is predicted within 3% of the best here (few buckets)
-        if out and predict(out[-1][2]) <= KEEP * predict(pick):
+        if modeled:
+            cands, predict = sorted(modeled), lambda p: modeled.get(p, math.inf)
+        else:
+            cands, predict = names, waves_predict
+        pick = min(cands, key=lambda p: (predict(p), p))
+        # the bucket before goes on while its schedule is predicted within 3% (estimated within 1%) of the best here (few buckets)
+        if out and predict(out[-1][2]) <= (KEEP_MODEL if modeled else KEEP) * predict(pick):
             out[-1] = (out[-1][0], hi, out[-1][2], out[-1][3])
             continue
-        why = "between M=%d and M=%d: least predicted time (neighbours' times x waves) from M=%d, %.4f ms" % (m0, m1, lo, predict(pick))
+        if modeled:
+            why = "between M=%d and M=%d: the cost model's least estimate from M=%d (at M=%d), %.1f us" % (m0, m1, lo, hi, predict(pick))
+        else:
+            why = "between M=%d and M=%d: least predicted time (neighbours' times x waves) from M=%d, %.4f ms" % (m0, m1, lo, predict(pick))
         out.append((lo, hi, pick, why))
     return out
 
@@ -126,8 +200,9 @@ def evidence_of(ev, dtype):
     return bad, rows, cells, concurrent
 
 
-def build(ev):
-    """The buckets of every input type: [(dtype, n_range, k_range, [(m_lo, m_hi, plan, evidence lines)])], banned plans, summary."""
+def build(ev, model=None):
+    """The buckets of every input type: [(dtype, n_range, k_range, [(m_lo, m_hi, plan, evidence lines)])], banned plans,
+    summary. model: a CostModel for the M between searched ones (None: the wave rule)."""
     for key in ("rows", "plans", "gpu", "date", "sm_count"):
         if key not in ev:
             raise EvidenceError("the evidence has no '%s' (not a cake_bench_gemm_sweep file?)" % key)
@@ -136,6 +211,9 @@ def build(ev):
         banned[dtype], rows, cells, concurrent = evidence_of(ev, dtype)
         if not rows:
             continue
+        if model:
+            gaps = [(nk, a, b) for nk, per in cells.items() for a, b in zip(sorted(per), sorted(per)[1:]) if b > a + 1]
+            model.prefetch(gap_queries(ev, dtype, cells, gaps))
         nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
         logs_best, logs_fallback = [], []
         for (n, k) in sorted(cells):
@@ -167,7 +245,8 @@ def build(ev):
                 nxt = ms[i + 1]
                 if nxt == m + 1:
                     continue
-                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt]):
+                est = (lambda p, mm, n=n, k=k: model(dtype, mm, n, k, p)) if model else None
+                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt], est):
                     pieces.append((lo, hi, pick, [why]))
             merged = []
             for p in pieces:
@@ -184,7 +263,7 @@ def build(ev):
     return out, banned, summary
 
 
-def leave_one_out(ev):
+def leave_one_out(ev, model=None, keep_cell=lambda n, k: True):
     """How well the rule for M between searched ones does where it can be checked: each interior searched M of a
     cell is predicted from the searched M on either side (two steps of the domain's M grid apart, twice the
     held-out gaps) and the pick's measured time compared with that M's fastest. Per type: (geometric mean of
@@ -192,11 +271,16 @@ def leave_one_out(ev):
     out = {}
     for dtype, _ in DTYPES:
         _, _, cells, concurrent = evidence_of(ev, dtype)
+        if model:
+            model.prefetch(gap_queries(ev, dtype, cells, [(nk, a, c) for nk, per in cells.items() for a, c in zip(sorted(per), sorted(per)[2:])]))
         logs, untimed = [], 0
         for (n, k), per in sorted(cells.items()):
+            if not keep_cell(n, k):
+                continue
             ms = sorted(per)
             for m0, m, m1 in zip(ms, ms[1:], ms[2:]):
-                pick = [p for lo, hi, p, _ in between(ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1]) if lo <= m <= hi][0]
+                est = (lambda p, mm, n=n, k=k: model(dtype, mm, n, k, p)) if model else None
+                pick = [p for lo, hi, p, _ in between(ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1], est) if lo <= m <= hi][0]
                 if pick not in per[m]:
                     untimed += 1
                     continue
@@ -206,7 +290,8 @@ def leave_one_out(ev):
     return out
 
 
-def generate(evidence_path, allow_partial=False):
+def generate(evidence_path, allow_partial=False, model=None):
+    """The header's text. model: a CostModel for the M between searched ones (None: the wave rule)."""
     path = pathlib.Path(evidence_path).resolve()
     try:
         ev = json.loads(path.read_text())
@@ -219,14 +304,16 @@ def generate(evidence_path, allow_partial=False):
     if ev.get("complete") is False and not allow_partial:
         raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
                             "the shapes it measured" % evidence_path)
-    cells, banned, summary = build(ev)
+    if model:
+        model.plans = ev.get("plans", {})
+    cells, banned, summary = build(ev, model)
     placeholder = bool(ev.get("placeholder", False))
     used = sorted({b[2] for c in cells for b in c[4]})
     index = {name: i for i, name in enumerate(used)}
     L = []
     L.append("#pragma once")
     L.append("// GENERATED by %s from %s -- do not edit; regenerate with" % (SCRIPT, rel))
-    L.append("//   python3 %s %s%s" % (SCRIPT, rel, " --allow-partial" if ev.get("complete") is False else ""))
+    L.append("//   python3 %s %s%s%s" % (SCRIPT, rel, " --allow-partial" if ev.get("complete") is False else "", "" if model else " --wave-rule"))
     L.append("// (the unit test 'gemm dispatch header regenerates from its evidence' fails on a hand edit or a stale header).")
     L.append("//")
     if ev.get("complete") is False:
@@ -237,6 +324,11 @@ def generate(evidence_path, allow_partial=False):
     L.append("// Evidence: %s, %d SMs, driver %s, CUDA %s, %s" % (ev["gpu"], ev["sm_count"], ev.get("driver", "?"), ev.get("cuda", "?"), ev["date"]))
     if ev.get("command"):
         L.append("//   measured by: %s" % ev["command"])
+    if model:
+        L.append("// Between searched M: the schedule timed at either neighbour that the cost model (cake::cost::estimate, the")
+        L.append("// committed calibration) estimates fastest; the estimate is in each bucket's line (docs/gemm.md, \"The dispatcher\").")
+    else:
+        L.append("// Between searched M: the wave rule (neighbours' times x waves; docs/gemm.md, \"The dispatcher\").")
     for dtype, _ in DTYPES:
         if dtype in summary:
             s = summary[dtype]
@@ -250,7 +342,7 @@ def generate(evidence_path, allow_partial=False):
     L.append('')
     L.append("namespace cake::gemm_dispatch_table {")
     L.append("")
-    L.append('inline constexpr const char* evidence = "%s (%s, %s)";' % (rel, ev["gpu"], ev["date"]))
+    L.append('inline constexpr const char* evidence = "%s (%s, %s); between searched M: %s";' % (rel, ev["gpu"], ev["date"], "the cost model" if model else "the wave rule"))
     L.append("inline constexpr bool measured = %s;" % ("false" if placeholder else "true"))
     L.append("inline constexpr int sm_count = %d;" % ev["sm_count"])
     L.append("")
@@ -284,10 +376,10 @@ def generate(evidence_path, allow_partial=False):
 
 def committed_evidence(header_text):
     """The evidence path a generated header names on its 'regenerate with' line."""
-    m = re.search(r"^//   python3 " + re.escape(SCRIPT) + r" (\S+)( --allow-partial)?$", header_text, re.M)
+    m = re.search(r"^//   python3 " + re.escape(SCRIPT) + r" (\S+)( --allow-partial)?( --wave-rule)?$", header_text, re.M)
     if not m:
         raise EvidenceError("%s has no 'regenerate with' line: not generated by %s (hand-written?)" % (OUTPUT, SCRIPT))
-    return ROOT / m.group(1)
+    return ROOT / m.group(1), bool(m.group(3))
 
 
 def self_test():
@@ -339,14 +431,64 @@ def self_test():
     # only) before b (sqrt(2 x 1)); c measured 1.01 there against b's 1.0
     loo = leave_one_out(ev)
     assert loo["bf16"][1:3] == (1, 0) and abs(loo["bf16"][0] - 1 / 1.01) < 1e-12, loo
-    # The committed header: regenerates identically; an edited copy does not.
+    # The cost model's rule: between M = 128 and 512 the pieces end at multiples of 64 (and at 511); the model is
+    # asked at each piece's largest M and its least estimate wins whatever the measured neighbours say (the
+    # wave rule above picked y at 129..256); within 1% the bucket before goes on (x at 257..384, where y is
+    # estimated 0.8% faster); a piece where it estimates nothing falls back to the wave rule (y above 384).
+    asked = []
+
+    def fake(p, m):
+        asked.append((p, m))
+        if m > 384:
+            return None
+        return {"x": 10.0, "y": 20.0}[p] if m <= 256 else {"x": 30.24, "y": 30.0}[p]
+
+    got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake)]
+    assert got == [(129, 384, "x"), (385, 511, "y")], got
+    assert sorted(set(m for _, m in asked)) == [192, 256, 320, 384, 448, 511], asked
+    fake2 = lambda p, m: None if m > 384 else ({"x": 10.0, "y": 20.0}[p] if m <= 256 else {"x": 30.5, "y": 30.0}[p])  # 1.7%: switch
+    got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake2)]
+    assert got == [(129, 256, "x"), (257, 511, "y")], got
+    # The estimates come from the cost program's output rows (a stand-in program here): "ok TIME" is a time in
+    # us, "no REASON" no estimate; a program that fails, or leaves a row unanswered, is an error that names it.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        def stand_in(body):
+            f = pathlib.Path(tmp) / ("cost%d" % len(os.listdir(tmp)))
+            f.write_text("#!/bin/sh\n" + body)
+            f.chmod(0o755)
+            return CostModel(f, {"x": plans["x"]})
+        cm = stand_in("""awk '{ if ($2 == 7) printf "%s\\t%s\\t%s\\t%s\\t%s\\tno\\ttoo small\\n", $1, $2, $3, $4, $5;
+                           else printf "%s\\t%s\\t%s\\t%s\\t%s\\tok\\t%d.5\\tmma\\n", $1, $2, $3, $4, $5, $2 }'\n""")
+        assert cm("bf16", 300, 16896, 512, "x") == 300.5 and cm("bf16", 7, 16896, 512, "x") is None, cm.known
+        for body, words in (("echo broken >&2; exit 3\n", "failed (exit 3): broken"), ("true\n", "gave no answer for 1 rows")):
+            try:
+                stand_in(body)("bf16", 300, 16896, 512, "x")
+                raise AssertionError("no error from a cost program that " + body)
+            except EvidenceError as e:
+                assert words in str(e), e
+        try:
+            CostModel(pathlib.Path(tmp) / "absent", {})
+            raise AssertionError("no error for a cost program that is not built")
+        except EvidenceError as e:
+            assert "is not built" in str(e) and "--cost-bin" in str(e), e
+    print("gemm_dispatch.py: self-test passed")
+    return 0
+
+
+def check_committed(model):
+    """The committed header regenerates identically from the evidence it names (and an edited copy would not)."""
     text = OUTPUT.read_text()
     partial = "// PARTIAL EVIDENCE:" in text
-    fresh = generate(committed_evidence(text), partial)
-    assert fresh == text, "the committed header is stale"
+    evidence, wave_rule = committed_evidence(text)
+    fresh = generate(evidence, partial, None if wave_rule else model)
     edited = text.replace("inline constexpr int sm_count = ", "inline constexpr int sm_count = 1", 1)
-    assert edited != text and generate(committed_evidence(edited), partial) != edited
-    print("gemm_dispatch.py: self-test passed")
+    assert edited != text and fresh != edited
+    if fresh != text:
+        print("gemm_dispatch.py: %s is stale or hand-edited; regenerate: python3 %s %s%s" % (OUTPUT, SCRIPT, evidence, " --wave-rule" if wave_rule else ""),
+              file=sys.stderr)
+        return 1
+    print("gemm_dispatch.py: %s matches %s" % (OUTPUT, evidence))
     return 0
 
 
@@ -359,23 +501,31 @@ def main(argv):
     ap.add_argument("--allow-partial", action="store_true", help="take a sweep file that did not finish (\"complete\": false)")
     ap.add_argument("--self-test", action="store_true", help="test the bucket rules and the stale-header check")
     ap.add_argument("--leave-one-out", action="store_true", help="score the rule for M between searched ones on the searched M themselves")
+    ap.add_argument("--cost-bin", default=str(DEFAULT_COST_BIN), help="the cost model's program (cmake target cake_cost_domain_rank; default %(default)s)")
+    ap.add_argument("--wave-rule", action="store_true", help="between searched M, the neighbours' times x waves instead of the cost model")
     a = ap.parse_args(argv)
     try:
         if a.self_test:
             return self_test()
+        model = None if a.wave_rule else CostModel(a.cost_bin, {})
         if a.check_committed:
-            committed = OUTPUT.read_text()
-            a.check, a.evidence = True, str(committed_evidence(committed))
-            # a header generated from a partial sweep says so; its check takes the same file
-            a.allow_partial = a.allow_partial or "// PARTIAL EVIDENCE:" in committed
+            return check_committed(model)
         if not a.evidence:
             ap.error("the evidence file is required")
         if a.leave_one_out:
-            for dtype, (gm, n, untimed, low) in leave_one_out(json.loads(pathlib.Path(a.evidence).read_text())).items():
-                print("%s: %d interior searched M predicted from their neighbours: pick / fastest %.4f (geometric mean), %d below 0.95, "
-                      "%d more whose pick was not timed there" % (dtype, n, gm, low, untimed))
+            ev = json.loads(pathlib.Path(a.evidence).read_text())
+            if model:
+                model.plans = ev["plans"]
+            # also apart: the layers three of the cost model's constants were fitted on (bench/cost/fit_sweep.py) and the others
+            fit = json.loads((ROOT / "bench/results/h200/cost_sweep_fit.json").read_text())["fit_layers"]
+            fitted = {(r["N"], r["K"]) for r in ev["rows"] if r.get("layer", "").split(".")[0] in fit}
+            for part, keep in (("", lambda n, k: True), (" (cost fit's layers)", lambda n, k: (n, k) in fitted),
+                               (" (other layers)", lambda n, k: (n, k) not in fitted)):
+                for dtype, (gm, n, untimed, low) in leave_one_out(ev, model, keep).items():
+                    print("%s%s: %d interior searched M predicted from their neighbours: pick / fastest %.4f (geometric mean), %d below 0.95, "
+                          "%d more whose pick was not timed there" % (dtype, part, n, gm, low, untimed))
             return 0
-        text = generate(a.evidence, a.allow_partial)
+        text = generate(a.evidence, a.allow_partial, model)
     except EvidenceError as e:
         print("gemm_dispatch.py: %s" % e, file=sys.stderr)
         return 2
@@ -383,7 +533,8 @@ def main(argv):
     if a.check:
         current = out.read_text() if out.exists() else ""
         if current != text:
-            print("gemm_dispatch.py: %s is stale or hand-edited; regenerate: python3 %s %s" % (a.output, SCRIPT, a.evidence), file=sys.stderr)
+            print("gemm_dispatch.py: %s is stale or hand-edited; regenerate: python3 %s %s%s" % (a.output, SCRIPT, a.evidence, " --wave-rule" if a.wave_rule else ""),
+                  file=sys.stderr)
             return 1
         print("gemm_dispatch.py: %s matches %s" % (a.output, a.evidence))
         return 0
