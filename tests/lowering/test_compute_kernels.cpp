@@ -251,6 +251,8 @@ TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, t
     REQUIRE(first_ld != std::string::npos);
     const std::string run = ptx_after.substr(first_ld, ptx_after.find(" bra", first_ld) - first_ld);
     CHECK(count(run, "ld.global.v2.f32") >= 16);
+    // the batch is the rule's: 32 registers a thread (16 pairs of f32) under these caps (240 with setmaxnreg, 255 at launch)
+    CHECK(has(b.source(), "u32 rawb[16][2];"));
     CHECK(p.regs.size() == 2);  // acc and its bf16 copy: no tile for the addend
     CHECK(has(b.source(), "r_acc[e0 + j] = r_acc[e0 + j] + "));
     // the stage count the fill takes: no cluster scratch next to the pipeline
@@ -258,6 +260,11 @@ TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, t
     CHECK(has(b.ptx(), "setmaxnreg") == (x.bm == 128));
     CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
   }
+  // the batch rule itself: 32 registers, 16 under a cap below 200 (a 384-thread block's 168 at launch)
+  CHECK(lower::whole_tile_batch_regs(255) == 32);
+  CHECK(lower::whole_tile_batch_regs(200) == 32);
+  CHECK(lower::whole_tile_batch_regs(199) == 16);
+  CHECK(lower::whole_tile_batch_regs(168) == 16);
   // outside a cluster the width need not split into the CTAs' column blocks; in one it must
   kernels::gemm_splitk_config c;
   c.bn = 136;

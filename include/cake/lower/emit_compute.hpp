@@ -16,6 +16,11 @@
 
 namespace cake::lower {
 
+// Registers a thread holds for one batch of a whole tile's vector loads (r.load_add of another split's
+// partial sums, below): 32, or 16 under a per-thread cap below 200, so that a batch never costs a second
+// tile's worth of registers next to the accumulator it is added into.
+constexpr int whole_tile_batch_regs(int regs_cap) { return regs_cap >= 200 ? 32 : 16; }
+
 class compute_emitter : public emitter {
  public:
   using emitter::emitter;
@@ -954,7 +959,7 @@ class compute_emitter : public emitter {
         // 0.064 ms on the H200 at 512 x 2112 x 7168, 0.048 with this path; docs/gemm.md). A batch holds at
         // most 32 registers (16 under a cap of 200 a thread), not a second tile.
         const int cap = role_decl_().regs ? role_decl_().regs : plan_.warps.entry_regs;
-        const int batch = std::max(1, (cap >= 200 ? 32 : 16) / words) * grp;
+        const int batch = std::max(1, whole_tile_batch_regs(cap) / words) * grp;
         // Addresses from one pointer to the thread's first element: an element's row and column differ from
         // the first's by constants in an MMA fragment, so each load is that pointer plus a constant (or one
         // row stride times a constant), not 64-bit row and column arithmetic per group, which the compiler
