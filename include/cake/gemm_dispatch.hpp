@@ -19,7 +19,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 21> plans{{
+inline constexpr std::array<gemm_plan, 17> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -31,1155 +31,1161 @@ inline constexpr std::array<gemm_plan, 21> plans{{
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 8 sk2_bm128_bn128_s5
     {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 9 sk2_bn112_s6
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 10 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 11 sk2_bn160_s6
-    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 12 sk2_bn192_s5
-    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 2, .stages = 4}},  // 13 sk2_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 14 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 15 sk2_bn96_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 16 sk4_bm128_bn160_s4
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 17 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 4, .stages = 6}},  // 18 sk4_bn160_s6
-    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 4, .stages = 4}},  // 19 sk4_bn256_s4
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 20 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 11 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 12 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 13 sk2_bn96_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 14 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 15 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 16 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1236> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 1, 20},  // M 1..1: sk4_bn64_s6
+    {1, 1, 16},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0196 ms, peer 0.0176 ms, ratio 0.897 (fallback bn128_s6_c2: 0.402)
-    {2, 15, 17},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.2 us
-    {16, 16, 20},  // M 16..16: sk4_bn64_s6
+    {2, 15, 15},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 29.2 us
+    {16, 16, 16},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0190 ms, peer 0.0174 ms, ratio 0.917 (fallback bn128_s6_c2: 0.435)
-    {17, 63, 17},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.2 us
-    {64, 64, 20},  // M 64..64: sk4_bn64_s6
+    {17, 63, 15},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 29.2 us
+    {64, 64, 16},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0199 ms, peer 0.0183 ms, ratio 0.919 (fallback bn128_s6_c2: 0.459)
     {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 36.3 us
-    {193, 256, 16},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 37.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 34.9 us
+    {193, 256, 14},  // M 193..256: sk4_bm128_bn160_s4
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 35.4 us
     //   M=256: sk4_bm128_bn160_s4 0.0296 ms, peer 0.0228 ms, ratio 0.770 (fallback bn128_s6_c2: 0.567)
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 39.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 38.4 us
     {385, 896, 0},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 53.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 53.1 us
     {897, 1280, 3},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 67.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 67.2 us
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 68.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 67.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 71.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 71.0 us
     {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 90.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 89.8 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 96.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.4 us
     {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 123.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 122.7 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 131.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 130.4 us
     {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 168.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 167.7 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 180.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 179.2 us
     {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 181.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 179.8 us
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 191.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 189.8 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 222.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 221.0 us
     {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 237.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 235.6 us
     {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 251.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 249.4 us
     {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 294.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 292.0 us
     {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 311.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 309.0 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 349.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 346.9 us
     {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 351.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 348.8 us
     {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 371.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 368.7 us
     {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 405.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 403.0 us
     {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 407.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 404.9 us
     {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 431.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 428.0 us
     {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 465.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 461.6 us
     {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 490.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 487.6 us
     {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 522.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 518.1 us
     {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 551.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 547.3 us
     {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 579.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 574.6 us
     {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 611.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 607.1 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 64, 14},  // M 1..64: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0201 ms, peer 0.0177 ms, ratio 0.880 (fallback bn128_s6_c2: 0.659)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 24.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 23.7 us
     //   M=32: sk2_bn64_s6 0.0200 ms, peer 0.0181 ms, ratio 0.906 (fallback bn128_s6_c2: 0.662)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 24.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 23.7 us
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 29.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 27.7 us
     //   M=128: sk2_bn128_s6 0.0238 ms, peer 0.0187 ms, ratio 0.786 (fallback bn128_s6_c2: 0.672)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 31.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 29.7 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 36.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
     //   M=512: bn128_s6_c1 0.0294 ms, peer 0.0286 ms, ratio 0.973 (fallback bn128_s6_c2: 0.929)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.8 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 57.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 56.5 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 77.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 76.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 80.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 79.7 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.2 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 114.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 113.7 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 132.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 131.6 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 142.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 141.5 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 147.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 146.3 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 175.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 174.0 us
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 180.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.6 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 184.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 182.7 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 192.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 191.2 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 218.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 216.7 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 229.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 227.9 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 237.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.9 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 253.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 251.3 us
     {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 274.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 272.7 us
     {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 277.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 275.9 us
     {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 282.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.8 us
     {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 321.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 319.5 us
     {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 327.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 325.8 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 356.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 353.8 us
     {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 372.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 370.4 us
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 14},  // M 1..64: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0279 ms, peer 0.0258 ms, ratio 0.924 (fallback bn128_s6_c2: 0.628)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 32.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.7 us
     //   M=16: sk2_bn64_s6 0.0274 ms, peer 0.0260 ms, ratio 0.947 (fallback bn128_s6_c2: 0.638)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 32.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.7 us
     //   M=64: sk2_bn64_s6 0.0283 ms, peer 0.0253 ms, ratio 0.894 (fallback bn128_s6_c2: 0.483)
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 38.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 36.4 us
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 41.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 39.9 us
     //   M=256: sk2_bm128_bn128_s5 0.0358 ms, peer 0.0331 ms, ratio 0.924 (fallback bn128_s6_c2: 0.792)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 55.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 54.6 us
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.0 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 91.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 90.6 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 124.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 123.8 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 131.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 130.8 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 169.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.9 us
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 192.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 190.8 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 225.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 223.3 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 239.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 237.1 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 247.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 245.8 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 295.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 293.3 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 309.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 307.2 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 313.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 310.5 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 325.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 323.4 us
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 325.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 323.7 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 373.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 370.8 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 400.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 396.5 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 402.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 400.8 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 434.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 431.1 us
     {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 466.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 463.0 us
     {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 480.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 478.3 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 615.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 610.8 us
     {7681, 10496, 5},  // M 7681..10496: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 636.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 633.4 us
     {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 858.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 851.5 us
     {10753, 16383, 5},  // M 10753..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 870.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 866.2 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 8, 14},  // M 1..8: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0455 ms, peer 0.0421 ms, ratio 0.925 (fallback bn128_s6_c2: 0.472)
-    {9, 31, 18},  // M 9..31: sk4_bn160_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 49.3 us
-    {32, 32, 14},  // M 32..32: sk2_bn64_s6
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.3 us
     //   M=32: sk2_bn64_s6 0.0443 ms, peer 0.0432 ms, ratio 0.975 (fallback bn128_s6_c2: 0.573)
-    {33, 64, 18},  // M 33..64: sk4_bn160_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 49.3 us
-    {65, 128, 16},  // M 65..128: sk4_bm128_bn160_s4
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 56.0 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.3 us
+    {65, 128, 14},  // M 65..128: sk4_bm128_bn160_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 54.9 us
     //   M=128: sk4_bm128_bn160_s4 0.0489 ms, peer 0.0450 ms, ratio 0.920 (fallback bn128_s6_c2: 0.586)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 63.6 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 100.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.7 us
     //   M=512: bn128_s6_c1 0.0802 ms, peer 0.0790 ms, ratio 0.985 (fallback bn128_s6_c2: 0.966)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 133.3 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 172.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.2 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 236.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 234.6 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 252.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 249.9 us
     {1537, 2047, 5},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 325.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 323.6 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 372.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 369.0 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 437.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 433.6 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 461.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 457.6 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 480.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 478.1 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 573.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 568.6 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 604.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 600.2 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 611.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 606.6 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 635.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 632.0 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 731.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 726.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 788.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 779.9 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 789.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 785.7 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 852.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 845.8 us
     {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 910.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 903.2 us
     {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 943.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 939.3 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1211.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1202.6 us
     {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1252.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1247.2 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 64, 15},  // M 1..64: sk2_bn96_s6
+    {1, 64, 13},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0254 ms, peer 0.0238 ms, ratio 0.938 (fallback bn128_s6_c2: 0.747)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.0 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.2 us
     //   M=16: sk2_bn96_s6 0.0246 ms, peer 0.0221 ms, ratio 0.899 (fallback bn128_s6_c2: 0.726)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.3 us
     //   M=64: sk2_bn96_s6 0.0253 ms, peer 0.0231 ms, ratio 0.911 (fallback bn128_s6_c2: 0.609)
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 32.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 30.6 us
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 37.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 36.5 us
     //   M=256: bn128_s6_c1 0.0304 ms, peer 0.0270 ms, ratio 0.889 (fallback bn128_s6_c2: 0.876)
     {257, 512, 4},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 47.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.5 us
     {513, 640, 5},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 58.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 57.4 us
     {641, 768, 3},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 77.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 77.0 us
     {769, 1023, 4},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 80.4 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 102.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.9 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 115.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 114.3 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 134.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 133.1 us
     {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 142.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 141.6 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 147.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 146.8 us
     {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 175.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 174.5 us
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 184.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 182.5 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 184.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 183.2 us
     {2561, 2816, 6},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 194.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 192.8 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 219.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 217.7 us
     {3073, 3328, 6},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 239.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 237.9 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 240.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 238.4 us
     {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 254.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 252.4 us
     {3585, 3840, 3},  // M 3585..3840: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 275.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 273.4 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 285.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 283.4 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 286.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 284.0 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 323.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 321.1 us
     {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 331.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 329.1 us
     {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 358.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 356.0 us
     {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 377.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 374.2 us
     {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 462.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 458.8 us
     {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 468.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 465.2 us
     {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 498.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 494.3 us
     {7169, 9088, 5},  // M 7169..9088: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 514.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 510.4 us
     {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 637.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 632.5 us
     {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 651.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 646.9 us
     {9857, 9984, 4},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 672.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 667.2 us
     {9985, 11264, 5},  // M 9985..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 696.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 691.8 us
     {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 777.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 771.3 us
     {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 788.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 783.0 us
     {11905, 12032, 4},  // M 11905..12032: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 812.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 805.4 us
     {12033, 16383, 5},  // M 12033..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 833.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 827.8 us
     {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0152 ms, ratio 0.887 (fallback bn128_s6_c2: 0.803)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 22.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.7 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0155 ms, ratio 0.868 (fallback bn128_s6_c2: 0.790)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.8 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0153 ms, ratio 0.886 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.7 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.3 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.3 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.3 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.3 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 63.7 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 73.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.8 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 79.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 79.2 us
     {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 81.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 80.3 us
     {1793, 2047, 3},  // M 1793..2047: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 97.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.2 us
     {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 104.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 103.2 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 116.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 115.7 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 122.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.9 us
     {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 127.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.2 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 134.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 133.2 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 147.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 146.4 us
     {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 150.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 149.1 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 169.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 167.8 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 173.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 172.1 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 186.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 185.3 us
     {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 196.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 195.0 us
     {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 204.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 202.8 us
     {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 219.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 218.1 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 239.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 237.3 us
     {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 242.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 241.0 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 256.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 254.9 us
     {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 265.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 263.9 us
     {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 274.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 272.4 us
     {6913, 7808, 5},  // M 6913..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 289.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 287.0 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 326.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 324.5 us
     {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 335.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 332.8 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
     {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0699 ms, peer 0.0751 ms, ratio 1.074 (fallback bn128_s6_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 76.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.8 us
     //   M=32: sk2_bn112_s6 0.0702 ms, peer 0.0716 ms, ratio 1.021 (fallback bn128_s6_c2: 0.776)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 76.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.9 us
     {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.5 us
     //   M=128: sk2_bm128_bn112_s5 0.0740 ms, peer 0.0760 ms, ratio 1.027 (fallback bn128_s6_c2: 0.619)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 119.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 116.8 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 171.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 165.3 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 200.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 197.9 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 274.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 270.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 307.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 304.4 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 376.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 372.6 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 424.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 420.9 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 509.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 503.2 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 522.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 518.6 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 551.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 548.0 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 646.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 642.6 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 736.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 730.3 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 836.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 830.0 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 903.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 893.4 us
     {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 911.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 903.8 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 920.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 912.6 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 972.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 964.6 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1093.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1085.5 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1237.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1229.2 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1268.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1260.9 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1285.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1274.2 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1382.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1372.0 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1456.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1445.6 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1465.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1453.2 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1519.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1507.6 us
     {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1635.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1623.7 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1785.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1773.0 us
     {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1811.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1799.1 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1829.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1814.3 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1918.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1905.8 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1996.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1982.4 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2011.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1994.8 us
     {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2064.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2049.6 us
     {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2176.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2161.0 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2373.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2354.5 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2465.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2449.5 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2528.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2512.1 us
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 8, 9},  // M 1..8: sk2_bn112_s6
+    {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0777 ms, peer 0.0831 ms, ratio 1.070 (fallback bn128_s6_c2: 0.731)
-    {9, 31, 19},  // M 9..31: sk4_bn256_s4
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 84.0 us
-    {32, 32, 9},  // M 32..32: sk2_bn112_s6
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 85.7 us
     //   M=32: sk2_bn112_s6 0.0774 ms, peer 0.0806 ms, ratio 1.041 (fallback bn128_s6_c2: 0.777)
-    {33, 64, 19},  // M 33..64: sk4_bn256_s4
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 84.0 us
-    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 86.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 85.7 us
+    {65, 384, 7},  // M 65..384: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 87.5 us
     //   M=128: sk2_bm128_bn112_s5 0.0814 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.604)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 133.3 us
-    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 188.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 130.1 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 224.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 221.3 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 306.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 303.0 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 344.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 340.9 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 421.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 417.7 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 475.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 471.9 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 571.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 564.5 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 585.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 581.3 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 619.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 614.8 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 725.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 720.7 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 826.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 819.8 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 939.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 931.8 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1014.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1003.1 us
     {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1022.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1014.1 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1033.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1024.7 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1091.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1083.1 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1227.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1219.0 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1389.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1380.6 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1425.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1416.2 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1443.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1431.2 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1552.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1541.2 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1635.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1623.9 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1645.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1632.4 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1706.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1693.6 us
     {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1836.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1824.1 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 2005.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1991.9 us
     {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2034.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2021.3 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2055.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2038.3 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2155.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2141.2 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2242.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2227.3 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2259.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2241.2 us
     {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2319.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2302.8 us
     {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2444.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2428.0 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2667.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2645.5 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2770.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2752.4 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2840.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2822.7 us
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0479 ms, peer 0.0445 ms, ratio 0.928 (fallback bn128_s6_c2: 0.818)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 48.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 51.2 us
     //   M=32: sk2_bn128_s6 0.0469 ms, peer 0.0446 ms, ratio 0.952 (fallback bn128_s6_c2: 0.831)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 48.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 51.3 us
     {65, 127, 8},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 49.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 52.6 us
     {128, 128, 1},  // M 128..128: bn128_s6_c1_pp64_f1
     //   M=128: bn128_s6_c1_pp64_f1 0.0490 ms, peer 0.0468 ms, ratio 0.955 (fallback bn128_s6_c2: 0.656)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 64.6 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 106.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.2 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 152.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 150.7 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 195.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 193.3 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 255.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 253.0 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 283.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 281.4 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 333.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 331.1 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 371.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 369.4 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 427.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 423.3 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 467.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 463.2 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 531.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 526.9 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 557.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 553.1 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 629.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 624.9 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 645.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 641.1 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 696.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 691.8 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 734.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 729.1 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 751.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 743.3 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 829.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 822.7 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 842.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 834.2 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 906.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 899.4 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 919.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 912.8 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 936.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 926.5 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 973.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 966.3 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1007.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1000.8 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1027.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1017.4 us
     {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1040.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1033.3 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1121.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1109.7 us
     {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1177.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1168.3 us
     {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1182.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1173.1 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1212.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1200.3 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1250.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1240.7 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1281.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1272.5 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1306.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1292.8 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1317.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1307.6 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1397.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1383.2 us
     {7809, 16384, 4},  // M 7809..16384: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1450.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1440.5 us
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1248 ms, peer 0.1253 ms, ratio 1.004 (fallback bn128_s6_c2: 0.731)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 138.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 139.1 us
     //   M=32: sk2_bn128_s6 0.1234 ms, peer 0.1270 ms, ratio 1.030 (fallback bn128_s6_c2: 0.782)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 138.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 139.1 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 143.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 143.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1304 ms, peer 0.1316 ms, ratio 1.009 (fallback bn128_s6_c2: 0.586)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 205.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 199.9 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 308.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 299.2 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 347.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 341.4 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 504.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 498.6 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 652.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 645.9 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 860.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 853.4 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 958.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 951.2 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1121.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1113.6 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1263.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1256.2 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1455.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1443.3 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1593.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1581.1 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1800.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1786.5 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1906.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1892.8 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2156.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2142.1 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2212.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2197.7 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2388.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2373.7 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2517.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2502.7 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2576.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2551.6 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2847.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2827.5 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2894.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2866.6 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3115.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3093.2 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3160.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3139.2 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3217.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3186.5 us
     {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3344.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3321.6 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3466.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3444.2 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3535.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3501.5 us
     {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3579.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3556.4 us
     {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3771.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3749.2 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3858.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3821.4 us
     {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4017.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 3989.3 us
     {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4069.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4041.4 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4175.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4135.5 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4305.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4275.7 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4414.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4385.7 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4499.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4456.3 us
     {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4537.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4507.3 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4720.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4690.7 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4815.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4769.6 us
     {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4998.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4968.3 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1283 ms, peer 0.1294 ms, ratio 1.008 (fallback bn128_s6_c2: 0.744)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 142.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 142.9 us
     //   M=32: sk2_bn128_s6 0.1274 ms, peer 0.1314 ms, ratio 1.032 (fallback bn128_s6_c2: 0.784)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 142.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 143.0 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 147.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 147.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1342 ms, peer 0.1430 ms, ratio 1.066 (fallback bn128_s6_c2: 0.618)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 211.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 205.8 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 317.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 307.7 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 357.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 351.8 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 520.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 513.8 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 672.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 665.7 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 886.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 879.7 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 987.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 980.5 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1155.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1147.9 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1302.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1295.0 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1500.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1488.0 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1642.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1630.1 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1856.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1841.6 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1965.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1951.4 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2223.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2208.5 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2280.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2265.8 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2462.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2447.3 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2595.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2580.3 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2656.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2630.7 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2935.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2915.2 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2983.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2955.5 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3211.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3189.2 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3258.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3236.7 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3317.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3285.4 us
     {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3447.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3424.3 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3573.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3551.1 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3644.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3610.2 us
     {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3690.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3666.7 us
     {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3888.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3865.6 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3978.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3940.1 us
     {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4141.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4112.7 us
     {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4196.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4166.9 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4304.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4263.9 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4438.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4408.5 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4551.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4521.9 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4639.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4594.7 us
     {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4678.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4647.3 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4866.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4836.4 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4964.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4917.7 us
     {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5154.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5122.6 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
-    {1, 1, 1},  // M 1..1: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0537 ms, peer 0.0567 ms, ratio 1.056 (fallback bn176_s5_c2: 0.879)
-    {2, 15, 11},  // M 2..15: sk2_bn160_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 56.6 us
-    {16, 16, 1},  // M 16..16: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 58.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0545 ms, peer 0.0566 ms, ratio 1.038 (fallback bn176_s5_c2: 0.885)
-    {17, 63, 11},  // M 17..63: sk2_bn160_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 56.7 us
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 58.8 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0539 ms, peer 0.0525 ms, ratio 0.975 (fallback bn176_s5_c2: 0.563)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 68.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 66.3 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 84.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 82.1 us
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 5},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 109.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 107.2 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 146.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 144.7 us
     {513, 768, 5},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 197.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 194.8 us
     {769, 1023, 0},  // M 769..1023: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 256.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 254.5 us
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 290.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 286.8 us
     {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 335.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 332.5 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 355.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 352.3 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 383.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 379.0 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 421.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 419.0 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 461.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 458.8 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 551.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 546.0 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 568.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 562.6 us
     {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 598.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 592.8 us
     {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 633.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 628.5 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 661.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 654.0 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 700.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 695.1 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 737.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 732.2 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 847.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 837.9 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 900.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 894.6 us
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 913.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 908.0 us
     {4096, 4224, 5},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 940.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 930.3 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 977.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 969.7 us
     {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1012.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1004.2 us
     {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1124.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1112.7 us
     {4993, 5120, 3},  // M 4993..5120: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1175.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1166.8 us
     {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1189.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1181.4 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 1246.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 1237.7 us
     {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 1278.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 1269.5 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1404.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1389.4 us
     {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1456.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1445.9 us
     {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 1464.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 1453.6 us
     {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1683.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1665.2 us
     {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1725.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1713.5 us
     {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 1730.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 1718.7 us
     {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1962.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1940.8 us
     {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 2004.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1989.7 us
     {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 2006.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1992.1 us
     {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2147.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2124.4 us
     {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2182.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2167.5 us
     {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2240.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2215.8 us
     {10113, 10752, 6},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2270.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2255.6 us
     {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2426.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2399.9 us
     {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2457.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2440.6 us
     {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2519.7 us
-    {11393, 32768, 6},  // M 11393..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2546.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2492.1 us
+    {11393, 12032, 6},  // M 11393..12032: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2529.0 us
+    {12033, 12160, 5},  // M 12033..12160: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2674.5 us
+    {12161, 12544, 6},  // M 12161..12544: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2704.8 us
+    {12545, 12672, 5},  // M 12545..12672: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2767.9 us
+    {12673, 32768, 6},  // M 12673..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2802.2 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
-    {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0308 ms, ratio 0.976 (fallback bn192_s4_c2: 0.834)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 32.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.6 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0307 ms, peer 0.0294 ms, ratio 0.957 (fallback bn192_s4_c2: 0.826)
-    {33, 128, 5},  // M 33..128: bn256_s4_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.4 us
+    {65, 128, 5},  // M 65..128: bn256_s4_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.2 us
     //   M=128: bn256_s4_c1 0.0321 ms, peer 0.0318 ms, ratio 0.988 (fallback bn192_s4_c2: 0.826)
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 40.4 us
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.4 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 67.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 66.4 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 83.7 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 94.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 93.3 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 117.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.3 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 120.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 118.8 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 147.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 146.2 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 159.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 157.0 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 173.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 171.1 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 195.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 192.7 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 201.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 199.1 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 213.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 210.5 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 225.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 223.5 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 251.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 247.5 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 258.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 255.5 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 270.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 266.1 us
     {2433, 2816, 6},  // M 2433..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 283.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 280.2 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 324.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 319.5 us
     {2945, 3328, 6},  // M 2945..3328: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 336.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 332.5 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 380.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 375.3 us
     {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 389.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 384.9 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 434.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 428.5 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 441.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 437.3 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 454.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 447.5 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 463.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 458.1 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 510.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 502.7 us
     {4737, 4864, 6},  // M 4737..4864: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 517.5 us
-    {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 544.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 511.7 us
+    {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 537.6 us
+    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 538.5 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 564.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 556.7 us
     {5249, 16384, 6},  // M 5249..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 570.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 564.1 us
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0699 ms, peer 0.0704 ms, ratio 1.006 (fallback bn256_s4_c2: 0.758)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 74.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 73.1 us
     {16, 16, 5},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.0704 ms, peer 0.0713 ms, ratio 1.012 (fallback bn256_s4_c2: 0.771)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 76.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 74.5 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0720 ms, peer 0.0715 ms, ratio 0.994 (fallback bn256_s4_c2: 0.711)
     {65, 384, 5},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 77.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 76.1 us
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 159.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 156.2 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 186.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 183.4 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 240.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 237.1 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 258.8 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 293.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 289.9 us
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 396.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 390.4 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 426.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 423.1 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 487.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 480.8 us
     {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 498.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 494.6 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 621.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 614.5 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 650.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 645.5 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 725.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 715.4 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 751.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 743.7 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 799.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 792.1 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 860.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 850.2 us
     {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 886.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 878.7 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 949.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 939.0 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 978.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 970.1 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1053.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1040.4 us
     {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1055.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1047.0 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1099.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1086.0 us
     {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1112.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1103.8 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1188.9 us
-    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1201.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1174.8 us
+    {3713, 3840, 6},  // M 3713..3840: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1192.6 us
+    {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1263.6 us
+    {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1281.4 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1335.8 us
-    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1351.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1319.1 us
+    {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1339.3 us
+    {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1410.6 us
+    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1428.4 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1499.4 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1517.2 us
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
@@ -1187,1627 +1193,1678 @@ inline constexpr std::array<gemm_dispatch_bucket, 1236> buckets{{
     //   M=1: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0174 ms, ratio 1.002 (fallback bn256_s4_c2: 0.848)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.5 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0167 ms, ratio 1.007 (fallback bn256_s4_c2: 0.832)
-    {17, 63, 5},  // M 17..63: bn256_s4_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.3 us
+    {17, 63, 0},  // M 17..63: bn128_s6_c1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.4 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0181 ms, ratio 1.020 (fallback bn256_s4_c2: 0.840)
-    {65, 1152, 5},  // M 65..1152: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.3 us
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.4 us
+    {129, 1152, 5},  // M 129..1152: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.9 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 31.5 us
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 72.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.4 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 78.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 77.1 us
     {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 86.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 84.7 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 145.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 142.6 us
     {2561, 3712, 5},  // M 2561..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 153.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 151.2 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 211.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 208.0 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 221.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 217.7 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
     {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 228.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 224.8 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 64, 12},  // M 1..64: sk2_bn192_s5
+    {1, 1, 11},  // M 1..1: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.1444 ms, peer 0.1456 ms, ratio 1.009 (fallback bn192_s4_c2: 0.828)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 155.2 us
+    {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 155.0 us
+    {16, 64, 11},  // M 16..64: sk2_bn192_s5
     //   M=16: sk2_bn192_s5 0.1451 ms, peer 0.1457 ms, ratio 1.004 (fallback bn192_s4_c2: 0.838)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 155.7 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 156.6 us
     //   M=64: sk2_bn192_s5 0.1472 ms, peer 0.1418 ms, ratio 0.963 (fallback bn192_s4_c2: 0.546)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 169.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 163.1 us
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 220.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 214.2 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 334.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 327.6 us
     {385, 512, 4},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 395.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 388.9 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 499.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 492.4 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 570.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 563.5 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 661.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 654.3 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 848.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 835.7 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 892.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 885.1 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1005.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 992.0 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1095.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1087.5 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1236.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1222.1 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1270.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1262.1 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1390.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1376.0 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1431.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1422.9 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1578.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1558.1 us
     {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1621.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1606.8 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1735.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1713.6 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1776.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1760.6 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1889.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1867.5 us
     {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1930.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1914.5 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2119.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2097.6 us
     {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2123.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2107.6 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2618.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2589.1 us
     {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2623.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2606.1 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2958.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2923.7 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3034.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3010.8 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3347.3 us
-    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3352.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3310.8 us
+    {4737, 6912, 6},  // M 4737..6912: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3327.8 us
+    {6913, 7040, 5},  // M 6913..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4831.7 us
+    {7041, 32768, 6},  // M 7041..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4895.0 us
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2359 ms, peer 0.2471 ms, ratio 1.047 (fallback bn176_s5_c2: 0.826)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 268.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 260.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2390 ms, peer 0.2499 ms, ratio 1.046 (fallback bn176_s5_c2: 0.844)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 271.1 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 263.3 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2452 ms, peer 0.2423 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 277.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 268.5 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 386.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 375.0 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 590.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 578.8 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 687.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 676.0 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1004.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 992.0 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1126.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1114.3 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1541.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1517.7 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1565.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1552.5 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1805.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1780.8 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1916.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1902.7 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2155.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2131.0 us
     {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2180.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2165.8 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2419.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2394.2 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2530.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2516.0 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2746.4 us
-    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2858.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2709.8 us
+    {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2832.4 us
+    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3060.7 us
+    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3095.5 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3361.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3323.9 us
     {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3462.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3435.3 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3712.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3674.0 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3736.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3708.8 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4040.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3990.4 us
     {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4061.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4032.7 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4303.6 us
-    {3457, 4096, 6},  // M 3457..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4350.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4253.6 us
+    {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4322.1 us
+    {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4866.9 us
+    {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4935.5 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5244.2 us
-    {4225, 16383, 6},  // M 4225..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5292.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5182.1 us
+    {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5251.9 us
+    {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5533.5 us
+    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5602.0 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5796.6 us
+    {4737, 16383, 6},  // M 4737..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5865.2 us
     {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
-    {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2450 ms, peer 0.2524 ms, ratio 1.030 (fallback bn128_s6_c2: 0.789)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 275.0 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 267.2 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2448 ms, peer 0.2537 ms, ratio 1.036 (fallback bn128_s6_c2: 0.831)
-    {17, 63, 13},  // M 17..63: sk2_bn256_s4
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 275.6 us
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 270.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2501 ms, peer 0.2500 ms, ratio 0.999 (fallback bn128_s6_c2: 0.445)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 283.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 275.2 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 404.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 392.9 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 592.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 580.6 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 689.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 677.8 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1006.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 993.7 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1216.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1203.2 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1545.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1521.3 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1655.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1641.5 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1896.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1871.5 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1918.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1904.7 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2160.3 us
-    {1665, 2048, 6},  // M 1665..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2269.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2134.7 us
+    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2254.9 us
+    {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2484.9 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2518.1 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2840.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2803.0 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2934.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2907.4 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3191.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3153.3 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3213.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3186.4 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3455.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3416.5 us
     {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3564.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3536.7 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4135.9 us
-    {3201, 4096, 6},  // M 3201..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4179.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4084.8 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4150.1 us
+    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4698.2 us
+    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4763.5 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5430.9 us
-    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5474.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5366.6 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5431.9 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5980.0 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 6045.3 us
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 1, 20},  // M 1..1: sk4_bn64_s6
+    {1, 1, 16},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0142 ms, peer 0.0123 ms, ratio 0.867 (fallback bn128_s6_c2: 0.493)
-    {2, 15, 17},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 25.9 us
-    {16, 16, 20},  // M 16..16: sk4_bn64_s6
+    {2, 15, 15},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 24.1 us
+    {16, 16, 16},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0138 ms, peer 0.0125 ms, ratio 0.906 (fallback bn128_s6_c2: 0.523)
-    {17, 63, 17},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 25.9 us
-    {64, 64, 20},  // M 64..64: sk4_bn64_s6
+    {17, 63, 15},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 24.1 us
+    {64, 64, 16},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0144 ms, peer 0.0132 ms, ratio 0.919 (fallback bn128_s6_c2: 0.572)
     {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.7 us
-    {193, 255, 1},  // M 193..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.6 us
-    {256, 384, 8},  // M 256..384: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.4 us
+    {193, 384, 8},  // M 193..384: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 27.7 us
     //   M=256: sk2_bm128_bn128_s5 0.0195 ms, peer 0.0134 ms, ratio 0.689 (fallback bn128_s6_c2: 0.578)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 27.8 us
     {385, 896, 0},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 33.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 32.9 us
     {897, 1280, 3},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 41.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 40.8 us
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 41.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 40.9 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 42.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 42.4 us
     {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 53.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.6 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 56.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.5 us
     {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 71.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 70.8 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 74.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 74.1 us
     {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.2 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 101.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.3 us
     {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 102.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 101.5 us
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 106.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 105.7 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 123.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.6 us
     {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 132.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 131.5 us
     {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 138.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 137.4 us
     {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 162.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 161.7 us
     {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 170.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 168.9 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 191.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 189.9 us
     {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 193.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 192.2 us
     {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 202.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 200.6 us
     {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 221.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 220.1 us
     {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 224.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 222.4 us
     {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 233.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 232.2 us
     {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 254.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 252.8 us
     {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 265.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 263.9 us
     {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 285.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 283.1 us
     {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 297.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 295.4 us
     {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 315.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 313.5 us
     {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 329.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 327.1 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 64, 14},  // M 1..64: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0127 ms, peer 0.0110 ms, ratio 0.862 (fallback bn128_s6_c2: 0.670)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 19.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.3 us
     //   M=32: sk2_bn64_s6 0.0129 ms, peer 0.0114 ms, ratio 0.888 (fallback bn128_s6_c2: 0.700)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 19.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.3 us
     {65, 256, 1},  // M 65..256: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.1 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0118 ms, ratio 0.815 (fallback bn128_s6_c2: 0.692)
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.2 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.7 us
     //   M=512: bn128_s6_c1 0.0171 ms, peer 0.0169 ms, ratio 0.988 (fallback bn128_s6_c2: 0.938)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.1 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 35.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 35.0 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 46.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 46.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 47.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 47.5 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.1 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 66.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 65.8 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 76.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.5 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.2 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 84.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 83.6 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 100.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 99.9 us
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 102.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.4 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 103.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 102.5 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 108.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.8 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 121.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 120.7 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 128.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.5 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 133.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 132.0 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 140.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 139.2 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 154.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 153.2 us
     {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 157.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 156.3 us
     {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 176.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 175.5 us
     {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 181.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 180.7 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 195.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 194.0 us
     {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 206.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 204.7 us
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 64, 14},  // M 1..64: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0179 ms, peer 0.0170 ms, ratio 0.950 (fallback bn128_s6_c2: 0.719)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 23.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.3 us
     //   M=16: sk2_bn64_s6 0.0179 ms, peer 0.0174 ms, ratio 0.976 (fallback bn128_s6_c2: 0.735)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.3 us
     //   M=64: sk2_bn64_s6 0.0176 ms, peer 0.0157 ms, ratio 0.896 (fallback bn128_s6_c2: 0.525)
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 27.7 us
-    {129, 255, 1},  // M 129..255: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 29.6 us
-    {256, 256, 8},  // M 256..256: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.2 us
+    {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 28.5 us
     //   M=256: sk2_bm128_bn128_s5 0.0238 ms, peer 0.0206 ms, ratio 0.864 (fallback bn128_s6_c2: 0.831)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 34.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 33.6 us
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 42.9 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.0 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 72.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 74.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 74.3 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.3 us
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 106.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 105.7 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 123.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.4 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 132.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 131.5 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 137.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 136.1 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 162.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 161.4 us
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 167.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 170.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 168.9 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 178.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 177.6 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 179.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.8 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 201.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 200.4 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 212.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 211.5 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 220.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 219.0 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 233.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 232.1 us
     {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 253.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 252.2 us
     {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 257.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.9 us
     {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 262.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 260.6 us
     {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 297.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 295.1 us
     {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 303.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 302.2 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 328.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 326.7 us
     {7681, 9472, 5},  // M 7681..9472: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 345.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 343.6 us
     {9473, 9984, 4},  // M 9473..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 424.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 421.4 us
     {9985, 10496, 5},  // M 9985..10496: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 429.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 426.9 us
     {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 456.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 453.5 us
     {10753, 13696, 5},  // M 10753..13696: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 470.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 468.2 us
     {13697, 13824, 4},  // M 13697..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13697 (at M=13760), 583.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13697 (at M=13760), 580.0 us
     {13825, 16383, 5},  // M 13825..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 595.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 592.8 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 64, 14},  // M 1..64: sk2_bn64_s6
+    {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0275 ms, peer 0.0258 ms, ratio 0.937 (fallback bn128_s6_c2: 0.608)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 32.9 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.7 us
     //   M=32: sk2_bn64_s6 0.0276 ms, peer 0.0262 ms, ratio 0.952 (fallback bn128_s6_c2: 0.635)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.7 us
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 38.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 36.4 us
     //   M=128: sk2_bn128_s6 0.0318 ms, peer 0.0263 ms, ratio 0.828 (fallback bn128_s6_c2: 0.624)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 42.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.0 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 56.8 us
     //   M=512: bn128_s6_c1 0.0433 ms, peer 0.0430 ms, ratio 0.992 (fallback bn128_s6_c2: 0.968)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 75.1 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 95.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 94.9 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 130.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 129.7 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 138.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 136.9 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 177.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 176.4 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 201.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 200.0 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 236.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 234.6 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 250.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 248.7 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 260.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 258.6 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 310.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 307.9 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 325.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 323.0 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 328.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 325.8 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 342.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 340.4 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 392.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 389.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 420.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 416.8 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 424.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 422.1 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 456.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 452.5 us
     {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 490.1 us
-    {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 506.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 486.3 us
+    {5633, 6272, 5},  // M 5633..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 503.8 us
+    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 578.0 us
+    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 585.9 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 646.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 641.4 us
     {7681, 8191, 5},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 670.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 667.4 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
-    {1, 64, 15},  // M 1..64: sk2_bn96_s6
+    {1, 64, 13},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0164 ms, peer 0.0145 ms, ratio 0.884 (fallback bn128_s6_c2: 0.767)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 21.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 21.4 us
     //   M=16: sk2_bn96_s6 0.0161 ms, peer 0.0144 ms, ratio 0.892 (fallback bn128_s6_c2: 0.782)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 21.7 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 21.4 us
     //   M=64: sk2_bn96_s6 0.0160 ms, peer 0.0144 ms, ratio 0.896 (fallback bn128_s6_c2: 0.595)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 22.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.6 us
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
     //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0160 ms, ratio 0.875 (fallback bn128_s6_c2: 0.851)
     {257, 512, 4},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.5 us
     {513, 640, 5},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.4 us
     {641, 768, 3},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 47.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 46.7 us
     {769, 1024, 4},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 47.7 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
     {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 60.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.5 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 66.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 66.1 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 76.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.8 us
     {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 83.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 82.4 us
     {1793, 2048, 5},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 84.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.8 us
     {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 100.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 100.1 us
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 102.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.7 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 103.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 102.7 us
     {2561, 2816, 5},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.0 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 121.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 120.8 us
     {3073, 3456, 5},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 133.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 132.1 us
     {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 140.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 139.2 us
     {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 154.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.3 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 157.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 156.3 us
     {4096, 4096, 4},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 157.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 156.6 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 176.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 175.5 us
     {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 181.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 180.6 us
     {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 195.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 193.9 us
     {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 206.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 204.6 us
     {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 250.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 248.6 us
     {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 254.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 253.2 us
     {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 268.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 267.1 us
     {7169, 8448, 5},  // M 7169..8448: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 279.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 277.2 us
     {8449, 8960, 4},  // M 8449..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 324.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 321.9 us
     {8961, 9088, 5},  // M 8961..9088: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 328.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 326.0 us
     {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 342.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 340.2 us
     {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 352.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 350.1 us
     {9857, 11008, 4},  // M 9857..11008: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 361.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 358.7 us
     {11009, 11264, 5},  // M 11009..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 401.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 398.6 us
     {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 416.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 413.5 us
     {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 425.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 422.7 us
     {11905, 12544, 4},  // M 11905..12544: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 434.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 431.8 us
     {12545, 13312, 5},  // M 12545..13312: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 450.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 447.2 us
     {13313, 13568, 4},  // M 13313..13568: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 489.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 486.6 us
     {13569, 15488, 5},  // M 13569..15488: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13569 (at M=13632), 498.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13569 (at M=13632), 495.2 us
     {15489, 15616, 4},  // M 15489..15616: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15489 (at M=15552), 563.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15489 (at M=15552), 559.8 us
     {15617, 16383, 5},  // M 15617..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15617 (at M=15680), 571.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15617 (at M=15680), 567.8 us
     {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 16.2 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 16.0 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0102 ms, ratio 0.918 (fallback bn128_s6_c2: 0.817)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 16.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 16.1 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.929 (fallback bn128_s6_c2: 0.769)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.4 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.2 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.7 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.0 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 36.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 36.0 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.5 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.5 us
     {1409, 1792, 5},  // M 1409..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 49.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 48.6 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 58.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 57.9 us
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 62.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 61.4 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 68.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 68.1 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 72.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.6 us
     {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 74.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 74.1 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 78.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 77.9 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.1 us
     {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 87.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 86.8 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 97.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 96.9 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 100.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 99.5 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 107.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 106.6 us
     {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 113.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 112.2 us
     {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 117.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 116.3 us
     {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 126.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 125.1 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 136.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 135.3 us
     {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 139.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 137.7 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 146.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 145.1 us
     {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 151.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 150.3 us
     {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 156.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 154.7 us
     {6913, 7168, 5},  // M 6913..7168: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 164.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 163.2 us
     {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 175.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 173.7 us
     {7425, 7808, 5},  // M 7425..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 177.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 175.9 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 185.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 183.5 us
     {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 190.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 188.5 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
     {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0425 ms, peer 0.0428 ms, ratio 1.008 (fallback bn128_s6_c2: 0.857)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 44.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.6 us
     //   M=32: sk2_bn112_s6 0.0425 ms, peer 0.0405 ms, ratio 0.954 (fallback bn128_s6_c2: 0.796)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.6 us
     {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 47.8 us
     //   M=128: sk2_bm128_bn112_s5 0.0457 ms, peer 0.0485 ms, ratio 1.061 (fallback bn128_s6_c2: 0.737)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.2 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 103.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.0 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 110.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 109.3 us
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 150.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 148.6 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 167.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 165.8 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 203.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 202.1 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 229.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 227.2 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 274.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 271.0 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 282.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 280.9 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 297.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 295.3 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 349.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 347.0 us
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 395.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 391.9 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 447.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 443.6 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 482.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 477.6 us
     {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 489.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 486.0 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 492.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 488.7 us
     {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 519.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 514.9 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 585.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 580.9 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 659.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 655.1 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 678.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 673.7 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 686.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 680.5 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 736.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 730.5 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 777.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 771.5 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 781.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 775.4 us
     {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 808.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 802.3 us
     {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 872.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 866.4 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 949.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 942.8 us
     {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 965.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 959.3 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 975.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 967.0 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1020.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1013.3 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1063.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1056.4 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1071.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1062.6 us
     {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1097.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1089.1 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1159.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1151.5 us
     {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1239.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1230.5 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1253.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1244.8 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1263.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1253.5 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1309.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1301.0 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1346.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1337.6 us
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
     {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0469 ms, peer 0.0474 ms, ratio 1.011 (fallback bn128_s6_c2: 0.798)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 48.2 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.5 us
     //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0447 ms, ratio 0.965 (fallback bn128_s6_c2: 0.788)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 48.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.5 us
     {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 51.8 us
     //   M=128: sk2_bm128_bn112_s5 0.0492 ms, peer 0.0522 ms, ratio 1.062 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 74.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 73.2 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 112.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 108.0 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 123.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 121.6 us
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 167.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 165.5 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 187.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 185.0 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 227.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 225.9 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 256.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 254.1 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 306.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 303.2 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 316.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 313.9 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 332.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 330.5 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 390.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 388.2 us
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 442.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 439.1 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 501.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 497.1 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 541.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 535.4 us
     {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 548.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 544.1 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 552.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 547.7 us
     {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 581.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 577.3 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 655.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 651.3 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 739.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 734.7 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 760.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 755.6 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 769.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 763.2 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 825.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 819.5 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 871.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 865.5 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 876.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 869.9 us
     {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 906.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 900.1 us
     {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 979.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 972.1 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1065.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1057.9 us
     {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1083.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1076.4 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1093.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1085.0 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1144.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1137.1 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1193.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1185.5 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1202.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1192.5 us
     {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1231.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1222.3 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1301.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1292.4 us
     {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1390.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1381.1 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1406.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1397.2 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1418.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1406.9 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1470.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1460.3 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1511.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1501.4 us
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 64, 10},  // M 1..64: sk2_bn128_s6
+    {1, 8, 10},  // M 1..8: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0291 ms, peer 0.0264 ms, ratio 0.906 (fallback bn128_s6_c2: 0.827)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.4 us
+    {9, 31, 1},  // M 9..31: bn128_s6_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 33.6 us
+    {32, 32, 10},  // M 32..32: sk2_bn128_s6
     //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0268 ms, ratio 0.913 (fallback bn128_s6_c2: 0.838)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.4 us
-    {65, 127, 8},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 34.1 us
-    {128, 128, 1},  // M 128..128: bn128_s6_c1_pp64_f1
+    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 33.6 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0299 ms, peer 0.0279 ms, ratio 0.932 (fallback bn128_s6_c2: 0.736)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 38.8 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.5 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 84.7 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 108.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 107.6 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 140.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 139.4 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 155.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.7 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 184.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 182.9 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 203.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 201.8 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 230.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 228.6 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 253.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 251.3 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 290.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 287.8 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 301.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 299.2 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 339.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 337.2 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 349.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 346.8 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 375.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 372.9 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 396.7 us
-    {4097, 4480, 5},  // M 4097..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 403.6 us
-    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 447.6 us
-    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 452.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 393.8 us
+    {4097, 4736, 5},  // M 4097..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 399.6 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 486.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 483.0 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 495.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 491.3 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 501.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 496.8 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 523.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 519.1 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 542.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 538.8 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 550.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 545.3 us
     {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 559.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 554.8 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 600.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 594.1 us
     {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 633.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 628.1 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 648.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 642.4 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 669.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 664.6 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 688.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 683.4 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 698.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 691.3 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 706.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 700.9 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 746.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 739.5 us
     {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 777.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 771.6 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0713 ms, peer 0.0700 ms, ratio 0.981 (fallback bn128_s6_c2: 0.726)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 75.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.6 us
     //   M=32: sk2_bn128_s6 0.0704 ms, peer 0.0711 ms, ratio 1.010 (fallback bn128_s6_c2: 0.815)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 75.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.6 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.4 us
     //   M=128: sk2_bm128_bn128_s5 0.0725 ms, peer 0.0703 ms, ratio 0.970 (fallback bn128_s6_c2: 0.617)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 112.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 109.7 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 176.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 170.6 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 187.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 184.8 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 270.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 267.3 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 349.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 346.0 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 459.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 455.7 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 511.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 507.8 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 598.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 595.0 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 673.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 669.5 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 772.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 766.0 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 847.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 841.0 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 958.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 951.5 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1013.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1006.0 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1142.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1135.1 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1175.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1167.6 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1265.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1257.5 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1337.1 us
-    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1366.7 us
-    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1510.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1329.2 us
+    {4097, 4352, 5},  // M 4097..4352: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1353.8 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1501.2 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1534.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1520.4 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1648.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1637.0 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1677.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1665.7 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1705.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1689.5 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1771.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1759.4 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1838.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1827.3 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1873.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1856.1 us
     {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1893.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1881.8 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2044.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2025.2 us
     {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2134.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2119.6 us
     {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2152.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2137.5 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2211.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2191.3 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2276.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2261.2 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2340.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2325.4 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2383.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2360.8 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2399.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2383.6 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2550.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2526.6 us
     {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2643.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2627.2 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0723 ms, peer 0.0719 ms, ratio 0.995 (fallback bn128_s6_c2: 0.772)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 79.5 us
     //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0730 ms, ratio 1.003 (fallback bn128_s6_c2: 0.801)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 79.6 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 82.5 us
     //   M=128: sk2_bm128_bn128_s5 0.0755 ms, peer 0.0785 ms, ratio 1.040 (fallback bn128_s6_c2: 0.669)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 115.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 112.8 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 181.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 175.6 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 193.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 190.2 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 278.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 275.3 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 359.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 356.5 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 473.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 469.5 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 527.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 523.3 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 617.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 613.1 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 694.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 689.9 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 795.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 789.5 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 873.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 866.8 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 988.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 980.5 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1044.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1036.9 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1177.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1170.0 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1211.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1203.5 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1304.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1296.2 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1378.3 us
-    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1408.8 us
-    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1557.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1370.1 us
+    {4097, 4352, 5},  // M 4097..4352: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1395.5 us
+    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1547.4 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1581.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1567.2 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1699.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1687.5 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1728.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1717.1 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1758.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1741.6 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1825.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1813.7 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1895.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1883.7 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1931.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1913.3 us
     {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1952.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1939.9 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2107.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2087.7 us
     {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2199.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2184.6 us
     {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2218.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2203.4 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2280.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2259.0 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2346.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2331.0 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2412.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2397.2 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2456.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2433.8 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2473.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2457.3 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2629.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2604.7 us
     {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2724.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2708.3 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 1, 1},  // M 1..1: bn128_s6_c1_pp64_f1
+    {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0314 ms, ratio 0.961 (fallback bn176_s5_c2: 0.823)
-    {2, 15, 11},  // M 2..15: sk2_bn160_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.8 us
-    {16, 16, 1},  // M 16..16: bn128_s6_c1_pp64_f1
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.5 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0313 ms, ratio 0.959 (fallback bn176_s5_c2: 0.823)
-    {17, 63, 11},  // M 17..63: sk2_bn160_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 34.8 us
-    {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 34.7 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0331 ms, peer 0.0316 ms, ratio 0.954 (fallback bn176_s5_c2: 0.689)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 40.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 39.7 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 49.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 48.4 us
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 5},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 62.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 61.6 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 83.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 82.2 us
     {513, 768, 5},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 109.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 108.3 us
     {769, 1024, 0},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 141.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 140.1 us
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 158.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 156.9 us
     {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 185.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 183.6 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 193.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 192.1 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 208.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 206.1 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 229.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 227.7 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 251.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 249.5 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 297.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 295.1 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 307.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 304.0 us
     {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 326.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 323.8 us
     {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 341.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 338.6 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 356.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 352.6 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 377.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 374.6 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 398.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 395.4 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 455.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 450.4 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 484.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 480.9 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 492.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 489.3 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 505.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 499.7 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 523.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 519.5 us
     {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 545.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 540.6 us
     {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 603.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 596.7 us
     {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 632.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 627.9 us
     {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 640.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 635.2 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 668.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 663.6 us
     {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 687.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 682.4 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 752.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 743.8 us
     {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 780.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 774.3 us
     {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 786.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 780.5 us
     {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 900.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 890.4 us
     {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 923.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 917.0 us
     {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 929.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 922.3 us
     {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1048.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1037.3 us
     {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1072.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1063.8 us
     {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1075.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1067.7 us
     {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1147.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1135.0 us
     {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1170.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1161.8 us
     {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1196.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1183.6 us
     {10113, 10240, 4},  // M 10113..10240: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1215.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1206.1 us
     {10241, 10752, 6},  // M 10241..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10241 (at M=10304), 1221.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10241 (at M=10304), 1211.8 us
     {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1295.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1281.5 us
     {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1317.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1307.6 us
     {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1345.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1330.7 us
     {11393, 11520, 4},  // M 11393..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1363.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1353.1 us
     {11521, 12032, 6},  // M 11521..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 1365.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 1355.2 us
     {12033, 12160, 5},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1443.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1427.8 us
     {12161, 12544, 6},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1459.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1448.9 us
     {12545, 12672, 5},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1493.1 us
-    {12673, 32768, 6},  // M 12673..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1511.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1477.0 us
+    {12673, 12800, 4},  // M 12673..12800: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1499.8 us
+    {12801, 13312, 6},  // M 12801..13312: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 1501.0 us
+    {13313, 13440, 5},  // M 13313..13440: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1574.8 us
+    {13441, 14592, 6},  // M 13441..14592: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1594.7 us
+    {14593, 14720, 5},  // M 14593..14720: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 1721.4 us
+    {14721, 32768, 6},  // M 14721..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 1739.7 us
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0187 ms, peer 0.0177 ms, ratio 0.949 (fallback bn192_s4_c2: 0.791)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.3 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0180 ms, ratio 0.958 (fallback bn192_s4_c2: 0.805)
     {33, 128, 5},  // M 33..128: bn256_s4_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.0 us
     //   M=128: bn256_s4_c1 0.0201 ms, peer 0.0197 ms, ratio 0.977 (fallback bn192_s4_c2: 0.838)
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.7 us
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 38.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 37.8 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 42.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.3 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.0 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 57.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 56.3 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 70.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 69.1 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 71.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 70.7 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 85.9 us
     {1281, 1664, 5},  // M 1281..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 91.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 90.5 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 117.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 115.5 us
     {1793, 2047, 5},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 121.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 119.9 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 141.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 139.2 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 147.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 145.1 us
     {2305, 4480, 5},  // M 2305..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 151.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 149.3 us
     {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 274.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 271.4 us
     {4609, 4992, 5},  // M 4609..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 280.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 277.1 us
     {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 304.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 301.0 us
     {5121, 8191, 5},  // M 5121..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 310.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 306.5 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0407 ms, ratio 0.999 (fallback bn256_s4_c2: 0.797)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 42.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 41.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0403 ms, ratio 0.988 (fallback bn256_s4_c2: 0.793)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 44.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.2 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.995 (fallback bn256_s4_c2: 0.712)
     {65, 384, 5},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 45.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 44.5 us
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 90.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 88.4 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 106.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 104.9 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 133.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 132.0 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 145.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 143.6 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 162.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 160.8 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 217.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 214.4 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 235.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 232.8 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 267.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 263.5 us
     {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 273.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 270.9 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 340.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 336.0 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 356.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 353.3 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 395.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 390.1 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 409.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 404.8 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 436.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 432.0 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 469.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 463.1 us
     {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 482.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 477.8 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 517.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 511.1 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 533.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 528.5 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 571.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 564.0 us
     {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 574.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 568.6 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 598.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 589.9 us
     {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 606.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 601.0 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 646.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 638.3 us
     {3713, 3840, 6},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 654.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 649.0 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 694.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 686.3 us
     {3969, 4096, 4},  // M 3969..4096: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 701.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 695.9 us
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 724.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 714.5 us
     {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 735.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 728.0 us
     {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 775.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 765.3 us
     {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 783.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 775.6 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 824.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 813.5 us
     {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 832.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 824.1 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0109 ms, ratio 0.988 (fallback bn256_s4_c2: 0.749)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.0 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.1 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0111 ms, ratio 0.991 (fallback bn256_s4_c2: 0.752)
-    {17, 63, 5},  // M 17..63: bn256_s4_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 15.8 us
+    {17, 63, 0},  // M 17..63: bn128_s6_c1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 15.9 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.017 (fallback bn256_s4_c2: 0.785)
-    {65, 1152, 5},  // M 65..1152: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.8 us
+    {65, 255, 0},  // M 65..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.9 us
+    {256, 1152, 5},  // M 256..1152: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 22.9 us
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 48.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 47.5 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 52.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 50.9 us
     {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 57.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 55.7 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 93.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 91.2 us
     {2561, 3200, 5},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 99.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 96.7 us
     {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 118.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 116.0 us
     {3329, 3712, 5},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 124.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 121.3 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 134.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 131.5 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 141.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 137.7 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
     {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 145.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 142.3 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0808 ms, peer 0.0797 ms, ratio 0.986 (fallback bn192_s4_c2: 0.818)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 85.3 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 82.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0817 ms, peer 0.0801 ms, ratio 0.981 (fallback bn192_s4_c2: 0.823)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 86.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 84.6 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0848 ms, peer 0.0788 ms, ratio 0.930 (fallback bn192_s4_c2: 0.566)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 94.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 90.7 us
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 121.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 117.9 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 182.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 178.7 us
     {385, 512, 4},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 214.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 211.2 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 270.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 266.9 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 308.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 304.5 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 357.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 353.9 us
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 457.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 450.2 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 482.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 477.7 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 541.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 533.9 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 589.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 584.5 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 664.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 657.0 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 682.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 677.8 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 747.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 739.5 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 771.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 765.8 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 847.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 836.1 us
     {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 871.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 863.2 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 931.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 919.4 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 954.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 945.7 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1014.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1001.9 us
     {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1037.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1028.2 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1137.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1125.0 us
     {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1138.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1128.6 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1403.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1387.5 us
     {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1409.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1398.8 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1585.4 us
-    {4225, 4864, 4},  // M 4225..4864: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1624.2 us
-    {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1876.2 us
-    {4993, 6912, 6},  // M 4993..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1881.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1565.9 us
+    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1610.2 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1773.0 us
+    {4737, 6912, 6},  // M 4737..6912: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1784.3 us
     {6913, 7040, 5},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2615.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2586.0 us
     {7041, 7680, 4},  // M 7041..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2641.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2620.9 us
     {7681, 32768, 6},  // M 7681..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 2890.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 2869.8 us
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1269 ms, peer 0.1316 ms, ratio 1.037 (fallback bn176_s5_c2: 0.810)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 139.6 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 135.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1285 ms, peer 0.1279 ms, ratio 0.996 (fallback bn176_s5_c2: 0.785)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 142.3 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 138.5 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1327 ms, peer 0.1280 ms, ratio 0.965 (fallback bn176_s5_c2: 0.616)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 146.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 142.7 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 210.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 204.8 us
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 317.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 311.7 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 370.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 364.1 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 538.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 531.7 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 605.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 598.6 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 825.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 812.4 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 840.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 833.0 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 966.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 953.2 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1028.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1020.2 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1153.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1140.4 us
     {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1169.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1161.0 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1295.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1281.2 us
     {1921, 2048, 4},  // M 1921..2048: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1355.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1346.0 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1468.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1448.3 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1529.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1514.6 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1656.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1635.9 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1671.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1656.5 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1797.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1776.7 us
     {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1849.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1833.3 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1985.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1963.9 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2000.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1984.5 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2158.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2131.4 us
     {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2168.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2152.0 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2299.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2272.2 us
     {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2329.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2312.5 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2628.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2600.2 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2658.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2640.6 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2801.1 us
-    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2831.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2767.1 us
+    {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2808.0 us
+    {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2954.9 us
+    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2993.0 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3095.7 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3136.1 us
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1268 ms, ratio 0.966 (fallback bn128_s6_c2: 0.756)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 142.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 139.2 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1348 ms, ratio 1.027 (fallback bn128_s6_c2: 0.815)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 145.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 141.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1341 ms, peer 0.1316 ms, ratio 0.982 (fallback bn128_s6_c2: 0.525)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 150.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 146.1 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 218.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 212.4 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 318.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 312.6 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 371.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 365.0 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 539.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 532.7 us
     {769, 1023, 5},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 652.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 645.9 us
     {1024, 1024, 6},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 827.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 814.3 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 888.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 880.4 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1015.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1001.5 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1029.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1021.3 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1156.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1142.4 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1214.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1205.4 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1344.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1329.6 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1358.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1349.4 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1518.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1498.0 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1566.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1551.7 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1706.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1685.2 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1720.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1705.0 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1847.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1826.1 us
     {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1908.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1892.3 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2209.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2181.7 us
     {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2237.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2220.4 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2538.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2509.8 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2561.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2543.2 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2706.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2688.5 us
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2900.6 us
-    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2928.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2865.4 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2904.1 us
+    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3193.6 us
+    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3232.2 us
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
@@ -2817,39 +2874,39 @@ inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
     {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 36},  // N=2112 K=7168
     {gemm_input::bf16, 2941, 5017, 2896, 5418, 36, 28},  // N=4096 K=4096
     {gemm_input::bf16, 2941, 5017, 5418, 7663, 64, 28},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 92, 29},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 121, 41},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 162, 34},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 196, 39},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 235, 42},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 277, 40},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 317, 43},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 360, 43},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 403, 53},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 456, 32},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 488, 28},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 516, 13},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 529, 29},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 558, 27},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 585, 25},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 610, 36},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 646, 26},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 672, 38},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 710, 26},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 736, 46},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 782, 34},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 816, 41},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 857, 41},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 898, 39},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 937, 40},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 977, 41},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1018, 58},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1076, 21},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1097, 32},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1129, 15},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1144, 32},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1176, 30},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1206, 30},  // N=59136 K=8192
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 92, 26},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 118, 41},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 159, 34},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 193, 39},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 232, 37},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 269, 40},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 309, 43},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 352, 43},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 395, 53},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 448, 33},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 481, 34},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 515, 14},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 529, 33},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 562, 35},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 597, 29},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 626, 35},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 661, 26},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 687, 37},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 724, 28},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 752, 46},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 798, 34},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 832, 41},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 873, 41},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 914, 38},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 952, 40},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 992, 41},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1033, 59},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1092, 21},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1113, 32},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1145, 16},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1161, 32},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1193, 34},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1227, 32},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

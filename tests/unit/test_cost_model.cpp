@@ -148,11 +148,32 @@ TEST_CASE("cost model: at M = 1 HBM bounds, and the shorter K loop still counts"
   const auto* cal = cost::find_calibration(target_id::sm_90a);
   CHECK(cal->hbm_overlap_loss > 0);
   CHECK(cal->hbm_overlap_loss < 1);
-  CHECK(e.time_us == doctest::Approx(e.launch_us + e.hbm_us + cal->hbm_overlap_loss * (e.mainloop_us + e.epilogue_us)));
+  // the CTA's last epilogue comes after the stream: it is added whole, the rest of the K loop at the loss
+  CHECK(e.epilogue_tile_us > 0);
+  CHECK(e.time_us == doctest::Approx(e.launch_us + e.epilogue_tile_us + e.hbm_us +
+                                     cal->hbm_overlap_loss * (e.mainloop_us + e.epilogue_us - e.epilogue_tile_us)));
   const auto slower_loop = gemm(256, 4, 2, 1, 57344, 8192);  // cluster 2 along M: half the CTAs hold only padding
   REQUIRE(slower_loop.ok);
   CHECK(slower_loop.mainloop_us > e.mainloop_us);
   CHECK(slower_loop.time_us > e.time_us);
+}
+
+TEST_CASE("cost model: where HBM bounds, a narrow tile's shorter last epilogue counts") {
+  // M = 16, N = 32768, K = 512 (the committed sweep: the 64-row ping-pong tile 16.6 us, BN 256 18.2): both
+  // stream the same weights; BN 256's last epilogue (each warpgroup's 64 x 256 of a 128 x 256 tile) is twice the
+  // ping-pong tile's (64 x 128), and it is exposed after the stream (the model before 2026-12-05 put them
+  // within 1%, BN 256 first)
+  kernels::gemm_sm90_config pp;
+  pp.bm = 64, pp.bn = 128, pp.stages = 6, pp.cluster_m = 1, pp.pingpong = true, pp.in_flight = 1;
+  const auto narrow = cost::estimate(kernels::gemm_bf16_sm90(pp), {{"M", 16}, {"N", 32768}, {"K", 512}});
+  const auto wide = gemm(256, 4, 1, 16, 32768, 512);
+  REQUIRE(narrow.ok);
+  REQUIRE(wide.ok);
+  CHECK(wide.bottleneck == "HBM bandwidth");
+  CHECK(wide.epilogue_tile_us == doctest::Approx(2 * narrow.epilogue_tile_us));
+  CHECK(narrow.time_us < wide.time_us);
+  // by more than half the difference of the two epilogues (the model before: 0.04 us apart, a tie)
+  CHECK(wide.time_us - narrow.time_us > 0.5 * (wide.epilogue_tile_us - narrow.epilogue_tile_us));
 }
 
 TEST_CASE("cost model: text and JSON carry the estimate") {

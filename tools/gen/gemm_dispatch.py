@@ -21,7 +21,7 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
     gap is cut where some candidate's row tiles change (multiples of its rows per tile x cluster), so the
     tile counts are fixed within a bucket. (Before 2026-12-05 the prediction was the neighbours' measured
     times scaled by waves: `--wave-rule` keeps it, for comparison; it scored 0.973 / 0.973 in the
-    leave-one-out below against the model's 0.991 / 0.993.) Going up M, a bucket keeps its schedule
+    leave-one-out below against the model's 0.994 / 0.995.) Going up M, a bucket keeps its schedule
     while that is predicted within 3% of the best (estimated within 1%; so that a gap has few buckets).
     M below the smallest searched one takes its schedule, M above the largest up to twice it takes that one's; adjacent
     buckets with one schedule are merged.
@@ -74,7 +74,7 @@ def plan_init(name, p):
 
 
 KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at most this much slower than the best
-KEEP_MODEL = 1.01  # the same for the cost model's estimates (leave-one-out: 0.991 / 0.993 at 1.01, 0.989 / 0.990 at 1.03)
+KEEP_MODEL = 1.01  # the same for the cost model's estimates (leave-one-out: 0.994 / 0.995 at 1.01, 0.991 / 0.991 at 1.03)
 
 
 def waves(p, concurrent, sm_count, m, n):

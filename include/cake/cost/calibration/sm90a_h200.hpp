@@ -54,7 +54,7 @@ inline constexpr calibration sm90a_h200 = {
     .mma = sm90a_h200_mma,
     .mma_in_situ = 0.9931,
     .mma_alternating = 1.0700,
-    .kblock_overhead_us = 0.0512,
+    .kblock_overhead_us = 0.0510,
     .stage_turnover_us = 0.2125,
     .stage_turnover_us_per_kib = 0.003777,
     .pipeline_round_trip_us = 1.031,
@@ -69,8 +69,8 @@ inline constexpr calibration sm90a_h200 = {
     .epilogue_us_per_store = 0.0979,
     .epilogue_us_per_kib = 0.005459,
     .launch_us = 9.911,
-    .hbm_overlap_loss = 0.3054,
-    .cluster_sum_us_per_kib = 0.43840,
+    .hbm_overlap_loss = 0.2537,
+    .cluster_sum_us_per_kib = 0.37079,
 };
 
 }  // namespace cake::cost::calibrations
