@@ -97,7 +97,10 @@ for s in "${steps[@]}"; do
       # the dispatch table whose buckets between searched M the cost model picks (2026-12-05) against the wave
       # rule's table before it: cake_bench_gemm_score_oldtable (built from the old header, carried) and the new
       # binary, alternating, two processes each, on the held-out (type, shape) pairs whose plan changed
-      # ($B/score_changed_shapes.txt, carried)
+      # ($B/score_changed_shapes.txt, carried). The old-table binary, here: python3 tools/gen/gemm_dispatch.py
+      # bench/results/h200/gemm_sweep.json --wave-rule; cmake --build build-h200 --target cake_bench_gemm_score; cp
+      # build-h200/bench/cake_bench_gemm_score build-h200/bench/cake_bench_gemm_score_oldtable; git checkout
+      # include/cake/gemm_dispatch.hpp; build again. The pairs: the held-out (type, M, N, K) whose select_gemm differs.
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       # (CAKE_AB_ROUNDS rounds, 2 by default; the logs stay on the machine but for their WRONG / error lines)
       for r in $(seq 1 ${CAKE_AB_ROUNDS:-2}); do for t in oldtable new; do
