@@ -9,6 +9,8 @@
 //   cake_bench_gemm_score [--json FILE] [--dtype bf16|e4m3|both] [--runs N] [--driver VERSION] [--limit N] [--only FILE]
 // --only FILE: only the (type, shape) pairs FILE lists, one "bf16|e4m3 M N K" per line (an A/B of two dispatch
 // tables on the shapes whose plan differs); a line that names no held-out shape is an error.
+// --list-plans: no GPU; prints "TYPE M N K PLAN" for every held-out shape, the plan select_gemm gives on a GPU
+// of the table's SM count (the lines two builds differ on are an --only file for their A/B).
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -54,8 +56,13 @@ int main(int argc, char** argv) {
   int runs = 50;
   long long limit = 0;
   std::string only_file;
+  bool list_plans = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--list-plans") {
+      list_plans = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "cake_bench_gemm_score: '%s' needs a value (usage at the top of bench/gemm/bench_gemm_score.cpp)\n", a.c_str());
       return 2;
@@ -105,6 +112,14 @@ int main(int argc, char** argv) {
     }
   }
   auto listed = [&](gemm_input in, const cake::gemm_domain::shape& s) { return only.empty() || only.count({input_name(in), s.m, s.n, s.k}) > 0; };
+  if (list_plans) {
+    for (auto in : inputs)
+      for (const auto& s : shapes)
+        if (listed(in, s))
+          std::printf("%s %lld %lld %lld %s\n", input_name(in), s.m, s.n, s.k,
+                      cake::plan_name(cake::select_gemm(s.m, s.n, s.k, cake::gemm_dispatch_table::sm_count, in).plan).c_str());
+    return 0;
+  }
   try {
     if (!cake::jit::driver::available()) {
       std::printf("cake_bench_gemm_score: no GPU: %s\n", cake::jit::driver::unavailable_reason().c_str());

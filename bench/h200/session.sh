@@ -100,7 +100,9 @@ for s in "${steps[@]}"; do
       # ($B/score_changed_shapes.txt, carried). The old-table binary, here: python3 tools/gen/gemm_dispatch.py
       # bench/results/h200/gemm_sweep.json --wave-rule; cmake --build build-h200 --target cake_bench_gemm_score; cp
       # build-h200/bench/cake_bench_gemm_score build-h200/bench/cake_bench_gemm_score_oldtable; git checkout
-      # include/cake/gemm_dispatch.hpp; build again. The pairs: the held-out (type, M, N, K) whose select_gemm differs.
+      # include/cake/gemm_dispatch.hpp; build again. The pairs: the held-out (type, M, N, K) whose plan differs, from
+      # `diff <(OLD --list-plans) <(NEW --list-plans) | sed -n 's/^> //p' | cut -d' ' -f1-4` (no GPU; the old binary
+      # must have --list-plans, 2026-12-05 on).
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       # (CAKE_AB_ROUNDS rounds, 2 by default; the logs stay on the machine but for their WRONG / error lines)
       for r in $(seq 1 ${CAKE_AB_ROUNDS:-2}); do for t in oldtable new; do
