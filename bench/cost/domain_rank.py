@@ -5,7 +5,7 @@ For every shape of bench/results/h200/gemm_sweep.json with at least three correc
 Spearman rank correlation between the model's estimates (cake_cost_domain_rank, no GPU) and the measured
 times, and the best-vs-best gap: how much slower the candidate the model ranks first measured than the
 fastest one. Issue 14's targets for held-out shapes: Spearman >= 0.8 and a gap within 5%. The model was
-calibrated on its own GEMMs (docs/cost-model.md) and three of its constants on the shapes of some layers
+calibrated on its own GEMMs (docs/cost-model.md) and five of its constants on the shapes of some layers
 of this sweep (bench/cost/fit_sweep.py): those shapes are reported as "fit", the others as "held out".
 
     python3 bench/cost/domain_rank.py [--bin build/bench/cake_cost_domain_rank] [--json OUT]

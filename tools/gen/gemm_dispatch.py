@@ -516,7 +516,7 @@ def main(argv):
             ev = json.loads(pathlib.Path(a.evidence).read_text())
             if model:
                 model.plans = ev["plans"]
-            # also apart: the layers three of the cost model's constants were fitted on (bench/cost/fit_sweep.py) and the others
+            # also apart: the layers five of the cost model's constants were fitted on (bench/cost/fit_sweep.py) and the others
             fit = json.loads((ROOT / "bench/results/h200/cost_sweep_fit.json").read_text())["fit_layers"]
             fitted = {(r["N"], r["K"]) for r in ev["rows"] if r.get("layer", "").split(".")[0] in fit}
             for part, keep in (("", lambda n, k: True), (" (cost fit's layers)", lambda n, k: (n, k) in fitted),
