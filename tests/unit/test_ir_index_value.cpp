@@ -228,6 +228,12 @@ program split_sum(units_t u, int n = 4) {
   });
   return k.build();
 }
+// How many sync.counter-arrivals diagnostics the analyzer gives the program.
+int arrivals_errors(const program& p) {
+  int n = 0;
+  for (const auto& d : analyze(p).diagnostics) n += d.rule == analysis::rule_id::sync_counter_arrivals;
+  return n;
+}
 }  // namespace
 
 TEST_CASE("count_arrival: records the counter and its count, defines an index value, and prints both") {
@@ -325,11 +331,6 @@ TEST_CASE("count_arrival outside the walk: every CTA of the grid arrives (split(
     });
     return k.build();
   };
-  auto arrivals_errors = [](const program& p) {
-    int n = 0;
-    for (const auto& d : analyze(p).diagnostics) n += d.rule == analysis::rule_id::sync_counter_arrivals;
-    return n;
-  };
   CHECK(arrivals_errors(build(4)) == 0);
   CHECK(arrivals_errors(build(1)) == 1);
 }
@@ -354,11 +355,6 @@ TEST_CASE("count_arrival in an alternating walk: one unit per point arrives (spl
       else r.for_each(sp, body);
     });
     return k.build();
-  };
-  auto arrivals_errors = [](const program& p) {
-    int n = 0;
-    for (const auto& d : analyze(p).diagnostics) n += d.rule == analysis::rule_id::sync_counter_arrivals;
-    return n;
   };
   CHECK(arrivals_errors(build(4, true)) == 0);
   CHECK(arrivals_errors(build(8, true)) == 1);

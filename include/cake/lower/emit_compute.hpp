@@ -956,8 +956,8 @@ class compute_emitter : public emitter {
         // batches, each batch issued before any of it is used. With only the branch per group below, each
         // group's load was used before the next was issued (PTX: load, add, branch, per group): the global-sum
         // split-K's last CTA waited one L2 round trip per group and part (2 x 48 at 128 x 192 over 3 splits;
-        // 0.064 ms on the H200 at 512 x 2112 x 7168, 0.048 with this path; docs/gemm.md). A batch holds at
-        // most 32 registers (16 under a cap of 200 a thread), not a second tile.
+        // 0.064 ms on the H200 at 512 x 2112 x 7168, 0.048 with this path; docs/gemm.md). A batch holds
+        // whole_tile_batch_regs of the role's cap, not a second tile.
         const int cap = role_decl_().regs ? role_decl_().regs : plan_.warps.entry_regs;
         const int batch = std::max(1, whole_tile_batch_regs(cap) / words) * grp;
         // Addresses from one pointer to the thread's first element: an element's row and column differ from
@@ -975,7 +975,8 @@ class compute_emitter : public emitter {
         w_.line("u32 rawb[" + S(batch / grp) + "][" + S(words) + "];");
         w_.line("#pragma unroll");
         w_.open("for (int e0 = b0; e0 < b0 + " + S(batch) + " && e0 < " + S(L.count) + "; e0 += " + S(grp) + ")");
-        w_.line("const " + ty + "* src = tp + (long long)" + acc_offset(L, "e0").first + " * ld + " + acc_offset(L, "e0").second + ";");
+        const auto [br, bc] = acc_offset(L, "e0");
+        w_.line("const " + ty + "* src = tp + (long long)" + br + " * ld + " + bc + ";");
         w_.line("#pragma unroll");
         w_.line("for (int q = 0; q < " + S(words) + "; q += 4 > " + S(words) + " ? " + S(words) + " : 4) cake_dev::ld_global_words<" + S(words < 4 ? words : 4) +
                 ">(rawb[(e0 - b0) / " + S(grp) + "] + q, reinterpret_cast<const u32*>(src) + q);");
