@@ -24,7 +24,8 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     left after the model's mainloop, fitted as launch + T * (us_per_store * TMA stores
                     per warpgroup + us_per_kib * tile KiB).
   sweep fit         --sweep-fit FILE (bench/cost/fit_sweep.py): l2_read_gbps (replacing the bound above),
-                    mma_alternating, kblock_overhead_us, hbm_overlap_loss and cluster_sum_us_per_kib, fitted on half of the
+                    mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib and the
+                    per-width MMA factors (mma_width_N: the header's mma_width table), fitted on half of the
                     GEMM dispatcher's sweep.
 """
 import argparse
@@ -63,7 +64,7 @@ def main():
     ap.add_argument("--cluster-concurrency", default=None,
                     help="the GEMM sweep's evidence (its cluster_concurrency member: clusters of each size that run at once)")
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, mma_width_N")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -183,6 +184,7 @@ def main():
         l2 = c["l2_read_gbps"]
         alternating, overlap_loss, cluster_sum = c["mma_alternating"], c["hbm_overlap_loss"], c["cluster_sum_us_per_kib"]
         kblock_overhead = c["kblock_overhead_us"]
+    widths = sorted((int(k[len("mma_width_"):]), v) for k, v in (sweep_fit["constants"].items() if sweep_fit else []) if k.startswith("mma_width_"))
 
     n = a.name
     lines = []
@@ -195,8 +197,8 @@ def main():
     for s in ("wgmma", "tma", "hbm", "gemm"):
         w("// " + prov(s))
     if sweep_fit:
-        w("// sweep fit (l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib): %s, %s on %d shapes of %s; %s"
-          % (sweep_fit["source"], sweep_fit["date"], sweep_fit["fit_shapes"], " + ".join(sweep_fit["fit_layers"]), sweep_fit["command"]))
+        w("// sweep fit (%s): %s, %s on %d shapes of %s; %s"
+          % (", ".join(sweep_fit["constants"]), sweep_fit["source"], sweep_fit["date"], sweep_fit["fit_shapes"], " + ".join(sweep_fit["fit_layers"]), sweep_fit["command"]))
     w("// Fit quality: time per K block of the %d calibration GEMM configurations within %+.1f%% .. %+.1f%% (rms %.1f%%);"
       % (len(fit_err), 100 * min(fit_err), 100 * max(fit_err), 100 * math.sqrt(sum(e * e for e in fit_err) / len(fit_err))))
     w("// epilogue + launch fit rms %.2f us over %d runs." % (epi_rms, len(y)))
@@ -209,6 +211,12 @@ def main():
         w("    {dtype::%s, %d, %.5f}," % (dt, nn, mma[(dt, nn)]))
     w("};")
     w("")
+    if widths:
+        w("inline constexpr mma_width_factor %s_mma_width[] = {" % n)
+        for nn, f in widths:
+            w("    {%d, %.4f}," % (nn, f))
+        w("};")
+        w("")
     w("inline constexpr calibration %s = {" % n)
     src = source["gemm"][1]
     fields = [
@@ -218,6 +226,7 @@ def main():
         ("raw_data", '"%s"' % " + ".join(p.split("/")[-1] for p in a.raw)),
         ("sm_count", "%d" % sms), ("l2_bytes", "%d" % last["l2_bytes"]), ("l2_effective_bytes", "%.0f" % (cap * 1048576)),
         ("max_active_clusters_2", "%d" % max_clusters), ("max_cluster_ctas", "{%s}" % ", ".join(str(c) for c in cluster_ctas)), ("mma", "%s_mma" % n), ("mma_in_situ", "%.4f" % in_situ),
+        *([("mma_width", "%s_mma_width" % n)] if widths else []),
         ("mma_alternating", "%.4f" % alternating), ("kblock_overhead_us", "%.4f" % kblock_overhead),
         ("stage_turnover_us", "%.4f" % turn0), ("stage_turnover_us_per_kib", "%.6f" % turn1),
         ("pipeline_round_trip_us", "%.3f" % round_trip),

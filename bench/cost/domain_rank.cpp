@@ -11,11 +11,13 @@
 // Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" and the terms
 // (per K block: MMA_US L2_US LATENCY_US TURNOVER_US; K_ITERATIONS TILES_PER_CTA CTAS; MAINLOOP_US
 // EPILOGUE_US HBM_US), or "no REASON".
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <cake/cost/model.hpp>
 
@@ -52,6 +54,19 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       cal.*(f.member) = v;
       return true;
     }
+  // mma_width_<N>: the factor on the MMA time at tile width N (a row of cal.mma_width, added or replaced).
+  static std::vector<cake::cost::mma_width_factor> widths;
+  const std::string prefix = "mma_width_";
+  if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+      name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+    if (widths.empty()) widths.assign(cal.mma_width.begin(), cal.mma_width.end());
+    const int n = std::stoi(name.substr(prefix.size()));
+    auto it = std::find_if(widths.begin(), widths.end(), [&](const auto& w) { return w.n == n; });
+    if (it == widths.end()) widths.push_back({n, v});
+    else it->factor = v;
+    cal.mma_width = widths;
+    return true;
+  }
   return false;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the cost model's sweep constants on one half of the GEMM dispatcher's H200 sweep.
 
-Five constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
+Seven constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
   l2_read_gbps      the aggregate L2 -> SMEM rate of the GEMM's own access pattern (the calibration
                     measures a lower bound: the highest rate its kernels reached);
   mma_alternating   the MMA time of a tile issued by one warpgroup while the other waits its turn
@@ -11,12 +11,16 @@ Five constants of the calibration are not measured by bench/cost/calibrate.cpp, 
   hbm_overlap_loss  the part of the shorter of the K loop and the HBM stream that does not overlap
                     the longer one (0 is a perfect roofline);
   cluster_sum_us_per_kib  per KiB a CTA reads from the other CTAs of its cluster in a cluster_sum
-                    (split-K's reduction through distributed shared memory).
+                    (split-K's reduction through distributed shared memory);
+  mma_width_176, mma_width_192  a factor on the MMA time per K block at those tile widths: the sweep's
+                    kernels ran them slower than the microbenchmark's rate predicts, the calibration GEMMs
+                    (short, L2-resident, N a multiple of the width) did not; widths 128 and 256 anchor
+                    mma_in_situ and kblock_overhead_us and stay at 1.
 They are fitted here on the shapes of the FIT layers (Llama-3 8B and DeepSeek-V3) of
 bench/results/h200/gemm_sweep.json; the shapes of the other layers (Llama-3 70B, Qwen2.5 72B) are held
 out and only scored (bench/cost/domain_rank.py). The search is a deterministic coordinate descent over
 multiplicative steps of each constant until a round improves nothing, minimizing mean(1 - Spearman) +
-5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first four on the rows without
+5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first six on the rows without
 split-K, then the split-K constant on all); cake_cost_domain_rank --set NAME=VALUE evaluates the model with
 a constant changed.
 
@@ -39,12 +43,20 @@ ROOT = domain_rank.ROOT
 FIT_LAYERS = ["llama3-8b", "deepseek-v3"]
 # Start values: the committed calibration's (hbm_overlap_loss and mma_alternating start where the model
 # without them stands).
-START = {"l2_read_gbps": 11184.0, "mma_alternating": 1.0, "hbm_overlap_loss": 0.3, "kblock_overhead_us": 0.01, "cluster_sum_us_per_kib": 0.01}
+START = {"l2_read_gbps": 11184.0, "mma_alternating": 1.0, "hbm_overlap_loss": 0.3, "kblock_overhead_us": 0.01, "cluster_sum_us_per_kib": 0.01,
+         "mma_width_176": 1.0, "mma_width_192": 1.0}
 STEPS = [0.5, 0.7, 0.85, 0.93, 1.07, 1.15, 1.3, 1.6, 2.0]
-# Two stages, each constant fitted on the rows of the regime it describes: first the three that shape every
+# A width factor is a few percent from 1: finer steps.
+FINE_STEPS = [0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03]
+
+
+def steps_of(name):
+    return FINE_STEPS if name.startswith("mma_width_") else STEPS
+# Two stages, each constant fitted on the rows of the regime it describes: first the six that shape every
 # tiled schedule, on the rows without split-K candidates; then the split-K reduction's, on all fit rows with
-# the first three held.
-STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us"], lambda r: not r["plan"].startswith("sk")),
+# the first six held.
+STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192"],
+           lambda r: not r["plan"].startswith("sk")),
           (["cluster_sum_us_per_kib"], lambda r: True)]
 
 
@@ -53,9 +65,9 @@ def in_fit(row):
 
 
 def steps(constants, names):
-    """The single steps from `constants` (what --check tries): each named constant times each of STEPS."""
+    """The single steps from `constants` (what --check tries): each named constant times each of its steps."""
     for name in names:
-        for f in STEPS:
+        for f in steps_of(name):
             q = dict(constants)
             q[name] = constants[name] * f
             yield name, f, q
@@ -126,7 +138,8 @@ def main():
                     break
         header = open(a.header).read()
         for k, v in committed.items():
-            m = re.search(r"\.%s = ([0-9.e+-]+)," % k, header)
+            width = re.fullmatch(r"mma_width_(\d+)", k)  # a row {N, factor} of the header's width table
+            m = re.search(r"\{%s, ([0-9.e+-]+)\}" % width.group(1) if width else r"\.%s = ([0-9.e+-]+)," % k, header)
             if not m or abs(float(m.group(1)) - v) > 1e-3 * abs(v):
                 problems.append("%s: %s has %s, %s has %g (regenerate it with derive_calibration.py --sweep-fit)" % (k, a.header, m.group(1) if m else "nothing", a.check, v))
         if problems:
@@ -143,7 +156,7 @@ def main():
         for _ in range(a.rounds):
             before = best
             for name in names:
-                for f in STEPS:  # each step from the best so far (p moves as steps are taken, unlike steps())
+                for f in steps_of(name):  # each step from the best so far (p moves as steps are taken, unlike steps())
                     q = dict(p)
                     q[name] = p[name] * f
                     o, _ = evaluate(a.bin, ls, rs, q)
@@ -156,9 +169,9 @@ def main():
     constants = {k: float("%.6g" % v) for k, v in p.items()}
     doc = {"schema": "cake.cost-sweep-fit/1", "source": os.path.relpath(a.sweep, ROOT), "gpu": sweep["gpu"], "driver": sweep["driver"], "cuda": sweep["cuda"],
            "date": sweep["date"], "command": "python3 bench/cost/fit_sweep.py --json " + os.path.basename(a.json),
-           "method": "coordinate descent over multiplicative steps %s, until a round improves nothing (at most %d rounds), from %s, in stages (stages: "
+           "method": "coordinate descent over multiplicative steps %s (width factors: %s), until a round improves nothing (at most %d rounds), from %s, in stages (stages: "
                      "which constants, on which rows); objective mean(1 - Spearman) + 5 x mean(gap) over the fit shapes (>= 3 estimated candidates)"
-                     % (STEPS, a.rounds, json.dumps(START)),
+                     % (STEPS, FINE_STEPS, a.rounds, json.dumps(START)),
            "fit_layers": FIT_LAYERS, "fit_rows": len(rows), "fit_shapes": stages[-1]["shapes"], "stages": stages,
            "constants": constants}
     with open(a.json, "w") as f:

@@ -39,149 +39,145 @@ inline constexpr std::array<gemm_plan, 17> plans{{
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 16 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1139> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 1, 16},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0196 ms, peer 0.0176 ms, ratio 0.897 (fallback bn128_s6_c2: 0.402)
     {2, 15, 15},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 29.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.8 us
     {16, 16, 16},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0190 ms, peer 0.0174 ms, ratio 0.917 (fallback bn128_s6_c2: 0.435)
     {17, 63, 15},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 29.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.8 us
     {64, 64, 16},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0199 ms, peer 0.0183 ms, ratio 0.919 (fallback bn128_s6_c2: 0.459)
-    {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 34.9 us
-    {193, 256, 14},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 35.4 us
+    {65, 256, 14},  // M 65..256: sk4_bm128_bn160_s4
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 34.6 us
     //   M=256: sk4_bm128_bn160_s4 0.0296 ms, peer 0.0228 ms, ratio 0.770 (fallback bn128_s6_c2: 0.567)
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 38.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 38.0 us
     {385, 896, 0},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 53.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 52.9 us
     {897, 1280, 3},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 67.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 69.4 us
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 67.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.7 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 71.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 71.9 us
     {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 89.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 89.7 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.0 us
     {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 122.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 127.1 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 130.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 132.1 us
     {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 167.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 167.3 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 179.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 178.1 us
     {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 179.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 186.4 us
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 189.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 192.3 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 221.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 219.6 us
     {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 235.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 244.3 us
     {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 249.4 us
-    {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 292.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 252.7 us
+    {6145, 6912, 0},  // M 6145..6912: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 302.3 us
     {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 309.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 313.1 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 346.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 344.6 us
     {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 348.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 361.9 us
     {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 368.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 373.6 us
     {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 403.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 402.0 us
     {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 404.9 us
-    {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 428.0 us
-    {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 461.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 420.2 us
+    {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 427.9 us
+    {9857, 10752, 4},  // M 9857..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 433.7 us
+    {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 469.5 us
+    {10881, 11264, 3},  // M 10881..11264: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 479.1 us
     {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 487.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 494.0 us
     {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 518.1 us
-    {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 547.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 537.8 us
+    {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 552.6 us
+    {12801, 13824, 4},  // M 12801..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 554.8 us
     {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 574.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 596.5 us
     {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 607.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 615.1 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
     {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0201 ms, peer 0.0177 ms, ratio 0.880 (fallback bn128_s6_c2: 0.659)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 23.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 23.6 us
     //   M=32: sk2_bn64_s6 0.0200 ms, peer 0.0181 ms, ratio 0.906 (fallback bn128_s6_c2: 0.662)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 23.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 23.6 us
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 27.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 27.4 us
     //   M=128: sk2_bn128_s6 0.0238 ms, peer 0.0187 ms, ratio 0.786 (fallback bn128_s6_c2: 0.672)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 29.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 29.3 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.6 us
     //   M=512: bn128_s6_c1 0.0294 ms, peer 0.0286 ms, ratio 0.973 (fallback bn128_s6_c2: 0.929)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.3 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 56.5 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 76.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 78.9 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 79.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 80.7 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.0 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 113.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 115.2 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 131.6 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 141.5 us
-    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 146.3 us
-    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 174.0 us
-    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 130.9 us
+    {2561, 3072, 5},  // M 2561..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 145.7 us
+    {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 178.2 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 182.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 185.0 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 191.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 190.7 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 216.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 219.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 227.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 226.4 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.3 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 251.3 us
-    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 272.7 us
-    {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 275.9 us
-    {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.8 us
-    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 319.5 us
-    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 325.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 254.6 us
+    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 273.8 us
+    {5761, 7296, 5},  // M 5761..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.0 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 353.8 us
-    {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 370.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 358.4 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 369.3 us
+    {7809, 16384, 5},  // M 7809..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 369.5 us
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
@@ -192,458 +188,408 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.7 us
     //   M=64: sk2_bn64_s6 0.0283 ms, peer 0.0253 ms, ratio 0.894 (fallback bn128_s6_c2: 0.483)
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 36.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 36.3 us
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 39.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 39.5 us
     //   M=256: sk2_bm128_bn128_s5 0.0358 ms, peer 0.0331 ms, ratio 0.924 (fallback bn128_s6_c2: 0.792)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 54.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 54.5 us
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 73.0 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 90.6 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 123.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 128.3 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 130.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 132.5 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.5 us
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 190.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 193.3 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 223.3 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 237.1 us
-    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 245.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 222.1 us
+    {2561, 3072, 5},  // M 2561..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 244.9 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 293.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 304.3 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 307.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 305.4 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 310.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 314.7 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 323.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 322.5 us
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 323.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.9 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 370.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 375.8 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 396.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 394.5 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 400.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 399.7 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 431.1 us
-    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 463.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 437.0 us
+    {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 473.7 us
     {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 478.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 476.8 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 610.8 us
-    {7681, 10496, 5},  // M 7681..10496: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 633.4 us
-    {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 851.5 us
-    {10753, 16383, 5},  // M 10753..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 866.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 619.1 us
+    {7681, 16383, 5},  // M 7681..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 631.4 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
     {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0455 ms, peer 0.0421 ms, ratio 0.925 (fallback bn128_s6_c2: 0.472)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.6 us
     //   M=32: sk2_bn64_s6 0.0443 ms, peer 0.0432 ms, ratio 0.975 (fallback bn128_s6_c2: 0.573)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.6 us
     {65, 128, 14},  // M 65..128: sk4_bm128_bn160_s4
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 54.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 54.5 us
     //   M=128: sk4_bm128_bn160_s4 0.0489 ms, peer 0.0450 ms, ratio 0.920 (fallback bn128_s6_c2: 0.586)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 63.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 63.4 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.5 us
     //   M=512: bn128_s6_c1 0.0802 ms, peer 0.0790 ms, ratio 0.985 (fallback bn128_s6_c2: 0.966)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 133.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.2 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.1 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 234.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 243.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 249.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 253.3 us
     {1537, 2047, 5},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 323.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 322.8 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 369.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 374.0 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 433.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 431.1 us
     {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 457.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 475.2 us
     {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 478.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.8 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 568.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 590.5 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 600.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 596.4 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 606.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 614.8 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 632.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 630.1 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 726.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 736.0 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 779.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 775.9 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 785.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 783.1 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 845.8 us
-    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 903.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 857.3 us
+    {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 930.6 us
     {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 939.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 936.2 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1202.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1218.9 us
     {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1247.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1242.9 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
     {1, 64, 13},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0254 ms, peer 0.0238 ms, ratio 0.938 (fallback bn128_s6_c2: 0.747)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.1 us
     //   M=16: sk2_bn96_s6 0.0246 ms, peer 0.0221 ms, ratio 0.899 (fallback bn128_s6_c2: 0.726)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.3 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.2 us
     //   M=64: sk2_bn96_s6 0.0253 ms, peer 0.0231 ms, ratio 0.911 (fallback bn128_s6_c2: 0.609)
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 30.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 30.4 us
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 36.5 us
     //   M=256: bn128_s6_c1 0.0304 ms, peer 0.0270 ms, ratio 0.889 (fallback bn128_s6_c2: 0.876)
     {257, 512, 4},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 47.1 us
     {513, 640, 5},  // M 513..640: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 57.4 us
     {641, 768, 3},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 77.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 79.6 us
     {769, 1023, 4},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 80.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.4 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.8 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 114.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 115.8 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 133.1 us
-    {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 141.6 us
-    {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 146.8 us
-    {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 174.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.4 us
+    {1665, 2048, 6},  // M 1665..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 146.3 us
+    {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 180.2 us
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 182.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.6 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 183.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 185.6 us
     {2561, 2816, 6},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 192.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 192.5 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 217.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 220.6 us
     {3073, 3328, 6},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 237.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 237.4 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 238.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 238.0 us
     {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 252.4 us
-    {3585, 3840, 3},  // M 3585..3840: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 273.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 255.7 us
+    {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 277.1 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 283.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 282.9 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
-    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 284.0 us
-    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 321.1 us
-    {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 329.1 us
+    {4097, 4864, 5},  // M 4097..4864: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 283.5 us
     {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 356.0 us
-    {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 374.2 us
-    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 458.8 us
-    {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 465.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 360.8 us
+    {5121, 7040, 5},  // M 5121..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 373.5 us
     {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 494.3 us
-    {7169, 9088, 5},  // M 7169..9088: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 510.4 us
-    {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 632.5 us
-    {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 646.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 501.0 us
+    {7169, 9856, 5},  // M 7169..9856: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 509.3 us
     {9857, 9984, 4},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 667.2 us
-    {9985, 11264, 5},  // M 9985..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 691.8 us
-    {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 771.3 us
-    {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 783.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 676.2 us
+    {9985, 11904, 5},  // M 9985..11904: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 690.4 us
     {11905, 12032, 4},  // M 11905..12032: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 805.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 816.3 us
     {12033, 16383, 5},  // M 12033..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 827.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 826.0 us
     {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0171 ms, peer 0.0152 ms, ratio 0.887 (fallback bn128_s6_c2: 0.803)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.8 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0179 ms, peer 0.0155 ms, ratio 0.868 (fallback bn128_s6_c2: 0.790)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.9 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0173 ms, peer 0.0153 ms, ratio 0.886 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.8 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.3 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.6 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.2 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.3 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 63.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.5 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.8 us
-    {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 79.2 us
-    {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 80.3 us
-    {1793, 2047, 3},  // M 1793..2047: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.2 us
-    {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.5 us
+    {1409, 1792, 5},  // M 1409..1792: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 80.1 us
+    {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.7 us
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 103.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 103.0 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 115.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 117.1 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.3 us
     {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.0 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 133.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 134.9 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 146.4 us
-    {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 149.1 us
-    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 167.8 us
-    {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 172.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 145.5 us
+    {3201, 4224, 5},  // M 3201..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.8 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 185.3 us
-    {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 195.0 us
-    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 202.8 us
-    {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 218.1 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 237.3 us
-    {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 241.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 187.7 us
+    {4353, 4480, 0},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 194.4 us
+    {4481, 4736, 5},  // M 4481..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 194.7 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 205.4 us
+    {4865, 6016, 5},  // M 4865..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 217.4 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 254.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 258.2 us
     {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 263.9 us
-    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 272.4 us
-    {6913, 7808, 5},  // M 6913..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 287.0 us
-    {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 324.5 us
-    {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 332.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 263.3 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 275.9 us
+    {6657, 8191, 5},  // M 6657..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 286.1 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
     {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0699 ms, peer 0.0751 ms, ratio 1.074 (fallback bn128_s6_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.8 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 78.2 us
     //   M=32: sk2_bn112_s6 0.0702 ms, peer 0.0716 ms, ratio 1.021 (fallback bn128_s6_c2: 0.776)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 78.3 us
     {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.9 us
     //   M=128: sk2_bm128_bn112_s5 0.0740 ms, peer 0.0760 ms, ratio 1.027 (fallback bn128_s6_c2: 0.619)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 116.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 117.0 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 165.3 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 197.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 198.1 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 270.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 281.3 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 304.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 302.9 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 372.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 372.1 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 420.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 426.6 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 503.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 501.0 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 518.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 538.5 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 548.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 546.7 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 642.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.3 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 730.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 728.9 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 830.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 841.4 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 893.4 us
-    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 903.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 889.1 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 907.0 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 912.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 911.0 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 964.6 us
-    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1085.5 us
-    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1229.2 us
-    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1260.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 977.7 us
+    {3073, 4096, 6},  // M 3073..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1082.9 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1274.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1272.0 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1372.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1390.7 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1445.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1442.4 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1453.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1450.5 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1507.6 us
-    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1623.7 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1773.0 us
-    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1799.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1528.1 us
+    {4865, 5888, 6},  // M 4865..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1619.9 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1814.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1811.0 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1905.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1931.1 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1982.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1977.8 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1994.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1991.1 us
     {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2049.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2077.3 us
     {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2161.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2155.9 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2354.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2350.0 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2449.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2482.2 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2512.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2505.6 us
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
     {1, 64, 9},  // M 1..64: sk2_bn112_s6
     //   M=8: sk2_bn112_s6 0.0777 ms, peer 0.0831 ms, ratio 1.070 (fallback bn128_s6_c2: 0.731)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 85.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 86.1 us
     //   M=32: sk2_bn112_s6 0.0774 ms, peer 0.0806 ms, ratio 1.041 (fallback bn128_s6_c2: 0.777)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 85.7 us
-    {65, 384, 7},  // M 65..384: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 87.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 86.2 us
+    {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 88.0 us
     //   M=128: sk2_bm128_bn112_s5 0.0814 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.604)
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 130.1 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 130.3 us
+    {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 182.8 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 221.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 221.5 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 303.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 314.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 340.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 339.3 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 417.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 417.1 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 471.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 478.4 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 564.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 562.1 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 581.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 603.7 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 614.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 613.3 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 720.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 748.4 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 819.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 818.1 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 931.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 944.6 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1003.1 us
-    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1014.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 998.3 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1018.4 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1024.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1022.8 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1083.1 us
-    {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1219.0 us
-    {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1380.6 us
-    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1416.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1097.9 us
+    {3073, 4096, 6},  // M 3073..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1216.2 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1431.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1428.6 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1541.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1562.1 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1623.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1620.2 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1632.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1629.3 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1693.6 us
-    {4865, 5376, 6},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1824.1 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1991.9 us
-    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2021.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1716.5 us
+    {4865, 5888, 6},  // M 4865..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1819.8 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2038.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2034.5 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2141.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2169.5 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2227.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2222.1 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2241.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2237.0 us
     {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2302.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2333.9 us
     {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2428.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2422.2 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2645.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2640.4 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2752.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2789.0 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2822.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2815.3 us
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
@@ -651,940 +597,875 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   M=8: sk2_bn128_s6 0.0479 ms, peer 0.0445 ms, ratio 0.928 (fallback bn128_s6_c2: 0.818)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 51.2 us
     //   M=32: sk2_bn128_s6 0.0469 ms, peer 0.0446 ms, ratio 0.952 (fallback bn128_s6_c2: 0.831)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 51.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 51.2 us
     {65, 127, 8},  // M 65..127: sk2_bm128_bn128_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 52.6 us
     {128, 128, 1},  // M 128..128: bn128_s6_c1_pp64_f1
     //   M=128: bn128_s6_c1_pp64_f1 0.0490 ms, peer 0.0468 ms, ratio 0.955 (fallback bn128_s6_c2: 0.656)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 64.6 us
-    {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 64.8 us
+    {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 104.5 us
+    {385, 512, 5},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 105.7 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 150.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 152.9 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 193.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 193.1 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 253.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 251.6 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 281.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 280.9 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 331.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 343.5 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 369.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 368.5 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 423.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 429.2 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 463.2 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 526.9 us
-    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 553.1 us
-    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 624.9 us
-    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 641.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 462.3 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 540.2 us
+    {2817, 3584, 6},  // M 2817..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 552.0 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 691.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 701.0 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 729.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 727.4 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 743.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 742.6 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 822.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 821.0 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 834.2 us
-    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 899.4 us
-    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 912.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 833.3 us
+    {4737, 5120, 6},  // M 4737..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 909.7 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 926.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 925.6 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 966.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 979.3 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1000.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 998.5 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1017.4 us
-    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1033.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1016.3 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1047.0 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1086.2 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1109.7 us
-    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1168.3 us
-    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1173.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1108.6 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1178.6 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1200.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1199.1 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1240.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1257.5 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1272.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1269.7 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1292.8 us
-    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1307.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1291.6 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1325.2 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1357.4 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1383.2 us
-    {7809, 16384, 4},  // M 7809..16384: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1440.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1381.8 us
+    {7809, 8191, 6},  // M 7809..8191: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1444.6 us
+    {8192, 16384, 4},  // M 8192..16384: bn192_s4_c2
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1248 ms, peer 0.1253 ms, ratio 1.004 (fallback bn128_s6_c2: 0.731)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 139.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 140.0 us
     //   M=32: sk2_bn128_s6 0.1234 ms, peer 0.1270 ms, ratio 1.030 (fallback bn128_s6_c2: 0.782)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 139.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 140.0 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 143.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 144.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1304 ms, peer 0.1316 ms, ratio 1.009 (fallback bn128_s6_c2: 0.586)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 199.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 200.4 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 299.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 297.8 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 341.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 342.1 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 498.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 506.1 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 645.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 645.1 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 853.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 848.2 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 951.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 949.2 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1113.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1156.9 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1256.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1252.8 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1443.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1463.3 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1581.1 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1786.5 us
-    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1892.8 us
-    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2142.1 us
-    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2197.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1577.8 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1848.6 us
+    {2817, 3584, 6},  // M 2817..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1888.6 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2373.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2405.1 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2502.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2495.8 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2551.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2548.4 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2827.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2820.8 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2866.6 us
-    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3093.2 us
-    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3139.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2862.8 us
+    {4737, 5120, 6},  // M 4737..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3127.9 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3186.5 us
-    {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3321.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3182.5 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3369.2 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3444.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3435.3 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3501.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3496.8 us
     {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3556.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3603.6 us
     {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3749.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3738.9 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3821.4 us
-    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 3989.3 us
-    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4041.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3816.5 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4059.3 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4135.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4130.0 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4275.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4333.1 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4385.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4374.7 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4456.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4450.6 us
     {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4507.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4567.5 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4690.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4678.3 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4769.6 us
-    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4968.3 us
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4763.1 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4980.9 us
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.1283 ms, peer 0.1294 ms, ratio 1.008 (fallback bn128_s6_c2: 0.744)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 142.9 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 143.8 us
     //   M=32: sk2_bn128_s6 0.1274 ms, peer 0.1314 ms, ratio 1.032 (fallback bn128_s6_c2: 0.784)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 143.0 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 143.9 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 147.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 148.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1342 ms, peer 0.1430 ms, ratio 1.066 (fallback bn128_s6_c2: 0.618)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 205.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 206.4 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 307.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 306.3 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 351.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 352.4 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 513.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 521.6 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 665.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 664.9 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 879.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 874.3 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 980.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 978.4 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1147.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1192.5 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1295.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1291.4 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1488.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1508.6 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1630.1 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1841.6 us
-    {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1951.4 us
-    {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2208.5 us
-    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2265.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1626.6 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1905.9 us
+    {2817, 3584, 6},  // M 2817..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1947.1 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2447.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2479.7 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2580.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2573.2 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2630.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2627.4 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2915.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2908.2 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2955.5 us
-    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3189.2 us
-    {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 3236.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2951.6 us
+    {4737, 5120, 6},  // M 4737..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3225.0 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3285.4 us
-    {5249, 5376, 3},  // M 5249..5376: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3424.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3281.2 us
+    {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3473.8 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3551.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3541.9 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3610.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3605.3 us
     {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3666.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3715.4 us
     {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3865.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3854.9 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3940.1 us
-    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4112.7 us
-    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 4166.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3935.0 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4185.4 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4263.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4258.2 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4408.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4467.7 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4521.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4510.5 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4594.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4588.8 us
     {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4647.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4709.3 us
     {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4836.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4823.6 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4917.7 us
-    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5122.6 us
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4911.1 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5135.6 us
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0537 ms, peer 0.0567 ms, ratio 1.056 (fallback bn176_s5_c2: 0.879)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 58.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 59.4 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0545 ms, peer 0.0566 ms, ratio 1.038 (fallback bn176_s5_c2: 0.885)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 58.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 59.5 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0539 ms, peer 0.0525 ms, ratio 0.975 (fallback bn176_s5_c2: 0.563)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 66.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 66.6 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 82.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 85.2 us
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 5},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 107.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 107.6 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 144.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 150.1 us
     {513, 768, 5},  // M 513..768: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 194.8 us
     {769, 1023, 0},  // M 769..1023: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 254.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 253.2 us
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 286.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 286.6 us
     {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 332.5 us
-    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 352.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 345.1 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 357.0 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 357.2 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 379.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 378.8 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 419.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 424.5 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 458.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 457.7 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 546.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 543.0 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 562.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 562.2 us
     {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 592.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 615.5 us
     {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 628.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 637.1 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 654.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 653.6 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 695.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 704.6 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 732.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 730.7 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 837.9 us
-    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 894.6 us
-    {3841, 4095, 6},  // M 3841..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 908.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 837.3 us
+    {3713, 4095, 6},  // M 3713..4095: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 905.3 us
     {4096, 4224, 5},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 930.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 929.7 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 969.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 982.9 us
     {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1004.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1002.2 us
     {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1112.7 us
-    {4993, 5120, 3},  // M 4993..5120: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1166.8 us
-    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1181.4 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 1237.7 us
-    {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 1269.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1111.9 us
+    {4993, 6144, 6},  // M 4993..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1178.3 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1389.4 us
-    {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1445.9 us
-    {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 1453.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1388.5 us
+    {6273, 7424, 6},  // M 6273..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1449.3 us
     {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1665.2 us
-    {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1713.5 us
-    {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 1718.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1664.1 us
+    {7553, 8704, 6},  // M 7553..8704: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1714.1 us
     {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1940.8 us
-    {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1989.7 us
-    {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1992.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1939.4 us
+    {8833, 9472, 6},  // M 8833..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1987.2 us
     {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2124.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2122.8 us
     {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2167.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2162.2 us
     {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2215.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2214.2 us
     {10113, 10752, 6},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2255.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2250.0 us
     {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2399.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2398.2 us
     {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2440.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2434.9 us
     {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2492.1 us
-    {11393, 12032, 6},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2529.0 us
-    {12033, 12160, 5},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2674.5 us
-    {12161, 12544, 6},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2704.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2490.3 us
+    {11393, 12544, 6},  // M 11393..12544: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2523.0 us
     {12545, 12672, 5},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2767.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2765.9 us
     {12673, 32768, 6},  // M 12673..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2802.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2795.8 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0315 ms, peer 0.0308 ms, ratio 0.976 (fallback bn192_s4_c2: 0.834)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.9 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0307 ms, peer 0.0294 ms, ratio 0.957 (fallback bn192_s4_c2: 0.826)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.7 us
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.5 us
     //   M=128: bn256_s4_c1 0.0321 ms, peer 0.0318 ms, ratio 0.988 (fallback bn192_s4_c2: 0.826)
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 40.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.1 us
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.4 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 66.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 66.6 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 83.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 83.8 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 93.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 94.6 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.0 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 118.8 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 146.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 148.2 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 157.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 157.2 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 171.1 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 192.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 192.9 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 199.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 201.7 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 210.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 210.7 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 223.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 223.3 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 247.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 247.8 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 255.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 259.1 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 266.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 266.5 us
     {2433, 2816, 6},  // M 2433..2816: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 280.2 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 319.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 319.8 us
     {2945, 3328, 6},  // M 2945..3328: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 332.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 332.4 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 375.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 375.7 us
     {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 384.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 384.7 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 428.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 428.9 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 437.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 436.9 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 447.5 us
-    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 458.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 447.9 us
+    {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 458.0 us
+    {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 484.8 us
+    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 492.5 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 502.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 503.2 us
     {4737, 4864, 6},  // M 4737..4864: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 511.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 511.5 us
     {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 537.6 us
-    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 538.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 538.0 us
+    {4993, 5120, 6},  // M 4993..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 546.0 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 556.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 557.2 us
     {5249, 16384, 6},  // M 5249..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 564.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 563.8 us
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0699 ms, peer 0.0704 ms, ratio 1.006 (fallback bn256_s4_c2: 0.758)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 73.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 73.9 us
     {16, 16, 5},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.0704 ms, peer 0.0713 ms, ratio 1.012 (fallback bn256_s4_c2: 0.771)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 74.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 75.2 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0720 ms, peer 0.0715 ms, ratio 0.994 (fallback bn256_s4_c2: 0.711)
     {65, 384, 5},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 76.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 76.8 us
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 156.2 us
-    {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 183.4 us
-    {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 237.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 156.6 us
+    {385, 640, 0},  // M 385..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 189.2 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 258.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.7 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 289.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 289.8 us
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 390.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 390.9 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 423.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 422.5 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 480.8 us
-    {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 494.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 481.0 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 501.3 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 555.2 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 614.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 614.2 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 645.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 644.1 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 715.4 us
-    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 743.7 us
-    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 792.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 715.6 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 746.8 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 850.2 us
-    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 878.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 850.1 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 880.0 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 939.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 938.5 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 970.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 968.4 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1040.4 us
-    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1047.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1040.5 us
+    {3201, 3328, 6},  // M 3201..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1056.9 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1086.0 us
     {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1103.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1101.6 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1174.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1174.5 us
     {3713, 3840, 6},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1192.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1190.0 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1263.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1262.9 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1281.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1278.5 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1319.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1319.0 us
     {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1339.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1337.3 us
     {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1410.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1410.4 us
     {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1428.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1426.0 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1499.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1498.8 us
     {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1517.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1514.4 us
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0174 ms, peer 0.0174 ms, ratio 1.002 (fallback bn256_s4_c2: 0.848)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.6 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0166 ms, peer 0.0167 ms, ratio 1.007 (fallback bn256_s4_c2: 0.832)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.4 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.5 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0178 ms, peer 0.0181 ms, ratio 1.020 (fallback bn256_s4_c2: 0.840)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.4 us
-    {129, 1152, 5},  // M 129..1152: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.5 us
+    {129, 4095, 5},  // M 129..4095: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.0 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 31.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 31.7 us
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.4 us
-    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 77.1 us
-    {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 84.7 us
-    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 142.6 us
-    {2561, 3712, 5},  // M 2561..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 151.2 us
-    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 208.0 us
-    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 217.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.6 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
     {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 224.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 225.4 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
-    {1, 1, 11},  // M 1..1: sk2_bn192_s5
+    {1, 64, 11},  // M 1..64: sk2_bn192_s5
     //   M=1: sk2_bn192_s5 0.1444 ms, peer 0.1456 ms, ratio 1.009 (fallback bn192_s4_c2: 0.828)
-    {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 155.0 us
-    {16, 64, 11},  // M 16..64: sk2_bn192_s5
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 156.7 us
     //   M=16: sk2_bn192_s5 0.1451 ms, peer 0.1457 ms, ratio 1.004 (fallback bn192_s4_c2: 0.838)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 156.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 157.1 us
     //   M=64: sk2_bn192_s5 0.1472 ms, peer 0.1418 ms, ratio 0.963 (fallback bn192_s4_c2: 0.546)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 163.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 164.3 us
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 214.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 218.5 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 327.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 327.3 us
     {385, 512, 4},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 388.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 395.2 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 492.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 490.7 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 563.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 572.0 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 654.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 653.9 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 835.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 836.6 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 885.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 883.7 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 992.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 992.5 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1087.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1102.1 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1222.1 us
-    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1262.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1221.6 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1265.9 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1376.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1374.8 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1422.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1419.1 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1558.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1558.4 us
     {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1606.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1604.5 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1713.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1713.4 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1760.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1757.7 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1867.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1866.6 us
     {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1914.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1910.9 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2097.6 us
-    {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2107.6 us
-    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2589.1 us
-    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2606.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2095.6 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2136.2 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2280.4 us
+    {3201, 4096, 6},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2293.2 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2923.7 us
-    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3010.8 us
-    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3310.8 us
-    {4737, 6912, 6},  // M 4737..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3327.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2922.7 us
+    {4225, 6912, 6},  // M 4225..6912: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3014.1 us
     {6913, 7040, 5},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4831.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4827.4 us
     {7041, 32768, 6},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4895.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4883.2 us
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2359 ms, peer 0.2471 ms, ratio 1.047 (fallback bn176_s5_c2: 0.826)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 260.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 263.6 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2390 ms, peer 0.2499 ms, ratio 1.046 (fallback bn176_s5_c2: 0.844)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 263.3 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 266.2 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2452 ms, peer 0.2423 ms, ratio 0.988 (fallback bn176_s5_c2: 0.531)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 268.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 271.6 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 375.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 390.8 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 578.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 578.2 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 676.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 677.3 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 992.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1006.9 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1114.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1113.6 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1517.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1519.4 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1552.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1549.8 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1780.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1781.4 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1902.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1898.4 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2131.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2130.0 us
     {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2165.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2160.4 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2394.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2392.0 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2516.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2509.0 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2709.8 us
-    {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2832.4 us
-    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3060.7 us
-    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3095.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2710.5 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2828.2 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3323.9 us
-    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3435.3 us
-    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3674.0 us
-    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3708.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3321.8 us
+    {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3438.8 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3990.4 us
-    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4032.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3989.6 us
+    {3201, 3328, 6},  // M 3201..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4049.4 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4253.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4251.6 us
     {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4322.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4311.4 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4866.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4862.2 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4935.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4921.9 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5182.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5180.2 us
     {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5251.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5241.2 us
     {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5533.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5530.0 us
     {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5602.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5589.8 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5796.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5792.0 us
     {4737, 16383, 6},  // M 4737..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5865.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5851.8 us
     {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=59136 K=8192 (cell 17)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2450 ms, peer 0.2524 ms, ratio 1.030 (fallback bn128_s6_c2: 0.789)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 267.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 270.2 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2448 ms, peer 0.2537 ms, ratio 1.036 (fallback bn128_s6_c2: 0.831)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 270.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 272.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2501 ms, peer 0.2500 ms, ratio 0.999 (fallback bn128_s6_c2: 0.445)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 275.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 278.3 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 392.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 394.2 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 580.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 580.1 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 677.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 679.2 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 993.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1008.8 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1203.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1202.1 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1521.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1523.2 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1641.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1638.5 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1871.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1871.9 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1904.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1900.5 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2134.7 us
-    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2254.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2133.9 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2249.2 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2484.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2482.6 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2518.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2511.2 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2803.0 us
-    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2907.4 us
-    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3153.3 us
-    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3186.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2803.7 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2918.9 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3416.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3414.4 us
     {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3536.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3529.6 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4084.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4084.1 us
     {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4150.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4140.3 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4698.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4694.8 us
     {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4763.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4751.0 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5366.6 us
-    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5431.9 us
-    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5980.0 us
-    {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 6045.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5364.6 us
+    {4225, 32768, 6},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5420.8 us
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
     {1, 1, 16},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0142 ms, peer 0.0123 ms, ratio 0.867 (fallback bn128_s6_c2: 0.493)
     {2, 15, 15},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 24.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 23.5 us
     {16, 16, 16},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0138 ms, peer 0.0125 ms, ratio 0.906 (fallback bn128_s6_c2: 0.523)
     {17, 63, 15},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 24.1 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.5 us
     {64, 64, 16},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0144 ms, peer 0.0132 ms, ratio 0.919 (fallback bn128_s6_c2: 0.572)
     {65, 192, 10},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.1 us
     {193, 384, 8},  // M 193..384: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 27.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 27.3 us
     //   M=256: sk2_bm128_bn128_s5 0.0195 ms, peer 0.0134 ms, ratio 0.689 (fallback bn128_s6_c2: 0.578)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 27.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 27.4 us
     {385, 896, 0},  // M 385..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 32.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 32.8 us
     {897, 1280, 3},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 40.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 42.0 us
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 40.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 42.1 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 42.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 42.9 us
     {1537, 1792, 5},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.5 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.3 us
     {1921, 2816, 3},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 70.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 73.1 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 74.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.1 us
     {3073, 3712, 5},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.0 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 99.8 us
     {3969, 4096, 3},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 101.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 105.0 us
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 4},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 105.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 107.0 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.6 us
-    {4865, 5632, 3},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 131.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.0 us
+    {4865, 5632, 5},  // M 4865..5632: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 135.7 us
     {5633, 6144, 4},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 137.4 us
-    {6145, 6912, 3},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 161.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 139.2 us
+    {6145, 6912, 0},  // M 6145..6912: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 166.2 us
     {6913, 7680, 4},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 168.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 171.1 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 189.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 188.8 us
     {7937, 8448, 3},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 192.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 199.2 us
     {8449, 9216, 4},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 200.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 203.3 us
     {9217, 9344, 5},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 220.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 219.7 us
     {9345, 9728, 3},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 222.4 us
-    {9729, 10752, 4},  // M 9729..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 232.2 us
-    {10753, 11264, 3},  // M 10753..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 252.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 230.6 us
+    {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 233.4 us
+    {9857, 10752, 4},  // M 9857..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 235.2 us
+    {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 255.7 us
+    {10881, 11264, 5},  // M 10881..11264: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 261.3 us
     {11265, 12288, 4},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 263.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 267.4 us
     {12289, 12544, 3},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 283.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 293.6 us
     {12545, 13824, 4},  // M 12545..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 295.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 299.3 us
     {13825, 14080, 3},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 313.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 325.2 us
     {14081, 32768, 4},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 327.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 331.4 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
     {1, 64, 12},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0127 ms, peer 0.0110 ms, ratio 0.862 (fallback bn128_s6_c2: 0.670)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.2 us
     //   M=32: sk2_bn64_s6 0.0129 ms, peer 0.0114 ms, ratio 0.888 (fallback bn128_s6_c2: 0.700)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.2 us
     {65, 256, 1},  // M 65..256: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.2 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0145 ms, peer 0.0118 ms, ratio 0.815 (fallback bn128_s6_c2: 0.692)
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.3 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.7 us
     //   M=512: bn128_s6_c1 0.0171 ms, peer 0.0169 ms, ratio 0.988 (fallback bn128_s6_c2: 0.938)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.4 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 35.0 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 46.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 47.8 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 47.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.0 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.0 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 65.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 66.6 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.5 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.2 us
-    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 83.6 us
-    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 99.9 us
-    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.2 us
+    {2561, 3072, 5},  // M 2561..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 83.3 us
+    {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 100.7 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 102.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 103.8 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.7 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 120.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 122.2 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 126.9 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 132.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 131.8 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 139.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 141.0 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 153.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 152.4 us
     {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 156.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 156.0 us
     {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 175.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 177.8 us
     {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 180.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 180.4 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 194.0 us
-    {7681, 16384, 5},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 204.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 196.5 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 204.1 us
+    {7809, 16384, 5},  // M 7809..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 204.5 us
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
@@ -1595,77 +1476,61 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.3 us
     //   M=64: sk2_bn64_s6 0.0176 ms, peer 0.0157 ms, ratio 0.896 (fallback bn128_s6_c2: 0.525)
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.9 us
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 28.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 28.2 us
     //   M=256: sk2_bm128_bn128_s5 0.0238 ms, peer 0.0206 ms, ratio 0.864 (fallback bn128_s6_c2: 0.831)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 33.6 us
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 42.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.4 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.0 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 73.8 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 74.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.2 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.1 us
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 105.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 107.0 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.4 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 131.5 us
-    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 136.1 us
-    {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 161.4 us
-    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 121.8 us
+    {2561, 3072, 5},  // M 2561..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 135.6 us
+    {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 165.6 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 168.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 171.1 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 177.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 177.2 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.5 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 200.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 203.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 211.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 210.2 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 219.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 218.5 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 232.1 us
-    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 252.2 us
-    {5633, 5760, 0},  // M 5633..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.9 us
-    {5761, 6272, 5},  // M 5761..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 260.6 us
-    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 295.1 us
-    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 302.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 235.2 us
+    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 254.1 us
+    {5761, 7296, 5},  // M 5761..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 260.0 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 326.7 us
-    {7681, 9472, 5},  // M 7681..9472: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 343.6 us
-    {9473, 9984, 4},  // M 9473..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 421.4 us
-    {9985, 10496, 5},  // M 9985..10496: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 426.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 331.1 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.5 us
+    {7809, 10496, 5},  // M 7809..10496: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7809 (at M=7872), 342.8 us
     {10497, 10752, 4},  // M 10497..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 453.5 us
-    {10753, 13696, 5},  // M 10753..13696: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 468.2 us
-    {13697, 13824, 4},  // M 13697..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13697 (at M=13760), 580.0 us
-    {13825, 16383, 5},  // M 13825..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 592.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 459.6 us
+    {10753, 16383, 5},  // M 10753..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 467.0 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
@@ -1676,169 +1541,141 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   M=32: sk2_bn64_s6 0.0276 ms, peer 0.0262 ms, ratio 0.952 (fallback bn128_s6_c2: 0.635)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.7 us
     {65, 128, 10},  // M 65..128: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 36.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 36.3 us
     //   M=128: sk2_bn128_s6 0.0318 ms, peer 0.0263 ms, ratio 0.828 (fallback bn128_s6_c2: 0.624)
     {129, 256, 8},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 40.7 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 56.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 56.7 us
     //   M=512: bn128_s6_c1 0.0433 ms, peer 0.0430 ms, ratio 0.992 (fallback bn128_s6_c2: 0.968)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 75.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.1 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 94.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 94.8 us
     {1025, 1280, 3},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 129.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 134.4 us
     {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 136.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 138.7 us
     {1537, 2048, 5},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 176.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 176.0 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 200.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 202.7 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 234.6 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 248.7 us
-    {2817, 3072, 5},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 258.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 233.3 us
+    {2561, 3072, 5},  // M 2561..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 257.6 us
     {3073, 3328, 3},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 307.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 319.7 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 323.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 321.1 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 325.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 330.3 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 340.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.5 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 389.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 394.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 416.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 414.8 us
     {4737, 5248, 5},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 422.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 420.9 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 452.5 us
-    {5377, 5632, 3},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 486.3 us
-    {5633, 6272, 5},  // M 5633..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 503.8 us
-    {6273, 6912, 4},  // M 6273..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 578.0 us
-    {6913, 7296, 5},  // M 6913..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 585.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 458.8 us
+    {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 498.5 us
+    {5633, 7296, 5},  // M 5633..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 502.3 us
     {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 641.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 650.3 us
     {7681, 8191, 5},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 667.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 665.4 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
     {1, 64, 13},  // M 1..64: sk2_bn96_s6
     //   M=1: sk2_bn96_s6 0.0164 ms, peer 0.0145 ms, ratio 0.884 (fallback bn128_s6_c2: 0.767)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 21.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 21.1 us
     //   M=16: sk2_bn96_s6 0.0161 ms, peer 0.0144 ms, ratio 0.892 (fallback bn128_s6_c2: 0.782)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 21.4 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 21.2 us
     //   M=64: sk2_bn96_s6 0.0160 ms, peer 0.0144 ms, ratio 0.896 (fallback bn128_s6_c2: 0.595)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.8 us
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
     //   M=256: bn128_s6_c1 0.0184 ms, peer 0.0160 ms, ratio 0.875 (fallback bn128_s6_c2: 0.851)
     {257, 512, 4},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.8 us
     {513, 640, 5},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.5 us
     {641, 768, 3},  // M 641..768: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 46.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 48.1 us
     {769, 1024, 4},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 47.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.3 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
     {1025, 1408, 5},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.4 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 66.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 66.9 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.8 us
-    {1665, 1792, 3},  // M 1665..1792: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 82.4 us
-    {1793, 2048, 5},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.8 us
-    {2049, 2304, 3},  // M 2049..2304: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 100.1 us
-    {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.5 us
+    {1665, 2048, 5},  // M 1665..2048: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 83.5 us
+    {2049, 2432, 0},  // M 2049..2432: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 101.0 us
     {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 102.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.0 us
     {2561, 2816, 5},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 107.9 us
     {2817, 3072, 4},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 120.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 122.4 us
     {3073, 3456, 5},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 132.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.9 us
     {3457, 3584, 4},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 139.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 141.0 us
     {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 152.5 us
     {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 156.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 156.1 us
     {4096, 4096, 4},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 156.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 156.3 us
     {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 175.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 177.8 us
     {4609, 4864, 5},  // M 4609..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 180.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 180.3 us
     {4865, 5120, 4},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 193.9 us
-    {5121, 6272, 5},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 204.6 us
-    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 248.6 us
-    {6657, 7040, 5},  // M 6657..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 253.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 196.5 us
+    {5121, 5248, 0},  // M 5121..5248: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 204.0 us
+    {5249, 7040, 5},  // M 5249..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 204.4 us
     {7041, 7168, 4},  // M 7041..7168: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 267.1 us
-    {7169, 8448, 5},  // M 7169..8448: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 277.2 us
-    {8449, 8960, 4},  // M 8449..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 321.9 us
-    {8961, 9088, 5},  // M 8961..9088: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 326.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 270.6 us
+    {7169, 9088, 5},  // M 7169..9088: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 276.7 us
     {9089, 9472, 4},  // M 9089..9472: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 340.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9089 (at M=9152), 344.7 us
     {9473, 9856, 5},  // M 9473..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 350.1 us
-    {9857, 11008, 4},  // M 9857..11008: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 358.7 us
-    {11009, 11264, 5},  // M 11009..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 398.6 us
-    {11265, 11520, 4},  // M 11265..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 413.5 us
-    {11521, 11904, 5},  // M 11521..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 422.7 us
-    {11905, 12544, 4},  // M 11905..12544: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 431.8 us
-    {12545, 13312, 5},  // M 12545..13312: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 447.2 us
-    {13313, 13568, 4},  // M 13313..13568: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 486.6 us
-    {13569, 15488, 5},  // M 13569..15488: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13569 (at M=13632), 495.2 us
-    {15489, 15616, 4},  // M 15489..15616: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15489 (at M=15552), 559.8 us
-    {15617, 16383, 5},  // M 15617..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15617 (at M=15680), 567.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 349.4 us
+    {9857, 9984, 4},  // M 9857..9984: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 363.5 us
+    {9985, 11904, 5},  // M 9985..11904: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 373.3 us
+    {11905, 12032, 4},  // M 11905..12032: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 437.5 us
+    {12033, 16383, 5},  // M 12033..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 445.7 us
     {16384, 32768, 4},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 128, 1},  // M 1..128: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0101 ms, ratio 0.904 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 16.0 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 16.1 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0102 ms, ratio 0.918 (fallback bn128_s6_c2: 0.817)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 16.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 16.2 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0113 ms, peer 0.0105 ms, ratio 0.929 (fallback bn128_s6_c2: 0.769)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.4 us
@@ -1846,66 +1683,60 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.2 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.0 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.0 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 36.0 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.9 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.3 us
     {1409, 1792, 5},  // M 1409..1792: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 48.6 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 57.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 57.7 us
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 5},  // M 2049..2304: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 61.4 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 68.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 69.0 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.4 us
     {2689, 2944, 5},  // M 2689..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 74.1 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 77.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 78.9 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 84.8 us
     {3201, 3584, 5},  // M 3201..3584: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 86.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 86.7 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 96.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 98.1 us
     {3841, 4224, 5},  // M 3841..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 99.5 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 106.6 us
-    {4353, 4736, 5},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 112.2 us
-    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 116.3 us
-    {5121, 5376, 5},  // M 5121..5376: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 125.1 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 135.3 us
-    {5633, 6016, 5},  // M 5633..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 137.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 108.0 us
+    {4353, 4480, 0},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 111.8 us
+    {4481, 4736, 5},  // M 4481..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 112.3 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 117.8 us
+    {4865, 6016, 5},  // M 4865..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 124.8 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 145.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 147.0 us
     {6145, 6528, 5},  // M 6145..6528: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 150.3 us
-    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 154.7 us
-    {6913, 7168, 5},  // M 6913..7168: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 163.2 us
-    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 173.7 us
-    {7425, 7808, 5},  // M 7425..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 175.9 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 156.8 us
+    {6657, 7808, 5},  // M 6657..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 162.9 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 183.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 186.0 us
     {7937, 8191, 5},  // M 7937..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 188.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 188.4 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
@@ -1919,85 +1750,79 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 47.8 us
     //   M=128: sk2_bm128_bn112_s5 0.0457 ms, peer 0.0485 ms, ratio 1.061 (fallback bn128_s6_c2: 0.737)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.3 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 97.8 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 109.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 109.5 us
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 148.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 154.2 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 165.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 165.1 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 202.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 201.9 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 227.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 230.4 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 271.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 269.9 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 280.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 291.5 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 295.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 294.7 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 347.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 360.3 us
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 391.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 391.3 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 443.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 449.8 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 477.6 us
-    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 486.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 475.6 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 485.9 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 488.7 us
-    {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 514.9 us
-    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 580.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 487.9 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 522.1 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 578.8 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 579.4 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 655.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 664.0 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 673.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 672.2 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 680.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 679.5 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 730.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 740.7 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 771.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 770.0 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 775.4 us
-    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 802.3 us
-    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 866.4 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 942.8 us
-    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 959.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 774.2 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 813.5 us
+    {4865, 5888, 6},  // M 4865..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 864.2 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 967.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 965.5 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1013.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1027.1 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1056.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1054.2 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1062.6 us
-    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1089.1 us
-    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1151.5 us
-    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1230.5 us
-    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1244.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1061.0 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1104.3 us
+    {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1148.7 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1253.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1251.5 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1301.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1318.8 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1337.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1334.6 us
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
@@ -2005,908 +1830,850 @@ inline constexpr std::array<gemm_dispatch_bucket, 1259> buckets{{
     //   M=8: sk2_bn112_s6 0.0469 ms, peer 0.0474 ms, ratio 1.011 (fallback bn128_s6_c2: 0.798)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.5 us
     //   M=32: sk2_bn112_s6 0.0463 ms, peer 0.0447 ms, ratio 0.965 (fallback bn128_s6_c2: 0.788)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.6 us
     {65, 128, 7},  // M 65..128: sk2_bm128_bn112_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 51.8 us
     //   M=128: sk2_bm128_bn112_s5 0.0492 ms, peer 0.0522 ms, ratio 1.062 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 73.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 73.3 us
     {257, 384, 7},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 108.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 106.8 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 121.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 121.8 us
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 3},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 165.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 171.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 185.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 184.3 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 225.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 225.6 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 254.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 257.6 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 303.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 302.0 us
     {1409, 1536, 3},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 313.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 325.9 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 330.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 329.9 us
     {1793, 2048, 3},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 388.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 403.0 us
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 439.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 438.3 us
     {2305, 2560, 4},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 497.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 504.1 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 535.4 us
-    {2689, 2816, 3},  // M 2689..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 544.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 533.1 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 544.6 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 547.7 us
-    {2945, 3328, 4},  // M 2945..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 577.3 us
-    {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 651.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 546.9 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 585.3 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 649.0 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 649.6 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 734.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 744.7 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 755.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 753.9 us
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 763.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 762.0 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 819.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 830.9 us
     {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 865.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 863.8 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 869.9 us
-    {4737, 5120, 4},  // M 4737..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 900.1 us
-    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 972.1 us
-    {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1057.9 us
-    {5633, 5888, 6},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1076.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 868.5 us
+    {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 912.6 us
+    {4865, 5888, 6},  // M 4865..5888: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 969.6 us
     {5889, 6016, 5},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1085.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1083.3 us
     {6017, 6144, 4},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1137.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1152.5 us
     {6145, 6400, 6},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1185.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1183.0 us
     {6401, 6528, 5},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1192.5 us
-    {6529, 6912, 4},  // M 6529..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1222.3 us
-    {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1292.4 us
-    {7169, 7424, 4},  // M 7169..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1381.1 us
-    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1397.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1190.6 us
+    {6529, 6656, 4},  // M 6529..6656: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1239.2 us
+    {6657, 7680, 6},  // M 6657..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1289.2 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1406.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1404.6 us
     {7809, 7936, 4},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1460.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1480.3 us
     {7937, 16384, 6},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1501.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1498.0 us
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
-    {1, 8, 10},  // M 1..8: sk2_bn128_s6
+    {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0291 ms, peer 0.0264 ms, ratio 0.906 (fallback bn128_s6_c2: 0.827)
-    {9, 31, 1},  // M 9..31: bn128_s6_c1_pp64_f1
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 33.6 us
-    {32, 32, 10},  // M 32..32: sk2_bn128_s6
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 33.4 us
     //   M=32: sk2_bn128_s6 0.0294 ms, peer 0.0268 ms, ratio 0.913 (fallback bn128_s6_c2: 0.838)
-    {33, 128, 1},  // M 33..128: bn128_s6_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 33.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 33.5 us
+    {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 34.1 us
     //   M=128: bn128_s6_c1_pp64_f1 0.0299 ms, peer 0.0279 ms, ratio 0.932 (fallback bn128_s6_c2: 0.736)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 38.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 38.9 us
     {257, 512, 5},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.6 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 84.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.8 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 107.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 107.5 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 139.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 138.7 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.7 us
-    {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 182.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.5 us
+    {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 188.6 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 201.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 201.4 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 228.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 231.7 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 251.3 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 287.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 251.0 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 292.7 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 299.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 298.8 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 337.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 341.8 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 346.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 346.2 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 372.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 378.0 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 393.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 393.1 us
     {4097, 4736, 5},  // M 4097..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 399.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 399.3 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 483.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 489.7 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 491.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 490.5 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 496.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 496.5 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 519.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 526.3 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 538.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 537.9 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 545.3 us
-    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 554.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 544.9 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 562.5 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 584.8 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 594.1 us
-    {6273, 6656, 4},  // M 6273..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 628.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 593.6 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 633.0 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 642.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 641.9 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 664.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 673.8 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 683.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 682.2 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 691.3 us
-    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 700.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 690.7 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 710.6 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 729.6 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 739.5 us
-    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 771.6 us
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 738.9 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 776.2 us
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0713 ms, peer 0.0700 ms, ratio 0.981 (fallback bn128_s6_c2: 0.726)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.8 us
     //   M=32: sk2_bn128_s6 0.0704 ms, peer 0.0711 ms, ratio 1.010 (fallback bn128_s6_c2: 0.815)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.9 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.7 us
     //   M=128: sk2_bm128_bn128_s5 0.0725 ms, peer 0.0703 ms, ratio 0.970 (fallback bn128_s6_c2: 0.617)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 109.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 110.0 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 170.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 169.3 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 184.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 185.1 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 267.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 271.3 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 346.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 345.7 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 455.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 453.1 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 507.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 506.9 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 595.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 618.2 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 669.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.8 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 766.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 776.8 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 841.0 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 951.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 839.5 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 982.3 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1006.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1004.0 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1135.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1150.6 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1167.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1164.9 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1257.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1274.6 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1329.2 us
-    {4097, 4352, 5},  // M 4097..4352: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1353.8 us
-    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1501.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1325.9 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1352.3 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1497.4 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1520.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1518.6 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1637.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1659.6 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1665.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1662.1 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1689.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1687.6 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1759.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1783.5 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1827.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1823.0 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1856.1 us
-    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1881.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1854.0 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1907.5 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1984.0 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2025.2 us
-    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2119.6 us
-    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2137.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2022.9 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2153.3 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2191.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2188.8 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2261.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2292.4 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2325.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2320.2 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2360.8 us
-    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2383.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2358.3 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2416.3 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2481.1 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2526.6 us
-    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2627.2 us
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2523.7 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2641.5 us
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 64, 10},  // M 1..64: sk2_bn128_s6
     //   M=8: sk2_bn128_s6 0.0723 ms, peer 0.0719 ms, ratio 0.995 (fallback bn128_s6_c2: 0.772)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 79.5 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 79.8 us
     //   M=32: sk2_bn128_s6 0.0728 ms, peer 0.0730 ms, ratio 1.003 (fallback bn128_s6_c2: 0.801)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 79.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 79.8 us
     {65, 128, 8},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 82.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 82.8 us
     //   M=128: sk2_bm128_bn128_s5 0.0755 ms, peer 0.0785 ms, ratio 1.040 (fallback bn128_s6_c2: 0.669)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 112.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 113.1 us
     {257, 384, 8},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 175.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 174.3 us
     {385, 512, 5},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 190.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 190.5 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
     {513, 768, 4},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 275.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 279.5 us
     {769, 1024, 5},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 356.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 356.1 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 469.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 466.9 us
     {1281, 1536, 6},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 523.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 522.3 us
     {1537, 1792, 3},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 613.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 636.9 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 689.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 688.2 us
     {2048, 2048, 5},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 4},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 789.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 800.6 us
     {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 866.8 us
-    {2561, 2816, 3},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 980.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 865.2 us
+    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1012.5 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1036.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1034.8 us
     {3073, 3328, 4},  // M 3073..3328: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1170.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1186.0 us
     {3329, 3584, 6},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1203.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1200.8 us
     {3585, 3840, 4},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1296.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1313.8 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1370.1 us
-    {4097, 4352, 5},  // M 4097..4352: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1395.5 us
-    {4353, 4608, 6},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1547.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1366.7 us
+    {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1394.0 us
+    {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1543.6 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1567.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1565.4 us
     {4737, 4864, 4},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1687.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1710.8 us
     {4865, 5120, 6},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1717.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1713.3 us
     {5121, 5248, 5},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1741.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1739.7 us
     {5249, 5376, 4},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1813.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1838.5 us
     {5377, 5632, 6},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1883.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1879.3 us
     {5633, 5760, 5},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1913.3 us
-    {5761, 6144, 4},  // M 5761..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1939.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1911.1 us
+    {5761, 5888, 4},  // M 5761..5888: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1966.3 us
+    {5889, 6144, 6},  // M 5889..6144: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2045.2 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2087.7 us
-    {6273, 6400, 3},  // M 6273..6400: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2184.6 us
-    {6401, 6656, 4},  // M 6401..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2203.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2085.4 us
+    {6273, 6656, 6},  // M 6273..6656: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2219.7 us
     {6657, 6784, 5},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2259.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2256.4 us
     {6785, 6912, 4},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2331.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2363.2 us
     {6913, 7168, 6},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2397.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2391.8 us
     {7169, 7296, 5},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2433.8 us
-    {7297, 7680, 4},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2457.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2431.1 us
+    {7297, 7424, 4},  // M 7297..7424: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2491.0 us
+    {7425, 7680, 6},  // M 7425..7680: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2557.7 us
     {7681, 7808, 5},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2604.7 us
-    {7809, 8191, 4},  // M 7809..8191: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2708.3 us
-    {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2601.6 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2723.1 us
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0314 ms, ratio 0.961 (fallback bn176_s5_c2: 0.823)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0326 ms, peer 0.0313 ms, ratio 0.959 (fallback bn176_s5_c2: 0.823)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 34.7 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 35.1 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0331 ms, peer 0.0316 ms, ratio 0.954 (fallback bn176_s5_c2: 0.689)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 39.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 39.8 us
     {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 48.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 50.1 us
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 5},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 61.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 61.7 us
     {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 82.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 85.1 us
     {513, 768, 5},  // M 513..768: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 108.3 us
     {769, 1024, 0},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 140.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 139.5 us
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 156.9 us
-    {1153, 1280, 3},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 183.6 us
-    {1281, 1536, 4},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 192.1 us
+    {1153, 1280, 2},  // M 1153..1280: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 189.3 us
+    {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 194.2 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 194.8 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 206.1 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 227.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 230.7 us
     {1793, 2048, 6},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 249.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 249.0 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 295.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 293.6 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 304.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 303.9 us
     {2433, 2560, 3},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 323.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 336.1 us
     {2561, 2816, 4},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 338.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 343.3 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 352.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 352.5 us
     {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 374.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 379.8 us
     {3073, 3584, 6},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 395.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 394.8 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 450.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 450.2 us
     {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 480.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 487.4 us
     {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 489.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 488.4 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 499.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 499.5 us
     {4225, 4352, 4},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 519.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 526.8 us
     {4353, 4864, 6},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 540.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 539.8 us
     {4865, 4992, 5},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 596.7 us
-    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 627.9 us
-    {5121, 5376, 6},  // M 5121..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 635.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 596.5 us
+    {4993, 5376, 6},  // M 4993..5376: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 633.6 us
     {5377, 5632, 4},  // M 5377..5632: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 663.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 672.7 us
     {5633, 6144, 6},  // M 5633..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 682.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 681.2 us
     {6145, 6272, 5},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 743.8 us
-    {6273, 6400, 4},  // M 6273..6400: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 774.3 us
-    {6401, 7424, 6},  // M 6401..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 780.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 743.5 us
+    {6273, 7424, 6},  // M 6273..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 777.6 us
     {7425, 7552, 5},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 890.4 us
-    {7553, 7680, 4},  // M 7553..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 917.0 us
-    {7681, 8704, 6},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 922.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 890.0 us
+    {7553, 8704, 6},  // M 7553..8704: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 920.3 us
     {8705, 8832, 5},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1037.3 us
-    {8833, 8960, 4},  // M 8833..8960: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1063.8 us
-    {8961, 9472, 6},  // M 8961..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8961 (at M=9024), 1067.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1036.8 us
+    {8833, 9472, 6},  // M 8833..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1066.0 us
     {9473, 9600, 5},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1135.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1134.5 us
     {9601, 9984, 6},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1161.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1159.6 us
     {9985, 10112, 5},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1183.6 us
-    {10113, 10240, 4},  // M 10113..10240: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1206.1 us
-    {10241, 10752, 6},  // M 10241..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10241 (at M=10304), 1211.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1183.1 us
+    {10113, 10752, 6},  // M 10113..10752: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1206.7 us
     {10753, 10880, 5},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1281.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1280.9 us
     {10881, 11264, 6},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1307.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1305.3 us
     {11265, 11392, 5},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1330.7 us
-    {11393, 11520, 4},  // M 11393..11520: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1353.1 us
-    {11521, 12032, 6},  // M 11521..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11521 (at M=11584), 1355.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1330.1 us
+    {11393, 12032, 6},  // M 11393..12032: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1352.4 us
     {12033, 12160, 5},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1427.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1427.1 us
     {12161, 12544, 6},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1448.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1446.0 us
     {12545, 12672, 5},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1477.0 us
-    {12673, 12800, 4},  // M 12673..12800: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1499.8 us
-    {12801, 13312, 6},  // M 12801..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 1501.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1476.3 us
+    {12673, 13312, 6},  // M 12673..13312: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1497.2 us
     {13313, 13440, 5},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1574.8 us
-    {13441, 14592, 6},  // M 13441..14592: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1594.7 us
-    {14593, 14720, 5},  // M 14593..14720: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 1721.4 us
-    {14721, 32768, 6},  // M 14721..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 1739.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1574.1 us
+    {13441, 32768, 6},  // M 13441..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1591.8 us
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 32, 1},  // M 1..32: bn128_s6_c1_pp64_f1
     //   M=8: bn128_s6_c1_pp64_f1 0.0187 ms, peer 0.0177 ms, ratio 0.949 (fallback bn192_s4_c2: 0.791)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.4 us
     //   M=32: bn128_s6_c1_pp64_f1 0.0188 ms, peer 0.0180 ms, ratio 0.958 (fallback bn192_s4_c2: 0.805)
     {33, 128, 5},  // M 33..128: bn256_s4_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.0 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 22.2 us
     //   M=128: bn256_s4_c1 0.0201 ms, peer 0.0197 ms, ratio 0.977 (fallback bn192_s4_c2: 0.838)
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.0 us
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 37.8 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.4 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.1 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 56.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 57.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 69.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 69.0 us
     {897, 1152, 5},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 70.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 70.9 us
     {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 85.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.1 us
     {1281, 1664, 5},  // M 1281..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 90.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 90.6 us
     {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 115.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 117.2 us
     {1793, 2047, 5},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 119.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 120.0 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 139.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 139.4 us
     {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 145.1 us
-    {2305, 4480, 5},  // M 2305..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 149.3 us
-    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 271.4 us
-    {4609, 4992, 5},  // M 4609..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 277.1 us
-    {4993, 5120, 4},  // M 4993..5120: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 301.0 us
-    {5121, 8191, 5},  // M 5121..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 306.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 147.2 us
+    {2305, 8191, 5},  // M 2305..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 149.4 us
     {8192, 16384, 6},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0407 ms, ratio 0.999 (fallback bn256_s4_c2: 0.797)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 41.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 42.3 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0408 ms, peer 0.0403 ms, ratio 0.988 (fallback bn256_s4_c2: 0.793)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.6 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0414 ms, peer 0.0412 ms, ratio 0.995 (fallback bn256_s4_c2: 0.712)
     {65, 384, 5},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 44.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 44.9 us
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 88.4 us
-    {385, 512, 3},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 104.9 us
-    {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 132.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 88.6 us
+    {385, 640, 0},  // M 385..640: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 106.2 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 143.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 145.8 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 160.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 160.9 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 214.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 214.7 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 232.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 232.7 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 263.5 us
-    {1409, 1792, 4},  // M 1409..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 270.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 263.8 us
+    {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 274.7 us
+    {1537, 1792, 6},  // M 1537..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 304.5 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 336.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 336.1 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 353.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 352.9 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 390.1 us
-    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 404.8 us
-    {2305, 2560, 6},  // M 2305..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 432.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 390.5 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 407.9 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 463.1 us
-    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 477.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 463.4 us
+    {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 480.2 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 511.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 511.3 us
     {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 528.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 528.0 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 564.0 us
-    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 568.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 564.3 us
+    {3201, 3328, 6},  // M 3201..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 575.9 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 589.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 590.4 us
     {3457, 3584, 6},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 601.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 600.4 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 638.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 638.6 us
     {3713, 3840, 6},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 649.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 648.2 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 686.3 us
-    {3969, 4096, 4},  // M 3969..4096: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 695.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 686.5 us
+    {3969, 4095, 6},  // M 3969..4095: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 696.1 us
+    {4096, 4096, 4},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 714.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 714.9 us
     {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 728.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 727.5 us
     {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 765.3 us
-    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 775.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 765.7 us
+    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 775.5 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 813.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 813.8 us
     {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 824.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 823.4 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 16, 1},  // M 1..16: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0111 ms, peer 0.0109 ms, ratio 0.988 (fallback bn256_s4_c2: 0.749)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.2 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0112 ms, peer 0.0111 ms, ratio 0.991 (fallback bn256_s4_c2: 0.752)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 15.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 16.0 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0115 ms, peer 0.0117 ms, ratio 1.017 (fallback bn256_s4_c2: 0.785)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.9 us
-    {256, 1152, 5},  // M 256..1152: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 17.0 us
+    {256, 4095, 5},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 22.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.0 us
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 47.5 us
-    {1153, 1280, 4},  // M 1153..1280: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 50.9 us
-    {1281, 2432, 5},  // M 1281..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 55.7 us
-    {2433, 2560, 4},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 91.2 us
-    {2561, 3200, 5},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 96.7 us
-    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 116.0 us
-    {3329, 3712, 5},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 121.3 us
-    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 131.5 us
-    {3841, 4095, 5},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 137.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 47.8 us
     {4096, 4096, 6},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
     {4097, 16383, 5},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 142.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 143.2 us
     {16384, 32768, 6},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0808 ms, peer 0.0797 ms, ratio 0.986 (fallback bn192_s4_c2: 0.818)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 82.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 83.9 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0817 ms, peer 0.0801 ms, ratio 0.981 (fallback bn192_s4_c2: 0.823)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 84.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 85.5 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0848 ms, peer 0.0788 ms, ratio 0.930 (fallback bn192_s4_c2: 0.566)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 90.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 91.3 us
     {129, 256, 4},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 117.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 120.2 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 178.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 178.6 us
     {385, 512, 4},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 211.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 214.7 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 266.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 266.1 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 304.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 309.2 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 353.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 353.8 us
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 450.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 450.8 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 477.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 477.1 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 533.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 534.4 us
     {1409, 1536, 4},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 584.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 592.6 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 657.0 us
-    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 677.8 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 682.0 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 739.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 739.2 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 765.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 764.2 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 836.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 836.6 us
     {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 863.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 862.5 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 919.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 919.7 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 945.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 944.7 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1001.9 us
     {2689, 2816, 6},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1028.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1026.9 us
     {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1125.0 us
-    {2945, 3584, 4},  // M 2945..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1128.6 us
-    {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1387.5 us
-    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1398.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1124.5 us
+    {2945, 3072, 4},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1144.5 us
+    {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1222.5 us
+    {3201, 4096, 6},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1231.7 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1565.9 us
-    {4225, 4608, 4},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1610.2 us
-    {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1773.0 us
-    {4737, 6912, 6},  // M 4737..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1784.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1566.1 us
+    {4225, 6912, 6},  // M 4225..6912: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1617.1 us
     {6913, 7040, 5},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2586.0 us
-    {7041, 7680, 4},  // M 7041..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2620.9 us
-    {7681, 32768, 6},  // M 7681..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 2869.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2585.0 us
+    {7041, 32768, 6},  // M 7041..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2618.3 us
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1269 ms, peer 0.1316 ms, ratio 1.037 (fallback bn176_s5_c2: 0.810)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 135.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 137.4 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1285 ms, peer 0.1279 ms, ratio 0.996 (fallback bn176_s5_c2: 0.785)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 138.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 140.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1327 ms, peer 0.1280 ms, ratio 0.965 (fallback bn176_s5_c2: 0.616)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 142.7 us
-    {129, 256, 3},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 204.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 144.3 us
+    {129, 255, 0},  // M 129..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 212.2 us
+    {256, 256, 3},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 311.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 311.5 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 364.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 364.9 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 531.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 539.9 us
     {769, 1152, 5},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 598.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 598.4 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 812.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 813.5 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 833.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 832.0 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 953.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 953.8 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1020.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1018.4 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1140.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1140.3 us
     {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1161.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1158.8 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1281.2 us
-    {1921, 2048, 4},  // M 1921..2048: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1346.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1280.6 us
+    {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1345.2 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1448.3 us
-    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1514.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1449.2 us
+    {2177, 2304, 6},  // M 2177..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1514.2 us
     {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1635.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1636.0 us
     {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1656.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1654.5 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1776.7 us
-    {2689, 2816, 4},  // M 2689..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1833.3 us
-    {2817, 2944, 5},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1963.9 us
-    {2945, 3072, 6},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1984.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1776.4 us
+    {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1841.0 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2131.4 us
-    {3201, 3328, 4},  // M 3201..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2152.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2131.8 us
+    {3201, 3328, 6},  // M 3201..3328: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2167.7 us
     {3329, 3456, 5},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2272.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2272.1 us
     {3457, 3840, 6},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2312.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2308.1 us
     {3841, 3968, 5},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2600.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2598.9 us
     {3969, 4096, 6},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2640.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2634.9 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2767.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2767.2 us
     {4225, 4352, 6},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2808.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2803.8 us
     {4353, 4480, 5},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2954.9 us
-    {4481, 4608, 4},  // M 4481..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2993.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2954.3 us
+    {4481, 4608, 6},  // M 4481..4608: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2990.3 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3095.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3094.7 us
     {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3136.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3130.6 us
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1268 ms, ratio 0.966 (fallback bn128_s6_c2: 0.756)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 139.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 140.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.1312 ms, peer 0.1348 ms, ratio 1.027 (fallback bn128_s6_c2: 0.815)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 141.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 143.4 us
     //   M=64: bn128_s6_c1_pp64_f1 0.1341 ms, peer 0.1316 ms, ratio 0.982 (fallback bn128_s6_c2: 0.525)
     {65, 128, 5},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 146.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 147.7 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 212.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 213.1 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 312.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 312.5 us
     {385, 640, 5},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 365.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 365.9 us
     {641, 768, 4},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 532.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 540.9 us
     {769, 1023, 5},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 645.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 645.6 us
     {1024, 1024, 6},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1152, 5},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 814.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 815.5 us
     {1153, 1280, 6},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 880.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 879.3 us
     {1281, 1408, 5},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1001.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1002.0 us
     {1409, 1536, 6},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1021.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1019.7 us
     {1537, 1664, 5},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1142.4 us
-    {1665, 1792, 4},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1205.4 us
+    {1665, 1792, 6},  // M 1665..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1206.2 us
     {1793, 1920, 5},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1329.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1328.9 us
     {1921, 2048, 6},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1349.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1346.6 us
     {2049, 2176, 5},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1498.0 us
-    {2177, 2304, 4},  // M 2177..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1551.7 us
-    {2305, 2432, 5},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1685.2 us
-    {2433, 2560, 6},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1705.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1498.9 us
+    {2177, 2560, 6},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1562.6 us
     {2561, 2688, 5},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1826.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1825.8 us
     {2689, 3072, 6},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1892.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1889.5 us
     {3073, 3200, 5},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2181.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2182.2 us
     {3201, 3584, 6},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2220.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2216.4 us
     {3585, 3712, 5},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2509.8 us
-    {3713, 3840, 4},  // M 3713..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2543.2 us
-    {3841, 4096, 6},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2688.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2509.1 us
+    {3713, 4096, 6},  // M 3713..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2543.3 us
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
     {4097, 4224, 5},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2865.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2865.5 us
     {4225, 4608, 6},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2904.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2899.7 us
     {4609, 4736, 5},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3193.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3192.4 us
     {4737, 32768, 6},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3232.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3226.6 us
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 36},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 36, 28},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 64, 28},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 92, 26},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 118, 41},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 159, 34},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 193, 39},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 232, 37},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 269, 40},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 309, 43},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 352, 43},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 395, 53},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 448, 33},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 481, 34},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 515, 14},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 529, 33},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 562, 35},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 597, 29},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 626, 35},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 661, 26},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 687, 37},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 724, 28},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 752, 46},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 798, 34},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 832, 41},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 873, 41},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 914, 38},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 952, 40},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 992, 41},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1033, 59},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1092, 21},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1113, 32},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1145, 16},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1161, 32},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1193, 34},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1227, 32},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 38},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 38, 24},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 62, 25},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 87, 26},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 113, 32},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 172, 35},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 207, 35},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 242, 40},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 282, 38},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 320, 38},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 358, 45},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 403, 35},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 438, 33},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 471, 8},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 479, 29},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 508, 31},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 539, 25},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 564, 37},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 601, 25},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 626, 29},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 655, 25},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 680, 35},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 715, 31},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 746, 38},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 784, 38},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 822, 37},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 859, 40},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 899, 41},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 940, 51},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 991, 17},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1008, 32},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1040, 8},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1048, 29},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1077, 33},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1110, 29},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -111,6 +111,32 @@ TEST_CASE("cost model: wave quantization on N = 2112 and the tile-width hint") {
   CHECK(partial);
 }
 
+TEST_CASE("cost model: a width factor scales the MMA time at its tile width only") {
+  // The sweep fit's per-width factors (calibration.mma_width): exact widths, 1 for any other.
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  for (const auto& w : committed->mma_width) CHECK((w.factor > 0.8 && w.factor < 1.25));
+  cost::calibration cal = *committed;
+  const cost::mma_width_factor slower[] = {{176, 1.25}};
+  cal.mma_width = slower;
+  const auto dims = std::vector<cost::dim_value>{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  const auto at = [&](int bn, int stages, const cost::calibration& c) {
+    kernels::gemm_sm90_config g;
+    g.bn = bn;
+    g.stages = stages;
+    return cost::estimate(kernels::gemm_bf16_sm90(g), dims, &c);
+  };
+  cost::calibration none = *committed;
+  none.mma_width = {};
+  const auto base176 = at(176, 5, none), slow176 = at(176, 5, cal), base192 = at(192, 4, none), other192 = at(192, 4, cal);
+  REQUIRE((base176.ok && slow176.ok && base192.ok && other192.ok));
+  CHECK(slow176.mma_us - cal.kblock_overhead_us == doctest::Approx((base176.mma_us - cal.kblock_overhead_us) * 1.25));
+  CHECK(slow176.time_us > base176.time_us);
+  CHECK(other192.mma_us == doctest::Approx(base192.mma_us));  // 192 is not listed in `slower`
+  CHECK(cost::mma_width_factor_at(cal, 176) == 1.25);
+  CHECK(cost::mma_width_factor_at(cal, 160) == 1.0);
+}
+
 TEST_CASE("cost model: short K makes the epilogue count, hints are ordered by estimated time") {
   const auto e = gemm(128, 6, 2, 16384, 16384, 256);
   REQUIRE(e.ok);

@@ -20,6 +20,15 @@ struct mma_rate {
   double kblock_us = 0;
 };
 
+// A factor on the MMA time per K block at one tile width, beside mma_in_situ: the dispatcher's sweep (long,
+// HBM-streaming GEMMs) ran BN 176 and 192 slower per K block than the microbenchmark's rate predicts, which the
+// calibration GEMMs (short, L2-resident, N a multiple of the width) did not show. Fitted on half of that sweep
+// (bench/cost/fit_sweep.py); widths not listed: 1.
+struct mma_width_factor {
+  int n = 0;
+  double factor = 1;
+};
+
 struct calibration {
   // Provenance.
   std::string_view id;       // "sm_90a/h200"
@@ -37,6 +46,7 @@ struct calibration {
   // Tensor cores.
   std::span<const mma_rate> mma;  // sorted by (dtype, n)
   double mma_in_situ = 1.0;       // the GEMM's time per K block at BN = 256 over the microbenchmark's
+  std::span<const mma_width_factor> mma_width;  // per tile width (exact N), fitted on the sweep; 1 elsewhere
   double mma_alternating = 1.0;   // the same when the warpgroups take turns issuing whole tiles (ping-pong)
   double kblock_overhead_us = 0;  // per K iteration beside the MMA (wait, fence, commit, release): favours wide tiles
   // The TMA -> smem pipeline of one SM.
@@ -57,6 +67,12 @@ struct calibration {
   double hbm_overlap_loss = 0;
   double cluster_sum_us_per_kib = 0;  // per KiB a CTA reads from the other CTAs of its cluster in a cluster_sum
 };
+
+constexpr double mma_width_factor_at(const calibration& cal, int n) {
+  for (const auto& w : cal.mma_width)
+    if (w.n == n) return w.factor;
+  return 1.0;
+}
 
 // Linear interpolation in a table sorted by x (clamped at the ends). `clamped` says whether x was outside.
 template <class Row, class X, class Y>

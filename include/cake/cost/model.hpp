@@ -150,7 +150,8 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.concurrent_clusters = concurrent;
   r.tiles_per_cta = (r.g.clusters + concurrent - 1) / concurrent;
   const double ctas = static_cast<double>(concurrent * cl);
-  r.mma = mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ * (c.alternating ? cal.mma_alternating : 1.0) +
+  r.mma = mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ * mma_width_factor_at(cal, c.mma_n) *
+              (c.alternating ? cal.mma_alternating : 1.0) +
           cal.kblock_overhead_us;
   r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
   r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
