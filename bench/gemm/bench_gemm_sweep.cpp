@@ -14,6 +14,10 @@
 //       (a re-sweep of the shapes a change of the candidate set touched; merge_sweeps.py replaces their rows)
 //   --shape M,N,K: that shape alone (N, K of one of the domain's layers; M any), whether searched or held
 //       out (to look at one shape's candidates against the peer; not evidence for the generator)
+//   --k-ladder K1,K2,...: with --shape, the shape's M and N at each of these K instead of its K (N of a
+//       layer, K any): time = fixed cost + K x per-K cost per schedule and for the peer, so that a small-M
+//       gap splits into what a call costs at no K and what streaming costs (bench/gemm/k_ladder_fit.py);
+//       not evidence for the generator either
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
 //       writes a PLACEHOLDER evidence file without a GPU: modeled times (rough_ms scaled per schedule),
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
   int runs = 20;
   long long limit = 0, skip = 0, min_m = 0, max_m = 0, only_m = 0, only_n = 0, only_k = 0;
   bool estimate_only = false, placeholder = false, splitk_only = false;
+  std::vector<long long> k_ladder;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -139,6 +144,17 @@ int main(int argc, char** argv) {
       if (std::sscanf(argv[++i], "%lld,%lld,%lld", &only_m, &only_n, &only_k) != 3 || only_m < 1) {
         std::fprintf(stderr, "cake_bench_gemm_sweep: --shape %s: expected M,N,K\n", argv[i]);
         return 2;
+      }
+    } else if (a == "--k-ladder" && has_value) {
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) {
+        char* end = nullptr;
+        const long long k = std::strtoll(item.c_str(), &end, 10);
+        if (item.empty() || *end || k < 1) {
+          std::fprintf(stderr, "cake_bench_gemm_sweep: --k-ladder %s: expected positive K values separated by commas\n", argv[i]);
+          return 2;
+        }
+        k_ladder.push_back(k);
       }
     } else if (a == "--splitk-only") splitk_only = true;
     else if (a == "--estimate") estimate_only = true;
@@ -166,7 +182,21 @@ int main(int argc, char** argv) {
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
   const int est_sms = 132;  // the H200's: what the estimate, the placeholder and the shape filters assume
   auto shapes = domain_shapes(false, 0);
-  if (only_m > 0) {
+  if (!k_ladder.empty()) {
+    if (only_m == 0) {
+      std::fprintf(stderr, "cake_bench_gemm_sweep: --k-ladder needs --shape M,N,K (the ladder replaces its K)\n");
+      return 2;
+    }
+    int layer = -1;  // (a layer of that N names the rows)
+    for (std::size_t l = 0; l < cake::gemm_domain::layers.size() && layer < 0; ++l)
+      if (cake::gemm_domain::layers[l].n == only_n) layer = static_cast<int>(l);
+    if (layer < 0) {
+      std::fprintf(stderr, "cake_bench_gemm_sweep: --k-ladder: N = %lld is the N of no layer of bench/gemm/domain.hpp\n", only_n);
+      return 2;
+    }
+    shapes.clear();
+    for (long long k : k_ladder) shapes.push_back({only_m, only_n, k, layer, false});
+  } else if (only_m > 0) {
     shapes.clear();
     // (a domain shape keeps its split; any other M of a layer is marked searched)
     for (std::size_t i = 0; i < cake::gemm_domain::size && shapes.empty(); ++i)
@@ -213,6 +243,7 @@ int main(int argc, char** argv) {
               "estimated %.0f s\n",
               shapes.size(), dtype.c_str(), timed, plans.size(), runs, est_s);
   if (estimate_only) {
+    for (const auto& s : shapes) std::printf("  shape %lldx%lldx%lld\n", s.m, s.n, s.k);
     for (const auto& [name, p] : plans) std::printf("  %s\n", name.c_str());
     return 0;
   }

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -485,6 +485,16 @@ for s in "${steps[@]}"; do
       # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
       gemm_candidates_test
       small_m_sweeps small ;;
+    kladder)
+      # small M: what a call costs at no K against what streaming costs, per schedule and for the peer (each
+      # (M, N) at six K, every candidate and the peer in one process; bench/gemm/k_ladder_fit.py fits the lines;
+      # about 30 s of timing and 20-30 JITs per ladder)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for sh in 1,4096 64,7168 128,2112; do
+        timeout 150 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --shape $sh,4096 --k-ladder 512,1024,2048,4096,8192,16384 \
+          --json "$OUT/kladder_${sh//,/_}.json" > "$OUT/kladder_${sh//,/_}.log" 2>&1; echo "$sh rc=$?"
+      done
+      python3 bench/gemm/k_ladder_fit.py "$OUT"/kladder_*.json --json "$OUT/gemm_k_ladder.json" ;;
     skglobal)
       # split-K whose partial sums meet in global memory (count_arrival; docs/gemm.md): the GEMM GPU test's
       # global-sum cases (hang trap on: every width, splits 2..32, the counters back at 0), memcheck of the

@@ -301,6 +301,9 @@ def generate(evidence_path, allow_partial=False, model=None):
         rel = path.relative_to(ROOT).as_posix()
     except ValueError:
         rel = path.name
+    why = not_a_sweep(ev)
+    if why:
+        raise EvidenceError("%s is %s, not a sweep of the domain's search shapes" % (evidence_path, why))
     if ev.get("complete") is False and not allow_partial:
         raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
                             "the shapes it measured" % evidence_path)
@@ -382,6 +385,16 @@ def committed_evidence(header_text):
     return ROOT / m.group(1), bool(m.group(3))
 
 
+def not_a_sweep(ev):
+    """Why a cake_bench_gemm_sweep file is no evidence for the table (a run of one shape or of a K ladder), or None."""
+    command = " " + ev.get("command", "") + " "
+    if " --k-ladder " in command:
+        return "a K-ladder run (--k-ladder)"
+    if " --shape " in command:
+        return "a run of one shape (--shape)"
+    return None
+
+
 def self_test():
     """The bucket rules on a small evidence file, and the stale-header check on an edited copy."""
     plan = {"kernel": "sm90", "bm": 128, "bn": 256, "stages": 4, "cluster_m": 2, "raster_group": 8, "pingpong": False, "in_flight": 0,
@@ -400,6 +413,10 @@ def self_test():
     row(8, "a", 1.0, dtype="e4m3", peer=None)  # no peer: not evidence
     cells, banned, summary = build(ev)
     assert banned["bf16"] == ["c"], banned
+    # A run of one shape or a K ladder is not evidence (its K are not the domain's).
+    assert not_a_sweep(dict(ev, command="cake_bench_gemm_sweep --json x.json")) is None
+    assert "K-ladder" in not_a_sweep(dict(ev, command="cake_bench_gemm_sweep --shape 1,4096,4096 --k-ladder 64,128 --json x.json"))
+    assert "one shape" in not_a_sweep(dict(ev, command="cake_bench_gemm_sweep --dtype bf16 --shape 512,2112,7168 --json y.json"))
     assert len(cells) == 1, cells
     dtype, nk, nr, kr, merged = cells[0]
     got = [(lo, hi, p) for lo, hi, p, _ in merged]
