@@ -52,6 +52,8 @@ FINE_STEPS = [0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03]
 
 def steps_of(name):
     return FINE_STEPS if name.startswith("mma_width_") else STEPS
+
+
 # Two stages, each constant fitted on the rows of the regime it describes: first the six that shape every
 # tiled schedule, on the rows without split-K candidates; then the split-K reduction's, on all fit rows with
 # the first six held.
