@@ -9,7 +9,10 @@
 //   - without it (any compiler): `cake_fuzz_builder [iterations] [seed]` feeds seeded random inputs and
 //     prints how far they got; the test suite runs a short batch and requires that some inputs lower and
 //     none is refused by the lowering after a clean analysis (tests/fuzz/CMakeLists.txt).
-// Lowering stops at CUDA C++ source: NVRTC (seconds per kernel) is left to the lowering tier.
+// Lowering stops at CUDA C++ source: NVRTC (a tenth of a second to seconds per kernel) is left to the lowering
+// tier, unless CAKE_FUZZ_NVRTC=N is set: then every N-th lowered program is also assembled by NVRTC for its
+// target (a generated source NVRTC rejects after a clean analysis is a late surprise too; CAKE_FUZZ_SHOW=1
+// prints each failure's diagnostics and writes its source to fuzz-nvrtc-fail-<i>.cu).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +23,7 @@
 
 #include <cake/analysis.hpp>
 #include <cake/cake.hpp>
+#include <cake/jit.hpp>
 #include <cake/lower/lower.hpp>
 
 using namespace cake;
@@ -168,6 +172,25 @@ void body(role& r, input& in, fuzz_state& st, int depth, std::vector<slot>& slot
 
 // How far inputs got (reported by the random driver: a fuzz run that never reaches the lowering tests little).
 long long built_with_errors = 0, analyzer_errors = 0, lowered_ok = 0, lowering_refused = 0;
+long long nvrtc_every = 0, nvrtc_built = 0, nvrtc_failed = 0;  // CAKE_FUZZ_NVRTC
+
+// Every nvrtc_every-th lowered program through NVRTC: a source it rejects is counted (and shown).
+void assemble(const program& p, const lower::lowered_kernel& lowered) {
+  if (nvrtc_every <= 0 || lowered_ok % nvrtc_every != 0) return;
+  const auto art = jit::build(lowered.source, lowered.entry, std::string(to_string(p.target)));
+  ++nvrtc_built;
+  if (art.ok) return;
+  ++nvrtc_failed;
+  if (std::getenv("CAKE_FUZZ_SHOW")) {
+    const std::string file = "fuzz-nvrtc-fail-" + std::to_string(nvrtc_failed) + ".cu";
+    if (FILE* f = std::fopen(file.c_str(), "w")) {
+      std::fputs(lowered.source.c_str(), f);
+      std::fclose(f);
+    }
+    std::fprintf(stderr, "NVRTC rejected a lowered program (%s, source in %s): %s\n", std::string(to_string(p.target)).c_str(), file.c_str(),
+                 art.diagnostics().substr(0, 600).c_str());
+  }
+}
 
 }  // namespace
 
@@ -229,6 +252,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto lowered = lower::lower(p, {});
   ++(lowered.ok ? lowered_ok : lowering_refused);  // refused after a clean analysis: a late surprise (issue 9)
+  if (lowered.ok) assemble(p, lowered);
   if (!lowered.ok && std::getenv("CAKE_FUZZ_SHOW")) std::fprintf(stderr, "lowering refused: %s\n", lowered.error.substr(0, 200).c_str());
   if (!lowered.ok && lowered.error.empty()) {
     std::fprintf(stderr, "fuzz: the lowering failed without saying why\n");
@@ -242,6 +266,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 int main(int argc, char** argv) {
   const long long iterations = argc > 1 ? std::atoll(argv[1]) : 1000;
   const unsigned long long seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : std::random_device{}();
+  if (const char* every = std::getenv("CAKE_FUZZ_NVRTC")) nvrtc_every = std::atoll(every);
   std::printf("cake_fuzz_builder: %lld inputs, seed %llu\n", iterations, seed);
   std::mt19937_64 rng(seed);
   std::vector<std::uint8_t> buf;
@@ -252,6 +277,7 @@ int main(int argc, char** argv) {
   }
   std::printf("cake_fuzz_builder: %lld inputs, no crash: %lld builder errors, %lld analyzer errors, %lld lowered, %lld refused by the lowering\n", iterations,
               built_with_errors, analyzer_errors, lowered_ok, lowering_refused);
-  return iterations > 0 ? 0 : 1;
+  if (nvrtc_every > 0) std::printf("cake_fuzz_builder: NVRTC assembled %lld of the lowered programs (every %lld-th): %lld rejected\n", nvrtc_built, nvrtc_every, nvrtc_failed);
+  return iterations > 0 && nvrtc_failed == 0 ? 0 : 1;
 }
 #endif

@@ -731,3 +731,34 @@ TEST_CASE("tmem_store and tmem_load of a register tile in the TMEM rows layout (
   CHECK(has(b.ptx(), "tcgen05.ld.sync.aligned.32x32b"));
   CHECK(has(b.ptx(), "tcgen05.wait::st.sync.aligned"));
 }
+
+namespace {
+// Two register tiles of one role with the same name, and two dims whose names differ only where an
+// identifier cannot (found by the fuzzer's NVRTC pass: the role declared r_frag twice and NVRTC refused it).
+constexpr program same_names() {
+  auto k = kernel("same_names").target(sm_90a);
+  auto [M, N] = k.dims("M.a", "M_a");
+  auto X = k.input<f32>("X", dims(M, N));
+  auto D = k.output<f32>("D", dims(M, N));
+  auto work = k.parallel(tiles(M, 64), tiles(N, 64));
+  k.role("math", warpgroups(1), [&](role& r) {
+    auto a = r.accumulator<f32>("frag", {64, 64});
+    auto b = r.accumulator<f32>("frag", {64, 64});
+    r.for_each(work, [&](auto m, auto n) {
+      r.load(a, X.tile(m, n));
+      r.set(b, a * 2.0f);
+      r.store(D.tile(m, n), b);
+    });
+  });
+  return k.build();
+}
+}  // namespace
+
+TEST_CASE("lowering: register tiles of one role with one name, and dims whose identifiers meet, get distinct variables") {
+  const auto b = lower_and_build(same_names());
+  CHECK(has(b.source(), "float r_frag[32];"));
+  CHECK(has(b.source(), "float r_frag_1[32];"));
+  CHECK(has(b.source(), "r_frag_1[e] = (r_frag[e] * "));  // b = a * 2 reads the first and writes the second
+  CHECK(has(b.source(), "const long long d_M_a = args.dim[0];"));
+  CHECK(has(b.source(), "const long long d_M_a_1 = args.dim[1];"));
+}

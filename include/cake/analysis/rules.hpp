@@ -59,6 +59,8 @@ constexpr std::string_view to_string(pass_id p) {
     "wgmma ops not closed by wgmma_commit before a wgmma_wait, or still in flight when the role ends")        \
   X(sync_held_before_wait, "sync.held-before-wait", sync, error, protocol,                                  \
     "r.held(pipeline) where the role has not waited on that pipeline yet: there is no stage to hold")        \
+  X(sync_slot_scope, "sync.slot-scope", sync, error, sync,                                                    \
+    "A pipeline slot used outside the loop / walk / when body whose acquire or wait produced it (the slot is one trip's stage)") \
   X(sync_tcgen05_commit_issuer, "sync.tcgen05-commit-issuer", sync, error, sync,                          \
     "tcgen05.commit issued by a thread other than the one that issued the MMAs it must track")               \
   X(sync_tcgen05_fence, "sync.tcgen05-fence", sync, error, protocol,                                          \

@@ -22,6 +22,24 @@ constexpr void check_sync_static(context& c) {
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     const int id = static_cast<int>(i);
+    // A slot names the stage of the trip of the body that acquired (or waited for) it: an op outside that
+    // body (after its loop, in another branch) has no such trip, and the generated code no such variable.
+    for (const operand* x : {&o.d, &o.a, &o.b}) {
+      if (x->sel != stage_sel::slot || x->slot_op >= p.ops.size() || x->slot_op >= i) continue;
+      const int body = p.ops[x->slot_op].parent;  // -1: the role's top level
+      bool inside = body < 0;
+      for (int a = o.parent; a >= 0 && !inside; a = p.ops[a].parent) inside = a == body;
+      if (inside) continue;
+      if (diagnostic* d = emit_op(c, rule_id::sync_slot_scope, id)) {
+        d->message << "slot#" << x->slot_op << " of '" << resource_name(p, p.ops[x->slot_op].d) << "' is used here, outside the "
+                   << to_string(p.ops[body].kind) << " body (op#" << body << ") whose trip acquired it";
+        d->num("slot_op", x->slot_op).num("body_op", body);
+        d->add_note(p.ops[x->slot_op].loc) << "the slot comes from this op, inside op#" << body;
+        d->add_note(p.ops[body].loc) << "the body starts here";
+        d->help << "use the slot inside that body (release it there too), or acquire / wait where it is used";
+      }
+      break;
+    }
     if (o.has(flag_remote) && (o.kind == op_kind::mbarrier_wait || o.kind == op_kind::pipeline_wait || o.kind == op_kind::pipeline_acquire))
       if (diagnostic* d = emit_op(c, rule_id::sync_remote_wait, id)) {
         d->message << "a wait on '" << resource_name(p, o.d) << "' of another CTA: a thread can only wait on barriers of its own CTA";

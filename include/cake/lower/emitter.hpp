@@ -28,7 +28,9 @@ struct emit_options {
 
 class emitter {
  public:
-  emitter(const program& p, emit_options opt) : p_(p), opt_(std::move(opt)), plan_(plan::make_plan(p)), args_(make_args_layout(p, plan_.tma)) {}
+  emitter(const program& p, emit_options opt)
+      : p_(p), opt_(std::move(opt)), plan_(plan::make_plan(p)), args_(make_args_layout(p, plan_.tma)), reg_ids_(unique_reg_ids(p)),
+        pipe_ids_(unique_ids(p.pipelines, "pl_")), dim_ids_(unique_ids(p.dims, "d_")) {}
 
   const plan::kernel_plan& plan() const { return plan_; }
   const args_layout& args() const { return args_; }
@@ -43,6 +45,8 @@ class emitter {
   writer w_;
   std::string error_;
   int role_ = -1;
+  // C++ identifiers of the register tiles, pipelines and dims, unique in the scope their variables share.
+  std::vector<std::string> reg_ids_, pipe_ids_, dim_ids_;
 
   // ---- errors ----------------------------------------------------------------------------------
   void fail(int op_id, const std::string& why) {
@@ -58,9 +62,33 @@ class emitter {
     for (char c : s) r += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
     return r;
   }
-  std::string reg_name(int reg) const { return "r_" + ident(p_.regs[reg].nm.view()); }
-  std::string pipe_name(int pl) const { return "pl_" + ident(p_.pipelines[pl].nm.view()); }
-  std::string dim_name(int d) const { return "d_" + ident(p_.dims[d].nm.view()); }
+  // Names map to identifiers character by character, so two can meet: two register tiles of one role with
+  // the same name (the builder checks names unique per kind, not register tiles per role), or names that
+  // differ only where ident() writes '_' ("a.b", "a_b"). The later one gets its index appended; every other
+  // identifier is the name's (the fuzzer's NVRTC pass found a role declaring r_frag twice).
+  template <class Vec>
+  static std::vector<std::string> unique_ids(const Vec& v, const std::string& prefix, int (*scope)(const Vec&, std::size_t) = nullptr) {
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const auto taken = [&](const std::string& id) {
+        for (std::size_t j = 0; j < i; ++j)
+          if (ids[j] == id && (!scope || scope(v, j) == scope(v, i))) return true;
+        return false;
+      };
+      std::string id = prefix + ident(v[i].nm.view());
+      if (taken(id)) id += "_" + std::to_string(i);
+      while (taken(id)) id += "_";
+      ids.push_back(std::move(id));
+    }
+    return ids;
+  }
+  static std::vector<std::string> unique_reg_ids(const program& p) {
+    // (register tiles of different roles are declared in different blocks: the same identifier is fine)
+    return unique_ids(p.regs, "r_", +[](const decltype(p.regs)& v, std::size_t i) { return static_cast<int>(v[i].role); });
+  }
+  std::string reg_name(int reg) const { return reg_ids_[static_cast<std::size_t>(reg)]; }
+  std::string pipe_name(int pl) const { return pipe_ids_[static_cast<std::size_t>(pl)]; }
+  std::string dim_name(int d) const { return dim_ids_[static_cast<std::size_t>(d)]; }
   static std::string slot_name(int op_id) { return "slot" + std::to_string(op_id); }
   static std::string value_var(int op_id) { return "iv" + std::to_string(op_id); }  // read_index / let_index
   std::string loop_var(int op_id) const { return (p_.ops[op_id].has(flag_static_trip) ? "i" : "k") + std::to_string(op_id); }
