@@ -1,6 +1,6 @@
 // Fuzz target (issue 10): bytes become a Program built through the public builder (dims, tensors, smem,
-// pipelines, roles, loops, register tiles, MMAs, TMA, loads and stores, reductions, barriers: valid and
-// invalid shapes and counts alike), then the analyzer and the lowering run on it. The property: no crash,
+// pipelines, roles, loops, conditional bodies, register tiles and vectors, MMAs, TMA, loads and stores,
+// conversions, reductions, barriers: valid and invalid shapes and counts alike), then the analyzer and the lowering run on it. The property: no crash,
 // and the outcome is always a diagnostic (builder error or analyzer finding) or lowered source.
 //
 // Two drivers share LLVMFuzzerTestOneInput:
@@ -58,7 +58,7 @@ struct fuzz_state {
 void body(role& r, input& in, fuzz_state& st, int depth, std::vector<slot>& slots, std::vector<reg_tile<f32>>& regs, index_expr i0, index_expr i1) {
   const int n = 1 + in.pick(8);
   for (int k = 0; k < n; ++k) {
-    switch (in.pick(19)) {
+    switch (in.pick(22)) {
       case 0:
         if (!st.pipes.empty()) slots.push_back(r.acquire(st.pipes[static_cast<std::size_t>(in.pick(static_cast<int>(st.pipes.size())))]));
         break;
@@ -162,6 +162,29 @@ void body(role& r, input& in, fuzz_state& st, int depth, std::vector<slot>& slot
       case 17:  // programmatic launch (sync.griddep-missing / -no-pdl)
         if (in.pick(2)) r.griddep_wait();
         else r.griddep_launch_dependents();
+        break;
+      case 18:  // a body under a condition over the indices (masks, first/last trips, one rank)
+        if (depth < 3) {
+          const rx cond = in.pick(3) == 0 ? eq(i1, in.pick(3)) : in.pick(2) ? rx(i0 < i1 + in.pick(4)) : ne(i0, 1);
+          r.when(cond, [&] { body(r, in, st, depth + 1, slots, regs, i0, i1); });
+        }
+        break;
+      case 19:  // a column vector broadcast down the rows of a tile
+        if (!regs.empty()) {
+          auto a = regs[static_cast<std::size_t>(in.pick(static_cast<int>(regs.size())))];
+          auto v = r.col_vector<f32>("cv", in.from(sizes));
+          r.fill(v, 1.0f);
+          if (in.pick(2)) r.set(a, a * v);
+          else r.set(a, max(a, v - 1.0f));
+          regs.push_back(v);
+        }
+        break;
+      case 20:  // a converted copy kept and stored later (its own register array, or a lazy conversion)
+        if (!regs.empty() && !st.outs.empty()) {
+          auto c = r.convert<bf16>(regs[static_cast<std::size_t>(in.pick(static_cast<int>(regs.size())))]);
+          if (in.pick(2)) r.set(regs[static_cast<std::size_t>(in.pick(static_cast<int>(regs.size())))], rx(0.0f));
+          r.store(st.outs[static_cast<std::size_t>(in.pick(static_cast<int>(st.outs.size())))].tile(i0, i1), c);
+        }
         break;
       default:
         if (!regs.empty()) regs.push_back(r.row_vector<f32>("rv", in.from(sizes)));
