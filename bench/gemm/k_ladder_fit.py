@@ -18,19 +18,18 @@ shapes the committed sweep puts Cake's best small-M schedule at the peer's strea
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cost"))
+from derive_calibration import lstsq  # noqa: E402  (the calibration's least squares: one source)
 
 
 def line(points):
     """Least squares y = a + b x over (x, y) points, and the largest residual."""
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if sxx == 0:
+    if len({x for x, _ in points}) < 2:
         raise ValueError("every point has the same K")
-    b = sum((x - mx) * (y - my) for x, y in points) / sxx
-    a = my - b * mx
+    a, b = lstsq([[1.0, x] for x, _ in points], [y for _, y in points])
     return a, b, max(abs(y - (a + b * x)) for x, y in points)
 
 
