@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -485,6 +485,15 @@ for s in "${steps[@]}"; do
       # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
       gemm_candidates_test
       small_m_sweeps small ;;
+    peerkernels)
+      # which kernel the peer runs where Cake is furthest behind (the held-out score's lowest rows, M 128-2048 with
+      # N 2112-7168, and a few M <= 64): kernel name (cuBLAS's tile, cluster, split), grid, block, cluster, registers,
+      # smem and time under ncu (bench/gemm/peer_kernels.cpp; e4m3 also prints cuBLASLt's algorithm configuration)
+      timeout 240 ncu --csv --print-units base --section LaunchStats --metrics gpu__time_duration.sum --log-file "$OUT/peer_kernels_ncu.csv" \
+        $B/bench/cake_bench_gemm_peer_kernels --calls 2 1,4096,4096 1,7168,2048 8,2112,7168 16,7168,2048 64,4096,4096 64,7168,2048 32,8192,28672 \
+        128,2112,7168 128,4096,7168 128,6144,4096 256,2112,7168 256,7168,2048 256,4096,4096 512,2112,7168 2048,2112,7168 128,36864,7168 \
+        > "$OUT/peer_kernels.log" 2>&1; echo "rc=$?"
+      tail -n 3 "$OUT/peer_kernels.log"; grep -c gpu__time_duration "$OUT/peer_kernels_ncu.csv" ;;
     kladder)
       # small M: what a call costs at no K against what streaming costs, per schedule and for the peer (each
       # (M, N) at six K, every candidate and the peer in one process; bench/gemm/k_ladder_fit.py fits the lines;
