@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -485,6 +485,24 @@ for s in "${steps[@]}"; do
       # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
       gemm_candidates_test
       small_m_sweeps small ;;
+    skfence)
+      # the cluster sum's signals as one fence and relaxed arrivals (docs/gemm.md, "The sum's signals"): the GEMM
+      # GPU test's table plans and 128-row split-K cases on this build (hang trap on), then an A/B of the split-K
+      # shapes' candidates against the build before (bench/cake_bench_gemm_sweep_before, carried), alternating
+      # before / after / after / before per shape; bench/gemm/ab_sweeps.py pairs them (skfence_ab.json)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_CAND_TIMEOUT=200 gemm_candidates_test
+      CAKE_CAND_TIMEOUT=120 gemm_candidates_test "*128-row split-K*"
+      mkdir -p /tmp/ab
+      for sh in bf16:1,4096,4096 bf16:8,2112,7168 bf16:64,7168,2048 bf16:256,2112,7168 e4m3:16,4096,4096 e4m3:256,2112,7168 e4m3:128,8192,8192; do
+        t=${sh%%:*}; d=${sh#*:}; f=${t}_${d//,/_}
+        for run in before_1 after_1 after_2 before_2; do
+          b=$B/bench/cake_bench_gemm_sweep; [ "${run%_*}" = before ] && b=$B/bench/cake_bench_gemm_sweep_before
+          timeout 90 $b --driver "$DRIVER" --dtype $t --shape $d --json /tmp/ab/${run%_*}_${f}_${run#*_}.json > /tmp/ab/${run}_${f}.log 2>&1 || echo "$sh $run rc=$?"
+        done
+      done
+      python3 bench/gemm/ab_sweeps.py --before /tmp/ab/before_*.json --after /tmp/ab/after_*.json --json "$OUT/skfence_ab.json" \
+        --note "the cluster sum's signals: one fence and relaxed arrivals (after) against one release arrive per CTA (before)" ;;
     peerkernels)
       # which kernel the peer runs where Cake is furthest behind (the held-out score's lowest rows, M 128-2048 with
       # N 2112-7168, and a few M <= 64): kernel name (cuBLAS's tile, cluster, split), grid, block, cluster, registers,

@@ -188,7 +188,13 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter 
     CHECK(b.lowered.smem_bytes <= 227 * 1024);
     CHECK(has(b.ptx(), "ld.shared::cluster.v4.f32"));  // 16-byte chunks of the scratch
     CHECK(has(b.ptx(), "st.shared.v4.f32"));
-    CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    // Each signal to the peers is one release and relaxed arrivals (not a GPU-wide fence per peer): 'ready'
+    // hands over this CTA's shared memory only (the restricted release), 'done' orders the reads of the peers'
+    // scratch before their next writes (a cluster-scope release).
+    CHECK(count(b.ptx(), "fence.release.sync_restrict::shared::cta.cluster;") == 1);
+    CHECK(count(b.ptx(), "fence.release.cluster;") == 1);
+    CHECK(count(b.ptx(), "mbarrier.arrive.relaxed.cluster.shared::cluster.b64") == 2 * splits);
+    CHECK_FALSE(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
     CHECK(has(b.ptx(), "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
     // The 'done' wait before the scratch is rewritten pairs with the peers' cluster-scope releases: it
     // acquires at cluster scope too (racecheck on the H200 flagged the CTA-scope form).

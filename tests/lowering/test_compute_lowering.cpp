@@ -717,7 +717,9 @@ TEST_CASE("cluster_sum through distributed shared memory, with derived ready/don
     const auto b = lower_and_build(p);
     INFO(to_string(t));
     CHECK(has(b.ptx(), "ld.shared::cluster.v4.f32"));  // 16-byte chunks of the scratch
-    CHECK(has(b.ptx(), "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    CHECK(has(b.ptx(), "fence.release.sync_restrict::shared::cta.cluster;"));  // 'ready': this CTA's scratch
+    CHECK(has(b.ptx(), "fence.release.cluster;"));                             // 'done': the reads of the peers'
+    CHECK(has(b.ptx(), "mbarrier.arrive.relaxed.cluster.shared::cluster.b64"));
     CHECK(has(b.ptx(), "mapa.shared::cluster"));
     CHECK(b.lowered.cluster[0] == 2);
     CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);

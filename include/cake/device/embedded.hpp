@@ -779,6 +779,23 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 remote_bar) {
 __device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
+// The same arrival on `bar`'s copy in every CTA of a cluster of `ctas`, as one release followed by relaxed
+// arrivals: fence.release.cluster, then mbarrier.arrive.relaxed.cluster per CTA (a release pattern, PTX memory
+// model). ptxas 13.0 emits one MEMBAR.ALL.GPU for the fence and bare SYNCS.ARRIVEs that pipeline, where one
+// mbar_arrive_cluster_release per CTA waits out a GPU-wide MEMBAR (and the arrive before it) each time.
+__device__ __forceinline__ void mbar_arrive_cluster_all_release(u32 bar, u32 ctas) {
+  asm volatile("fence.release.cluster;" ::: "memory");
+  for (u32 q = 0; q < ctas; ++q)
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+}
+// As mbar_arrive_cluster_all_release where the only writes to hand over are this CTA's own shared memory
+// (st.shared, ordered before the caller by a CTA barrier): fence.release.sync_restrict::shared::cta.cluster
+// orders just those, and ptxas 13.0 emits no GPU-wide MEMBAR for it (MEMBAR.ALL.CTA and FENCE.VIEW.ASYNC.S).
+__device__ __forceinline__ void mbar_arrive_cluster_all_release_smem(u32 bar, u32 ctas) {
+  asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
+  for (u32 q = 0; q < ctas; ++q)
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+}
 // ld.shared::cluster.f32: a float from the shared memory of a CTA of the cluster (address from mapa).
 __device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
   float v;
@@ -861,7 +878,8 @@ __device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
   return ok != 0;
 }
 // Loop on try_wait.parity until the phase completes. Consumers of a fresh "full" barrier start with
-// parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
+)cake_src"
+    R"cake_src(// parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
@@ -888,8 +906,7 @@ __device__ __forceinline__ bool mbar_wait_until(u32 bar, u32 parity, u64 deadlin
 // cluster scope, so that the peers' writes before their arrive are visible after it [HF §1 Arrive].
 __device__ __forceinline__ bool mbar_wait_cluster_until(u32 bar, u32 parity, u64 deadline_ns) {
   while (!mbar_try_wait_cluster(bar, parity)) {
-)cake_src"
-    R"cake_src(    if (globaltimer_ns() > deadline_ns) return false;
+    if (globaltimer_ns() > deadline_ns) return false;
   }
   return true;
 }
@@ -1001,7 +1018,8 @@ __device__ __forceinline__ void tma_store_4d(const void* tmap, u32 src_smem, i32
                : "memory");
 }
 __device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
-  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
+)cake_src"
+    R"cake_src(  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
 }
@@ -1024,8 +1042,7 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
 }
 // cp.async.bulk.prefetch.tensor.2d.L2.global.tile: prefetch one box of a tensor into L2 (no smem, no barrier).
-)cake_src"
-    R"cake_src(__device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32 c1) {
+__device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32 c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(c0), "r"(c1)
                : "memory");
 }

@@ -633,7 +633,9 @@ class kernel_emitter : public op_emitter {
       w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; ++e) asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(" + base + " + " + slot("e") +
               "), \"f\"(" + R + "[e]) : \"memory\");");
     w_.line(unit_sync);
-    w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + rd + ", q));");
+    // (the scratch is this CTA's shared memory, written by the unit before its barrier: a release restricted
+    // to shared::cta suffices, and one fence serves every peer's arrival)
+    w_.line("if (leader) cake_dev::mbar_arrive_cluster_all_release_smem(" + rd + ", " + std::to_string(C) + "u);");
     w_.line(cluster_wait_call(rd, round + " & 1u", id) + "  // the peers' scratch is visible");
     w_.line("u32 peer[" + std::to_string(C) + "];");
     w_.line("#pragma unroll");
@@ -675,7 +677,8 @@ class kernel_emitter : public op_emitter {
       w_.close();
     }
     w_.line(unit_sync);
-    w_.line("if (leader) for (u32 q = 0; q < " + std::to_string(C) + "u; ++q) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + dn + ", q));");
+    // (orders this unit's reads of the peers' scratch before their next writes to it: a cluster-scope release)
+    w_.line("if (leader) cake_dev::mbar_arrive_cluster_all_release(" + dn + ", " + std::to_string(C) + "u);");
     w_.line("++" + round + ";");
     w_.close();
   }
@@ -696,7 +699,7 @@ class kernel_emitter : public op_emitter {
     const std::string bar = user_barrier(o.d);
     if (o.has(flag_remote) && cluster() > 1)
       // Release at cluster scope: a user protocol may hand ordinary writes to the peer CTAs.
-      w_.line("if (leader) for (u32 r = 0; r < " + std::to_string(cluster()) + "u; ++r) cake_dev::mbar_arrive_cluster_release(cake_dev::mapa_shared(" + bar + ", r));");
+      w_.line("if (leader) cake_dev::mbar_arrive_cluster_all_release(" + bar + ", " + std::to_string(cluster()) + "u);");
     else
       w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
   }
