@@ -819,6 +819,7 @@ TEST_CASE("lower::unsupported: tmem_load and tmem_store need a 128-row tile of o
     r.tmem_load(z, t);
     r.tmem_store(t, z);
     r.tmem_store(t, h);
+    r.tmem_load(h, t);  // a 16-bit tile: tcgen05.ld writes a 32-bit register per column (found while reducing a fuzzer case)
   });
   const program& p = k.p;
   CHECK(why(p, 0) == "tmem_load is lowered into a 128-row tile held by one warpgroup");
@@ -828,6 +829,7 @@ TEST_CASE("lower::unsupported: tmem_load and tmem_store need a 128-row tile of o
   CHECK(why(p, 4).empty());
   CHECK(why(p, 5).empty());
   CHECK(why(p, 6) == "tmem_store is lowered from a 128-row f32 tile held by one warpgroup");
+  CHECK(why(p, 7) == "tmem_load is lowered into f32 tiles (TMEM cells are f32): load into an f32 tile, then convert");
 }
 
 TEST_CASE("lower::unsupported: ldmatrix into a part, or between different shapes") {
@@ -972,6 +974,26 @@ TEST_CASE("lower::unsupported: row top-k of a part, of 8-bit tiles, of rows wide
   CHECK(why(f.k.p, 2) == "an 8-bit register tile is read in a row top-k's expression: convert it first");
   CHECK(why(f.k.p, 3) == "a row top-k is lowered for sources whose rows are each held inside one warp (MMA fragments, or blocked tiles of at most 32 threads per row)");
   CHECK(why(f.k.p, 4).empty());
+}
+
+// Found by the builder fuzzer (the emitter refused them after a clean check): a source of one row (1 x C, a
+// vector's shape), and a source whose rows are held by other lane groups than the state it folds into.
+TEST_CASE("lower::unsupported: row top-k of one row, and of a source whose rows sit in other lanes than its state's") {
+  compute_kit f(sm_90a);
+  f.k.role("r", warps(1), [&](role& r) {
+    auto v = r.fragment<f32>("v", {1, 128});
+    auto x = r.fragment<f32>("x", {16, 64});  // mma.sync layout: 4 lanes per row (the state takes it)
+    auto z = r.fragment<f32>("z", {16, 2});   // blocked: one thread per row
+    auto top1 = r.topk("top1", 1, 4);
+    auto top = r.topk("top", 16, 4);
+    r.row_topk(top1, v, index_expr(0));
+    r.row_topk(top, x, index_expr(0));
+    r.row_topk(top, z, index_expr(0));
+  });
+  REQUIRE(f.k.p.errors.empty());
+  CHECK(why(f.k.p, 0) == "a row top-k folds a full tile (rows x columns): a 1 x C row or another vector as the source is not lowered; fold a tile of the state's rows");
+  CHECK(why(f.k.p, 1).empty());
+  CHECK(why(f.k.p, 2) == "a row top-k's source and state hold their rows in different lane groups");
 }
 
 TEST_CASE("lower::unsupported: topk_store into tensors of other ranks and dtypes") {

@@ -304,8 +304,13 @@ constexpr void check_layout_conflict(context& c) {
   if (F.conflict_op == -2) {
     // An accumulator layout that does not fit its unit comes from an MMA, ldmatrix or tmem_load whose own
     // rules report the shape or the unit (instruction.mma-shape, instruction.wgmma-unit, ...): only the
-    // layout the plan chose by itself, blocked, is this rule's.
-    if (F.conflict_frame_a.kind != plan::frag_kind::blocked) return;
+    // layout the plan chose by itself, blocked, is this rule's, unless no error was reported before this
+    // pass (the lowering refuses every conflict of the plan, so a clean check must not leave one; the
+    // builder fuzzer found an ldmatrix into a warpgroup's tile that no rule reported).
+    const bool blocked = F.conflict_frame_a.kind == plan::frag_kind::blocked;
+    bool reported = !p.errors.empty() || c.out.diagnostics_dropped > 0;
+    for (const auto& d : c.out.diagnostics) reported = reported || d.sev() == severity::error;
+    if (!blocked && reported) return;
     if (diagnostic* d = emit_decl(c, rule_id::representation_layout_conflict, A.loc, A.role)) {
       d->message << "register tile ";
       detail::write_reg(d->message, p, a);
@@ -319,8 +324,12 @@ constexpr void check_layout_conflict(context& c) {
       int t = 1;
       while (t < threads && threads / t > A.rows) t *= 2;
       const int vec = F.conflict_frame_a.vec > 0 ? F.conflict_frame_a.vec : 1;
-      d->help << "with " << A.rows << " rows a row is spread over " << t << " threads: use a multiple of " << t * vec << " columns and of "
-              << threads / t << " rows, or hold the rows in " << (A.scope == role_unit::warpgroup ? "warp units" : "fewer threads");
+      if (blocked)
+        d->help << "with " << A.rows << " rows a row is spread over " << t << " threads: use a multiple of " << t * vec << " columns and of "
+                << threads / t << " rows, or hold the rows in " << (A.scope == role_unit::warpgroup ? "warp units" : "fewer threads");
+      else
+        d->help << "the op that gives the tile this layout fixes its shape per unit: declare the tile in a role of that op's unit (warps(n) for "
+                   "mma.sync and ldmatrix, warpgroups(n) for wgmma and tmem_load) with that op's shape";
     }
     return;
   }

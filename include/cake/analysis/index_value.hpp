@@ -9,6 +9,9 @@
 // alternating walk (a unit that skips the point counts that loop's trips before the body, where the
 // value does not exist yet); or read from a tensor that is not i32.
 //
+// ir.walk-index (error). r.walk_step() / r.walk_steps() used by an op that is not inside its role's walk
+// (r.for_each): before or after the walk, or in a role that has none, the CTA has no step.
+//
 // ir.index-value-bound (warning). A dynamic loop whose trip count is negative where the tensors read
 // hold non-decreasing values (the model: element c of a tensor read holds unit * (sum of c's
 // coordinates), so cumulative offsets such as cu_seqlens[b + 1] - cu_seqlens[b] are positive), with the
@@ -130,6 +133,37 @@ constexpr void check_index_values(context& c) {
         }
       }
     });
+  }
+  // r.walk_step() / r.walk_steps(): the CTA's step in its walk and how many it takes exist inside the
+  // role's walk only (lowering defines them in the walk's loop; before or after it, or in a role without a
+  // walk, the generated code names a variable that does not exist: found by the builder fuzzer's NVRTC pass).
+  for (int i = 0; i < n; ++i) {
+    int walk = -1;
+    for (int a = p.ops[i].parent; a >= 0 && a < n; a = p.ops[a].parent)
+      if (p.ops[a].kind == op_kind::tile_loop) {
+        walk = a;
+        break;
+      }
+    if (walk >= 0) continue;
+    bool uses = false, steps = false;
+    detail::for_each_index(p, i, [&](const index_expr& e) {
+      uses = uses || e.uses(var_kind::walk_step) || e.uses(var_kind::walk_steps);
+      steps = steps || e.uses(var_kind::walk_steps);
+    });
+    if (!uses) continue;
+    int role_walk = -1;  // the role's walk, if it has one (the fix's place)
+    for (int j = 0; j < n && role_walk < 0; ++j)
+      if (p.ops[j].kind == op_kind::tile_loop && p.ops[j].role == p.ops[i].role) role_walk = j;
+    if (diagnostic* d = emit_op(c, rule_id::ir_walk_index, i)) {
+      d->message << to_string(p.ops[i].kind) << " (op#" << i << ") uses r." << (steps ? "walk_steps()" : "walk_step()") << " outside the walk over the parallel space";
+      if (role_walk >= 0) d->message << " (role '" << p.roles[p.ops[i].role].nm.view() << "' walks it at op#" << role_walk << ")";
+      else d->message << " (role '" << p.roles[p.ops[i].role].nm.view() << "' has no walk)";
+      d->message << ": the CTA's step in its walk exists only inside the walk";
+      d->num("op", i).num("walk_op", role_walk);
+      if (role_walk >= 0) d->add_note(p.ops[role_walk].loc) << "op#" << role_walk << " the role's walk (r.for_each)";
+      d->help << "move the op into the body of r.for_each(...) (the first point: r.when(eq(r.walk_step(), 0), ...) inside it); "
+                 "for a choice per CTA outside the walk use r.cta()";
+    }
   }
   // Loop bounds under the model: every tensor read non-decreasing, the walk at its first point.
   const long long unit = detail::value_model_block(p);

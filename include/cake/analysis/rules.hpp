@@ -271,6 +271,8 @@ constexpr std::string_view to_string(pass_id p) {
     "An index value (read_index / let_index / count_arrival) used where it is not defined (another role, before its op, outside its body), or read from a tensor that is not i32") \
   X(ir_index_value_bound, "ir.index-value-bound", ir, warning, sync,                                          \
     "A loop whose trip count is negative where the tensors read by read_index hold non-decreasing values (bounds the wrong way round)") \
+  X(ir_walk_index, "ir.walk-index", ir, error, sync,                                                          \
+    "r.walk_step() / r.walk_steps() used by an op outside its role's walk over the parallel space (r.for_each), where the CTA has no step") \
   X(ir_control_sanity, "ir.control-sanity", ir, warning, sync,                                                 \
     "A dynamic loop that runs for no point, a min() bound with two identical sides, or a when whose condition is a constant (== on index expressions)") \
   X(ir_malformed, "ir.malformed", ir, error, structure,                                                      \

@@ -3,6 +3,8 @@
 // line. Ops whose issuer is one thread per unit are guarded by `leader`; collective ops run on every
 // thread of the unit.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../core/dtype.hpp"
 #include "emit_topk.hpp"
@@ -497,14 +499,33 @@ class op_emitter : public topk_emitter {
     const plan::extent2 rs = plan::shape_of(p_, o.a);
     if (p_.regs[r].scope != role_unit::warpgroup || rs.rows != 128 || p_.regs[r].dt != dtype::f32)
       return fail(id, "tmem_store is lowered from a 128-row f32 tile held by one warpgroup");
-    const auto t = ptx::tcgen05_st(ptx::tmem_shape::s32x32b, rs.cols, "taddr", "regs_u32");
-    if (!t.ok()) return fail(id, t.error);
     w_.open("");
-    w_.line("u32 (&regs_u32)[" + std::to_string(rs.cols) + "] = *reinterpret_cast<u32(*)[" + std::to_string(rs.cols) + "]>(" + reg_name(r) + ");");
     w_.line("const u32 taddr = " + tmem_base() + " + (((warp % 4u) * 32u) << 16) + " + tmem_column(o.d, id) + ";");
-    w_.raw(indent_block(t.text));
+    for (const auto& [first, num] : tmem_chunks(rs.cols)) {  // one tcgen05.st per power-of-two run of columns
+      const auto t = ptx::tcgen05_st(ptx::tmem_shape::s32x32b, num, "taddr + " + std::to_string(first) + "u", "regs_u32");
+      if (!t.ok()) return fail(id, t.error);
+      w_.open("");
+      w_.line("u32 (&regs_u32)[" + std::to_string(num) + "] = *reinterpret_cast<u32(*)[" + std::to_string(num) + "]>(" + reg_name(r) + " + " + std::to_string(first) + ");");
+      w_.raw(indent_block(t.text));
+      w_.close();
+    }
     w_.line("cake_dev::tmem_wait_st();");
     w_.close();
+  }
+  // tcgen05.ld/st move 1, 2, 4, ..., 128 columns of 32-bit cells per instruction (.32x32b.xN): a row of any
+  // other width is moved by one instruction per set bit of its width (100 = 64 + 32 + 4), and a row wider
+  // than 128 columns by runs of 128 first. (Found by the builder fuzzer: a 128 x 96 tile was refused by the
+  // lowering after a clean check.)
+  static std::vector<std::pair<int, int>> tmem_chunks(int cols) {
+    std::vector<std::pair<int, int>> runs;  // (first column, columns)
+    int first = 0;
+    for (; cols - first >= 128; first += 128) runs.emplace_back(first, 128);
+    for (int num = 64; num >= 1; num /= 2)
+      if (cols - first >= num) {
+        runs.emplace_back(first, num);
+        first += num;
+      }
+    return runs;
   }
   // ldmatrix of a 16-bit smem tile into a register tile in the mma.sync layout: one .x4 per 16 x 16 block
   // (rows g and g + 8 of two n8 blocks: exactly the A fragment order, hardware-facts §5).
@@ -532,13 +553,18 @@ class op_emitter : public topk_emitter {
     const int r = o.d.index;
     const plan::extent2 rs = plan::shape_of(p_, o.d);
     if (p_.regs[r].scope != role_unit::warpgroup || rs.rows != 128) return fail(id, "tmem_load is lowered into a 128-row tile held by one warpgroup");
-    const auto t = ptx::tcgen05_ld(ptx::tmem_shape::s32x32b, rs.cols, "regs_u32", "taddr");
-    if (!t.ok()) return fail(id, t.error);
+    if (p_.regs[r].dt != dtype::f32) return fail(id, "tmem_load is lowered into f32 tiles (TMEM cells are f32): load into an f32 tile, then convert");
     w_.open("");
-    w_.line("u32 (&regs_u32)[" + std::to_string(rs.cols) + "] = *reinterpret_cast<u32(*)[" + std::to_string(rs.cols) + "]>(" + reg_name(r) + ");");
     // The hardware lets warp w reach lanes 32*(w % 4) .. +31 only (hardware-facts §4), whatever its role.
     w_.line("const u32 taddr = " + tmem_base() + " + (((warp % 4u) * 32u) << 16) + " + tmem_column(o.a, id) + ";");
-    w_.raw(indent_block(t.text));
+    for (const auto& [first, num] : tmem_chunks(rs.cols)) {
+      const auto t = ptx::tcgen05_ld(ptx::tmem_shape::s32x32b, num, "regs_u32", "taddr + " + std::to_string(first) + "u");
+      if (!t.ok()) return fail(id, t.error);
+      w_.open("");
+      w_.line("u32 (&regs_u32)[" + std::to_string(num) + "] = *reinterpret_cast<u32(*)[" + std::to_string(num) + "]>(" + reg_name(r) + " + " + std::to_string(first) + ");");
+      w_.raw(indent_block(t.text));
+      w_.close();
+    }
     w_.line("cake_dev::tmem_wait_ld();");
     w_.close();
   }

@@ -201,7 +201,10 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
         return "tmem_store is lowered from a 128-row f32 tile held by one warpgroup";
       return nullptr;
     case op_kind::ldmatrix: {
-      if (frame(o.d) != plan::frag_kind::mma_acc || size_bits(reg_dt(o.d)) != 16 || o.d.part != part_axis::none)
+      // (a tile held per warpgroup has the mma.sync layout of a warp's tile, which does not split over its
+      // 128 threads: found by the builder fuzzer, refused by the lowering after a clean check)
+      if (frame(o.d) != plan::frag_kind::mma_acc || size_bits(reg_dt(o.d)) != 16 || o.d.part != part_axis::none ||
+          (o.d.kind == operand_kind::reg && o.d.index < p.regs.size() && p.regs[o.d.index].scope != role_unit::warp))
         return "ldmatrix is lowered into whole 16-bit tiles in the mma.sync layout (a warps(n) role)";
       const auto rs = plan::shape_of(p, o.d), ss = plan::shape_of(p, o.a);
       if (rs.rows != ss.rows || rs.cols != ss.cols || rs.rows % 16 || rs.cols % 16) return "ldmatrix moves equal shapes of multiples of 16 x 16";
@@ -210,6 +213,10 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
     case op_kind::tmem_load:
       if (o.d.kind == operand_kind::reg && (p.regs[o.d.index].scope != role_unit::warpgroup || plan::shape_of(p, o.d).rows != 128))
         return "tmem_load is lowered into a 128-row tile held by one warpgroup";
+      // tcgen05.ld writes one 32-bit register per column: a 16-bit tile holds two columns per register (the
+      // load would write past it). Found while reducing a builder-fuzzer case; NVRTC accepts the overflow.
+      if (o.d.kind == operand_kind::reg && reg_dt(o.d) != dtype::f32)
+        return "tmem_load is lowered into f32 tiles (TMEM cells are f32): load into an f32 tile, then convert";
       return nullptr;
     case op_kind::pipeline_release:
       if (o.has(flag_release_later)) {
@@ -249,8 +256,21 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       for (int i = o.expr_first(); i < o.expr_first() + o.expr_count() && i < static_cast<int>(p.exprs.size()); ++i)
         if (p.exprs[i].fn == math_fn::tile && p.exprs[i].ref < p.regs.size() && size_bits(p.regs[p.exprs[i].ref].dt) == 8)
           return "an 8-bit register tile is read in a row top-k's expression: convert it first";
-      if (o.a.kind == operand_kind::reg && o.a.index < p.regs.size() && plan::topk_lanes(plan.frags.regs[o.a.index]) == 0)
-        return "a row top-k is lowered for sources whose rows are each held inside one warp (MMA fragments, or blocked tiles of at most 32 threads per row)";
+      if (o.a.kind == operand_kind::reg && o.a.index < p.regs.size()) {
+        // The emitter's conditions, all of them: a source of one row (1 x C, a column vector's shape class)
+        // has lanes and chunks but no full-tile indexing (found by the builder fuzzer: refused after a
+        // clean check).
+        const auto& L = plan.frags.regs[o.a.index];
+        if (L.cls != plan::shape_class::full)
+          return "a row top-k folds a full tile (rows x columns): a 1 x C row or another vector as the source is not lowered; fold a tile of the state's rows";
+        if (plan::topk_lanes(L) == 0 || plan::topk_chunk_cols(L) == 0)
+          return "a row top-k is lowered for sources whose rows are each held inside one warp (MMA fragments, or blocked tiles of at most 32 threads per row)";
+        // (a state of other rows than the source is representation.topk's finding)
+        if (o.d.kind == operand_kind::reg && o.d.index < p.regs.size() && p.regs[o.d.index].rows == p.regs[o.a.index].rows) {
+          const int state_lanes = plan::topk_lanes(plan.frags.regs[o.d.index]);
+          if (plan::topk_lanes(L) != (state_lanes < 1 ? 1 : state_lanes)) return "a row top-k's source and state hold their rows in different lane groups";
+        }
+      }
       return nullptr;
     }
     case op_kind::topk_store: {
