@@ -491,10 +491,13 @@ for s in "${steps[@]}"; do
       # shapes' candidates against the build before (bench/cake_bench_gemm_sweep_before, carried), alternating
       # before / after / after / before per shape; bench/gemm/ab_sweeps.py pairs them (skfence_ab.json)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      # (CAKE_SKFENCE_QUICK=1: the table's plans only and three shapes, for a short call)
       CAKE_CAND_TIMEOUT=200 gemm_candidates_test
-      CAKE_CAND_TIMEOUT=120 gemm_candidates_test "*128-row split-K*"
+      [ -n "${CAKE_SKFENCE_QUICK:-}" ] || CAKE_CAND_TIMEOUT=120 gemm_candidates_test "*128-row split-K*"
       mkdir -p /tmp/ab
-      for sh in bf16:1,4096,4096 bf16:8,2112,7168 bf16:64,7168,2048 bf16:256,2112,7168 e4m3:16,4096,4096 e4m3:256,2112,7168 e4m3:128,8192,8192; do
+      shapes="bf16:1,4096,4096 bf16:8,2112,7168 bf16:64,7168,2048 bf16:256,2112,7168 e4m3:16,4096,4096 e4m3:256,2112,7168 e4m3:128,8192,8192"
+      [ -n "${CAKE_SKFENCE_QUICK:-}" ] && shapes="bf16:8,2112,7168 bf16:256,2112,7168 e4m3:256,2112,7168"
+      for sh in $shapes; do
         t=${sh%%:*}; d=${sh#*:}; f=${t}_${d//,/_}
         for run in before_1 after_1 after_2 before_2; do
           b=$B/bench/cake_bench_gemm_sweep; [ "${run%_*}" = before ] && b=$B/bench/cake_bench_gemm_sweep_before
