@@ -252,6 +252,7 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
       mbar_arrive_cluster_release(mapa_shared(bar2, cluster_ctarank() ^ 1u));
       mbar_arrive_cluster_all_release(bar2, 2u);
       mbar_arrive_cluster_all_release_smem(bar2, 2u);
+      mbar_arrive_cluster_all_relaxed(bar2, 2u);
       acc += ld_shared_cluster_f32(mapa_shared(base + 16400, cluster_ctarank() ^ 1u));
       const float4 q = ld_shared_cluster_v4_f32(mapa_shared(base + 16400, cluster_ctarank() ^ 1u));
       acc += q.x + q.w;

@@ -783,18 +783,22 @@ __device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
 // arrivals: fence.release.cluster, then mbarrier.arrive.relaxed.cluster per CTA (a release pattern, PTX memory
 // model). ptxas 13.0 emits one MEMBAR.ALL.GPU for the fence and bare SYNCS.ARRIVEs that pipeline, where one
 // mbar_arrive_cluster_release per CTA waits out a GPU-wide MEMBAR (and the arrive before it) each time.
-__device__ __forceinline__ void mbar_arrive_cluster_all_release(u32 bar, u32 ctas) {
-  asm volatile("fence.release.cluster;" ::: "memory");
+// mbarrier.arrive.relaxed.cluster on `bar`'s copy in each of the first `ctas` CTAs of the cluster: no ordering
+// of its own; the callers below put the release fence before it.
+__device__ __forceinline__ void mbar_arrive_cluster_all_relaxed(u32 bar, u32 ctas) {
   for (u32 q = 0; q < ctas; ++q)
     asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster_all_release(u32 bar, u32 ctas) {
+  asm volatile("fence.release.cluster;" ::: "memory");
+  mbar_arrive_cluster_all_relaxed(bar, ctas);
 }
 // As mbar_arrive_cluster_all_release where the only writes to hand over are this CTA's own shared memory
 // (st.shared, ordered before the caller by a CTA barrier): fence.release.sync_restrict::shared::cta.cluster
 // orders just those, and ptxas 13.0 emits no GPU-wide MEMBAR for it (MEMBAR.ALL.CTA and FENCE.VIEW.ASYNC.S).
 __device__ __forceinline__ void mbar_arrive_cluster_all_release_smem(u32 bar, u32 ctas) {
   asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
-  for (u32 q = 0; q < ctas; ++q)
-    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+  mbar_arrive_cluster_all_relaxed(bar, ctas);
 }
 // ld.shared::cluster.f32: a float from the shared memory of a CTA of the cluster (address from mapa).
 __device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
@@ -873,13 +877,13 @@ __device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
       "selp.u32 %0, 1, 0, p;\n"
       "}\n"
       : "=r"(ok)
-      : "r"(bar), "r"(parity)
+)cake_src"
+    R"cake_src(      : "r"(bar), "r"(parity)
       : "memory");
   return ok != 0;
 }
 // Loop on try_wait.parity until the phase completes. Consumers of a fresh "full" barrier start with
-)cake_src"
-    R"cake_src(// parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
+// parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
@@ -1017,9 +1021,9 @@ __device__ __forceinline__ void tma_store_4d(const void* tmap, u32 src_smem, i32
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
-__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
 )cake_src"
-    R"cake_src(  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
+    R"cake_src(__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
 }

@@ -47,18 +47,22 @@ __device__ __forceinline__ void mbar_arrive_cluster_release(u32 remote_bar) {
 // arrivals: fence.release.cluster, then mbarrier.arrive.relaxed.cluster per CTA (a release pattern, PTX memory
 // model). ptxas 13.0 emits one MEMBAR.ALL.GPU for the fence and bare SYNCS.ARRIVEs that pipeline, where one
 // mbar_arrive_cluster_release per CTA waits out a GPU-wide MEMBAR (and the arrive before it) each time.
-__device__ __forceinline__ void mbar_arrive_cluster_all_release(u32 bar, u32 ctas) {
-  asm volatile("fence.release.cluster;" ::: "memory");
+// mbarrier.arrive.relaxed.cluster on `bar`'s copy in each of the first `ctas` CTAs of the cluster: no ordering
+// of its own; the callers below put the release fence before it.
+__device__ __forceinline__ void mbar_arrive_cluster_all_relaxed(u32 bar, u32 ctas) {
   for (u32 q = 0; q < ctas; ++q)
     asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster_all_release(u32 bar, u32 ctas) {
+  asm volatile("fence.release.cluster;" ::: "memory");
+  mbar_arrive_cluster_all_relaxed(bar, ctas);
 }
 // As mbar_arrive_cluster_all_release where the only writes to hand over are this CTA's own shared memory
 // (st.shared, ordered before the caller by a CTA barrier): fence.release.sync_restrict::shared::cta.cluster
 // orders just those, and ptxas 13.0 emits no GPU-wide MEMBAR for it (MEMBAR.ALL.CTA and FENCE.VIEW.ASYNC.S).
 __device__ __forceinline__ void mbar_arrive_cluster_all_release_smem(u32 bar, u32 ctas) {
   asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
-  for (u32 q = 0; q < ctas; ++q)
-    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, q)) : "memory");
+  mbar_arrive_cluster_all_relaxed(bar, ctas);
 }
 // ld.shared::cluster.f32: a float from the shared memory of a CTA of the cluster (address from mapa).
 __device__ __forceinline__ float ld_shared_cluster_f32(u32 cluster_addr) {
