@@ -18,12 +18,18 @@
 //       layer, K any): time = fixed cost + K x per-K cost per schedule and for the peer, so that a small-M
 //       gap splits into what a call costs at no K and what streaming costs (bench/gemm/k_ladder_fit.py);
 //       not evidence for the generator either
+//   --plans NAME,...: with --shape, these schedules too (plan names as the sweep writes them, e.g.
+//       bn64_s12_c2_pp64_f1 or sk4_bm128_bn160_s4: cake::parse_plan_name), after the shape's candidates and
+//       beyond their limit of 10: to time a schedule the sweep does not offer next to those it does
 //   cake_bench_gemm_sweep --estimate       prints the shapes, candidates and the estimated run time; no GPU
 //   cake_bench_gemm_sweep --placeholder --json FILE
 //       writes a PLACEHOLDER evidence file without a GPU: modeled times (rough_ms scaled per schedule),
 //       marked "placeholder": true; a dispatcher generated from it is disabled (gemm_dispatch_table::measured)
 #include <cstring>
 #include <fstream>
+
+#include <cake/analysis.hpp>
+#include <cake/analysis/output.hpp>
 #include <map>
 #include <sstream>
 
@@ -129,6 +135,7 @@ int main(int argc, char** argv) {
   long long limit = 0, skip = 0, min_m = 0, max_m = 0, only_m = 0, only_n = 0, only_k = 0;
   bool estimate_only = false, placeholder = false, splitk_only = false;
   std::vector<long long> k_ladder;
+  std::vector<cake::gemm_plan> extra_plans;  // --plans
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -156,6 +163,16 @@ int main(int argc, char** argv) {
         }
         k_ladder.push_back(k);
       }
+    } else if (a == "--plans" && has_value) {
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) {
+        const auto p = cake::parse_plan_name(item);
+        if (!p) {
+          std::fprintf(stderr, "cake_bench_gemm_sweep: --plans: '%s' is no plan name (e.g. bn128_s6_c1_pp64_f1, sk2_bm128_bn128_s5; docs/gemm.md)\n", item.c_str());
+          return 2;
+        }
+        extra_plans.push_back(*p);
+      }
     } else if (a == "--splitk-only") splitk_only = true;
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
@@ -167,6 +184,33 @@ int main(int argc, char** argv) {
     if (a != "--json") command += " " + a + (flag ? "" : std::string(" ") + argv[i]);
     else command += " --json " + std::string(argv[i]).substr(std::string(argv[i]).rfind('/') + 1);
   }
+  if (!extra_plans.empty() && only_m == 0) {
+    std::fprintf(stderr, "cake_bench_gemm_sweep: --plans needs --shape M,N,K (its rows are not evidence for the generator)\n");
+    return 2;
+  }
+  // A --plans schedule the analyzer refuses is named before any GPU work (the sweep's own are tested in CI).
+  for (const auto& p : extra_plans)
+    for (const char* t : {"bf16", "e4m3"}) {
+      if (dtype != "both" && dtype != t) continue;
+      const bool fp8 = std::string(t) == "e4m3";
+      const cake::program prog = p.kernel == cake::gemm_kernel::splitk
+                                     ? (fp8 ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(p.splitk) : cake::kernels::gemm_splitk_sm90<cake::bf16>(p.splitk))
+                                     : (fp8 ? cake::kernels::gemm_sm90<cake::e4m3>(p.sm90) : cake::kernels::gemm_sm90<cake::bf16>(p.sm90));
+      const auto report = cake::analyze(prog);
+      if (!prog.errors.empty() || report.errors > 0) {
+        std::fprintf(stderr, "cake_bench_gemm_sweep: --plans: %s (%s) is not a valid schedule:\n%s", cake::plan_name(p).c_str(), t,
+                     prog.errors.empty() ? cake::analysis::to_text(report).c_str()
+                                         : ("[" + std::string(prog.errors[0].rule) + "] " + std::string(prog.errors[0].message) + ": " + std::to_string(prog.errors[0].value) + "\n").c_str());
+        return 2;
+      }
+    }
+  // The schedules timed at a shape: the sweep's candidates, then --plans' (each once).
+  auto candidates = [&extra_plans](long long m, long long n, long long k, int sms, gemm_input in, const splitk_concurrency* conc) {
+    auto out = sweep_candidates(m, n, k, sms, in, conc);
+    for (const auto& p : extra_plans)
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    return out;
+  };
   if (dtype != "bf16" && dtype != "e4m3" && dtype != "both") {
     std::fprintf(stderr, "cake_bench_gemm_sweep: --dtype must be bf16, e4m3 or both (got '%s')\n", dtype.c_str());
     return 2;
@@ -217,7 +261,7 @@ int main(int argc, char** argv) {
     if (s.m < min_m || (max_m > 0 && s.m > max_m)) return true;
     if (!splitk_only) return false;
     for (auto in : inputs)
-      for (const auto& p : sweep_candidates(s.m, s.n, s.k, est_sms, in))
+      for (const auto& p : candidates(s.m, s.n, s.k, est_sms, in, nullptr))
         if (p.kernel == cake::gemm_kernel::splitk) return false;
     return true;
   });
@@ -230,7 +274,7 @@ int main(int argc, char** argv) {
   int timed = 0;
   for (auto in : inputs) {
     for (const auto& s : shapes) {
-      const auto cands = sweep_candidates(s.m, s.n, s.k, est_sms, in);
+      const auto cands = candidates(s.m, s.n, s.k, est_sms, in, nullptr);
       for (const auto& p : cands) plans.emplace(std::string(input_name(in)) + ":" + cake::plan_name(p), p);
       const double per = rough_ms(s.m, s.n, s.k, in);
       const double check_ms = 2.0 * s.m * s.n / 4e6 + 1.0 * s.m * s.n / 2e6;  // download at 4 GB/s, compare at 2e9 elements/s
@@ -253,7 +297,7 @@ int main(int argc, char** argv) {
     if (placeholder) {
       for (auto in : inputs)
         for (const auto& s : shapes) {
-          const auto cands = sweep_candidates(s.m, s.n, s.k, est_sms, in);
+          const auto cands = candidates(s.m, s.n, s.k, est_sms, in, nullptr);
           double best = 1e30;
           for (std::size_t c = 0; c < cands.size(); ++c) {
             row r{in, s, cake::plan_name(cands[c]), c == 0};
@@ -300,7 +344,7 @@ int main(int argc, char** argv) {
       }
       // JIT every schedule first, so that compile time never sits between timed runs.
       for (const auto& s : shapes)
-        for (const auto& p : sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc)) {
+        for (const auto& p : candidates(s.m, s.n, s.k, dev.sm_count, in, &conc)) {
           const auto q = cake::gemm_detail::as_run(p, s.m);  // (A's rows per stage from M, as cake::gemm runs it)
           if (q.kernel == cake::gemm_kernel::splitk) cake::gemm_detail::splitk_kernel_for(q.splitk, in, 0);
           else cake::gemm_detail::kernel_for(q.sm90, in, 0);
@@ -308,7 +352,7 @@ int main(int argc, char** argv) {
       warm_up(P);
       for (const auto& s : shapes) {
         const shape sh{s.m, s.n, s.k};
-        const auto cands = sweep_candidates(s.m, s.n, s.k, dev.sm_count, in, &conc);
+        const auto cands = candidates(s.m, s.n, s.k, dev.sm_count, in, &conc);
         std::vector<work> works;
         std::vector<row> shape_rows;
         std::vector<std::uint16_t> ref;

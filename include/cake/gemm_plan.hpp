@@ -4,9 +4,12 @@
 // themselves are generated from measured evidence (include/cake/gemm_dispatch.hpp, written by
 // tools/gen/gemm_dispatch.py); this header holds their types and the lookup, so that the lookup is
 // written (and tested) once, whatever the tables hold.
+#include <charconv>
 #include <compare>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
@@ -39,6 +42,46 @@ inline std::string plan_name(const gemm_plan& p) {
   if (c.in_flight) s += "_f" + std::to_string(c.in_flight);
   if (!c.persistent) s += "_np";
   return s;
+}
+
+// The plan a canonical name stands for (the inverse of plan_name), or nothing when the text is no such name:
+// so that a bench can be asked to time a schedule the sweep does not offer (cake_bench_gemm_sweep --plans).
+// Only the name's grammar is checked here; whether the schedule fits the GPU is the analyzer's to say.
+inline std::optional<gemm_plan> parse_plan_name(std::string_view name) {
+  // "<key><number>" at the front of `rest`, consumed; false when it is not there
+  auto take = [&name](std::string_view key, int& value) {
+    if (!name.starts_with(key)) return false;
+    const char* first = name.data() + key.size();
+    const auto [end, ec] = std::from_chars(first, name.data() + name.size(), value);
+    if (ec != std::errc{} || end == first || value < 0) return false;
+    name.remove_prefix(static_cast<std::size_t>(end - name.data()));
+    return true;
+  };
+  auto part = [&name](std::string_view key) { return name.starts_with(key) && (name.remove_prefix(key.size()), true); };
+  gemm_plan p;
+  if (take("sk", p.splitk.splits)) {
+    p.kernel = gemm_kernel::splitk;
+    auto& c = p.splitk;
+    c.bm = 64;
+    if (part("_") && (name.starts_with("bm") ? take("bm", c.bm) && part("_") : true) && take("bn", c.bn) && part("_") && take("s", c.stages)) {
+      c.global_sum = part("_g");
+      if (name.empty()) return p;
+    }
+    return std::nullopt;
+  }
+  auto& c = p.sm90;
+  if (!(take("bn", c.bn) && part("_") && take("s", c.stages) && part("_") && take("c", c.cluster_m))) return std::nullopt;
+  c.bm = 128;
+  if (name.starts_with("_pp")) {
+    c.pingpong = true;
+    if (!take("_pp", c.bm)) return std::nullopt;
+  } else if (name.starts_with("_bm") && !take("_bm", c.bm)) {
+    return std::nullopt;
+  }
+  if (name.starts_with("_f") && !take("_f", c.in_flight)) return std::nullopt;
+  if (part("_np")) c.persistent = false;
+  if (!name.empty()) return std::nullopt;
+  return p;
 }
 
 // A cell of the shape space: one input type, N in [n_lo, n_hi), K in [k_lo, k_hi); its M buckets are

@@ -191,6 +191,30 @@ TEST_CASE("plan names tell every field the sweep varies apart") {
   CHECK(cake::plan_name(s) == "sk3_bm128_bn128_s5_g");  // partial sums through global memory, not a cluster
 }
 
+TEST_CASE("a plan name parses back to its plan; text that is no plan name does not parse") {
+  // every schedule the sweep can time, and the fields the sweep never varies but a name can say
+  std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
+  cake::gemm_plan np;
+  np.sm90.persistent = false, np.sm90.bm = 64, np.sm90.stages = 12;
+  plans.push_back(np);
+  for (const auto& p : plans) {
+    const auto name = cake::plan_name(p);
+    INFO(name);
+    const auto back = cake::parse_plan_name(name);
+    REQUIRE(back.has_value());
+    CHECK(*back == p);
+    CHECK(cake::plan_name(*back) == name);
+  }
+  CHECK(cake::parse_plan_name("bn64_s12_c2_pp64_f1")->sm90.stages == 12);
+  CHECK(cake::parse_plan_name("bn64_s12_c2_pp64_f1")->sm90.bm == 64);
+  CHECK(cake::parse_plan_name("sk4_bm128_bn160_s4")->splitk.bm == 128);
+  for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn-1_s6_c1",
+                          "sk", "sk2", "sk2_bn128", "sk2_bn128_s6_", "sk2_bm_bn128_s6", "sk2_bn128_s6_gg", "BN128_s6_c1", "bn128_s6_c1 "}) {
+    INFO("'" << bad << "'");
+    CHECK_FALSE(cake::parse_plan_name(bad).has_value());
+  }
+}
+
 TEST_CASE("the gemm shape domain: at least 100 shapes, half held out, each M and each layer on both sides of the split") {
   namespace d = cake::gemm_domain;
   CHECK(d::size >= 100);
