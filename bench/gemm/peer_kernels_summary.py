@@ -5,6 +5,7 @@ row per launch and metric) into one JSON row per (type, shape): the kernels cuBL
 call (name, grid, block, cluster, registers, shared memory, time under ncu).
 
   python3 bench/gemm/peer_kernels_summary.py LOG CSV [--json OUT] [--gpu NAME --driver V --date D]
+  python3 bench/gemm/peer_kernels_summary.py --self-test
 
 Launches are assigned to shapes in order: each call is one main kernel (nvjet / sm90 ...) and, where cuBLAS
 splits K outside the kernel, the reduce kernel after it; an e4m3 shape has one launch more than its calls
@@ -75,7 +76,44 @@ def join(shape_rows, kernel_rows):
     return rows
 
 
+def self_test():
+    import os
+    import tempfile
+    header = '"ID","Kernel Name","Grid Size","Block Size","Metric Name","Metric Value"\n'
+
+    def launch(i, name, grid, us):
+        return "".join(f'"{i}","{name}","{grid}","(384, 1, 1)","{m}","{v}"\n' for m, v in
+                       (("gpu__time_duration.sum", f"{us * 1000:,.0f}"), ("Cluster Size", "2"), ("Registers Per Thread", "168")))
+
+    main_k, red = "nvjet_sm90_tst_64x8_splitK_TNT", "void cublasLt::splitKreduce_kernel<32, 16>"
+    # e4m3 (2 calls + the set-up run: 3 launches), then bf16 with a reduce after each of its 2 calls
+    csv_text = header + launch(0, "nvjet_a", "(2, 66, 1)", 10) + launch(1, "nvjet_a", "(2, 66, 1)", 12) + launch(2, "nvjet_a", "(2, 66, 1)", 14)
+    csv_text += launch(3, main_k, "(1, 132, 1)", 15) + launch(4, red, "(66, 1, 1)", 4) + launch(5, main_k, "(1, 132, 1)", 17) + launch(6, red, "(66, 1, 1)", 4)
+    log_text = "==PROF== Connected\ne4m3 256x2112x7168: 2 calls; cuBLASLt algo id=66 tile=15\nbf16 8x2112x7168: 2 calls\n"
+    with tempfile.TemporaryDirectory() as d:
+        c, l = os.path.join(d, "n.csv"), os.path.join(d, "p.log")
+        open(c, "w").write("==PROF== junk\n" + csv_text)
+        open(l, "w").write(log_text)
+        rows = join(shapes(l), launches(c))
+        assert [(r["dtype"], r["M"], len(r["kernels"])) for r in rows] == [("e4m3", 256, 1), ("bf16", 8, 2)], rows
+        assert rows[0]["call_us"] == 12.0 and rows[0]["cublaslt_algo"] == "id=66 tile=15", rows[0]
+        assert rows[1]["call_us"] == 20.0 and rows[1]["kernels"][1]["name"] == red, rows[1]
+        # a launch missing, and calls that ran different kernels: errors, not a guess
+        for bad_csv in (header + launch(0, "nvjet_a", "(2, 66, 1)", 10) + launch(1, "nvjet_a", "(2, 66, 1)", 12),
+                        header + launch(0, "nvjet_a", "(1, 1, 1)", 1) + launch(1, "nvjet_b", "(1, 1, 1)", 1) + launch(2, "nvjet_a", "(1, 1, 1)", 1)):
+            open(c, "w").write(bad_csv)
+            try:
+                join(shapes(l), launches(c))
+            except SystemExit as e:
+                assert "peer_kernels_summary" in str(e), e
+            else:
+                raise AssertionError("a count that does not come out even was accepted")
+    print("self-test: ok")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("log")
     ap.add_argument("csv")
