@@ -6,6 +6,7 @@
 // choose_gemm's pick (the dispatcher's fallback) is always among them, so a bucket can only pick a
 // schedule that was timed next to the fallback on the same shape.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -18,7 +19,7 @@ namespace cake_bench {
 inline constexpr int sweep_max_candidates = 10;
 inline constexpr long long sweep_small_m = 128;  // M at or below this also tries the small-M schedules
 
-inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int bm = 128, int in_flight = 0) {
+inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int bm = 128, int in_flight = 0, int max_stages = 6) {
   cake::gemm_plan p;
   auto& c = p.sm90;
   c.bm = bm;
@@ -26,8 +27,37 @@ inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int
   c.cluster_m = cluster;
   c.pingpong = pingpong;
   c.in_flight = in_flight;
-  c.stages = cake::max_gemm_stages(c, 2);
+  c.stages = cake::max_gemm_stages(c, 2, max_stages);
   return p;
+}
+// Narrow tiles with deep pipelines, as cuBLAS runs where 128 x 128 tiles are too few for the SMs
+// (bench/results/h100/gemm_peer_kernels.json: 64 x 64 tiles with 13 stages, 64 x 128 with 8, picked so that
+// the tiles make one wave of 128-132 CTAs): 128 x 64 tiles (8 stages), and 64-row ping-pong tiles of 64 or
+// 96 columns (12 and 10 stages). On an H100 (bench/results/h100/small_tiles/) they were the fastest of the
+// sweep's schedules at bf16 512 x 2112 x 7168 (128 x 64: 34.7 us against 40.4 for the best before), 256 x 4096
+// x 4096 (26.3 against 30.3), 256 x 2112 x 7168 (64 x 64: 31.2 against 32.3; e4m3 19.5 against 21.9) and 128 x
+// 6144 x 4096 (64 x 96: 30.9 against 32.1), and slower than 128 x 128 at e4m3 512 x 2112 x 7168.
+inline constexpr int sweep_deep_stages = 12;
+inline cake::gemm_plan narrow_plan(int bm, int bn, int cluster) {
+  return bm == 64 ? sm90_plan(bn, cluster, true, 64, 1, sweep_deep_stages) : sm90_plan(bn, cluster, false, 128, 0, sweep_deep_stages);
+}
+inline constexpr std::array<std::pair<int, int>, 5> narrow_tiles = {{{128, 96}, {128, 64}, {64, 128}, {64, 96}, {64, 64}}};  // (rows, columns), larger first
+// Of the narrow tiles, the one whose tiles fill their waves of the SMs best (tiles / (waves x SMs)), as cuBLAS
+// picks (the larger tile on a tie; clusters of 2 along M, sharing B, where there are two row tiles or more;
+// 128-row tiles only above 64 rows). On the shapes above it picks the measured fastest narrow tile at all four
+// bf16 shapes.
+inline cake::gemm_plan wave_fill_plan(long long M, long long N, int sm_count) {
+  cake::gemm_plan best;
+  double best_fill = -1;
+  for (auto [bm, bn] : narrow_tiles) {
+    if (bm == 128 && M <= 64) continue;
+    const long long rows = (M + bm - 1) / bm;
+    const int cluster = rows >= 2 ? 2 : 1;
+    const long long tiles = (rows + cluster - 1) / cluster * cluster * ((N + bn - 1) / bn), waves = (tiles + sm_count - 1) / sm_count;
+    const double fill = static_cast<double>(tiles) / static_cast<double>(waves * sm_count);
+    if (fill > best_fill) best = narrow_plan(bm, bn, cluster), best_fill = fill;
+  }
+  return best;
 }
 inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64, bool global_sum = false) {
   cake::gemm_plan p;
@@ -85,6 +115,9 @@ inline cake::gemm_plan splitk_global_fill_plan(long long M, long long N, long lo
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
                                       sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
+  // the narrow, deep tiles (wave_fill_plan's choices, and the two the few-tile shapes always try), clusters of 1 and 2
+  for (auto [bm, bn] : narrow_tiles)
+    for (int cluster : {1, 2}) all.push_back(narrow_plan(bm, bn, cluster));
   // 64- and 128-row tiles (M over 64: B read by half as many row tiles) of every width and split the fill can
   // take (splitk_min_stages: not 128 x 256)
   for (int bm : {64, 128})
@@ -114,6 +147,7 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     add(sm90_plan(256, 1));
     add(sm90_plan(128, 1));
     add(sm90_plan(128, 1, true, 64, 1));
+    add(wave_fill_plan(M, N, sm_count));  // (M = 128, N = 6144: 64 x 96 tiles, 2 x 64 of them)
     add(splitk_plan(2));
     add(splitk_fill_plan(M, N, K, sm_count, in, conc));
     add(splitk_global_fill_plan(M, N, K, sm_count, in, conc));  // (any split at the full CTA count: no cluster)
@@ -129,22 +163,29 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
     // CTAs instead of the 128-wide cluster and ping-pong forms, which never won there (gemm_sweep.json),
     // with 64-row tiles and with 128-row ones (two consumers share each B slice: half the B re-reads).
     const bool few_tiles = ((M + 127) / 128) * ((N + 127) / 128) < sm_count;
-    add(sm90_plan(256, 2));
-    add(sm90_plan(256, 1));
-    add(sm90_plan(192, 2));
-    add(sm90_plan(128, 1));
     if (few_tiles) {
+      // (BN 192 and 256 never came within 3% of the fastest on these shapes in the committed sweep; the
+      // narrow tiles take their places)
+      add(wave_fill_plan(M, N, sm_count));
+      add(narrow_plan(128, 64, 2));
+      add(narrow_plan(64, 64, 2));
+      add(sm90_plan(128, 1));
       add(splitk_plan(2));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc));  // (128-row tiles among its choices)
       add(splitk_global_fill_plan(M, N, K, sm_count, in, conc));
       add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, false));
-      add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));
       add(splitk_plan(2, 128, 128));
+      add(splitk_fill_plan(M, N, K, sm_count, in, conc, 256, true, 64));
+      add(sm90_plan(128, 2));
     } else {
+      add(sm90_plan(256, 2));
+      add(sm90_plan(256, 1));
+      add(sm90_plan(192, 2));
+      add(sm90_plan(128, 1));
       add(sm90_plan(128, 2));
       add(sm90_plan(128, 2, true, 128, 1));
+      add(sm90_plan(176, 2));
     }
-    add(sm90_plan(176, 2));
   }
   return out;
 }

@@ -59,8 +59,10 @@ struct gemm_choice {
   std::string why;
 };
 
-// Deepest pipeline whose stages (and epilogue staging) fit the sm_90a shared-memory opt-in limit.
-constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) {
+// Deepest pipeline whose stages (and epilogue staging) fit the sm_90a shared-memory opt-in limit, at most
+// `cap` (6: the depth the tiles of 128 rows and 128 or more columns reach anyway; narrow tiles go deeper,
+// as cuBLAS's do: 64 x 64 tiles with 12 stages, bench/gemm/sweep_candidates.hpp).
+constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes, int cap = 6) {
   const int stage = (c.bm + c.bn) * 128;  // one 128-byte K slice of A and B
   const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
   const int buffers = c.direct_store ? 1 : c.pingpong ? 4 : 2;  // as the schedule declares sD
@@ -68,7 +70,7 @@ constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes) 
   const int budget = targets::sm90a.limits.smem_per_block_optin - staging - 256;
   (void)in_bytes;
   int s = budget / stage;
-  return s > 6 ? 6 : s;
+  return s > cap ? cap : s;
 }
 
 // Shape-based choice among tile widths. A persistent CTA runs ceil(tiles / CTAs) tiles, so the cost

@@ -259,6 +259,26 @@ TEST_CASE("the sweep's candidates: the fallback first, at most 10, and the globa
   }
   // every candidate a shape can get is among those the lowering tier builds
   const auto all = cake_bench::sweep_all_candidates();
-  for (const auto& p : cake_bench::sweep_candidates(512, 2112, 7168, 132, cake::gemm_input::bf16))
-    CHECK_MESSAGE(std::find(all.begin(), all.end(), p) != all.end(), cake::plan_name(p));
+  for (auto [m, n, k] : {std::array<long long, 3>{512, 2112, 7168}, {128, 6144, 4096}, {256, 2112, 7168}, {16, 7168, 2048}})
+    for (const auto& p : cake_bench::sweep_candidates(m, n, k, 132, cake::gemm_input::bf16))
+      CHECK_MESSAGE(std::find(all.begin(), all.end(), p) != all.end(), cake::plan_name(p));
+}
+
+TEST_CASE("the sweep's narrow tiles: the one that fills a wave of the SMs, as the H100 measured and cuBLAS picks") {
+  // the fastest narrow tile of bench/results/h100/small_tiles/ at each bf16 shape (and cuBLAS's tile there,
+  // bench/results/h100/gemm_peer_kernels.json, rows and columns swapped)
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(512, 2112, 132)) == "bn64_s8_c2");            // 4 x 33 = 132 tiles
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(256, 4096, 132)) == "bn64_s8_c2");            // 2 x 64 = 128
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(256, 2112, 132)) == "bn64_s12_c2_pp64_f1");   // 4 x 33 = 132
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(128, 6144, 132)) == "bn96_s10_c2_pp64_f1");   // 2 x 64 = 128
+  // up to 64 rows: 64-row tiles only, and no cluster (it would pad the one row tile to two)
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(64, 4096, 132)) == "bn64_s12_c1_pp64_f1");  // 64 tiles
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(1, 7168, 132)) == "bn64_s12_c1_pp64_f1");   // 112
+  // more than one wave: the tile whose waves are fullest (128 x 64: 16 x 33 = 528 tiles, 4 full waves)
+  CHECK(cake::plan_name(cake_bench::wave_fill_plan(2048, 2112, 132)) == "bn64_s8_c2");
+  // the few-tile shapes time the wave's tile and both narrow tiles, and drop BN 192 / 256 for them
+  const auto few = cake_bench::sweep_candidates(256, 2112, 7168, 132, cake::gemm_input::bf16);
+  for (const char* name : {"bn64_s12_c2_pp64_f1", "bn64_s8_c2", "bn128_s6_c1"})
+    CHECK_MESSAGE(std::any_of(few.begin(), few.end(), [&](const cake::gemm_plan& p) { return cake::plan_name(p) == name; }), name);
+  CHECK(std::none_of(few.begin(), few.end(), [](const cake::gemm_plan& p) { return p.kernel == cake::gemm_kernel::sm90 && p.sm90.bn >= 192; }));
 }
