@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -485,6 +485,17 @@ for s in "${steps[@]}"; do
       # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
       gemm_candidates_test
       small_m_sweeps small ;;
+    resweep)
+      # the shapes whose candidates changed on 2026-12-05 (the cluster sum's one-fence signals: every split-K
+      # schedule; the narrow, deep tiles: M <= 128 and the few-tile shapes; --splitk-only selects exactly those),
+      # both types, into two files for tools/gen/merge_sweeps.py; first the GPU test of the sweep's other
+      # persistent schedules (the narrow tiles among them; hang trap on)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_CAND_TIMEOUT=${CAKE_CAND_TIMEOUT:-200} gemm_candidates_test "*other sweep candidate*persistent*"
+      for t in e4m3 bf16; do
+        timeout 220 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --splitk-only --json "$OUT/gemm_sweep_${t}_resweep.json" > "$OUT/resweep_$t.log" 2>&1; echo "$t rc=$?"
+        grep -E "estimated|measured in|WRONG|error" "$OUT/resweep_$t.log" | cut -c1-200 | head -n 10
+      done ;;
     skfence)
       # the cluster sum's signals as one fence and relaxed arrivals (docs/gemm.md, "The sum's signals"): the GEMM
       # GPU test's table plans and 128-row split-K cases on this build (hang trap on), then an A/B of the split-K
