@@ -50,8 +50,9 @@ def compare(before, after):
     for key in sorted(set(tb) & set(ta)):
         b, a = mean(tb[key]), mean(ta[key])
         dtype, m, n, k, plan = key
+        # (each build's runs too: a row whose runs disagree within one build is noise, not a difference)
         rows.append({"dtype": dtype, "M": m, "N": n, "K": k, "plan": plan, "before_ms": round(b, 5), "after_ms": round(a, 5),
-                     "ratio": round(b / a, 4)})
+                     "ratio": round(b / a, 4), "before_runs_ms": [round(x, 5) for x in tb[key]], "after_runs_ms": [round(x, 5) for x in ta[key]]})
         s = shapes[(dtype, m, n, k)]
         for side, t in (("before", b), ("after", a)):
             if t < s.get(side + "_best_ms", float("inf")):
@@ -66,10 +67,16 @@ def compare(before, after):
             e["vs_peer_before"] = round(peer / s["before_best_ms"], 4)
             e["vs_peer_after"] = round(peer / s["after_best_ms"], 4)
         best.append(e)
-    split = [r["ratio"] for r in rows if r["plan"].startswith("sk")]
+    # the cluster's split-K (its sum the change touched), the global-sum split-K (sk..._g: no cluster sum) and the rest
+    split = [r["ratio"] for r in rows if r["plan"].startswith("sk") and not r["plan"].endswith("_g")]
+    global_sum = [r["ratio"] for r in rows if r["plan"].startswith("sk") and r["plan"].endswith("_g")]
     other = [r["ratio"] for r in rows if not r["plan"].startswith("sk")]
+    spread = lambda v: max(v) / min(v) - 1 if len(v) > 1 else 0.0
+    noisy = [r for r in rows if max(spread(r["before_runs_ms"]), spread(r["after_runs_ms"])) > 0.10]
     summary = {"split_k_geomean_ratio": round(geomean(split), 4), "split_k_rows": len(split),
+               "global_sum_geomean_ratio": round(geomean(global_sum), 4), "global_sum_rows": len(global_sum),
                "other_geomean_ratio": round(geomean(other), 4), "other_rows": len(other),
+               "rows_whose_runs_differ_by_more_than_10pct": len(noisy),
                "best_vs_peer_before": round(geomean([b["vs_peer_before"] for b in best if "vs_peer_before" in b]), 4),
                "best_vs_peer_after": round(geomean([b["vs_peer_after"] for b in best if "vs_peer_after" in b]), 4)}
     return meta, rows, best, summary
@@ -78,19 +85,23 @@ def compare(before, after):
 def self_test():
     import os
     import tempfile
-    def sweep(ms_sk, ms_bn):
-        return {"rows": [{"dtype": "bf16", "M": 8, "N": 2112, "K": 7168, "plan": "sk4_bn64_s6", "ms": ms_sk, "peer_ms": 0.02, "ok": True},
-                         {"dtype": "bf16", "M": 8, "N": 2112, "K": 7168, "plan": "bn128_s6_c1", "ms": ms_bn, "peer_ms": 0.02, "ok": True}]}
+    def sweep(ms_sk, ms_bn, ms_g):
+        row = lambda plan, ms: {"dtype": "bf16", "M": 8, "N": 2112, "K": 7168, "plan": plan, "ms": ms, "peer_ms": 0.02, "ok": True}
+        return {"rows": [row("sk4_bn64_s6", ms_sk), row("bn128_s6_c1", ms_bn), row("sk2_bn64_s6_g", ms_g)]}
     with tempfile.TemporaryDirectory() as d:
         paths = []
-        for i, (sk, bn) in enumerate([(0.022, 0.04), (0.020, 0.04), (0.018, 0.04), (0.020, 0.04)]):
+        for i, (sk, bn, g) in enumerate([(0.0215, 0.04, 0.03), (0.0205, 0.04, 0.036), (0.019, 0.04, 0.03), (0.019, 0.04, 0.03)]):
             paths.append(os.path.join(d, f"{i}.json"))
             with open(paths[-1], "w") as f:
-                json.dump(sweep(sk, bn), f)
+                json.dump(sweep(sk, bn, g), f)
         _, rows, best, summary = compare(paths[:2], paths[2:])
-    assert len(rows) == 2 and summary["split_k_rows"] == 1, rows
+    assert len(rows) == 3 and summary["split_k_rows"] == 1 and summary["global_sum_rows"] == 1, rows
     assert abs(summary["split_k_geomean_ratio"] - 0.021 / 0.019) < 1e-3, summary
+    assert abs(summary["global_sum_geomean_ratio"] - 0.033 / 0.03) < 1e-3, summary
     assert summary["other_geomean_ratio"] == 1.0, summary
+    # the global-sum row's before runs differ by 20%: counted as noisy; the split-K row's by 5%: not
+    assert summary["rows_whose_runs_differ_by_more_than_10pct"] == 1, summary
+    assert [r["before_runs_ms"] for r in rows if r["plan"] == "sk2_bn64_s6_g"] == [[0.03, 0.036]], rows
     assert best[0]["before_best"] == "sk4_bn64_s6" and abs(best[0]["vs_peer_after"] - 0.02 / 0.019) < 1e-3, best
     print("ab_sweeps.py self-test: ok")
 
@@ -112,8 +123,10 @@ def main():
         print("%s %5d x %6d x %6d  before %-22s %.4f ms  after %-22s %.4f ms  peer %s" % (
             b["dtype"], b["M"], b["N"], b["K"], b["before_best"], b["before_best_ms"], b["after_best"], b["after_best_ms"],
             "%.4f ms (vs peer %.3f -> %.3f)" % (b["peer_ms"], b["vs_peer_before"], b["vs_peer_after"]) if "peer_ms" in b else "-"))
-    print("split-K schedules: before / after %.4f (geometric mean, %d rows); others %.4f (%d rows); best vs peer %.4f -> %.4f" % (
-        summary["split_k_geomean_ratio"], summary["split_k_rows"], summary["other_geomean_ratio"], summary["other_rows"],
+    print("cluster split-K schedules: before / after %.4f (geometric mean, %d rows); global-sum split-K %.4f (%d); others %.4f (%d rows); "
+          "%d rows whose runs differ by > 10%%; best vs peer %.4f -> %.4f" % (
+        summary["split_k_geomean_ratio"], summary["split_k_rows"], summary["global_sum_geomean_ratio"], summary["global_sum_rows"],
+        summary["other_geomean_ratio"], summary["other_rows"], summary["rows_whose_runs_differ_by_more_than_10pct"],
         summary["best_vs_peer_before"], summary["best_vs_peer_after"]))
     if a.json:
         out = dict(meta, command="python3 bench/gemm/ab_sweeps.py --before %s --after %s" % (" ".join(p.split("/")[-1] for p in a.before),

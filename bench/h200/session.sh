@@ -516,7 +516,8 @@ for s in "${steps[@]}"; do
         done
       done
       python3 bench/gemm/ab_sweeps.py --before /tmp/ab/before_*.json --after /tmp/ab/after_*.json --json "$OUT/skfence_ab.json" \
-        --note "the cluster sum's signals: one fence and relaxed arrivals (after) against one release arrive per CTA (before)" ;;
+        --note "the cluster sum's signals: one fence and relaxed arrivals (after) against one release arrive per CTA (before)"
+      tar czf "$OUT/skfence_runs.tgz" -C /tmp/ab . ;;  # (each run's sweep JSON and log, one file back)
     peerkernels)
       # which kernel the peer runs where Cake is furthest behind (the held-out score's lowest rows, M 128-2048 with
       # N 2112-7168, and a few M <= 64): kernel name (cuBLAS's tile, cluster, split), grid, block, cluster, registers,
