@@ -3,8 +3,12 @@
 (type, shape, schedule) the mean time of the "before" runs and of the "after" runs, their ratio, and per shape the
 fastest schedule of each build against the peer (timed in every run).
 
-  python3 bench/gemm/ab_sweeps.py --before B1.json B2.json --after A1.json A2.json [--json OUT] [--note TEXT]
+  python3 bench/gemm/ab_sweeps.py --before B1.json B2.json --after A1.json A2.json [--json OUT] [--note TEXT] [--changed REGEX]
   python3 bench/gemm/ab_sweeps.py --self-test
+
+(Two settings of one build compare the same way: step clusterexit runs one binary without and with CAKE_CLUSTER_EXIT.)
+--changed: the schedules the change touches (a regular expression on plan names), summarized apart from the rest,
+which are the run's control.
 
 Run order is the caller's (bench/h200/session.sh, step skfence, alternates before / after / after / before so that
 neither build is always timed first). Ratios are before / after: above 1, the after build is faster.
@@ -12,6 +16,7 @@ neither build is always timed first). Ratios are before / after: above 1, the af
 import argparse
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 
@@ -43,7 +48,7 @@ def geomean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
-def compare(before, after):
+def compare(before, after, changed=None):
     tb, pb, meta = rows_of(before)
     ta, pa, _ = rows_of(after)
     rows, shapes = [], defaultdict(dict)
@@ -71,6 +76,9 @@ def compare(before, after):
     split = [r["ratio"] for r in rows if r["plan"].startswith("sk") and not r["plan"].endswith("_g")]
     global_sum = [r["ratio"] for r in rows if r["plan"].startswith("sk") and r["plan"].endswith("_g")]
     other = [r["ratio"] for r in rows if not r["plan"].startswith("sk")]
+    if changed:  # the rows of the schedules the change touches (a regular expression on the plan name) and the rest
+        touched = [r["ratio"] for r in rows if re.search(changed, r["plan"])]
+        untouched = [r["ratio"] for r in rows if not re.search(changed, r["plan"])]
     spread = lambda v: max(v) / min(v) - 1 if len(v) > 1 else 0.0
     noisy = [r for r in rows if max(spread(r["before_runs_ms"]), spread(r["after_runs_ms"])) > 0.10]
     summary = {"split_k_geomean_ratio": round(geomean(split), 4), "split_k_rows": len(split),
@@ -79,6 +87,9 @@ def compare(before, after):
                "rows_whose_runs_differ_by_more_than_10pct": len(noisy),
                "best_vs_peer_before": round(geomean([b["vs_peer_before"] for b in best if "vs_peer_before" in b]), 4),
                "best_vs_peer_after": round(geomean([b["vs_peer_after"] for b in best if "vs_peer_after" in b]), 4)}
+    if changed:
+        summary.update({"changed": changed, "changed_geomean_ratio": round(geomean(touched), 4), "changed_rows": len(touched),
+                        "unchanged_geomean_ratio": round(geomean(untouched), 4), "unchanged_rows": len(untouched)})
     return meta, rows, best, summary
 
 
@@ -95,6 +106,7 @@ def self_test():
             with open(paths[-1], "w") as f:
                 json.dump(sweep(sk, bn, g), f)
         _, rows, best, summary = compare(paths[:2], paths[2:])
+        _, _, _, by_regex = compare(paths[:2], paths[2:], changed=r"_c1$")  # (--changed: the touched schedules apart)
     assert len(rows) == 3 and summary["split_k_rows"] == 1 and summary["global_sum_rows"] == 1, rows
     assert abs(summary["split_k_geomean_ratio"] - 0.021 / 0.019) < 1e-3, summary
     assert abs(summary["global_sum_geomean_ratio"] - 0.033 / 0.03) < 1e-3, summary
@@ -102,6 +114,8 @@ def self_test():
     # the global-sum row's before runs differ by 20%: counted as noisy; the split-K row's by 5%: not
     assert summary["rows_whose_runs_differ_by_more_than_10pct"] == 1, summary
     assert [r["before_runs_ms"] for r in rows if r["plan"] == "sk2_bn64_s6_g"] == [[0.03, 0.036]], rows
+    assert by_regex["changed_rows"] == 1 and by_regex["changed_geomean_ratio"] == 1.0 and by_regex["unchanged_rows"] == 2, by_regex
+    assert abs(by_regex["unchanged_geomean_ratio"] - math.sqrt(0.021 / 0.019 * 0.033 / 0.03)) < 1e-3, by_regex
     assert best[0]["before_best"] == "sk4_bn64_s6" and abs(best[0]["vs_peer_after"] - 0.02 / 0.019) < 1e-3, best
     print("ab_sweeps.py self-test: ok")
 
@@ -112,13 +126,14 @@ def main():
     ap.add_argument("--after", nargs="+")
     ap.add_argument("--json")
     ap.add_argument("--note", default="")
+    ap.add_argument("--changed", help="a regular expression on plan names: the schedules the change touches, summarized apart from the rest")
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
     if not a.before or not a.after:
         ap.error("give --before and --after sweep JSON files")
-    meta, rows, best, summary = compare(a.before, a.after)
+    meta, rows, best, summary = compare(a.before, a.after, a.changed)
     for b in best:
         print("%s %5d x %6d x %6d  before %-22s %.4f ms  after %-22s %.4f ms  peer %s" % (
             b["dtype"], b["M"], b["N"], b["K"], b["before_best"], b["before_best_ms"], b["after_best"], b["after_best_ms"],
@@ -128,10 +143,13 @@ def main():
         summary["split_k_geomean_ratio"], summary["split_k_rows"], summary["global_sum_geomean_ratio"], summary["global_sum_rows"],
         summary["other_geomean_ratio"], summary["other_rows"], summary["rows_whose_runs_differ_by_more_than_10pct"],
         summary["best_vs_peer_before"], summary["best_vs_peer_after"]))
+    if a.changed:
+        print("schedules matching %s: before / after %.4f (%d rows); the rest %.4f (%d rows)" % (
+            a.changed, summary["changed_geomean_ratio"], summary["changed_rows"], summary["unchanged_geomean_ratio"], summary["unchanged_rows"]))
     if a.json:
         out = dict(meta, command="python3 bench/gemm/ab_sweeps.py --before %s --after %s" % (" ".join(p.split("/")[-1] for p in a.before),
                                                                                        " ".join(p.split("/")[-1] for p in a.after)),
-                   note=a.note, method="cake_bench_gemm_sweep --shape runs of two builds in one device call, alternating before / after / "
+                   note=a.note, method="cake_bench_gemm_sweep --shape runs of two builds (or settings) in one device call, alternating before / after / "
                    "after / before; per (type, shape, schedule) the mean of each build's runs; ratio = before / after",
                    summary=summary, best=best, rows=rows)
         with open(a.json, "w") as f:

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -485,6 +485,24 @@ for s in "${steps[@]}"; do
       # small-M GEMM after a change: the GEMM GPU test's every-candidate case, then the seven shapes' candidates
       gemm_candidates_test
       small_m_sweeps small ;;
+    clusterexit)
+      # a CTA of a cluster leaving by draining its multicast pipelines instead of a cluster barrier
+      # (CAKE_CLUSTER_EXIT=drain, lower::emit_options::cluster_exit): the GEMM GPU test's table plans with it (hang
+      # trap on), then one binary without (before) and with it (after), alternating, on shapes of clusters of 2 and
+      # of none (the control); bench/gemm/ab_sweeps.py --changed '_c2' pairs them (clusterexit_ab.json)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_CLUSTER_EXIT=drain CAKE_CAND_TIMEOUT=200 gemm_candidates_test
+      mkdir -p /tmp/ce
+      for sh in bf16:64,7168,2048 bf16:256,2112,7168 bf16:512,2112,7168 bf16:2048,4096,4096 e4m3:256,2112,7168 e4m3:4096,4096,4096; do
+        t=${sh%%:*}; d=${sh#*:}; f=${t}_${d//,/_}
+        for run in before_1 after_1 after_2 before_2; do
+          e=barrier; [ "${run%_*}" = after ] && e=drain
+          CAKE_CLUSTER_EXIT=$e timeout 90 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $d --json /tmp/ce/${run%_*}_${f}_${run#*_}.json > /tmp/ce/${run}_${f}.log 2>&1 || echo "$sh $run rc=$?"
+        done
+      done
+      python3 bench/gemm/ab_sweeps.py --before /tmp/ce/before_*.json --after /tmp/ce/after_*.json --changed '_c2' --json "$OUT/clusterexit_ab.json" \
+        --note "a cluster's CTAs leave by draining their multicast pipelines (after) against the cluster barrier at the end (before)"
+      tar czf "$OUT/clusterexit_runs.tgz" -C /tmp/ce . ;;
     resweep)
       # the shapes whose candidates changed on 2026-12-05 (the cluster sum's one-fence signals: every split-K
       # schedule; the narrow, deep tiles: M <= 128 and the few-tile shapes; --splitk-only selects exactly those),

@@ -211,6 +211,49 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter 
   }
 }
 
+TEST_CASE("cluster exit by drain: multicast-only GEMMs leave without a cluster barrier; kernels with other cluster traffic keep it") {
+  // Lowered and assembled with emit_options::cluster_exit = drain (CAKE_CLUSTER_EXIT=drain at run time).
+  auto build = [](const program& p, bool drain) {
+    lower::emit_options o;
+    if (drain) o.cluster_exit = lower::emit_options::exit_mode::drain;
+    auto l = lower::lower(p, o);
+    REQUIRE_MESSAGE(l.ok, l.error);
+    auto a = jit::build(l.source, l.entry, std::string(to_string(p.target)));
+    REQUIRE_MESSAGE(a.ok, a.diagnostics());
+    CHECK(a.resources.spill_stores == 0);
+    return std::pair{l.source, a.ptx};
+  };
+  // the persistent GEMM with B multicast over clusters of 2: the prologue's cluster barrier only, and the
+  // producer waits once more on each of the pipeline's stages after its walk
+  for (auto [bm, bn, pingpong, in_flight] : {std::tuple{128, 256, false, 0}, std::tuple{64, 64, true, 1}}) {
+    auto c = mainloop(bm, bn, pingpong, in_flight);
+    c.cluster_m = 2;
+    INFO("bm " << bm << " bn " << bn);
+    const auto [src, ptx] = build(kernels::gemm_bf16_sm90(c), true);
+    CHECK(count(ptx, "barrier.cluster.arrive") == 1);
+    CHECK(count(ptx, "barrier.cluster.wait") == 1);
+    CHECK(has(src, "the cluster's exit: every stage of 'ab' released by every CTA's consumers"));
+    CHECK(has(src, "for (u32 d = 0; d < " + std::to_string(c.stages) + "u; ++d)"));
+    // the default: the barrier at the end as well
+    const auto [src_b, ptx_b] = build(kernels::gemm_bf16_sm90(c), false);
+    CHECK(count(ptx_b, "barrier.cluster.arrive") == 2);
+    CHECK_FALSE(has(src_b, "the cluster's exit"));
+  }
+  // no multicast (cluster 1), and a cluster sum (split-K): the barrier stays, asked or not
+  {
+    auto c = mainloop(128, 128, false, 0);
+    c.cluster_m = 1;
+    const auto [src, ptx] = build(kernels::gemm_bf16_sm90(c), true);
+    CHECK_FALSE(has(src, "the cluster's exit"));
+    kernels::gemm_splitk_config s;
+    s.splits = 2;
+    s.stages = max_splitk_stages(s.bn, s.bm);
+    const auto [src_s, ptx_s] = build(kernels::gemm_splitk_sm90(s), true);
+    CHECK_FALSE(has(src_s, "the cluster's exit"));
+    CHECK(count(ptx_s, "barrier.cluster.arrive") == 2);
+  }
+}
+
 TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, the last to arrive on the tile's counter adds them") {
   struct row {
     int splits, bm, bn;

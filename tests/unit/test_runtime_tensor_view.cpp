@@ -34,6 +34,19 @@ TEST_CASE("tensor_view: more dims than a tensor has, or strides for another numb
         "tensor_view: 1 strides for 2 dims (give one stride per dim, or none for a packed tensor)");
 }
 
+TEST_CASE("CAKE_CLUSTER_EXIT: the cluster barrier unless drain is asked for; another value refused, naming the variable") {
+  using cake::runtime_detail::cluster_exit_for;
+  using exit_kind = cake::lower::emit_options::exit_mode;
+  CHECK(cluster_exit_for(0) == exit_kind::barrier);  // unset or "barrier"
+  CHECK(cluster_exit_for(1) == exit_kind::drain);
+  try {
+    (void)cluster_exit_for(-1);
+    FAIL("an unknown value was accepted");
+  } catch (const cake::jit::argument_error& e) {
+    CHECK(std::string(e.what()).find("CAKE_CLUSTER_EXIT") != std::string::npos);
+  }
+}
+
 TEST_CASE("tensor maps: 256-byte L2 promotion, none for a streamed tensor, CAKE_TMA_L2_PROMOTION over both") {
   using cake::jit::tma_l2_promotion;
   using cake::runtime_detail::tma_l2_promotion_for;

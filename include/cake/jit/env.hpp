@@ -50,6 +50,18 @@ inline int env_tma_l2_promotion_bytes() {
   return bytes;
 }
 
+// CAKE_CLUSTER_EXIT=drain|barrier: how a CTA of a cluster leaves (lower::emit_options::cluster_exit); read once
+// per process. Returns 1 for drain, 0 for barrier or unset, -1 for a value it does not know (the runtime
+// refuses it, naming the variable).
+inline int env_cluster_exit_drain() {
+  static const int drain = [] {
+    const auto v = env_string("CAKE_CLUSTER_EXIT");
+    if (!v || *v == "barrier") return 0;
+    return *v == "drain" ? 1 : -1;
+  }();
+  return drain;
+}
+
 // Where the CUDA toolkit is, and why that one. NVRTC needs the toolkit's include folders for
 // <cuda/std/...> (CCCL lives in $CUDA/include/cccl since CUDA 13, hardware-facts §7).
 struct toolkit_location {

@@ -133,8 +133,49 @@ class kernel_emitter : public op_emitter {
   }
 
   void teardown() {
+    if (drain_exit()) {
+      w_.line("// Derived: no cluster barrier at the end: each multicast pipeline's producer drained its stages (above), so no");
+      w_.line("// peer multicasts into this CTA or arrives on its barriers after it leaves (emit_options::cluster_exit).");
+      return;
+    }
     w_.line("// Derived: no CTA leaves while a cluster peer may still multicast into it or arrive on its barriers.");
     w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
+  }
+  // Whether this kernel's CTAs leave by draining their multicast pipelines instead of a cluster barrier
+  // (emit_options::cluster_exit): asked for, a cluster on sm_90a, barriers the lowering initializes, and no
+  // traffic between the CTAs but multicast loads into pipeline stages (no cluster sum, remote arrive, user
+  // mbarrier init or cluster barrier, whose ordering the drain would not cover).
+  bool drain_exit() const {
+    if (opt_.cluster_exit != emit_options::exit_mode::drain || cluster() < 2 || p_.target != target_id::sm_90a || p_.launch.manual_barrier_init) return false;
+    bool multicast = false;
+    for (const auto& o : p_.ops) {
+      if (o.kind == op_kind::cluster_reduce || o.kind == op_kind::cluster_arrive || o.kind == op_kind::cluster_wait || o.kind == op_kind::fence_mbarrier_init ||
+          o.kind == op_kind::mbarrier_init || o.has(flag_remote))
+        return false;
+      if (!o.has(flag_multicast)) continue;
+      if (o.kind != op_kind::tma_load || o.d.kind != operand_kind::smem || p_.smem[o.d.index].pipeline < 0) return false;
+      multicast = true;
+    }
+    return multicast;
+  }
+  // The drain (drain_exit): the role's producer waits on every stage's 'empty' barrier once more, as an
+  // acquire would, so that it leaves only after the consumers of every CTA released the stage's last fill.
+  void emit_drain(int pl) {
+    const std::string n = pipe_name(pl);
+    const int S = p_.pipelines[pl].stages;
+    w_.line("// Derived: the cluster's exit: every stage of '" + std::string(p_.pipelines[pl].nm.view()) + "' released by every CTA's consumers");
+    int acquire = -1;  // (the hang trap names the role's acquire of this pipeline)
+    for (std::size_t i = 0; i < p_.ops.size() && acquire < 0; ++i)
+      if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_acquire && p_.ops[i].d.index == pl) acquire = static_cast<int>(i);
+    w_.open("for (u32 d = 0; d < " + std::to_string(S) + "u; ++d)");
+    w_.line("if (leader) { " + wait_call(pipeline_barrier(pl, false, n + "_stage"), n + "_phase ^ 1u", acquire) + " }");
+    advance(pl);
+    w_.close();
+  }
+  bool role_acquires(int pl) const {
+    for (const auto& o : p_.ops)
+      if (o.role == role_ && o.kind == op_kind::pipeline_acquire && o.d.index == pl) return true;
+    return false;
   }
 
   // ---- roles ---------------------------------------------------------------------------------------------
@@ -186,6 +227,9 @@ class kernel_emitter : public op_emitter {
     const bool solo = leader_only_role(r);
     if (solo) w_.open("if (leader)");
     emit_body(-1);
+    if (drain_exit())
+      for (std::size_t pi = 0; pi < p_.pipelines.size(); ++pi)
+        if (plan_.barriers.pipelines[pi].multicast && role_acquires(static_cast<int>(pi))) emit_drain(static_cast<int>(pi));
     if (solo) w_.close();
     if (role_issues_bulk_stores()) {
       w_.line("// Derived: outstanding TMA stores must have read their smem before the CTA exits.");
