@@ -164,18 +164,17 @@ class kernel_emitter : public op_emitter {
     const std::string n = pipe_name(pl);
     const int S = p_.pipelines[pl].stages;
     w_.line("// Derived: the cluster's exit: every stage of '" + std::string(p_.pipelines[pl].nm.view()) + "' released by every CTA's consumers");
-    int acquire = -1;  // (the hang trap names the role's acquire of this pipeline)
-    for (std::size_t i = 0; i < p_.ops.size() && acquire < 0; ++i)
-      if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_acquire && p_.ops[i].d.index == pl) acquire = static_cast<int>(i);
     w_.open("for (u32 d = 0; d < " + std::to_string(S) + "u; ++d)");
-    w_.line("if (leader) { " + wait_call(pipeline_barrier(pl, false, n + "_stage"), n + "_phase ^ 1u", acquire) + " }");
+    // (the hang trap names the role's acquire of this pipeline)
+    w_.line("if (leader) { " + wait_call(pipeline_barrier(pl, false, n + "_stage"), n + "_phase ^ 1u", role_acquire_op(pl)) + " }");
     advance(pl);
     w_.close();
   }
-  bool role_acquires(int pl) const {
-    for (const auto& o : p_.ops)
-      if (o.role == role_ && o.kind == op_kind::pipeline_acquire && o.d.index == pl) return true;
-    return false;
+  // The first op of this role that acquires a stage of pipeline `pl`, or -1.
+  int role_acquire_op(int pl) const {
+    for (std::size_t i = 0; i < p_.ops.size(); ++i)
+      if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_acquire && p_.ops[i].d.index == pl) return static_cast<int>(i);
+    return -1;
   }
 
   // ---- roles ---------------------------------------------------------------------------------------------
@@ -229,7 +228,7 @@ class kernel_emitter : public op_emitter {
     emit_body(-1);
     if (drain_exit())
       for (std::size_t pi = 0; pi < p_.pipelines.size(); ++pi)
-        if (plan_.barriers.pipelines[pi].multicast && role_acquires(static_cast<int>(pi))) emit_drain(static_cast<int>(pi));
+        if (plan_.barriers.pipelines[pi].multicast && role_acquire_op(static_cast<int>(pi)) >= 0) emit_drain(static_cast<int>(pi));
     if (solo) w_.close();
     if (role_issues_bulk_stores()) {
       w_.line("// Derived: outstanding TMA stores must have read their smem before the CTA exits.");
