@@ -211,7 +211,7 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter 
   }
 }
 
-TEST_CASE("cluster exit by drain: multicast-only GEMMs leave without a cluster barrier; kernels with other cluster traffic keep it") {
+TEST_CASE("cluster exit by drain: multicast-only GEMMs leave without a cluster barrier, kernels with other cluster traffic keep it") {
   // Lowered and assembled with emit_options::cluster_exit = drain (CAKE_CLUSTER_EXIT=drain at run time).
   auto build = [](const program& p, bool drain) {
     lower::emit_options o;
