@@ -191,7 +191,7 @@ TEST_CASE("plan names tell every field the sweep varies apart") {
   CHECK(cake::plan_name(s) == "sk3_bm128_bn128_s5_g");  // partial sums through global memory, not a cluster
 }
 
-TEST_CASE("a plan name parses back to its plan; text that is no plan name does not parse") {
+TEST_CASE("a plan name parses back to its plan, and text that is no plan name does not parse") {
   // every schedule the sweep can time, and the fields the sweep never varies but a name can say
   std::vector<cake::gemm_plan> plans = cake_bench::sweep_all_candidates();
   cake::gemm_plan np;

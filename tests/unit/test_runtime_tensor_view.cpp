@@ -34,7 +34,7 @@ TEST_CASE("tensor_view: more dims than a tensor has, or strides for another numb
         "tensor_view: 1 strides for 2 dims (give one stride per dim, or none for a packed tensor)");
 }
 
-TEST_CASE("CAKE_CLUSTER_EXIT: the cluster barrier unless drain is asked for; another value refused, naming the variable") {
+TEST_CASE("CAKE_CLUSTER_EXIT: the cluster barrier unless drain is asked for, another value refused naming the variable") {
   using cake::runtime_detail::cluster_exit_for;
   using exit_kind = cake::lower::emit_options::exit_mode;
   CHECK(cluster_exit_for(0) == exit_kind::barrier);  // unset or "barrier"
