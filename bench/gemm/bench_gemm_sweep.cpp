@@ -27,11 +27,11 @@
 //       marked "placeholder": true; a dispatcher generated from it is disabled (gemm_dispatch_table::measured)
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include <cake/analysis.hpp>
 #include <cake/analysis/output.hpp>
-#include <map>
-#include <sstream>
 
 #include "../common.hpp"
 #include "sweep_candidates.hpp"
@@ -188,22 +188,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: --plans needs --shape M,N,K (its rows are not evidence for the generator)\n");
     return 2;
   }
-  // A --plans schedule the analyzer refuses is named before any GPU work (the sweep's own are tested in CI).
-  for (const auto& p : extra_plans)
-    for (const char* t : {"bf16", "e4m3"}) {
-      if (dtype != "both" && dtype != t) continue;
-      const bool fp8 = std::string(t) == "e4m3";
-      const cake::program prog = p.kernel == cake::gemm_kernel::splitk
-                                     ? (fp8 ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(p.splitk) : cake::kernels::gemm_splitk_sm90<cake::bf16>(p.splitk))
-                                     : (fp8 ? cake::kernels::gemm_sm90<cake::e4m3>(p.sm90) : cake::kernels::gemm_sm90<cake::bf16>(p.sm90));
-      const auto report = cake::analyze(prog);
-      if (!prog.errors.empty() || report.errors > 0) {
-        std::fprintf(stderr, "cake_bench_gemm_sweep: --plans: %s (%s) is not a valid schedule:\n%s", cake::plan_name(p).c_str(), t,
-                     prog.errors.empty() ? cake::analysis::to_text(report).c_str()
-                                         : ("[" + std::string(prog.errors[0].rule) + "] " + std::string(prog.errors[0].message) + ": " + std::to_string(prog.errors[0].value) + "\n").c_str());
-        return 2;
-      }
-    }
   // The schedules timed at a shape: the sweep's candidates, then --plans' (each once).
   auto candidates = [&extra_plans](long long m, long long n, long long k, int sms, gemm_input in, const splitk_concurrency* conc) {
     auto out = sweep_candidates(m, n, k, sms, in, conc);
@@ -224,6 +208,18 @@ int main(int argc, char** argv) {
   std::vector<gemm_input> inputs;
   if (dtype != "bf16") inputs.push_back(gemm_input::e4m3);
   if (dtype != "e4m3") inputs.push_back(gemm_input::bf16);
+  // A --plans schedule the analyzer refuses is named before any GPU work (the sweep's own are tested in CI).
+  for (const auto& p : extra_plans)
+    for (auto in : inputs) {
+      const cake::program prog = cake::gemm_detail::program_for(p, in);
+      const auto report = cake::analyze(prog);
+      if (!prog.errors.empty() || report.errors > 0) {
+        std::fprintf(stderr, "cake_bench_gemm_sweep: --plans: %s (%s) is not a valid schedule:\n%s", cake::plan_name(p).c_str(), input_name(in),
+                     prog.errors.empty() ? cake::analysis::to_text(report).c_str()
+                                         : ("[" + std::string(prog.errors[0].rule) + "] " + std::string(prog.errors[0].message) + ": " + std::to_string(prog.errors[0].value) + "\n").c_str());
+        return 2;
+      }
+    }
   const int est_sms = 132;  // the H200's: what the estimate, the placeholder and the shape filters assume
   auto shapes = domain_shapes(false, 0);
   if (!k_ladder.empty()) {

@@ -66,7 +66,7 @@ def join(shape_rows, kernel_rows):
         if len(names) != 1:
             raise SystemExit(f"peer_kernels_summary: {s['dtype']} {s['M']}x{s['N']}x{s['K']}: its calls ran different kernels {sorted(names)}")
         last = calls[-1]
-        row = {"dtype": s["dtype"], "M": s["M"], "N": s["N"], "K": s["K"], "kernels": [{k: v for k, v in x.items()} for x in last],
+        row = {"dtype": s["dtype"], "M": s["M"], "N": s["N"], "K": s["K"], "kernels": last,
                "call_us": round(sum(sum(x["time_us"] for x in c) for c in calls) / len(calls), 3)}
         if s["algo"]:
             row["cublaslt_algo"] = s["algo"]

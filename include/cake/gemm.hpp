@@ -286,10 +286,21 @@ namespace gemm_detail {
 // field: two configurations that differ anywhere are two kernels), the input type and the device.
 using kernel_key = std::tuple<kernels::gemm_sm90_config, gemm_input, int>;
 
+// The Program of a schedule for an input type (built, not analyzed).
+inline program program_for(const kernels::gemm_sm90_config& c, gemm_input in) {
+  return in == gemm_input::bf16 ? kernels::gemm_sm90<bf16>(c) : kernels::gemm_sm90<e4m3>(c);
+}
+inline program program_for(const kernels::gemm_splitk_config& c, gemm_input in) {
+  return in == gemm_input::bf16 ? kernels::gemm_splitk_sm90<bf16>(c) : kernels::gemm_splitk_sm90<e4m3>(c);
+}
+inline program program_for(const gemm_plan& p, gemm_input in) {
+  return p.kernel == gemm_kernel::splitk ? program_for(p.splitk, in) : program_for(p.sm90, in);
+}
+
 inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm_input in, int device) {
   static kernel_table<kernel_key, runtime_kernel> kernels;
   return kernels.get(kernel_key{c, in, device}, [&] {
-    const program p = in == gemm_input::bf16 ? kernels::gemm_sm90<bf16>(c) : kernels::gemm_sm90<e4m3>(c);
+    const program p = program_for(c, in);
     if (!p.errors.empty())
       throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
                        std::string(p.errors[0].message));
@@ -307,7 +318,7 @@ constexpr gemm_plan as_run(gemm_plan p, long long M) {
 inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config& c, gemm_input in, int device) {
   static kernel_table<std::tuple<kernels::gemm_splitk_config, gemm_input, int>, runtime_kernel> kernels;
   return kernels.get({c, in, device}, [&] {
-    const program p = in == gemm_input::bf16 ? kernels::gemm_splitk_sm90<bf16>(c) : kernels::gemm_splitk_sm90<e4m3>(c);
+    const program p = program_for(c, in);
     if (!p.errors.empty())
       throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: [" + std::string(p.errors[0].rule) +
                        "] " + std::string(p.errors[0].message));

@@ -48,7 +48,7 @@ inline std::string plan_name(const gemm_plan& p) {
 // so that a bench can be asked to time a schedule the sweep does not offer (cake_bench_gemm_sweep --plans).
 // Only the name's grammar is checked here; whether the schedule fits the GPU is the analyzer's to say.
 inline std::optional<gemm_plan> parse_plan_name(std::string_view name) {
-  // "<key><number>" at the front of `rest`, consumed; false when it is not there
+  // "<key><number>" at the front of `name`, consumed; false when it is not there
   auto take = [&name](std::string_view key, int& value) {
     if (!name.starts_with(key)) return false;
     const char* first = name.data() + key.size();
