@@ -24,8 +24,8 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     left after the model's mainloop, fitted as launch + T * (us_per_store * TMA stores
                     per warpgroup + us_per_kib * tile KiB).
   sweep fit         --sweep-fit FILE (bench/cost/fit_sweep.py): l2_read_gbps (replacing the bound above),
-                    mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib and the
-                    per-width MMA factors (mma_width_N: the header's mma_width table), fitted on half of the
+                    mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us,
+                    global_sum_us and the per-width MMA factors (mma_width_N: the header's mma_width table), fitted on half of the
                     GEMM dispatcher's sweep.
 """
 import argparse
@@ -64,7 +64,7 @@ def main():
     ap.add_argument("--cluster-concurrency", default=None,
                     help="the GEMM sweep's evidence (its cluster_concurrency member: clusters of each size that run at once)")
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, mma_width_N")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, mma_width_N")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -178,12 +178,13 @@ def main():
     # Constants fitted on half of the GEMM dispatcher's sweep (bench/cost/fit_sweep.py): they replace the
     # calibration's lower bound of the L2 rate and add the two terms it does not measure.
     sweep_fit = json.load(open(a.sweep_fit)) if a.sweep_fit else None
-    alternating, overlap_loss, cluster_sum, kblock_overhead = 1.0, 0.0, 0.0, 0.0
+    alternating, overlap_loss, cluster_sum, kblock_overhead, wave, global_sum = 1.0, 0.0, 0.0, 0.0, 0.0, 0.0
     if sweep_fit:
         c = sweep_fit["constants"]
         l2 = c["l2_read_gbps"]
         alternating, overlap_loss, cluster_sum = c["mma_alternating"], c["hbm_overlap_loss"], c["cluster_sum_us_per_kib"]
         kblock_overhead = c["kblock_overhead_us"]
+        wave, global_sum = c.get("wave_us", 0.0), c.get("global_sum_us", 0.0)  # (fits before 2026-12-05 have neither)
     widths = sorted((int(k[len("mma_width_"):]), v) for k, v in (sweep_fit["constants"].items() if sweep_fit else []) if k.startswith("mma_width_"))
 
     n = a.name
@@ -236,6 +237,7 @@ def main():
         ("hbm_read_gbps", "%.0f" % hbm["read"]), ("hbm_write_gbps", "%.0f" % hbm["write"]), ("hbm_copy_gbps", "%.0f" % hbm["copy"]),
         ("epilogue_us_per_store", "%.4f" % per_store), ("epilogue_us_per_kib", "%.6f" % per_kib), ("launch_us", "%.3f" % launch),
         ("hbm_overlap_loss", "%.4f" % overlap_loss), ("cluster_sum_us_per_kib", "%.5f" % cluster_sum),
+        ("wave_us", "%.4f" % wave), ("global_sum_us", "%.4f" % global_sum),
     ]
     for k, v in fields:
         w("    .%s = %s," % (k, v))

@@ -8,6 +8,7 @@
 #include "../../kernels/attention/prefill.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
+#include "../../kernels/gemm/sm90_splitk.hpp"
 
 using namespace cake;
 
@@ -247,4 +248,44 @@ TEST_CASE("cost model: a persistent walk of uneven points gets the serpentine hi
   CHECK_FALSE(missing.walk_assessed);
   // the persistent GEMM: equal points, no walk hint
   CHECK_FALSE(has_hint(gemm(256, 4, 2, 8192, 8192, 8192), "walk_order"));
+}
+
+TEST_CASE("cost model: split-K pays each later wave and, through global memory, a sum latency per tile") {
+  // wave_us and global_sum_us (fitted on the sweep: bench/cost/fit_sweep.py): a grid of more CTAs than run at
+  // once pays wave_us per wave after the first; a split-K whose parts meet in global memory pays global_sum_us
+  // per tile of a CTA, its last tile's exposed. Persistent schedules and cluster sums pay neither.
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  CHECK(committed->wave_us > 0);
+  CHECK(committed->global_sum_us > 0);
+  cost::calibration none = *committed, more = *committed;
+  none.wave_us = none.global_sum_us = 0;
+  more.wave_us = 3;
+  more.global_sum_us = 5;
+  const auto dims = std::vector<cost::dim_value>{{"M", 8}, {"N", 8192}, {"K", 8192}};
+  const auto splitk = [&](int splits, bool global, const cost::calibration& c) {
+    kernels::gemm_splitk_config g;
+    g.bn = 128;
+    g.splits = splits;
+    g.global_sum = global;
+    return cost::estimate(kernels::gemm_splitk_sm90(g), dims, &c);
+  };
+  // 64 tiles x 8 splits in clusters of 8: 512 CTAs, 120 at once (H200: clusters of 8 fill 120 SMs) -> 5 waves
+  const auto c8 = splitk(8, false, none), c8w = splitk(8, false, more);
+  REQUIRE((c8.ok && c8w.ok));
+  CHECK(c8.tiles_per_cta == 5);
+  CHECK(c8w.time_us == doctest::Approx(c8.time_us + 4 * 3.0));
+  // 64 tiles x 2 splits through global memory: 128 CTAs, one wave, one tile each
+  const auto g2 = splitk(2, true, none), g2s = splitk(2, true, more);
+  REQUIRE((g2.ok && g2s.ok));
+  CHECK(g2.tiles_per_cta == 1);
+  CHECK(g2s.time_us == doctest::Approx(g2.time_us + 5.0));
+  // the same split in a cluster: no global sum
+  const auto c2 = splitk(2, false, none), c2s = splitk(2, false, more);
+  CHECK(c2s.time_us == doctest::Approx(c2.time_us));
+  // a persistent GEMM: neither
+  kernels::gemm_sm90_config p;
+  p.bn = 64;
+  const auto pe = cost::estimate(kernels::gemm_bf16_sm90(p), dims, &none), pm = cost::estimate(kernels::gemm_bf16_sm90(p), dims, &more);
+  CHECK(pm.time_us == doctest::Approx(pe.time_us));
 }

@@ -66,6 +66,12 @@ struct calibration {
   // total = launch + max(a, b) + hbm_overlap_loss * min(a, b). 0 is a perfect roofline.
   double hbm_overlap_loss = 0;
   double cluster_sum_us_per_kib = 0;  // per KiB a CTA reads from the other CTAs of its cluster in a cluster_sum
+  // A grid of more CTAs than run at once (not persistent: split-K) pays each later wave's prologue and first
+  // pipeline fill again: per wave after the first.
+  double wave_us = 0;
+  // Split-K through global memory: per tile, the parts' fence and arrival count and the last CTA's dependent
+  // read of the others' parts (a latency chain the per-KiB terms do not see).
+  double global_sum_us = 0;
 };
 
 constexpr double mma_width_factor_at(const calibration& cal, int n) {

@@ -10,9 +10,11 @@
 //                latency  = (the pipeline's round trip + mma) / stages           (Little's law)
 //   per tile     k_iterations x t_k + epilogue (per TMA store + per KiB of the tile); ping-pong (units on
 //                alternate tiles): max(k_iterations x t_k, epilogue), MMA x the calibration's alternating factor
-//   per launch   launch + last + max(compute - last, hbm) + overlap_loss x min(compute - last, hbm)
+//   per launch   launch + (waves - 1) x wave + last + max(compute - last, hbm) + overlap_loss x min(compute - last, hbm)
 //                compute = tiles_per_CTA x per tile, hbm = HBM bytes / HBM bandwidth,
-//                last = one tile's epilogue (the CTA's last: no HBM stream is left to hide it)
+//                last = one tile's epilogue (the CTA's last: no HBM stream is left to hide it),
+//                waves = tiles_per_CTA of a grid that is not persistent (each later wave's prologue and fill);
+//                split-K adds its sum to each tile's epilogue (per KiB through DSMEM, per tile through global)
 //
 // tiles_per_CTA = ceil(cluster-tiles / concurrent clusters) (wave quantization of a persistent grid);
 // HBM bytes come from the tile schedule (cost/traffic.hpp). Hints re-evaluate the same formula with one
@@ -156,7 +158,7 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
   r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
   r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0 +
-               cal.cluster_sum_us_per_kib * (c.split - 1) * c.cluster_sum_bytes / 1024.0;
+               cal.cluster_sum_us_per_kib * (c.split - 1) * c.cluster_sum_bytes / 1024.0 + (c.global_sum && c.split > 1 ? cal.global_sum_us : 0.0);
   const long long k_blocks = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
   r.k_iterations = plan::ceil_div(k_blocks, std::max(1, c.k_step));
   const double k_it = static_cast<double>(r.k_iterations);
@@ -205,7 +207,8 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   // longer epilogue is why the 64-row ping-pong tile measures faster than BN 256 at small M, short K:
   // on the committed sweep the held-out first choices within 5% of the best went 71 -> 74 of 78).
   const double last = r.epi_tile, overlappable = r.mainloop + r.epilogue - last;
-  r.total = cal.launch_us + last + std::max(overlappable, r.hbm) + cal.hbm_overlap_loss * std::min(overlappable, r.hbm);
+  const double later_waves = p.launch.persistent ? 0.0 : static_cast<double>(r.tiles_per_cta - 1);
+  r.total = cal.launch_us + later_waves * cal.wave_us + last + std::max(overlappable, r.hbm) + cal.hbm_overlap_loss * std::min(overlappable, r.hbm);
   r.ok = true;
   return r;
 }
