@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the cost model's sweep constants on one half of the GEMM dispatcher's H200 sweep.
 
-Nine constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
+Ten constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
   l2_read_gbps      the aggregate L2 -> SMEM rate of the GEMM's own access pattern (the calibration
                     measures a lower bound: the highest rate its kernels reached);
   mma_alternating   the MMA time of a tile issued by one warpgroup while the other waits its turn
@@ -16,6 +16,9 @@ Nine constants of the calibration are not measured by bench/cost/calibrate.cpp, 
                     wave's prologue and first pipeline fill;
   global_sum_us     per tile of a split-K whose parts meet in global memory: the fence, the arrival count and
                     the last CTA's dependent read of the others' parts;
+  stage_turnover_us the fixed part of the fastest a pipeline turns a stage over (the TMA microbenchmark measures
+                    0.212 us; the sweep's narrow, deep tiles, 64 x 64 and 128 x 64 with 8-12 stages, run faster
+                    than that allows): fitted with split-K's, on all rows, as those tiles compete at split-K's shapes;
   mma_width_176, mma_width_192  a factor on the MMA time per K block at those tile widths: the sweep's
                     kernels ran them slower than the microbenchmark's rate predicts, the calibration GEMMs
                     (short, L2-resident, N a multiple of the width) did not; widths 128 and 256 anchor
@@ -25,7 +28,7 @@ bench/results/h200/gemm_sweep.json; the shapes of the other layers (Llama-3 70B,
 out and only scored (bench/cost/domain_rank.py). The search is a deterministic coordinate descent over
 multiplicative steps of each constant until a round improves nothing, minimizing mean(1 - Spearman) +
 5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first six on the rows without
-split-K, then the three split-K constants on all); cake_cost_domain_rank --set NAME=VALUE evaluates the model with
+split-K, then split-K's three and the stage turnover on all); cake_cost_domain_rank --set NAME=VALUE evaluates the model with
 a constant changed.
 
     python3 bench/cost/fit_sweep.py [--bin build/bench/cake_cost_domain_rank] --json bench/results/h200/cost_sweep_fit.json
@@ -48,7 +51,7 @@ FIT_LAYERS = ["llama3-8b", "deepseek-v3"]
 # Start values: the committed calibration's (hbm_overlap_loss and mma_alternating start where the model
 # without them stands).
 START = {"l2_read_gbps": 11184.0, "mma_alternating": 1.0, "hbm_overlap_loss": 0.3, "kblock_overhead_us": 0.01, "cluster_sum_us_per_kib": 0.01,
-         "wave_us": 1.0, "global_sum_us": 1.0,
+         "wave_us": 1.0, "global_sum_us": 1.0, "stage_turnover_us": 0.212,
          "mma_width_176": 1.0, "mma_width_192": 1.0}
 STEPS = [0.5, 0.7, 0.85, 0.93, 1.07, 1.15, 1.3, 1.6, 2.0]
 # A width factor is a few percent from 1: finer steps.
@@ -61,10 +64,11 @@ def steps_of(name):
 
 # Two stages, each constant fitted on the rows of the regime it describes: first the six that shape every
 # tiled schedule, on the rows without split-K candidates; then split-K's three (its reduction, its later waves,
-# its global-memory sum), on all fit rows with the first six held.
+# its global-memory sum) and the stage turnover (the narrow tiles run at split-K's shapes), on all fit rows
+# with the first six held.
 STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192"],
            lambda r: not r["plan"].startswith("sk")),
-          (["cluster_sum_us_per_kib", "wave_us", "global_sum_us"], lambda r: True)]
+          (["cluster_sum_us_per_kib", "wave_us", "global_sum_us", "stage_turnover_us"], lambda r: True)]
 
 
 def in_fit(row):

@@ -264,7 +264,8 @@ int main(int argc, char** argv) {
   if (limit > 0 && limit < static_cast<long long>(shapes.size())) shapes.resize(static_cast<std::size_t>(limit));
 
   // The estimate: every candidate and the peer, (runs + 2 warm-up) runs each with a 0.05 ms flush, 50 ms untimed per round, one
-  // checked run with its download and comparison, JIT of each distinct schedule (~0.6 s).
+  // checked run with its download and comparison, JIT of each distinct schedule (~2.3 s with a cold cache: the
+  // H200 re-sweep of 2026-12-05 took 203 s for 56 schedules where 0.6 s per schedule estimated 105 s).
   std::map<std::string, cake::gemm_plan> plans;
   double est_s = 0;
   int timed = 0;
@@ -278,7 +279,7 @@ int main(int argc, char** argv) {
       timed += static_cast<int>(cands.size());
     }
   }
-  est_s += 0.6 * plans.size() + 2 + 3;  // JIT, warm-up, random operands
+  est_s += 2.3 * plans.size() + 2 + 3;  // JIT, warm-up, random operands
   std::printf("cake_bench_gemm_sweep: %zu search shapes x %s, %d (shape, schedule) pairs and the peer, %zu distinct schedules to JIT, %d runs each: "
               "estimated %.0f s\n",
               shapes.size(), dtype.c_str(), timed, plans.size(), runs, est_s);

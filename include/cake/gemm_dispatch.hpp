@@ -19,7 +19,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 24> plans{{
+inline constexpr std::array<gemm_plan, 25> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -39,406 +39,417 @@ inline constexpr std::array<gemm_plan, 24> plans{{
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 16 sk2_bm128_bn128_s5
     {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 17 sk2_bn112_s6
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 18 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 19 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 64, .splits = 2, .stages = 6}},  // 20 sk2_bn96_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 21 sk4_bm128_bn160_s4
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 22 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 23 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 19 sk2_bn160_s6
+    {gemm_kernel::splitk, {}, {.bn = 256, .bm = 64, .splits = 2, .stages = 4}},  // 20 sk2_bn256_s4
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 21 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 22 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 23 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 24 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1159> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 1, 23},  // M 1..1: sk4_bn64_s6
+    {1, 1, 24},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    {2, 15, 22},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.0 us
-    {16, 16, 23},  // M 16..16: sk4_bn64_s6
+    {2, 15, 23},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.9 us
+    {16, 16, 24},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    {17, 63, 22},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.0 us
-    {64, 64, 23},  // M 64..64: sk4_bn64_s6
+    {17, 63, 23},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.9 us
+    {64, 64, 24},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
-    {65, 256, 21},  // M 65..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 33.7 us
+    {65, 192, 18},  // M 65..192: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.4 us
+    {193, 255, 9},  // M 193..255: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 26.8 us
+    {256, 256, 22},  // M 256..256: sk4_bm128_bn160_s4
     //   M=256: sk4_bm128_bn160_s4 0.0275 ms, peer 0.0221 ms, ratio 0.802 (fallback bn128_s6_c2: 0.564)
-    {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 37.6 us
-    {385, 512, 11},  // M 385..512: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 46.5 us
+    {257, 512, 11},  // M 257..512: bn64_s8_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 34.8 us
     {513, 896, 0},  // M 513..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 53.4 us
-    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 69.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 52.9 us
+    {897, 1023, 11},  // M 897..1023: bn64_s8_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 57.7 us
+    {1024, 1280, 4},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 70.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.7 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 72.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 72.2 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 90.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 89.8 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 94.7 us
     {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 127.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 126.8 us
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 133.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 132.5 us
     {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 168.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 167.3 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 179.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 177.2 us
     {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 187.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 186.1 us
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 194.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 192.8 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 221.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 218.4 us
     {4865, 5632, 4},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 245.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 243.8 us
     {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.3 us
-    {6145, 6912, 4},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 304.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 253.2 us
+    {6145, 6912, 0},  // M 6145..6912: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 300.5 us
     {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 316.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 313.7 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 347.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.6 us
     {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 364.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 361.1 us
     {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 377.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 374.3 us
     {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 404.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 401.6 us
     {9345, 9728, 4},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 423.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 419.2 us
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 431.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 425.3 us
     {9857, 10752, 5},  // M 9857..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 438.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 434.5 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 474.0 us
-    {10881, 11264, 6},  // M 10881..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 482.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 466.7 us
+    {10881, 11264, 4},  // M 10881..11264: bn176_s5_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 478.0 us
     {11265, 12288, 5},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 499.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 494.9 us
     {12289, 12544, 4},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 541.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 536.6 us
     {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 557.8 us
-    {12801, 13056, 6},  // M 12801..13056: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 560.7 us
-    {13057, 13824, 5},  // M 13057..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 561.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 549.1 us
+    {12801, 13824, 5},  // M 12801..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 555.9 us
     {13825, 14080, 4},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 600.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 595.2 us
     {14081, 32768, 5},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 621.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 616.2 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 31, 8},  // M 1..31: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0188 ms, peer 0.0175 ms, ratio 0.933 (fallback bn128_s6_c2: 0.650)
-    {9, 64, 19},  // M 9..64: sk2_bn64_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 23.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.6 us
+    {32, 32, 21},  // M 32..32: sk2_bn64_s6
     //   M=32: sk2_bn64_s6 0.0190 ms, peer 0.0181 ms, ratio 0.953 (fallback bn128_s6_c2: 0.665)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 23.4 us
-    {65, 127, 18},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 26.9 us
-    {128, 128, 9},  // M 128..128: bn64_s12_c2_pp64_f1
+    {33, 64, 8},  // M 33..64: bn64_s12_c1_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.6 us
+    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 20.9 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0203 ms, peer 0.0185 ms, ratio 0.912 (fallback bn128_s6_c2: 0.671)
-    {129, 256, 16},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 28.9 us
+    {129, 256, 11},  // M 129..256: bn64_s8_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 25.3 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
     //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0279 ms, ratio 0.975 (fallback bn128_s6_c2: 0.932)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.6 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 56.8 us
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 79.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 56.7 us
+    {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 77.5 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.1 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.0 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 116.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 115.5 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 132.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 130.2 us
     {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 146.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 145.7 us
     {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 179.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 177.2 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 186.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 185.5 us
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 191.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 190.6 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 221.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 219.9 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 228.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 225.1 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 236.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.1 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 257.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 255.2 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 276.3 us
-    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 281.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 272.1 us
+    {5761, 6272, 6},  // M 5761..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 279.7 us
+    {6273, 6784, 0},  // M 6273..6784: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 319.2 us
+    {6785, 7296, 6},  // M 6785..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 324.3 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 362.2 us
-    {7681, 16384, 6},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 371.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 359.0 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 366.9 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 368.9 us
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 19},  // M 1..64: sk2_bn64_s6
+    {1, 64, 21},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 28.0 us
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 28.1 us
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
-    {65, 128, 18},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 35.8 us
-    {129, 255, 16},  // M 129..255: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 39.2 us
-    {256, 256, 11},  // M 256..256: bn64_s8_c2
+    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.6 us
+    {129, 256, 11},  // M 129..256: bn64_s8_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 36.6 us
     //   M=256: bn64_s8_c2 0.0337 ms, peer 0.0329 ms, ratio 0.977 (fallback bn128_s6_c2: 0.789)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 54.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 54.6 us
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 73.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 73.5 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 91.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 90.9 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 129.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 128.2 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.0 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 168.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.5 us
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 195.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 194.0 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 224.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 221.2 us
     {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 246.1 us
-    {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 306.3 us
-    {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 308.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 244.6 us
+    {3073, 3584, 2},  // M 3073..3584: bn128_s6_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 303.4 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 318.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 315.6 us
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 324.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 322.1 us
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 324.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.5 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 379.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 376.8 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 398.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 393.4 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 401.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 398.9 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 441.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 438.2 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 478.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 471.5 us
     {5633, 7296, 6},  // M 5633..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 479.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 475.8 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 625.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 620.8 us
     {7681, 16383, 6},  // M 7681..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 634.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 629.9 us
     {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 64, 19},  // M 1..64: sk2_bn64_s6
+    {1, 64, 21},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 44.8 us
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.4 us
-    {65, 128, 21},  // M 65..128: sk4_bm128_bn160_s4
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 53.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.8 us
+    {65, 127, 9},  // M 65..127: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 47.0 us
+    {128, 128, 22},  // M 128..128: sk4_bm128_bn160_s4
     //   M=128: sk4_bm128_bn160_s4 0.0473 ms, peer 0.0449 ms, ratio 0.948 (fallback bn128_s6_c2: 0.567)
     {129, 256, 16},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 63.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 61.1 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.8 us
     //   M=512: bn128_s6_c1 0.0905 ms, peer 0.0861 ms, ratio 0.952 (fallback bn128_s6_c2: 0.943)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 136.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 136.2 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.9 us
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 245.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.6 us
+    {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 242.3 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 254.1 us
     {1537, 2047, 6},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 324.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 322.7 us
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 378.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 375.0 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 435.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 429.3 us
     {2561, 2816, 4},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 478.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.3 us
     {2817, 3072, 6},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 479.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.1 us
     {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 594.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 589.3 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 602.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 593.4 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 621.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 616.2 us
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 633.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 628.9 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 744.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 737.8 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 783.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 773.8 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 787.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 781.3 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 866.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 859.4 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 939.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 925.6 us
     {5633, 7296, 6},  // M 5633..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 941.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 933.7 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1232.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1221.7 us
     {7681, 16384, 6},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1249.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1239.3 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
-    {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.0226 ms, peer 0.0214 ms, ratio 0.948 (fallback bn128_s6_c2: 0.716)
-    {2, 15, 20},  // M 2..15: sk2_bn96_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 27.7 us
-    {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 24.1 us
     //   M=16: bn64_s12_c1_pp64_f1 0.0231 ms, peer 0.0221 ms, ratio 0.957 (fallback bn128_s6_c2: 0.723)
-    {17, 63, 20},  // M 17..63: sk2_bn96_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 27.8 us
-    {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 24.4 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0236 ms, peer 0.0219 ms, ratio 0.929 (fallback bn128_s6_c2: 0.587)
-    {65, 128, 16},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 29.9 us
+    {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 27.5 us
     {129, 256, 14},  // M 129..256: bn96_s7_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 34.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 32.0 us
     //   M=256: bn96_s7_c2 0.0279 ms, peer 0.0272 ms, ratio 0.973 (fallback bn128_s6_c2: 0.866)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 47.5 us
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 57.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 57.8 us
     {641, 768, 14},  // M 641..768: bn96_s7_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 76.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 69.2 us
     {769, 1023, 5},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 82.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.8 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 102.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.9 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 116.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 116.2 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 133.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.0 us
     {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 147.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 146.3 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 181.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 179.5 us
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 183.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.1 us
     {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 187.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 186.2 us
     {2561, 2816, 7},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 193.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 192.6 us
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 222.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 221.2 us
     {3073, 3328, 7},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 238.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 237.5 us
     {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 239.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 238.1 us
     {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 258.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 256.5 us
     {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 279.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 275.8 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 284.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 282.9 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
     {4097, 4864, 6},  // M 4097..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 284.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 283.7 us
     {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 364.6 us
-    {5121, 9856, 6},  // M 5121..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 375.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 361.8 us
+    {5121, 7040, 6},  // M 5121..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 373.5 us
+    {7041, 7168, 5},  // M 7041..7168: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 502.4 us
+    {7169, 9856, 6},  // M 7169..9856: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 509.3 us
     {9857, 9984, 5},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 683.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 678.1 us
     {9985, 16383, 6},  // M 9985..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 693.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 690.3 us
     {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=7168 K=2048 (cell 5)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0161 ms, peer 0.0153 ms, ratio 0.947 (fallback bn128_s6_c2: 0.792)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.3 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0160 ms, peer 0.0149 ms, ratio 0.933 (fallback bn128_s6_c2: 0.799)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.5 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 19.2 us
     //   M=128: bn64_s8_c1 0.0166 ms, peer 0.0158 ms, ratio 0.951 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.9 us
     {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.5 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.7 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.2 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 57.4 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 65.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.8 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 73.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.3 us
     {1409, 1792, 6},  // M 1409..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 80.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 80.2 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 97.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.4 us
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 103.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 103.2 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 118.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 117.5 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 122.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 120.8 us
     {2689, 2944, 6},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.1 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 136.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 135.3 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 146.8 us
-    {3201, 4224, 6},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 149.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 144.9 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.9 us
+    {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 169.0 us
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 171.8 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 189.6 us
-    {4353, 4736, 6},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 195.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 188.2 us
+    {4353, 4480, 0},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 193.5 us
+    {4481, 4736, 6},  // M 4481..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 194.8 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 207.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 205.9 us
     {4865, 6016, 6},  // M 4865..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 218.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 217.4 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 260.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 258.7 us
     {6145, 6528, 6},  // M 6145..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 264.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 263.3 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 278.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 276.4 us
     {6657, 8191, 6},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 287.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 286.0 us
     {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
@@ -446,249 +457,260 @@ inline constexpr std::array<gemm_dispatch_bucket, 1159> buckets{{
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0694 ms, peer 0.0740 ms, ratio 1.066 (fallback bn128_s6_c2: 0.809)
     {9, 31, 17},  // M 9..31: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.8 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 73.7 us
     {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.0696 ms, peer 0.0717 ms, ratio 1.030 (fallback bn128_s6_c2: 0.779)
     {33, 64, 17},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.8 us
-    {65, 128, 15},  // M 65..128: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 73.8 us
+    {65, 384, 15},  // M 65..384: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.7 us
     //   M=128: sk2_bm128_bn112_s5 0.0737 ms, peer 0.0764 ms, ratio 1.036 (fallback bn128_s6_c2: 0.620)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 117.9 us
-    {257, 384, 15},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 165.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 115.8 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 199.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 199.5 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 283.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 281.6 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 305.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 302.3 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 374.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 372.6 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 431.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 428.0 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 505.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 500.5 us
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 542.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 537.1 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 549.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 546.5 us
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 671.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 665.1 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 732.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 729.1 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 850.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 843.8 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 897.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 887.3 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 911.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 907.1 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 915.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 911.6 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 988.4 us
-    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1088.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 980.2 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1081.6 us
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 1082.6 us
+    {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1238.6 us
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1256.4 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1278.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1272.9 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1405.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1393.9 us
     {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1449.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1441.9 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1457.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1451.3 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1544.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1531.5 us
     {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1628.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1619.2 us
     {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1820.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1812.0 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1952.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1933.7 us
     {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1988.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1977.0 us
     {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2001.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1992.2 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2100.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2081.5 us
     {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2166.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2154.8 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2362.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2351.2 us
     {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2509.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2486.0 us
     {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2518.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2503.1 us
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0759 ms, peer 0.0813 ms, ratio 1.071 (fallback bn128_s6_c2: 0.788)
     {9, 64, 17},  // M 9..64: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 85.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 81.4 us
     //   M=32: sk2_bn112_s6 0.0764 ms, peer 0.0820 ms, ratio 1.072 (fallback bn128_s6_c2: 0.798)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 85.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 81.5 us
     {65, 127, 15},  // M 65..127: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 87.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 87.0 us
     {128, 128, 10},  // M 128..128: bn64_s8_c1
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
     {129, 384, 15},  // M 129..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 130.4 us
-    {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 222.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 128.0 us
+    {385, 448, 20},  // M 385..448: sk2_bn256_s4
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 221.5 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 223.1 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 316.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 315.2 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 342.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 338.6 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 419.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 417.6 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 483.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 479.9 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 567.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 561.4 us
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 607.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 602.2 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 616.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 613.1 us
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 753.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 745.9 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 822.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 818.3 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 954.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 947.3 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1007.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 996.2 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1023.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 1018.4 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1028.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1023.5 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1109.9 us
-    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1222.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1100.6 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1214.7 us
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 1215.6 us
+    {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1391.0 us
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1411.1 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1435.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1429.6 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1579.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1565.6 us
     {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1628.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1619.6 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1637.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1630.1 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1735.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1720.3 us
     {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1829.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1818.9 us
     {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2044.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2035.6 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2193.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2172.4 us
     {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2233.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2221.0 us
     {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2248.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2238.1 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2359.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2338.5 us
     {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2434.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2420.9 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2653.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2641.6 us
     {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2819.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2793.2 us
     {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2829.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2812.4 us
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=8192 (cell 8)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0452 ms, peer 0.0437 ms, ratio 0.966 (fallback bn128_s6_c2: 0.849)
-    {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.6 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.7 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0461 ms, peer 0.0448 ms, ratio 0.972 (fallback bn128_s6_c2: 0.832)
-    {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.7 us
-    {65, 127, 16},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 52.1 us
-    {128, 128, 10},  // M 128..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.9 us
+    {65, 128, 10},  // M 65..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.2 us
     //   M=128: bn64_s8_c1 0.0479 ms, peer 0.0460 ms, ratio 0.961 (fallback bn128_s6_c2: 0.652)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 65.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 65.5 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 102.1 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 106.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 106.5 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 154.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 153.9 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 194.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 193.5 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 253.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 250.5 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 282.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 281.0 us
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 345.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 342.7 us
     {1793, 2047, 7},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 370.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 368.3 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 433.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 430.6 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 464.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 462.6 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 545.2 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 554.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 537.7 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 552.3 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 630.3 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 639.6 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 708.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 702.3 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 731.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 726.9 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 746.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 744.4 us
     {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 825.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 821.1 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 837.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 835.2 us
     {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 914.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 909.6 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 930.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 927.8 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 990.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 981.4 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1003.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 998.2 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1021.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1018.7 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1058.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1049.1 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1091.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1085.5 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1114.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1111.3 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1184.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 1178.2 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1205.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1201.8 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1271.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 1260.3 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1276.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 1269.5 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1298.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1294.7 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1339.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1328.0 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1364.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1356.8 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1388.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1384.9 us
     {7809, 8191, 7},  // M 7809..8191: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1452.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1443.7 us
     {8192, 16384, 5},  // M 8192..16384: bn192_s4_c2
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
@@ -696,589 +718,544 @@ inline constexpr std::array<gemm_dispatch_bucket, 1159> buckets{{
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1237 ms, peer 0.1252 ms, ratio 1.012 (fallback bn128_s6_c2: 0.747)
     {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 139.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 134.6 us
     {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
     {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 139.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 134.6 us
     {65, 128, 16},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 144.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 144.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 202.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 203.1 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 300.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 296.6 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 343.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 344.9 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 511.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 509.3 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 648.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 646.4 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 856.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 844.2 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 954.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 949.0 us
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1164.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1153.3 us
     {1793, 2047, 7},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1259.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1251.1 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1479.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1467.6 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1585.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1578.0 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1866.4 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1898.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1839.0 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1888.3 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2159.6 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2190.4 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2431.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2408.2 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2508.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2492.6 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2561.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2553.1 us
     {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2835.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2819.2 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2877.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2867.6 us
     {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3144.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3125.5 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3198.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3188.3 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3406.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3374.4 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3453.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3431.9 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3514.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3502.7 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3643.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3608.3 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3758.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3734.0 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3835.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3823.4 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4080.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4055.5 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4151.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4136.9 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4381.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4340.4 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4397.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4371.2 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4473.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4458.5 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4618.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4574.3 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4702.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4673.3 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4787.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4771.0 us
     {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5006.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4974.2 us
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1265 ms, peer 0.1289 ms, ratio 1.019 (fallback bn128_s6_c2: 0.786)
     {9, 64, 18},  // M 9..64: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 143.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 138.4 us
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 143.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 138.4 us
     {65, 128, 16},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 148.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 148.5 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 208.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 209.1 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 308.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 305.2 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 354.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 355.3 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 527.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 524.9 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 668.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 666.2 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 882.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 870.1 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 983.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 978.2 us
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1200.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1188.7 us
     {1793, 2047, 7},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1298.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1289.7 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1525.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1513.0 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1635.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1626.8 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1924.2 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1957.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1895.9 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1946.8 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 2226.5 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2258.3 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2507.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2482.8 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2586.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2569.8 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2640.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2632.3 us
     {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2923.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 2906.7 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2966.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 2956.5 us
     {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3241.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 3222.4 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3297.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 3287.2 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3512.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3479.1 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3560.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3538.3 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3623.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3611.4 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3756.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3720.2 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3874.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3849.9 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3955.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3942.1 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4207.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 4181.4 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4279.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 4265.3 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4517.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4475.2 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4533.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4506.9 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4612.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4597.0 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4761.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4716.3 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4848.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4818.4 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4936.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4919.1 us
     {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5162.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5128.7 us
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
     {1, 63, 12},  // M 1..63: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0531 ms, peer 0.0562 ms, ratio 1.059 (fallback bn176_s5_c2: 0.860)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 58.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 55.1 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0529 ms, peer 0.0559 ms, ratio 1.056 (fallback bn176_s5_c2: 0.867)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 58.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 55.6 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0541 ms, peer 0.0521 ms, ratio 0.965 (fallback bn176_s5_c2: 0.562)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 67.1 us
-    {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 85.6 us
+    {65, 128, 19},  // M 65..128: sk2_bn160_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 66.8 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 83.2 us
+    {193, 256, 4},  // M 193..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 86.4 us
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 108.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 108.7 us
     {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 151.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 150.8 us
     {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 195.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 195.5 us
     {769, 1023, 0},  // M 769..1023: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 255.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 252.4 us
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 288.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 287.6 us
     {1153, 1280, 4},  // M 1153..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 347.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 344.4 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 360.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 356.9 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 361.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 358.1 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 380.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 380.1 us
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 429.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 425.2 us
     {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 460.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 457.3 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 548.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 541.0 us
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 565.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 564.0 us
     {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 619.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 614.8 us
     {2561, 2816, 5},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 644.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 639.1 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 656.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 655.6 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 712.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 706.4 us
     {3073, 3584, 7},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 734.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 730.7 us
     {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 841.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 839.8 us
     {3713, 4095, 7},  // M 3713..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 909.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 904.5 us
     {4096, 4224, 6},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 934.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 932.6 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 993.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 985.6 us
     {4353, 4864, 7},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1007.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1002.4 us
     {4865, 4992, 6},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1117.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1115.0 us
     {4993, 6144, 7},  // M 4993..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1184.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1177.9 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1395.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1392.6 us
     {6273, 7424, 7},  // M 6273..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1456.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1449.0 us
     {7425, 7552, 6},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1672.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1669.0 us
     {7553, 8704, 7},  // M 7553..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1722.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1713.0 us
     {8705, 8832, 6},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1949.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1945.1 us
     {8833, 9472, 7},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1997.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1986.5 us
     {9473, 9600, 6},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2133.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2129.0 us
     {9601, 9984, 7},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2173.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2160.7 us
     {9985, 10112, 6},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2225.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2220.6 us
     {10113, 10752, 7},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2261.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2248.2 us
     {10753, 10880, 6},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2410.1 us
-    {10881, 11264, 7},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2447.4 us
-    {11265, 11392, 6},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2502.7 us
-    {11393, 12544, 7},  // M 11393..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2535.9 us
-    {12545, 12672, 6},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2779.7 us
-    {12673, 32768, 7},  // M 12673..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2810.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2405.1 us
+    {10881, 32768, 7},  // M 10881..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2433.9 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
-    {1, 32, 12},  // M 1..32: bn96_s10_c1_pp64_f1
+    {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0296 ms, peer 0.0301 ms, ratio 1.018 (fallback bn192_s4_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 30.9 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0292 ms, peer 0.0294 ms, ratio 1.006 (fallback bn192_s4_c2: 0.821)
-    {33, 128, 13},  // M 33..128: bn96_s7_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 32.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.7 us
+    {65, 128, 13},  // M 65..128: bn96_s7_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.1 us
     //   M=128: bn96_s7_c1 0.0306 ms, peer 0.0316 ms, ratio 1.033 (fallback bn192_s4_c2: 0.829)
     {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.4 us
-    {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.8 us
+    {257, 384, 13},  // M 257..384: bn96_s7_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 59.1 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 66.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 67.2 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 84.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 84.4 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 95.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 95.4 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.0 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 119.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 119.4 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 149.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 149.1 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 157.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 158.3 us
     {1409, 1536, 7},  // M 1409..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 171.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 171.6 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 193.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 194.2 us
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 203.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 202.7 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 211.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 211.9 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 224.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 223.9 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 248.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 249.4 us
     {2177, 2304, 5},  // M 2177..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 261.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 260.7 us
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 267.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 268.2 us
     {2433, 2816, 7},  // M 2433..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 281.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 281.4 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 321.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 321.6 us
     {2945, 3328, 7},  // M 2945..3328: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 334.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 333.6 us
     {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 377.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 378.1 us
     {3457, 3840, 7},  // M 3457..3840: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 386.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 385.8 us
     {3841, 3968, 6},  // M 3841..3968: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 430.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 431.4 us
     {3969, 4096, 7},  // M 3969..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 439.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 438.0 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 450.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 450.7 us
     {4225, 4352, 7},  // M 4225..4352: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 460.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 459.7 us
     {4353, 4480, 6},  // M 4353..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 487.0 us
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 496.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 487.8 us
+    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 495.4 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 505.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 506.4 us
     {4737, 4864, 7},  // M 4737..4864: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 513.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 513.3 us
     {4865, 4992, 6},  // M 4865..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 540.5 us
-    {4993, 5120, 7},  // M 4993..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 548.6 us
-    {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 559.8 us
-    {5249, 16384, 7},  // M 5249..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 566.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 541.1 us
+    {4993, 16384, 7},  // M 4993..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 547.8 us
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0680 ms, peer 0.0693 ms, ratio 1.018 (fallback bn256_s4_c2: 0.735)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 73.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 72.8 us
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0688 ms, peer 0.0698 ms, ratio 1.014 (fallback bn256_s4_c2: 0.745)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 75.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 74.1 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0707 ms, peer 0.0713 ms, ratio 1.008 (fallback bn256_s4_c2: 0.707)
     {65, 384, 6},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 76.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 78.5 us
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 157.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 158.2 us
     {385, 640, 0},  // M 385..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 190.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 189.8 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 265.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 264.5 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 291.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 290.9 us
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 392.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 393.6 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 424.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 423.0 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 483.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 483.6 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 506.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 502.7 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 557.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 555.2 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 617.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 616.3 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 647.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 643.8 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 719.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 719.4 us
     {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 750.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 748.4 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 854.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 853.6 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 884.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 881.1 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 943.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 941.6 us
     {2945, 3072, 7},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 973.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 969.2 us
     {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1045.6 us
-    {3201, 3328, 7},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1062.2 us
-    {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1091.3 us
-    {3457, 3584, 7},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1107.1 us
-    {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1180.2 us
-    {3713, 3840, 7},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1196.0 us
-    {3841, 3968, 6},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1269.1 us
-    {3969, 4096, 7},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1284.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1045.3 us
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1057.2 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1325.5 us
-    {4225, 4352, 7},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1344.0 us
-    {4353, 4480, 6},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1417.3 us
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1433.1 us
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1506.2 us
-    {4737, 32768, 7},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1522.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1324.7 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1338.9 us
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0163 ms, peer 0.0165 ms, ratio 1.014 (fallback bn256_s4_c2: 0.824)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.6 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.4 us
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0170 ms, peer 0.0171 ms, ratio 1.007 (fallback bn256_s4_c2: 0.833)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.7 us
     {64, 64, 3},  // M 64..64: bn128_s8_c1_pp64_f1
     //   M=64: bn128_s8_c1_pp64_f1 0.0167 ms, peer 0.0172 ms, ratio 1.031 (fallback bn256_s4_c2: 0.819)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.7 us
     {129, 4095, 6},  // M 129..4095: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.4 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 31.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.1 us
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 71.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 72.4 us
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
     {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 226.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 227.4 us
     {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.1359 ms, peer 0.1379 ms, ratio 1.015 (fallback bn192_s4_c2: 0.720)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 155.6 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 149.9 us
     //   M=16: bn96_s10_c1_pp64_f1 0.1373 ms, peer 0.1392 ms, ratio 1.014 (fallback bn192_s4_c2: 0.721)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 157.3 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 151.6 us
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 165.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 168.6 us
     {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 220.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 223.0 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 330.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 329.3 us
     {385, 512, 5},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 399.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 399.3 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 495.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 491.0 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 578.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 575.6 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 657.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 655.8 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 840.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 842.3 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 888.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 884.5 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 997.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 997.9 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1114.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1104.5 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1227.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1225.8 us
     {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1272.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1264.9 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1381.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1378.3 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1426.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1417.4 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1566.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1565.8 us
     {2177, 2304, 7},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1612.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1607.0 us
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1721.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1720.3 us
     {2433, 2560, 7},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1766.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1759.5 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1875.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1872.8 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1920.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1912.0 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2106.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2100.8 us
     {2945, 4096, 7},  // M 2945..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2150.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 2139.9 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2937.2 us
-    {4225, 6912, 7},  // M 4225..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3029.4 us
-    {6913, 7040, 6},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4851.6 us
-    {7041, 32768, 7},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4908.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2933.5 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3014.9 us
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2351 ms, peer 0.2318 ms, ratio 0.986 (fallback bn176_s5_c2: 0.700)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 263.6 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 259.2 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2362 ms, peer 0.2347 ms, ratio 0.994 (fallback bn176_s5_c2: 0.706)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 266.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 261.8 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.529)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 271.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 278.4 us
     {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 393.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 397.1 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 583.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 581.5 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 680.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 682.8 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1017.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1013.2 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1119.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1117.0 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1526.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1529.7 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1557.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1551.1 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1790.2 us
-    {1409, 1536, 7},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1908.1 us
-    {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2140.6 us
-    {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2171.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1790.4 us
+    {1409, 1792, 7},  // M 1409..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1897.9 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2403.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2398.0 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2521.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2505.5 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2723.8 us
     {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2842.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2832.1 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3338.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3332.2 us
     {2689, 3072, 7},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3456.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3439.7 us
     {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4009.4 us
-    {3201, 3328, 7},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4070.1 us
-    {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4272.8 us
-    {3457, 3840, 7},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4333.5 us
-    {3841, 3968, 6},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4886.6 us
-    {3969, 4096, 7},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4947.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4005.7 us
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4047.2 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5206.0 us
-    {4225, 4352, 7},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5267.9 us
-    {4353, 4480, 6},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5557.7 us
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5618.3 us
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5821.0 us
-    {4737, 16383, 7},  // M 4737..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5881.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5199.1 us
+    {4225, 16383, 7},  // M 4225..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5242.2 us
     {16384, 32768, 5},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
@@ -1286,1020 +1263,1065 @@ inline constexpr std::array<gemm_dispatch_bucket, 1159> buckets{{
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.2401 ms, peer 0.2391 ms, ratio 0.996 (fallback bn128_s6_c2: 0.683)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 270.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 265.8 us
     {16, 16, 6},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.2412 ms, peer 0.2464 ms, ratio 1.022 (fallback bn128_s6_c2: 0.712)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 272.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 268.5 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2479 ms, peer 0.2502 ms, ratio 1.009 (fallback bn128_s6_c2: 0.444)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 278.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 285.1 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 397.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 399.7 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 585.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 583.7 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 682.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 685.0 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1019.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 1015.3 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1208.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 1205.3 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1530.6 us
-    {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1646.8 us
-    {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1881.1 us
-    {1409, 1536, 7},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1910.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1534.1 us
+    {1153, 1536, 7},  // M 1153..1536: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1639.6 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2144.5 us
-    {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2260.7 us
-    {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2495.0 us
-    {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2524.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2141.8 us
+    {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2247.3 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2817.5 us
     {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2933.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2922.9 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3431.4 us
-    {2689, 3072, 7},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3547.6 us
-    {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4104.4 us
-    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4161.5 us
-    {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4718.3 us
-    {3713, 4096, 7},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4775.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3425.2 us
+    {2689, 4096, 7},  // M 2689..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3530.6 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5391.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5384.2 us
     {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5448.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5421.7 us
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 1, 23},  // M 1..1: sk4_bn64_s6
+    {1, 1, 24},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    {2, 15, 22},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.8 us
-    {16, 16, 23},  // M 16..16: sk4_bn64_s6
+    {2, 15, 23},  // M 2..15: sk4_bn128_s6
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 18.4 us
+    {16, 16, 24},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    {17, 63, 22},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.8 us
-    {64, 64, 23},  // M 64..64: sk4_bn64_s6
+    {17, 63, 23},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 18.4 us
+    {64, 64, 24},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
-    {65, 192, 18},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 24.6 us
-    {193, 255, 8},  // M 193..255: bn64_s12_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 26.6 us
-    {256, 256, 11},  // M 256..256: bn64_s8_c2
+    {65, 192, 8},  // M 65..192: bn64_s12_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.7 us
+    {193, 255, 9},  // M 193..255: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 18.8 us
+    {256, 512, 11},  // M 256..512: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0181 ms, peer 0.0140 ms, ratio 0.775 (fallback bn128_s6_c2: 0.580)
-    {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 27.0 us
-    {385, 512, 11},  // M 385..512: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 28.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.2 us
     {513, 896, 0},  // M 513..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 33.1 us
-    {897, 1280, 4},  // M 897..1280: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 42.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 32.8 us
+    {897, 1023, 11},  // M 897..1023: bn64_s8_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 35.6 us
+    {1024, 1280, 4},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 42.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 42.2 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 43.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 43.1 us
     {1537, 1792, 6},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.6 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.2 us
     {1921, 2816, 4},  // M 1921..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 73.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 73.0 us
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.3 us
     {3073, 3712, 6},  // M 3073..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 94.1 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 99.4 us
     {3969, 4096, 4},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 105.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 104.9 us
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 5},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 108.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 107.3 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 123.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 121.5 us
     {4865, 5632, 6},  // M 4865..5632: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 136.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 135.7 us
     {5633, 6144, 5},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 140.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 139.5 us
     {6145, 6912, 0},  // M 6145..6912: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 167.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 165.4 us
     {6913, 7680, 5},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 172.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 171.5 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 190.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 188.0 us
     {7937, 8448, 4},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 200.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 198.9 us
     {8449, 9216, 5},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 205.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 203.7 us
     {9217, 9344, 6},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 220.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 219.7 us
     {9345, 9728, 4},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 232.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 230.2 us
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 235.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 232.3 us
     {9857, 10752, 5},  // M 9857..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 237.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 235.8 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 257.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 254.4 us
     {10881, 11264, 6},  // M 10881..11264: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 262.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 261.3 us
     {11265, 12288, 5},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 270.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 268.0 us
     {12289, 12544, 4},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 295.5 us
-    {12545, 13824, 5},  // M 12545..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 302.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 293.1 us
+    {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 298.6 us
+    {12801, 13824, 5},  // M 12801..13824: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 300.2 us
     {13825, 14080, 4},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 327.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 324.5 us
     {14081, 32768, 5},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 334.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 332.2 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 31, 19},  // M 1..31: sk2_bn64_s6
+    {1, 8, 21},  // M 1..8: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0128 ms, peer 0.0115 ms, ratio 0.897 (fallback bn128_s6_c2: 0.666)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.0 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    {9, 64, 8},  // M 9..64: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.6 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0126 ms, peer 0.0117 ms, ratio 0.928 (fallback bn128_s6_c2: 0.675)
-    {33, 64, 19},  // M 33..64: sk2_bn64_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.0 us
-    {65, 127, 8},  // M 65..127: bn64_s12_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 20.0 us
-    {128, 128, 9},  // M 128..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 15.6 us
+    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 15.8 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0145 ms, peer 0.0123 ms, ratio 0.854 (fallback bn128_s6_c2: 0.687)
     {129, 256, 11},  // M 129..256: bn64_s8_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 21.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 18.2 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.7 us
     //   M=512: bn128_s6_c1 0.0179 ms, peer 0.0173 ms, ratio 0.966 (fallback bn128_s6_c2: 0.915)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.6 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 35.1 us
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 48.0 us
+    {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 46.5 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.2 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 59.1 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 67.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 66.9 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.0 us
     {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 83.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 83.3 us
     {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 101.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 100.3 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 104.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 104.1 us
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 108.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.8 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 123.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 122.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 126.4 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 132.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 131.9 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 142.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 141.4 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 153.7 us
-    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 156.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 151.8 us
+    {5761, 6272, 6},  // M 5761..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 156.1 us
+    {6273, 6784, 0},  // M 6273..6784: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 177.3 us
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 178.6 us
+    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 180.4 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 198.5 us
-    {7681, 16384, 6},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 205.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 197.0 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 203.2 us
+    {7809, 16384, 6},  // M 7809..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 204.5 us
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 15, 19},  // M 1..15: sk2_bn64_s6
+    {1, 1, 21},  // M 1..1: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0174 ms, peer 0.0170 ms, ratio 0.978 (fallback bn128_s6_c2: 0.691)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.0 us
-    {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
+    {2, 64, 8},  // M 2..64: bn64_s12_c1_pp64_f1
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.6 us
     //   M=16: bn64_s12_c1_pp64_f1 0.0175 ms, peer 0.0172 ms, ratio 0.983 (fallback bn128_s6_c2: 0.707)
-    {17, 63, 19},  // M 17..63: sk2_bn64_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.0 us
-    {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.7 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0179 ms, peer 0.0164 ms, ratio 0.919 (fallback bn128_s6_c2: 0.520)
-    {65, 128, 18},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.4 us
-    {129, 255, 16},  // M 129..255: sk2_bm128_bn128_s5
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 27.8 us
-    {256, 256, 11},  // M 256..256: bn64_s8_c2
+    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.8 us
+    {129, 256, 11},  // M 129..256: bn64_s8_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
     //   M=256: bn64_s8_c2 0.0210 ms, peer 0.0214 ms, ratio 1.016 (fallback bn128_s6_c2: 0.832)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 33.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 33.7 us
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.7 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 53.1 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 74.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 73.8 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.5 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.2 us
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 108.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 107.3 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 121.3 us
     {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 136.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 135.5 us
     {3073, 3584, 0},  // M 3073..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 167.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 164.8 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 172.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 171.5 us
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 178.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 177.2 us
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 178.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.5 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 205.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 203.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 212.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 209.1 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 219.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 218.4 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 237.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 235.7 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 256.3 us
-    {5761, 7296, 6},  // M 5761..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 261.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 252.6 us
+    {5761, 6272, 6},  // M 5761..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 259.7 us
+    {6273, 6784, 0},  // M 6273..6784: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 296.3 us
+    {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6785 (at M=6848), 300.2 us
+    {6913, 7296, 6},  // M 6913..7296: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 301.2 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 334.5 us
-    {7681, 16383, 6},  // M 7681..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 344.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7297 (at M=7360), 331.7 us
+    {7681, 7808, 0},  // M 7681..7808: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 340.5 us
+    {7809, 10496, 6},  // M 7809..10496: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7809 (at M=7872), 342.4 us
+    {10497, 10752, 5},  // M 10497..10752: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10497 (at M=10560), 460.5 us
+    {10753, 16383, 6},  // M 10753..16383: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 466.3 us
     {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 64, 19},  // M 1..64: sk2_bn64_s6
+    {1, 64, 21},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.5 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 28.1 us
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.5 us
-    {65, 127, 18},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 35.8 us
-    {128, 128, 9},  // M 128..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 28.1 us
+    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 29.3 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0306 ms, peer 0.0264 ms, ratio 0.862 (fallback bn128_s6_c2: 0.610)
-    {129, 256, 16},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 40.3 us
+    {129, 256, 11},  // M 129..256: bn64_s8_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 38.0 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 56.9 us
     //   M=512: bn128_s6_c1 0.0451 ms, peer 0.0447 ms, ratio 0.993 (fallback bn128_s6_c2: 0.961)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.6 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 95.2 us
-    {1025, 1280, 4},  // M 1025..1280: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 135.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 95.1 us
+    {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 133.9 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 140.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 139.2 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 176.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 176.0 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 204.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 203.4 us
     {2305, 2560, 2},  // M 2305..2560: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 235.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 232.5 us
     {2561, 3072, 6},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 258.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 257.3 us
     {3073, 3328, 4},  // M 3073..3328: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 321.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 319.2 us
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 324.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 319.8 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 333.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 331.2 us
     {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 341.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.1 us
     {4225, 4608, 5},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 398.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 395.6 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 418.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 413.7 us
     {4737, 5248, 6},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 422.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 420.2 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 463.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 460.2 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 503.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 496.3 us
     {5633, 7296, 6},  // M 5633..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 504.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 501.3 us
     {7297, 7680, 5},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 657.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 652.2 us
     {7681, 8191, 6},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 668.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 663.9 us
     {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=6144 K=4096 (cell 22)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.0151 ms, peer 0.0145 ms, ratio 0.958 (fallback bn128_s6_c2: 0.773)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 20.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 17.2 us
     //   M=16: bn64_s12_c1_pp64_f1 0.0150 ms, peer 0.0144 ms, ratio 0.956 (fallback bn128_s6_c2: 0.771)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 20.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 17.5 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0155 ms, peer 0.0143 ms, ratio 0.926 (fallback bn128_s6_c2: 0.575)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 21.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.4 us
     {129, 256, 14},  // M 129..256: bn96_s7_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 22.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 21.8 us
     //   M=256: bn96_s7_c2 0.0176 ms, peer 0.0166 ms, ratio 0.945 (fallback bn128_s6_c2: 0.842)
     {257, 512, 5},  // M 257..512: bn192_s4_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.0 us
     {513, 640, 6},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 35.7 us
     {641, 768, 14},  // M 641..768: bn96_s7_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 44.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 42.3 us
     {769, 1024, 5},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.6 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
     {1025, 1408, 6},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.6 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 67.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 67.2 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 76.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.3 us
     {1665, 2048, 6},  // M 1665..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 83.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 83.7 us
     {2049, 2432, 0},  // M 2049..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 101.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 100.6 us
     {2433, 2560, 5},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.3 us
     {2561, 2816, 6},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 108.0 us
     {2817, 3072, 5},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 123.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 122.8 us
     {3073, 3456, 6},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 132.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.9 us
     {3457, 3584, 5},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 142.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 141.4 us
     {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 151.9 us
     {3841, 4095, 6},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 156.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 156.1 us
     {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
-    {4097, 4864, 6},  // M 4097..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 157.0 us
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 156.5 us
+    {4225, 4480, 0},  // M 4225..4480: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 177.3 us
+    {4481, 4608, 5},  // M 4481..4608: bn192_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 178.5 us
+    {4609, 4864, 6},  // M 4609..4864: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 180.4 us
     {4865, 5120, 5},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 198.4 us
-    {5121, 7040, 6},  // M 5121..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 205.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 196.9 us
+    {5121, 5248, 0},  // M 5121..5248: bn128_s6_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 203.1 us
+    {5249, 7040, 6},  // M 5249..7040: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 204.4 us
     {7041, 7168, 5},  // M 7041..7168: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 273.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 271.2 us
     {7169, 9856, 6},  // M 7169..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 277.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 276.6 us
     {9857, 9984, 5},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 367.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 364.2 us
     {9985, 11904, 6},  // M 9985..11904: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 375.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 373.2 us
     {11905, 12032, 5},  // M 11905..12032: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 442.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11905 (at M=11968), 438.4 us
     {12033, 16383, 6},  // M 12033..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 447.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 445.5 us
     {16384, 32768, 5},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0116 ms, peer 0.0105 ms, ratio 0.909 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 14.3 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.976 (fallback bn128_s6_c2: 0.824)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 15.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 14.5 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 16.0 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 14.9 us
     //   M=128: bn64_s8_c1 0.0117 ms, peer 0.0111 ms, ratio 0.951 (fallback bn128_s6_c2: 0.759)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.5 us
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.3 us
+    {257, 384, 10},  // M 257..384: bn64_s8_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.2 us
+    {385, 512, 6},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 23.5 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.2 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 31.0 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 36.1 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 40.2 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.4 us
     {1409, 1792, 6},  // M 1409..1792: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 48.8 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 58.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 57.7 us
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 6},  // M 2049..2304: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 61.6 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 69.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 69.3 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.4 us
     {2689, 2944, 6},  // M 2689..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 74.4 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 79.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 79.3 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.4 us
-    {3201, 4224, 6},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 87.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 84.7 us
+    {3201, 3584, 6},  // M 3201..3584: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 87.0 us
+    {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 98.0 us
+    {3841, 4224, 6},  // M 3841..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 99.8 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 109.0 us
-    {4353, 4736, 6},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 112.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 108.6 us
+    {4353, 4480, 0},  // M 4353..4480: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 111.7 us
+    {4481, 4736, 6},  // M 4481..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 112.6 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 118.9 us
-    {4865, 6016, 6},  // M 4865..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 125.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 118.4 us
+    {4865, 5120, 0},  // M 4865..5120: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 125.0 us
+    {5121, 6016, 6},  // M 5121..6016: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 125.4 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 148.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 147.7 us
     {6145, 6528, 6},  // M 6145..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 150.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 150.7 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 158.3 us
-    {6657, 8191, 6},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 163.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 157.6 us
+    {6657, 7808, 6},  // M 6657..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 163.3 us
+    {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 186.9 us
+    {7937, 8191, 6},  // M 7937..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 188.9 us
     {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0408 ms, peer 0.0426 ms, ratio 1.043 (fallback bn128_s6_c2: 0.850)
-    {9, 31, 17},  // M 9..31: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.1 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 42.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.979 (fallback bn128_s6_c2: 0.796)
-    {33, 64, 17},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.2 us
-    {65, 127, 15},  // M 65..127: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 47.4 us
-    {128, 128, 10},  // M 128..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.4 us
+    {65, 128, 10},  // M 65..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.6 us
     //   M=128: bn64_s8_c1 0.0442 ms, peer 0.0479 ms, ratio 1.084 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.9 us
     {257, 384, 15},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 96.3 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 109.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 110.2 us
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 155.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 154.4 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 166.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 164.9 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 202.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 202.2 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 232.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 231.2 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 272.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 269.7 us
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 293.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 291.0 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 296.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 294.7 us
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 362.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 359.3 us
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 393.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 391.5 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 454.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 451.2 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 479.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.9 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 488.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 486.1 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 490.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 488.4 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 527.6 us
-    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 582.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 523.7 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 577.8 us
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 579.3 us
+    {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 662.1 us
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 671.8 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 682.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 680.2 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 748.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 742.8 us
     {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 773.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 770.1 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 777.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 774.9 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 822.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 815.7 us
     {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 868.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 864.2 us
     {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 970.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 966.4 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1038.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1029.1 us
     {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1059.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1054.3 us
     {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1066.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1062.0 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1115.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1107.1 us
     {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1154.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1148.7 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1257.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1252.6 us
     {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1332.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1321.6 us
     {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1341.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1334.0 us
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0456 ms, peer 0.0462 ms, ratio 1.013 (fallback bn128_s6_c2: 0.831)
-    {9, 31, 17},  // M 9..31: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 50.1 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0460 ms, peer 0.0449 ms, ratio 0.978 (fallback bn128_s6_c2: 0.790)
-    {33, 64, 17},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 50.1 us
-    {65, 127, 15},  // M 65..127: sk2_bm128_bn112_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 51.5 us
-    {128, 128, 10},  // M 128..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.4 us
+    {65, 128, 10},  // M 65..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.0 us
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 73.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 74.0 us
     {257, 384, 15},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 107.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.4 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 122.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 122.5 us
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 172.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 172.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 185.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 184.0 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 226.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 226.0 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 260.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 258.5 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 304.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 301.8 us
     {1409, 1536, 4},  // M 1409..1536: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 328.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 325.2 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 331.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 329.8 us
     {1793, 2048, 4},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 405.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 401.9 us
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 7},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 440.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 438.6 us
     {2305, 2560, 5},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 509.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 505.7 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 537.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 532.2 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 547.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 544.8 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 549.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 547.4 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 591.4 us
-    {3073, 4096, 7},  // M 3073..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 652.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 587.0 us
+    {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 647.9 us
+    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 649.5 us
+    {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 742.5 us
+    {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 753.4 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 765.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 762.8 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 839.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 833.1 us
     {4353, 4608, 7},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 867.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 863.8 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 872.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 869.2 us
     {4737, 4864, 5},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 922.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 915.0 us
     {4865, 5888, 7},  // M 4865..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 974.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 969.5 us
     {5889, 6016, 6},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1088.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1084.3 us
     {6017, 6144, 5},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1164.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1154.7 us
     {6145, 6400, 7},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1188.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1182.9 us
     {6401, 6528, 6},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1196.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1191.7 us
     {6529, 6656, 5},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1252.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 1242.3 us
     {6657, 7680, 7},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1295.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1289.0 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1411.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1405.7 us
     {7809, 7936, 5},  // M 7809..7936: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1496.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1483.2 us
     {7937, 16384, 7},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1505.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 1497.1 us
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=8192 (cell 26)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0272 ms, peer 0.0264 ms, ratio 0.968 (fallback bn128_s6_c2: 0.833)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 31.8 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 28.5 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0274 ms, peer 0.0267 ms, ratio 0.975 (fallback bn128_s6_c2: 0.837)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 28.8 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 30.4 us
     //   M=128: bn64_s8_c1 0.0285 ms, peer 0.0279 ms, ratio 0.980 (fallback bn128_s6_c2: 0.743)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.1 us
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 60.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.3 us
+    {257, 384, 10},  // M 257..384: bn64_s8_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.0 us
+    {385, 512, 6},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 61.3 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 86.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 86.4 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 108.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 107.8 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 139.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 138.3 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 155.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.7 us
     {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 190.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 187.8 us
     {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 202.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 201.4 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 234.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 232.4 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 252.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 251.3 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 295.2 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 300.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 291.6 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 299.1 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 341.2 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 346.4 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 381.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 379.0 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 394.9 us
-    {4097, 4992, 6},  // M 4097..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 401.2 us
-    {4993, 5120, 7},  // M 4993..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 492.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 393.2 us
+    {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 400.3 us
+    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 442.3 us
+    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 448.9 us
+    {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 490.5 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 498.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 497.7 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 531.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 527.9 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 540.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 538.2 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 547.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 546.2 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 568.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 564.1 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 587.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 584.9 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 596.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 595.0 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 636.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 633.2 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 644.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 643.4 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 680.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 675.9 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 685.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 682.6 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 693.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 692.4 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 718.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 712.8 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 733.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 729.9 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 742.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 740.6 us
     {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 779.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 776.4 us
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0686 ms, peer 0.0698 ms, ratio 1.018 (fallback bn128_s6_c2: 0.780)
     {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 73.6 us
     {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.0689 ms, peer 0.0709 ms, ratio 1.029 (fallback bn128_s6_c2: 0.792)
     {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 73.7 us
     {65, 127, 16},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.4 us
     {128, 128, 10},  // M 128..128: bn64_s8_c1
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 110.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 111.3 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 170.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 167.2 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 185.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 186.6 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 274.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 273.0 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 347.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 346.4 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 457.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 451.2 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 509.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 506.9 us
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 622.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 616.5 us
     {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 671.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.1 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 785.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 779.3 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 843.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 839.7 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 991.2 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1008.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 977.7 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1004.1 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1147.7 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1164.3 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1288.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1276.7 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1332.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1324.6 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1358.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1355.0 us
     {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1504.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1497.0 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1525.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1521.4 us
     {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1668.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1659.3 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1695.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1690.9 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1802.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1787.0 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1831.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1821.8 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1862.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1857.4 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1927.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1910.8 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1993.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1982.0 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2032.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2026.9 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2163.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2151.9 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2199.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2192.8 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2316.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2297.1 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2331.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2319.0 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2369.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2362.8 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2442.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2420.9 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2493.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2479.2 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2535.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2528.2 us
     {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2654.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2638.8 us
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0704 ms, peer 0.0716 ms, ratio 1.016 (fallback bn128_s6_c2: 0.746)
     {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 79.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 75.6 us
     {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.0708 ms, peer 0.0728 ms, ratio 1.028 (fallback bn128_s6_c2: 0.785)
     {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 79.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 75.6 us
     {65, 127, 16},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 82.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 81.5 us
     {128, 128, 10},  // M 128..128: bn64_s8_c1
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 113.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 114.5 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 175.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 172.2 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 191.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 192.0 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 282.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 281.2 us
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 357.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 356.8 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 471.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 464.9 us
     {1281, 1536, 7},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 524.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 522.3 us
     {1537, 1792, 4},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 641.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 635.2 us
     {1793, 2047, 7},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 691.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 687.5 us
     {2048, 2048, 6},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 5},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 809.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 803.2 us
     {2305, 2560, 7},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 869.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 865.5 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1021.6 us
-    {2817, 3584, 7},  // M 2817..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1039.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1007.7 us
+    {2817, 3072, 7},  // M 2817..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1034.9 us
+    {3073, 3328, 2},  // M 3073..3328: bn128_s6_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 1183.0 us
+    {3329, 3584, 7},  // M 3329..3584: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1200.1 us
     {3585, 3840, 5},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1327.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1316.0 us
     {3841, 4096, 7},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1373.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1365.3 us
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1400.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1396.7 us
     {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1551.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1543.1 us
     {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1572.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1568.3 us
     {4737, 5120, 7},  // M 4737..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1719.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1710.4 us
     {5121, 5248, 6},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1748.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1743.0 us
     {5249, 5376, 5},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1858.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 1842.1 us
     {5377, 5632, 7},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1888.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1877.9 us
     {5633, 5760, 6},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1920.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1914.6 us
     {5761, 5888, 5},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1987.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1969.7 us
     {5889, 6144, 7},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2055.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2043.1 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2095.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2089.4 us
     {6273, 6656, 7},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2230.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 2218.3 us
     {6657, 6784, 6},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2267.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2260.4 us
     {6785, 6912, 5},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2388.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2368.0 us
     {6913, 7168, 7},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2403.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2390.5 us
     {7169, 7296, 6},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2442.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2435.7 us
     {7297, 7424, 5},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2517.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2495.6 us
     {7425, 7680, 7},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2570.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2555.8 us
     {7681, 7808, 6},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2614.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2606.3 us
     {7809, 16384, 7},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2736.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2720.3 us
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0319 ms, peer 0.0316 ms, ratio 0.992 (fallback bn176_s5_c2: 0.830)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 34.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 33.0 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0320 ms, peer 0.0313 ms, ratio 0.977 (fallback bn176_s5_c2: 0.821)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 34.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 33.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0325 ms, peer 0.0315 ms, ratio 0.968 (fallback bn176_s5_c2: 0.686)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 40.1 us
-    {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 50.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 40.4 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 47.0 us
+    {193, 256, 4},  // M 193..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 50.8 us
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 6},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 62.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 62.3 us
     {385, 512, 4},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 85.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 85.5 us
     {513, 768, 6},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 108.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 108.7 us
     {769, 1024, 0},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 140.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 139.2 us
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 157.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 157.4 us
     {1153, 1280, 2},  // M 1153..1280: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 190.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 188.6 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 195.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 194.2 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 196.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 195.5 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 207.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 206.8 us
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 233.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 231.3 us
     {1793, 2048, 7},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 250.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 249.0 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 296.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 292.8 us
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 305.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 305.0 us
     {2433, 2560, 4},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 338.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 336.0 us
     {2561, 2816, 5},  // M 2561..2816: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 346.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 344.6 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 354.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 353.7 us
     {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 383.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 381.1 us
     {3073, 3584, 7},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 396.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 395.1 us
     {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 452.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 451.7 us
     {3713, 4096, 7},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 490.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 488.1 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 501.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 501.2 us
     {4225, 4352, 5},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 532.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 528.4 us
     {4353, 4864, 7},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 542.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 540.3 us
     {4865, 4992, 6},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 599.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 598.4 us
     {4993, 6144, 7},  // M 4993..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 636.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 633.9 us
     {6145, 6272, 6},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 747.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 745.9 us
     {6273, 7424, 7},  // M 6273..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 781.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 777.9 us
     {7425, 7552, 6},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 894.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 892.9 us
     {7553, 8704, 7},  // M 7553..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 924.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 920.5 us
     {8705, 8832, 6},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1041.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1040.2 us
     {8833, 9472, 7},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1071.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1066.6 us
     {9473, 9600, 6},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1139.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1138.2 us
     {9601, 9984, 7},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1165.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1159.9 us
     {9985, 10112, 6},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1188.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1186.9 us
     {10113, 10752, 7},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1212.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1206.8 us
     {10753, 10880, 6},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1286.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1285.0 us
     {10881, 11264, 7},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1311.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 1305.8 us
     {11265, 11392, 6},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1336.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1334.4 us
     {11393, 12032, 7},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1358.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1352.9 us
     {12033, 12160, 6},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1433.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1431.6 us
     {12161, 12544, 7},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1453.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1446.2 us
     {12545, 12672, 6},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1483.2 us
-    {12673, 13312, 7},  // M 12673..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1504.3 us
-    {13313, 13440, 6},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1581.5 us
-    {13441, 32768, 7},  // M 13441..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1599.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1481.0 us
+    {12673, 32768, 7},  // M 12673..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1497.8 us
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
-    {1, 32, 12},  // M 1..32: bn96_s10_c1_pp64_f1
+    {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0186 ms, peer 0.0185 ms, ratio 0.997 (fallback bn192_s4_c2: 0.794)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.0 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
-    {33, 128, 13},  // M 33..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.8 us
+    {65, 128, 13},  // M 65..128: bn96_s7_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 22.7 us
     //   M=128: bn96_s7_c1 0.0192 ms, peer 0.0201 ms, ratio 1.046 (fallback bn192_s4_c2: 0.824)
     {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.2 us
-    {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 38.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.4 us
+    {257, 384, 13},  // M 257..384: bn96_s7_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 37.6 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.9 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 51.5 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 57.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 57.6 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 69.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 69.2 us
     {897, 1152, 6},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 71.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 71.4 us
     {1153, 1280, 5},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.9 us
     {1281, 1664, 6},  // M 1281..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 91.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 91.2 us
     {1665, 1792, 5},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 118.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 118.1 us
     {1793, 2047, 6},  // M 1793..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 120.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 120.8 us
     {2048, 2048, 7},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
-    {2049, 8191, 6},  // M 2049..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 139.9 us
+    {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 140.1 us
+    {2177, 2304, 5},  // M 2177..2304: bn192_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 148.3 us
+    {2305, 8191, 6},  // M 2305..8191: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 150.3 us
     {8192, 16384, 7},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
@@ -2307,357 +2329,321 @@ inline constexpr std::array<gemm_dispatch_bucket, 1159> buckets{{
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0407 ms, peer 0.0404 ms, ratio 0.993 (fallback bn256_s4_c2: 0.774)
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 42.3 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 41.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0406 ms, peer 0.0401 ms, ratio 0.989 (fallback bn256_s4_c2: 0.767)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0409 ms, peer 0.0419 ms, ratio 1.023 (fallback bn256_s4_c2: 0.702)
     {65, 384, 6},  // M 65..384: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 45.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 45.8 us
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 89.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 89.5 us
     {385, 640, 0},  // M 385..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 107.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 106.6 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 147.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 146.9 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 161.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 161.7 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 215.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 216.3 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 233.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 233.3 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 265.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 265.5 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 277.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 275.9 us
     {1537, 1792, 7},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 305.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 305.0 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 337.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 337.7 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 354.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 353.3 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 392.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 392.9 us
     {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 409.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 409.3 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 465.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 465.9 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 482.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 481.5 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 513.6 us
     {2945, 3072, 7},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 530.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 529.3 us
     {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 566.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 567.3 us
     {3201, 3328, 7},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 578.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 577.0 us
     {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 593.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 593.6 us
     {3457, 3584, 7},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 603.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 601.5 us
     {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 641.5 us
-    {3713, 3840, 7},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 651.2 us
-    {3841, 3968, 6},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 689.6 us
-    {3969, 4095, 7},  // M 3969..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 699.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 641.8 us
+    {3713, 4095, 7},  // M 3713..4095: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 649.2 us
     {4096, 4096, 5},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 718.1 us
-    {4225, 4352, 7},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 730.9 us
-    {4353, 4480, 6},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 769.2 us
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 779.1 us
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 817.5 us
-    {4737, 32768, 7},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 827.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 718.7 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 729.5 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0118 ms, peer 0.0117 ms, ratio 0.992 (fallback bn256_s4_c2: 0.749)
     {2, 16, 1},  // M 2..16: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 15.1 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0116 ms, peer 0.0115 ms, ratio 0.989 (fallback bn256_s4_c2: 0.734)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 16.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 16.1 us
     {64, 64, 3},  // M 64..64: bn128_s8_c1_pp64_f1
     //   M=64: bn128_s8_c1_pp64_f1 0.0118 ms, peer 0.0125 ms, ratio 1.052 (fallback bn256_s4_c2: 0.802)
     {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 17.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 17.1 us
     {256, 4095, 6},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.3 us
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 47.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 48.5 us
     {4096, 4096, 7},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
     {4097, 16383, 6},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 143.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 145.5 us
     {16384, 32768, 7},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0751 ms, peer 0.0768 ms, ratio 1.024 (fallback bn192_s4_c2: 0.737)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 83.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 80.4 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0761 ms, peer 0.0778 ms, ratio 1.022 (fallback bn192_s4_c2: 0.756)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 84.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 82.1 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 92.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 93.2 us
     {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 121.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 122.5 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 180.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 179.7 us
     {385, 512, 5},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 216.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 216.9 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 268.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 266.5 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 312.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 311.3 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 355.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 355.1 us
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 452.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 454.0 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 479.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 478.0 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 536.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 537.5 us
     {1409, 1536, 5},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 598.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 594.5 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 660.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 659.7 us
     {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 685.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 682.1 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 742.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 741.6 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 767.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 764.1 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 840.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 841.1 us
     {2177, 2304, 7},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 866.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 864.5 us
     {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 923.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 924.1 us
     {2433, 2560, 7},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 949.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 946.5 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1006.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1006.0 us
     {2689, 2816, 7},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1031.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1028.4 us
     {2817, 2944, 6},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1129.8 us
-    {2945, 4096, 7},  // M 2945..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1155.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1128.1 us
+    {2945, 3072, 5},  // M 2945..3072: bn192_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 1148.4 us
+    {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1228.2 us
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1232.5 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1573.3 us
-    {4225, 6912, 7},  // M 4225..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1624.7 us
-    {6913, 7040, 6},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2597.1 us
-    {7041, 32768, 7},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2630.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1573.0 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1619.0 us
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1233 ms, ratio 0.999 (fallback bn176_s5_c2: 0.659)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 137.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 135.1 us
     {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1239 ms, peer 0.1275 ms, ratio 1.029 (fallback bn176_s5_c2: 0.699)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 140.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 137.8 us
     {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1286 ms, peer 0.1280 ms, ratio 0.995 (fallback bn176_s5_c2: 0.610)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 144.4 us
-    {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 213.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 147.9 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 212.6 us
+    {193, 255, 0},  // M 193..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 215.4 us
     {256, 256, 4},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 314.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 313.3 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 366.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 367.9 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 545.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 543.5 us
     {769, 1152, 6},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 601.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 600.6 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 817.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 819.3 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 835.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 833.3 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 958.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 959.1 us
     {1409, 1536, 7},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1023.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1019.0 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1145.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1144.8 us
     {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1164.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1158.9 us
     {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1286.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1284.7 us
     {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1351.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1344.6 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1455.9 us
-    {2177, 2304, 7},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1521.3 us
-    {2305, 2432, 6},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1643.6 us
-    {2433, 2560, 7},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1662.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1457.1 us
+    {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1517.4 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1784.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1783.1 us
     {2689, 3072, 7},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1849.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1842.9 us
     {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2141.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2141.6 us
     {3201, 3328, 7},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2178.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2168.5 us
     {3329, 3456, 6},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2282.7 us
-    {3457, 3840, 7},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2319.1 us
-    {3841, 3968, 6},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2611.1 us
-    {3969, 4096, 7},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2647.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2281.4 us
+    {3457, 4096, 7},  // M 3457..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2308.4 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2780.2 us
-    {4225, 4352, 7},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2817.2 us
-    {4353, 4480, 6},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2968.2 us
-    {4481, 4608, 7},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 3004.6 us
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3109.2 us
-    {4737, 32768, 7},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3145.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2779.1 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2806.7 us
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1261 ms, peer 0.1283 ms, ratio 1.017 (fallback bn128_s6_c2: 0.675)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 140.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 138.4 us
     {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1264 ms, peer 0.1279 ms, ratio 1.012 (fallback bn128_s6_c2: 0.687)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 143.4 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 141.2 us
     {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1305 ms, peer 0.1315 ms, ratio 1.008 (fallback bn128_s6_c2: 0.524)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 147.8 us
-    {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 214.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 151.3 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 213.7 us
+    {193, 255, 0},  // M 193..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 216.5 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 315.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 314.4 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 367.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 369.0 us
     {641, 768, 5},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 546.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 544.7 us
     {769, 1023, 6},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 648.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 647.7 us
     {1024, 1024, 7},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1152, 6},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 819.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 821.6 us
     {1153, 1280, 7},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 883.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 880.5 us
     {1281, 1408, 6},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1006.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1007.4 us
     {1409, 1536, 7},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1024.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1020.4 us
     {1537, 1664, 6},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1147.7 us
-    {1665, 1792, 7},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1211.9 us
-    {1793, 1920, 6},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1335.2 us
-    {1921, 2048, 7},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1353.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1147.3 us
+    {1665, 2048, 7},  // M 1665..2048: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1206.2 us
     {2049, 2176, 6},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1505.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1507.0 us
     {2177, 2560, 7},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1570.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1565.9 us
     {2561, 2688, 6},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1834.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1832.7 us
     {2689, 3072, 7},  // M 2689..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1898.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1891.6 us
     {3073, 3200, 6},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2192.3 us
-    {3201, 3584, 7},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2227.0 us
-    {3585, 3712, 6},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2520.9 us
-    {3713, 4096, 7},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2555.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 2192.4 us
+    {3201, 4096, 7},  // M 3201..4096: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2217.3 us
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
     {4097, 4224, 6},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2878.9 us
-    {4225, 4608, 7},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2913.5 us
-    {4609, 4736, 6},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3207.4 us
-    {4737, 32768, 7},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3242.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2877.8 us
+    {4225, 32768, 7},  // M 4225..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2902.7 us
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 40},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 40, 25},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 65, 26},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 91, 26},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 117, 32},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 149, 27},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 176, 38},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 214, 36},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 250, 43},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 293, 41},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 334, 39},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 373, 46},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 419, 35},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 454, 34},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 488, 9},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 497, 27},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 524, 31},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 555, 28},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 583, 40},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 623, 26},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 649, 30},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 679, 26},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 705, 30},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 735, 27},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 762, 39},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 801, 39},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 840, 34},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 874, 41},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 915, 42},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 957, 48},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1005, 15},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1020, 33},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1053, 9},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1062, 27},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1089, 37},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1126, 33},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 41},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 41, 28},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 69, 24},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 93, 27},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 120, 30},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 150, 30},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 180, 39},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 219, 40},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 259, 41},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 300, 43},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 343, 41},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 384, 43},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 427, 33},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 460, 24},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 484, 9},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 493, 25},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 518, 21},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 539, 20},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 559, 40},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 599, 28},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 627, 33},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 660, 25},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 685, 34},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 719, 34},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 753, 38},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 791, 38},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 829, 39},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 868, 43},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 911, 44},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 955, 47},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1002, 17},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1019, 27},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1046, 9},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1055, 27},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1082, 30},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1112, 28},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -51,6 +51,9 @@ struct calibration {
   double kblock_overhead_us = 0;  // per K iteration beside the MMA (wait, fence, commit, release): favours wide tiles
   // The TMA -> smem pipeline of one SM.
   double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
+  // The fixed part the TMA microbenchmark measured (for reference): stage_turnover_us is the sweep fit's
+  // where one exists (the GEMM's narrow, deep tiles turn stages over faster than the microbenchmark's).
+  double stage_turnover_microbenchmark_us = 0;
   double pipeline_round_trip_us = 0;  // a stage's round trip in the GEMM (free -> loaded -> consumed -> free), MMA excluded
   double tma_latency_us = 0, tma_latency_us_per_kib = 0;  // unloaded TMA round trip of one stage (for reference)
   double tma_latency_hbm_us = 0;                           // the same when the load misses L2
