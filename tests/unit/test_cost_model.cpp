@@ -38,6 +38,7 @@ TEST_CASE("cost model: the committed calibration is the H200's and is complete")
   for (const auto& r : cal->mma) CHECK(r.kblock_us > 0);
   CHECK(cal->pipeline_round_trip_us > 0);
   CHECK(cal->stage_turnover_us > 0);
+  CHECK(cal->stage_turnover_microbenchmark_us > 0);  // the measured value stays next to the sweep fit's
   CHECK(cal->l2_read_gbps > 0);
   CHECK(cal->hbm_read_gbps > 0);
   CHECK(cal->launch_us > 0);

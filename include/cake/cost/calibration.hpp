@@ -52,7 +52,7 @@ struct calibration {
   // The TMA -> smem pipeline of one SM.
   double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
   // The fixed part the TMA microbenchmark measured (for reference): stage_turnover_us is the sweep fit's
-  // where one exists (the GEMM's narrow, deep tiles turn stages over faster than the microbenchmark's).
+  // where one exists (fitted lower: the sweep's narrow, deep tiles ran faster than the measured value allows).
   double stage_turnover_microbenchmark_us = 0;
   double pipeline_round_trip_us = 0;  // a stage's round trip in the GEMM (free -> loaded -> consumed -> free), MMA excluded
   double tma_latency_us = 0, tma_latency_us_per_kib = 0;  // unloaded TMA round trip of one stage (for reference)
@@ -69,8 +69,8 @@ struct calibration {
   // total = launch + max(a, b) + hbm_overlap_loss * min(a, b). 0 is a perfect roofline.
   double hbm_overlap_loss = 0;
   double cluster_sum_us_per_kib = 0;  // per KiB a CTA reads from the other CTAs of its cluster in a cluster_sum
-  // A grid of more CTAs than run at once (not persistent: split-K) pays each later wave's prologue and first
-  // pipeline fill again: per wave after the first.
+  // A grid of more CTAs than run at once (any launch that is not persistent; fitted on split-K's) pays each
+  // later wave's prologue and first pipeline fill again: per wave after the first.
   double wave_us = 0;
   // Split-K through global memory: per tile, the parts' fence and arrival count and the last CTA's dependent
   // read of the others' parts (a latency chain the per-KiB terms do not see).
