@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -515,6 +515,15 @@ for s in "${steps[@]}"; do
         timeout ${CAKE_RESWEEP_TIMEOUT:-400} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --splitk-only --json "$OUT/gemm_sweep_${t}_resweep.json" > "$OUT/resweep_$t.log" 2>&1; echo "$t rc=$?"
         grep -E "estimated|measured in|WRONG|error" "$OUT/resweep_$t.log" | cut -c1-200 | head -n 10
       done ;;
+    widefill)
+      # the search shapes above the few-tile ones whose 128 x 128 tiles fill their waves less than 80% (the sweep now
+      # adds the wave-fill tile there: sweep_candidates.hpp, sweep_wide_fill_floor), every candidate, both types,
+      # one file per (type, shape) for tools/gen/merge_sweeps.py
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for t in bf16 e4m3; do for sh in 1024,2112,7168 256,10240,8192; do
+        timeout 90 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --json "$OUT/widefill_${t}_${sh//,/_}.json" > "$OUT/widefill_${t}_${sh//,/_}.log" 2>&1; echo "$t $sh rc=$?"
+        grep -E "^  (bf16|e4m3)|error|WRONG" "$OUT/widefill_${t}_${sh//,/_}.log" | cut -c1-300
+      done; done ;;
     skfence)
       # the cluster sum's signals as one fence and relaxed arrivals (docs/gemm.md, "The sum's signals"): the GEMM
       # GPU test's table plans and 128-row split-K cases on this build (hang trap on), then an A/B of the split-K
