@@ -259,7 +259,7 @@ TEST_CASE("the sweep's candidates: the fallback first, at most 10, and the globa
   }
   // every candidate a shape can get is among those the lowering tier builds
   const auto all = cake_bench::sweep_all_candidates();
-  for (auto [m, n, k] : {std::array<long long, 3>{512, 2112, 7168}, {128, 6144, 4096}, {256, 2112, 7168}, {16, 7168, 2048}})
+  for (auto [m, n, k] : {std::array<long long, 3>{512, 2112, 7168}, {128, 6144, 4096}, {256, 2112, 7168}, {16, 7168, 2048}, {1024, 2112, 7168}})
     for (const auto& p : cake_bench::sweep_candidates(m, n, k, 132, cake::gemm_input::bf16))
       CHECK_MESSAGE(std::find(all.begin(), all.end(), p) != all.end(), cake::plan_name(p));
 }
