@@ -28,7 +28,7 @@ bench/results/h200/gemm_sweep.json; the shapes of the other layers (Llama-3 70B,
 out and only scored (bench/cost/domain_rank.py). The search is a deterministic coordinate descent over
 multiplicative steps of each constant until a round improves nothing, minimizing mean(1 - Spearman) +
 5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first six on the rows without
-split-K, then split-K's three and the stage turnover on all); cake_cost_domain_rank --set NAME=VALUE evaluates the model with
+split-K, then split-K's three and the stage turnover on all), repeated in passes until a pass improves nothing; cake_cost_domain_rank --set NAME=VALUE evaluates the model with
 a constant changed.
 
     python3 bench/cost/fit_sweep.py [--bin build/bench/cake_cost_domain_rank] --json bench/results/h200/cost_sweep_fit.json
@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--sweep", default=os.path.join(ROOT, "bench/results/h200/gemm_sweep.json"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/bench/cake_cost_domain_rank"))
     ap.add_argument("--rounds", type=int, default=12, help="at most this many rounds (it stops at a round that improves nothing)")
+    ap.add_argument("--passes", type=int, default=6, help="at most this many passes over the stages (it stops at a pass that improves nothing)")
     ap.add_argument("--json", default=None, help="write the fit here")
     ap.add_argument("--check", default=None, metavar="FIT_JSON",
                     help="fail unless no step of the fit improves FIT_JSON's constants and the committed calibration header holds them")
@@ -159,29 +160,38 @@ def main():
         return
     p = dict(START)
     stages = []
-    for names, sel in STAGES:
-        rs, ls = rows_lines(sel)
-        best, n_shapes = evaluate(a.bin, ls, rs, p)
-        start = best
-        print("fit_sweep: %s on %d rows of %s (%d shapes); objective %.4f at the start" % (", ".join(names), len(rs), ", ".join(FIT_LAYERS), n_shapes, best), flush=True)
-        for _ in range(a.rounds):
-            before = best
-            for name in names:
-                for f in steps_of(name):  # each step from the best so far (p moves as steps are taken, unlike steps())
-                    q = dict(p)
-                    q[name] = p[name] * f
-                    o, _ = evaluate(a.bin, ls, rs, q)
-                    if o < best - 1e-4:
-                        best, p = o, q
-                        print("  %s = %.6g: objective %.4f" % (name, q[name], o), flush=True)
-            if best >= before - 1e-4:
-                break  # a round without a step that improves: converged
-        stages.append({"constants": names, "rows": len(rs), "shapes": n_shapes, "objective_start": round(start, 4), "objective": round(best, 4)})
+    # The stages share constants' effects (the turnover, fitted in the second, moves the first's optimum), so they
+    # repeat, in passes, until a whole pass improves nothing: then no single step of any stage improves the result
+    # (what --check asserts).
+    for pass_no in range(1, a.passes + 1):
+        improved = False
+        for names, sel in STAGES:
+            rs, ls = rows_lines(sel)
+            best, n_shapes = evaluate(a.bin, ls, rs, p)
+            start = best
+            print("fit_sweep: pass %d: %s on %d rows of %s (%d shapes); objective %.4f at the start" % (pass_no, ", ".join(names), len(rs), ", ".join(FIT_LAYERS), n_shapes, best), flush=True)
+            for _ in range(a.rounds):
+                before = best
+                for name in names:
+                    for f in steps_of(name):  # each step from the best so far (p moves as steps are taken, unlike steps())
+                        q = dict(p)
+                        q[name] = p[name] * f
+                        o, _ = evaluate(a.bin, ls, rs, q)
+                        if o < best - 1e-4:
+                            best, p, improved = o, q, True
+                            print("  %s = %.6g: objective %.4f" % (name, q[name], o), flush=True)
+                if best >= before - 1e-4:
+                    break  # a round without a step that improves: converged
+            stages.append({"pass": pass_no, "constants": names, "rows": len(rs), "shapes": n_shapes, "objective_start": round(start, 4), "objective": round(best, 4)})
+        if not improved:
+            break
+    else:
+        sys.exit("fit_sweep: still improving after %d passes (--passes)" % a.passes)
     constants = {k: float("%.6g" % v) for k, v in p.items()}
     doc = {"schema": "cake.cost-sweep-fit/1", "source": os.path.relpath(a.sweep, ROOT), "gpu": sweep["gpu"], "driver": sweep["driver"], "cuda": sweep["cuda"],
            "date": sweep["date"], "command": "python3 bench/cost/fit_sweep.py --json " + os.path.basename(a.json),
            "method": "coordinate descent over multiplicative steps %s (width factors: %s), until a round improves nothing (at most %d rounds), from %s, in stages (stages: "
-                     "which constants, on which rows); objective mean(1 - Spearman) + 5 x mean(gap) over the fit shapes (>= 3 estimated candidates)"
+                     "which constants, on which rows) repeated in passes until a pass improves nothing; objective mean(1 - Spearman) + 5 x mean(gap) over the fit shapes (>= 3 estimated candidates)"
                      % (STEPS, FINE_STEPS, a.rounds, json.dumps(START)),
            "fit_layers": FIT_LAYERS, "fit_rows": len(rows), "fit_shapes": stages[-1]["shapes"], "stages": stages,
            "constants": constants}

@@ -47,7 +47,7 @@ inline constexpr std::array<gemm_plan, 25> plans{{
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 24 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1146> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 1, 24},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
@@ -156,7 +156,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 56.7 us
     {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 77.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 77.4 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.1 us
     {1537, 2048, 6},  // M 1537..2048: bn256_s4_c1
@@ -276,7 +276,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {769, 1024, 6},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 170.6 us
     {1025, 1280, 11},  // M 1025..1280: bn64_s8_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 242.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 242.2 us
     {1281, 1536, 5},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 254.1 us
     {1537, 2047, 6},  // M 1537..2047: bn256_s4_c1
@@ -388,16 +388,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=7168 K=2048 (cell 5)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0161 ms, peer 0.0153 ms, ratio 0.947 (fallback bn128_s6_c2: 0.792)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 18.2 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0160 ms, peer 0.0149 ms, ratio 0.933 (fallback bn128_s6_c2: 0.799)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.4 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 19.2 us
     //   M=128: bn64_s8_c1 0.0166 ms, peer 0.0158 ms, ratio 0.951 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.9 us
-    {257, 512, 6},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 34.5 us
+    {257, 384, 10},  // M 257..384: bn64_s8_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 32.7 us
+    {385, 448, 1},  // M 385..448: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 33.6 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 34.7 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.7 us
@@ -454,20 +458,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 32, 8},  // M 1..32: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0694 ms, peer 0.0740 ms, ratio 1.066 (fallback bn128_s6_c2: 0.809)
-    {9, 31, 17},  // M 9..31: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 73.7 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 73.4 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0696 ms, peer 0.0717 ms, ratio 1.030 (fallback bn128_s6_c2: 0.779)
     {33, 64, 17},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 73.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 73.5 us
     {65, 384, 15},  // M 65..384: sk2_bm128_bn112_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.7 us
     //   M=128: sk2_bm128_bn112_s5 0.0737 ms, peer 0.0764 ms, ratio 1.036 (fallback bn128_s6_c2: 0.620)
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 115.8 us
-    {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 199.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 116.0 us
+    {385, 448, 20},  // M 385..448: sk2_bn256_s4
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 186.3 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 199.5 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 281.6 us
@@ -542,17 +546,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0759 ms, peer 0.0813 ms, ratio 1.071 (fallback bn128_s6_c2: 0.788)
     {9, 64, 17},  // M 9..64: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 81.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 81.1 us
     //   M=32: sk2_bn112_s6 0.0764 ms, peer 0.0820 ms, ratio 1.072 (fallback bn128_s6_c2: 0.798)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 81.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 81.1 us
     {65, 127, 15},  // M 65..127: sk2_bm128_bn112_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 87.0 us
     {128, 128, 10},  // M 128..128: bn64_s8_c1
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
     {129, 384, 15},  // M 129..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 128.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 128.2 us
     {385, 448, 20},  // M 385..448: sk2_bn256_s4
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 221.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 205.6 us
     {449, 512, 6},  // M 449..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 223.1 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
@@ -628,16 +632,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=8192 K=8192 (cell 8)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0452 ms, peer 0.0437 ms, ratio 0.966 (fallback bn128_s6_c2: 0.849)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.7 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 45.9 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0461 ms, peer 0.0448 ms, ratio 0.972 (fallback bn128_s6_c2: 0.832)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.1 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 49.0 us
     //   M=128: bn64_s8_c1 0.0479 ms, peer 0.0460 ms, ratio 0.961 (fallback bn128_s6_c2: 0.652)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 65.5 us
-    {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 102.1 us
+    {257, 384, 10},  // M 257..384: bn64_s8_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.4 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 106.5 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
@@ -718,18 +722,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1237 ms, peer 0.1252 ms, ratio 1.012 (fallback bn128_s6_c2: 0.747)
     {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 134.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 132.9 us
     {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
     {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 134.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 133.0 us
     {65, 128, 16},  // M 65..128: sk2_bm128_bn128_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 144.4 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 203.1 us
+    {129, 192, 18},  // M 129..192: sk2_bn128_s6
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 195.9 us
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 203.2 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 296.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 297.1 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 344.9 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
@@ -809,16 +815,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1265 ms, peer 0.1289 ms, ratio 1.019 (fallback bn128_s6_c2: 0.786)
     {9, 64, 18},  // M 9..64: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 138.4 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 136.7 us
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 138.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 136.7 us
     {65, 128, 16},  // M 65..128: sk2_bm128_bn128_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 148.5 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 209.1 us
+    {129, 192, 18},  // M 129..192: sk2_bn128_s6
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 201.3 us
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 209.2 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 305.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 305.6 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 355.3 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
@@ -903,9 +911,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0541 ms, peer 0.0521 ms, ratio 0.965 (fallback bn176_s5_c2: 0.562)
     {65, 128, 19},  // M 65..128: sk2_bn160_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 66.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 65.4 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 83.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 76.5 us
     {193, 256, 4},  // M 193..256: bn176_s5_c2
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 86.4 us
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
@@ -991,16 +999,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0296 ms, peer 0.0301 ms, ratio 1.018 (fallback bn192_s4_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 30.9 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 30.6 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0292 ms, peer 0.0294 ms, ratio 1.006 (fallback bn192_s4_c2: 0.821)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 31.3 us
     {65, 128, 13},  // M 65..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 33.1 us
     //   M=128: bn96_s7_c1 0.0306 ms, peer 0.0316 ms, ratio 1.033 (fallback bn192_s4_c2: 0.829)
     {129, 256, 5},  // M 129..256: bn192_s4_c2
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 41.8 us
-    {257, 384, 13},  // M 257..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 59.1 us
+    {257, 320, 1},  // M 257..320: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 58.2 us
+    {321, 384, 13},  // M 321..384: bn96_s7_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 59.3 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 67.2 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
@@ -1068,14 +1078,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0680 ms, peer 0.0693 ms, ratio 1.018 (fallback bn256_s4_c2: 0.735)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 72.8 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 71.7 us
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0688 ms, peer 0.0698 ms, ratio 1.014 (fallback bn256_s4_c2: 0.745)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 74.1 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 73.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0707 ms, peer 0.0713 ms, ratio 1.008 (fallback bn256_s4_c2: 0.707)
-    {65, 384, 6},  // M 65..384: bn256_s4_c1
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 78.5 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 109.0 us
+    {193, 384, 6},  // M 193..384: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 114.5 us
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 158.2 us
     {385, 640, 0},  // M 385..640: bn128_s6_c1
@@ -1124,7 +1138,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=32768 K=512 (cell 14)
     {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0163 ms, peer 0.0165 ms, ratio 1.014 (fallback bn256_s4_c2: 0.824)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.3 us
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0170 ms, peer 0.0171 ms, ratio 1.007 (fallback bn256_s4_c2: 0.833)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
@@ -1149,14 +1163,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.1359 ms, peer 0.1379 ms, ratio 1.015 (fallback bn192_s4_c2: 0.720)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 149.9 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 147.2 us
     //   M=16: bn96_s10_c1_pp64_f1 0.1373 ms, peer 0.1392 ms, ratio 1.014 (fallback bn192_s4_c2: 0.721)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 151.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 148.9 us
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 168.6 us
-    {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 223.0 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 214.0 us
+    {193, 256, 5},  // M 193..256: bn192_s4_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 223.3 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 329.3 us
@@ -1210,14 +1226,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2351 ms, peer 0.2318 ms, ratio 0.986 (fallback bn176_s5_c2: 0.700)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 259.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 255.0 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2362 ms, peer 0.2347 ms, ratio 0.994 (fallback bn176_s5_c2: 0.706)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 261.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 257.6 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.529)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 278.4 us
-    {129, 256, 4},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 397.1 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 374.9 us
+    {193, 256, 4},  // M 193..256: bn176_s5_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 397.6 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 581.5 us
@@ -1263,16 +1281,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.2401 ms, peer 0.2391 ms, ratio 0.996 (fallback bn128_s6_c2: 0.683)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 265.8 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 261.6 us
     {16, 16, 6},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.2412 ms, peer 0.2464 ms, ratio 1.022 (fallback bn128_s6_c2: 0.712)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 268.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 264.3 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2479 ms, peer 0.2502 ms, ratio 1.009 (fallback bn128_s6_c2: 0.444)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 285.1 us
-    {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 399.7 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 377.0 us
+    {193, 255, 0},  // M 193..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 400.2 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
@@ -1395,12 +1415,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // e4m3 N=4096 K=4096 (cell 19)
     {1, 8, 21},  // M 1..8: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0128 ms, peer 0.0115 ms, ratio 0.897 (fallback bn128_s6_c2: 0.666)
-    {9, 64, 8},  // M 9..64: bn64_s12_c1_pp64_f1
+    {9, 127, 8},  // M 9..127: bn64_s12_c1_pp64_f1
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.6 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0126 ms, peer 0.0117 ms, ratio 0.928 (fallback bn128_s6_c2: 0.675)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 15.6 us
-    {65, 128, 9},  // M 65..128: bn64_s12_c2_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 15.8 us
+    {128, 128, 9},  // M 128..128: bn64_s12_c2_pp64_f1
     //   M=128: bn64_s12_c2_pp64_f1 0.0145 ms, peer 0.0123 ms, ratio 0.854 (fallback bn128_s6_c2: 0.687)
     {129, 256, 11},  // M 129..256: bn64_s8_c2
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 18.2 us
@@ -1675,9 +1694,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.5 us
     {257, 384, 10},  // M 257..384: bn64_s8_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.2 us
-    {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 23.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 21.9 us
+    {385, 448, 1},  // M 385..448: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 22.9 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 23.6 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 5},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.2 us
@@ -1744,16 +1765,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8: bn64_s12_c1_pp64_f1 0.0408 ms, peer 0.0426 ms, ratio 1.043 (fallback bn128_s6_c2: 0.850)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 42.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.979 (fallback bn128_s6_c2: 0.796)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.3 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.6 us
     //   M=128: bn64_s8_c1 0.0442 ms, peer 0.0479 ms, ratio 1.084 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 66.9 us
     {257, 384, 15},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 96.3 us
-    {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 110.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 96.7 us
+    {385, 448, 1},  // M 385..448: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 104.6 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 110.2 us
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 154.4 us
@@ -1829,16 +1852,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8: bn64_s12_c1_pp64_f1 0.0456 ms, peer 0.0462 ms, ratio 1.013 (fallback bn128_s6_c2: 0.831)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 46.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0460 ms, peer 0.0449 ms, ratio 0.978 (fallback bn128_s6_c2: 0.790)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 46.3 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 50.0 us
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 74.0 us
     {257, 384, 15},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.4 us
-    {385, 512, 6},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 122.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 105.8 us
+    {385, 448, 1},  // M 385..448: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 116.3 us
+    {449, 512, 6},  // M 449..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=449 (at M=511), 122.6 us
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 4},  // M 513..768: bn176_s5_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 172.1 us
@@ -1912,16 +1937,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // e4m3 N=8192 K=8192 (cell 26)
     {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0272 ms, peer 0.0264 ms, ratio 0.968 (fallback bn128_s6_c2: 0.833)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 28.5 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 28.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0274 ms, peer 0.0267 ms, ratio 0.975 (fallback bn128_s6_c2: 0.837)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 28.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 28.4 us
     {65, 128, 10},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 30.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 30.0 us
     //   M=128: bn64_s8_c1 0.0285 ms, peer 0.0279 ms, ratio 0.980 (fallback bn128_s6_c2: 0.743)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.3 us
     {257, 384, 10},  // M 257..384: bn64_s8_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 61.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 55.9 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 61.3 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
@@ -1997,22 +2022,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0686 ms, peer 0.0698 ms, ratio 1.018 (fallback bn128_s6_c2: 0.780)
-    {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 73.6 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 72.6 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0689 ms, peer 0.0709 ms, ratio 1.029 (fallback bn128_s6_c2: 0.792)
-    {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 73.7 us
-    {65, 127, 16},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 79.4 us
-    {128, 128, 10},  // M 128..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 72.8 us
+    {65, 128, 10},  // M 65..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 78.6 us
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 111.3 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 167.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 167.6 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 186.6 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
@@ -2088,22 +2109,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
-    {1, 8, 8},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 8},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0704 ms, peer 0.0716 ms, ratio 1.016 (fallback bn128_s6_c2: 0.746)
-    {9, 31, 18},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 75.6 us
-    {32, 32, 8},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 74.5 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0708 ms, peer 0.0728 ms, ratio 1.028 (fallback bn128_s6_c2: 0.785)
-    {33, 64, 18},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 75.6 us
-    {65, 127, 16},  // M 65..127: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 81.5 us
-    {128, 128, 10},  // M 128..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 74.8 us
+    {65, 128, 10},  // M 65..128: bn64_s8_c1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.7 us
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 114.5 us
     {257, 384, 16},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 172.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 172.7 us
     {385, 512, 6},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 192.0 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
@@ -2180,16 +2197,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
-    {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
+    {1, 128, 12},  // M 1..128: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0319 ms, peer 0.0316 ms, ratio 0.992 (fallback bn176_s5_c2: 0.830)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 33.0 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0320 ms, peer 0.0313 ms, ratio 0.977 (fallback bn176_s5_c2: 0.821)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 33.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0325 ms, peer 0.0315 ms, ratio 0.968 (fallback bn176_s5_c2: 0.686)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 40.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 39.6 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 47.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 45.1 us
     {193, 256, 4},  // M 193..256: bn176_s5_c2
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 50.8 us
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
@@ -2286,16 +2302,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0186 ms, peer 0.0185 ms, ratio 0.997 (fallback bn192_s4_c2: 0.794)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 21.0 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.9 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.6 us
     {65, 128, 13},  // M 65..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 22.7 us
     //   M=128: bn96_s7_c1 0.0192 ms, peer 0.0201 ms, ratio 1.046 (fallback bn192_s4_c2: 0.824)
     {129, 256, 5},  // M 129..256: bn192_s4_c2
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 27.4 us
-    {257, 384, 13},  // M 257..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 37.6 us
+    {257, 320, 1},  // M 257..320: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 36.5 us
+    {321, 384, 13},  // M 321..384: bn96_s7_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 37.9 us
     {385, 640, 6},  // M 385..640: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 41.9 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
@@ -2329,12 +2347,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0407 ms, peer 0.0404 ms, ratio 0.993 (fallback bn256_s4_c2: 0.774)
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 41.7 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 41.4 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0406 ms, peer 0.0401 ms, ratio 0.989 (fallback bn256_s4_c2: 0.767)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 43.0 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 42.7 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0409 ms, peer 0.0419 ms, ratio 1.023 (fallback bn256_s4_c2: 0.702)
-    {65, 384, 6},  // M 65..384: bn256_s4_c1
+    {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 45.8 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 62.5 us
+    {193, 384, 6},  // M 193..384: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 65.9 us
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 89.5 us
     {385, 640, 0},  // M 385..640: bn128_s6_c1
@@ -2414,16 +2436,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
-    {1, 64, 12},  // M 1..64: bn96_s10_c1_pp64_f1
+    {1, 128, 12},  // M 1..128: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0751 ms, peer 0.0768 ms, ratio 1.024 (fallback bn192_s4_c2: 0.737)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 80.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 79.4 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0761 ms, peer 0.0778 ms, ratio 1.022 (fallback bn192_s4_c2: 0.756)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 82.1 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 81.1 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 93.2 us
-    {129, 256, 5},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 122.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 92.9 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 117.4 us
+    {193, 256, 5},  // M 193..256: bn192_s4_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 122.8 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 179.7 us
@@ -2482,17 +2505,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1233 ms, ratio 0.999 (fallback bn176_s5_c2: 0.659)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 135.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 133.9 us
     {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1239 ms, peer 0.1275 ms, ratio 1.029 (fallback bn176_s5_c2: 0.699)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 137.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 136.5 us
     {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1286 ms, peer 0.1280 ms, ratio 0.995 (fallback bn176_s5_c2: 0.610)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 147.9 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 212.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 201.8 us
     {193, 255, 0},  // M 193..255: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 215.4 us
     {256, 256, 4},  // M 256..256: bn176_s5_c2
@@ -2548,17 +2571,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1140> buckets{{
     {1, 1, 8},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1261 ms, peer 0.1283 ms, ratio 1.017 (fallback bn128_s6_c2: 0.675)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 138.4 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 137.2 us
     {16, 16, 8},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1264 ms, peer 0.1279 ms, ratio 1.012 (fallback bn128_s6_c2: 0.687)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 141.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 139.9 us
     {64, 64, 8},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1305 ms, peer 0.1315 ms, ratio 1.008 (fallback bn128_s6_c2: 0.524)
     {65, 128, 6},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 151.3 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 213.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 202.9 us
     {193, 255, 0},  // M 193..255: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 216.5 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
@@ -2613,37 +2636,37 @@ inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
     {gemm_input::bf16, 2941, 5017, 5418, 7663, 69, 24},  // N=4096 K=7168
     {gemm_input::bf16, 2941, 5017, 10837, 15326, 93, 27},  // N=4096 K=14336
     {gemm_input::bf16, 5017, 6636, 2896, 5418, 120, 30},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 150, 30},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 180, 39},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 219, 40},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 259, 41},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 300, 43},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 343, 41},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 384, 43},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 427, 33},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 460, 24},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 484, 9},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 493, 25},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 518, 21},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 539, 20},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 559, 40},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 599, 28},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 627, 33},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 660, 25},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 685, 34},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 719, 34},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 753, 38},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 791, 38},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 829, 39},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 868, 43},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 911, 44},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 955, 47},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1002, 17},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1019, 27},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1046, 9},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1055, 27},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1082, 30},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1112, 28},  // N=59136 K=8192
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 150, 32},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 182, 38},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 220, 40},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 260, 41},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 301, 44},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 345, 42},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 387, 43},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 430, 34},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 464, 26},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 490, 9},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 499, 26},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 525, 22},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 547, 21},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 568, 40},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 608, 28},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 636, 33},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 669, 25},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 694, 34},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 728, 35},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 763, 39},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 802, 39},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 841, 39},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 880, 39},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 919, 40},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 959, 46},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1005, 18},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1023, 29},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1052, 9},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1061, 27},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1088, 30},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1118, 28},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -68,7 +68,7 @@ inline constexpr calibration sm90a_h200 = {
     .tma_latency_us = 0.4125,
     .tma_latency_us_per_kib = 0.003883,
     .tma_latency_hbm_us = 0.4719,
-    .l2_read_gbps = 13762,
+    .l2_read_gbps = 15826,
     .l2_read_microbenchmark_gbps = 9155,
     .hbm_read_gbps = 4475,
     .hbm_write_gbps = 4198,
@@ -78,7 +78,7 @@ inline constexpr calibration sm90a_h200 = {
     .launch_us = 9.911,
     .hbm_overlap_loss = 0.3140,
     .cluster_sum_us_per_kib = 0.16121,
-    .wave_us = 2.9255,
+    .wave_us = 3.1303,
     .global_sum_us = 9.4167,
 };
 
