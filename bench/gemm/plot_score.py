@@ -41,7 +41,7 @@ def panel(dtype, series, x0):
     for i, (label, rs) in enumerate(series):
         pts = [r for r in rs if r["dtype"] == dtype and r.get("ok", True)]
         color = COLORS[i % len(COLORS)]
-        for k, r in enumerate(pts):
+        for r in pts:
             dx = (i - (len(series) - 1) / 2) * 3  # series side by side at one M
             out.append(f'<circle cx="{x(r["shape"]["M"]) + dx:.1f}" cy="{y(r["ratio"]):.1f}" r="2.2" fill="{color}" fill-opacity="0.8"/>')
         g = math.exp(sum(math.log(r["ratio"]) for r in pts) / len(pts))
