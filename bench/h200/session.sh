@@ -30,11 +30,14 @@ small_m_sweeps() {
     grep -E "^  bf16|error" "$OUT/${1}_${sh//,/_}.log" | cut -c1-300
   done
 }
+# the build backend's wheels (.whl/) and the peers' (.whl/peers/, only where a step times one: attention's peer
+# comes with PyTorch), into /tmp/bt
+install_wheels() { pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl $(ls .whl/peers/*.whl 2>/dev/null) > "$OUT/pip.log" 2>&1; }
 # The Python package in /tmp/cp (and its build wheels, with the peers', in /tmp/bt), built from .whl/ unless an
 # earlier step of this call built it
 python_package() {
   [ -d /tmp/cp/cake ] && return 0
-  pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+  install_wheels
   PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
 }
 # The JIT cache of an earlier call (step savecache writes it to $OUT; copied to build-h200/ here and
@@ -203,7 +206,7 @@ for s in "${steps[@]}"; do
       # same-process bench against flash-kmeans (its wheel in .whl/peers/, installed without dependencies).
       CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_kmeans > "$OUT/test_kmeans.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|waited past|seed" "$OUT/test_kmeans.log" | head -n 12
-      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      install_wheels
       PYTHONPATH=/tmp/bt python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_KMEANS_TIMEOUT:-420} python3 bench/peers/bench_peers.py --family kmeans --runs ${CAKE_KMEANS_RUNS:-50} --json "$OUT/kmeans.json" 2>&1 | tee "$OUT/bench_kmeans.log" | grep -vE "Warning|warn" | cut -c1-200 ;;
     knn)
@@ -269,7 +272,7 @@ for s in "${steps[@]}"; do
       # 12's prefill shapes. Time limits add up to 610 s (test 280, package 130, bench 200): set CAKE_ATTN_TEST_TIMEOUT lower, or run the test alone.
       CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-280} $B/tests/gpu/cake_gpu_test_attention > "$OUT/test_attention.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|waited past|seed|SKIPPED" "$OUT/test_attention.log" | head -n 12
-      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      install_wheels
       PYTHONPATH=/tmp/bt timeout 130 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?"
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_ATTN_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention --runs ${CAKE_ATTN_RUNS:-30} --json "$OUT/attention.json" 2>&1 | tee "$OUT/bench_attention.log" | grep -vE "Warning|warn" | cut -c1-220 ;;
     decode)
@@ -284,7 +287,7 @@ for s in "${steps[@]}"; do
       PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_DECODE_TIMEOUT:-200} python3 bench/peers/bench_peers.py --family attention_decode --runs ${CAKE_DECODE_RUNS:-30} --json "$OUT/attention_decode.json" 2>&1 | tee "$OUT/bench_decode.log" | grep -vE "Warning|warn" | cut -c1-260 ;;
     pybuild)
       # the Python package, built here from the pinned wheels in .whl/ (peer wheels from .whl/peers/)
-      pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl .whl/peers/*.whl > "$OUT/pip.log" 2>&1
+      install_wheels
       PYTHONPATH=/tmp/bt timeout 200 python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/cp --config-settings=build-dir=/tmp/pyb . >> "$OUT/pip.log" 2>&1; echo "pip rc=$?" ;;
     pytests)
       # the Python tier with a GPU and PyTorch (after the pybuild, kmeans or attention step built the package into /tmp/cp)
