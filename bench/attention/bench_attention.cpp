@@ -16,7 +16,10 @@
 //   (D = 64, not causal);
 //   causal-w3: the entry point's schedule and, causal at D = 64, three consumers of 64 rows (192-row query tiles,
 //   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns, issuing freely, or
-//   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row);
+//   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row), each with
+//   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), and the last also without it;
+//   skip-past: D = 64 non-causal, the entry point's schedule, and the one without the lookahead (three consumers) with and
+//   without skip_past_rows (at S = 1k the entry point takes the lookahead; 192-row tiles there put 2 of 18 warpgroup-tiles past S);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse)
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false, d256 = false;
   long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3 | skip-past
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -49,12 +52,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3|skip-past]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share" && variant != "lookahead-w3" && variant != "causal-w3") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen, fma-share, lookahead-w3 or causal-w3\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share" && variant != "lookahead-w3" && variant != "causal-w3" && variant != "skip-past") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen, fma-share, lookahead-w3, causal-w3 or skip-past\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
           if ((quick && S != 4096) || (max_s && S > max_s) || (only_hk && HK != only_hk)) continue;
           if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           if (variant == "causal-w3" && (D != 64 || !causal)) continue;  // (its shapes: the others have nothing to compare)
+          if (variant == "skip-past" && (D != 64 || causal)) continue;
           const attention::prefill_shape s{tokens / S, S, S, 32, HK, D, causal};
           const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
           auto q = harness::random_vector<harness::host_bf16>(nq, rng), k = harness::random_vector<harness::host_bf16>(nk, rng);
@@ -128,11 +132,20 @@ int main(int argc, char** argv) {
               if (base.parts == 1 && base.causal)
                 for (int bn : {96, 112})  // (128: S, P and O exceed the 160 registers of three consumers)
                   for (int st : {2, 3})
-                    for (int form : {0, 1, 2}) {  // taking turns, issuing freely, issuing freely and skipping
+                    for (int form : {0, 1, 2, 3}) {  // taking turns, issuing freely, issuing freely and skipping (all three
+                                                     // with skip_past_rows), and the last without it
                       auto c = base;
-                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form == 2;
+                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form >= 2, c.skip_past_rows = form != 3;
                       if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);
                     }
+            }
+            if (variant == "skip-past") {  // D = 64 non-causal: the chosen schedule, and the one without the lookahead
+                                           // (three consumers taking turns) with and without skip_past_rows
+              cands.push_back(chosen);
+              if (base != chosen) cands.push_back(base);
+              auto c = base;
+              c.skip_past_rows = true;
+              cands.push_back(c);
             }
             if (variant == "fma-share") {  // the chosen schedule with n of every 8 softmax exp2 on the FMA pipe
               for (int n : {0, 1, 2, 3, 4}) {

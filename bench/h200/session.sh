@@ -330,14 +330,18 @@ for s in "${steps[@]}"; do
       cut -c1-150 "$OUT/prefill_variants.log" | grep -v "^$" | tail -n 130 ;;
     prefillcausalw3)
       # causal D = 64 with 192-row query tiles (three consumers; the key blocks crossing the diagonal masked in
-      # ranges): the GPU test case of query tiles of other than bn rows (hang trap on), then the entry point's
-      # schedule next to the three-consumer ones (cake_bench_attention --variant causal-w3), both KV head counts
-      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention -tc="*other than bn rows*" > "$OUT/test_attention_causal_w3.log" 2>&1; echo "rc=$?"
+      # ranges; skip_past_rows: a warpgroup whose rows all lie past S computes nothing): the GPU test cases of query
+      # tiles of other than bn rows and of skip_past_rows (hang trap on), then the entry point's schedule next to the
+      # three-consumer ones (cake_bench_attention --variant causal-w3), both KV head counts, then D = 64 non-causal
+      # with and without skip_past_rows (--variant skip-past, 32 KV heads)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention -tc="*other than bn rows*,*skip_past_rows*" > "$OUT/test_attention_causal_w3.log" 2>&1; echo "rc=$?"
       grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_attention_causal_w3.log" | head -n 12
       for hk in 32 8; do
         timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_attention --variant causal-w3 --hk $hk ${CAKE_VARIANTS_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_w3_hk$hk.log" 2>&1; echo "rc=$?"
         grep -E "^attn" "$OUT/prefill_causal_w3_hk$hk.log" | cut -c1-150
-      done ;;
+      done
+      timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_attention --variant skip-past --hk 32 --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_skip_past.log" 2>&1; echo "rc=$?"
+      grep -E "^attn" "$OUT/prefill_skip_past.log" | cut -c1-150 ;;
     prefilld256)
       # head dim 256 (issue 12's stretch): the prefill GPU tests (the entry point's f64 check with D = 256 cases,
       # varlen, refusals; hang trap on), memcheck on the f64 check, then the package and the same-process bench

@@ -233,6 +233,7 @@ inline kernels::attention_prefill_config prefill_forced_config(const kernels::at
                               ", smem " + std::to_string(kernels::attention_prefill_smem(c) / 1024) + " KiB" +
                               (s.causal && c.lookahead ? ", causal with the lookahead: needs wgs 2 and bn 128" : "") +
                               (c.skip_masked ? ", skip_masked: needs causal, 64 * wgs != bn, dense, consumers issuing freely, no lookahead" : "") +
+                              (c.skip_past_rows && c.lookahead ? ", skip_past_rows: not with the lookahead" : "") +
                               "; wgs 3 is for D = 64; smem at most 227 KiB)");
   return c;
 }

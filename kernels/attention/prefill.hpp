@@ -63,6 +63,9 @@ struct attention_prefill_config {
   bool skip_masked = false;  // (dense causal, the diagonal in ranges, consumers issuing freely) the blocks crossing the diagonal go
                              // last to first, and a consumer warpgroup only waits for and releases those after its last row
                              // (they hold no key its rows see) instead of computing them
+  bool skip_past_rows = false;  // (not with the lookahead) a consumer warpgroup whose 64 rows all lie past S (or the entry's
+                                // length) only waits for and releases the stages (and takes its turns) instead of computing
+                                // them: the last tile of a power-of-two S with 192-row tiles
   fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
                         // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
   // Causal with rows() == bn (wgs 2, bn 128): the diagonal block is q, the one masked block; else (3 consumers of
@@ -73,7 +76,7 @@ struct attention_prefill_config {
   constexpr bool valid() const {
     return (parts == 1 || parts == 2 || parts == 4) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
-           (!causal || !lookahead || rows() == bn) && (!skip_masked || (causal && rows() != bn && !varlen && !turns && !lookahead)) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
+           (!causal || !lookahead || rows() == bn) && (!skip_masked || (causal && rows() != bn && !varlen && !turns && !lookahead)) && (!skip_past_rows || !lookahead) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
@@ -111,6 +114,7 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.lookahead) b.put("_la");
   if (c.serpentine) b.put("_sp");
   if (c.skip_masked) b.put("_sk");
+  if (c.skip_past_rows) b.put("_pr");
   if (c.exp2_fma.n > 0) {
     b.put("_e");
     b.put(c.exp2_fma.n);
@@ -371,46 +375,69 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         store_o(q, h, b, e, row0, lse, true);
         return;
       }
-      auto sq = r.wait(qp);
-      r.fill(o, 0.0f);
-      r.fill(m, neg_inf);
-      r.fill(l, 0.0f);
-      // the first block, masked: S, its softmax, P (no P V before it)
-      auto first_masked = [&](index_expr j) {
-        if (c.turns) r.take_turn(mma);
-        auto sk = qk(sq);
-        if (c.turns) r.pass_turn(mma);
+      // skip_past_rows: a warpgroup whose 64 rows all lie past the query rows (S, or the entry's length) computes
+      // nothing; it waits for and releases every stage as the others do, and takes its turns. 192-row tiles
+      // leave a power-of-two S a last tile of one or two warpgroups' rows past S: at S = 1k, causal, a fifth of
+      // the consumers' key-block steps, 6% at 2k and 4k, 2-3% non-causal at 2k and 4k. (With 128-row tiles only
+      // where S is not a multiple of 128; at D = 256 the branch costs the consumers 8 bytes of spill.)
+      const index_expr rows_end = vl ? e.len_q : S.extent();
+      const bool skip_past = c.skip_past_rows;
+      if (skip_past) r.when(row0 >= rows_end, [&] {
+        auto sq = r.wait(qp);
+        key_blocks(r, q, e, [&](index_expr, bool, bool) {
+          if (c.turns) r.take_turn(mma);
+          auto sk = r.wait(kp);
+          auto sv = r.wait(vp);
+          if (c.turns) r.pass_turn(mma);
+          r.release(kp, sk);
+          r.release(vp, sv);
+        });
+        r.release(qp, sq);
+      });
+      auto tile = [&] {
+        auto sq = r.wait(qp);
+        r.fill(o, 0.0f);
+        r.fill(m, neg_inf);
+        r.fill(l, 0.0f);
+        // the first block, masked: S, its softmax, P (no P V before it)
+        auto first_masked = [&](index_expr j) {
+          if (c.turns) r.take_turn(mma);
+          auto sk = qk(sq);
+          if (c.turns) r.pass_turn(mma);
+          r.wgmma_wait(0);
+          r.release(kp, sk);
+          softmax(q, j, true, e);
+          r.set(p, s);
+        };
+        if (c.skip_masked) {
+          // This warpgroup's last block with a key its rows see; the ones after it (first in the walk) are
+          // waited for and released only. Then its masked blocks down to `full`, then the unmasked ones.
+          const index_expr last_w = r.let_min(e.last, (row0 + 63) / c.bn);
+          r.loop(loop_extent(e.last - last_w), [&](auto) {
+            r.release(kp, r.wait(kp));
+            r.release(vp, r.wait(vp));
+          });
+          r.loop(last_w, loop_extent(last_w + 1), 1, [&](auto j) { first_masked(j); });  // (one trip: j a loop variable)
+          r.loop(loop_extent(last_w - e.full), [&](auto i) { steady_step(sq, q, last_w - 1 - i, true, e); });
+          r.loop(loop_extent(e.full), [&](auto j) { steady_step(sq, q, j, false, e); });
+        } else {
+          key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
+            if (first) return first_masked(j);  // the last block, masked
+            steady_step(sq, q, j, masked, e);
+          });
+        }
+        // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
+        // before the last P V, so the next tile's Q loads during it and the epilogue
+        r.release(qp, sq);
+        auto sv = pv();
         r.wgmma_wait(0);
-        r.release(kp, sk);
-        softmax(q, j, true, e);
-        r.set(p, s);
+        r.release(vp, sv);
+        // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
+        r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
+        store_o(q, h, b, e, row0, ls, false);
       };
-      if (c.skip_masked) {
-        // This warpgroup's last block with a key its rows see; the ones after it (first in the walk) are
-        // waited for and released only. Then its masked blocks down to `full`, then the unmasked ones.
-        const index_expr last_w = r.let_min(e.last, (row0 + 63) / c.bn);
-        r.loop(loop_extent(e.last - last_w), [&](auto) {
-          r.release(kp, r.wait(kp));
-          r.release(vp, r.wait(vp));
-        });
-        r.loop(last_w, loop_extent(last_w + 1), 1, [&](auto j) { first_masked(j); });  // (one trip: j a loop variable)
-        r.loop(loop_extent(last_w - e.full), [&](auto i) { steady_step(sq, q, last_w - 1 - i, true, e); });
-        r.loop(loop_extent(e.full), [&](auto j) { steady_step(sq, q, j, false, e); });
-      } else {
-        key_blocks(r, q, e, [&](index_expr j, bool masked, bool first) {
-          if (first) return first_masked(j);  // the last block, masked
-          steady_step(sq, q, j, masked, e);
-        });
-      }
-      // every S = Q K^T of the tile is complete (each step waited for its S): Q goes back to the producer
-      // before the last P V, so the next tile's Q loads during it and the epilogue
-      r.release(qp, sq);
-      auto sv = pv();
-      r.wgmma_wait(0);
-      r.release(vp, sv);
-      // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
-      r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
-      store_o(q, h, b, e, row0, ls, false);
+      if (skip_past) r.when(row0 < rows_end, tile);
+      else tile();
     }); });
   });
   k.role("load", warpgroups(1), regs(producer_regs), [&](role& r) {

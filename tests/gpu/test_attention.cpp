@@ -47,7 +47,8 @@ struct result {
 // tile's first S and softmax during this tile's last P V; two consumers), 7 that walking longest first, 8 the persistent
 // schedule with query tiles of other than bn rows (D = 64: three consumers over 112-key blocks; D = 128: two over 96-key
 // blocks; causal: the key blocks crossing the diagonal in ranges, masked), 9 that issuing freely with (causal) skip_masked
-// (a warpgroup only waits for and releases the blocks after its last row), 3 the sm_80 fallback through attention::prefill_sm80
+// (a warpgroup only waits for and releases the blocks after its last row) and skip_past_rows (a warpgroup whose rows all
+// lie past S computes nothing), 10 variant 5 with skip_past_rows, 3 the sm_80 fallback through attention::prefill_sm80
 // (mma.sync, cp.async; compute_80 PTX on Hopper: what prefill runs on Ampere and Ada)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
@@ -71,6 +72,7 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
       if (variant == 9) c.turns = false, c.skip_masked = s.causal;
       while (c.stages > 1 && kernels::attention_prefill_smem(c) > 227 * 1024) --c.stages;
     }
+    if (variant == 9 || variant == 10) c.skip_past_rows = true;
     attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   }
   auto out = dout.download<std::uint16_t>();
@@ -205,7 +207,8 @@ void check_walks(std::initializer_list<int> variants, harness::random_source& rn
       case 6: return "lookahead";
       case 7: return "lookahead longest-first";
       case 8: return "query tiles of other than bn rows";
-      case 9: return "query tiles of other than bn rows, skip_masked";
+      case 9: return "query tiles of other than bn rows, skip_masked, skip_past_rows";
+      case 10: return "persistent two Q stages, O by TMA, skip_past_rows";
       default: return "persistent";
     }
   };
@@ -244,6 +247,15 @@ TEST_CASE("attention prefill with query tiles of other than bn rows (causal: the
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
   check_walks({8, 9}, rng, {{1, 4097, 4097, 4, 1, 64, true}, {2, 385, 385, 8, 8, 64, true}});  // (192-row tiles: 22 per head, and 385 = 2 x 192 + 1)
+}
+
+TEST_CASE("attention prefill with skip_past_rows (warpgroups whose rows all lie past S compute nothing) matches an f64 reference") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  // (D = 64 non-causal: three consumers taking turns, the skipping one too; 2048 = 10 x 192 + 128: the last tile's third
+  // warpgroup past S; S = 1 and 7: every warpgroup but the first; D = 128: two consumers, ragged S)
+  check_walks({10}, rng, {{2, 2048, 2048, 4, 4, 64, false}, {2, 385, 385, 8, 8, 64, false}});
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

@@ -106,6 +106,7 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
     kernels::attention_prefill_config c;
     c.parts = x.parts, c.wgs = x.wgs, c.bn = x.bn, c.stages = x.stages, c.turns = x.turns, c.causal = true, c.skip_masked = x.skip;
     c.persistent = true, c.q_stages = x.parts == 4 ? 1 : 2, c.o_tma = x.parts != 4, c.serpentine = true;
+    c.skip_past_rows = x.wgs == 3;
     REQUIRE(c.valid());
     REQUIRE_FALSE(c.diagonal_aligned());
     const program p = kernels::attention_prefill_sm90(c);
@@ -117,8 +118,10 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
     // without skipping, both roles walk the last block, the masked ones from the first that crosses the
     // diagonal, then the unmasked ones (three loops each; the aligned form has two); skipping, the consumers
     // walk the blocks past their rows (wait and release only), their first block, the masked ones, the
-    // unmasked ones (four) and the producer the crossing blocks last to first, then the rest (two)
-    CHECK(loops_of(p, 0) == (x.skip ? 4 : 3));
+    // unmasked ones (four) and the producer the crossing blocks last to first, then the rest (two); with
+    // skip_past_rows (here the three-consumer forms) the consumers also walk the producer's loops, in a
+    // warpgroup whose rows all lie past S (wait and release only)
+    CHECK(loops_of(p, 0) == (x.skip ? 4 : 3) + (c.skip_past_rows ? (x.skip ? 2 : 3) : 0));
     CHECK(loops_of(p, 1) == (x.skip ? 2 : 3));
   }
   kernels::attention_prefill_config turns;
@@ -134,6 +137,44 @@ TEST_CASE("attention prefill causal (sm_90a) with query tiles of other than bn r
   const program ap = kernels::attention_prefill_sm90(aligned);
   CHECK(count(lower_and_build(ap).source(), "for (long long k") == 4);
   CHECK(loops_of(ap, 0) == 2);
+}
+
+TEST_CASE("attention prefill skip_past_rows (sm_90a): a warpgroup past S waits and releases only, lowers clean, dense and varlen") {
+  auto loops_of = [](const program& p, int role) {
+    int n = 0;
+    for (const auto& o : p.ops) n += o.kind == op_kind::loop && o.role == role;
+    return n;
+  };
+  for (bool vl : {false, true})
+    for (int D : {64, 128}) {
+      // the schedule without the lookahead (prefill_varlen's, or prefill's at D = 64 from S = 2k), non-causal:
+      // D = 64 three consumers taking turns, D = 128 two issuing freely
+      attention::prefill_shape s;
+      s.S = s.T = 4096, s.H = 8, s.HK = 8, s.D = D;
+      kernels::attention_prefill_config c = attention::prefill_base_config(s);
+      if (vl) {
+        attention::varlen_shape v;
+        v.H = 8, v.HK = 8, v.D = D;
+        c = attention::varlen_config_for(v);
+      }
+      REQUIRE_FALSE(c.lookahead);
+      const program plain = kernels::attention_prefill_sm90(c);
+      c.skip_past_rows = true;
+      REQUIRE(c.valid());
+      const program p = kernels::attention_prefill_sm90(c);
+      INFO(p.kernel_name.view());
+      CHECK(p.kernel_name.view() != plain.kernel_name.view());
+      const auto b = lower_and_build(p);  // (no spill, no stack frame, the analyzer's protocol run clean)
+      MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+      CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+      CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
+      // the skipping branch walks the producer's key-block loops (two, non-causal): wait and release only
+      CHECK(loops_of(p, 0) == loops_of(plain, 0) + 2);
+      CHECK(has(b.ptx(), "bar.arrive") == c.turns);  // (a skipping warpgroup still takes its turns)
+    }
+  kernels::attention_prefill_config la = kernels::with_lookahead(kernels::attention_prefill_config{});
+  la.persistent = true, la.skip_past_rows = true;
+  CHECK_FALSE(la.valid());  // (the lookahead's point body is not split by warpgroup)
 }
 
 TEST_CASE("attention prefill at head dim 256 (sm_90a): the schedule prefill and prefill_varlen pick, causal or not, GQA groups") {
