@@ -52,6 +52,7 @@ bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, boo
   auto fit = [&] { c.stages = cake::max_gemm_stages(c, fp8 ? 1 : 2); };
   if (v == "chosen") return true;
   if (v == "coop1") return c.in_flight = 1, true;                                               // cooperative, one wgmma group in flight
+  if (v == "la") return c.lookahead = true, true;  // the next tile's first K block before the stores (cake::gemm_with refuses it where it does not fit)
   if (v == "coop1_bn128") return c.in_flight = 1, c.bn = 128, fit(), true;
   if (v == "pp128") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 1, fit(), true;  // ping-pong 128x128 per warpgroup
   if (v == "pp128_f0") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 0, fit(), true;
@@ -62,7 +63,7 @@ bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, boo
 // The "config" text of a row timed with a named variant.
 std::string variant_config(const cake::kernels::gemm_sm90_config& c, const std::string& v) {
   return v + ": bm " + std::to_string(c.bm) + " bn " + std::to_string(c.bn) + " stages " + std::to_string(c.stages) + " cluster " + std::to_string(c.cluster_m) +
-         (c.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(c.in_flight);
+         (c.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(c.in_flight) + (c.lookahead ? " lookahead" : "");
 }
 std::vector<std::string> g_variants;
 bool g_no_fp8 = false;

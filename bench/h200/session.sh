@@ -190,6 +190,20 @@ for s in "${steps[@]}"; do
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout 150 $B/bench/cake_bench_norm --runs ${CAKE_NORM_RUNS:-100} --driver "$DRIVER" --json "$OUT/norm.json" > "$OUT/bench_norm.log" 2>&1; echo "rc=$?"
       grep -E "^(softmax|rmsnorm|copy)|error" "$OUT/bench_norm.log" | cut -c1-150 | head -n 40 ;;
+    gemmlookahead)
+      # the GEMM's lookahead (the next tile's first K block issued before this tile's stores): its GPU test cases
+      # (hang trap on), then cake::gemm's choice with and without it on the six bf16 shapes (tuned) and the held-out
+      # ones, 200 runs, alternating rounds with cuBLAS (cake_bench_gemm --variants chosen,la)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_gemm -tc="*lookahead*" > "$OUT/test_gemm_lookahead.log" 2>&1; echo "gemm test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_gemm_lookahead.log" | head -n 8
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_compute -tc="*lookahead*,cake::gemm fused epilogues*" > "$OUT/test_compute_lookahead.log" 2>&1; echo "compute test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_compute_lookahead.log" | head -n 8
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for set in "" --held-out; do
+        timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_gemm --runs ${CAKE_VARIANTS_RUNS:-200} --no-fp8 $set --variants chosen,la --driver "$DRIVER" \
+          --json "$OUT/gemm_lookahead${set:+_heldout}.json" > "$OUT/lookahead${set:+_heldout}.log" 2>&1; echo "bench $set rc=$?"
+        grep -E "^gemm_|error" "$OUT/lookahead${set:+_heldout}.log" | cut -c1-150
+      done ;;
     epilogue)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       timeout ${CAKE_EPILOGUE_TIMEOUT:-300} $B/bench/cake_bench_gemm --runs ${CAKE_EPILOGUE_RUNS:-200} --epilogue ${CAKE_EPILOGUE_VARIANTS:+--variants $CAKE_EPILOGUE_VARIANTS} --driver "$DRIVER" --json "$OUT/gemm_epilogue.json" > "$OUT/epilogue.log" 2>&1; echo "rc=$?"

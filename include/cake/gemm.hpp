@@ -415,6 +415,8 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
     return;
   }
   kernels::gemm_sm90_config config = plan.sm90;
+  if (!config.lookahead_fits())
+    bad("the schedule " + plan_name(plan) + " asks for the lookahead, which is written for the persistent cooperative schedule with no wgmma group in flight");
   if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
   const runtime_kernel& k = kernel_for(config, in, device);

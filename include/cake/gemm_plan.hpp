@@ -41,6 +41,7 @@ inline std::string plan_name(const gemm_plan& p) {
   else if (c.bm != 128) s += "_bm" + std::to_string(c.bm);
   if (c.in_flight) s += "_f" + std::to_string(c.in_flight);
   if (!c.persistent) s += "_np";
+  if (c.lookahead) s += "_la";
   return s;
 }
 
@@ -80,6 +81,7 @@ inline std::optional<gemm_plan> parse_plan_name(std::string_view name) {
   }
   if (name.starts_with("_f") && !take("_f", c.in_flight)) return std::nullopt;
   if (part("_np")) c.persistent = false;
+  if (part("_la")) c.lookahead = true;
   if (!name.empty()) return std::nullopt;
   return p;
 }

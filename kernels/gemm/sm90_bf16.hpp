@@ -41,12 +41,18 @@ struct gemm_sm90_config {
   bool pingpong = false;      // consumer warpgroups on alternate whole tiles instead of halves of one
   int in_flight = 0;          // wgmma groups kept in flight across a stage release (0 or 1)
   bool persistent = true;     // one CTA per SM walking tiles (rasterized); false: one CTA per output tile
+  // (persistent, cooperative, nothing in flight) the next tile's first K block is waited for and its wgmma issued
+  // before this tile's output is stored (r.next_point), so the tensor cores work during the epilogue
+  bool lookahead = false;
   // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
   // by cake::gemm, not a tuning choice).
   int a_rows = 0;
   gemm_epilogue epi{};
   // Ordered field by field: every field tells schedules apart (cake::gemm's kernel cache keys on it).
   friend constexpr auto operator<=>(const gemm_sm90_config&, const gemm_sm90_config&) = default;
+  // The forms the lookahead is written for: the schedule builds the others without it, and cake::gemm_with
+  // refuses a configuration that asks for it where it does not fit.
+  constexpr bool lookahead_fits() const { return !lookahead || (persistent && !pingpong && in_flight == 0); }
 };
 
 template <class In = bf16>
@@ -96,13 +102,31 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
     // Rows of the tile this warpgroup owns, and that block's row coordinate in units of those rows.
     const int rows = c.pingpong ? c.bm : c.bm / 2;
     auto acc = r.accumulator<f32>("acc", {rows, c.bn});
+    const bool ahead = c.lookahead && c.lookahead_fits();
+    // Lookahead: a tile's first K block (its wgmma overwriting acc) is issued by the previous point, before that
+    // point's stores, or by the CTA's first point's prologue; the K loop then starts at its second block.
+    auto first_block = [&] {
+      auto s = r.wait(ab);
+      r.wgmma_fence();
+      r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite();
+      r.wgmma_commit();
+      return s;
+    };
     auto body = [&](auto m, auto n) {
       const index_expr row_block = c.pingpong ? m : m * 2 + r.warpgroup();
       if (c.pingpong) r.take_turn(mma_turn);
-      r.loop(tiles(K, bk), [&](auto kt) {
+      if (ahead) {
+        r.when(eq(r.walk_step(), 0), [&] {
+          auto s = first_block();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+      }
+      r.loop(ahead ? index_expr(1) : index_expr(0), loop_extent(tiles(K, bk)), 1, [&](auto kt) {
         auto s = r.wait(ab);
         r.wgmma_fence();
-        if (c.pingpong) r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);
+        if (ahead) r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);
+        else if (c.pingpong) r.wgmma(acc, s[sA], s[sB]).overwrite_on_first(kt);
         else r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite_on_first(kt);
         r.wgmma_commit();
         r.wgmma_wait(c.in_flight);
@@ -137,21 +161,36 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
         r.set(acc, v);
       }
       auto out = r.convert<bf16>(acc);
-      if (c.direct_store) {
-        r.store(D.tile(row_block, n), out);
-        return;
-      }
-      r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
-      r.for_range(chunks, [&](auto ch) {
-        auto buf = c.pingpong ? sD.stage(r.warpgroup() * 2 + ch % 2) : sD.stage(ch % 2).rows(r.warpgroup(), 2);
-        r.bulk_wait_read(1);  // the store that last read this buffer is done reading it
-        r.sync(epi);
-        r.stmatrix(buf, out.cols(ch, chunks));
-        r.fence_proxy_async();
-        r.sync(epi);
-        r.tma_store(D.tile(row_block, n * chunks + ch), buf);
-        r.bulk_commit();
+      // (inside r.next_point the walk's indices name the next point: the lookahead stores at this point's
+      // coordinates, taken as values before it)
+      const index_expr out_row = ahead ? r.let_index(row_block) : row_block, out_col = ahead ? r.let_index(n) : index_expr(n);
+      auto store_out = [&] {
+        if (c.direct_store) {
+          r.store(D.tile(out_row, out_col), out);
+          return;
+        }
+        r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
+        r.for_range(chunks, [&](auto ch) {
+          auto buf = c.pingpong ? sD.stage(r.warpgroup() * 2 + ch % 2) : sD.stage(ch % 2).rows(r.warpgroup(), 2);
+          r.bulk_wait_read(1);  // the store that last read this buffer is done reading it
+          r.sync(epi);
+          r.stmatrix(buf, out.cols(ch, chunks));
+          r.fence_proxy_async();
+          r.sync(epi);
+          r.tma_store(D.tile(out_row, out_col * chunks + ch), buf);
+          r.bulk_commit();
+        });
+      };
+      if (!ahead) return store_out();
+      // (acc is free once converted: the next tile's first wgmma overwrites it while this tile's output, in
+      // registers, is stored; the group is issued and retired inside the branch, C7514)
+      r.next_point(tiles_mn, [&](auto, auto) {
+        auto s = first_block();
+        store_out();
+        r.wgmma_wait(0);
+        r.release(ab, s);
       });
+      r.when(r.walk_step() + 1 >= r.walk_steps(), store_out);
     };
     if (c.pingpong) r.for_each(alternating(tiles_mn), body);
     else r.for_each(tiles_mn, body);

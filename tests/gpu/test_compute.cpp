@@ -73,8 +73,9 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
   const harness::gemm_problem shapes[] = {{300, 264, 200}, {129, 257, 72}, {1024, 1024, 512}, {64, 4096, 256}};
   int vi = 0;
   // in_flight 1: cake::gemm's schedule with one wgmma group in flight after the mainloop, whose epilogue
-  // loads its vectors before the last wait (gemm_with)
-  for (const int in_flight : {0, 1})
+  // loads its vectors before the last wait (gemm_with); 2: cake::gemm's schedule with the lookahead (the next
+  // tile's first K block issued before this tile's stores)
+  for (const int in_flight : {0, 1, 2})
   for (const auto& v : variants)
     for (auto pr : shapes) {
       pr.fill = {distribution::normal, harness::test_scales[static_cast<std::size_t>(vi++) % 4]};
@@ -101,7 +102,8 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
       if (in_flight == 0) gemm(o.a.address(), o.b.address(), o.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd, e);
       else {
         auto c = choose_gemm(q.m, q.n, q.k, jit::driver::get().device(0).sm_count, gemm_input::bf16, e.flags(), q.n % 8 != 0 || q.ldd % 8 != 0).config;
-        c.in_flight = 1;
+        if (in_flight == 1) c.in_flight = 1;
+        else c.lookahead = true;
         gemm_with(c, o.a.address(), o.b.address(), o.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd, e);
       }
       reference.run(o.a.get(), o.b.get(), o.ref.get(), q.m, q.n, q.k, q.lda, q.ldb, 0);
@@ -145,7 +147,7 @@ void check_config(const kernels::gemm_sm90_config& k) {
       gemm_with(k, gemm_input::bf16, x.a.address(), x.b.address(), x.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd);
     });
     INFO(pr.describe() << " bm " << bm << " bn " << bn << " stages " << k.stages << " pingpong " << pingpong << " in_flight " << in_flight << " persistent "
-                       << k.persistent << " cluster " << k.cluster_m << " direct " << k.direct_store << ": rel_err " << r.cmp.rel_err);
+                       << k.persistent << " cluster " << k.cluster_m << " direct " << k.direct_store << " lookahead " << k.lookahead << ": rel_err " << r.cmp.rel_err);
     CHECK(r.cmp.nonfinite == 0);
     CHECK(r.padding_written == 0);
     CHECK(r.cmp.rel_err < 1e-2);
@@ -172,6 +174,13 @@ kernels::gemm_sm90_config not_persistent(int stages, int cluster_m, bool direct_
 TEST_CASE("mainloop: not persistent, 1 stage, cluster 1, direct store (the evolve seed)") { check_config(not_persistent(1, 1, true)); }
 TEST_CASE("mainloop: not persistent, 4 stages, cluster 2 (B multicast), TMA store") { check_config(not_persistent(4, 2, false)); }
 TEST_CASE("mainloop: cooperative, one wgmma group in flight across the release") { check_mainloop(128, 256, false, 1); }
+TEST_CASE("mainloop: cooperative with the lookahead (the next tile's first K block before the stores), TMA and direct store") {
+  for (bool direct : {false, true}) {
+    kernels::gemm_sm90_config k;
+    k.lookahead = true, k.direct_store = direct;
+    check_config(k);
+  }
+}
 // Diagnosis: CAKE_MAINLOOP="M N K bm bn pingpong in_flight direct" runs one shape and configuration.
 TEST_CASE("mainloop: the shape in CAKE_MAINLOOP") {
   const char* spec = std::getenv("CAKE_MAINLOOP");

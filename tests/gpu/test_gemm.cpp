@@ -100,12 +100,12 @@ TEST_CASE("cake::gemm_fp8 (e4m3, per-tensor scale) matches the f32 reference") {
 // so that each (its JIT of about 40-80 kernels included) fits one device call: the table's plans, the
 // sweep's other persistent and 64-row split-K schedules, its other 128-row split-K ones.
 namespace {
-void check_plans(const std::vector<cake::gemm_plan>& plans) {
+const std::vector<gemm_problem> plan_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {16, 520, 1000}, {30, 1032, 2048}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
+void check_plans(const std::vector<cake::gemm_plan>& plans, const std::vector<gemm_problem>& bf16_shapes = plan_shapes) {
   REQUIRE(!plans.empty());
   cake::harness::gemm_reference reference;
   auto rng = cake::harness::random_source::fresh();
   MESSAGE("seed " << rng.seed() << ", " << plans.size() << " plans");
-  const std::vector<gemm_problem> bf16_shapes = {{1, 4096, 4096}, {7, 1000, 777}, {16, 520, 1000}, {30, 1032, 2048}, {100, 2112, 1536}, {129, 257, 72}, {64, 512, 64}, {384, 6144, 1024}};
   for (const auto& plan : plans) {
     for (bool fp8 : {false, true}) {
       for (gemm_problem pr : bf16_shapes) {
@@ -220,6 +220,29 @@ TEST_CASE("global-sum split-K: up to 32 splits, splits with no K block, and the 
     INFO(cake::plan_name(plan));
     CHECK(std::count(host.begin(), host.end(), 0) == counters);
   }
+}
+
+TEST_CASE("cake::gemm_with runs the lookahead schedules correctly (the next tile's first K block during this tile's stores)") {
+  if (!gpu_ready()) return;
+  std::vector<cake::gemm_plan> plans;
+  for (int bn : {256, 192, 128})
+    for (int cluster : {2, 1}) {
+      cake::gemm_plan p;
+      p.sm90.bn = bn, p.sm90.cluster_m = cluster, p.sm90.lookahead = true;
+      p.sm90.stages = cake::max_gemm_stages(p.sm90, 2);
+      plans.push_back(p);
+    }
+  // shapes with several tiles per CTA (the next point in the same and in the next row of tiles), one K block
+  // (the K loop after the first block runs no trip), ragged in every dim, and the plan tests' shapes
+  std::vector<gemm_problem> shapes = {{2048, 4096, 512}, {1500, 3000, 64}, {1000, 2500, 200}, {4096, 4096, 1024}, {300, 200, 1000}};
+  shapes.insert(shapes.end(), plan_shapes.begin(), plan_shapes.end());
+  check_plans(plans, shapes);
+  // (the fused epilogues and the direct store with the lookahead: tests/gpu/test_compute.cpp)
+  cake::kernels::gemm_sm90_config pp;
+  pp.pingpong = true, pp.bm = 128, pp.bn = 128, pp.lookahead = true;
+  cake::harness::gemm_operands o(gemm_problem{256, 256, 256});
+  CHECK_THROWS_WITH_AS(cake::gemm_with(pp, cake::gemm_input::bf16, o.a.address(), o.b.address(), o.d.address(), 256, 256, 256, 256, 256, 256),
+                       doctest::Contains("lookahead"), cake::jit::argument_error);
 }
 
 TEST_CASE("split-K has no fused epilogue: refused with the schedule named") {

@@ -73,6 +73,55 @@ TEST_CASE("sm_90a GEMM mainloops: ping-pong (turns, alternating walk) and wgmma 
   }
 }
 
+TEST_CASE("sm_90a GEMM lookahead: the next tile's first K block issued before this tile's stores, no spill, no serialization") {
+  // the tiles cake::gemm picks (BN 256 / 192 / 128, 4-6 stages, clusters of 2), TMA-store and direct-store epilogues,
+  // bf16 and e4m3, a fused epilogue: each lowers clean, and its consumer runs the first K block in two places (the
+  // CTA's first point's prologue, and r.next_point before the stores) and the K loop from the second block
+  struct variant {
+    int bn;
+    bool direct, fp8, bias_gelu;
+  };
+  for (const variant v : {variant{256, false, false, false}, variant{192, false, false, false}, variant{128, false, false, false},
+                          variant{256, true, false, false}, variant{256, false, true, false}, variant{256, false, false, true}}) {
+    kernels::gemm_sm90_config c;
+    c.bn = v.bn, c.direct_store = v.direct, c.lookahead = true;
+    if (v.bias_gelu) c.epi.bias = true, c.epi.act = kernels::gemm_activation::gelu_tanh;
+    c.stages = max_gemm_stages(c, v.fp8 ? 1 : 2);
+    REQUIRE(c.lookahead_fits());
+    INFO("bn " << v.bn << " direct " << v.direct << " fp8 " << v.fp8 << " bias+gelu " << v.bias_gelu);
+    const program p = v.fp8 ? kernels::gemm_sm90<e4m3>(c) : kernels::gemm_sm90<bf16>(c);
+    auto plain_c = c;
+    plain_c.lookahead = false;
+    const program plain = v.fp8 ? kernels::gemm_sm90<e4m3>(plain_c) : kernels::gemm_sm90<bf16>(plain_c);
+    const auto b = lower_and_build(p);  // (no spill, no stack frame, the analyzer's protocol run clean)
+    MESSAGE("lookahead bn " << v.bn << std::string(v.direct ? " direct" : "") << std::string(v.fp8 ? " e4m3" : "") << ": " << b.art.resources.registers
+                            << " registers");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    auto wgmma_ops = [](const program& q) {
+      int n = 0;
+      for (const auto& o : q.ops) n += o.kind == op_kind::wgmma;
+      return n;
+    };
+    CHECK(wgmma_ops(plain) == 1);
+    CHECK(wgmma_ops(p) == 3);  // prologue, K loop, next point
+    // in the next point's block, its first MMA is issued before this tile's output is stored
+    const std::string& src = b.source();
+    const auto next = src.find("t_iter_next");
+    REQUIRE(next != std::string::npos);
+    const auto mma = src.find("wgmma.mma_async", next);
+    const auto store = src.find(v.direct ? "unsigned short* dst" : "stmatrix", next);
+    CHECK(mma != std::string::npos);
+    CHECK(store != std::string::npos);
+    CHECK(mma < store);
+  }
+  kernels::gemm_sm90_config pp = mainloop(128, 128, true, 0);
+  pp.lookahead = true;
+  CHECK_FALSE(pp.lookahead_fits());
+  kernels::gemm_sm90_config fl = mainloop(128, 256, false, 1);
+  fl.lookahead = true;
+  CHECK_FALSE(fl.lookahead_fits());
+}
+
 namespace {
 
 using activation = kernels::gemm_activation;

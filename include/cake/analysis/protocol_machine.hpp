@@ -270,6 +270,10 @@ struct machine {
       if (p.ops[a].kind == op_kind::when && p.ops[a].has(flag_next_point)) return true;
     return false;
   }
+  // The tile iteration a write of op `id` by unit u initializes for: inside r.next_point, the next point's (a
+  // lookahead's first MMA overwrites the accumulator for the tile after this one; an accumulation there may
+  // still be this point's, onto what this point initialized: check_accumulate takes either).
+  constexpr int write_tile(int u, int id) const { return units[u].tile_iter + (units[u].tile_iter >= 0 && in_next_point(id) ? 1 : 0); }
   // The extent the executor gives a dim: k_trips blocks of the largest block any loop or axis cuts it
   // into, so that a loop over tiles(dim, that block) runs k_trips times (1 in the single-trip run).
   constexpr long long dim_value(int d) const {

@@ -485,7 +485,7 @@ constexpr void reg_write(machine& m, int u, int id, const operand& o) {
   if (r.unread_mma >= 0 && o.part == part_axis::none) report_dead_accumulation(m, u, id, r.unread_mma, m.p.regs[o.index].nm.view(), m.p.regs[o.index].loc);
   r.unread_mma = -1;
   r.written = true;
-  r.init_tile = m.units[u].tile_iter;
+  r.init_tile = m.write_tile(u, id);
   r.wg_group = 0;
 }
 
@@ -508,7 +508,8 @@ constexpr void check_accumulate(machine& m, int u, int id, bool written, int ini
       d->add_note(decl) << "declared here";
       d->help << "let the first MMA overwrite it: .overwrite_on_first(kt), or zero it before the loop";
     }
-  } else if (tile >= 0 && init_tile != tile && (init_tile >= 0 || tile > 0)) {
+  } else if (tile >= 0 && init_tile != tile && (init_tile >= 0 || tile > 0) && !(init_tile == m.write_tile(u, id) && init_tile == tile + 1)) {
+    // (inside r.next_point an MMA may accumulate onto what an overwrite there started for the next point)
     // initialized in an earlier tile, or once before the tile loop and now in a later tile
     if (diagnostic* d = emit_op(m.c, rule_id::dataflow_acc_stale, id)) {
       d->message << "accumulates onto '" << acc_name << "' as ";

@@ -295,7 +295,7 @@ constexpr void exec_mma(machine& m, int u, int id) {
     for (int i = 0; i < pl.count; ++i) {
       memory_object& obj = m.mem[pl.first + i];
       if (!over) check_accumulate(m, u, id, obj.written, obj.init_tile, m.p.tmem[accd.index].nm.view(), m.p.tmem[accd.index].loc);
-      if (over) obj.written = true, obj.init_tile = s.tile_iter;
+      if (over) obj.written = true, obj.init_tile = m.write_tile(u, id);
       // Another unit's MMA into the same stage is instruction.tcgen05-single-issuer's finding, not this one.
       if (over && obj.unread_mma >= 0 && obj.unread_unit == u && accd.part == part_axis::none)
         report_dead_accumulation(m, u, id, obj.unread_mma, m.p.tmem[accd.index].nm.view(), m.p.tmem[accd.index].loc);
@@ -316,7 +316,7 @@ constexpr void exec_mma(machine& m, int u, int id) {
   reg_state& r = reg_of(m, u, accd.index);
   const bool over = mma_overwrites(m, u, o);
   if (!over) check_accumulate(m, u, id, r.written, r.init_tile, m.p.regs[accd.index].nm.view(), m.p.regs[accd.index].loc);
-  if (over) r.written = true, r.init_tile = s.tile_iter;
+  if (over) r.written = true, r.init_tile = m.write_tile(u, id);
   // Accumulating reads the previous result; overwriting the whole tile discards one nothing has read.
   if (over && r.unread_mma >= 0 && accd.part == part_axis::none)
     report_dead_accumulation(m, u, id, r.unread_mma, m.p.regs[accd.index].nm.view(), m.p.regs[accd.index].loc);
