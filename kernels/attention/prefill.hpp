@@ -378,11 +378,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       // skip_past_rows: a warpgroup whose 64 rows all lie past the query rows (S, or the entry's length) computes
       // nothing; it waits for and releases every stage as the others do, and takes its turns. 192-row tiles
       // leave a power-of-two S a last tile of one or two warpgroups' rows past S: at S = 1k, causal, a fifth of
-      // the consumers' key-block steps, 6% at 2k and 4k, 2-3% non-causal at 2k and 4k. (With 128-row tiles only
+      // the consumers' key-block steps, 6% at 2k and 4k, 3% non-causal at 2k and 4k. (With 128-row tiles only
       // where S is not a multiple of 128; at D = 256 the branch costs the consumers 8 bytes of spill.)
       const index_expr rows_end = vl ? e.len_q : S.extent();
-      const bool skip_past = c.skip_past_rows;
-      if (skip_past) r.when(row0 >= rows_end, [&] {
+      if (c.skip_past_rows) r.when(row0 >= rows_end, [&] {
         auto sq = r.wait(qp);
         key_blocks(r, q, e, [&](index_expr, bool, bool) {
           if (c.turns) r.take_turn(mma);
@@ -436,7 +435,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
         store_o(q, h, b, e, row0, ls, false);
       };
-      if (skip_past) r.when(row0 < rows_end, tile);
+      if (c.skip_past_rows) r.when(row0 < rows_end, tile);
       else tile();
     }); });
   });

@@ -72,10 +72,10 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
                               {true, true, true, true, A::relu}, {false, false, false, true, A::none}};
   const harness::gemm_problem shapes[] = {{300, 264, 200}, {129, 257, 72}, {1024, 1024, 512}, {64, 4096, 256}};
   int vi = 0;
-  // in_flight 1: cake::gemm's schedule with one wgmma group in flight after the mainloop, whose epilogue
-  // loads its vectors before the last wait (gemm_with); 2: cake::gemm's schedule with the lookahead (the next
-  // tile's first K block issued before this tile's stores)
-  for (const int in_flight : {0, 1, 2})
+  // form "in flight": cake::gemm's schedule with one wgmma group in flight after the mainloop, whose epilogue
+  // loads its vectors before the last wait (gemm_with); "lookahead": cake::gemm's schedule with the next tile's
+  // first K block issued before this tile's stores
+  for (const std::string form : {"chosen", "in flight", "lookahead"})
   for (const auto& v : variants)
     for (auto pr : shapes) {
       pr.fill = {distribution::normal, harness::test_scales[static_cast<std::size_t>(vi++) % 4]};
@@ -99,10 +99,10 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
       o.a.upload(harness::random_vector<host_bf16>(static_cast<std::size_t>(q.m * q.lda), rng, q.fill));
       o.b.upload(harness::random_vector<host_bf16>(static_cast<std::size_t>(q.n * q.ldb), rng, q.fill));
       o.d.fill_u32(0xffffffffu);
-      if (in_flight == 0) gemm(o.a.address(), o.b.address(), o.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd, e);
+      if (form == "chosen") gemm(o.a.address(), o.b.address(), o.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd, e);
       else {
         auto c = choose_gemm(q.m, q.n, q.k, jit::driver::get().device(0).sm_count, gemm_input::bf16, e.flags(), q.n % 8 != 0 || q.ldd % 8 != 0).config;
-        if (in_flight == 1) c.in_flight = 1;
+        if (form == "in flight") c.in_flight = 1;
         else c.lookahead = true;
         gemm_with(c, o.a.address(), o.b.address(), o.d.address(), q.m, q.n, q.k, q.lda, q.ldb, q.ldd, e);
       }
@@ -123,7 +123,7 @@ TEST_CASE("cake::gemm fused epilogues (bias, GELU tanh/erf, SiLU, ReLU, residual
         }
       long long nonfinite = 0;
       const double err = rel_err(got, want, &nonfinite);
-      INFO(q.describe() << " in_flight " << in_flight << " bias " << v.bias << " row " << v.row << " col " << v.col << " res " << v.res << " act " << static_cast<int>(v.a) << ": rel_err " << err);
+      INFO(q.describe() << " " << form << " bias " << v.bias << " row " << v.row << " col " << v.col << " res " << v.res << " act " << static_cast<int>(v.a) << ": rel_err " << err);
       CHECK(nonfinite == 0);
       CHECK(err < 1e-2);
     }

@@ -172,10 +172,11 @@ constexpr program clean_sm100() {
   return k.build();
 }
 
-// A non-persistent sm_90a GEMM whose consumer is written by the case: `consumer(k, g, sA, sB, ab)`.
+// An sm_90a GEMM (one CTA per tile, or persistent) whose consumer is written by the case: `consumer(k, g, sA, sB, ab)`.
 template <class Consumer>
-constexpr program sm90_with(Consumer consumer, int bk = 64, swizzle swz = swizzle::b128) {
+constexpr program sm90_with(Consumer consumer, int bk = 64, swizzle swz = swizzle::b128, bool persistent = false) {
   auto k = kernel("sm90").target(sm_90a);
+  if (persistent) k.persistent();
   auto g = gemm_tensors(k, 128, 128, bk);
   auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swz);
   auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swz);

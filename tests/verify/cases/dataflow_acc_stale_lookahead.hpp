@@ -8,47 +8,42 @@
 // in the next point's block (a write inside r.next_point initializes the register for the next point).
 namespace verify_corpus::dataflow_acc_stale_lookahead {
 constexpr program build(bool fixed) {
-  auto k = kernel("acc_stale_la").target(sm_90a).persistent();
-  auto g = gemm_tensors(k);
-  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
-  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
-  auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
-  tma_producer(k, g, sA, sB, ab);
-  k.role("consumer", warpgroups(2), [&](role& r) {
-    auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
-    r.for_each(g.mn, [&](auto m, auto n) {
-      r.when(eq(r.walk_step(), 0), [&] {  // the CTA's first tile: its first block here
-        auto s = r.wait(ab);
-        r.wgmma_fence();
-        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite();
-        r.wgmma_commit();
-        r.wgmma_wait(0);
-        r.release(ab, s);
+  return sm90_with([&](kernel_builder& k, const gemm_parts& g, smem_tile<bf16> sA, smem_tile<bf16> sB, pipeline_ref ab) {
+    k.role("consumer", warpgroups(2), [&](role& r) {
+      auto acc = r.accumulator<f32>("acc", {g.bm / 2, g.bn});
+      r.for_each(g.mn, [&](auto m, auto n) {
+        r.when(eq(r.walk_step(), 0), [&] {  // the CTA's first tile: its first block here
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]).overwrite();
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.loop(index_expr(1), loop_extent(tiles(g.K, g.bk)), 1, [&](auto) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);  // EXPECT: dataflow.acc-stale
+          r.wgmma_commit();
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        auto out = r.convert<bf16>(acc);
+        const index_expr row = r.let_index(m * 2 + r.warpgroup()), col = r.let_index(n);
+        r.next_point(g.mn, [&](auto, auto) {
+          auto s = r.wait(ab);
+          r.wgmma_fence();
+          auto first = r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);
+          if (fixed) first.overwrite();
+          r.wgmma_commit();
+          r.store(g.D.tile(row, col), out);
+          r.wgmma_wait(0);
+          r.release(ab, s);
+        });
+        r.when(r.walk_step() + 1 >= r.walk_steps(), [&] { r.store(g.D.tile(row, col), out); });
       });
-      r.loop(index_expr(1), loop_extent(tiles(g.K, g.bk)), 1, [&](auto) {
-        auto s = r.wait(ab);
-        r.wgmma_fence();
-        r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);  // EXPECT: dataflow.acc-stale
-        r.wgmma_commit();
-        r.wgmma_wait(0);
-        r.release(ab, s);
-      });
-      auto out = r.convert<bf16>(acc);
-      const index_expr row = r.let_index(m * 2 + r.warpgroup()), col = r.let_index(n);
-      r.next_point(g.mn, [&](auto, auto) {
-        auto s = r.wait(ab);
-        r.wgmma_fence();
-        auto first = r.wgmma(acc, s[sA].rows(r.warpgroup(), 2), s[sB]);
-        if (fixed) first.overwrite();
-        r.wgmma_commit();
-        r.store(g.D.tile(row, col), out);
-        r.wgmma_wait(0);
-        r.release(ab, s);
-      });
-      r.when(r.walk_step() + 1 >= r.walk_steps(), [&] { r.store(g.D.tile(row, col), out); });
     });
-  });
-  return k.build();
+  }, 64, swizzle::b128, true);
 }
 constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
