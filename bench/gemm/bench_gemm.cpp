@@ -53,6 +53,8 @@ bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, boo
   if (v == "chosen") return true;
   if (v == "coop1") return c.in_flight = 1, true;                                               // cooperative, one wgmma group in flight
   if (v == "la") return c.lookahead = true, true;  // the next tile's first K block before the stores (cake::gemm_with refuses it where it does not fit)
+  if (v == "wt") return c.whole_tile_staging = true, fit(), true;  // one staging buffer per output chunk (BN 256: 3 stages)
+  if (v == "la_wt") return c.lookahead = true, c.whole_tile_staging = true, fit(), true;
   if (v == "coop1_bn128") return c.in_flight = 1, c.bn = 128, fit(), true;
   if (v == "pp128") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 1, fit(), true;  // ping-pong 128x128 per warpgroup
   if (v == "pp128_f0") return c.pingpong = true, c.bm = 128, c.bn = 128, c.in_flight = 0, fit(), true;
@@ -63,7 +65,7 @@ bool apply_variant(cake::kernels::gemm_sm90_config& c, const std::string& v, boo
 // The "config" text of a row timed with a named variant.
 std::string variant_config(const cake::kernels::gemm_sm90_config& c, const std::string& v) {
   return v + ": bm " + std::to_string(c.bm) + " bn " + std::to_string(c.bn) + " stages " + std::to_string(c.stages) + " cluster " + std::to_string(c.cluster_m) +
-         (c.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(c.in_flight) + (c.lookahead ? " lookahead" : "");
+         (c.pingpong ? " ping-pong" : " cooperative") + " in-flight " + std::to_string(c.in_flight) + (c.lookahead ? " lookahead" : "") + (c.whole_tile_staging ? " whole-tile staging" : "");
 }
 std::vector<std::string> g_variants;
 bool g_no_fp8 = false;

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -203,6 +203,22 @@ for s in "${steps[@]}"; do
         timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_gemm --runs ${CAKE_VARIANTS_RUNS:-200} --no-fp8 $set --variants chosen,la --driver "$DRIVER" \
           --json "$OUT/gemm_lookahead${set:+_heldout}.json" > "$OUT/lookahead${set:+_heldout}.log" 2>&1; echo "bench $set rc=$?"
         grep -E "^gemm_|error" "$OUT/lookahead${set:+_heldout}.log" | cut -c1-150
+      done ;;
+    gemmoverlaptests)
+      # the two ways of overlapping the GEMM's epilogue, correctness only (one device call): the lookahead's and
+      # whole-tile staging's GPU test cases (hang trap on), then the fused epilogues and mainloops with the lookahead
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 280 $B/tests/gpu/cake_gpu_test_gemm -tc="*lookahead*,*whole-tile*" > "$OUT/test_gemm_overlap.log" 2>&1; echo "gemm test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_gemm_overlap.log" | head -n 8
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_compute -tc="*lookahead*,cake::gemm fused epilogues*" > "$OUT/test_compute_lookahead.log" 2>&1; echo "compute test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_compute_lookahead.log" | head -n 8 ;;
+    gemmoverlapbench)
+      # cake::gemm's choice, with the lookahead, with whole-tile staging and with both, on the six bf16 shapes (tuned)
+      # and the held-out ones, alternating rounds with cuBLAS (cake_bench_gemm --variants chosen,la,wt,la_wt)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for set in "" --held-out; do
+        timeout ${CAKE_VARIANTS_TIMEOUT:-270} $B/bench/cake_bench_gemm --runs ${CAKE_VARIANTS_RUNS:-200} --no-fp8 $set --variants chosen,la,wt,la_wt --driver "$DRIVER" \
+          --json "$OUT/gemm_overlap${set:+_heldout}.json" > "$OUT/overlap${set:+_heldout}.log" 2>&1; echo "bench $set rc=$?"
+        grep -E "^gemm_|error" "$OUT/overlap${set:+_heldout}.log" | cut -c1-150
       done ;;
     epilogue)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)

@@ -64,9 +64,7 @@ struct gemm_choice {
 // as cuBLAS's do: 64 x 64 tiles with 12 stages, bench/gemm/sweep_candidates.hpp).
 constexpr int max_gemm_stages(const kernels::gemm_sm90_config& c, int in_bytes, int cap = 6) {
   const int stage = (c.bm + c.bn) * 128;  // one 128-byte K slice of A and B
-  const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
-  const int buffers = c.direct_store ? 1 : c.pingpong ? 4 : 2;  // as the schedule declares sD
-  const int staging = buffers * c.bm * chunk * 2;
+  const int staging = c.staging_buffers() * c.bm * c.store_chunk() * 2;  // the schedule's sD
   const int budget = targets::sm90a.limits.smem_per_block_optin - staging - 256;
   (void)in_bytes;
   int s = budget / stage;
@@ -417,6 +415,9 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
   kernels::gemm_sm90_config config = plan.sm90;
   if (!config.lookahead_fits())
     bad("the schedule " + plan_name(plan) + " asks for the lookahead, which is written for the persistent cooperative schedule with no wgmma group in flight");
+  // (an output TMA cannot store takes the direct store below; whole-tile staging then has nothing to stage)
+  if (!config.whole_tile_staging_fits())
+    bad("the schedule " + plan_name(plan) + " asks for whole-tile staging, which is written for the cooperative schedule's TMA-store epilogue");
   if (forced) config.epi = epi.flags();
   config.direct_store = config.direct_store || direct;
   const runtime_kernel& k = kernel_for(config, in, device);

@@ -44,6 +44,10 @@ struct gemm_sm90_config {
   // (persistent, cooperative, nothing in flight) the next tile's first K block is waited for and its wgmma issued
   // before this tile's output is stored (r.next_point), so the tensor cores work during the epilogue
   bool lookahead = false;
+  // (cooperative, TMA store) one staging buffer per chunk of the output tile instead of two in turn: a tile's
+  // chunks are written to shared memory together and stored after one barrier, none waiting for the store
+  // before it to finish reading its buffer (more staging memory: BN 256 keeps 3 stages, not 4)
+  bool whole_tile_staging = false;
   // Rows of A each stage loads: 0 for the whole tile, 8, 16 or 32 at M <= that (short_a.hpp; derived from M
   // by cake::gemm, not a tuning choice).
   int a_rows = 0;
@@ -53,6 +57,15 @@ struct gemm_sm90_config {
   // The forms the lookahead is written for: the schedule builds the others without it, and cake::gemm_with
   // refuses a configuration that asks for it where it does not fit.
   constexpr bool lookahead_fits() const { return !lookahead || (persistent && !pingpong && in_flight == 0); }
+  constexpr bool whole_tile_staging_fits() const { return !whole_tile_staging || (!pingpong && !direct_store); }
+  // The output tile's chunks: the widest column count (64, 32, 16) that divides BN, each one swizzle span.
+  constexpr int store_chunk() const { return bn % 64 == 0 ? 64 : bn % 32 == 0 ? 32 : 16; }
+  // Staging buffers of bm x store_chunk() bf16: one for the direct store (unused), two per consumer warpgroup in
+  // ping-pong (their epilogues overlap), one per chunk with whole_tile_staging, else two shared ones (each
+  // warpgroup its rows).
+  constexpr int staging_buffers() const {
+    return direct_store ? 1 : pingpong ? 4 : whole_tile_staging && whole_tile_staging_fits() ? bn / store_chunk() : 2;
+  }
 };
 
 template <class In = bf16>
@@ -73,16 +86,13 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
   if (e.residual) Res = k.input<bf16>("residual", dims(M, N));
   auto tiles_mn = k.parallel(tiles(M, c.bm), tiles(N, c.bn));
   const int bk = 128 / size_bytes(In::value);  // K step: one 128-byte swizzle span
-  // The epilogue stores chunks of the widest column count (64, 32, 16) that divides BN, each one swizzle span.
-  const int chunk = c.bn % 64 == 0 ? 64 : c.bn % 32 == 0 ? 32 : 16;
+  const int chunk = c.store_chunk();
   const int chunks = c.bn / chunk;
 
   auto sA = k.smem<In>("sA", {c.bm, bk}, swizzle::b128);
   auto sB = k.smem<In>("sB", {c.bn, bk}, swizzle::b128);
-  // Epilogue staging: two chunk buffers per consumer warpgroup in ping-pong (their epilogues overlap),
-  // two shared ones (each warpgroup its rows) otherwise.
-  const int buffers = c.direct_store ? 1 : c.pingpong ? 4 : 2;
-  auto sD = k.smem<bf16>("sD", {c.bm, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(buffers));
+  const bool whole = c.whole_tile_staging && c.whole_tile_staging_fits();
+  auto sD = k.smem<bf16>("sD", {c.bm, chunk}, chunk == 64 ? swizzle::b128 : chunk == 32 ? swizzle::b64 : swizzle::b32, copies(c.staging_buffers()));
   auto ab = k.pipeline("ab", stages(c.stages)).carries(sA, sB);
   auto epi = k.named_barrier("epi", per_unit);
   auto mma_turn = k.turns("mma");  // ping-pong: one warpgroup's mainloop at a time, in tile order
@@ -170,6 +180,16 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
           return;
         }
         r.bulk_wait_read(0);  // the previous tile's stores have read sD (issued a whole mainloop ago)
+        if (whole) {
+          // every chunk its own buffer: all written, one barrier, all stored
+          r.sync(epi);
+          r.for_range(chunks, [&](auto ch) { r.stmatrix(sD.stage(ch).rows(r.warpgroup(), 2), out.cols(ch, chunks)); });
+          r.fence_proxy_async();
+          r.sync(epi);
+          r.for_range(chunks, [&](auto ch) { r.tma_store(D.tile(out_row, out_col * chunks + ch), sD.stage(ch).rows(r.warpgroup(), 2)); });
+          r.bulk_commit();
+          return;
+        }
         r.for_range(chunks, [&](auto ch) {
           auto buf = c.pingpong ? sD.stage(r.warpgroup() * 2 + ch % 2) : sD.stage(ch % 2).rows(r.warpgroup(), 2);
           r.bulk_wait_read(1);  // the store that last read this buffer is done reading it

@@ -245,6 +245,28 @@ TEST_CASE("cake::gemm_with runs the lookahead schedules correctly (the next tile
                        doctest::Contains("lookahead"), cake::jit::argument_error);
 }
 
+TEST_CASE("cake::gemm_with runs the whole-tile staging schedules correctly (one staging buffer per output chunk), with and without the lookahead") {
+  if (!gpu_ready()) return;
+  std::vector<cake::gemm_plan> plans;
+  for (int bn : {256, 192, 176, 128})
+    for (bool lookahead : {false, true}) {
+      cake::gemm_plan p;
+      p.sm90.bn = bn, p.sm90.cluster_m = bn == 192 ? 1 : 2, p.sm90.lookahead = lookahead, p.sm90.whole_tile_staging = true;
+      p.sm90.stages = cake::max_gemm_stages(p.sm90, 2);
+      plans.push_back(p);
+    }
+  // several tiles per CTA, one K block, ragged in every dim (a chunk past N is clipped by the TMA store), and the
+  // plan tests' shapes
+  std::vector<gemm_problem> shapes = {{2048, 4096, 512}, {1500, 3000, 64}, {1000, 2500, 200}, {300, 200, 1000}};
+  shapes.insert(shapes.end(), plan_shapes.begin(), plan_shapes.end());
+  check_plans(plans, shapes);
+  cake::kernels::gemm_sm90_config pp;
+  pp.pingpong = true, pp.bm = 128, pp.bn = 128, pp.in_flight = 1, pp.whole_tile_staging = true;
+  cake::harness::gemm_operands o(gemm_problem{256, 256, 256});
+  CHECK_THROWS_WITH_AS(cake::gemm_with(pp, cake::gemm_input::bf16, o.a.address(), o.b.address(), o.d.address(), 256, 256, 256, 256, 256, 256),
+                       doctest::Contains("whole-tile staging"), cake::jit::argument_error);
+}
+
 TEST_CASE("split-K has no fused epilogue: refused with the schedule named") {
   if (!gpu_ready()) return;
   cake::jit::device_buffer a(4096), b(4096), d(4096), bias(64);

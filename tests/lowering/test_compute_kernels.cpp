@@ -122,6 +122,58 @@ TEST_CASE("sm_90a GEMM lookahead: the next tile's first K block issued before th
   CHECK_FALSE(fl.lookahead_fits());
 }
 
+TEST_CASE("sm_90a GEMM whole-tile staging: one staging buffer per output chunk, written together and stored after one barrier") {
+  // BN 256 / 192 / 176 / 128 (chunks of 64, 64, 16, 64 columns), with the lookahead, e4m3 and bias + GELU: each lowers
+  // clean with one sD copy per chunk and shared memory within the opt-in limit, and its epilogue waits for no store's
+  // reads between chunks (one bulk wait per tile, where the two-buffer epilogue waits once per chunk)
+  struct variant {
+    int bn;
+    bool lookahead, fp8, bias_gelu;
+  };
+  for (const variant v : {variant{256, false, false, false}, variant{192, false, false, false}, variant{176, false, false, false}, variant{128, false, false, false},
+                          variant{256, true, false, false}, variant{256, false, true, false}, variant{256, false, false, true}}) {
+    kernels::gemm_sm90_config c;
+    c.bn = v.bn, c.lookahead = v.lookahead, c.whole_tile_staging = true;
+    if (v.bias_gelu) c.epi.bias = true, c.epi.act = kernels::gemm_activation::gelu_tanh;
+    c.stages = max_gemm_stages(c, v.fp8 ? 1 : 2);
+    REQUIRE(c.whole_tile_staging_fits());
+    INFO("bn " << v.bn << " lookahead " << v.lookahead << " fp8 " << v.fp8 << " bias+gelu " << v.bias_gelu << " stages " << c.stages);
+    const int chunks = v.bn / c.store_chunk();
+    CHECK(c.staging_buffers() == chunks);
+    if (v.bn == 256) CHECK(c.stages == 3);  // 4 x 16 KB of staging leaves room for 3 stages of 48 KB
+    const program p = v.fp8 ? kernels::gemm_sm90<e4m3>(c) : kernels::gemm_sm90<bf16>(c);
+    auto two = c;
+    two.whole_tile_staging = false;
+    CHECK(two.staging_buffers() == 2);
+    const auto b = lower_and_build(p);  // (no spill, no stack frame, the analyzer's protocol run clean)
+    MESSAGE("whole-tile staging bn " << v.bn << std::string(v.lookahead ? " lookahead" : "") << std::string(v.fp8 ? " e4m3" : "") << ": " << b.art.resources.registers << " registers, "
+                                      << b.lowered.smem_bytes << " bytes of smem");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
+    CHECK(b.lowered.smem_bytes <= targets::sm90a.limits.smem_per_block_optin);
+    auto count = [](const program& q, op_kind kind) {
+      int n = 0;
+      for (const auto& o : q.ops) n += o.kind == kind;
+      return n;
+    };
+    // (the lookahead stores in two places: the next point's block and the walk's last point)
+    const int epilogues = v.lookahead ? 2 : 1;
+    CHECK(count(p, op_kind::bulk_wait) == epilogues);
+    CHECK(count(kernels::gemm_sm90<bf16>(two), op_kind::bulk_wait) == 2 * epilogues);
+    const auto sd = std::find_if(p.smem.begin(), p.smem.end(), [](const auto& r) { return r.nm == "sD"; });
+    REQUIRE(sd != p.smem.end());
+    CHECK(sd->stages == chunks);
+  }
+  kernels::gemm_sm90_config pp = mainloop(128, 128, true, 0);
+  pp.whole_tile_staging = true;
+  CHECK_FALSE(pp.whole_tile_staging_fits());
+  CHECK(pp.staging_buffers() == 4);
+  kernels::gemm_sm90_config direct;
+  direct.whole_tile_staging = true, direct.direct_store = true;
+  CHECK_FALSE(direct.whole_tile_staging_fits());
+  CHECK(direct.staging_buffers() == 1);
+}
+
 namespace {
 
 using activation = kernels::gemm_activation;

@@ -200,6 +200,11 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   cake::gemm_plan la;
   la.sm90.lookahead = true;
   plans.push_back(la);
+  cake::gemm_plan wt = la;
+  wt.sm90.whole_tile_staging = true, wt.sm90.stages = 3;
+  plans.push_back(wt);
+  wt.sm90.lookahead = false;
+  plans.push_back(wt);
   for (const auto& p : plans) {
     const auto name = cake::plan_name(p);
     INFO(name);
@@ -212,7 +217,8 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   CHECK(cake::parse_plan_name("bn64_s12_c2_pp64_f1")->sm90.bm == 64);
   CHECK(cake::parse_plan_name("sk4_bm128_bn160_s4")->splitk.bm == 128);
   CHECK(cake::parse_plan_name("bn256_s4_c2_la")->sm90.lookahead);
-  for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn128_s6_c1_la_np", "bn-1_s6_c1",
+  CHECK(cake::parse_plan_name("bn256_s3_c2_la_wt")->sm90.whole_tile_staging);
+  for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn128_s6_c1_la_np", "bn128_s6_c1_wt_la", "bn-1_s6_c1",
                           "sk", "sk2", "sk2_bn128", "sk2_bn128_s6_", "sk2_bm_bn128_s6", "sk2_bn128_s6_gg", "BN128_s6_c1", "bn128_s6_c1 "}) {
     INFO("'" << bad << "'");
     CHECK_FALSE(cake::parse_plan_name(bad).has_value());
