@@ -2,11 +2,13 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--json FILE]
 //   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
 //   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
 //   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
-//   ceiling: its O is not attention)
+//   ceiling: its O is not attention; --fused-combine: each schedule also with fused_combine, the last slice to arrive
+//   combining the others in the decode kernel, no combine kernel, then the schedule again, so that the pair is timed
+//   both ways round)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
-  bool in_order = false, loads_only = false;
+  bool in_order = false, loads_only = false, fused = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -61,9 +63,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--page-size") && i + 1 < argc) ps = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--in-order")) in_order = true;
     else if (!std::strcmp(argv[i], "--loads-only")) loads_only = true;
+    else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--json FILE]\n");
       return 2;
     }
   }
@@ -131,6 +134,17 @@ int main(int argc, char** argv) {
       }
       cands = both;
     }
+    if (fused) {
+      std::vector<kernels::attention_decode_config> three;
+      for (auto c : cands) {
+        three.push_back(c);
+        c.fused_combine = true;
+        three.push_back(c);
+        c.fused_combine = false;
+        three.push_back(c);
+      }
+      cands = three;
+    }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
@@ -154,7 +168,7 @@ int main(int argc, char** argv) {
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
       std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.loads_only ? " L" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+                  c.loads_only ? " L" : c.fused_combine ? " C" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
@@ -173,14 +187,14 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
       << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false")
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -204,6 +204,14 @@ for s in "${steps[@]}"; do
           --json "$OUT/gemm_lookahead${set:+_heldout}.json" > "$OUT/lookahead${set:+_heldout}.log" 2>&1; echo "bench $set rc=$?"
         grep -E "^gemm_|error" "$OUT/lookahead${set:+_heldout}.log" | cut -c1-150
       done ;;
+    decodefused)
+      # decode's fused combine (the last slice to arrive combines the others; no combine kernel): its GPU test case
+      # (hang trap on), then each grid shape's schedule with and without it (cake_bench_decode --fused-combine: the
+      # schedule, fused, the schedule again)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 200 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*" > "$OUT/test_decode_fused.log" 2>&1; echo "decode test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_fused.log" | head -n 8
+      timeout ${CAKE_DECODE_TIMEOUT:-200} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --fused-combine --json "$OUT/decode_fused.json" > "$OUT/decode_fused.log" 2>&1; echo "bench rc=$?"
+      grep -E "^decode" "$OUT/decode_fused.log" | cut -c1-120 ;;
     gemmoverlaptests)
       # the two ways of overlapping the GEMM's epilogue, correctness only (one device call): the lookahead's and
       # whole-tile staging's GPU test cases (hang trap on), then the fused epilogues and mainloops with the lookahead

@@ -26,6 +26,7 @@
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
 #include "jit/device_memory.hpp"
+#include "runtime/arrival_counters.hpp"
 #include "runtime/kernel.hpp"
 #include "runtime/kernel_table.hpp"
 
@@ -335,9 +336,10 @@ inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config
 struct splitk_workspace {
   CUdeviceptr part = 0, count = 0;
 };
+// The partial sums' slices (per device and stream, grown as needed) and the arrival counters (arrival_counters_for).
 inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::size_t part_bytes, std::size_t counters) {
   struct entry {
-    jit::device_buffer part, count;
+    jit::device_buffer part;
     std::vector<jit::device_buffer> retired;
   };
   static std::mutex mu;
@@ -349,13 +351,7 @@ inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::s
     if (had) e.retired.push_back(std::move(e.part));
     e.part = jit::device_buffer(std::max({part_bytes, std::size_t{1} << 20, 2 * had}), device);
   }
-  if (e.count.size() < counters * 4) {
-    const std::size_t had = e.count.size();
-    if (had) e.retired.push_back(std::move(e.count));
-    e.count = jit::device_buffer(std::max({counters * 4, std::size_t{4096} * 4, 2 * had}), device);
-    e.count.fill_u32(0);
-  }
-  return {e.part.get(), e.count.get()};
+  return {e.part.get(), arrival_counters_for(device, stream, counters)};
 }
 
 inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,

@@ -35,7 +35,8 @@
 //       call allocates nothing and can be captured in a CUDA graph). Contract (device data, not checked):
 //       seq_lens[b] <= max_pages * page_size, page_table[b, i] in [0, num_pages) for i < ceil(seq_lens[b] /
 //       page_size); a request with seq_lens[b] == 0 gets o = 0 and lse = -inf. Two kernels (the split decode
-//       and the combine, kernels/attention/decode.hpp), enqueued on `stream` without a host synchronization.
+//       and the combine, kernels/attention/decode.hpp; one with decode_paged_with's fused_combine), enqueued on
+//       `stream` without a host synchronization.
 //
 // This header lives in the kernel corpus (kernels/attention/): include it as
 // "kernels/attention/attention.hpp". Link cake::jit.
@@ -43,7 +44,9 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include <cake/runtime/arrival_counters.hpp>
 #include <cake/runtime/kernel.hpp>
 #include <cake/runtime/kernel_table.hpp>
 
@@ -471,7 +474,8 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     throw jit::argument_error("cake::attention::decode_paged_with: loads_only is a timing probe whose o is not attention; it runs only through "
                               "cake::attention::probe::decode_paged_loads_only");
   if (forced) {
-    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only;
+    c.bn = forced->bn, c.stages = forced->stages, c.splits = forced->splits, c.persistent = forced->persistent, c.loads_only = forced->loads_only,
+    c.fused_combine = forced->fused_combine;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
@@ -480,7 +484,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_hopper(device, who);
   // Both kernels are built before the first launch (a refusal enqueues nothing).
   const runtime_kernel& dec = decode_kernel(c, device);
-  const runtime_kernel& comb = decode_combine_kernel(decode_combine_config_for(s), device);
+  const runtime_kernel* comb = c.fused_combine ? nullptr : &decode_combine_kernel(decode_combine_config_for(s), device);
   const decode_workspace_layout w = decode_layout(s, c.splits);
   auto* base = static_cast<unsigned char*>(workspace);
   float* part_o = reinterpret_cast<float*>(base + w.o);
@@ -489,21 +493,27 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   const long long NS = c.splits;
   const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
   {
-    const tensor_arg args[] = {tensor_view(q, {s.B, s.H, s.D}),
-                               tensor_view(k_cache, {s.num_pages, s.page_size, s.HK, s.D}),
-                               tensor_view(v_cache, {s.num_pages, s.page_size, s.HK, s.D}),
-                               tensor_view(page_table, {s.B, s.max_pages}),
-                               tensor_view(seq_lens, {s.B}),
-                               tensor_view(part_o, {NS, s.B, s.H, s.D}),
-                               tensor_view(part_m, {NS, s.B, s.H, 1}),
-                               tensor_view(part_l, {NS, s.B, s.H, 1})};
+    std::vector<tensor_arg> args = {tensor_view(q, {s.B, s.H, s.D}),
+                                    tensor_view(k_cache, {s.num_pages, s.page_size, s.HK, s.D}),
+                                    tensor_view(v_cache, {s.num_pages, s.page_size, s.HK, s.D}),
+                                    tensor_view(page_table, {s.B, s.max_pages}),
+                                    tensor_view(seq_lens, {s.B}),
+                                    tensor_view(part_o, {NS, s.B, s.H, s.D}),
+                                    tensor_view(part_m, {NS, s.B, s.H, 1}),
+                                    tensor_view(part_l, {NS, s.B, s.H, 1})};
+    if (c.fused_combine) {  // O, LSE and the (request, KV head) arrival counters: the slices combine themselves
+      const CUdeviceptr count = arrival_counters_for(device, stream, static_cast<std::size_t>(s.B * s.HK));
+      args.push_back(tensor_view(o, {s.B, s.H, s.D}));
+      args.push_back(tensor_view(lse, {s.B, s.H, 1}));
+      args.push_back(tensor_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(count)), {s.B, s.HK}));
+    }
     const double scalars[] = {scale * 1.4426950408889634};
     dec.launch(args, scalars, stream);
   }
-  {
+  if (comb) {
     const tensor_arg args[] = {tensor_view(part_o, {NS, s.B, s.H, s.D}), tensor_view(part_m, {NS, s.B, s.H, 1}),
                                tensor_view(part_l, {NS, s.B, s.H, 1}), tensor_view(o, {s.B, s.H, s.D}), tensor_view(lse, {s.B, s.H, 1})};
-    comb.launch(args, {}, stream);
+    comb->launch(args, {}, stream);
   }
 }
 }  // namespace detail
@@ -524,8 +534,10 @@ inline void decode_paged(const void* q, const void* k_cache, const void* v_cache
                          void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_decode(nullptr, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
 }
-// The same with an explicit schedule (tuning): config's bn, stages and splits are used, the rest follows the
-// shape; the workspace is decode_workspace_bytes_with(config, shape).
+// The same with an explicit schedule (tuning): config's bn, stages, splits, walk and fused_combine are used, the
+// rest follows the shape; the workspace is decode_workspace_bytes_with(config, shape). fused_combine uses the
+// library's arrival counters for the stream (arrival_counters_for): the first such call on a stream allocates
+// them (cuMemAlloc), so under CUDA graph capture make one call before capturing.
 inline void decode_paged_with(const kernels::attention_decode_config& config, const void* q, const void* k_cache, const void* v_cache, const int* page_table,
                               const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_decode(&config, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);

@@ -64,10 +64,16 @@ struct attention_decode_config {
   bool loads_only = false;  // a probe, not a schedule: the consumer waits for and releases every K and V stage
                             // without computing (O stays 0), so that the load side's ceiling can be timed
                             // against the whole kernel (cake_bench_decode --loads-only)
+  // The slices combine themselves: each stores its partial state and arrives on a counter of its (request, KV
+  // head) (r.count_arrival); the last to arrive reads the others' states, merges them into its own and writes O
+  // and LSE. No combine kernel (nor its wait for the whole decode grid); with one slice nothing is stored but O
+  // and LSE. The kernel then takes O, LSE and the counters (i32 [B, HK], zero before the first launch).
+  bool fused_combine = false;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
-           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256;
+           bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
+           !(loads_only && fused_combine);
   }
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
@@ -76,7 +82,7 @@ struct attention_decode_config {
 constexpr int attention_decode_smem(const attention_decode_config& c) { return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
 
 namespace attention_detail {
-// "attn_dec_d128g4p16n64s8", "attn_dec_d128g4p16n128t3s16P" (at most 31 characters: d128g64p64n128t8s256PL)
+// "attn_dec_d128g4p16n64s8", "attn_dec_d128g4p16n128t3s16P" (at most 31 characters: d128g64p64n128t8s256PL or ...s256PC)
 constexpr name_builder decode_name(const attention_decode_config& c) {
   name_builder b;
   b.put("attn_dec_d");
@@ -95,6 +101,7 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   b.put(c.splits);
   if (c.persistent) b.put("P");
   if (c.loads_only) b.put("L");
+  if (c.fused_combine) b.put("C");
   return b;
 }
 }  // namespace attention_detail
@@ -115,6 +122,14 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   auto Wo = k.output<f32>("part_o", dims(NS, Bt, H, D));
   auto Wm = k.output<f32>("part_m", dims(NS, Bt, H, One));
   auto Wl = k.output<f32>("part_l", dims(NS, Bt, H, One));
+  tensor<bf16> O;
+  tensor<f32> Lse;
+  tensor<i32> Count;
+  if (c.fused_combine) {
+    O = k.output<bf16>("O", dims(Bt, H, D));
+    Lse = k.output<f32>("LSE", dims(Bt, H, One));
+    Count = k.output<i32>("count", dims(Bt, HK));
+  }
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
   auto space = k.parallel(split(c.splits), each(HK), each(Bt));
   const int ppb = c.pages_per_block();
@@ -152,6 +167,9 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
+    // (fused_combine: another slice's O, read by the last slice)
+    reg_tile<f32> x;
+    if (c.fused_combine) x = r.accumulator<f32>("x", {64, 64 * c.parts});
     // the block's scores s (keys j * bn ..) into the running max m, sum l, O's scale and P
     auto online_softmax = [&](index_expr j, index_expr len) {
       r.set(s, select(j * c.bn + col() >= len, neg_inf, s));
@@ -201,9 +219,46 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       });
       // the slice's partial state, rows hk * G .. hk * G + G - 1 of H (the other rows of the tile are not stored)
       r.set(ms, m * scale);
-      r.store(Wm.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), ms);
-      r.store(Wl.tile(sl, b, w.h0, 0).elements_at(2).limit(2, w.h0 + c.group), l);
-      r.store(Wo.tile(sl, b, w.h0, 0).rows_at(2).elements_at(2).limit(2, w.h0 + c.group), o);
+      // (H is dim 2 of the workspace's [NS, B, H, .], dim 1 of O's and LSE's [B, H, .])
+      auto group_rows = [&](auto t, int h = 2) { return t.elements_at(h).limit(h, w.h0 + c.group); };
+      auto group_tile = [&](auto t, int h = 2) { return t.rows_at(h).elements_at(h).limit(h, w.h0 + c.group); };
+      if (!c.fused_combine) {
+        r.store(group_rows(Wm.tile(sl, b, w.h0, 0)), ms);
+        r.store(group_rows(Wl.tile(sl, b, w.h0, 0)), l);
+        r.store(group_tile(Wo.tile(sl, b, w.h0, 0)), o);
+        return;
+      }
+      // O = o / l, LSE = (log2 l + M) ln 2 from the merged state (M = ms, base-2 units); a request with no key
+      // gets O = 0 and LSE = -inf, as from the combine kernel
+      auto finish = [&] {
+        r.set(ls, (log2(l) + ms) * 0.6931471805599453f);
+        r.store(group_rows(Lse.tile(b, w.h0, 0), 1), ls);
+        r.set(o, select(l > 0.0f, o * rcp(l), 0.0f));
+        r.store(group_tile(O.tile(b, w.h0, 0), 1), r.convert<bf16>(o));
+      };
+      if (c.splits == 1) return finish();
+      r.store(group_rows(Wm.tile(sl, b, w.h0, 0)), ms);
+      r.store(group_rows(Wl.tile(sl, b, w.h0, 0)), l);
+      r.store(group_tile(Wo.tile(sl, b, w.h0, 0)), o);
+      auto before = r.count_arrival(Count.at(b, hk), c.splits);
+      r.when(eq(before, c.splits - 1), [&] {  // the last slice: every other slice's state is in memory
+        // merged one slice at a time into (M, l, o), as the combine kernel does: M rises to the larger max and
+        // what is summed so far shrinks by exp2(M_old - M_new) (while M is -inf nothing has had a key: factors 0)
+        r.loop(tiles(NS, 1), [&](auto q) {
+          r.when(ne(q, sl), [&] {
+            r.load(mn, group_rows(Wm.tile(q, b, w.h0, 0)));
+            r.load(ls, group_rows(Wl.tile(q, b, w.h0, 0)));
+            r.load(x, group_tile(Wo.tile(q, b, w.h0, 0)));
+            r.set(al, max(ms, mn));                                          // M after this slice
+            r.set(mn, select(al <= neg_inf, 0.0f, exp2(mn - al)));           // its weight
+            r.set(ms, select(al <= neg_inf, 0.0f, exp2(ms - al)));           // how much the sums so far shrink
+            r.set(l, l * ms + mn * ls);
+            r.set(o, o * ms + mn * x);
+            r.set(ms, al);
+          });
+        });
+        finish();
+      });
     });
   });
   k.role("load", warps(1), [&](role& r) {

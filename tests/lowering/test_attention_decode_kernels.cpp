@@ -73,6 +73,29 @@ TEST_CASE("attention decode (sm_90a): the loads-only probe streams the same boxe
   }
 }
 
+TEST_CASE("attention decode (sm_90a): fused_combine, the last slice to arrive combines the others (no combine kernel)") {
+  struct v {
+    int parts, group, page_size, splits, bn = 64, stages = 3;
+  };
+  // the entry point's regimes (64-key blocks in 3 stages, 128-key blocks), one slice (O and LSE directly), up to 32
+  for (v x : {v{2, 4, 16, 2}, v{2, 4, 16, 8}, v{2, 4, 16, 32, 128}, v{2, 4, 16, 1}, v{1, 8, 64, 4}, v{2, 1, 16, 16, 128}}) {
+    kernels::attention_decode_config c;
+    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages, c.fused_combine = true;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_decode_sm90(c);
+    INFO(p.kernel_name.view());
+    CHECK(p.kernel_name.view().back() == 'C');
+    const auto b = lower_and_build(p);  // (the analyzer's checks of the counter: sync.counter-arrivals, sync.counter-order)
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+    // one arrival per slice on the (request, KV head) counter, and the merge only where there are other slices
+    CHECK(count(b.ptx(), "atom.acq_rel.gpu.global.inc.u32") == (c.splits > 1 ? 1 : 0));
+    CHECK(has(b.ptx(), "lg2.approx"));  // LSE written here
+    // 64-key blocks: two CTAs per SM still (registers as the plain schedule's)
+    if (c.bn == 64) CHECK(b.art.resources.registers <= 200);
+  }
+}
+
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());

@@ -1,0 +1,36 @@
+#pragma once
+// The i32 counters a kernel's r.count_arrival steps (docs/language.md, "Arrival counters"), owned by the library:
+// per device and stream, zero when allocated, and left at zero by every launch that completes (atom.inc wraps
+// after the n-th arrival). Launches on one stream run in order, so the entry points that use counters (split-K
+// through global memory, decode's fused combine) share one buffer per stream; launches on other streams get
+// their own. The buffer grows (never shrinks) to what a launch needs; a replaced one is kept alive, as launches
+// still in flight may use it.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <cake/jit/device_memory.hpp>
+
+namespace cake {
+
+inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t counters) {
+  struct entry {
+    jit::device_buffer count;
+    std::vector<jit::device_buffer> retired;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<int, CUstream>, entry> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  entry& e = cache[{device, stream}];
+  if (e.count.size() < counters * 4) {
+    const std::size_t had = e.count.size();
+    if (had) e.retired.push_back(std::move(e.count));
+    e.count = jit::device_buffer(std::max({counters * 4, std::size_t{4096} * 4, 2 * had}), device);
+    e.count.fill_u32(0);
+  }
+  return e.count.get();
+}
+
+}  // namespace cake
