@@ -53,6 +53,7 @@ struct result {
   long long nonfinite = 0;
   bool guards = true, empty_ok = true;
   int splits = 0;
+  bool workspace_untouched = false;  // the workspace still holds its poison (fused_combine with one slice stores no state)
 };
 
 result run_case(const decode_case& c, harness::random_source& rng) {
@@ -99,6 +100,10 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto lse = dlse.download<std::uint32_t>();
   result r;
   r.splits = cfg.splits;
+  {
+    const auto w = dws.download<std::uint32_t>();
+    r.workspace_untouched = std::all_of(w.begin(), w.end(), [](std::uint32_t x) { return x == 0x7fc00000u; });
+  }
   for (std::size_t i = nq; i < out.size(); ++i) r.guards = r.guards && out[i] == 0xffff;
   for (std::size_t i = nl; i < lse.size(); ++i) r.guards = r.guards && lse[i] == 0xffffffffu;
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.D));
@@ -168,6 +173,9 @@ void check_cases(const std::vector<decode_case>& cases, harness::random_source& 
     CHECK(r.lse_err < 1e-3);
     CHECK(r.guards);
     CHECK(r.empty_ok);
+    // one slice with fused_combine writes O and LSE itself: no slice state (that the combine kernel would read) at all
+    if (c.fused && r.splits == 1) CHECK(r.workspace_untouched);
+    if (!c.fused) CHECK_FALSE(r.workspace_untouched);
   }
 }
 }  // namespace
