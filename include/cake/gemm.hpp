@@ -346,11 +346,7 @@ inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::s
   static std::map<std::pair<int, CUstream>, entry> cache;
   const std::lock_guard<std::mutex> lock(mu);
   entry& e = cache[{device, stream}];
-  if (e.part.size() < part_bytes) {
-    const std::size_t had = e.part.size();
-    if (had) e.retired.push_back(std::move(e.part));
-    e.part = jit::device_buffer(std::max({part_bytes, std::size_t{1} << 20, 2 * had}), device);
-  }
+  grow_retiring(e.part, e.retired, part_bytes, std::size_t{1} << 20, device);
   return {e.part.get(), arrival_counters_for(device, stream, counters)};
 }
 

@@ -64,7 +64,7 @@ struct gemm_sm90_config {
   // ping-pong (their epilogues overlap), one per chunk with whole_tile_staging, else two shared ones (each
   // warpgroup its rows).
   constexpr int staging_buffers() const {
-    return direct_store ? 1 : pingpong ? 4 : whole_tile_staging && whole_tile_staging_fits() ? bn / store_chunk() : 2;
+    return direct_store ? 1 : pingpong ? 4 : whole_tile_staging ? bn / store_chunk() : 2;
   }
 };
 

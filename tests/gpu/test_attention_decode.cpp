@@ -239,12 +239,6 @@ TEST_CASE("attention decode_paged with fused_combine (the last slice to arrive c
   check_cases(cases, rng);
 }
 
-TEST_CASE("attention decode: fused_combine with the loads-only probe is no valid schedule") {
-  kernels::attention_decode_config c;
-  c.fused_combine = true, c.loads_only = true;
-  CHECK_FALSE(c.valid());
-}
-
 
 TEST_CASE("attention decode_paged refuses bad arguments with the argument's name") {
   if (!usable_hopper()) return;

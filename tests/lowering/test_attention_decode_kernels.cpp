@@ -105,6 +105,10 @@ TEST_CASE("attention decode (sm_90a): the configuration checks") {
   CHECK_FALSE(c.valid());  // a block is whole pages
   c.bn = 64, c.group = 65;
   CHECK_FALSE(c.valid());  // the G query heads are rows of one m64 tile
+  c.group = 4, c.fused_combine = true;
+  CHECK(c.valid());
+  c.loads_only = true;
+  CHECK_FALSE(c.valid());  // the probe's o is not attention: nothing to combine
 }
 
 TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {

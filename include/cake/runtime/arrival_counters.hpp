@@ -15,6 +15,16 @@
 
 namespace cake {
 
+// `buf` grown to at least `need` bytes (at least `floor`, at least twice what it had: few growths) on `device`; the
+// buffer it replaces goes to `retired`, kept alive for the launches still in flight that use it. True when it grew.
+inline bool grow_retiring(jit::device_buffer& buf, std::vector<jit::device_buffer>& retired, std::size_t need, std::size_t floor, int device) {
+  if (buf.size() >= need) return false;
+  const std::size_t had = buf.size();
+  if (had) retired.push_back(std::move(buf));
+  buf = jit::device_buffer(std::max({need, floor, 2 * had}), device);
+  return true;
+}
+
 inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t counters) {
   struct entry {
     jit::device_buffer count;
@@ -24,12 +34,7 @@ inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t
   static std::map<std::pair<int, CUstream>, entry> cache;
   const std::lock_guard<std::mutex> lock(mu);
   entry& e = cache[{device, stream}];
-  if (e.count.size() < counters * 4) {
-    const std::size_t had = e.count.size();
-    if (had) e.retired.push_back(std::move(e.count));
-    e.count = jit::device_buffer(std::max({counters * 4, std::size_t{4096} * 4, 2 * had}), device);
-    e.count.fill_u32(0);
-  }
+  if (grow_retiring(e.count, e.retired, counters * 4, std::size_t{4096} * 4, device)) e.count.fill_u32(0);
   return e.count.get();
 }
 
