@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--cluster-concurrency", default=None,
                     help="the GEMM sweep's evidence (its cluster_concurrency member: clusters of each size that run at once)")
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_N")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_N, mma_width_long_N, long_run_from_us, long_run_to_us")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -188,7 +188,10 @@ def main():
         kblock_overhead = c["kblock_overhead_us"]
         wave, global_sum = c.get("wave_us", 0.0), c.get("global_sum_us", 0.0)  # (fits before 2026-12-05 have neither)
         turn_fit = c.get("stage_turnover_us")  # replaces the microbenchmark's fixed part, kept for reference
-    widths = sorted((int(k[len("mma_width_"):]), v) for k, v in (sweep_fit["constants"].items() if sweep_fit else []) if k.startswith("mma_width_"))
+    fitted = sweep_fit["constants"] if sweep_fit else {}
+    widths = sorted((int(k[len("mma_width_"):]), v) for k, v in fitted.items() if k.startswith("mma_width_") and k[len("mma_width_"):].isdigit())
+    # the long-run factor per width and its ramp (fits before 2026-12-06 have none)
+    long_widths = sorted((int(k[len("mma_width_long_"):]), v) for k, v in fitted.items() if k.startswith("mma_width_long_"))
 
     n = a.name
     lines = []
@@ -221,6 +224,12 @@ def main():
             w("    {%d, %.4f}," % (nn, f))
         w("};")
         w("")
+    if long_widths:
+        w("inline constexpr mma_width_factor %s_mma_width_long[] = {" % n)
+        for nn, f in long_widths:
+            w("    {%d, %.4f}," % (nn, f))
+        w("};")
+        w("")
     w("inline constexpr calibration %s = {" % n)
     src = source["gemm"][1]
     fields = [
@@ -231,6 +240,8 @@ def main():
         ("sm_count", "%d" % sms), ("l2_bytes", "%d" % last["l2_bytes"]), ("l2_effective_bytes", "%.0f" % (cap * 1048576)),
         ("max_active_clusters_2", "%d" % max_clusters), ("max_cluster_ctas", "{%s}" % ", ".join(str(c) for c in cluster_ctas)), ("mma", "%s_mma" % n), ("mma_in_situ", "%.4f" % in_situ),
         *([("mma_width", "%s_mma_width" % n)] if widths else []),
+        *([("mma_width_long", "%s_mma_width_long" % n), ("long_run_from_us", "%.1f" % fitted["long_run_from_us"]),
+           ("long_run_to_us", "%.1f" % fitted["long_run_to_us"])] if long_widths else []),
         ("mma_alternating", "%.4f" % alternating), ("kblock_overhead_us", "%.4f" % kblock_overhead),
         ("stage_turnover_us", "%.4f" % (turn_fit if turn_fit is not None else turn0)), ("stage_turnover_us_per_kib", "%.6f" % turn1),
         ("stage_turnover_microbenchmark_us", "%.4f" % turn0),

@@ -50,26 +50,28 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       {"l2_effective_bytes", &cake::cost::calibration::l2_effective_bytes},
       {"epilogue_us_per_store", &cake::cost::calibration::epilogue_us_per_store},
       {"epilogue_us_per_kib", &cake::cost::calibration::epilogue_us_per_kib},
+      {"long_run_from_us", &cake::cost::calibration::long_run_from_us},
+      {"long_run_to_us", &cake::cost::calibration::long_run_to_us},
   };
   for (const auto& f : fields)
     if (name == f.name) {
       cal.*(f.member) = v;
       return true;
     }
-  // mma_width_<N>: the factor on the MMA time at tile width N (a row of cal.mma_width, added or replaced).
-  static std::vector<cake::cost::mma_width_factor> widths;
-  const std::string prefix = "mma_width_";
-  if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
-      name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
-    if (widths.empty()) widths.assign(cal.mma_width.begin(), cal.mma_width.end());
+  // mma_width_<N> / mma_width_long_<N>: the factor at tile width N (a row of cal.mma_width / cal.mma_width_long,
+  // added or replaced).
+  auto width_row = [&](const std::string& prefix, std::vector<cake::cost::mma_width_factor>& rows, std::span<const cake::cost::mma_width_factor>& table) {
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() || name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) return false;
+    if (rows.empty()) rows.assign(table.begin(), table.end());
     const int n = std::stoi(name.substr(prefix.size()));
-    auto it = std::find_if(widths.begin(), widths.end(), [&](const auto& w) { return w.n == n; });
-    if (it == widths.end()) widths.push_back({n, v});
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& w) { return w.n == n; });
+    if (it == rows.end()) rows.push_back({n, v});
     else it->factor = v;
-    cal.mma_width = widths;
+    table = rows;
     return true;
-  }
-  return false;
+  };
+  static std::vector<cake::cost::mma_width_factor> widths, long_widths;
+  return width_row("mma_width_", widths, cal.mma_width) || width_row("mma_width_long_", long_widths, cal.mma_width_long);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the cost model's sweep constants on one half of the GEMM dispatcher's H200 sweep.
 
-Ten constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
+Thirteen constants of the calibration are not measured by bench/cost/calibrate.cpp, or only as a bound:
   l2_read_gbps      the aggregate L2 -> SMEM rate of the GEMM's own access pattern (the calibration
                     measures a lower bound: the highest rate its kernels reached);
   mma_alternating   the MMA time of a tile issued by one warpgroup while the other waits its turn
@@ -22,12 +22,16 @@ Ten constants of the calibration are not measured by bench/cost/calibrate.cpp, o
   mma_width_176, mma_width_192  a factor on the MMA time per K block at those tile widths: the sweep's
                     kernels ran them slower than the microbenchmark's rate predicts, the calibration GEMMs
                     (short, L2-resident, N a multiple of the width) did not; widths 128 and 256 anchor
-                    mma_in_situ and kblock_overhead_us and stay at 1.
+                    mma_in_situ and kblock_overhead_us and stay at 1;
+  mma_width_long_128, mma_width_long_176, mma_width_long_192  a factor on a whole run's time at those widths
+                    that ramps in from 1 between long_run_from_us and long_run_to_us (0.5 and 2 ms: not fitted):
+                    runs of milliseconds at widths below 256 measured further behind BN 256 than short runs of
+                    the same schedules (calibration.hpp, "long run").
 They are fitted here on the shapes of the FIT layers (Llama-3 8B and DeepSeek-V3) of
 bench/results/h200/gemm_sweep.json; the shapes of the other layers (Llama-3 70B, Qwen2.5 72B) are held
 out and only scored (bench/cost/domain_rank.py). The search is a deterministic coordinate descent over
 multiplicative steps of each constant until a round improves nothing, minimizing mean(1 - Spearman) +
-5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first six on the rows without
+5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first nine on the rows without
 split-K, then split-K's three and the stage turnover on all), repeated in passes until a pass improves nothing; cake_cost_domain_rank --set NAME=VALUE evaluates the model with
 a constant changed.
 
@@ -52,7 +56,8 @@ FIT_LAYERS = ["llama3-8b", "deepseek-v3"]
 # without them stands).
 START = {"l2_read_gbps": 11184.0, "mma_alternating": 1.0, "hbm_overlap_loss": 0.3, "kblock_overhead_us": 0.01, "cluster_sum_us_per_kib": 0.01,
          "wave_us": 1.0, "global_sum_us": 1.0, "stage_turnover_us": 0.212,
-         "mma_width_176": 1.0, "mma_width_192": 1.0}
+         "mma_width_176": 1.0, "mma_width_192": 1.0,
+         "mma_width_long_128": 1.0, "mma_width_long_176": 1.0, "mma_width_long_192": 1.0, "long_run_from_us": 500.0, "long_run_to_us": 2000.0}
 STEPS = [0.5, 0.7, 0.85, 0.93, 1.07, 1.15, 1.3, 1.6, 2.0]
 # A width factor is a few percent from 1: finer steps.
 FINE_STEPS = [0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03]
@@ -62,11 +67,12 @@ def steps_of(name):
     return FINE_STEPS if name.startswith("mma_width_") else STEPS
 
 
-# Two stages, each constant fitted on the rows of the regime it describes: first the six that shape every
+# Two stages, each constant fitted on the rows of the regime it describes: first the nine that shape every
 # tiled schedule, on the rows without split-K candidates; then split-K's three (its reduction, its later waves,
 # its global-memory sum) and the stage turnover (the narrow tiles run at split-K's shapes), on all fit rows
-# with the first six held.
-STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192"],
+# with the first nine held.
+STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192",
+            "mma_width_long_128", "mma_width_long_176", "mma_width_long_192"],
            lambda r: not r["plan"].startswith("sk")),
           (["cluster_sum_us_per_kib", "wave_us", "global_sum_us", "stage_turnover_us"], lambda r: True)]
 
@@ -150,8 +156,12 @@ def main():
                     break
         header = open(a.header).read()
         for k, v in committed.items():
-            width = re.fullmatch(r"mma_width_(\d+)", k)  # a row {N, factor} of the header's width table
-            m = re.search(r"\{%s, ([0-9.e+-]+)\}" % width.group(1) if width else r"\.%s = ([0-9.e+-]+)," % k, header)
+            width = re.fullmatch(r"mma_width_(long_)?(\d+)", k)  # a row {N, factor} of the header's width table (or long-run table)
+            if width:
+                table = re.search(r"_mma_width%s\[\] = \{(.*?)\};" % ("_long" if width.group(1) else ""), header, re.S)
+                m = re.search(r"\{%s, ([0-9.e+-]+)\}" % width.group(2), table.group(1)) if table else None
+            else:
+                m = re.search(r"\.%s = ([0-9.e+-]+)," % k, header)
             if not m or abs(float(m.group(1)) - v) > 1e-3 * abs(v):
                 problems.append("%s: %s has %s, %s has %g (regenerate it with derive_calibration.py --sweep-fit)" % (k, a.header, m.group(1) if m else "nothing", a.check, v))
         if problems:

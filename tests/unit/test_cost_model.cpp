@@ -139,6 +139,49 @@ TEST_CASE("cost model: a width factor scales the MMA time at its tile width only
   CHECK(cost::mma_width_factor_at(cal, 160) == 1.0);
 }
 
+TEST_CASE("cost model: the long-run factor ramps in with the run's length at its tile width only") {
+  // (calibration.mma_width_long over long_run_from_us .. long_run_to_us: 1 before, the table's value after,
+  // linear between; widths not in the table: 1)
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  for (const auto& w : committed->mma_width_long) CHECK((w.factor > 0.9 && w.factor < 1.2));
+  cost::calibration cal = *committed;
+  const cost::mma_width_factor longer[] = {{176, 1.10}};
+  cal.mma_width_long = longer;
+  cal.long_run_from_us = 500, cal.long_run_to_us = 2000;
+  CHECK(cost::long_run_factor(cal, 176, 400) == 1.0);
+  CHECK(cost::long_run_factor(cal, 176, 1250) == doctest::Approx(1.05));
+  CHECK(cost::long_run_factor(cal, 176, 5000) == doctest::Approx(1.10));
+  CHECK(cost::long_run_factor(cal, 256, 5000) == 1.0);
+  cost::calibration none = *committed;
+  none.mma_width_long = {};
+  CHECK(cost::long_run_factor(none, 176, 5000) == 1.0);
+  const auto at = [&](int bn, int stages, long long m, const cost::calibration& c) {
+    kernels::gemm_sm90_config g;
+    g.bn = bn;
+    g.stages = stages;
+    return cost::estimate(kernels::gemm_bf16_sm90(g), {{"M", m}, {"N", 8192}, {"K", 8192}}, &c);
+  };
+  auto noted = [](const cost::cost_estimate& e) {
+    for (const auto& n : e.notes)
+      if (n.find("long-run factor") != std::string::npos) return true;
+    return false;
+  };
+  // 8192^3 at BN 176 runs about 1.5 ms: past the ramp's middle; 512 x 8192 x 8192 (about 0.1 ms) is short
+  const auto long176 = at(176, 5, 8192, cal), long176_none = at(176, 5, 8192, none), short176 = at(176, 5, 512, cal), short176_none = at(176, 5, 512, none);
+  const auto long256 = at(256, 4, 8192, cal), long256_none = at(256, 4, 8192, none);
+  REQUIRE((long176.ok && long176_none.ok && short176.ok && short176_none.ok && long256.ok && long256_none.ok));
+  INFO("BN 176 at 8192^3: " << long176_none.time_us << " us without the factor");
+  CHECK(long176_none.time_us > 1000);
+  CHECK(long176.time_us == doctest::Approx(long176_none.time_us * cost::long_run_factor(cal, 176, long176_none.time_us)));
+  CHECK(long176.time_us > long176_none.time_us * 1.03);
+  CHECK(noted(long176));
+  CHECK_FALSE(noted(long176_none));
+  CHECK(short176.time_us == doctest::Approx(short176_none.time_us));
+  CHECK_FALSE(noted(short176));
+  CHECK(long256.time_us == doctest::Approx(long256_none.time_us));  // 256 is not in `longer`
+}
+
 TEST_CASE("cost model: short K makes the epilogue count, hints are ordered by estimated time") {
   const auto e = gemm(128, 6, 2, 16384, 16384, 256);
   REQUIRE(e.ok);

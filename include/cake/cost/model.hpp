@@ -14,7 +14,8 @@
 //                compute = tiles_per_CTA x per tile, hbm = HBM bytes / HBM bandwidth,
 //                last = one tile's epilogue (the CTA's last: no HBM stream is left to hide it),
 //                waves = tiles_per_CTA of a grid that is not persistent (each later wave's prologue and fill);
-//                split-K adds its sum to each tile's epilogue (per KiB through DSMEM, per tile through global)
+//                split-K adds its sum to each tile's epilogue (per KiB through DSMEM, per tile through global);
+//                the whole x the long-run factor of the tile width (1 below 0.5 ms on the H200; calibration.hpp)
 //
 // tiles_per_CTA = ceil(cluster-tiles / concurrent clusters) (wave quantization of a persistent grid);
 // HBM bytes come from the tile schedule (cost/traffic.hpp). Hints re-evaluate the same formula with one
@@ -102,6 +103,7 @@ struct eval_result {
   long long concurrent_clusters = 0, tiles_per_cta = 0, k_iterations = 1;
   double mma = 0, turnover = 0, l2 = 0, latency = 0, round_trip = 0, kblock = 0, epi_tile = 0;
   double mainloop = 0, epilogue = 0, hbm = 0, total = 0;
+  double long_run = 1;  // the calibration's long-run factor at this width and length (in total)
   traffic tr{};
   double l2_bytes = 0;
   bool mma_extrapolated = false;
@@ -209,6 +211,9 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   const double last = r.epi_tile, overlappable = r.mainloop + r.epilogue - last;
   const double later_waves = p.launch.persistent ? 0.0 : static_cast<double>(r.tiles_per_cta - 1);
   r.total = cal.launch_us + later_waves * cal.wave_us + last + std::max(overlappable, r.hbm) + cal.hbm_overlap_loss * std::min(overlappable, r.hbm);
+  // Runs of milliseconds at widths below 256 measured slower than the terms above say (calibration.hpp).
+  r.long_run = long_run_factor(cal, c.mma_n, r.total);
+  r.total *= r.long_run;
   r.ok = true;
   return r;
 }
@@ -335,6 +340,10 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   for (const auto& l : f.loads) base.streams.push_back({l.tensor, l.axis, l.bytes_received});
   const auto r = detail::evaluate(base, dim, *cal);
   if (r.mma_extrapolated) e.notes.push_back("wgmma N=" + std::to_string(f.mma_n) + " is outside the calibrated range: its time is scaled from the nearest measured N");
+  if (r.long_run > 1.0005)
+    e.notes.push_back("a run this long at BN " + std::to_string(f.mma_n) + " is costed x" + detail::fmt(r.long_run, 3) +
+                      " (the calibration's long-run factor: on the H200 sweep, runs of milliseconds at widths below 256 measured further behind "
+                      "BN 256 than short ones)");
 
   e.ok = true;
   e.time_us = r.total;

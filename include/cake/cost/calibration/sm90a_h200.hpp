@@ -5,7 +5,7 @@
 // tma: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
 // hbm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json
 // gemm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
-// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, kblock_overhead_us, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_176, mma_width_192): bench/results/h200/gemm_sweep.json, 2026-12-05 on 156 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json cost_sweep_fit.json
+// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, kblock_overhead_us, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_176, mma_width_192, mma_width_long_128, mma_width_long_176, mma_width_long_192, long_run_from_us, long_run_to_us): bench/results/h200/gemm_sweep.json, 2026-12-05 on 156 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json cost_sweep_fit.json
 // Fit quality: time per K block of the 15 calibration GEMM configurations within -9.5% .. +4.0% (rms 3.4%);
 // epilogue + launch fit rms 3.39 us over 60 runs.
 #include "../calibration.hpp"
@@ -38,8 +38,14 @@ inline constexpr mma_rate sm90a_h200_mma[] = {
 };
 
 inline constexpr mma_width_factor sm90a_h200_mma_width[] = {
-    {176, 1.0509},
-    {192, 1.0250},
+    {176, 1.0405},
+    {192, 1.0353},
+};
+
+inline constexpr mma_width_factor sm90a_h200_mma_width_long[] = {
+    {128, 0.9898},
+    {176, 1.0664},
+    {192, 0.9900},
 };
 
 inline constexpr calibration sm90a_h200 = {
@@ -59,16 +65,19 @@ inline constexpr calibration sm90a_h200 = {
     .mma = sm90a_h200_mma,
     .mma_in_situ = 0.9931,
     .mma_width = sm90a_h200_mma_width,
+    .mma_width_long = sm90a_h200_mma_width_long,
+    .long_run_from_us = 500.0,
+    .long_run_to_us = 2000.0,
     .mma_alternating = 1.0700,
-    .kblock_overhead_us = 0.0435,
-    .stage_turnover_us = 0.0656,
+    .kblock_overhead_us = 0.0548,
+    .stage_turnover_us = 0.1041,
     .stage_turnover_us_per_kib = 0.003777,
     .stage_turnover_microbenchmark_us = 0.2125,
     .pipeline_round_trip_us = 1.031,
     .tma_latency_us = 0.4125,
     .tma_latency_us_per_kib = 0.003883,
     .tma_latency_hbm_us = 0.4719,
-    .l2_read_gbps = 15826,
+    .l2_read_gbps = 13762,
     .l2_read_microbenchmark_gbps = 9155,
     .hbm_read_gbps = 4475,
     .hbm_write_gbps = 4198,
@@ -76,10 +85,10 @@ inline constexpr calibration sm90a_h200 = {
     .epilogue_us_per_store = 0.0979,
     .epilogue_us_per_kib = 0.005459,
     .launch_us = 9.911,
-    .hbm_overlap_loss = 0.3140,
-    .cluster_sum_us_per_kib = 0.16121,
-    .wave_us = 3.1303,
-    .global_sum_us = 9.4167,
+    .hbm_overlap_loss = 0.1653,
+    .cluster_sum_us_per_kib = 0.18126,
+    .wave_us = 1.6828,
+    .global_sum_us = 8.1884,
 };
 
 }  // namespace cake::cost::calibrations
