@@ -146,7 +146,7 @@ TEST_CASE("cost model: the long-run factor ramps in with the run's length at its
   REQUIRE(committed != nullptr);
   for (const auto& w : committed->mma_width_long) CHECK((w.factor > 0.9 && w.factor < 1.2));
   cost::calibration cal = *committed;
-  const cost::mma_width_factor longer[] = {{176, 1.10}};
+  const cost::mma_width_factor longer[] = {{128, 0.95}, {176, 1.10}};
   cal.mma_width_long = longer;
   cal.long_run_from_us = 500, cal.long_run_to_us = 2000;
   CHECK(cost::long_run_factor(cal, 176, 400) == 1.0);
@@ -180,6 +180,12 @@ TEST_CASE("cost model: the long-run factor ramps in with the run's length at its
   CHECK(short176.time_us == doctest::Approx(short176_none.time_us));
   CHECK_FALSE(noted(short176));
   CHECK(long256.time_us == doctest::Approx(long256_none.time_us));  // 256 is not in `longer`
+  CHECK_FALSE(noted(long256));
+  // a factor below 1 (BN 128 here) lowers a long run's estimate, and says so too
+  const auto long128 = at(128, 6, 8192, cal), long128_none = at(128, 6, 8192, none);
+  REQUIRE((long128.ok && long128_none.ok));
+  CHECK(long128.time_us < long128_none.time_us * 0.98);
+  CHECK(noted(long128));
 }
 
 TEST_CASE("cost model: short K makes the epilogue count, hints are ordered by estimated time") {

@@ -340,10 +340,10 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   for (const auto& l : f.loads) base.streams.push_back({l.tensor, l.axis, l.bytes_received});
   const auto r = detail::evaluate(base, dim, *cal);
   if (r.mma_extrapolated) e.notes.push_back("wgmma N=" + std::to_string(f.mma_n) + " is outside the calibrated range: its time is scaled from the nearest measured N");
-  if (r.long_run > 1.0005)
+  if (std::abs(r.long_run - 1.0) > 0.0005)
     e.notes.push_back("a run this long at BN " + std::to_string(f.mma_n) + " is costed x" + detail::fmt(r.long_run, 3) +
-                      " (the calibration's long-run factor: on the H200 sweep, runs of milliseconds at widths below 256 measured further behind "
-                      "BN 256 than short ones)");
+                      " (the calibration's long-run factor of this tile width: on the sweep it was fitted on, runs of milliseconds at widths "
+                      "below 256 stood further from BN 256 than short runs did)");
 
   e.ok = true;
   e.time_us = r.total;
