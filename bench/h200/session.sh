@@ -8,6 +8,8 @@ shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the patter
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/cake-out}
 mkdir -p "$OUT"
+# build-h200/lib: shared libraries the binaries were linked against here that the device lacks, carried with them
+# (Google Benchmark under Debian's soname: cp /lib/x86_64-linux-gnu/libbenchmark.so.1debian build-h200/lib/)
 export LD_LIBRARY_PATH="$PWD/build-h200/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
 export CAKE_CACHE_DIR=${CAKE_CACHE_DIR:-/tmp/cake-cache}
 B=build-h200
