@@ -218,18 +218,13 @@ def main():
         w("    {dtype::%s, %d, %.5f}," % (dt, nn, mma[(dt, nn)]))
     w("};")
     w("")
-    if widths:
-        w("inline constexpr mma_width_factor %s_mma_width[] = {" % n)
-        for nn, f in widths:
-            w("    {%d, %.4f}," % (nn, f))
-        w("};")
-        w("")
-    if long_widths:
-        w("inline constexpr mma_width_factor %s_mma_width_long[] = {" % n)
-        for nn, f in long_widths:
-            w("    {%d, %.4f}," % (nn, f))
-        w("};")
-        w("")
+    for suffix, rows in (("", widths), ("_long", long_widths)):  # the per-width tables (none where the fit has no rows)
+        if rows:
+            w("inline constexpr mma_width_factor %s_mma_width%s[] = {" % (n, suffix))
+            for nn, f in rows:
+                w("    {%d, %.4f}," % (nn, f))
+            w("};")
+            w("")
     w("inline constexpr calibration %s = {" % n)
     src = source["gemm"][1]
     fields = [
