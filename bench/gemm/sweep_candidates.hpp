@@ -38,9 +38,6 @@ inline cake::gemm_plan sm90_plan(int bn, int cluster, bool pingpong = false, int
 // x 4096 (26.3 against 30.3), 256 x 2112 x 7168 (64 x 64: 31.2 against 32.3; e4m3 19.5 against 21.9) and 128 x
 // 6144 x 4096 (64 x 96: 30.9 against 32.1), and slower than 128 x 128 at e4m3 512 x 2112 x 7168.
 inline constexpr int sweep_deep_stages = 12;
-// Above the small-M and few-tile shapes, the wave-fill tile is timed too where 128 x 128 tiles (clusters of 2)
-// fill their waves less than this.
-inline constexpr double sweep_wide_fill_floor = 0.8;
 inline cake::gemm_plan narrow_plan(int bm, int bn, int cluster) {
   return bm == 64 ? sm90_plan(bn, cluster, true, 64, 1, sweep_deep_stages) : sm90_plan(bn, cluster, false, 128, 0, sweep_deep_stages);
 }
@@ -192,9 +189,9 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
       add(sm90_plan(128, 2));
       add(sm90_plan(128, 2, true, 128, 1));
       add(sm90_plan(176, 2));
-      // Wide tiles that leave the last wave mostly empty (2048 x 2112: 272 tiles of 128 x 128 in 3 waves of 132,
-      // 69% full; the held-out score's 0.83 rows): the narrow tile whose waves are fullest (128 x 64: 4 full waves).
-      if (wave_fill(M, N, 128, 128, 2, sm_count) < sweep_wide_fill_floor) add(wave_fill_plan(M, N, sm_count));
+      // (Not the wave-fill tile where 128 x 128 tiles leave the last wave mostly empty: timed on an H100 on
+      // 2026-12-06 at 1024 x 2112 x 7168 and 256 x 10240 x 8192, both types, it was 1.18-1.75x slower than BN 176
+      // in clusters of 2; bench/results/h100/gemm_widefill.json.)
     }
   }
   return out;

@@ -18,6 +18,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--what", default="old table: the wave rule's, new: the cost model's", help="what 'old' and 'new' are, for the method text")
+    ap.add_argument("--command", default=None, help="the command the runs came from (default: step gemmscoreab's tables A/B)")
     a = ap.parse_args()
     runs = {}
     for t in ("oldtable", "new"):
@@ -58,9 +60,9 @@ def main():
                               "ratio_geomean": round(geo([r["ratio"] for r in xs]), 4), "old_table_ratio_geomean": round(geo([r["old_table_ratio"] for r in xs]), 4),
                               "wrong": sum(1 for r in xs if not r["ok"])}
         out = {k: head[k] for k in ("gpu", "sm", "driver", "cuda", "date")}
-        out["command"] = ("bash bench/h200/session.sh gemmscoreab (cake_bench_gemm_score_oldtable and cake_bench_gemm_score --only score_changed_shapes.txt, "
+        out["command"] = a.command or ("bash bench/h200/session.sh gemmscoreab (cake_bench_gemm_score_oldtable and cake_bench_gemm_score --only score_changed_shapes.txt, "
                           "alternating, %d rounds); python3 bench/h200/score_ab.py OUTDIR --json FILE" % max(r for _, r in runs))
-        out["method"] = head["method"] + "; per pair the geometric mean over the rounds of each table's time and of the peer's; old table: the wave rule's, new: the cost model's"
+        out["method"] = head["method"] + "; per pair the geometric mean over the rounds of each table's time and of the peer's; " + a.what
         out["summary"] = summary
         out["rows"] = rows
         json.dump(out, open(a.json, "w"), indent=1)

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -108,11 +108,13 @@ for s in "${steps[@]}"; do
       # include/cake/gemm_dispatch.hpp; build again. The pairs: the held-out (type, M, N, K) whose plan differs, from
       # `diff <(OLD --list-plans) <(NEW --list-plans) | sed -n 's/^> //p' | cut -d' ' -f1-4` (no GPU; the old binary
       # must have --list-plans, 2026-12-05 on).
+      # Also one binary under two settings: CAKE_AB_OLD_BIN=$B/bench/cake_bench_gemm_score CAKE_AB_OLD_ENV=CAKE_CLUSTER_EXIT=barrier
+      # CAKE_AB_ONLY=$B/score_c2_shapes.txt (the pairs to time; default score_changed_shapes.txt)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       # (CAKE_AB_ROUNDS rounds, 2 by default; the logs stay on the machine but for their WRONG / error lines)
       for r in $(seq 1 ${CAKE_AB_ROUNDS:-2}); do for t in oldtable new; do
-        bin=$B/bench/cake_bench_gemm_score; [ $t = oldtable ] && bin=$B/bench/cake_bench_gemm_score_oldtable
-        timeout ${CAKE_AB_TIMEOUT:-150} $bin --driver "$DRIVER" --only $B/score_changed_shapes.txt --json "$OUT/ab_${t}_$r.json" > "/tmp/ab_${t}_$r.log" 2>&1; echo "$t $r rc=$?"
+        bin=$B/bench/cake_bench_gemm_score; envs=; [ $t = oldtable ] && { bin=${CAKE_AB_OLD_BIN:-$B/bench/cake_bench_gemm_score_oldtable}; envs=${CAKE_AB_OLD_ENV:-}; }
+        env $envs timeout ${CAKE_AB_TIMEOUT:-150} $bin --driver "$DRIVER" --only ${CAKE_AB_ONLY:-$B/score_changed_shapes.txt} --json "$OUT/ab_${t}_$r.json" > "/tmp/ab_${t}_$r.log" 2>&1; echo "$t $r rc=$?"
         grep -E "WRONG|no peer|error" "/tmp/ab_${t}_$r.log" | cut -c1-200 | head -n 10
       done; done ;;
     gemmscore)
@@ -550,6 +552,26 @@ for s in "${steps[@]}"; do
       python3 bench/gemm/ab_sweeps.py --before /tmp/ce/before_*.json --after /tmp/ce/after_*.json --changed '_c2' --json "$OUT/clusterexit_ab.json" \
         --note "a cluster's CTAs leave by draining their multicast pipelines (after) against the cluster barrier at the end (before)"
       tar czf "$OUT/clusterexit_runs.tgz" -C /tmp/ce . ;;
+    skexit)
+      # split-K's exit by the cluster sum's drain (2026-12-06): the split-K GPU test cases (hang trap on), then this
+      # build against the build before it (cake_bench_gemm_sweep_before, carried) run with CAKE_CLUSTER_EXIT=drain, so
+      # that only split-K's exit differs (the multicast drain in both), alternating; bench/gemm/ab_sweeps.py pairs them
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 90 $B/tests/gpu/cake_gpu_test_compute -tc="cluster_sum*,split-K GEMM*" > "$OUT/test_compute_sk.log" 2>&1; echo "compute rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past" "$OUT/test_compute_sk.log" | head -n 4
+      CAKE_CAND_TIMEOUT=150 gemm_candidates_test "*128-row split-K*"
+      CAKE_CAND_TIMEOUT=200 gemm_candidates_test "*other sweep candidate*persistent*"
+      mkdir -p /tmp/sx
+      for sh in ${CAKE_SKEXIT_SHAPES:-bf16:1,4096,4096 bf16:8,2112,7168 bf16:128,2112,7168 e4m3:16,4096,4096}; do
+        t=${sh%%:*}; d=${sh#*:}; f=${t}_${d//,/_}
+        for run in before_1 after_1 after_2 before_2; do
+          b=$B/bench/cake_bench_gemm_sweep; [ "${run%_*}" = before ] && b=$B/bench/cake_bench_gemm_sweep_before
+          CAKE_CLUSTER_EXIT=drain timeout 90 $b --driver "$DRIVER" --dtype $t --shape $d --json /tmp/sx/${run%_*}_${f}_${run#*_}.json > /tmp/sx/${run}_${f}.log 2>&1 || echo "$sh $run rc=$?"
+        done
+      done
+      python3 bench/gemm/ab_sweeps.py --before /tmp/sx/before_*.json --after /tmp/sx/after_*.json --changed '^sk[0-9]+_(bm128_)?bn[0-9]+_s[0-9]+$' --json "$OUT/skexit_ab.json" \
+        --note "split-K's exit: the cluster sum's drain (after) against the cluster barrier (before); the multicast drain in both"
+      tar czf "$OUT/skexit_runs.tgz" -C /tmp/sx . ;;
     resweep)
       # the shapes whose candidates changed on 2026-12-05 (the cluster sum's one-fence signals: every split-K
       # schedule; the narrow, deep tiles: M <= 128 and the few-tile shapes; --splitk-only selects exactly those),
@@ -563,12 +585,13 @@ for s in "${steps[@]}"; do
         grep -E "estimated|measured in|WRONG|error" "$OUT/resweep_$t.log" | cut -c1-200 | head -n 10
       done ;;
     widefill)
-      # the search shapes above the few-tile ones whose 128 x 128 tiles fill their waves less than 80% (the sweep now
-      # adds the wave-fill tile there: sweep_candidates.hpp, sweep_wide_fill_floor), every candidate, both types,
-      # one file per (type, shape) for tools/gen/merge_sweeps.py
+      # the search shapes above the few-tile ones whose 128 x 128 tiles fill their waves less than 80%, with the
+      # wave-fill tile named (--plans; the sweep offered it there from 2026-12-05 until this step's H100 run of
+      # 2026-12-06 measured it 1.18-1.75x slower than BN 176), every candidate, both types, one file per (type, shape)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      for t in bf16 e4m3; do for sh in 1024,2112,7168 256,10240,8192; do
-        timeout 90 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --json "$OUT/widefill_${t}_${sh//,/_}.json" > "$OUT/widefill_${t}_${sh//,/_}.log" 2>&1; echo "$t $sh rc=$?"
+      for t in bf16 e4m3; do for sh in 1024,2112,7168:bn64_s8_c2 256,10240,8192:bn64_s12_c2_pp64_f1; do
+        p=${sh#*:}; sh=${sh%%:*}
+        timeout 90 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $p --json "$OUT/widefill_${t}_${sh//,/_}.json" > "$OUT/widefill_${t}_${sh//,/_}.log" 2>&1; echo "$t $sh rc=$?"
         grep -E "^  (bf16|e4m3)|error|WRONG" "$OUT/widefill_${t}_${sh//,/_}.log" | cut -c1-300
       done; done ;;
     skfence)

@@ -312,11 +312,12 @@ TEST_CASE("split-K GEMM over a cluster: partial sums met by cluster_sum_scatter 
   }
 }
 
-TEST_CASE("cluster exit by drain: multicast-only GEMMs leave without a cluster barrier, kernels with other cluster traffic keep it") {
-  // Lowered and assembled with emit_options::cluster_exit = drain (CAKE_CLUSTER_EXIT=drain at run time).
+TEST_CASE("cluster exit by drain: GEMMs with multicast and split-K with a cluster sum leave without a cluster barrier, the barrier asked for stays") {
+  // Lowered and assembled with the default options (emit_options::cluster_exit = drain) or with the barrier
+  // asked for (CAKE_CLUSTER_EXIT=barrier at run time).
   auto build = [](const program& p, bool drain) {
     lower::emit_options o;
-    if (drain) o.cluster_exit = lower::emit_options::exit_mode::drain;
+    if (!drain) o.cluster_exit = lower::emit_options::exit_mode::barrier;
     auto l = lower::lower(p, o);
     REQUIRE_MESSAGE(l.ok, l.error);
     auto a = jit::build(l.source, l.entry, std::string(to_string(p.target)));
@@ -335,23 +336,33 @@ TEST_CASE("cluster exit by drain: multicast-only GEMMs leave without a cluster b
     CHECK(count(ptx, "barrier.cluster.wait") == 1);
     CHECK(has(src, "the cluster's exit: every stage of 'ab' released by every CTA's consumers"));
     CHECK(has(src, "for (u32 d = 0; d < " + std::to_string(c.stages) + "u; ++d)"));
-    // the default: the barrier at the end as well
+    // the barrier asked for: the barrier at the end as well
     const auto [src_b, ptx_b] = build(kernels::gemm_bf16_sm90(c), false);
     CHECK(count(ptx_b, "barrier.cluster.arrive") == 2);
     CHECK_FALSE(has(src_b, "the cluster's exit"));
   }
-  // no multicast (cluster 1), and a cluster sum (split-K): the barrier stays, asked or not
+  // no cluster (cluster 1): nothing to drain, the CTA barrier stays
   {
     auto c = mainloop(128, 128, false, 0);
     c.cluster_m = 1;
     const auto [src, ptx] = build(kernels::gemm_bf16_sm90(c), true);
     CHECK_FALSE(has(src, "the cluster's exit"));
+    CHECK_FALSE(has(ptx, "barrier.cluster"));
+  }
+  // a cluster sum (split-K over clusters of 2 and 4, 64- and 128-row tiles): the role that sums waits once more
+  // on its 'done' barrier (every peer read its last sum) instead of the barrier at the end
+  for (auto [splits, bm] : {std::pair{2, 64}, std::pair{4, 128}}) {
     kernels::gemm_splitk_config s;
-    s.splits = 2;
+    s.splits = splits;
+    s.bm = bm;
     s.stages = max_splitk_stages(s.bn, s.bm);
+    INFO("splits " << splits << " bm " << bm);
     const auto [src_s, ptx_s] = build(kernels::gemm_splitk_sm90(s), true);
-    CHECK_FALSE(has(src_s, "the cluster's exit"));
-    CHECK(count(ptx_s, "barrier.cluster.arrive") == 2);
+    CHECK(count(src_s, "every peer has read this CTA's scratch of its last sum") == 1);
+    CHECK(count(ptx_s, "barrier.cluster.arrive") == 1);
+    const auto [src_b, ptx_b] = build(kernels::gemm_splitk_sm90(s), false);
+    CHECK_FALSE(has(src_b, "the cluster's exit"));
+    CHECK(count(ptx_b, "barrier.cluster.arrive") == 2);
   }
 }
 
@@ -434,8 +445,9 @@ TEST_CASE("hang trap on: the cluster sum's waits still acquire at cluster scope,
   o.hang_timeout_ns = 2000000000ull;
   const auto l = cake::lower::lower(p, o);
   REQUIRE_MESSAGE(l.ok, l.error);
-  // both waits of the sum (ready, and done before the scratch is rewritten) pair with peers' release.cluster
-  CHECK(count(l.source, "cake_dev::mbar_wait_cluster_until(") == 2);
+  // the waits of the sum (ready; done before the scratch is rewritten, and at the exit's drain) pair with the
+  // peers' release.cluster
+  CHECK(count(l.source, "cake_dev::mbar_wait_cluster_until(") == 3);
   CHECK_FALSE(has(l.source, "fence.acq_rel.cluster"));
   const auto art = cake::jit::build(l.source, l.entry, "sm_90a");
   REQUIRE_MESSAGE(art.ok, art.diagnostics());
@@ -470,6 +482,8 @@ TEST_CASE("barrier.cluster in the roles: the kernel launches with a cluster attr
     REQUIRE_MESSAGE(l.ok, l.error);
     CHECK(l.cluster_launch);
     CHECK(l.cluster[0] == (two ? 2 : 1));
+    // a schedule's own cluster barriers (and barriers it initializes itself): no drain, the barrier at the end
+    if (two) CHECK(has(l.source, "no CTA leaves while a cluster peer may still multicast into it"));
   }
   kernels::gemm_sm90_config g;
   const auto plain = cake::lower::lower(kernels::gemm_bf16_sm90(g));

@@ -34,13 +34,16 @@ TEST_CASE("tensor_view: more dims than a tensor has, or strides for another numb
         "tensor_view: 1 strides for 2 dims (give one stride per dim, or none for a packed tensor)");
 }
 
-TEST_CASE("CAKE_CLUSTER_EXIT: the cluster barrier unless drain is asked for, another value refused naming the variable") {
+TEST_CASE("CAKE_CLUSTER_EXIT: the caller's way (drain by default) unless the variable names one, another value refused naming the variable") {
   using cake::runtime_detail::cluster_exit_for;
   using exit_kind = cake::lower::emit_options::exit_mode;
-  CHECK(cluster_exit_for(0) == exit_kind::barrier);  // unset or "barrier"
-  CHECK(cluster_exit_for(1) == exit_kind::drain);
+  CHECK(cake::lower::emit_options{}.cluster_exit == exit_kind::drain);
+  CHECK(cluster_exit_for(exit_kind::drain, 0) == exit_kind::drain);  // unset: as asked
+  CHECK(cluster_exit_for(exit_kind::barrier, 0) == exit_kind::barrier);
+  CHECK(cluster_exit_for(exit_kind::drain, 2) == exit_kind::barrier);  // CAKE_CLUSTER_EXIT=barrier
+  CHECK(cluster_exit_for(exit_kind::barrier, 1) == exit_kind::drain);  // CAKE_CLUSTER_EXIT=drain
   try {
-    (void)cluster_exit_for(-1);
+    (void)cluster_exit_for(exit_kind::drain, -1);
     FAIL("an unknown value was accepted");
   } catch (const cake::jit::argument_error& e) {
     CHECK(std::string(e.what()).find("CAKE_CLUSTER_EXIT") != std::string::npos);

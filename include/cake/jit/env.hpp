@@ -50,16 +50,17 @@ inline int env_tma_l2_promotion_bytes() {
   return bytes;
 }
 
-// CAKE_CLUSTER_EXIT=drain|barrier: how a CTA of a cluster leaves (lower::emit_options::cluster_exit); read once
-// per process. Returns 1 for drain, 0 for barrier or unset, -1 for a value it does not know (the runtime
-// refuses it, naming the variable).
-inline int env_cluster_exit_drain() {
-  static const int drain = [] {
+// CAKE_CLUSTER_EXIT=drain|barrier: how a CTA of a cluster leaves (lower::emit_options::cluster_exit), over what
+// the caller asked for; read once per process. Returns 0 when unset, 1 for drain, 2 for barrier, -1 for a value
+// it does not know (the runtime refuses it, naming the variable).
+inline int env_cluster_exit() {
+  static const int mode = [] {
     const auto v = env_string("CAKE_CLUSTER_EXIT");
-    if (!v || *v == "barrier") return 0;
-    return *v == "drain" ? 1 : -1;
+    if (!v) return 0;
+    if (*v == "drain") return 1;
+    return *v == "barrier" ? 2 : -1;
   }();
-  return drain;
+  return mode;
 }
 
 // Where the CUDA toolkit is, and why that one. NVRTC needs the toolkit's include folders for

@@ -134,29 +134,47 @@ class kernel_emitter : public op_emitter {
 
   void teardown() {
     if (drain_exit()) {
-      w_.line("// Derived: no cluster barrier at the end: each multicast pipeline's producer drained its stages (above), so no");
-      w_.line("// peer multicasts into this CTA or arrives on its barriers after it leaves (emit_options::cluster_exit).");
+      w_.line("// Derived: no cluster barrier at the end: each multicast pipeline's producer drained its stages and each cluster");
+      w_.line("// sum's role waited for its peers' last reads (above), so no peer multicasts into this CTA, reads its shared");
+      w_.line("// memory or arrives on its barriers after it leaves (emit_options::cluster_exit).");
       return;
     }
     w_.line("// Derived: no CTA leaves while a cluster peer may still multicast into it or arrive on its barriers.");
     w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
   }
-  // Whether this kernel's CTAs leave by draining their multicast pipelines instead of a cluster barrier
-  // (emit_options::cluster_exit): asked for, a cluster on sm_90a, barriers the lowering initializes, and no
-  // traffic between the CTAs but multicast loads into pipeline stages (no cluster sum, remote arrive, user
-  // mbarrier init or cluster barrier, whose ordering the drain would not cover).
+  // Whether this kernel's CTAs leave by draining instead of a cluster barrier (emit_options::cluster_exit):
+  // asked for, a cluster on sm_90a, barriers the lowering initializes, and no traffic between the CTAs but
+  // multicast loads into pipeline stages and cluster sums (no remote arrive, user mbarrier init or cluster
+  // barrier, whose ordering the drain would not cover). Each has its drain: a multicast pipeline's producer
+  // waits until every stage was released by every CTA (emit_drain), a cluster sum's role waits until every
+  // peer has read its last sum (emit_sum_drain).
   bool drain_exit() const {
     if (opt_.cluster_exit != emit_options::exit_mode::drain || cluster() < 2 || p_.target != target_id::sm_90a || p_.launch.manual_barrier_init) return false;
-    bool multicast = false;
+    bool traffic = false;
     for (const auto& o : p_.ops) {
-      if (o.kind == op_kind::cluster_reduce || o.kind == op_kind::cluster_arrive || o.kind == op_kind::cluster_wait || o.kind == op_kind::fence_mbarrier_init ||
-          o.kind == op_kind::mbarrier_init || o.has(flag_remote))
+      if (o.kind == op_kind::cluster_arrive || o.kind == op_kind::cluster_wait || o.kind == op_kind::fence_mbarrier_init || o.kind == op_kind::mbarrier_init ||
+          o.has(flag_remote))
         return false;
+      if (o.kind == op_kind::cluster_reduce) {
+        traffic = true;
+        continue;
+      }
       if (!o.has(flag_multicast)) continue;
       if (o.kind != op_kind::tma_load || o.d.kind != operand_kind::smem || p_.smem[o.d.index].pipeline < 0) return false;
-      multicast = true;
+      traffic = true;
     }
-    return multicast;
+    return traffic;
+  }
+  // The drain of a cluster sum (drain_exit): after its last use every peer has read this CTA's scratch and
+  // arrived on its 'done' barrier once it has, the wait the next use would make (emit_cluster_sum); after it
+  // no peer reads this CTA's shared memory or arrives on its barriers again. (Every CTA of a cluster makes the
+  // same uses: the peers' arrivals on 'ready' precede their reads, and so their arrivals on 'done'.)
+  void emit_sum_drain(int id) {
+    const int ready = plan_.barriers.cluster_ready[id];
+    if (ready < 0) return fail(id, "a cluster sum without its derived barriers");
+    const std::string dn = "(smem + " + std::to_string(plan_.barriers.objects[ready + 1].offset) + "u)", round = "cr" + std::to_string(id) + "_round";
+    w_.line("// Derived: the cluster's exit: every peer has read this CTA's scratch of its last sum");
+    w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }");
   }
   // The drain (drain_exit): the role's producer waits on every stage's 'empty' barrier once more, as an
   // acquire would, so that it leaves only after the consumers of every CTA released the stage's last fill.
@@ -226,9 +244,12 @@ class kernel_emitter : public op_emitter {
     const bool solo = leader_only_role(r);
     if (solo) w_.open("if (leader)");
     emit_body(-1);
-    if (drain_exit())
+    if (drain_exit()) {
       for (std::size_t pi = 0; pi < p_.pipelines.size(); ++pi)
         if (plan_.barriers.pipelines[pi].multicast && role_acquire_op(static_cast<int>(pi)) >= 0) emit_drain(static_cast<int>(pi));
+      for (std::size_t i = 0; i < p_.ops.size(); ++i)
+        if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::cluster_reduce) emit_sum_drain(static_cast<int>(i));
+    }
     if (solo) w_.close();
     if (role_issues_bulk_stores()) {
       w_.line("// Derived: outstanding TMA stores must have read their smem before the CTA exits.");

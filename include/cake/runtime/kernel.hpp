@@ -81,10 +81,13 @@ inline jit::tma_l2_promotion tma_l2_promotion_for(const tensor_param& t, int env
   }
 }
 
-// How the kernels the runtime builds leave a cluster: the barrier unless CAKE_CLUSTER_EXIT=drain (jit/env.hpp).
-inline lower::emit_options::exit_mode cluster_exit_for(int env_drain = jit::env_cluster_exit_drain()) {
-  if (env_drain < 0) throw jit::argument_error("CAKE_CLUSTER_EXIT: expected drain or barrier");
-  return env_drain ? lower::emit_options::exit_mode::drain : lower::emit_options::exit_mode::barrier;
+// How the kernels the runtime builds leave a cluster: as the caller's options ask (drain by default), unless
+// CAKE_CLUSTER_EXIT names a way (jit/env.hpp).
+inline lower::emit_options::exit_mode cluster_exit_for(lower::emit_options::exit_mode asked, int env = jit::env_cluster_exit()) {
+  if (env < 0) throw jit::argument_error("CAKE_CLUSTER_EXIT: expected drain or barrier");
+  if (env == 1) return lower::emit_options::exit_mode::drain;
+  if (env == 2) return lower::emit_options::exit_mode::barrier;
+  return asked;
 }
 
 inline jit::tma_swizzle tma_swizzle_of(swizzle s) {
@@ -106,7 +109,7 @@ class runtime_kernel {
     runtime_kernel k;
     k.program_ = p;
     if (opt.hang_timeout_ns == 0) opt.hang_timeout_ns = jit::env_hang_timeout_ns();
-    if (opt.cluster_exit == lower::emit_options::exit_mode::barrier) opt.cluster_exit = runtime_detail::cluster_exit_for();
+    opt.cluster_exit = runtime_detail::cluster_exit_for(opt.cluster_exit);
     k.options_ = opt;
     k.lowered_ = lower::lower(p, opt);
     if (!k.lowered_.ok) throw jit::error("cannot lower kernel '" + std::string(p.kernel_name.view()) + "':\n" + k.lowered_.error);
