@@ -336,6 +336,7 @@ TEST_CASE("cluster exit by drain: GEMMs with multicast and split-K with a cluste
     CHECK(count(ptx, "barrier.cluster.wait") == 1);
     CHECK(has(src, "the cluster's exit: every stage of 'ab' released by every CTA's consumers"));
     CHECK(has(src, "for (u32 d = 0; d < " + std::to_string(c.stages) + "u; ++d)"));
+    CHECK(has(src, "without it ptxas 13.0 spilled in the widest epilogues.\n  __syncthreads();"));  // a CTA barrier ends it
     // the barrier asked for: the barrier at the end as well
     const auto [src_b, ptx_b] = build(kernels::gemm_bf16_sm90(c), false);
     CHECK(count(ptx_b, "barrier.cluster.arrive") == 2);

@@ -136,7 +136,9 @@ class kernel_emitter : public op_emitter {
     if (drain_exit()) {
       w_.line("// Derived: no cluster barrier at the end: each multicast pipeline's producer drained its stages and each cluster");
       w_.line("// sum's role waited for its peers' last reads (above), so no peer multicasts into this CTA, reads its shared");
-      w_.line("// memory or arrives on its barriers after it leaves (emit_options::cluster_exit).");
+      w_.line("// memory or arrives on its barriers after it leaves (emit_options::cluster_exit). A CTA barrier still ends the");
+      w_.line("// kernel: no GPU-wide fence or cluster round trip, and without it ptxas 13.0 spilled in the widest epilogues.");
+      w_.line("__syncthreads();");
       return;
     }
     w_.line("// Derived: no CTA leaves while a cluster peer may still multicast into it or arrive on its barriers.");

@@ -28,11 +28,11 @@ struct emit_options {
   // pipelines and cluster sums (no remote arrive or cluster barrier of the schedule's own), each producer of
   // such a pipeline waits until every stage has been released by the consumers of every CTA (their last
   // arrivals on this CTA's barriers; the last multicast into this CTA precedes its own consumers' releases), as
-  // CUTLASS's producer tail does, a cluster sum's role waits until every peer has read its last sum, and no
-  // barrier ends the kernel; elsewhere it falls back to the barrier. barrier: a cluster barrier at the end
-  // (barrier.cluster.arrive.release + wait; every thread pays a GPU-wide MEMBAR after its stores), 1.8% slower
-  // on the GEMM's clusters of 2 and 2.3% on its cluster split-K (docs/lowering.md). CAKE_CLUSTER_EXIT overrides
-  // it for the kernels the runtime builds (jit/env.hpp).
+  // CUTLASS's producer tail does, a cluster sum's role waits until every peer has read its last sum, and a CTA
+  // barrier (no GPU-wide fence, no cluster round trip) ends the kernel; elsewhere it falls back to the barrier.
+  // barrier: a cluster barrier at the end (barrier.cluster.arrive.release + wait; every thread pays a GPU-wide
+  // MEMBAR after its stores), 1.8% slower on the GEMM's clusters of 2 and 2.3% on its cluster split-K
+  // (docs/lowering.md). CAKE_CLUSTER_EXIT overrides it for the kernels the runtime builds (jit/env.hpp).
   enum class exit_mode { barrier, drain };
   exit_mode cluster_exit = exit_mode::drain;
 };
