@@ -108,8 +108,9 @@ for s in "${steps[@]}"; do
       # include/cake/gemm_dispatch.hpp; build again. The pairs: the held-out (type, M, N, K) whose plan differs, from
       # `diff <(OLD --list-plans) <(NEW --list-plans) | sed -n 's/^> //p' | cut -d' ' -f1-4` (no GPU; the old binary
       # must have --list-plans, 2026-12-05 on).
-      # Also one binary under two settings: CAKE_AB_OLD_BIN=$B/bench/cake_bench_gemm_score CAKE_AB_OLD_ENV=CAKE_CLUSTER_EXIT=barrier
-      # CAKE_AB_ONLY=$B/score_c2_shapes.txt (the pairs to time; default score_changed_shapes.txt)
+      # Also one binary under two settings, or any two builds: CAKE_AB_OLD_BIN (the "old" binary), CAKE_AB_OLD_ENV (its
+      # environment, e.g. CAKE_CLUSTER_EXIT=barrier), CAKE_AB_ONLY (the pairs to time, default score_changed_shapes.txt;
+      # the cluster-exit A/B of 2026-12-06 timed bench/results/h100/gemm_score_exit_ab_pairs.txt)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
       # (CAKE_AB_ROUNDS rounds, 2 by default; the logs stay on the machine but for their WRONG / error lines)
       for r in $(seq 1 ${CAKE_AB_ROUNDS:-2}); do for t in oldtable new; do
