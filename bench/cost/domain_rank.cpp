@@ -11,6 +11,11 @@
 // Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" and the terms
 // (per K block: MMA_US L2_US LATENCY_US TURNOVER_US; K_ITERATIONS TILES_PER_CTA CTAS; MAINLOOP_US
 // EPILOGUE_US HBM_US), or "no REASON".
+//   cake_cost_domain_rank --model-widths < shapes.tsv
+// Input rows: dtype, M, N, K. Output rows (tab-separated): those four, then the cooperative tile of a width between
+// the sweep's own that the sweep offers at that shape (bench/gemm/sweep_candidates.hpp, model_width_plan: the cost
+// model's pick where waves make a difference) as "NAME sm90 BM BN ...", or "-" where it offers none; for
+// tools/gen/gemm_dispatch.py, whose M between searched ones may take it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +26,7 @@
 
 #include <cake/cost/model.hpp>
 
+#include "bench/gemm/sweep_candidates.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
 
@@ -78,9 +84,12 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
 
 int main(int argc, char** argv) {
   cake::cost::calibration cal = *cake::cost::find_calibration(cake::target_id::sm_90a);
+  bool model_widths = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--set" && i + 1 < argc) {
+    if (a == "--model-widths") {
+      model_widths = true;
+    } else if (a == "--set" && i + 1 < argc) {
       const std::string kv = argv[++i];
       const auto e = kv.find('=');
       char* end = nullptr;
@@ -90,11 +99,33 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows)\n", a.c_str());
+      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows, or cake_cost_domain_rank --model-widths < shapes)\n", a.c_str());
       return 2;
     }
   }
   std::string line;
+  if (model_widths) {
+    while (std::getline(std::cin, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream in(line);
+      std::string dtype;
+      long long M = 0, N = 0, K = 0;
+      if (!(in >> dtype >> M >> N >> K) || (dtype != "bf16" && dtype != "e4m3") || M < 1 || N < 1 || K < 1) {
+        std::fprintf(stderr, "cake_cost_domain_rank: --model-widths: malformed row (want 'bf16|e4m3 M N K'): %s\n", line.c_str());
+        return 2;
+      }
+      const auto w = cake_bench::model_width_plan(M, N, K, cal.sm_count, dtype == "bf16" ? cake::gemm_input::bf16 : cake::gemm_input::e4m3);
+      std::printf("%s\t%lld\t%lld\t%lld\t", dtype.c_str(), M, N, K);
+      if (!w) {
+        std::printf("-\n");
+        continue;
+      }
+      const auto& c = w->sm90;
+      std::printf("%s\tsm90 %d %d %d %d %d %d %d %d\n", cake::plan_name(*w).c_str(), c.bm, c.bn, c.stages, c.cluster_m, c.raster_group, int(c.pingpong),
+                  c.in_flight, int(c.persistent));
+    }
+    return 0;
+  }
   int rows = 0, bad = 0;
   while (std::getline(std::cin, line)) {
     if (line.empty() || line[0] == '#') continue;

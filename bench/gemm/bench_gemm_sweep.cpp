@@ -12,6 +12,8 @@
 //   --splitk-only: only the shapes whose candidates include a split-K schedule; --min-m N: only M >= N;
 //       --max-m N: only M <= N
 //       (a re-sweep of the shapes a change of the candidate set touched; merge_sweeps.py replaces their rows)
+//   --between-widths-only: only the shapes whose candidates include a cooperative tile of a width between the
+//       sweep's own (model_width_plan: the cost model's pick where waves make a difference)
 //   --shape M,N,K: that shape alone (N, K of one of the domain's layers; M any), whether searched or held
 //       out (to look at one shape's candidates against the peer; not evidence for the generator)
 //   --k-ladder K1,K2,...: with --shape, the shape's M and N at each of these K instead of its K (N of a
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
   std::string json = "gemm_sweep.json", driver = "unknown", dtype = "both", command = "cake_bench_gemm_sweep";
   int runs = 20;
   long long limit = 0, skip = 0, min_m = 0, max_m = 0, only_m = 0, only_n = 0, only_k = 0;
-  bool estimate_only = false, placeholder = false, splitk_only = false;
+  bool estimate_only = false, placeholder = false, splitk_only = false, between_only = false;
   std::vector<long long> k_ladder;
   std::vector<cake::gemm_plan> extra_plans;  // --plans
   for (int i = 1; i < argc; ++i) {
@@ -174,15 +176,20 @@ int main(int argc, char** argv) {
         extra_plans.push_back(*p);
       }
     } else if (a == "--splitk-only") splitk_only = true;
+    else if (a == "--between-widths-only") between_only = true;
     else if (a == "--estimate") estimate_only = true;
     else if (a == "--placeholder") placeholder = true;
     else {
       std::fprintf(stderr, "cake_bench_gemm_sweep: unknown argument '%s' (see the usage at the top of bench/gemm/bench_gemm_sweep.cpp)\n", a.c_str());
       return 2;
     }
-    const bool flag = a == "--estimate" || a == "--placeholder" || a == "--splitk-only";
+    const bool flag = a == "--estimate" || a == "--placeholder" || a == "--splitk-only" || a == "--between-widths-only";
     if (a != "--json") command += " " + a + (flag ? "" : std::string(" ") + argv[i]);
     else command += " --json " + std::string(argv[i]).substr(std::string(argv[i]).rfind('/') + 1);
+  }
+  if (splitk_only && between_only) {
+    std::fprintf(stderr, "cake_bench_gemm_sweep: --splitk-only and --between-widths-only select different shapes: give one\n");
+    return 2;
   }
   if (!extra_plans.empty() && only_m == 0) {
     std::fprintf(stderr, "cake_bench_gemm_sweep: --plans needs --shape M,N,K (its rows are not evidence for the generator)\n");
@@ -255,10 +262,13 @@ int main(int argc, char** argv) {
   shapes.erase(shapes.begin(), shapes.begin() + skip);
   std::erase_if(shapes, [&](const cake::gemm_domain::shape& s) {
     if (s.m < min_m || (max_m > 0 && s.m > max_m)) return true;
-    if (!splitk_only) return false;
+    if (!splitk_only && !between_only) return false;
+    auto between = [](const cake::gemm_plan& p) {
+      return p.kernel == cake::gemm_kernel::sm90 && std::find(between_widths.begin(), between_widths.end(), p.sm90.bn) != between_widths.end();
+    };
     for (auto in : inputs)
       for (const auto& p : candidates(s.m, s.n, s.k, est_sms, in, nullptr))
-        if (p.kernel == cake::gemm_kernel::splitk) return false;
+        if (splitk_only ? p.kernel == cake::gemm_kernel::splitk : between(p)) return false;
     return true;
   });
   if (limit > 0 && limit < static_cast<long long>(shapes.size())) shapes.resize(static_cast<std::size_t>(limit));

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include <cake/cost/model.hpp>
 #include <cake/gemm.hpp>
 
 namespace cake_bench {
@@ -63,6 +65,37 @@ inline cake::gemm_plan wave_fill_plan(long long M, long long N, int sm_count) {
   }
   return best;
 }
+// The widths of the cooperative 128-row tile between 128 and 256 (multiples of 16: the TMA-store epilogue's
+// narrowest chunk) that the sweep's own widths (128, 176, 192, 256) leave out.
+inline constexpr std::array<int, 5> between_widths = {144, 160, 208, 224, 240};
+// The cooperative 128-row tile in clusters of 2 at the width between the sweep's own that the cost model
+// estimates fastest for the shape, where it estimates it at least `margin` faster than the fastest of the sweep's own
+// widths (nothing otherwise, or where no width can be estimated). Past one wave a width's time goes by whole waves of
+// tiles, so a width between the sweep's own can leave fewer SMs idle in the last wave: 2048 x 2112 x 7168 at BN 176
+// is 16 x 12 = 192 tiles (2 waves, the second 45% full), at BN 144 16 x 15 = 240 (2 waves, 82% full) of tiles 18%
+// narrower. The model ranks by that and by each width's MMA rate; the margin keeps out the many-wave shapes, where
+// the widths differ by their MMA rates alone (the calibration's microbenchmark puts e4m3 at BN 224 2.9% faster per
+// column than at 256, which no GEMM has confirmed).
+// Only above the small-M schedules' M and where 128 x 128 tiles are at least as many as the SMs (the shapes whose
+// candidates are the cooperative and ping-pong tiles; the rule was measured there only).
+inline constexpr double model_width_margin = 0.03;
+inline std::optional<cake::gemm_plan> model_width_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in) {
+  if (M <= sweep_small_m || ((M + 127) / 128) * ((N + 127) / 128) < sm_count) return std::nullopt;
+  std::optional<cake::gemm_plan> best;
+  double best_us = 0, own_us = 0;
+  for (int bn = 128; bn <= 256; bn += 16) {
+    const cake::gemm_plan p = sm90_plan(bn, 2);
+    const cake::program prog = in == cake::gemm_input::bf16 ? cake::kernels::gemm_sm90<cake::bf16>(p.sm90) : cake::kernels::gemm_sm90<cake::e4m3>(p.sm90);
+    const auto e = cake::cost::estimate(prog, {{"M", M}, {"N", N}, {"K", K}});
+    if (!e.ok) return std::nullopt;
+    const bool own = std::find(between_widths.begin(), between_widths.end(), bn) == between_widths.end();
+    if (own) own_us = own_us > 0 ? std::min(own_us, e.time_us) : e.time_us;
+    else if (!best || e.time_us <= best_us) best = p, best_us = e.time_us;
+  }
+  if (best && best_us < (1 - model_width_margin) * own_us) return best;
+  return std::nullopt;
+}
+
 inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64, bool global_sum = false) {
   cake::gemm_plan p;
   p.kernel = cake::gemm_kernel::splitk;
@@ -119,6 +152,7 @@ inline cake::gemm_plan splitk_global_fill_plan(long long M, long long N, long lo
 inline std::vector<cake::gemm_plan> sweep_all_candidates() {
   std::vector<cake::gemm_plan> all = {sm90_plan(256, 2), sm90_plan(256, 1),       sm90_plan(192, 2),           sm90_plan(176, 2),
                                       sm90_plan(128, 1), sm90_plan(128, 2), sm90_plan(128, 2, true, 128, 1), sm90_plan(128, 1, true, 64, 1)};
+  for (int bn : between_widths) all.push_back(sm90_plan(bn, 2));  // (model_width_plan's other choices)
   // the narrow, deep tiles (wave_fill_plan's choices, and the two the few-tile shapes always try), clusters of 1 and 2
   for (auto [bm, bn] : narrow_tiles)
     for (int cluster : {1, 2}) all.push_back(narrow_plan(bm, bn, cluster));
@@ -189,6 +223,8 @@ inline std::vector<cake::gemm_plan> sweep_candidates(long long M, long long N, l
       add(sm90_plan(128, 2));
       add(sm90_plan(128, 2, true, 128, 1));
       add(sm90_plan(176, 2));
+      // the width the cost model estimates fastest, where it is none of the above (2048 x 2112 x 7168: BN 144)
+      if (const auto w = model_width_plan(M, N, K, sm_count, in)) add(*w);
       // (Not the wave-fill tile where 128 x 128 tiles leave the last wave mostly empty: timed on an H100 on
       // 2026-12-06 at 1024 x 2112 x 7168 and 256 x 10240 x 8192, both types, it was 1.18-1.75x slower than BN 176
       // in clusters of 2; bench/results/h100/gemm_widefill.json.)

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -585,6 +585,23 @@ for s in "${steps[@]}"; do
         timeout ${CAKE_RESWEEP_TIMEOUT:-400} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --splitk-only --json "$OUT/gemm_sweep_${t}_resweep.json" > "$OUT/resweep_$t.log" 2>&1; echo "$t rc=$?"
         grep -E "estimated|measured in|WRONG|error" "$OUT/resweep_$t.log" | cut -c1-200 | head -n 10
       done ;;
+    midwidth)
+      # the cooperative tile at a width between the sweep's own where the cost model says the waves fill better
+      # (bench/gemm/sweep_candidates.hpp, model_width_plan; docs/gemm.md, "Widths between"): the search shapes whose
+      # candidates include one (--between-widths-only), both types, one file per type for tools/gen/merge_sweeps.py;
+      # then the held-out shapes that would get one, each alone (--shape: not evidence, a look at the rule on
+      # shapes it was not written on)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for t in bf16 e4m3; do
+        timeout ${CAKE_MIDWIDTH_TIMEOUT:-200} $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --between-widths-only --json "$OUT/gemm_sweep_${t}_midwidth.json" > "$OUT/midwidth_$t.log" 2>&1; echo "$t rc=$?"
+        grep -E "estimated|measured in|WRONG|error" "$OUT/midwidth_$t.log" | cut -c1-200 | head -n 6
+      done
+      for ts in bf16:512,10240,8192 bf16:2048,2112,7168 bf16:1024,7168,16384 bf16:1024,7168,2048 e4m3:512,28672,4096 e4m3:512,10240,8192 e4m3:2048,2112,7168 e4m3:1024,7168,16384 e4m3:512,36864,7168 e4m3:1024,7168,2048; do
+        [ -n "${CAKE_MIDWIDTH_HELD:-1}" ] || break
+        t=${ts%%:*}; sh=${ts#*:}
+        timeout 60 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --json "$OUT/midwidth_held_${t}_${sh//,/_}.json" > "$OUT/midwidth_held_${t}_${sh//,/_}.log" 2>&1; echo "held $t $sh rc=$?"
+      done
+      python3 bench/gemm/midwidth_summary.py "$OUT"/*midwidth*.json --json "$OUT/gemm_midwidth.json" | tail -n 40 ;;
     widefill)
       # the search shapes above the few-tile ones whose 128 x 128 tiles fill their waves less than 80%, with the
       # wave-fill tile named (--plans; the sweep offered it there from 2026-12-05 until this step's H100 run of

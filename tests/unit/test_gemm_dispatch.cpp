@@ -274,6 +274,34 @@ TEST_CASE("the sweep's candidates: the fallback first, at most 10, and the globa
       CHECK_MESSAGE(std::find(all.begin(), all.end(), p) != all.end(), cake::plan_name(p));
 }
 
+TEST_CASE("the sweep's between widths: the cost model's pick where the waves of tiles differ") {
+  using cake::gemm_input;
+  auto name = [](long long m, long long n, long long k, gemm_input in) {
+    const auto p = cake_bench::model_width_plan(m, n, k, 132, in);
+    return p ? cake::plan_name(*p) : std::string("-");
+  };
+  // 2048 x 2112 x 7168: BN 176 is 16 x 12 = 192 tiles (2 waves, the second 45% full), BN 144 16 x 15 = 240 (82%)
+  CHECK(name(2048, 2112, 7168, gemm_input::bf16) == "bn144_s6_c2");
+  CHECK(name(2048, 2112, 7168, gemm_input::e4m3) == "bn144_s6_c2");
+  // 1024 x 7168 x 16384: BN 256 is 8 x 28 = 224 tiles (2 waves, 70% full), BN 224 8 x 32 = 256 (97%)
+  CHECK(name(1024, 7168, 16384, gemm_input::bf16) == "bn224_s4_c2");
+  // many full waves: the sweep's own widths (no margin of 3%)
+  CHECK(name(4096, 4096, 4096, gemm_input::bf16) == "-");
+  CHECK(name(16384, 8192, 8192, gemm_input::bf16) == "-");
+  // not at small M (128 rows: the small-M schedules) nor where 128 x 128 tiles are fewer than the SMs
+  CHECK(name(128, 6144, 4096, gemm_input::bf16) == "-");
+  CHECK(name(512, 2112, 7168, gemm_input::bf16) == "-");  // 4 x 17 = 68 tiles
+  // the sweep offers it, once, after its own; the lowering tier builds every width it can pick
+  const auto c = cake_bench::sweep_candidates(2048, 2112, 7168, 132, gemm_input::bf16);
+  CHECK(std::count_if(c.begin(), c.end(), [](const cake::gemm_plan& p) { return cake::plan_name(p) == "bn144_s6_c2"; }) == 1);
+  const auto all = cake_bench::sweep_all_candidates();
+  for (int bn : cake_bench::between_widths) {
+    INFO(bn);
+    CHECK(std::find(all.begin(), all.end(), cake_bench::sm90_plan(bn, 2)) != all.end());
+    CHECK(bn % 16 == 0);  // the TMA-store epilogue's narrowest chunk
+  }
+}
+
 TEST_CASE("the sweep's narrow tiles: the one that fills a wave of the SMs, as the H100 measured and cuBLAS picks") {
   // the fastest narrow tile of bench/results/h100/small_tiles/ at each bf16 shape (and cuBLAS's tile there,
   // bench/results/h100/gemm_peer_kernels.json, rows and columns swapped)

@@ -25,6 +25,12 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
     while that is predicted within 3% of the best (estimated within 1%; so that a gap has few buckets).
     M below the smallest searched one takes its schedule, M above the largest up to twice it takes that one's; adjacent
     buckets with one schedule are merged.
+  - between searched M, also the cooperative tile of a width between the sweep's own that the sweep would offer at
+    the bucket's largest M (model_width_plan in bench/gemm/sweep_candidates.hpp, through the cost program's
+    --model-widths), where the model estimates it at least MODEL_WIDTH_MARGIN faster than every schedule timed at
+    either neighbour: the waves of tiles a width leaves idle are what the model sees and a neighbour's time does not
+    (docs/gemm.md, "Widths between the sweep's own"). Once a sweep times those widths at the searched M, they are
+    ordinary candidates there.
 """
 import argparse
 import concurrent.futures
@@ -75,6 +81,7 @@ def plan_init(name, p):
 
 KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at most this much slower than the best
 KEEP_MODEL = 1.01  # the same for the cost model's estimates (leave-one-out: 0.994 / 0.995 at 1.01, 0.991 / 0.991 at 1.03)
+MODEL_WIDTH_MARGIN = 0.03  # a width no sweep timed at either neighbour must be estimated this much faster than all that were
 
 
 def waves(p, concurrent, sm_count, m, n):
@@ -105,7 +112,7 @@ class CostModel:
     estimates of (dtype, M, N, K, schedule) asked for in batches (about a millisecond each), remembered."""
 
     def __init__(self, binary, plans):
-        self.binary, self.plans, self.known = pathlib.Path(binary), plans, {}
+        self.binary, self.plans, self.known, self.widths = pathlib.Path(binary), plans, {}, {}
         if not os.access(self.binary, os.X_OK):
             raise EvidenceError("the cost model's program %s is not built (cmake --build build --target cake_cost_domain_rank; or "
                                 "--cost-bin PATH, or --wave-rule for the rule without the model)" % self.binary)
@@ -139,6 +146,49 @@ class CostModel:
             self.prefetch([key])
         return self.known[key]
 
+    def prefetch_widths(self, keys):
+        """The between width the sweep would offer at each (dtype, M, N, K) (the program's --model-widths), remembered;
+        its plan is added to self.plans under its name."""
+        todo = sorted(set(k for k in keys if k not in self.widths))
+        if not todo:
+            return
+        lines = ["%s %d %d %d" % k for k in todo]
+        parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // 20 + 1))
+
+        def run(chunk):
+            return subprocess.run([str(self.binary), "--model-widths"], input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(parts) as pool:
+                out = "".join(pool.map(run, [lines[i::parts] for i in range(parts)]))
+        except subprocess.CalledProcessError as e:
+            raise EvidenceError("%s --model-widths failed (exit %d): %s" % (self.binary, e.returncode, e.stderr.strip()[:400]))
+        for line in out.splitlines():
+            f = line.split("\t")
+            key = (f[0], int(f[1]), int(f[2]), int(f[3]))
+            if f[4] == "-":
+                self.widths[key] = None
+                continue
+            v = f[5].split()
+            if v[0] != "sm90" or len(v) != 9:
+                raise EvidenceError("%s --model-widths: unreadable row: %s" % (self.binary, line))
+            bm, bn, stages, cluster_m, raster, pp, in_flight, persistent = map(int, v[1:])
+            plan = {"kernel": "sm90", "bm": bm, "bn": bn, "stages": stages, "cluster_m": cluster_m, "raster_group": raster, "pingpong": bool(pp),
+                    "in_flight": in_flight, "persistent": bool(persistent)}
+            if f[4] in self.plans and self.plans[f[4]] != plan:
+                raise EvidenceError("%s --model-widths names %s as %s, the evidence as %s" % (self.binary, f[4], plan, self.plans[f[4]]))
+            self.plans.setdefault(f[4], plan)
+            self.widths[key] = f[4]
+        missing = [k for k in todo if k not in self.widths]
+        if missing:
+            raise EvidenceError("%s --model-widths gave no answer for %d rows (the first: %s)" % (self.binary, len(missing), missing[0]))
+
+    def width(self, dtype, m, n, k):
+        key = (dtype, m, n, k)
+        if key not in self.widths:
+            self.prefetch_widths([key])
+        return self.widths[key]
+
 
 def gap_queries(ev, dtype, cells, gaps):
     """The cost-model estimates between() will ask for: every candidate at every piece's largest M."""
@@ -150,11 +200,12 @@ def gap_queries(ev, dtype, cells, gaps):
                 yield (dtype, hi, n, k, p)
 
 
-def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None):
+def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, width=None):
     """Buckets for lo..hi strictly between searched M = m0 and m1: [(lo, hi, plan, why)], each the schedule the
     cost model estimates fastest at hi (estimate(plan, M) -> us, or None where the model cannot say), or
     without a model (or where it estimates none) the one of least predicted time (a neighbour's time x waves
-    at M / waves there; both neighbours' geometric mean)."""
+    at M / waves there; both neighbours' geometric mean). width(M): the between width the sweep would offer at M
+    (a plan name, or None), taken where the model estimates it MODEL_WIDTH_MARGIN faster than every timed one."""
     names = sorted(set(at0) | set(at1))
     plan = {p: dict(plans[p], name=p) for p in names}
     out = []
@@ -172,6 +223,15 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None):
         else:
             cands, predict = names, waves_predict
         pick = min(cands, key=lambda p: (predict(p), p))
+        w = width(hi) if (width and modeled) else None
+        w_us = estimate(w, hi) if w and w not in modeled else None
+        if w_us is not None and w_us < (1 - MODEL_WIDTH_MARGIN) * predict(pick):
+            if out and out[-1][2] == w:
+                out[-1] = (out[-1][0], hi, w, out[-1][3])
+                continue
+            out.append((lo, hi, w, "between M=%d and M=%d: %s, a width timed at neither, the cost model's estimate from M=%d (at M=%d), %.1f us "
+                                   "against %.1f us for %s, the least of those timed" % (m0, m1, w, lo, hi, w_us, predict(pick), pick)))
+            continue
         # the bucket before goes on while its schedule is predicted within 3% (estimated within 1%) of the best here (few buckets)
         if out and predict(out[-1][2]) <= (KEEP_MODEL if modeled else KEEP) * predict(pick):
             out[-1] = (out[-1][0], hi, out[-1][2], out[-1][3])
@@ -213,7 +273,9 @@ def build(ev, model=None):
             continue
         if model:
             gaps = [(nk, a, b) for nk, per in cells.items() for a, b in zip(sorted(per), sorted(per)[1:]) if b > a + 1]
-            model.prefetch(gap_queries(ev, dtype, cells, gaps))
+            queries = list(gap_queries(ev, dtype, cells, gaps))
+            model.prefetch_widths({q[:4] for q in queries})
+            model.prefetch(queries + [q[:4] + (model.widths[q[:4]],) for q in queries if model.widths[q[:4]]])
         nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
         logs_best, logs_fallback = [], []
         for (n, k) in sorted(cells):
@@ -246,7 +308,8 @@ def build(ev, model=None):
                 if nxt == m + 1:
                     continue
                 est = (lambda p, mm, n=n, k=k: model(dtype, mm, n, k, p)) if model else None
-                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt], est):
+                wid = (lambda mm, n=n, k=k: model.width(dtype, mm, n, k)) if model else None
+                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt], est, wid):
                     pieces.append((lo, hi, pick, [why]))
             merged = []
             for p in pieces:
@@ -308,8 +371,9 @@ def generate(evidence_path, allow_partial=False, model=None):
         raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
                             "the shapes it measured" % evidence_path)
     if model:
-        model.plans = ev.get("plans", {})
+        model.plans = dict(ev.get("plans", {}))  # (and the between widths the model adds)
     cells, banned, summary = build(ev, model)
+    all_plans = model.plans if model else ev["plans"]
     placeholder = bool(ev.get("placeholder", False))
     used = sorted({b[2] for c in cells for b in c[4]})
     index = {name: i for i, name in enumerate(used)}
@@ -330,6 +394,8 @@ def generate(evidence_path, allow_partial=False, model=None):
     if model:
         L.append("// Between searched M: the schedule timed at either neighbour that the cost model (cake::cost::estimate, the")
         L.append("// committed calibration) estimates fastest; the estimate is in each bucket's line (docs/gemm.md, \"The dispatcher\").")
+        L.append("// Or a width between the sweep's own, timed at neither neighbour, where the model estimates it %d%% faster than" % round(100 * MODEL_WIDTH_MARGIN))
+        L.append("// all that were (docs/gemm.md, \"Widths between the sweep's own\").")
     else:
         L.append("// Between searched M: the wave rule (neighbours' times x waves; docs/gemm.md, \"The dispatcher\").")
     for dtype, _ in DTYPES:
@@ -351,7 +417,7 @@ def generate(evidence_path, allow_partial=False, model=None):
     L.append("")
     L.append("inline constexpr std::array<gemm_plan, %d> plans{{" % len(used))
     for name in used:
-        L.append("    %s,  // %d %s" % (plan_init(name, ev["plans"][name]), index[name], name))
+        L.append("    %s,  // %d %s" % (plan_init(name, all_plans[name]), index[name], name))
     L.append("}};")
     L.append("")
     nb = sum(len(c[4]) for c in cells)
@@ -466,6 +532,14 @@ def self_test():
     fake2 = lambda p, m: None if m > 384 else ({"x": 10.0, "y": 20.0}[p] if m <= 256 else {"x": 30.5, "y": 30.0}[p])  # 1.7%: switch
     got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake2)]
     assert got == [(129, 256, "x"), (257, 511, "y")], got
+    # A width between the sweep's own (w, timed at neither neighbour): taken where estimated at least 3% under the
+    # least timed estimate (9.6 against 10 at 129..256), not at 2% (257..384: 29.4 against 30), and where the model
+    # offers none (None above 384) the rule above stands; adjacent pieces of w join one bucket.
+    fake3 = lambda p, m: None if m > 384 else {"x": 10.0, "y": 20.0, "w": 9.6}[p] if m <= 256 else {"x": 30.5, "y": 30.0, "w": 29.4}[p]
+    width = lambda m: "w" if m <= 384 else None
+    got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake3, width)
+    assert [(lo, hi, p) for lo, hi, p, _ in got] == [(129, 256, "w"), (257, 511, "y")], got
+    assert "a width timed at neither" in got[0][3] and "9.6 us against 10.0 us for x" in got[0][3], got[0][3]
     # The estimates come from the cost program's output rows (a stand-in program here): "ok TIME" is a time in
     # us, "no REASON" no estimate; a program that fails, or leaves a row unanswered, is an error that names it.
     import tempfile
@@ -484,6 +558,20 @@ def self_test():
                 raise AssertionError("no error from a cost program that " + body)
             except EvidenceError as e:
                 assert words in str(e), e
+        # --model-widths rows: a plan (added to the model's plans under its name) or "-"; a plan that the evidence
+        # defines otherwise is an error
+        cm = stand_in("""awk '{ if ($2 > 100) printf "%s\\t%s\\t%s\\t%s\\tbn144_s6_c2\\tsm90 128 144 6 2 8 0 0 1\\n", $1, $2, $3, $4;
+                           else printf "%s\\t%s\\t%s\\t%s\\t-\\n", $1, $2, $3, $4 }'\n""")
+        assert cm.width("bf16", 2048, 2112, 7168) == "bn144_s6_c2" and cm.width("bf16", 64, 2112, 7168) is None, cm.widths
+        assert cm.plans["bn144_s6_c2"] == dict(plan, bn=144, stages=6), cm.plans
+        assert plan_init("bn144_s6_c2", cm.plans["bn144_s6_c2"]).startswith("{gemm_kernel::sm90, {.bm = 128, .bn = 144, .stages = 6, .cluster_m = 2"), cm.plans
+        cm2 = stand_in(cm.binary.read_text().split("\n", 1)[1])
+        cm2.plans["bn144_s6_c2"] = dict(plan, bn=144, stages=5)
+        try:
+            cm2.width("bf16", 2048, 2112, 7168)
+            raise AssertionError("no error for a width the evidence defines otherwise")
+        except EvidenceError as e:
+            assert "names bn144_s6_c2 as" in str(e), e
         try:
             CostModel(pathlib.Path(tmp) / "absent", {})
             raise AssertionError("no error for a cost program that is not built")
