@@ -597,7 +597,7 @@ for s in "${steps[@]}"; do
         grep -E "estimated|measured in|WRONG|error" "$OUT/midwidth_$t.log" | cut -c1-200 | head -n 6
       done
       for ts in bf16:512,10240,8192 bf16:2048,2112,7168 bf16:1024,7168,16384 bf16:1024,7168,2048 e4m3:512,28672,4096 e4m3:512,10240,8192 e4m3:2048,2112,7168 e4m3:1024,7168,16384 e4m3:512,36864,7168 e4m3:1024,7168,2048; do
-        [ -n "${CAKE_MIDWIDTH_HELD:-1}" ] || break
+        [ -n "${CAKE_MIDWIDTH_HELD-1}" ] || break  # (CAKE_MIDWIDTH_HELD= : the search shapes only)
         t=${ts%%:*}; sh=${ts#*:}
         timeout 60 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --json "$OUT/midwidth_held_${t}_${sh//,/_}.json" > "$OUT/midwidth_held_${t}_${sh//,/_}.log" 2>&1; echo "held $t $sh rc=$?"
       done
