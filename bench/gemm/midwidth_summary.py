@@ -9,8 +9,20 @@ results JSON (docs/benchmarks.md format: rows with ratios).
 import argparse
 import json
 import math
+import os
+import re
 
-BETWEEN = ("bn144_", "bn160_", "bn208_", "bn224_", "bn240_")  # (sweep_candidates.hpp, between_widths)
+
+def between_prefixes():
+    """Plan-name prefixes of the between widths, read from their one definition (sweep_candidates.hpp, between_widths)."""
+    src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep_candidates.hpp")).read()
+    m = re.search(r"between_widths = \{([0-9, ]+)\};", src)
+    if not m:
+        raise SystemExit("midwidth_summary.py: no 'between_widths = {...};' in bench/gemm/sweep_candidates.hpp")
+    return tuple("bn%d_" % int(w) for w in m.group(1).split(","))
+
+
+BETWEEN = between_prefixes()
 
 
 def geo(xs):

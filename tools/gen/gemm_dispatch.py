@@ -117,28 +117,33 @@ class CostModel:
             raise EvidenceError("the cost model's program %s is not built (cmake --build build --target cake_cost_domain_rank; or "
                                 "--cost-bin PATH, or --wave-rule for the rule without the model)" % self.binary)
 
+    def _run(self, args, lines, rows_per_part):
+        """The program's output for input lines, in parallel parts of at least rows_per_part lines each."""
+        parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // rows_per_part + 1))
+
+        def run(chunk):
+            return subprocess.run([str(self.binary)] + args, input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(parts) as pool:
+                return "".join(pool.map(run, [lines[i::parts] for i in range(parts)]))
+        except subprocess.CalledProcessError as e:
+            raise EvidenceError("%s%s failed (exit %d): %s" % (self.binary, "".join(" " + a for a in args), e.returncode, e.stderr.strip()[:400]))
+
+    def _missing(self, todo, known, what=""):
+        missing = [k for k in todo if k not in known]
+        if missing:
+            raise EvidenceError("%s%s gave no answer for %d rows (the first: %s)" % (self.binary, what, len(missing), missing[0]))
+
     def prefetch(self, keys):
         todo = sorted(set(k for k in keys if k not in self.known))
         if not todo:
             return
-        lines = ["%s %d %d %d %s %s" % (d, m, n, k, p, plan_fields(self.plans[p])) for d, m, n, k, p in todo]
-        parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // 500 + 1))
-
-        def run(chunk):
-            return subprocess.run([str(self.binary)], input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
-
-        try:
-            with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-                outs = list(pool.map(run, [lines[i::parts] for i in range(parts)]))
-        except subprocess.CalledProcessError as e:
-            raise EvidenceError("%s failed (exit %d): %s" % (self.binary, e.returncode, e.stderr.strip()[:400]))
-        for out in outs:
-            for line in out.splitlines():
-                f = line.split("\t")
-                self.known[(f[0], int(f[1]), int(f[2]), int(f[3]), f[4])] = float(f[6]) if f[5] == "ok" else None
-        missing = [k for k in todo if k not in self.known]
-        if missing:
-            raise EvidenceError("%s gave no answer for %d rows (the first: %s)" % (self.binary, len(missing), missing[0]))
+        out = self._run([], ["%s %d %d %d %s %s" % (d, m, n, k, p, plan_fields(self.plans[p])) for d, m, n, k, p in todo], 500)
+        for line in out.splitlines():
+            f = line.split("\t")
+            self.known[(f[0], int(f[1]), int(f[2]), int(f[3]), f[4])] = float(f[6]) if f[5] == "ok" else None
+        self._missing(todo, self.known)
 
     def __call__(self, dtype, m, n, k, plan):
         key = (dtype, m, n, k, plan)
@@ -152,17 +157,7 @@ class CostModel:
         todo = sorted(set(k for k in keys if k not in self.widths))
         if not todo:
             return
-        lines = ["%s %d %d %d" % k for k in todo]
-        parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // 20 + 1))
-
-        def run(chunk):
-            return subprocess.run([str(self.binary), "--model-widths"], input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
-
-        try:
-            with concurrent.futures.ThreadPoolExecutor(parts) as pool:
-                out = "".join(pool.map(run, [lines[i::parts] for i in range(parts)]))
-        except subprocess.CalledProcessError as e:
-            raise EvidenceError("%s --model-widths failed (exit %d): %s" % (self.binary, e.returncode, e.stderr.strip()[:400]))
+        out = self._run(["--model-widths"], ["%s %d %d %d" % k for k in todo], 20)
         for line in out.splitlines():
             f = line.split("\t")
             key = (f[0], int(f[1]), int(f[2]), int(f[3]))
@@ -179,9 +174,7 @@ class CostModel:
                 raise EvidenceError("%s --model-widths names %s as %s, the evidence as %s" % (self.binary, f[4], plan, self.plans[f[4]]))
             self.plans.setdefault(f[4], plan)
             self.widths[key] = f[4]
-        missing = [k for k in todo if k not in self.widths]
-        if missing:
-            raise EvidenceError("%s --model-widths gave no answer for %d rows (the first: %s)" % (self.binary, len(missing), missing[0]))
+        self._missing(todo, self.widths, " --model-widths")
 
     def width(self, dtype, m, n, k):
         key = (dtype, m, n, k)
