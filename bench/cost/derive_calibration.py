@@ -27,7 +27,7 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us,
                     global_sum_us, stage_turnover_us (replacing the microbenchmark's fixed part, kept as
                     stage_turnover_microbenchmark_us) and the per-width MMA factors (mma_width_N: the header's mma_width table), fitted on half of the
-                    GEMM dispatcher's sweep.
+                    GEMM dispatcher's sweep, and mma_idle_gain (set by fit_sweep.py, not fitted).
 """
 import argparse
 import json
@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--cluster-concurrency", default=None,
                     help="the GEMM sweep's evidence (its cluster_concurrency member: clusters of each size that run at once)")
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_N, mma_width_long_N, long_run_from_us, long_run_to_us")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_N, mma_width_long_N, long_run_from_us, long_run_to_us, mma_idle_gain (set there, not fitted)")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -238,6 +238,7 @@ def main():
         *([("mma_width_long", "%s_mma_width_long" % n), ("long_run_from_us", "%.1f" % fitted["long_run_from_us"]),
            ("long_run_to_us", "%.1f" % fitted["long_run_to_us"])] if long_widths else []),
         ("mma_alternating", "%.4f" % alternating), ("kblock_overhead_us", "%.4f" % kblock_overhead),
+        *([("mma_idle_gain", "%.4f" % fitted["mma_idle_gain"])] if "mma_idle_gain" in fitted else []),  # (fits before 2026-12-06 have none)
         ("stage_turnover_us", "%.4f" % (turn_fit if turn_fit is not None else turn0)), ("stage_turnover_us_per_kib", "%.6f" % turn1),
         ("stage_turnover_microbenchmark_us", "%.4f" % turn0),
         ("pipeline_round_trip_us", "%.3f" % round_trip),

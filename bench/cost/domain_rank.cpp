@@ -47,6 +47,7 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       {"mma_in_situ", &cake::cost::calibration::mma_in_situ},
       {"mma_alternating", &cake::cost::calibration::mma_alternating},
       {"kblock_overhead_us", &cake::cost::calibration::kblock_overhead_us},
+      {"mma_idle_gain", &cake::cost::calibration::mma_idle_gain},
       {"launch_us", &cake::cost::calibration::launch_us},
       {"hbm_overlap_loss", &cake::cost::calibration::hbm_overlap_loss},
       {"cluster_sum_us_per_kib", &cake::cost::calibration::cluster_sum_us_per_kib},

@@ -26,10 +26,11 @@ def main():
     a = ap.parse_args()
     runs = {}
     for t in ("oldtable", "new"):
-        for r in (1, 2):
+        r = 1
+        while os.path.exists(os.path.join(a.outdir, "ab_%s_%d.json" % (t, r))):  # every round the step ran (CAKE_AB_ROUNDS)
             f = os.path.join(a.outdir, "ab_%s_%d.json" % (t, r))
-            if os.path.exists(f):
-                runs[(t, r)] = {(x["dtype"], x["shape"]["M"], x["shape"]["N"], x["shape"]["K"]): x for x in json.load(open(f))["rows"]}
+            runs[(t, r)] = {(x["dtype"], x["shape"]["M"], x["shape"]["N"], x["shape"]["K"]): x for x in json.load(open(f))["rows"]}
+            r += 1
     if not runs:
         raise SystemExit("score_ab.py: no ab_*.json in %s" % a.outdir)
     for (t, r), rows in sorted(runs.items()):

@@ -21,7 +21,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 29> plans{{
+inline constexpr std::array<gemm_plan, 28> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -46,322 +46,322 @@ inline constexpr std::array<gemm_plan, 29> plans{{
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 21 sk2_bm128_bn128_s5
     {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 22 sk2_bn112_s6
     {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 23 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 64, .splits = 2, .stages = 6}},  // 24 sk2_bn160_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 25 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 26 sk4_bm128_bn160_s4
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 27 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 28 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 24 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 25 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 26 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 27 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 1, 28},  // M 1..1: sk4_bn64_s6
+    {1, 1, 27},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    {2, 15, 27},  // M 2..15: sk4_bn128_s6
+    {2, 15, 26},  // M 2..15: sk4_bn128_s6
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.5 us
-    {16, 16, 28},  // M 16..16: sk4_bn64_s6
+    {16, 16, 27},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    {17, 63, 27},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.5 us
-    {64, 64, 28},  // M 64..64: sk4_bn64_s6
+    {17, 63, 26},  // M 17..63: sk4_bn128_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.6 us
+    {64, 64, 27},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
     {65, 192, 23},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.9 us
-    {193, 256, 26},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 29.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.4 us
+    {193, 256, 25},  // M 193..256: sk4_bm128_bn160_s4
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.3 us
     //   M=256: sk4_bm128_bn160_s4 0.0275 ms, peer 0.0221 ms, ratio 0.802 (fallback bn128_s6_c2: 0.564)
-    {257, 512, 16},  // M 257..512: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 34.8 us
+    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.6 us
+    {385, 512, 16},  // M 385..512: bn64_s8_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 34.9 us
     {513, 896, 0},  // M 513..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 52.8 us
-    {897, 1023, 16},  // M 897..1023: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 58.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 45.6 us
+    {897, 1023, 4},  // M 897..1023: bn144_s6_c2
+    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 55.6 us against 58.7 us for bn64_s8_c2, the least of those timed
     {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 68.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 66.3 us
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 72.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 72.2 us
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 89.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 84.8 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.1 us
     {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 103.9 us against 126.1 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.2 us against 126.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.4 us against 126.4 us for bn176_s5_c2, the least of those timed
     {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 126.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 126.6 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 133.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 133.4 us
     {3073, 3328, 4},  // M 3073..3328: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 150.9 us against 166.7 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 166.9 us for bn256_s4_c1, the least of those timed
     {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 167.1 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 178.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 179.1 us
     {3969, 4096, 6},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 184.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 184.9 us
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 194.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 194.6 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 220.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 221.1 us
     {4865, 5632, 6},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 242.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 242.6 us
     {5633, 6144, 7},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.8 us
     {6145, 6912, 6},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 300.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 300.8 us
     {6913, 7680, 7},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 316.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 317.1 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 346.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 347.2 us
     {7937, 8448, 6},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 358.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 359.2 us
     {8449, 9216, 7},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 377.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 378.5 us
     {9217, 9344, 11},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 401.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 401.6 us
     {9345, 9728, 6},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 416.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 417.2 us
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 430.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 431.3 us
     {9857, 10752, 7},  // M 9857..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 439.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 439.6 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 472.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 473.4 us
     {10881, 11264, 6},  // M 10881..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 474.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 475.5 us
     {11265, 12288, 7},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 500.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 500.8 us
     {12289, 12544, 6},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 533.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 534.6 us
     {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 556.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 557.0 us
     {12801, 13056, 11},  // M 12801..13056: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 556.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 557.6 us
     {13057, 13824, 7},  // M 13057..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 561.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 562.4 us
     {13825, 14080, 6},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 593.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 594.4 us
     {14081, 32768, 7},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 622.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 623.1 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0188 ms, peer 0.0175 ms, ratio 0.933 (fallback bn128_s6_c2: 0.650)
-    {9, 64, 25},  // M 9..64: sk2_bn64_s6
+    {9, 64, 24},  // M 9..64: sk2_bn64_s6
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.2 us
     //   M=32: sk2_bn64_s6 0.0190 ms, peer 0.0181 ms, ratio 0.953 (fallback bn128_s6_c2: 0.665)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.2 us
-    {65, 127, 13},  // M 65..127: bn64_s12_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 22.0 us
-    {128, 128, 14},  // M 128..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.3 us
+    {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.2 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0203 ms, peer 0.0185 ms, ratio 0.912 (fallback bn128_s6_c2: 0.671)
     {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.7 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 32.0 us
     //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0279 ms, ratio 0.975 (fallback bn128_s6_c2: 0.932)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.3 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 55.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 52.7 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.4 us against 78.0 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.5 us against 78.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.3 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 100.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 100.6 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 116.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 116.3 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 131.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 131.6 us
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 145.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 145.4 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 145.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 145.6 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.3 us against 178.7 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 179.0 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.8 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 186.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 187.1 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 190.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 190.4 us
     {4225, 4608, 7},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 221.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 222.2 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 227.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 228.1 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 234.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.1 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 257.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 257.7 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 275.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 276.1 us
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 279.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.0 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.3 us against 323.9 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.2 us for bn128_s6_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.2 us against 324.0 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.3 us for bn128_s6_c1, the least of those timed
     {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 324.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 324.5 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 324.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 324.8 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.0 us against 362.6 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 363.1 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 362.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 363.4 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 369.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 369.5 us
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 25},  // M 1..64: sk2_bn64_s6
+    {1, 64, 24},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 26.6 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 26.7 us
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 26.7 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 26.8 us
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
     {65, 128, 23},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.9 us
     {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 35.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 35.5 us
     //   M=256: bn64_s8_c2 0.0337 ms, peer 0.0329 ms, ratio 0.977 (fallback bn128_s6_c2: 0.789)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 53.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 48.3 us
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.9 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 89.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 84.0 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.7 us against 126.8 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 127.0 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.7 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 166.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.1 us
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 194.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 195.2 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 214.6 us against 222.2 us for bn128_s6_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 222.7 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 243.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 243.6 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 244.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 244.9 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 270.6 us against 301.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 301.7 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 306.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 306.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 317.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 318.2 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 322.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 322.5 us
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.8 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 367.6 us against 379.3 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 368.3 us against 379.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 379.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 380.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 393.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 394.6 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 399.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 400.0 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 441.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 441.7 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 475.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 476.1 us
     {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 477.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 477.5 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 520.8 us against 554.3 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 521.7 us against 554.8 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 531.0 us against 554.4 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 531.9 us against 554.9 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 554.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 555.2 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 595.9 us against 624.6 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 596.9 us against 625.7 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 624.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 626.0 us
     {7681, 16383, 11},  // M 7681..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 632.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 632.8 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 64, 25},  // M 1..64: sk2_bn64_s6
+    {1, 64, 24},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 41.8 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 42.0 us
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 41.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.0 us
     {65, 127, 23},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 44.4 us
-    {128, 128, 26},  // M 128..128: sk4_bm128_bn160_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 44.7 us
+    {128, 128, 25},  // M 128..128: sk4_bm128_bn160_s4
     //   M=128: sk4_bm128_bn160_s4 0.0473 ms, peer 0.0449 ms, ratio 0.948 (fallback bn128_s6_c2: 0.567)
     {129, 256, 21},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 58.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 58.3 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 97.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 86.1 us
     //   M=512: bn128_s6_c1 0.0905 ms, peer 0.0861 ms, ratio 0.952 (fallback bn128_s6_c2: 0.943)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 134.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.2 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 168.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 157.0 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 213.7 us against 240.7 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 238.6 us for sk2_bm128_bn128_s5, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.8 us
     {1537, 2047, 11},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 321.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 322.2 us
     {2048, 2048, 12},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 377.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 378.2 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 415.9 us against 432.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 416.6 us against 432.7 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 470.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 471.2 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 524.0 us against 587.1 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 524.9 us against 588.0 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 598.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 599.4 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 620.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 621.9 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 630.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 630.9 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 719.2 us against 742.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 720.4 us against 743.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 743.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 744.2 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 772.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 774.7 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 784.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 784.8 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 864.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 865.7 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 932.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 933.5 us
     {5633, 5888, 8},  // M 5633..5888: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=5633 (at M=5696), 909.0 us against 937.9 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=5633 (at M=5696), 910.5 us against 938.8 us for bn256_s4_c1, the least of those timed
     {5889, 6272, 11},  // M 5889..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 938.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 939.1 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 1022.8 us against 1091.4 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 1024.5 us against 1092.3 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 1037.5 us against 1091.6 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 1039.2 us against 1092.5 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1091.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1092.9 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 1165.5 us against 1226.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 1167.4 us against 1228.4 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1227.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1229.0 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1246.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1247.0 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
@@ -369,64 +369,64 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=1: bn64_s12_c1_pp64_f1 0.0226 ms, peer 0.0214 ms, ratio 0.948 (fallback bn128_s6_c2: 0.716)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 23.3 us
     //   M=16: bn64_s12_c1_pp64_f1 0.0231 ms, peer 0.0221 ms, ratio 0.957 (fallback bn128_s6_c2: 0.723)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.5 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0236 ms, peer 0.0219 ms, ratio 0.929 (fallback bn128_s6_c2: 0.587)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 26.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.5 us
     {129, 256, 19},  // M 129..256: bn96_s7_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 30.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 30.8 us
     //   M=256: bn96_s7_c2 0.0279 ms, peer 0.0272 ms, ratio 0.973 (fallback bn128_s6_c2: 0.866)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.2 us
     {513, 640, 11},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 56.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 54.6 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 65.6 us against 69.2 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 65.7 us against 69.4 us for bn96_s7_c2, the least of those timed
     {769, 1023, 7},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.7 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 11},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 100.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.1 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 116.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 116.8 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.6 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 136.4 us against 145.3 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 136.6 us against 145.5 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 145.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 145.9 us
     {2049, 2304, 4},  // M 2049..2304: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 173.6 us against 179.0 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 173.9 us against 179.3 us for bn176_s5_c2, the least of those timed
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.8 us
     {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 187.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 187.5 us
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 191.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 191.5 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 222.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 222.9 us
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 236.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 236.5 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 236.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 236.9 us
     {3457, 3584, 7},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 258.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 258.4 us
     {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 277.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 278.3 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 281.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 281.8 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 281.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 282.2 us
     {4225, 4352, 8},  // M 4225..4352: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 312.9 us against 326.0 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 313.5 us against 326.5 us for bn256_s4_c1, the least of those timed
     {4353, 4864, 11},  // M 4353..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 326.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 326.7 us
     {4865, 5120, 7},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 364.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 364.7 us
     {5121, 16383, 11},  // M 5121..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 371.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 372.2 us
     {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
@@ -440,234 +440,233 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 18.3 us
     //   M=128: bn64_s8_c1 0.0166 ms, peer 0.0158 ms, ratio 0.951 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 23.2 us
-    {257, 511, 9},  // M 257..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=257 (at M=320), 32.3 us against 33.7 us for bn256_s4_c1, the least of those timed
-    {512, 512, 11},  // M 512..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 22.4 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 29.8 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.9 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 47.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 47.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 53.7 us against 56.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 53.9 us against 56.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 56.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 56.8 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.7 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.1 us against 79.4 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.3 us against 79.5 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 79.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 79.6 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.9 us
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 11},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 102.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 102.5 us
     {2305, 2560, 7},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 118.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 118.2 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.6 us
     {2689, 2944, 11},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 125.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 125.4 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 136.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 136.2 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 145.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 146.1 us
     {3201, 4224, 11},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.2 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 189.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 189.8 us
     {4353, 4736, 11},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 193.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 194.0 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 207.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 207.8 us
     {4865, 6528, 11},  // M 4865..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 216.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 216.8 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 278.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 279.3 us
     {6657, 8191, 11},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 285.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 285.5 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0694 ms, peer 0.0740 ms, ratio 1.066 (fallback bn128_s6_c2: 0.809)
-    {9, 31, 22},  // M 9..31: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 70.0 us
-    {32, 32, 13},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 70.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0696 ms, peer 0.0717 ms, ratio 1.030 (fallback bn128_s6_c2: 0.779)
-    {33, 64, 22},  // M 33..64: sk2_bn112_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.3 us
     {65, 127, 15},  // M 65..127: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 72.7 us
-    {128, 384, 20},  // M 128..384: sk2_bm128_bn112_s5
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
+    {128, 128, 20},  // M 128..128: sk2_bm128_bn112_s5
     //   M=128: sk2_bm128_bn112_s5 0.0737 ms, peer 0.0764 ms, ratio 1.036 (fallback bn128_s6_c2: 0.620)
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 109.9 us
-    {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 180.7 us against 191.4 us for sk2_bn256_s4, the least of those timed
-    {512, 512, 11},  // M 512..512: bn256_s4_c1
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 106.4 us
+    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 154.9 us
+    {385, 512, 11},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 181.3 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 276.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 276.9 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 301.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 302.5 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 342.9 us against 369.0 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 343.6 us against 369.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 369.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 370.0 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 430.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 431.1 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 498.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 499.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 505.1 us against 534.7 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 505.9 us against 535.5 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 544.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 545.4 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 668.6 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 724.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 726.0 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 821.0 us against 847.6 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 822.5 us against 849.0 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 883.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 885.5 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 873.5 us against 902.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 875.0 us against 904.0 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 905.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 906.6 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 984.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 986.5 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1035.0 us against 1075.7 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1036.7 us against 1078.3 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1079.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1081.1 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1179.0 us against 1248.1 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1180.7 us against 1249.7 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1254.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1256.3 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1263.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1265.6 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1397.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1400.0 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1436.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1438.6 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1441.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1443.9 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1534.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1537.1 us
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1613.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1616.2 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1731.9 us against 1789.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1734.4 us against 1791.5 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1789.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1792.0 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1799.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1802.6 us
     {6017, 6144, 7},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1938.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1941.1 us
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1970.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1973.2 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1978.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1981.8 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2081.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2084.3 us
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2147.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2151.2 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2335.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2339.5 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 31, 13},  // M 1..31: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0759 ms, peer 0.0813 ms, ratio 1.071 (fallback bn128_s6_c2: 0.788)
-    {9, 64, 22},  // M 9..64: sk2_bn112_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.2 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.5 us
+    {32, 64, 22},  // M 32..64: sk2_bn112_s6
     //   M=32: sk2_bn112_s6 0.0764 ms, peer 0.0820 ms, ratio 1.072 (fallback bn128_s6_c2: 0.798)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.6 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.8 us
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
-    {129, 384, 20},  // M 129..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 121.5 us
-    {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 201.9 us against 211.5 us for sk2_bn256_s4, the least of those timed
-    {512, 512, 11},  // M 512..512: bn256_s4_c1
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 118.5 us
+    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 171.8 us
+    {385, 512, 11},  // M 385..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 202.6 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 309.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 309.9 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 338.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 338.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 384.2 us against 413.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 385.0 us against 414.4 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 413.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 414.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 482.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 483.5 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 558.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 560.0 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 566.5 us against 601.3 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 567.4 us against 602.2 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 611.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 612.0 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 751.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 752.6 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 813.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 815.0 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 921.6 us against 951.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 923.3 us against 952.7 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 991.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 993.6 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 980.1 us against 1013.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 981.8 us against 1015.1 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1016.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1018.0 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1105.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1107.0 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1161.6 us against 1207.1 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1163.4 us against 1210.0 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1212.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1214.1 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1323.3 us against 1400.5 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1325.2 us against 1402.4 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1409.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1411.2 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1419.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1421.6 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1568.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1570.9 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1613.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1616.1 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1619.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1622.0 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1722.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1724.7 us
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1813.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1815.8 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1944.5 us against 2010.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1947.3 us against 2012.8 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2010.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2013.4 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2021.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2025.3 us
     {6017, 6144, 7},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2177.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2180.6 us
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2213.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2217.2 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2222.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2226.8 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2338.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2342.1 us
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2413.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2417.2 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2624.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2628.9 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
@@ -678,67 +677,69 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=32: bn64_s12_c1_pp64_f1 0.0461 ms, peer 0.0448 ms, ratio 0.972 (fallback bn128_s6_c2: 0.832)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.3 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.2 us
     //   M=128: bn64_s8_c1 0.0479 ms, peer 0.0460 ms, ratio 0.961 (fallback bn128_s6_c2: 0.652)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 62.3 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 98.0 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 103.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 61.9 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 91.4 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 152.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 153.2 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 191.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 191.4 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 243.6 us against 252.0 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 252.4 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 279.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 279.7 us
     {1537, 1792, 6},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 340.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 341.2 us
     {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 367.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 367.9 us
     {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 432.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 433.3 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 459.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 460.1 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 541.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 542.4 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 548.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 549.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 602.6 us against 636.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 603.6 us against 636.9 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 636.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 637.9 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 708.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 709.7 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 725.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 726.1 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 734.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 736.0 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 987.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 988.9 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 994.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 996.0 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1005.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1007.6 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1055.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1057.4 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1082.7 us
-    {6145, 7296, 11},  // M 6145..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1096.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1084.2 us
+    {6145, 7040, 11},  // M 6145..7040: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1098.8 us
+    {7041, 7168, 12},  // M 7041..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 1266.1 us
+    {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1280.2 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1333.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1335.2 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1352.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1354.2 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1366.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1370.0 us
     {7809, 8191, 12},  // M 7809..8191: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1440.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1442.1 us
     {8192, 16384, 7},  // M 8192..16384: bn192_s4_c2
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
@@ -746,156 +747,156 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1237 ms, peer 0.1252 ms, ratio 1.012 (fallback bn128_s6_c2: 0.747)
     {9, 31, 23},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 127.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 127.9 us
     {32, 32, 13},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
     {33, 64, 23},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.9 us
     {65, 128, 21},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 133.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 134.1 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 192.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 190.7 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 286.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 285.5 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 333.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 329.8 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 506.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 507.5 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 638.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 640.1 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 818.9 us against 848.8 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 850.2 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 944.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 946.4 us
     {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1174.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1176.4 us
     {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1250.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1252.4 us
     {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1467.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1470.3 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1569.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1572.3 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1839.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1842.3 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1879.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1883.0 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2048.2 us against 2163.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2051.3 us against 2166.8 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2185.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2189.0 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2414.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2417.9 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2491.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2495.0 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2523.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2529.1 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3380.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3385.0 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3426.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3431.6 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3464.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3471.5 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3617.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3622.5 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3732.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3737.6 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3779.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3788.0 us
     {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4345.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4352.0 us
     {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4361.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4368.2 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4407.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4417.4 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4583.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4589.4 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4667.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4674.2 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4719.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4729.2 us
     {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4973.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4979.5 us
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1265 ms, peer 0.1289 ms, ratio 1.019 (fallback bn128_s6_c2: 0.786)
     {9, 64, 23},  // M 9..64: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 130.8 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 131.5 us
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 130.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 131.5 us
     {65, 128, 21},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.9 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 197.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 196.4 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 294.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 293.7 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 343.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 339.8 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 521.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 522.9 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 658.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 659.7 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 844.0 us against 874.8 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 876.2 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 974.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 975.5 us
     {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1210.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1212.4 us
     {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1289.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1291.1 us
     {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1512.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1515.3 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1618.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1621.0 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1895.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1898.7 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1938.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1941.3 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2111.5 us against 2230.8 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2114.7 us against 2234.0 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2253.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2256.8 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2489.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2492.9 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2569.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2572.4 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2601.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2607.6 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3485.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3490.1 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3533.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3538.1 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3571.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3579.3 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3730.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3735.0 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3848.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3853.7 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3897.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3905.6 us
     {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4480.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4487.2 us
     {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4497.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4503.9 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4544.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4554.6 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4725.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4732.1 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4812.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4819.4 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4865.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4876.2 us
     {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5127.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5134.3 us
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
@@ -903,298 +904,294 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=1: bn96_s10_c1_pp64_f1 0.0531 ms, peer 0.0562 ms, ratio 1.059 (fallback bn176_s5_c2: 0.860)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 52.1 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0529 ms, peer 0.0559 ms, ratio 1.056 (fallback bn176_s5_c2: 0.867)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 52.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 52.5 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0541 ms, peer 0.0521 ms, ratio 0.965 (fallback bn176_s5_c2: 0.562)
-    {65, 128, 24},  // M 65..128: sk2_bn160_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 60.7 us
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 55.5 us
     {129, 255, 5},  // M 129..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 73.2 us against 77.2 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 72.8 us against 77.7 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 104.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 100.7 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 130.3 us against 146.3 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 130.8 us against 146.8 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 192.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 192.5 us
     {769, 1023, 5},  // M 769..1023: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=769 (at M=832), 244.5 us against 253.0 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=769 (at M=832), 245.1 us against 253.5 us for bn128_s6_c1, the least of those timed
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 282.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 283.5 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 301.8 us against 341.6 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 302.3 us against 342.2 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 354.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 355.2 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 360.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 361.4 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 373.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 374.6 us
     {1665, 1792, 5},  // M 1665..1792: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 416.1 us against 429.7 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 416.7 us against 430.3 us for bn192_s4_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 456.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 457.1 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 543.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 544.2 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 554.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 556.3 us
     {2433, 2560, 6},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 611.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 612.5 us
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 638.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 640.0 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 645.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 646.9 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 710.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 712.0 us
     {3073, 3584, 12},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 727.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 728.3 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 826.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 828.7 us
     {3713, 4095, 12},  // M 3713..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 903.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 904.2 us
     {4096, 4224, 11},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 917.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 920.0 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 989.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 991.2 us
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 996.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 998.4 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1098.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1100.9 us
     {4993, 6144, 12},  // M 4993..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1173.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1175.3 us
     {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1371.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1374.4 us
     {6273, 7424, 12},  // M 6273..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1442.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1445.2 us
     {7425, 7552, 11},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1643.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1647.2 us
     {7553, 8704, 12},  // M 7553..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1708.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1711.0 us
     {8705, 8832, 11},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1915.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1919.8 us
     {8833, 9472, 12},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1979.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1982.2 us
     {9473, 9600, 11},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2096.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2101.5 us
     {9601, 9984, 12},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2155.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2158.4 us
     {9985, 10112, 11},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2186.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2192.1 us
     {10113, 10752, 12},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2243.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2246.7 us
     {10753, 10880, 11},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2368.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2374.1 us
     {10881, 11264, 12},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2425.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2429.4 us
     {11265, 11392, 11},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2459.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2465.3 us
     {11393, 12032, 12},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2514.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2517.8 us
     {12033, 12160, 11},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2639.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2646.1 us
     {12161, 12544, 12},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2690.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2694.0 us
     {12545, 12672, 11},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2731.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2738.1 us
     {12673, 13312, 12},  // M 12673..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2784.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2788.8 us
     {13313, 13440, 11},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 2912.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 2919.7 us
     {13441, 14592, 12},  // M 13441..14592: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 2960.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 2965.2 us
     {14593, 14720, 11},  // M 14593..14720: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 3184.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 3192.4 us
     {14721, 15872, 12},  // M 14721..15872: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 3230.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 3235.8 us
     {15873, 16000, 11},  // M 15873..16000: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 3456.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 3465.2 us
     {16001, 32768, 12},  // M 16001..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 3495.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 3500.9 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0296 ms, peer 0.0301 ms, ratio 1.018 (fallback bn192_s4_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 29.5 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 29.6 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0292 ms, peer 0.0294 ms, ratio 1.006 (fallback bn192_s4_c2: 0.821)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 30.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 30.4 us
     {65, 128, 18},  // M 65..128: bn96_s7_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 31.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 31.3 us
     //   M=128: bn96_s7_c1 0.0306 ms, peer 0.0316 ms, ratio 1.033 (fallback bn192_s4_c2: 0.829)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.9 us
     {257, 384, 18},  // M 257..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.8 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 64.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 64.9 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 81.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 82.2 us
     {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 93.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 94.2 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 114.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 115.2 us
     {897, 1152, 11},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 116.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 117.1 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 148.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 148.5 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.2 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 168.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 169.3 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 188.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 189.5 us
     {1665, 1792, 7},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 202.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 202.8 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 206.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 207.1 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 220.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 221.4 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 242.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 243.4 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 257.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 258.1 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 260.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 261.6 us
     {2433, 2816, 12},  // M 2433..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 275.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 276.6 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 313.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 314.4 us
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 345.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 346.0 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 367.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 369.0 us
     {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 380.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 380.9 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 420.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 421.7 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 432.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 433.1 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 438.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 440.2 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 451.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 452.8 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 474.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 476.3 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 487.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 488.2 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 492.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 494.3 us
     {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 504.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 505.8 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 527.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 529.0 us
     {4993, 5120, 12},  // M 4993..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 539.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 540.4 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 545.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 547.6 us
     {5249, 5632, 12},  // M 5249..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 556.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 557.9 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 599.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 601.7 us
     {5761, 6144, 12},  // M 5761..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 608.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 610.1 us
     {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 653.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 655.3 us
     {6273, 6656, 12},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 662.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 664.3 us
     {6657, 6784, 11},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 706.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 709.1 us
     {6785, 6912, 12},  // M 6785..6912: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 715.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 717.4 us
     {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 724.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 726.6 us
     {7041, 16384, 12},  // M 7041..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 733.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 735.0 us
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0680 ms, peer 0.0693 ms, ratio 1.018 (fallback bn256_s4_c2: 0.735)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 68.3 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 68.6 us
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0688 ms, peer 0.0698 ms, ratio 1.014 (fallback bn256_s4_c2: 0.745)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 69.6 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 69.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0707 ms, peer 0.0713 ms, ratio 1.008 (fallback bn256_s4_c2: 0.707)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.2 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 101.2 us against 107.4 us for bn256_s4_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 101.9 us against 108.0 us for bn256_s4_c1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 151.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 152.5 us
     {385, 512, 6},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 184.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 185.6 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 233.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 234.5 us
     {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.9 us
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 285.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 286.3 us
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 382.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 383.5 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 418.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 419.8 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 472.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 473.5 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 505.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 506.7 us
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 552.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 553.3 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 605.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 607.3 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 641.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 642.5 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 702.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 704.8 us
     {2177, 2560, 12},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 739.2 us
-    {2561, 3200, 11},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 837.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 740.8 us
+    {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 839.4 us
+    {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 874.6 us
+    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 928.4 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1050.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1052.5 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1068.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1071.5 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1095.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1097.4 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1157.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1160.4 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1184.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1186.3 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1246.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1249.4 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1273.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1275.3 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1297.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1301.6 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1326.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1329.3 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1388.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1392.5 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1415.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1418.4 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1477.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1481.5 us
     {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1504.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1507.4 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1618.7 us
-    {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 1638.4 us
-    {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 1708.9 us
-    {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 1727.3 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 1797.8 us
-    {5761, 32768, 12},  // M 5761..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 1816.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1623.2 us
+    {5249, 32768, 12},  // M 5249..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 1641.2 us
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
@@ -1204,192 +1201,184 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0170 ms, peer 0.0171 ms, ratio 1.007 (fallback bn256_s4_c2: 0.833)
     {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.9 us
     {64, 64, 3},  // M 64..64: bn128_s8_c1_pp64_f1
     //   M=64: bn128_s8_c1_pp64_f1 0.0167 ms, peer 0.0172 ms, ratio 1.031 (fallback bn256_s4_c2: 0.819)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 20.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 20.9 us
     {129, 4095, 11},  // M 129..4095: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.6 us
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.8 us
     {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
     {4097, 16383, 11},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 219.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 220.2 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.1359 ms, peer 0.1379 ms, ratio 1.015 (fallback bn192_s4_c2: 0.720)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 140.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 140.8 us
     //   M=16: bn96_s10_c1_pp64_f1 0.1373 ms, peer 0.1392 ms, ratio 1.014 (fallback bn192_s4_c2: 0.721)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 141.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 142.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 153.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 155.1 us
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 210.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 211.6 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 319.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 321.0 us
     {385, 512, 7},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 391.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 392.5 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 485.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 487.1 us
     {641, 1152, 11},  // M 641..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 568.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 570.2 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 817.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 820.8 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 877.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 878.8 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 973.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 976.8 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1108.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1109.8 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1204.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1207.8 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1262.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1264.1 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1358.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1362.1 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1416.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1418.4 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1531.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1536.1 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1590.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1593.5 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1686.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1691.6 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1744.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1747.8 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1841.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1845.9 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1898.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1902.1 us
     {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2072.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2076.9 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2283.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2287.4 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2400.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2406.3 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2438.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2441.7 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2554.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2560.6 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2592.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2596.0 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2708.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2714.9 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2746.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2750.3 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2880.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2888.0 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2997.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3002.2 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 3113.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 3121.1 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 3151.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 3156.5 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3267.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3275.4 us
     {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3305.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3310.8 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 3421.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 3429.7 us
     {4993, 6912, 12},  // M 4993..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 3459.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 3465.1 us
     {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4771.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4782.6 us
     {7041, 32768, 12},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4866.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4873.7 us
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2351 ms, peer 0.2318 ms, ratio 0.986 (fallback bn176_s5_c2: 0.700)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 241.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 242.6 us
     //   M=16: bn128_s6_c1_pp64_f1 0.2362 ms, peer 0.2347 ms, ratio 0.994 (fallback bn176_s5_c2: 0.706)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 243.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 245.3 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.529)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 253.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 255.4 us
     {129, 256, 6},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 369.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 371.8 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 564.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 567.0 us
     {385, 1152, 11},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 659.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 662.2 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1485.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1490.6 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1538.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1541.7 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1749.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1754.6 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1890.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1893.2 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2100.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2106.1 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2154.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2157.2 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2364.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2370.1 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2505.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2508.7 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2662.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2670.7 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2804.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2809.9 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3014.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3022.8 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3068.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3073.8 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3278.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3286.7 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3419.5 us
-    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3629.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3425.4 us
+    {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3638.3 us
+    {2945, 3072, 12},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3689.3 us
+    {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3939.4 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4034.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4040.9 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4192.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4203.4 us
     {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4298.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4304.8 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4807.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4818.9 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4914.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4920.3 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5105.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5119.2 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5212.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5221.5 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5457.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5471.5 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5564.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5573.0 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5721.6 us
-    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5827.9 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 6371.7 us
-    {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 6443.2 us
-    {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 6635.5 us
-    {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 6707.1 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 6987.0 us
-    {5761, 16383, 12},  // M 5761..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 7058.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5735.5 us
+    {4737, 16383, 12},  // M 4737..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5837.0 us
     {16384, 32768, 7},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
@@ -1397,391 +1386,395 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     {1, 1, 13},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.2401 ms, peer 0.2391 ms, ratio 0.996 (fallback bn128_s6_c2: 0.683)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 247.8 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 249.2 us
     {16, 16, 11},  // M 16..16: bn256_s4_c1
     //   M=16: bn256_s4_c1 0.2412 ms, peer 0.2464 ms, ratio 1.022 (fallback bn128_s6_c2: 0.712)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 250.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 251.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2479 ms, peer 0.2502 ms, ratio 1.009 (fallback bn128_s6_c2: 0.444)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 260.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 262.1 us
     {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 376.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 379.2 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 565.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 568.2 us
     {385, 1152, 11},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 660.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 663.5 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1487.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1493.1 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1627.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1630.6 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1839.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1844.7 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1891.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1894.6 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2103.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2108.7 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2243.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2246.2 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2454.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2460.2 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2506.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2510.2 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2754.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2762.6 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2894.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2900.0 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3105.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3114.1 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3158.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3164.1 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3369.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3378.2 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3509.6 us
-    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3721.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3515.6 us
+    {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3729.7 us
+    {2945, 3072, 12},  // M 2945..3072: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3779.7 us
+    {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4032.0 us
     {3201, 3584, 12},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4125.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4131.2 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4636.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4647.6 us
     {3713, 4096, 12},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4740.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4746.8 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5287.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5301.5 us
     {4225, 4608, 12},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5391.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5400.7 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5902.8 us
-    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 6006.9 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 6553.9 us
-    {5249, 32768, 12},  // M 5249..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 6622.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5917.1 us
+    {4737, 32768, 12},  // M 4737..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 6016.2 us
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 1, 28},  // M 1..1: sk4_bn64_s6
+    {1, 1, 27},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    {2, 15, 27},  // M 2..15: sk4_bn128_s6
+    {2, 15, 26},  // M 2..15: sk4_bn128_s6
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 18.5 us
-    {16, 16, 28},  // M 16..16: sk4_bn64_s6
+    {16, 16, 27},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    {17, 63, 27},  // M 17..63: sk4_bn128_s6
+    {17, 63, 26},  // M 17..63: sk4_bn128_s6
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 18.5 us
-    {64, 64, 28},  // M 64..64: sk4_bn64_s6
+    {64, 64, 27},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
-    {65, 192, 23},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.7 us
-    {193, 255, 13},  // M 193..255: bn64_s12_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 20.0 us
+    {65, 192, 13},  // M 65..192: bn64_s12_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.2 us
+    {193, 255, 14},  // M 193..255: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
     {256, 512, 16},  // M 256..512: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0181 ms, peer 0.0140 ms, ratio 0.775 (fallback bn128_s6_c2: 0.580)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.2 us
     {513, 896, 0},  // M 513..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 32.7 us
-    {897, 1023, 16},  // M 897..1023: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=897 (at M=960), 35.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 28.9 us
+    {897, 1023, 4},  // M 897..1023: bn144_s6_c2
+    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 34.6 us against 36.0 us for bn64_s8_c2, the least of those timed
     {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 41.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 40.3 us
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 43.0 us
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 52.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 49.9 us
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.3 us
     {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 60.8 us against 72.5 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 64.9 us against 72.6 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.0 us against 72.7 us for bn176_s5_c2, the least of those timed
     {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 72.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 72.8 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.6 us
     {3073, 3328, 9},  // M 3073..3328: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.0 us against 93.6 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 93.7 us for bn256_s4_c1, the least of those timed
     {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 93.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 93.8 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.1 us
     {3969, 4096, 6},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 104.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 104.1 us
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 107.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 108.1 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.5 us
     {4865, 5632, 6},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 135.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 135.2 us
     {5633, 6144, 7},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 140.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 140.7 us
     {6145, 6656, 9},  // M 6145..6656: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6145 (at M=6208), 155.3 us against 166.1 us for bn176_s5_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6145 (at M=6208), 155.6 us against 166.3 us for bn176_s5_c2, the least of those timed
     {6657, 6912, 6},  // M 6657..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 166.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 166.6 us
     {6913, 7680, 7},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 172.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 173.1 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 189.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 189.8 us
     {7937, 8448, 6},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 197.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 197.7 us
     {8449, 9216, 7},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 205.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 205.7 us
     {9217, 9344, 11},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 218.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 219.0 us
     {9345, 9728, 6},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 228.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 228.9 us
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 234.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 234.6 us
     {9857, 9984, 9},  // M 9857..9984: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9857 (at M=9920), 228.0 us against 237.8 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9857 (at M=9920), 228.3 us against 238.2 us for bn192_s4_c2, the least of those timed
     {9985, 10752, 7},  // M 9985..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 237.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 238.3 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 256.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 257.0 us
     {10881, 11264, 6},  // M 10881..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 259.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 260.2 us
     {11265, 12288, 7},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 270.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 270.7 us
     {12289, 12544, 6},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 291.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 291.5 us
     {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 301.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 301.8 us
     {12801, 13056, 11},  // M 12801..13056: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 301.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 302.4 us
     {13057, 13824, 7},  // M 13057..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 303.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 303.4 us
     {13825, 14080, 6},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 322.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 322.8 us
     {14081, 32768, 7},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 335.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 335.7 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 31, 25},  // M 1..31: sk2_bn64_s6
+    {1, 8, 24},  // M 1..8: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0128 ms, peer 0.0115 ms, ratio 0.897 (fallback bn128_s6_c2: 0.666)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.8 us
-    {32, 32, 13},  // M 32..32: bn64_s12_c1_pp64_f1
+    {9, 127, 13},  // M 9..127: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.6 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0126 ms, peer 0.0117 ms, ratio 0.928 (fallback bn128_s6_c2: 0.675)
-    {33, 64, 25},  // M 33..64: sk2_bn64_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 15.9 us
-    {65, 127, 13},  // M 65..127: bn64_s12_c1_pp64_f1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 16.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 15.6 us
     {128, 128, 14},  // M 128..128: bn64_s12_c2_pp64_f1
     //   M=128: bn64_s12_c2_pp64_f1 0.0145 ms, peer 0.0123 ms, ratio 0.854 (fallback bn128_s6_c2: 0.687)
-    {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.9 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.7 us
+    {193, 256, 16},  // M 193..256: bn64_s8_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 17.8 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 23.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 21.8 us
     //   M=512: bn128_s6_c1 0.0179 ms, peer 0.0173 ms, ratio 0.966 (fallback bn128_s6_c2: 0.915)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.4 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 34.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 32.9 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.2 us against 47.2 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.3 us against 47.3 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.2 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 58.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 58.7 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 66.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 67.0 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.3 us
     {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.9 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 92.8 us against 101.0 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 101.1 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.2 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 104.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 104.7 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.2 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.2 us against 123.3 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 123.5 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 123.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 123.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.3 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 131.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 131.3 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 142.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 142.4 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 152.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 153.1 us
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 155.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 155.4 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.3 us against 178.7 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.0 us for bn128_s6_c1, the least of those timed
     {6401, 6784, 0},  // M 6401..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 178.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 179.0 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 179.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 179.6 us
     {7297, 7680, 7},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 198.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 198.8 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 203.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 203.7 us
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 15, 25},  // M 1..15: sk2_bn64_s6
+    {1, 15, 24},  // M 1..15: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0174 ms, peer 0.0170 ms, ratio 0.978 (fallback bn128_s6_c2: 0.691)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.1 us
     {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.0175 ms, peer 0.0172 ms, ratio 0.983 (fallback bn128_s6_c2: 0.707)
-    {17, 63, 25},  // M 17..63: sk2_bn64_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.1 us
-    {64, 128, 13},  // M 64..128: bn64_s12_c1_pp64_f1
+    {17, 63, 24},  // M 17..63: sk2_bn64_s6
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.2 us
+    {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.0179 ms, peer 0.0164 ms, ratio 0.919 (fallback bn128_s6_c2: 0.520)
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 20.5 us
-    {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 23.6 us
+    {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.8 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 23.1 us
+    {193, 256, 16},  // M 193..256: bn64_s8_c2
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 23.6 us
     //   M=256: bn64_s8_c2 0.0210 ms, peer 0.0214 ms, ratio 1.016 (fallback bn128_s6_c2: 0.832)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 33.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.3 us
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.4 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 52.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 49.4 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.1 us against 72.9 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.3 us against 73.0 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.7 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 93.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 93.8 us
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 107.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 108.1 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.4 us
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 134.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 135.1 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 135.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 135.4 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 149.5 us against 165.9 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 149.8 us against 166.1 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 172.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 173.1 us
     {3841, 4095, 11},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 176.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 176.9 us
     {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 176.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.0 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 191.6 us against 205.3 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 191.9 us against 205.6 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 205.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 205.7 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 211.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 211.6 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 218.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 218.3 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 237.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 238.1 us
     {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 255.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 256.0 us
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 259.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 259.8 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 282.8 us against 300.2 us for bn128_s6_c1, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 283.2 us against 300.5 us for bn128_s6_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 288.9 us against 300.2 us for bn128_s6_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 300.6 us for bn128_s6_c1, the least of those timed
     {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 300.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 300.7 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6785 (at M=6848), 300.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6785 (at M=6848), 301.2 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 323.6 us against 335.0 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 324.0 us against 335.5 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 335.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 335.7 us
     {7681, 9472, 11},  // M 7681..9472: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.6 us
     {9473, 9728, 9},  // M 9473..9728: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9473 (at M=9536), 408.6 us against 425.0 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 425.4 us for bn256_s4_c1, the least of those timed
     {9729, 16383, 11},  // M 9729..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 425.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 425.6 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 64, 25},  // M 1..64: sk2_bn64_s6
+    {1, 64, 24},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 26.6 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 26.8 us
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.8 us
     {65, 127, 23},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.9 us
     {128, 128, 14},  // M 128..128: bn64_s12_c2_pp64_f1
     //   M=128: bn64_s12_c2_pp64_f1 0.0306 ms, peer 0.0264 ms, ratio 0.862 (fallback bn128_s6_c2: 0.610)
-    {129, 256, 21},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 36.9 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 35.8 us
+    {193, 256, 21},  // M 193..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.8 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 55.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 50.2 us
     //   M=512: bn128_s6_c1 0.0451 ms, peer 0.0447 ms, ratio 0.993 (fallback bn128_s6_c2: 0.961)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 75.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.1 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 93.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 87.9 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 118.6 us against 132.9 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 118.8 us against 133.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 139.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 140.0 us
     {1537, 1792, 10},  // M 1537..1792: bn240_s4_c2
-    //   between M=512 and M=2048: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 168.4 us against 175.3 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 168.7 us against 175.6 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 175.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 175.8 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 204.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 204.7 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 225.4 us against 233.5 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 225.8 us against 233.9 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 247.7 us against 255.3 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 248.1 us against 255.8 us for bn176_s5_c2, the least of those timed
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 257.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 257.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 283.7 us against 316.4 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 284.2 us against 316.9 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 322.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 322.5 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 333.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 334.0 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.5 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 369.0 us against 398.2 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 369.7 us against 398.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 398.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 399.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 414.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 414.9 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 420.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 421.3 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 463.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 463.9 us
     {5377, 5632, 6},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 500.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 500.8 us
     {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 502.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 503.0 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 550.4 us against 584.0 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 551.3 us against 584.5 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 557.2 us against 584.1 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 558.2 us against 584.7 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 584.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 584.9 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 625.5 us against 656.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 626.5 us against 657.2 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 656.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 657.5 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 666.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 666.8 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
@@ -1793,310 +1786,309 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 17.0 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0155 ms, peer 0.0143 ms, ratio 0.926 (fallback bn128_s6_c2: 0.575)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.0 us
     {129, 256, 19},  // M 129..256: bn96_s7_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 21.2 us
     //   M=256: bn96_s7_c2 0.0176 ms, peer 0.0166 ms, ratio 0.945 (fallback bn128_s6_c2: 0.842)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.3 us
     {513, 640, 11},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 34.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 33.9 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 40.5 us against 42.1 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 40.6 us against 42.2 us for bn96_s7_c2, the least of those timed
     {769, 1024, 7},  // M 769..1024: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.4 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
     {1025, 1408, 11},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 58.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.0 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 67.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 67.3 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.5 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 74.1 us against 82.9 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 74.3 us against 83.0 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.1 us
     {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.1 us against 101.1 us for bn128_s6_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 101.3 us for bn128_s6_c1, the least of those timed
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.5 us
     {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.8 us
     {2561, 2816, 11},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 107.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 107.3 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 123.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 123.6 us
     {3073, 3456, 11},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.3 us
     {3457, 3584, 9},  // M 3457..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3457 (at M=3520), 137.5 us against 142.2 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3457 (at M=3520), 137.7 us against 142.4 us for bn192_s4_c2, the least of those timed
     {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 152.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.1 us
     {3841, 4095, 11},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 155.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 155.5 us
     {4096, 4096, 7},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
     {4097, 4864, 11},  // M 4097..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 155.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 155.7 us
     {4865, 5120, 7},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 198.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 198.8 us
     {5121, 6272, 11},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 203.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 203.7 us
     {6273, 6400, 9},  // M 6273..6400: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 242.9 us against 251.4 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 243.2 us against 251.7 us for bn256_s4_c1, the least of those timed
     {6401, 7040, 11},  // M 6401..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 251.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 251.8 us
     {7041, 7168, 9},  // M 7041..7168: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7041 (at M=7104), 264.1 us against 273.6 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7041 (at M=7104), 264.5 us against 274.0 us for bn192_s4_c2, the least of those timed
     {7169, 9856, 11},  // M 7169..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 275.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 276.0 us
     {9857, 9984, 7},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 367.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 368.1 us
     {9985, 16383, 11},  // M 9985..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 372.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 372.5 us
     {16384, 32768, 7},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 32, 13},  // M 1..32: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0116 ms, peer 0.0105 ms, ratio 0.909 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 14.1 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 14.0 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.976 (fallback bn128_s6_c2: 0.824)
     {33, 128, 15},  // M 33..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 14.2 us
     //   M=128: bn64_s8_c1 0.0117 ms, peer 0.0111 ms, ratio 0.951 (fallback bn128_s6_c2: 0.759)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.1 us
-    {257, 511, 9},  // M 257..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=257 (at M=320), 21.5 us against 22.5 us for bn128_s6_c1_pp64_f1, the least of those timed
-    {512, 512, 11},  // M 512..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 16.7 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 20.8 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.9 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 30.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 30.7 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 32.8 us against 35.5 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 32.9 us against 35.5 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 35.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 35.6 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.8 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.1 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.0 us against 48.0 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.1 us against 48.1 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 48.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 48.2 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.1 us against 57.4 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.2 us against 57.5 us for bn128_s6_c1, the least of those timed
     {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 11},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 60.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 60.7 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.3 us against 69.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.4 us against 69.1 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.1 us
     {2689, 2944, 11},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 73.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 73.4 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 78.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 79.1 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 84.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 84.6 us
     {3201, 4224, 11},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 85.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 85.9 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 108.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 108.5 us
     {4353, 4736, 11},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 110.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 111.1 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 118.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 118.3 us
     {4865, 6528, 11},  // M 4865..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 123.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 123.6 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 157.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 157.5 us
     {6657, 8191, 11},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 161.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 161.5 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=16384 (cell 24)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0408 ms, peer 0.0426 ms, ratio 1.043 (fallback bn128_s6_c2: 0.850)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 40.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 40.2 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.979 (fallback bn128_s6_c2: 0.796)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 40.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 40.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 42.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 41.9 us
     //   M=128: bn64_s8_c1 0.0442 ms, peer 0.0479 ms, ratio 1.084 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 64.2 us
-    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 92.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 60.8 us
+    {257, 384, 11},  // M 257..384: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 90.7 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 94.7 us against 105.9 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 93.9 us against 100.6 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 151.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 151.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 164.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 164.8 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 175.3 us against 200.2 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 175.7 us against 200.6 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 200.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 200.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 232.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 232.6 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 255.7 us against 268.2 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 256.2 us against 268.9 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 293.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 293.8 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 336.3 us against 357.6 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 336.7 us against 358.0 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 388.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 389.5 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.1 us against 453.8 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.8 us against 454.5 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 473.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.5 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 461.9 us against 483.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 462.6 us against 483.9 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 484.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 485.3 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 501.8 us against 527.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 502.6 us against 527.9 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 551.4 us against 575.9 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 552.3 us against 577.3 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 577.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 577.9 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 631.7 us against 668.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 632.7 us against 669.3 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 670.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 670.9 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 674.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 675.6 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 747.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 748.2 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 766.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 767.4 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 768.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 770.1 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 820.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 821.4 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 828.2 us against 860.3 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 829.5 us against 861.6 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 860.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 861.9 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 908.7 us against 953.2 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 910.1 us against 954.6 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 953.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 954.9 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 958.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 960.3 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 989.3 us against 1036.2 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 990.7 us against 1037.7 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1049.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1050.9 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1053.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1055.3 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1073.4 us against 1111.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1075.1 us against 1113.4 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1143.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1145.3 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1242.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1245.0 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=7168 K=18432 (cell 25)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0456 ms, peer 0.0462 ms, ratio 1.013 (fallback bn128_s6_c2: 0.831)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 44.0 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 43.9 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0460 ms, peer 0.0449 ms, ratio 0.978 (fallback bn128_s6_c2: 0.790)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.2 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.8 us
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 70.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.1 us
     {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 101.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.7 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 105.2 us against 117.8 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 104.2 us against 111.8 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 168.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 169.2 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 183.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 183.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 195.6 us against 223.7 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 196.1 us against 224.1 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 223.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 224.3 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 259.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 260.1 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 286.0 us against 300.1 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 286.5 us against 300.9 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 328.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 328.9 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 376.4 us against 400.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 377.0 us against 400.6 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 435.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 436.4 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 470.6 us against 508.6 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 471.4 us against 509.5 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 530.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 531.9 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 517.0 us against 541.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 517.9 us against 542.5 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 543.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 544.0 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 562.3 us against 590.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 563.2 us against 591.7 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 617.5 us against 645.6 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 618.5 us against 647.1 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 647.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 648.0 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 707.7 us against 749.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 708.7 us against 750.4 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 751.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 752.6 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 756.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 757.9 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 837.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 839.0 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 859.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 861.0 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 862.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 864.1 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 919.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 921.1 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 928.9 us against 965.4 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 930.3 us against 966.8 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 965.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 967.2 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1019.3 us against 1069.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1020.8 us against 1071.4 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1070.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1071.7 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1075.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1077.7 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 1109.8 us against 1162.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 1111.4 us against 1163.7 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1177.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1179.6 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1182.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1184.5 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1204.2 us against 1246.8 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1206.1 us against 1248.7 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1283.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1285.6 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1395.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1397.6 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
@@ -2107,76 +2099,74 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=32: bn64_s12_c1_pp64_f1 0.0274 ms, peer 0.0267 ms, ratio 0.975 (fallback bn128_s6_c2: 0.837)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 27.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.2 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.4 us
     //   M=128: bn64_s8_c1 0.0285 ms, peer 0.0279 ms, ratio 0.980 (fallback bn128_s6_c2: 0.743)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 37.6 us
-    {257, 384, 15},  // M 257..384: bn64_s8_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 58.5 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 59.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 37.4 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 53.2 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.9 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 106.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 106.6 us
     {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 138.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 138.9 us
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.7 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 175.8 us against 187.8 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 176.1 us against 188.1 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 200.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 200.8 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 233.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 234.0 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 249.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 249.6 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 292.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 293.4 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 296.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 297.2 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 328.5 us against 343.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.0 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 344.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 344.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 381.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 382.4 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 391.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 391.7 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 394.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 395.8 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 425.0 us against 439.4 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 425.7 us against 440.1 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 440.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 440.9 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 442.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 443.8 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 466.7 us against 487.2 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 467.5 us against 488.0 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 487.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 488.2 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 491.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 492.1 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 508.0 us against 531.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 508.9 us against 532.0 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 534.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 535.6 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 539.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 540.2 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 549.0 us against 567.8 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 549.9 us against 568.7 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 581.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 582.7 us
     {6145, 7296, 11},  // M 6145..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 587.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 588.4 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 716.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 717.5 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 725.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 726.6 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 731.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 732.6 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
@@ -2185,174 +2175,170 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=8: bn64_s12_c1_pp64_f1 0.0686 ms, peer 0.0698 ms, ratio 1.018 (fallback bn128_s6_c2: 0.780)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 69.3 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0689 ms, peer 0.0709 ms, ratio 1.029 (fallback bn128_s6_c2: 0.792)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 69.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 69.5 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 72.4 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.7 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 161.2 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 180.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.0 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 159.1 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 271.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 272.1 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 342.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 343.0 us
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 438.2 us against 454.2 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 438.9 us against 454.9 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 504.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 505.2 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 578.2 us against 616.5 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 579.0 us against 617.4 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 666.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.3 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 782.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 783.8 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 834.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 836.3 us
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 949.6 us against 982.5 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 984.0 us for bn128_s6_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 999.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1000.6 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1088.9 us against 1154.8 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1156.4 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1161.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1162.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1284.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1286.6 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1323.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1324.7 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1339.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1341.9 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1433.2 us against 1491.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1435.4 us against 1493.7 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1491.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1494.0 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1504.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1507.4 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1575.1 us against 1654.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1577.5 us against 1656.9 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1655.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1658.1 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1671.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1674.7 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1715.1 us against 1790.6 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1717.6 us against 1793.0 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1817.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1820.2 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1836.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1840.2 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1855.1 us against 1914.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1857.7 us against 1917.0 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1979.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1982.2 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2003.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2007.5 us
     {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2297.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2300.9 us
     {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2312.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2315.6 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2335.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2340.3 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2423.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2426.4 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2474.3 us
-    {7681, 7936, 11},  // M 7681..7936: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2500.1 us
-    {7937, 16384, 12},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2636.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2477.7 us
+    {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2505.2 us
+    {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2639.3 us
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0704 ms, peer 0.0716 ms, ratio 1.016 (fallback bn128_s6_c2: 0.746)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 71.2 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 71.1 us
     //   M=32: bn64_s12_c1_pp64_f1 0.0708 ms, peer 0.0728 ms, ratio 1.028 (fallback bn128_s6_c2: 0.785)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 71.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 74.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 74.9 us
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.7 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 166.1 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 185.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.0 us
+    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 163.7 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 279.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 280.3 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 352.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 353.4 us
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 451.4 us against 468.0 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 468.8 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 519.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 520.6 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 595.8 us against 635.7 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 636.6 us for bn176_s5_c2, the least of those timed
     {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 686.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 687.7 us
     {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 806.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 807.7 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 860.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 861.9 us
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 978.5 us against 1012.5 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 980.1 us against 1014.1 us for bn128_s6_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1029.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1031.4 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1122.1 us against 1190.1 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1123.8 us against 1191.7 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1196.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1198.5 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1324.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1325.9 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1363.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1365.6 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1380.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1383.2 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1477.2 us against 1537.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1479.5 us against 1539.7 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1537.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1540.1 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1550.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1553.9 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1623.6 us against 1705.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1626.0 us against 1708.0 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1706.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1709.3 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1722.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1726.4 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1767.9 us against 1845.2 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1770.5 us against 1847.7 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1873.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1876.4 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1893.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1897.0 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1912.3 us against 1972.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1914.9 us against 1975.5 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2040.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2043.5 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2065.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2069.5 us
     {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2368.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2372.1 us
     {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2383.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2387.2 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2407.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2412.6 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2498.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2501.4 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2550.8 us
-    {7681, 7936, 11},  // M 7681..7936: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2577.4 us
-    {7937, 16384, 12},  // M 7937..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7937 (at M=8000), 2717.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2554.3 us
+    {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2582.7 us
+    {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2721.0 us
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
@@ -2360,164 +2346,164 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   M=1: bn96_s10_c1_pp64_f1 0.0319 ms, peer 0.0316 ms, ratio 0.992 (fallback bn176_s5_c2: 0.830)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.4 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0320 ms, peer 0.0313 ms, ratio 0.977 (fallback bn176_s5_c2: 0.821)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.9 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.8 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0325 ms, peer 0.0315 ms, ratio 0.968 (fallback bn176_s5_c2: 0.686)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 38.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 33.6 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 43.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 44.2 us
     {193, 255, 5},  // M 193..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 43.7 us against 48.1 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 43.5 us against 46.6 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 59.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 58.1 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 74.4 us against 83.1 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 74.7 us against 83.3 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 106.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 107.1 us
     {769, 1024, 0},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 139.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 139.4 us
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 154.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 155.2 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 166.6 us against 188.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 166.9 us against 188.5 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 192.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 193.1 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 196.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 196.7 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 203.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 203.8 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 217.3 us against 233.0 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 217.6 us against 233.4 us for bn192_s4_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 247.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 248.3 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 293.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 294.0 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 299.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 300.6 us
     {2433, 2560, 9},  // M 2433..2560: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2433 (at M=2496), 301.8 us against 331.7 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2433 (at M=2496), 302.4 us against 332.3 us for bn176_s5_c2, the least of those timed
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 345.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 345.7 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 347.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 348.7 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 382.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 383.6 us
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 392.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 392.8 us
     {3329, 3584, 9},  // M 3329..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3329 (at M=3392), 424.6 us against 439.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3329 (at M=3392), 425.3 us against 439.7 us for bn256_s4_c2, the least of those timed
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 444.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 445.4 us
     {3713, 3840, 9},  // M 3713..3840: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3713 (at M=3776), 465.5 us against 485.9 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3713 (at M=3776), 466.2 us against 486.7 us for bn256_s4_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 486.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 486.9 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 492.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 494.1 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 508.2 us against 531.4 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 509.1 us against 532.3 us for bn192_s4_c2, the least of those timed
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 535.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 536.8 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 588.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 590.3 us
     {4993, 5120, 9},  // M 4993..5120: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4993 (at M=5056), 591.2 us against 630.0 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4993 (at M=5056), 592.3 us against 631.0 us for bn256_s4_c2, the least of those timed
     {5121, 6144, 12},  // M 5121..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 630.3 us
-    {6145, 6528, 11},  // M 6145..6528: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 733.8 us
-    {6529, 7424, 12},  // M 6529..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6529 (at M=6592), 774.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 631.4 us
+    {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 735.6 us
+    {6273, 7424, 12},  // M 6273..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 774.4 us
     {7425, 7552, 11},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 878.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 880.6 us
     {7553, 7680, 9},  // M 7553..7680: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7553 (at M=7616), 880.6 us against 915.5 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7553 (at M=7616), 882.0 us against 916.9 us for bn256_s4_c2, the least of those timed
     {7681, 8704, 12},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 915.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 917.1 us
     {8705, 8832, 11},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1023.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1025.8 us
     {8833, 9472, 12},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1059.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1061.4 us
     {9473, 9600, 11},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1119.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1122.5 us
     {9601, 9984, 12},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1153.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1155.5 us
     {9985, 10112, 11},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1167.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1170.7 us
     {10113, 10752, 12},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1200.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1202.6 us
     {10753, 10880, 11},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1264.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1267.5 us
     {10881, 11008, 9},  // M 10881..11008: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=10881 (at M=10944), 1254.5 us against 1297.8 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=10881 (at M=10944), 1256.6 us against 1299.9 us for bn256_s4_c2, the least of those timed
     {11009, 11264, 12},  // M 11009..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 1297.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 1300.0 us
     {11265, 11392, 11},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1312.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1316.0 us
     {11393, 12032, 12},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1345.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1347.2 us
     {12033, 12160, 11},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1408.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1412.2 us
     {12161, 12544, 12},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1438.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1441.2 us
     {12545, 12672, 11},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1457.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1460.8 us
     {12673, 13312, 12},  // M 12673..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1488.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1491.0 us
     {13313, 13440, 11},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1553.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1557.6 us
     {13441, 14592, 12},  // M 13441..14592: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1583.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1585.7 us
     {14593, 14720, 11},  // M 14593..14720: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 1698.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 1702.6 us
     {14721, 15872, 12},  // M 14721..15872: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 1726.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 1729.6 us
     {15873, 16000, 11},  // M 15873..16000: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 1843.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 1847.7 us
     {16001, 32768, 12},  // M 16001..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 1868.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 1871.5 us
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 32, 17},  // M 1..32: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0186 ms, peer 0.0185 ms, ratio 0.997 (fallback bn192_s4_c2: 0.794)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.3 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.4 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
     {33, 128, 18},  // M 33..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.9 us
     //   M=128: bn96_s7_c1 0.0192 ms, peer 0.0201 ms, ratio 1.046 (fallback bn192_s4_c2: 0.824)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.3 us
     {257, 320, 1},  // M 257..320: bn128_s6_c1_pp64_f1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
     {321, 384, 18},  // M 321..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 36.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 36.9 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 40.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 40.4 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 49.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 50.0 us
     {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 56.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 56.5 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 67.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 68.1 us
     {897, 1152, 11},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 69.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 69.4 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 86.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 86.6 us
     {1281, 2047, 11},  // M 1281..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 88.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 88.9 us
     {2048, 2048, 12},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 136.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 137.2 us
     {2177, 2304, 9},  // M 2177..2304: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2177 (at M=2240), 141.7 us against 146.4 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2177 (at M=2240), 142.1 us against 146.8 us for bn256_s4_c1, the least of those timed
     {2305, 8191, 11},  // M 2305..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 146.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 147.1 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
@@ -2525,93 +2511,81 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0407 ms, peer 0.0404 ms, ratio 0.993 (fallback bn256_s4_c2: 0.774)
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 39.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 39.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0406 ms, peer 0.0401 ms, ratio 0.989 (fallback bn256_s4_c2: 0.767)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 40.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 41.0 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0409 ms, peer 0.0419 ms, ratio 1.023 (fallback bn256_s4_c2: 0.702)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 42.5 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 56.2 us against 60.8 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 56.5 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 86.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 86.3 us
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 98.2 us against 104.3 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 104.7 us for bn128_s6_c1, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 130.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 130.4 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 140.3 us against 145.1 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 145.5 us for bn192_s4_c2, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 158.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 158.6 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 209.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 210.4 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 230.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 230.6 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 258.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 259.2 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 266.5 us against 276.1 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 267.1 us against 276.6 us for bn192_s4_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 302.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 302.5 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 330.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 331.5 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 350.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 350.8 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 382.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 383.7 us
     {2177, 2560, 12},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 402.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 403.4 us
     {2561, 3200, 11},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 455.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 456.3 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 570.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 571.6 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 579.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 581.0 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 594.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 595.9 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 627.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 629.2 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 642.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 643.9 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 675.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 677.1 us
     {3969, 4095, 12},  // M 3969..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 690.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 691.8 us
     {4096, 4096, 7},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 702.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 704.1 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 719.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 720.7 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 751.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 753.9 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 767.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 768.8 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 799.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 802.0 us
     {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 815.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 816.7 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 874.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 877.3 us
     {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 887.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 889.0 us
     {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 924.2 us
-    {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 935.1 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 972.1 us
-    {5761, 5888, 12},  // M 5761..5888: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 983.0 us
-    {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5889 (at M=5952), 996.4 us
-    {6017, 6144, 12},  // M 6017..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6017 (at M=6080), 1007.3 us
-    {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1048.1 us
-    {6273, 32768, 12},  // M 6273..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1059.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 926.9 us
+    {5505, 32768, 12},  // M 5505..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 937.0 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
@@ -2624,326 +2598,334 @@ inline constexpr std::array<gemm_dispatch_bucket, 1295> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 15.6 us
     {64, 64, 3},  // M 64..64: bn128_s8_c1_pp64_f1
     //   M=64: bn128_s8_c1_pp64_f1 0.0118 ms, peer 0.0125 ms, ratio 1.052 (fallback bn256_s4_c2: 0.802)
-    {65, 255, 0},  // M 65..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.6 us
+    {65, 128, 0},  // M 65..128: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 16.7 us
+    {129, 192, 11},  // M 129..192: bn256_s4_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 18.6 us
+    {193, 255, 0},  // M 193..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
     {256, 4095, 11},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 22.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 22.3 us
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 45.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 46.0 us
     {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
     {4097, 16383, 11},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 136.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 137.5 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0751 ms, peer 0.0768 ms, ratio 1.024 (fallback bn192_s4_c2: 0.737)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 75.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 75.9 us
     //   M=16: bn96_s10_c1_pp64_f1 0.0761 ms, peer 0.0778 ms, ratio 1.022 (fallback bn192_s4_c2: 0.756)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 77.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 77.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 85.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 86.7 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 113.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 114.4 us
     {193, 256, 7},  // M 193..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 116.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 116.8 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 174.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 175.1 us
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 198.8 us against 212.3 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 199.6 us against 213.1 us for bn192_s4_c2, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 263.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 263.8 us
     {641, 896, 11},  // M 641..896: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 307.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 308.6 us
     {897, 1023, 9},  // M 897..1023: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 378.0 us against 390.2 us for bn256_s4_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 378.9 us against 391.1 us for bn256_s4_c1, the least of those timed
     {1024, 1152, 11},  // M 1024..1152: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 440.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 442.0 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 472.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 473.7 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 523.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 525.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 557.3 us against 596.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 558.3 us against 597.0 us for bn256_s4_c2, the least of those timed
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 647.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 648.8 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 678.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 679.6 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 729.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 731.3 us
     {1921, 2048, 9},  // M 1921..2048: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 736.6 us against 761.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 737.7 us against 762.1 us for bn256_s4_c2, the least of those timed
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 821.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 823.7 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 853.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 855.1 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 904.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 906.8 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 935.7 us
-    {2561, 2944, 11},  // M 2561..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 986.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 937.6 us
+    {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 989.4 us
+    {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1020.2 us
+    {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1112.7 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 1104.9 us against 1141.5 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 1107.0 us against 1143.5 us for bn256_s4_c2, the least of those timed
     {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1202.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1205.5 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1224.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1226.1 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1284.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1288.2 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1306.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1308.6 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1367.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1370.8 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1389.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1391.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1449.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1453.3 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1471.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1473.7 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1540.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1545.2 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1604.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1607.5 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1665.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1669.7 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1687.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1690.1 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1747.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1752.2 us
     {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1769.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1772.6 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1830.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1834.7 us
     {4993, 6912, 12},  // M 4993..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1851.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1855.1 us
     {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2550.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2556.8 us
     {7041, 32768, 12},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2603.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2607.5 us
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
     {1, 1, 13},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1233 ms, ratio 0.999 (fallback bn176_s5_c2: 0.659)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 126.2 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 126.9 us
     {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1239 ms, peer 0.1275 ms, ratio 1.029 (fallback bn176_s5_c2: 0.699)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 128.8 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 129.5 us
     {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1286 ms, peer 0.1280 ms, ratio 0.995 (fallback bn176_s5_c2: 0.610)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 134.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 135.7 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 195.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 196.7 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 190.3 us against 202.3 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 191.7 us against 203.6 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 304.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 305.6 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 355.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 356.7 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 516.2 us against 539.3 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 517.7 us against 540.7 us for bn192_s4_c2, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 590.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 591.5 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 794.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 797.7 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 824.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 826.3 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 935.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 938.7 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1012.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1013.9 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1123.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1126.3 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1153.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1154.9 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1264.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1267.3 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1340.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1342.5 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1422.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1426.6 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1498.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1502.0 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1610.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1614.4 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1639.8 us
-    {2561, 3200, 11},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1750.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1643.1 us
+    {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1755.4 us
+    {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1830.6 us
+    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1943.0 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2155.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2159.2 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2237.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2243.6 us
     {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2296.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2300.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2565.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2572.1 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2625.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2628.8 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2723.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2731.3 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2783.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2788.4 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2911.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2919.3 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2970.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2975.9 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3052.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3060.3 us
     {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3111.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3116.9 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3398.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3407.4 us
     {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3440.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3445.5 us
     {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 3539.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 3548.4 us
     {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 3581.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 3586.5 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 3726.8 us
-    {5761, 5888, 12},  // M 5761..5888: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 3768.5 us
-    {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5889 (at M=5952), 3867.7 us
-    {6017, 32768, 12},  // M 6017..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6017 (at M=6080), 3909.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 3736.0 us
+    {5761, 32768, 12},  // M 5761..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 3774.1 us
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
     {1, 1, 13},  // M 1..1: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1261 ms, peer 0.1283 ms, ratio 1.017 (fallback bn128_s6_c2: 0.675)
     {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 129.5 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 130.2 us
     {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.1264 ms, peer 0.1279 ms, ratio 1.012 (fallback bn128_s6_c2: 0.687)
     {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 132.2 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 132.9 us
     {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.1305 ms, peer 0.1315 ms, ratio 1.008 (fallback bn128_s6_c2: 0.524)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 138.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 139.1 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 196.0 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 197.4 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 190.9 us against 204.3 us for bn128_s6_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 192.3 us against 205.7 us for bn128_s6_c1, the least of those timed
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 304.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 306.2 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 356.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 357.4 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 516.9 us against 539.9 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 518.4 us against 541.4 us for bn192_s4_c2, the least of those timed
     {769, 1023, 11},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 637.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 638.8 us
     {1024, 1024, 12},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 796.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 799.0 us
     {1153, 1280, 9},  // M 1153..1280: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 843.1 us against 872.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 844.8 us against 873.7 us for bn256_s4_c2, the least of those timed
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 983.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 986.6 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1012.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1014.7 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1124.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1127.7 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1200.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1202.3 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1312.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1315.3 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1341.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1343.4 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1471.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1475.5 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1546.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1550.1 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1658.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1663.1 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1687.8 us
-    {2561, 3200, 11},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1799.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1691.2 us
+    {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1804.1 us
+    {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1878.8 us
+    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1991.7 us
     {3201, 3584, 12},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2203.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2207.4 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2474.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2480.6 us
     {3713, 4096, 12},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2532.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2536.1 us
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2820.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2828.4 us
     {4225, 4608, 12},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2878.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2883.9 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3149.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3157.0 us
     {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3207.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3212.5 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3495.5 us
-    {5249, 5632, 12},  // M 5249..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3535.6 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 3824.0 us
-    {5761, 32768, 12},  // M 5761..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 3864.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3504.8 us
+    {5249, 32768, 12},  // M 5249..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3541.2 us
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 44},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 44, 32},  // N=4096 K=4096
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 45},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 45, 31},  // N=4096 K=4096
     {gemm_input::bf16, 2941, 5017, 5418, 7663, 76, 31},  // N=4096 K=7168
     {gemm_input::bf16, 2941, 5017, 10837, 15326, 107, 33},  // N=4096 K=14336
     {gemm_input::bf16, 5017, 6636, 2896, 5418, 140, 29},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 169, 28},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 197, 43},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 240, 41},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 281, 32},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 313, 37},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 350, 35},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 385, 55},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 440, 43},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 483, 39},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 522, 9},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 531, 38},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 569, 37},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 606, 32},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 638, 46},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 684, 31},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 715, 38},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 753, 33},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 786, 32},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 818, 29},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 847, 42},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 889, 42},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 931, 36},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 967, 39},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 1006, 40},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1046, 59},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1105, 16},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1121, 42},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1163, 9},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1172, 41},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1213, 44},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1257, 38},  // N=59136 K=8192
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 169, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 196, 41},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 237, 41},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 278, 33},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 311, 37},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 348, 35},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 383, 55},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 438, 43},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 481, 37},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 518, 9},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 527, 38},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 565, 33},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 598, 32},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 630, 46},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 676, 30},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 706, 40},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 746, 34},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 780, 32},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 812, 28},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 840, 42},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 882, 42},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 924, 35},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 959, 38},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 997, 39},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1036, 59},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1095, 16},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1111, 36},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1147, 11},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1158, 43},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1201, 44},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1245, 38},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -139,6 +139,33 @@ TEST_CASE("cost model: a width factor scales the MMA time at its tile width only
   CHECK(cost::mma_width_factor_at(cal, 160) == 1.0);
 }
 
+TEST_CASE("cost model: a partly idle GPU scales the MMA time by the share of SMs the grid leaves idle") {
+  // (calibration.mma_idle_gain: a partly idle GPU clocks higher; every SM busy: no change)
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  CHECK((committed->mma_idle_gain > 0 && committed->mma_idle_gain < 1));
+  cost::calibration none = *committed;
+  none.mma_idle_gain = 0;
+  const auto at = [&](long long m, const cost::calibration& c) {
+    kernels::gemm_sm90_config g;
+    g.bn = 128;
+    g.stages = 6;
+    g.cluster_m = 1;
+    return cost::estimate(kernels::gemm_bf16_sm90(g), std::vector<cost::dim_value>{{"M", m}, {"N", 4096}, {"K", 4096}}, &c);
+  };
+  // 128 x 4096: 32 tiles of 128 x 128, one per CTA: 100 of the 132 SMs idle
+  const auto few = at(128, *committed), few_none = at(128, none);
+  REQUIRE((few.ok && few_none.ok));
+  const double idle = 1.0 - 32.0 / committed->sm_count;
+  CHECK(few.mma_us == doctest::Approx(few_none.mma_us * (1.0 - committed->mma_idle_gain * idle)));
+  CHECK(few.time_us < few_none.time_us);
+  // 4096 x 4096: 1024 tiles, every SM busy
+  const auto full = at(4096, *committed), full_none = at(4096, none);
+  REQUIRE((full.ok && full_none.ok));
+  CHECK(full.mma_us == doctest::Approx(full_none.mma_us));
+  CHECK(full.time_us == doctest::Approx(full_none.time_us));
+}
+
 TEST_CASE("cost model: the long-run factor ramps in with the run's length at its tile width only") {
   // (calibration.mma_width_long over long_run_from_us .. long_run_to_us: 1 before, the table's value after,
   // linear between; widths not in the table: 1)

@@ -59,6 +59,11 @@ struct calibration {
   double long_run_from_us = 0, long_run_to_us = 0;   // the ramp of mma_width_long (to = 0: no long-run factor)
   double mma_alternating = 1.0;   // the same when the warpgroups take turns issuing whole tiles (ping-pong)
   double kblock_overhead_us = 0;  // per K iteration beside the MMA (wait, fence, commit, release): favours wide tiles
+  // A partly idle GPU clocks higher: the MMA time per K block is scaled by 1 - mma_idle_gain x (the share of
+  // SMs the grid leaves idle). The dispatcher's sweep measured the tensor-bound rows with at most a quarter of
+  // the SMs busy at 0.74-0.79 of their estimate, against 0.91-0.95 with every SM busy. Set (not fitted: a fitted
+  // gain moved the other constants to a worse held-out first choice) by bench/cost/fit_sweep.py; 0 = none.
+  double mma_idle_gain = 0;
   // The TMA -> smem pipeline of one SM.
   double stage_turnover_us = 0, stage_turnover_us_per_kib = 0;  // fastest a deep pipeline turns a stage over
   // The fixed part the TMA microbenchmark measured (for reference): stage_turnover_us is the sweep fit's

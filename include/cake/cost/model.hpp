@@ -154,9 +154,11 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.concurrent_clusters = concurrent;
   r.tiles_per_cta = (r.g.clusters + concurrent - 1) / concurrent;
   const double ctas = static_cast<double>(concurrent * cl);
-  r.mma = mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ * mma_width_factor_at(cal, c.mma_n) *
-              (c.alternating ? cal.mma_alternating : 1.0) +
-          cal.kblock_overhead_us;
+  const double idle_share = std::max(0.0, 1.0 - ctas / std::max(1, cal.sm_count));
+  r.mma = (mma_kblock_us(cal, c.in, c.mma_n, r.mma_extrapolated, nullptr) * c.mma_blocks * cal.mma_in_situ * mma_width_factor_at(cal, c.mma_n) *
+               (c.alternating ? cal.mma_alternating : 1.0) +
+           cal.kblock_overhead_us) *
+          (1.0 - cal.mma_idle_gain * idle_share);
   r.l2 = c.issued * ctas / (cal.l2_read_gbps * 1e3);
   r.turnover = cal.stage_turnover_us + cal.stage_turnover_us_per_kib * c.stage_bytes / 1024.0;
   r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0 +
