@@ -11,15 +11,19 @@
 // Output rows (tab-separated): the input's first five fields, then "ok TIME_US BOTTLENECK" and the terms
 // (per K block: MMA_US L2_US LATENCY_US TURNOVER_US; K_ITERATIONS TILES_PER_CTA CTAS; MAINLOOP_US
 // EPILOGUE_US HBM_US), or "no REASON".
-//   cake_cost_domain_rank --model-widths < shapes.tsv
-// Input rows: dtype, M, N, K. Output rows (tab-separated): those four, then the cooperative tile of a width between
-// the sweep's own that the sweep offers at that shape (bench/gemm/sweep_candidates.hpp, model_width_plan: the cost
-// model's pick where waves make a difference) as "NAME sm90 BM BN ...", or "-" where it offers none; for
-// tools/gen/gemm_dispatch.py, whose M between searched ones may take it.
+//   cake_cost_domain_rank --model-candidates < shapes.tsv
+// The schedules the sweep would time at a shape (bench/gemm/sweep_candidates.hpp, sweep_candidates: among them the
+// split-K fill's pick and, above M = 128, the width between the sweep's own that the cost model picks), for
+// tools/gen/gemm_dispatch.py, whose M between searched ones may take one that no sweep timed there. Input rows:
+// "conc DTYPE PLAN CLUSTER MAX_ACTIVE_CLUSTERS" (the sweep JSON's cluster_concurrency rows: how many clusters of a
+// split-K schedule ran at once, which the split-K fill plans with; every such row before the shapes of its type)
+// and "DTYPE M N K". Output rows (tab-separated), per candidate in the sweep's order: DTYPE M N K NAME and the
+// schedule as "sm90 BM BN ..." or "splitk BN SPLITS STAGES BM GLOBAL_SUM" (the input form above).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,11 +89,11 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
 
 int main(int argc, char** argv) {
   cake::cost::calibration cal = *cake::cost::find_calibration(cake::target_id::sm_90a);
-  bool model_widths = false;
+  bool model_candidates = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--model-widths") {
-      model_widths = true;
+    if (a == "--model-candidates") {
+      model_candidates = true;
     } else if (a == "--set" && i + 1 < argc) {
       const std::string kv = argv[++i];
       const auto e = kv.find('=');
@@ -100,30 +104,61 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows, or cake_cost_domain_rank --model-widths < shapes)\n", a.c_str());
+      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows, or cake_cost_domain_rank --model-candidates < shapes)\n", a.c_str());
       return 2;
     }
   }
   std::string line;
-  if (model_widths) {
+  if (model_candidates) {
+    // (as bench_gemm_sweep.cpp builds it: per (bm, bn, cluster) of every split-K schedule the sweep can time)
+    std::map<std::string, cake_bench::splitk_concurrency> conc;  // per dtype
+    std::map<std::string, std::map<std::string, std::pair<int, int>>> conc_rows;  // dtype -> plan -> (cluster, clusters at once)
+    auto conc_of = [&](const std::string& dtype) -> const cake_bench::splitk_concurrency* {
+      const auto rows = conc_rows.find(dtype);
+      if (rows == conc_rows.end()) return nullptr;
+      auto& c = conc[dtype];
+      if (c.empty())
+        for (const auto& p : cake_bench::sweep_all_candidates()) {
+          if (p.kernel != cake::gemm_kernel::splitk) continue;
+          const auto r = rows->second.find(cake::plan_name(p));
+          if (r == rows->second.end()) continue;
+          const int cluster = r->second.first, clusters = r->second.second;
+          c[{p.splitk.bm, p.splitk.bn, cluster}] = clusters > 0 ? static_cast<long long>(clusters) * cluster : -1;
+        }
+      return &c;
+    };
     while (std::getline(std::cin, line)) {
       if (line.empty() || line[0] == '#') continue;
       std::istringstream in(line);
       std::string dtype;
-      long long M = 0, N = 0, K = 0;
-      if (!(in >> dtype >> M >> N >> K) || (dtype != "bf16" && dtype != "e4m3") || M < 1 || N < 1 || K < 1) {
-        std::fprintf(stderr, "cake_cost_domain_rank: --model-widths: malformed row (want 'bf16|e4m3 M N K'): %s\n", line.c_str());
-        return 2;
-      }
-      const auto w = cake_bench::model_width_plan(M, N, K, cal.sm_count, dtype == "bf16" ? cake::gemm_input::bf16 : cake::gemm_input::e4m3);
-      std::printf("%s\t%lld\t%lld\t%lld\t", dtype.c_str(), M, N, K);
-      if (!w) {
-        std::printf("-\n");
+      in >> dtype;
+      if (dtype == "conc") {
+        std::string t, plan;
+        int cluster = 0, clusters = 0;
+        if (!(in >> t >> plan >> cluster >> clusters) || cluster < 1) {
+          std::fprintf(stderr, "cake_cost_domain_rank: --model-candidates: malformed row (want 'conc bf16|e4m3 PLAN CLUSTER CLUSTERS'): %s\n", line.c_str());
+          return 2;
+        }
+        conc_rows[t][plan] = {cluster, clusters};
+        conc.erase(t);
         continue;
       }
-      const auto& c = w->sm90;
-      std::printf("%s\tsm90 %d %d %d %d %d %d %d %d\n", cake::plan_name(*w).c_str(), c.bm, c.bn, c.stages, c.cluster_m, c.raster_group, int(c.pingpong),
-                  c.in_flight, int(c.persistent));
+      long long M = 0, N = 0, K = 0;
+      if (!(in >> M >> N >> K) || (dtype != "bf16" && dtype != "e4m3") || M < 1 || N < 1 || K < 1) {
+        std::fprintf(stderr, "cake_cost_domain_rank: --model-candidates: malformed row (want 'bf16|e4m3 M N K'): %s\n", line.c_str());
+        return 2;
+      }
+      const auto in_type = dtype == "bf16" ? cake::gemm_input::bf16 : cake::gemm_input::e4m3;
+      for (const auto& p : cake_bench::sweep_candidates(M, N, K, cal.sm_count, in_type, conc_of(dtype))) {
+        std::printf("%s\t%lld\t%lld\t%lld\t%s\t", dtype.c_str(), M, N, K, cake::plan_name(p).c_str());
+        if (p.kernel == cake::gemm_kernel::splitk) {
+          const auto& c = p.splitk;
+          std::printf("splitk %d %d %d %d %d\n", c.bn, c.splits, c.stages, c.bm, int(c.global_sum));
+        } else {
+          const auto& c = p.sm90;
+          std::printf("sm90 %d %d %d %d %d %d %d %d\n", c.bm, c.bn, c.stages, c.cluster_m, c.raster_group, int(c.pingpong), c.in_flight, int(c.persistent));
+        }
+      }
     }
     return 0;
   }

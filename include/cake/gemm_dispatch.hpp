@@ -7,8 +7,8 @@
 //   measured by: cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --skip 56 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 256 --json gemm_sweep_bf16_splitk.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --max-m 128 --json gemm_sweep_splitk_small.json + cake_bench_gemm_sweep --driver 580.159.04 --splitk-only --min-m 129 --json gemm_sweep_splitk_few.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --min-m 129 --json sweep_bf16.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --min-m 129 --json sweep_e4m3.json + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --max-m 128 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype bf16 --max-m 1024 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --json gemm_sweep.json --dtype e4m3 --max-m 1024 --runs 20 + cake_bench_gemm_sweep --driver 580.159.04 --dtype e4m3 --splitk-only --json gemm_sweep_e4m3_resweep.json + cake_bench_gemm_sweep --driver 580.159.04 --dtype bf16 --splitk-only --json gemm_sweep_bf16_resweep.json
 // Between searched M: the schedule timed at either neighbour that the cost model (cake::cost::estimate, the
 // committed calibration) estimates fastest; the estimate is in each bucket's line (docs/gemm.md, "The dispatcher").
-// Or a width between the sweep's own, timed at neither neighbour, where the model estimates it 3% faster than
-// all that were (docs/gemm.md, "Widths between the sweep's own").
+// Or a schedule the sweep would time at the bucket's largest M, timed at neither neighbour, where the model estimates
+// it 3% faster than all that were (docs/gemm.md, "Schedules timed at neither neighbour").
 // bf16: 117 search shapes; geometric mean of peer time / time: fastest schedule 1.013, fallback (choose_gemm) 0.843
 // e4m3: 117 search shapes; geometric mean of peer time / time: fastest schedule 1.009, fallback (choose_gemm) 0.859
 #include <array>
@@ -21,7 +21,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 28> plans{{
+inline constexpr std::array<gemm_plan, 32> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -40,43 +40,53 @@ inline constexpr std::array<gemm_plan, 28> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 64, .stages = 8, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 15 bn64_s8_c1
     {gemm_kernel::sm90, {.bm = 128, .bn = 64, .stages = 8, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 16 bn64_s8_c2
     {gemm_kernel::sm90, {.bm = 64, .bn = 96, .stages = 10, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 17 bn96_s10_c1_pp64_f1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 96, .stages = 7, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 18 bn96_s7_c1
-    {gemm_kernel::sm90, {.bm = 128, .bn = 96, .stages = 7, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 19 bn96_s7_c2
-    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 128, .splits = 2, .stages = 5}},  // 20 sk2_bm128_bn112_s5
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 21 sk2_bm128_bn128_s5
-    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 22 sk2_bn112_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 23 sk2_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 24 sk2_bn64_s6
-    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 25 sk4_bm128_bn160_s4
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 26 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 27 sk4_bn64_s6
+    {gemm_kernel::sm90, {.bm = 64, .bn = 96, .stages = 10, .cluster_m = 2, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 18 bn96_s10_c2_pp64_f1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 96, .stages = 7, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 19 bn96_s7_c1
+    {gemm_kernel::sm90, {.bm = 128, .bn = 96, .stages = 7, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 20 bn96_s7_c2
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 128, .splits = 2, .stages = 5}},  // 21 sk2_bm128_bn112_s5
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 128, .splits = 2, .stages = 5}},  // 22 sk2_bm128_bn128_s5
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 128, .splits = 2, .stages = 3}},  // 23 sk2_bm128_bn192_s3
+    {gemm_kernel::splitk, {}, {.bn = 112, .bm = 64, .splits = 2, .stages = 6}},  // 24 sk2_bn112_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 2, .stages = 6}},  // 25 sk2_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 192, .bm = 64, .splits = 2, .stages = 5}},  // 26 sk2_bn192_s5
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 27 sk2_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 28 sk4_bm128_bn160_s4
+    {gemm_kernel::splitk, {}, {.bn = 96, .bm = 128, .splits = 4, .stages = 6}},  // 29 sk4_bm128_bn96_s6
+    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 30 sk4_bn128_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 31 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 1, 27},  // M 1..1: sk4_bn64_s6
+    {1, 1, 31},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    {2, 15, 26},  // M 2..15: sk4_bn128_s6
+    {2, 15, 30},  // M 2..15: sk4_bn128_s6
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.5 us
-    {16, 16, 27},  // M 16..16: sk4_bn64_s6
+    {16, 16, 31},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    {17, 63, 26},  // M 17..63: sk4_bn128_s6
+    {17, 63, 30},  // M 17..63: sk4_bn128_s6
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.6 us
-    {64, 64, 27},  // M 64..64: sk4_bn64_s6
+    {64, 64, 31},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
-    {65, 192, 23},  // M 65..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.4 us
-    {193, 256, 25},  // M 193..256: sk4_bm128_bn160_s4
+    {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
+    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 21.7 us against 25.4 us for sk2_bn128_s6, the least of those timed
+    {129, 192, 25},  // M 129..192: sk2_bn128_s6
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.7 us
+    {193, 256, 28},  // M 193..256: sk4_bm128_bn160_s4
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.3 us
     //   M=256: sk4_bm128_bn160_s4 0.0275 ms, peer 0.0221 ms, ratio 0.802 (fallback bn128_s6_c2: 0.564)
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
+    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.6 us
     {385, 512, 16},  // M 385..512: bn64_s8_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 34.9 us
-    {513, 896, 0},  // M 513..896: bn128_s6_c1
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 45.6 us
+    {641, 768, 20},  // M 641..768: bn96_s7_c2
+    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 44.5 us against 48.3 us for bn128_s6_c1, the least of those timed
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 51.1 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 55.6 us against 58.7 us for bn64_s8_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 55.6 us against 58.7 us for bn64_s8_c2, the least of those timed
     {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 66.3 us
@@ -87,15 +97,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.1 us
     {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.4 us against 126.4 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.4 us against 126.4 us for bn176_s5_c2, the least of those timed
     {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 126.6 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 133.4 us
     {3073, 3328, 4},  // M 3073..3328: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 166.9 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 166.9 us for bn256_s4_c1, the least of those timed
     {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 167.1 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
@@ -152,7 +162,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     // bf16 N=4096 K=4096 (cell 1)
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0188 ms, peer 0.0175 ms, ratio 0.933 (fallback bn128_s6_c2: 0.650)
-    {9, 64, 24},  // M 9..64: sk2_bn64_s6
+    {9, 64, 27},  // M 9..64: sk2_bn64_s6
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.2 us
     //   M=32: sk2_bn64_s6 0.0190 ms, peer 0.0181 ms, ratio 0.953 (fallback bn128_s6_c2: 0.665)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.3 us
@@ -169,7 +179,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 52.7 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.5 us against 78.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.5 us against 78.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.3 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
@@ -184,7 +194,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 145.6 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 179.0 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 179.0 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.8 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -204,15 +214,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.0 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.2 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.2 us for bn128_s6_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.3 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.3 us for bn128_s6_c1, the least of those timed
     {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 324.5 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 324.8 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 363.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 363.1 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 363.4 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
@@ -220,13 +230,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
-    {1, 64, 24},  // M 1..64: sk2_bn64_s6
+    {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 26.7 us
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 26.8 us
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
-    {65, 128, 23},  // M 65..128: sk2_bn128_s6
+    {65, 128, 25},  // M 65..128: sk2_bn128_s6
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.9 us
     {129, 256, 16},  // M 129..256: bn64_s8_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 35.5 us
@@ -239,7 +249,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 84.0 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 127.0 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 127.0 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.7 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
@@ -247,13 +257,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 195.2 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 222.7 us for bn128_s6_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 222.7 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 243.6 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 244.9 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 301.7 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 301.7 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 306.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -263,7 +273,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.8 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 368.3 us against 379.9 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 368.3 us against 379.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 380.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
@@ -277,13 +287,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 477.5 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 521.7 us against 554.8 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 521.7 us against 554.8 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 531.9 us against 554.9 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 531.9 us against 554.9 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 555.2 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 596.9 us against 625.7 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 596.9 us against 625.7 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 626.0 us
     {7681, 16383, 11},  // M 7681..16383: bn256_s4_c1
@@ -292,26 +302,30 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
-    {1, 64, 24},  // M 1..64: sk2_bn64_s6
+    {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 42.0 us
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.0 us
-    {65, 127, 23},  // M 65..127: sk2_bn128_s6
+    {65, 127, 25},  // M 65..127: sk2_bn128_s6
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 44.7 us
-    {128, 128, 25},  // M 128..128: sk4_bm128_bn160_s4
+    {128, 128, 28},  // M 128..128: sk4_bm128_bn160_s4
     //   M=128: sk4_bm128_bn160_s4 0.0473 ms, peer 0.0449 ms, ratio 0.948 (fallback bn128_s6_c2: 0.567)
-    {129, 256, 21},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 58.3 us
-    {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 86.1 us
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 54.7 us against 58.3 us for sk2_bm128_bn128_s5, the least of those timed
+    {193, 256, 22},  // M 193..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 58.3 us
+    {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
+    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 79.2 us against 86.1 us for bn128_s6_c1, the least of those timed
+    {385, 512, 0},  // M 385..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 96.2 us
     //   M=512: bn128_s6_c1 0.0905 ms, peer 0.0861 ms, ratio 0.952 (fallback bn128_s6_c2: 0.943)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.2 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 157.0 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 238.6 us for sk2_bm128_bn128_s5, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 238.6 us for sk2_bm128_bn128_s5, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.8 us
     {1537, 2047, 11},  // M 1537..2047: bn256_s4_c1
@@ -321,13 +335,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 378.2 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 416.6 us against 432.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 416.6 us against 432.7 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 471.2 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 524.9 us against 588.0 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 524.9 us against 588.0 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 599.4 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -335,7 +349,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 630.9 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 720.4 us against 743.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 720.4 us against 743.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 744.2 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
@@ -347,17 +361,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 933.5 us
     {5633, 5888, 8},  // M 5633..5888: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=5633 (at M=5696), 910.5 us against 938.8 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 910.5 us against 938.8 us for bn256_s4_c1, the least of those timed
     {5889, 6272, 11},  // M 5889..6272: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 939.1 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 1024.5 us against 1092.3 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 1024.5 us against 1092.3 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 1039.2 us against 1092.5 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 1039.2 us against 1092.5 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1092.9 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 1167.4 us against 1228.4 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 1167.4 us against 1228.4 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1229.0 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
@@ -371,9 +385,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16: bn64_s12_c1_pp64_f1 0.0231 ms, peer 0.0221 ms, ratio 0.957 (fallback bn128_s6_c2: 0.723)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.5 us
     //   M=64: bn64_s12_c1_pp64_f1 0.0236 ms, peer 0.0219 ms, ratio 0.929 (fallback bn128_s6_c2: 0.587)
-    {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 25.5 us
-    {129, 256, 19},  // M 129..256: bn96_s7_c2
+    {65, 128, 18},  // M 65..128: bn96_s10_c2_pp64_f1
+    //   between M=64 and M=256: bn96_s10_c2_pp64_f1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 24.6 us against 25.5 us for bn128_s6_c1_pp64_f1, the least of those timed
+    {129, 256, 20},  // M 129..256: bn96_s7_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 30.8 us
     //   M=256: bn96_s7_c2 0.0279 ms, peer 0.0272 ms, ratio 0.973 (fallback bn128_s6_c2: 0.866)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
@@ -381,7 +395,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {513, 640, 11},  // M 513..640: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 54.6 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 65.7 us against 69.4 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 65.7 us against 69.4 us for bn96_s7_c2, the least of those timed
     {769, 1023, 7},  // M 769..1023: bn192_s4_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.7 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
@@ -393,11 +407,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.6 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 136.6 us against 145.5 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 136.6 us against 145.5 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 145.9 us
     {2049, 2304, 4},  // M 2049..2304: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 173.9 us against 179.3 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 173.9 us against 179.3 us for bn176_s5_c2, the least of those timed
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.8 us
     {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
@@ -420,7 +434,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 282.2 us
     {4225, 4352, 8},  // M 4225..4352: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 313.5 us against 326.5 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 313.5 us against 326.5 us for bn256_s4_c1, the least of those timed
     {4353, 4864, 11},  // M 4353..4864: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 326.7 us
     {4865, 5120, 7},  // M 4865..5120: bn192_s4_c2
@@ -449,7 +463,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 47.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 53.9 us against 56.7 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 53.9 us against 56.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 56.8 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
@@ -457,7 +471,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.3 us against 79.5 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.3 us against 79.5 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 79.6 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
@@ -500,11 +514,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.3 us
     {65, 127, 15},  // M 65..127: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
-    {128, 128, 20},  // M 128..128: sk2_bm128_bn112_s5
+    {128, 128, 21},  // M 128..128: sk2_bm128_bn112_s5
     //   M=128: sk2_bm128_bn112_s5 0.0737 ms, peer 0.0764 ms, ratio 1.036 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 106.4 us
-    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
+    {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 154.9 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 181.3 us
@@ -514,7 +528,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 302.5 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 343.6 us against 369.7 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 343.6 us against 369.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 370.0 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
@@ -522,7 +536,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 499.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 505.9 us against 535.5 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 505.9 us against 535.5 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 545.4 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
@@ -531,21 +545,21 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 726.0 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 822.5 us against 849.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 822.5 us against 849.0 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 885.5 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 875.0 us against 904.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 875.0 us against 904.0 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 906.6 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 986.5 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1036.7 us against 1078.3 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1036.7 us against 1078.3 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1081.1 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1180.7 us against 1249.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1180.7 us against 1249.7 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1256.3 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
@@ -561,7 +575,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1616.2 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1734.4 us against 1791.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1734.4 us against 1791.5 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1792.0 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
@@ -585,7 +599,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1, 31, 13},  // M 1..31: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0759 ms, peer 0.0813 ms, ratio 1.071 (fallback bn128_s6_c2: 0.788)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.5 us
-    {32, 64, 22},  // M 32..64: sk2_bn112_s6
+    {32, 64, 24},  // M 32..64: sk2_bn112_s6
     //   M=32: sk2_bn112_s6 0.0764 ms, peer 0.0820 ms, ratio 1.072 (fallback bn128_s6_c2: 0.798)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.6 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -593,7 +607,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 118.5 us
-    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
+    {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 171.8 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 202.6 us
@@ -603,7 +617,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 338.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 385.0 us against 414.4 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 385.0 us against 414.4 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 414.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
@@ -611,7 +625,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 560.0 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 567.4 us against 602.2 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 567.4 us against 602.2 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 612.0 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
@@ -620,21 +634,21 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 815.0 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 923.3 us against 952.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 923.3 us against 952.7 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 993.6 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 981.8 us against 1015.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 981.8 us against 1015.1 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1018.0 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1107.0 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1163.4 us against 1210.0 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1163.4 us against 1210.0 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1214.1 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 1325.2 us against 1402.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1325.2 us against 1402.4 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1411.2 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
@@ -650,7 +664,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1815.8 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1947.3 us against 2012.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1947.3 us against 2012.8 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2013.4 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
@@ -689,7 +703,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 191.4 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 252.4 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 252.4 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 279.7 us
     {1537, 1792, 6},  // M 1537..1792: bn176_s5_c2
@@ -707,7 +721,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 549.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 603.6 us against 636.9 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 603.6 us against 636.9 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 637.9 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -746,18 +760,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     // bf16 N=8192 K=28672 (cell 9)
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1237 ms, peer 0.1252 ms, ratio 1.012 (fallback bn128_s6_c2: 0.747)
-    {9, 31, 23},  // M 9..31: sk2_bn128_s6
+    {9, 31, 25},  // M 9..31: sk2_bn128_s6
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 127.9 us
     {32, 32, 13},  // M 32..32: bn64_s12_c1_pp64_f1
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
-    {33, 64, 23},  // M 33..64: sk2_bn128_s6
+    {33, 64, 25},  // M 33..64: sk2_bn128_s6
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.9 us
-    {65, 128, 21},  // M 65..128: sk2_bm128_bn128_s5
+    {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 134.1 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 190.7 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 179.6 us against 190.7 us for bn128_s6_c1, the least of those timed
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 190.8 us
+    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 285.5 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 329.8 us
@@ -767,7 +783,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 640.1 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 850.2 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 850.2 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 946.4 us
     {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
@@ -785,7 +801,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1883.0 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2051.3 us against 2166.8 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2051.3 us against 2166.8 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2189.0 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -825,16 +841,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     // bf16 N=8192 K=29568 (cell 10)
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1265 ms, peer 0.1289 ms, ratio 1.019 (fallback bn128_s6_c2: 0.786)
-    {9, 64, 23},  // M 9..64: sk2_bn128_s6
+    {9, 64, 25},  // M 9..64: sk2_bn128_s6
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 131.5 us
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 131.5 us
-    {65, 128, 21},  // M 65..128: sk2_bm128_bn128_s5
+    {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.9 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 196.4 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn128_s5
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 184.6 us against 196.4 us for bn128_s6_c1, the least of those timed
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 196.4 us
+    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 293.7 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 339.8 us
@@ -844,7 +862,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 659.7 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 876.2 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 876.2 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 975.5 us
     {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
@@ -862,7 +880,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1941.3 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 2114.7 us against 2234.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2114.7 us against 2234.0 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2256.8 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -910,23 +928,23 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {65, 128, 0},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 55.5 us
     {129, 255, 5},  // M 129..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 72.8 us against 77.7 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 72.8 us against 77.7 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 11},  // M 257..384: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 100.7 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 130.8 us against 146.8 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 130.8 us against 146.8 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 192.5 us
     {769, 1023, 5},  // M 769..1023: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=769 (at M=832), 245.1 us against 253.5 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=769 (at M=832), 245.1 us against 253.5 us for bn128_s6_c1, the least of those timed
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 283.5 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 302.3 us against 342.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 302.3 us against 342.2 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 355.2 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
@@ -934,7 +952,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 374.6 us
     {1665, 1792, 5},  // M 1665..1792: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 416.7 us against 430.3 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 416.7 us against 430.3 us for bn192_s4_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 457.1 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
@@ -1022,12 +1040,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 29.6 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0292 ms, peer 0.0294 ms, ratio 1.006 (fallback bn192_s4_c2: 0.821)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 30.4 us
-    {65, 128, 18},  // M 65..128: bn96_s7_c1
+    {65, 128, 19},  // M 65..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 31.3 us
     //   M=128: bn96_s7_c1 0.0306 ms, peer 0.0316 ms, ratio 1.033 (fallback bn192_s4_c2: 0.829)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.9 us
-    {257, 384, 18},  // M 257..384: bn96_s7_c1
+    {257, 384, 19},  // M 257..384: bn96_s7_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.8 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 64.9 us
@@ -1125,7 +1143,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.2 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 101.9 us against 108.0 us for bn256_s4_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 101.9 us against 108.0 us for bn256_s4_c1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 152.5 us
@@ -1226,8 +1244,8 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16: bn96_s10_c1_pp64_f1 0.1373 ms, peer 0.1392 ms, ratio 1.014 (fallback bn192_s4_c2: 0.721)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 142.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 155.1 us
+    {65, 128, 19},  // M 65..128: bn96_s7_c1
+    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 148.4 us against 155.1 us for bn128_s6_c1, the least of those timed
     {129, 256, 7},  // M 129..256: bn192_s4_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 211.6 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
@@ -1454,27 +1472,33 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 1, 27},  // M 1..1: sk4_bn64_s6
+    {1, 1, 31},  // M 1..1: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    {2, 15, 26},  // M 2..15: sk4_bn128_s6
+    {2, 15, 30},  // M 2..15: sk4_bn128_s6
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 18.5 us
-    {16, 16, 27},  // M 16..16: sk4_bn64_s6
+    {16, 16, 31},  // M 16..16: sk4_bn64_s6
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    {17, 63, 26},  // M 17..63: sk4_bn128_s6
+    {17, 63, 30},  // M 17..63: sk4_bn128_s6
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 18.5 us
-    {64, 64, 27},  // M 64..64: sk4_bn64_s6
+    {64, 64, 31},  // M 64..64: sk4_bn64_s6
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
-    {65, 192, 13},  // M 65..192: bn64_s12_c1_pp64_f1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.2 us
+    {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
+    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 17.6 us against 19.2 us for bn64_s12_c1_pp64_f1, the least of those timed
+    {129, 192, 13},  // M 129..192: bn64_s12_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 19.2 us
     {193, 255, 14},  // M 193..255: bn64_s12_c2_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
     {256, 512, 16},  // M 256..512: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0181 ms, peer 0.0140 ms, ratio 0.775 (fallback bn128_s6_c2: 0.580)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.2 us
-    {513, 896, 0},  // M 513..896: bn128_s6_c1
+    {513, 640, 0},  // M 513..640: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 28.9 us
+    {641, 768, 20},  // M 641..768: bn96_s7_c2
+    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 28.5 us against 30.4 us for bn128_s6_c1, the least of those timed
+    {769, 896, 0},  // M 769..896: bn128_s6_c1
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 31.8 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 34.6 us against 36.0 us for bn64_s8_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 34.6 us against 36.0 us for bn64_s8_c2, the least of those timed
     {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 40.3 us
@@ -1485,15 +1509,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.3 us
     {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.0 us against 72.7 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.0 us against 72.7 us for bn176_s5_c2, the least of those timed
     {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 72.8 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.6 us
     {3073, 3328, 9},  // M 3073..3328: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 93.7 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 93.7 us for bn256_s4_c1, the least of those timed
     {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 93.8 us
     {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
@@ -1510,7 +1534,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5633, 6144, 7},  // M 5633..6144: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 140.7 us
     {6145, 6656, 9},  // M 6145..6656: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6145 (at M=6208), 155.6 us against 166.3 us for bn176_s5_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 155.6 us against 166.3 us for bn176_s5_c2, the least of those timed
     {6657, 6912, 6},  // M 6657..6912: bn176_s5_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 166.6 us
     {6913, 7680, 7},  // M 6913..7680: bn192_s4_c2
@@ -1528,7 +1552,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 234.6 us
     {9857, 9984, 9},  // M 9857..9984: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9857 (at M=9920), 228.3 us against 238.2 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9857 (at M=9920), 228.3 us against 238.2 us for bn192_s4_c2, the least of those timed
     {9985, 10752, 7},  // M 9985..10752: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 238.3 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
@@ -1552,7 +1576,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
-    {1, 8, 24},  // M 1..8: sk2_bn64_s6
+    {1, 8, 27},  // M 1..8: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0128 ms, peer 0.0115 ms, ratio 0.897 (fallback bn128_s6_c2: 0.666)
     {9, 127, 13},  // M 9..127: bn64_s12_c1_pp64_f1
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 15.6 us
@@ -1572,7 +1596,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 32.9 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.3 us against 47.3 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.3 us against 47.3 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.2 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
@@ -1585,7 +1609,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.9 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 101.1 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 101.1 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.2 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -1593,7 +1617,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.2 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 123.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 123.5 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 123.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
@@ -1607,7 +1631,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 155.4 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.0 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.0 us for bn128_s6_c1, the least of those timed
     {6401, 6784, 0},  // M 6401..6784: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 179.0 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
@@ -1619,12 +1643,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
-    {1, 15, 24},  // M 1..15: sk2_bn64_s6
+    {1, 15, 27},  // M 1..15: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0174 ms, peer 0.0170 ms, ratio 0.978 (fallback bn128_s6_c2: 0.691)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.1 us
     {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.0175 ms, peer 0.0172 ms, ratio 0.983 (fallback bn128_s6_c2: 0.707)
-    {17, 63, 24},  // M 17..63: sk2_bn64_s6
+    {17, 63, 27},  // M 17..63: sk2_bn64_s6
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.2 us
     {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
     //   M=64: bn64_s12_c1_pp64_f1 0.0179 ms, peer 0.0164 ms, ratio 0.919 (fallback bn128_s6_c2: 0.520)
@@ -1643,7 +1667,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 49.4 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.3 us against 73.0 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.3 us against 73.0 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.7 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
@@ -1657,7 +1681,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 135.4 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 149.8 us against 166.1 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 149.8 us against 166.1 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -1669,7 +1693,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.0 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 191.9 us against 205.6 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 191.9 us against 205.6 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 205.7 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
@@ -1683,66 +1707,68 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 259.8 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 283.2 us against 300.5 us for bn128_s6_c1, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 283.2 us against 300.5 us for bn128_s6_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 300.6 us for bn128_s6_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 300.6 us for bn128_s6_c1, the least of those timed
     {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 300.7 us
     {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=6785 (at M=6848), 301.2 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 324.0 us against 335.5 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 324.0 us against 335.5 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 335.7 us
     {7681, 9472, 11},  // M 7681..9472: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.6 us
     {9473, 9728, 9},  // M 9473..9728: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 425.4 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 425.4 us for bn256_s4_c1, the least of those timed
     {9729, 16383, 11},  // M 9729..16383: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 425.6 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
-    {1, 64, 24},  // M 1..64: sk2_bn64_s6
+    {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 26.8 us
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.8 us
-    {65, 127, 23},  // M 65..127: sk2_bn128_s6
+    {65, 127, 25},  // M 65..127: sk2_bn128_s6
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.9 us
     {128, 128, 14},  // M 128..128: bn64_s12_c2_pp64_f1
     //   M=128: bn64_s12_c2_pp64_f1 0.0306 ms, peer 0.0264 ms, ratio 0.862 (fallback bn128_s6_c2: 0.610)
-    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 35.8 us
-    {193, 256, 21},  // M 193..256: sk2_bm128_bn128_s5
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.6 us against 35.8 us for bn128_s6_c1_pp64_f1, the least of those timed
+    {193, 256, 22},  // M 193..256: sk2_bm128_bn128_s5
     //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.8 us
-    {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 50.2 us
+    {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
+    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 48.5 us against 50.2 us for bn128_s6_c1, the least of those timed
+    {385, 512, 0},  // M 385..512: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 55.6 us
     //   M=512: bn128_s6_c1 0.0451 ms, peer 0.0447 ms, ratio 0.993 (fallback bn128_s6_c2: 0.961)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.1 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 87.9 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 118.8 us against 133.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 118.8 us against 133.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 140.0 us
     {1537, 1792, 10},  // M 1537..1792: bn240_s4_c2
-    //   between M=512 and M=2048: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 168.7 us against 175.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 168.7 us against 175.6 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 175.8 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 204.7 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 225.8 us against 233.9 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 225.8 us against 233.9 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 248.1 us against 255.8 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 248.1 us against 255.8 us for bn176_s5_c2, the least of those timed
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 257.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 284.2 us against 316.9 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 284.2 us against 316.9 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 322.5 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -1750,7 +1776,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.5 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 369.7 us against 398.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 369.7 us against 398.9 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 399.1 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
@@ -1764,13 +1790,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 503.0 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 551.3 us against 584.5 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 551.3 us against 584.5 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=6401 (at M=6464), 558.2 us against 584.7 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 558.2 us against 584.7 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 584.9 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=7297 (at M=7360), 626.5 us against 657.2 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 626.5 us against 657.2 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 657.5 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
@@ -1787,7 +1813,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=64: bn64_s12_c1_pp64_f1 0.0155 ms, peer 0.0143 ms, ratio 0.926 (fallback bn128_s6_c2: 0.575)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.0 us
-    {129, 256, 19},  // M 129..256: bn96_s7_c2
+    {129, 256, 20},  // M 129..256: bn96_s7_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 21.2 us
     //   M=256: bn96_s7_c2 0.0176 ms, peer 0.0166 ms, ratio 0.945 (fallback bn128_s6_c2: 0.842)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
@@ -1795,7 +1821,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {513, 640, 11},  // M 513..640: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 33.9 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 40.6 us against 42.2 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 40.6 us against 42.2 us for bn96_s7_c2, the least of those timed
     {769, 1024, 7},  // M 769..1024: bn192_s4_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.4 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
@@ -1806,11 +1832,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.5 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 74.3 us against 83.0 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 74.3 us against 83.0 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.1 us
     {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 101.3 us for bn128_s6_c1, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 101.3 us for bn128_s6_c1, the least of those timed
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.5 us
     {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
@@ -1822,7 +1848,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {3073, 3456, 11},  // M 3073..3456: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.3 us
     {3457, 3584, 9},  // M 3457..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3457 (at M=3520), 137.7 us against 142.4 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3457 (at M=3520), 137.7 us against 142.4 us for bn192_s4_c2, the least of those timed
     {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.1 us
     {3841, 4095, 11},  // M 3841..4095: bn256_s4_c1
@@ -1836,11 +1862,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {5121, 6272, 11},  // M 5121..6272: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 203.7 us
     {6273, 6400, 9},  // M 6273..6400: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6273 (at M=6336), 243.2 us against 251.7 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 243.2 us against 251.7 us for bn256_s4_c1, the least of those timed
     {6401, 7040, 11},  // M 6401..7040: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 251.8 us
     {7041, 7168, 9},  // M 7041..7168: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7041 (at M=7104), 264.5 us against 274.0 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7041 (at M=7104), 264.5 us against 274.0 us for bn192_s4_c2, the least of those timed
     {7169, 9856, 11},  // M 7169..9856: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 276.0 us
     {9857, 9984, 7},  // M 9857..9984: bn192_s4_c2
@@ -1868,7 +1894,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 30.7 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 32.9 us against 35.5 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 32.9 us against 35.5 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 35.6 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
@@ -1876,17 +1902,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.1 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.1 us against 48.1 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.1 us against 48.1 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 48.2 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.2 us against 57.5 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.2 us against 57.5 us for bn128_s6_c1, the least of those timed
     {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 11},  // M 2049..2304: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 60.7 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.4 us against 69.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.4 us against 69.1 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.1 us
     {2689, 2944, 11},  // M 2689..2944: bn256_s4_c1
@@ -1926,7 +1952,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {257, 384, 11},  // M 257..384: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 90.7 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 93.9 us against 100.6 us for bn256_s4_c1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 93.9 us against 100.6 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
@@ -1934,37 +1960,37 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 164.8 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 175.7 us against 200.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 175.7 us against 200.6 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 200.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 232.6 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 256.2 us against 268.9 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 256.2 us against 268.9 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 293.8 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 336.7 us against 358.0 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 336.7 us against 358.0 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 389.5 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.8 us against 454.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.8 us against 454.5 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.5 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 462.6 us against 483.9 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 462.6 us against 483.9 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 485.3 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 502.6 us against 527.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 502.6 us against 527.9 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 552.3 us against 577.3 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 552.3 us against 577.3 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 577.9 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 632.7 us against 669.3 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 632.7 us against 669.3 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 670.9 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
@@ -1978,23 +2004,23 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 821.4 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 829.5 us against 861.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 829.5 us against 861.6 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 861.9 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 910.1 us against 954.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 910.1 us against 954.6 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 954.9 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 960.3 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 990.7 us against 1037.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 990.7 us against 1037.7 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1050.9 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1055.3 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1075.1 us against 1113.4 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1075.1 us against 1113.4 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1145.3 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
@@ -2013,10 +2039,10 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.1 us
-    {257, 384, 20},  // M 257..384: sk2_bm128_bn112_s5
+    {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.7 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 104.2 us against 111.8 us for bn256_s4_c1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 104.2 us against 111.8 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
@@ -2024,37 +2050,37 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 896, 0},  // M 769..896: bn128_s6_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 183.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 196.1 us against 224.1 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 196.1 us against 224.1 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 224.3 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 260.1 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1281 (at M=1344), 286.5 us against 300.9 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 286.5 us against 300.9 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 328.9 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1793 (at M=1856), 377.0 us against 400.6 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 377.0 us against 400.6 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 436.4 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2305 (at M=2368), 471.4 us against 509.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 471.4 us against 509.5 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 531.9 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2689 (at M=2752), 517.9 us against 542.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 517.9 us against 542.5 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 544.0 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 563.2 us against 591.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 563.2 us against 591.7 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 618.5 us against 647.1 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 618.5 us against 647.1 us for bn128_s6_c1, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 648.0 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3585 (at M=3648), 708.7 us against 750.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 708.7 us against 750.4 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 752.6 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
@@ -2068,23 +2094,23 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 921.1 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4865 (at M=4928), 930.3 us against 966.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 930.3 us against 966.8 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 967.2 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5377 (at M=5440), 1020.8 us against 1071.4 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1020.8 us against 1071.4 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1071.7 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1077.7 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6017 (at M=6080), 1111.4 us against 1163.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 1111.4 us against 1163.7 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1179.6 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1184.5 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=6529 (at M=6592), 1206.1 us against 1248.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1206.1 us against 1248.7 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1285.6 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
@@ -2115,7 +2141,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.7 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 176.1 us against 188.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 176.1 us against 188.1 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 200.8 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
@@ -2128,7 +2154,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 297.2 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.0 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 344.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -2138,25 +2164,25 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 395.8 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 425.7 us against 440.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 425.7 us against 440.1 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 440.9 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 443.8 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 467.5 us against 488.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 467.5 us against 488.0 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 488.2 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 492.1 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 508.9 us against 532.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 508.9 us against 532.0 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 535.6 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 540.2 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 549.9 us against 568.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 549.9 us against 568.7 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 582.7 us
     {6145, 7296, 11},  // M 6145..7296: bn256_s4_c1
@@ -2179,8 +2205,10 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {65, 128, 15},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.0 us
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 99.6 us against 105.0 us for bn128_s6_c1, the least of those timed
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 105.1 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 159.1 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
@@ -2189,11 +2217,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 343.0 us
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 438.9 us against 454.9 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 438.9 us against 454.9 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 505.2 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 579.0 us against 617.4 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 579.0 us against 617.4 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.3 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
@@ -2202,11 +2230,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 836.3 us
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 984.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 984.0 us for bn128_s6_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1000.6 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1156.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1156.4 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1162.7 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -2216,25 +2244,25 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1341.9 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1435.4 us against 1493.7 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 1435.4 us against 1493.7 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1494.0 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1507.4 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1577.5 us against 1656.9 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 1577.5 us against 1656.9 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1658.1 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1674.7 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1717.6 us against 1793.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 1717.6 us against 1793.0 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1820.2 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1840.2 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1857.7 us against 1917.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 1857.7 us against 1917.0 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1982.2 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
@@ -2264,8 +2292,10 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {65, 128, 15},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 74.9 us
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
-    {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.0 us
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 102.4 us against 108.0 us for bn128_s6_c1, the least of those timed
+    {193, 256, 0},  // M 193..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 108.0 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 163.7 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
@@ -2274,11 +2304,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 353.4 us
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 468.8 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 468.8 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 520.6 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 636.6 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 636.6 us for bn176_s5_c2, the least of those timed
     {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 687.7 us
     {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
@@ -2288,11 +2318,11 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 861.9 us
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a width timed at neither, the cost model's estimate from M=2561 (at M=2624), 980.1 us against 1014.1 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 980.1 us against 1014.1 us for bn128_s6_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1031.4 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a width timed at neither, the cost model's estimate from M=3073 (at M=3136), 1123.8 us against 1191.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1123.8 us against 1191.7 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1198.5 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
@@ -2302,25 +2332,25 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1383.2 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 1479.5 us against 1539.7 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 1479.5 us against 1539.7 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1540.1 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1553.9 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4737 (at M=4800), 1626.0 us against 1708.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 1626.0 us against 1708.0 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1709.3 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1726.4 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5249 (at M=5312), 1770.5 us against 1847.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 1770.5 us against 1847.7 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1876.4 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1897.0 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=5761 (at M=5824), 1914.9 us against 1975.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 1914.9 us against 1975.5 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2043.5 us
     {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
@@ -2353,13 +2383,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 44.2 us
     {193, 255, 5},  // M 193..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 43.5 us against 46.6 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 43.5 us against 46.6 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 11},  // M 257..384: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 58.1 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 74.7 us against 83.3 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 74.7 us against 83.3 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 107.1 us
     {769, 1024, 0},  // M 769..1024: bn128_s6_c1
@@ -2368,7 +2398,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 155.2 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 166.9 us against 188.5 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 166.9 us against 188.5 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 193.1 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
@@ -2376,7 +2406,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 203.8 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1665 (at M=1728), 217.6 us against 233.4 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 217.6 us against 233.4 us for bn192_s4_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 248.3 us
     {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
@@ -2384,7 +2414,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 300.6 us
     {2433, 2560, 9},  // M 2433..2560: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2433 (at M=2496), 302.4 us against 332.3 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2433 (at M=2496), 302.4 us against 332.3 us for bn176_s5_c2, the least of those timed
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 345.7 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
@@ -2394,24 +2424,24 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 392.8 us
     {3329, 3584, 9},  // M 3329..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3329 (at M=3392), 425.3 us against 439.7 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 425.3 us against 439.7 us for bn256_s4_c2, the least of those timed
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 445.4 us
     {3713, 3840, 9},  // M 3713..3840: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=3713 (at M=3776), 466.2 us against 486.7 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3713 (at M=3776), 466.2 us against 486.7 us for bn256_s4_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 486.9 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 494.1 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4225 (at M=4288), 509.1 us against 532.3 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 509.1 us against 532.3 us for bn192_s4_c2, the least of those timed
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 536.8 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 590.3 us
     {4993, 5120, 9},  // M 4993..5120: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=4993 (at M=5056), 592.3 us against 631.0 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4993 (at M=5056), 592.3 us against 631.0 us for bn256_s4_c2, the least of those timed
     {5121, 6144, 12},  // M 5121..6144: bn256_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 631.4 us
     {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
@@ -2421,7 +2451,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {7425, 7552, 11},  // M 7425..7552: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 880.6 us
     {7553, 7680, 9},  // M 7553..7680: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=7553 (at M=7616), 882.0 us against 916.9 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7553 (at M=7616), 882.0 us against 916.9 us for bn256_s4_c2, the least of those timed
     {7681, 8704, 12},  // M 7681..8704: bn256_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 917.1 us
     {8705, 8832, 11},  // M 8705..8832: bn256_s4_c1
@@ -2439,7 +2469,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {10753, 10880, 11},  // M 10753..10880: bn256_s4_c1
     //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1267.5 us
     {10881, 11008, 9},  // M 10881..11008: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=10881 (at M=10944), 1256.6 us against 1299.9 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=10881 (at M=10944), 1256.6 us against 1299.9 us for bn256_s4_c2, the least of those timed
     {11009, 11264, 12},  // M 11009..11264: bn256_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 1300.0 us
     {11265, 11392, 11},  // M 11265..11392: bn256_s4_c1
@@ -2473,14 +2503,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=8: bn96_s10_c1_pp64_f1 0.0186 ms, peer 0.0185 ms, ratio 0.997 (fallback bn192_s4_c2: 0.794)
     //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.4 us
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
-    {33, 128, 18},  // M 33..128: bn96_s7_c1
+    {33, 128, 19},  // M 33..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.9 us
     //   M=128: bn96_s7_c1 0.0192 ms, peer 0.0201 ms, ratio 1.046 (fallback bn192_s4_c2: 0.824)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.3 us
     {257, 320, 1},  // M 257..320: bn128_s6_c1_pp64_f1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
-    {321, 384, 18},  // M 321..384: bn96_s7_c1
+    {321, 384, 19},  // M 321..384: bn96_s7_c1
     //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 36.9 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 40.4 us
@@ -2501,7 +2531,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 137.2 us
     {2177, 2304, 9},  // M 2177..2304: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2177 (at M=2240), 142.1 us against 146.8 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2177 (at M=2240), 142.1 us against 146.8 us for bn256_s4_c1, the least of those timed
     {2305, 8191, 11},  // M 2305..8191: bn256_s4_c1
     //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 147.1 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
@@ -2518,16 +2548,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 42.5 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=129 (at M=192), 56.5 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 56.5 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 86.3 us
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 104.7 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 104.7 us for bn128_s6_c1, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 130.4 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 145.5 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 145.5 us for bn192_s4_c2, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 158.6 us
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
@@ -2537,7 +2567,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 259.2 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 267.1 us against 276.6 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 267.1 us against 276.6 us for bn192_s4_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 302.5 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
@@ -2623,8 +2653,8 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     //   M=16: bn96_s10_c1_pp64_f1 0.0761 ms, peer 0.0778 ms, ratio 1.022 (fallback bn192_s4_c2: 0.756)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 77.5 us
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
-    {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 86.7 us
+    {65, 128, 19},  // M 65..128: bn96_s7_c1
+    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 81.1 us against 86.7 us for bn128_s6_c1, the least of those timed
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 114.4 us
     {193, 256, 7},  // M 193..256: bn192_s4_c2
@@ -2633,13 +2663,13 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {257, 384, 0},  // M 257..384: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 175.1 us
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=385 (at M=448), 199.6 us against 213.1 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 199.6 us against 213.1 us for bn192_s4_c2, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 263.8 us
     {641, 896, 11},  // M 641..896: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 308.6 us
     {897, 1023, 9},  // M 897..1023: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=897 (at M=960), 378.9 us against 391.1 us for bn256_s4_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 378.9 us against 391.1 us for bn256_s4_c1, the least of those timed
     {1024, 1152, 11},  // M 1024..1152: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 442.0 us
@@ -2648,7 +2678,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 525.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1409 (at M=1472), 558.3 us against 597.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 558.3 us against 597.0 us for bn256_s4_c2, the least of those timed
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 648.8 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
@@ -2656,7 +2686,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 731.3 us
     {1921, 2048, 9},  // M 1921..2048: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1921 (at M=1984), 737.7 us against 762.1 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 737.7 us against 762.1 us for bn256_s4_c2, the least of those timed
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 823.7 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
@@ -2672,7 +2702,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1112.7 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=2945 (at M=3008), 1107.0 us against 1143.5 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 1107.0 us against 1143.5 us for bn256_s4_c2, the least of those timed
     {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1205.5 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
@@ -2728,7 +2758,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 196.7 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 191.7 us against 203.6 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 191.7 us against 203.6 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
@@ -2736,7 +2766,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {385, 640, 11},  // M 385..640: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 356.7 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 517.7 us against 540.7 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 517.7 us against 540.7 us for bn192_s4_c2, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 591.5 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
@@ -2822,7 +2852,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 197.4 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=193 (at M=255), 192.3 us against 205.7 us for bn128_s6_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 192.3 us against 205.7 us for bn128_s6_c1, the least of those timed
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
@@ -2830,7 +2860,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {385, 640, 11},  // M 385..640: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 357.4 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=641 (at M=704), 518.4 us against 541.4 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 518.4 us against 541.4 us for bn192_s4_c2, the least of those timed
     {769, 1023, 11},  // M 769..1023: bn256_s4_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 638.8 us
     {1024, 1024, 12},  // M 1024..1024: bn256_s4_c2
@@ -2838,7 +2868,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 799.0 us
     {1153, 1280, 9},  // M 1153..1280: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a width timed at neither, the cost model's estimate from M=1153 (at M=1216), 844.8 us against 873.7 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 844.8 us against 873.7 us for bn256_s4_c2, the least of those timed
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 986.6 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
@@ -2890,42 +2920,42 @@ inline constexpr std::array<gemm_dispatch_bucket, 1283> buckets{{
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 45},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 45, 31},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 76, 31},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 107, 33},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 140, 29},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 169, 27},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 196, 41},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 237, 41},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 278, 33},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 311, 37},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 348, 35},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 383, 55},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 438, 43},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 481, 37},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 518, 9},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 527, 38},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 565, 33},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 598, 32},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 630, 46},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 676, 30},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 706, 40},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 746, 34},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 780, 32},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 812, 28},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 840, 42},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 882, 42},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 924, 35},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 959, 38},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 997, 39},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1036, 59},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1095, 16},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1111, 36},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1147, 11},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1158, 43},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1201, 44},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1245, 38},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 48},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 48, 31},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 79, 31},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 110, 35},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 145, 29},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 174, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 201, 41},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 242, 41},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 283, 33},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 316, 38},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 354, 36},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 390, 55},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 445, 43},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 488, 37},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 525, 9},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 534, 38},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 572, 33},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 605, 32},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 637, 49},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 686, 30},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 716, 40},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 756, 35},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 791, 32},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 823, 28},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 851, 42},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 893, 42},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 935, 35},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 970, 39},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 1009, 40},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1049, 59},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1108, 16},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1124, 36},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 1160, 11},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1171, 43},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1214, 44},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1258, 38},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

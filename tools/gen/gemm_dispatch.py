@@ -25,12 +25,12 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
     while that is predicted within 3% of the best (estimated within 1%; so that a gap has few buckets).
     M below the smallest searched one takes its schedule, M above the largest up to twice it takes that one's; adjacent
     buckets with one schedule are merged.
-  - between searched M, also the cooperative tile of a width between the sweep's own that the sweep would offer at
-    the bucket's largest M (model_width_plan in bench/gemm/sweep_candidates.hpp, through the cost program's
-    --model-widths), where the model estimates it at least MODEL_WIDTH_MARGIN faster than every schedule timed at
-    either neighbour: the waves of tiles a width leaves idle are what the model sees and a neighbour's time does not
-    (docs/gemm.md, "Widths between the sweep's own"). Once a sweep times those widths at the searched M, they are
-    ordinary candidates there.
+  - between searched M, also any schedule the sweep would time at the bucket's largest M (sweep_candidates in
+    bench/gemm/sweep_candidates.hpp, through the cost program's --model-candidates, with the sweep's measured
+    split-K concurrency) that neither neighbour timed, where the model estimates it at least UNTIMED_MARGIN faster
+    than every schedule timed at either: the candidates change with M (the split-K fill's width and splits, the
+    width between the sweep's own that fills the waves; docs/gemm.md, "Widths between the sweep's own", "Schedules
+    timed at neither neighbour"), and a neighbour's time says nothing of a schedule it did not time.
 """
 import argparse
 import concurrent.futures
@@ -81,7 +81,7 @@ def plan_init(name, p):
 
 KEEP = 1.03  # a between-bucket keeps its schedule while that is predicted at most this much slower than the best
 KEEP_MODEL = 1.01  # the same for the cost model's estimates (leave-one-out: 0.994 / 0.995 at 1.01, 0.991 / 0.991 at 1.03)
-MODEL_WIDTH_MARGIN = 0.03  # a width no sweep timed at either neighbour must be estimated this much faster than all that were
+UNTIMED_MARGIN = 0.03  # a schedule no sweep timed at either neighbour must be estimated this much faster than all that were
 
 
 def waves(p, concurrent, sm_count, m, n):
@@ -112,17 +112,18 @@ class CostModel:
     estimates of (dtype, M, N, K, schedule) asked for in batches (about a millisecond each), remembered."""
 
     def __init__(self, binary, plans):
-        self.binary, self.plans, self.known, self.widths = pathlib.Path(binary), plans, {}, {}
+        self.binary, self.plans, self.known, self.cands = pathlib.Path(binary), plans, {}, {}
         if not os.access(self.binary, os.X_OK):
             raise EvidenceError("the cost model's program %s is not built (cmake --build build --target cake_cost_domain_rank; or "
                                 "--cost-bin PATH, or --wave-rule for the rule without the model)" % self.binary)
 
-    def _run(self, args, lines, rows_per_part):
-        """The program's output for input lines, in parallel parts of at least rows_per_part lines each."""
+    def _run(self, args, lines, rows_per_part, head=()):
+        """The program's output for input lines, in parallel parts of at least rows_per_part lines each (each part
+        after the lines of head)."""
         parts = max(1, min(os.cpu_count() or 1, 8, len(lines) // rows_per_part + 1))
 
         def run(chunk):
-            return subprocess.run([str(self.binary)] + args, input="\n".join(chunk) + "\n", capture_output=True, text=True, check=True).stdout
+            return subprocess.run([str(self.binary)] + args, input="\n".join(list(head) + chunk) + "\n", capture_output=True, text=True, check=True).stdout
 
         try:
             with concurrent.futures.ThreadPoolExecutor(parts) as pool:
@@ -151,36 +152,43 @@ class CostModel:
             self.prefetch([key])
         return self.known[key]
 
-    def prefetch_widths(self, keys):
-        """The between width the sweep would offer at each (dtype, M, N, K) (the program's --model-widths), remembered;
-        its plan is added to self.plans under its name."""
-        todo = sorted(set(k for k in keys if k not in self.widths))
+    def prefetch_candidates(self, keys, concurrency):
+        """The schedules the sweep would time at each (dtype, M, N, K) (the program's --model-candidates, given the
+        sweep's cluster_concurrency rows), remembered as lists of names; each plan is added to self.plans under its
+        name (one the evidence defines otherwise is an error)."""
+        todo = sorted(set(k for k in keys if k not in self.cands))
         if not todo:
             return
-        out = self._run(["--model-widths"], ["%s %d %d %d" % k for k in todo], 20)
+        head = ["conc %s %s %d %d" % (c["dtype"], c["plan"], c["cluster"], c["max_active_clusters"]) for c in concurrency]
+        out = self._run(["--model-candidates"], ["%s %d %d %d" % k for k in todo], 20, head)
+        got = {}
         for line in out.splitlines():
             f = line.split("\t")
-            key = (f[0], int(f[1]), int(f[2]), int(f[3]))
-            if f[4] == "-":
-                self.widths[key] = None
-                continue
-            v = f[5].split()
-            if v[0] != "sm90" or len(v) != 9:
-                raise EvidenceError("%s --model-widths: unreadable row: %s" % (self.binary, line))
-            bm, bn, stages, cluster_m, raster, pp, in_flight, persistent = map(int, v[1:])
-            plan = {"kernel": "sm90", "bm": bm, "bn": bn, "stages": stages, "cluster_m": cluster_m, "raster_group": raster, "pingpong": bool(pp),
-                    "in_flight": in_flight, "persistent": bool(persistent)}
-            if f[4] in self.plans and self.plans[f[4]] != plan:
-                raise EvidenceError("%s --model-widths names %s as %s, the evidence as %s" % (self.binary, f[4], plan, self.plans[f[4]]))
+            v = f[5].split() if len(f) == 6 else []
+            if v and v[0] == "sm90" and len(v) == 9:
+                bm, bn, stages, cluster_m, raster, pp, in_flight, persistent = map(int, v[1:])
+                plan = {"kernel": "sm90", "bm": bm, "bn": bn, "stages": stages, "cluster_m": cluster_m, "raster_group": raster, "pingpong": bool(pp),
+                        "in_flight": in_flight, "persistent": bool(persistent)}
+            elif v and v[0] == "splitk" and len(v) == 6:
+                bn, splits, stages, bm, global_sum = map(int, v[1:])
+                plan = {"kernel": "splitk", "bn": bn, "splits": splits, "stages": stages, "bm": bm, "global_sum": bool(global_sum)}
+            else:
+                raise EvidenceError("%s --model-candidates: unreadable row: %s" % (self.binary, line))
+            known = self.plans.get(f[4])
+            if known is not None and plan_fields(known) != plan_fields(plan):
+                raise EvidenceError("%s --model-candidates names %s as %s, the evidence as %s" % (self.binary, f[4], plan, known))
             self.plans.setdefault(f[4], plan)
-            self.widths[key] = f[4]
-        self._missing(todo, self.widths, " --model-widths")
+            got.setdefault((f[0], int(f[1]), int(f[2]), int(f[3])), []).append(f[4])
+        for k in todo:
+            if k not in got:
+                raise EvidenceError("%s --model-candidates gave no schedule for %s %d x %d x %d" % ((self.binary,) + k))
+            self.cands[k] = got[k]
 
-    def width(self, dtype, m, n, k):
+    def candidates(self, dtype, m, n, k, concurrency=()):
         key = (dtype, m, n, k)
-        if key not in self.widths:
-            self.prefetch_widths([key])
-        return self.widths[key]
+        if key not in self.cands:
+            self.prefetch_candidates([key], concurrency)
+        return self.cands[key]
 
 
 def gap_queries(ev, dtype, cells, gaps):
@@ -193,12 +201,13 @@ def gap_queries(ev, dtype, cells, gaps):
                 yield (dtype, hi, n, k, p)
 
 
-def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, width=None):
+def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, candidates=None):
     """Buckets for lo..hi strictly between searched M = m0 and m1: [(lo, hi, plan, why)], each the schedule the
     cost model estimates fastest at hi (estimate(plan, M) -> us, or None where the model cannot say), or
     without a model (or where it estimates none) the one of least predicted time (a neighbour's time x waves
-    at M / waves there; both neighbours' geometric mean). width(M): the between width the sweep would offer at M
-    (a plan name, or None), taken where the model estimates it MODEL_WIDTH_MARGIN faster than every timed one."""
+    at M / waves there; both neighbours' geometric mean). candidates(M): the schedules the sweep would time at M
+    (names); one timed at neither neighbour is taken where the model estimates it UNTIMED_MARGIN faster than every
+    timed one."""
     names = sorted(set(at0) | set(at1))
     plan = {p: dict(plans[p], name=p) for p in names}
     out = []
@@ -216,13 +225,15 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, wid
         else:
             cands, predict = names, waves_predict
         pick = min(cands, key=lambda p: (predict(p), p))
-        w = width(hi) if (width and modeled) else None
-        w_us = estimate(w, hi) if w and w not in modeled else None
-        if w_us is not None and w_us < (1 - MODEL_WIDTH_MARGIN) * predict(pick):
+        others = {p: estimate(p, hi) for p in (candidates(hi) if candidates and modeled else []) if p not in plan}
+        others = {p: t for p, t in others.items() if t is not None}
+        w = min(others, key=lambda p: (others[p], p)) if others else None
+        w_us = others[w] if w else None
+        if w_us is not None and w_us < (1 - UNTIMED_MARGIN) * predict(pick):
             if out and out[-1][2] == w:
                 out[-1] = (out[-1][0], hi, w, out[-1][3])
                 continue
-            out.append((lo, hi, w, "between M=%d and M=%d: %s, a width timed at neither, the cost model's estimate from M=%d (at M=%d), %.1f us "
+            out.append((lo, hi, w, "between M=%d and M=%d: %s, a sweep candidate timed at neither, the cost model's estimate from M=%d (at M=%d), %.1f us "
                                    "against %.1f us for %s, the least of those timed" % (m0, m1, w, lo, hi, w_us, predict(pick), pick)))
             continue
         # the bucket before goes on while its schedule is predicted within 3% (estimated within 1%) of the best here (few buckets)
@@ -267,8 +278,9 @@ def build(ev, model=None):
         if model:
             gaps = [(nk, a, b) for nk, per in cells.items() for a, b in zip(sorted(per), sorted(per)[1:]) if b > a + 1]
             queries = list(gap_queries(ev, dtype, cells, gaps))
-            model.prefetch_widths({q[:4] for q in queries})
-            model.prefetch(queries + [q[:4] + (model.widths[q[:4]],) for q in queries if model.widths[q[:4]]])
+            conc_rows = [c for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype]
+            model.prefetch_candidates({q[:4] for q in queries}, conc_rows)
+            model.prefetch(queries + [q[:4] + (c,) for q in queries for c in model.cands[q[:4]] if c not in banned[dtype]])
         nr, kr = ranges(r["N"] for r in rows), ranges(r["K"] for r in rows)
         logs_best, logs_fallback = [], []
         for (n, k) in sorted(cells):
@@ -301,8 +313,8 @@ def build(ev, model=None):
                 if nxt == m + 1:
                     continue
                 est = (lambda p, mm, n=n, k=k: model(dtype, mm, n, k, p)) if model else None
-                wid = (lambda mm, n=n, k=k: model.width(dtype, mm, n, k)) if model else None
-                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt], est, wid):
+                cands = (lambda mm, n=n, k=k: [c for c in model.candidates(dtype, mm, n, k, conc_rows) if c not in banned[dtype]]) if model else None
+                for lo, hi, pick, why in between(ev["plans"], concurrent, ev["sm_count"], n, m, nxt, per_m[m], per_m[nxt], est, cands):
                     pieces.append((lo, hi, pick, [why]))
             merged = []
             for p in pieces:
@@ -319,16 +331,23 @@ def build(ev, model=None):
     return out, banned, summary
 
 
-def leave_one_out(ev, model=None, keep_cell=lambda n, k: True):
+def leave_one_out(ev, model=None, keep_cell=lambda n, k: True, untimed=True):
     """How well the rule for M between searched ones does where it can be checked: each interior searched M of a
     cell is predicted from the searched M on either side (two steps of the domain's M grid apart, twice the
     held-out gaps) and the pick's measured time compared with that M's fastest. Per type: (geometric mean of
-    fastest / pick's time, shapes scored, shapes whose pick was not timed there, shapes below 0.95)."""
+    fastest / pick's time, shapes scored, shapes whose pick was not timed there, shapes below 0.95). untimed: the
+    sweep's candidates timed at neither neighbour among the choices, as the generator has them (False: only those
+    timed, for comparison)."""
     out = {}
     for dtype, _ in DTYPES:
-        _, _, cells, concurrent = evidence_of(ev, dtype)
+        bad, _, cells, concurrent = evidence_of(ev, dtype)
+        conc_rows = [c for c in ev.get("cluster_concurrency", []) if c["dtype"] == dtype]
         if model:
-            model.prefetch(gap_queries(ev, dtype, cells, [(nk, a, c) for nk, per in cells.items() for a, c in zip(sorted(per), sorted(per)[2:])]))
+            queries = list(gap_queries(ev, dtype, cells, [(nk, a, c) for nk, per in cells.items() for a, c in zip(sorted(per), sorted(per)[2:])]))
+            if untimed:
+                model.prefetch_candidates({q[:4] for q in queries}, conc_rows)
+                queries += [q[:4] + (c,) for q in queries for c in model.cands[q[:4]] if c not in bad]
+            model.prefetch(queries)
         logs, untimed = [], 0
         for (n, k), per in sorted(cells.items()):
             if not keep_cell(n, k):
@@ -336,7 +355,9 @@ def leave_one_out(ev, model=None, keep_cell=lambda n, k: True):
             ms = sorted(per)
             for m0, m, m1 in zip(ms, ms[1:], ms[2:]):
                 est = (lambda p, mm, n=n, k=k: model(dtype, mm, n, k, p)) if model else None
-                pick = [p for lo, hi, p, _ in between(ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1], est) if lo <= m <= hi][0]
+                cands = (lambda mm, n=n, k=k: [c for c in model.candidates(dtype, mm, n, k, conc_rows) if c not in bad]) if model and untimed else None
+                pick = [p for lo, hi, p, _ in between(model.plans if model else ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1], est, cands)
+                        if lo <= m <= hi][0]
                 if pick not in per[m]:
                     untimed += 1
                     continue
@@ -364,7 +385,7 @@ def generate(evidence_path, allow_partial=False, model=None):
         raise EvidenceError("%s is from a sweep that did not finish (\"complete\": false); rerun it, or pass --allow-partial to use "
                             "the shapes it measured" % evidence_path)
     if model:
-        model.plans = dict(ev.get("plans", {}))  # (and the between widths the model adds)
+        model.plans = dict(ev.get("plans", {}))  # (and the sweep's candidates the model adds)
     cells, banned, summary = build(ev, model)
     all_plans = model.plans if model else ev["plans"]
     placeholder = bool(ev.get("placeholder", False))
@@ -387,8 +408,8 @@ def generate(evidence_path, allow_partial=False, model=None):
     if model:
         L.append("// Between searched M: the schedule timed at either neighbour that the cost model (cake::cost::estimate, the")
         L.append("// committed calibration) estimates fastest; the estimate is in each bucket's line (docs/gemm.md, \"The dispatcher\").")
-        L.append("// Or a width between the sweep's own, timed at neither neighbour, where the model estimates it %d%% faster than" % round(100 * MODEL_WIDTH_MARGIN))
-        L.append("// all that were (docs/gemm.md, \"Widths between the sweep's own\").")
+        L.append("// Or a schedule the sweep would time at the bucket's largest M, timed at neither neighbour, where the model estimates")
+        L.append("// it %d%% faster than all that were (docs/gemm.md, \"Schedules timed at neither neighbour\")." % round(100 * UNTIMED_MARGIN))
     else:
         L.append("// Between searched M: the wave rule (neighbours' times x waves; docs/gemm.md, \"The dispatcher\").")
     for dtype, _ in DTYPES:
@@ -525,14 +546,15 @@ def self_test():
     fake2 = lambda p, m: None if m > 384 else ({"x": 10.0, "y": 20.0}[p] if m <= 256 else {"x": 30.5, "y": 30.0}[p])  # 1.7%: switch
     got = [(lo, hi, p) for lo, hi, p, _ in between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake2)]
     assert got == [(129, 256, "x"), (257, 511, "y")], got
-    # A width between the sweep's own (w, timed at neither neighbour): taken where estimated at least 3% under the
-    # least timed estimate (9.6 against 10 at 129..256), not at 2% (257..384: 29.4 against 30), and where the model
-    # offers none (None above 384) the rule above stands; adjacent pieces of w join one bucket.
-    fake3 = lambda p, m: None if m > 384 else {"x": 10.0, "y": 20.0, "w": 9.6}[p] if m <= 256 else {"x": 30.5, "y": 30.0, "w": 29.4}[p]
-    width = lambda m: "w" if m <= 384 else None
-    got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake3, width)
+    # A schedule the sweep would time at the piece's M that neither neighbour timed (w, v): the fastest estimated
+    # of them taken where at least 3% under the least timed estimate (w: 9.6 against 10 at 129..256; v, 9.9, is
+    # estimated slower), not at 2% (257..384: 29.4 against 30), and where the sweep would time none (above 384) or
+    # the model cannot say, the rule above stands; a candidate timed at a neighbour (x) is not counted twice.
+    fake3 = lambda p, m: None if m > 384 else {"x": 10.0, "y": 20.0, "w": 9.6, "v": 9.9}[p] if m <= 256 else {"x": 30.5, "y": 30.0, "w": 29.4, "v": None}[p]
+    cands = lambda m: ["x", "v", "w"] if m <= 384 else []
+    got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake3, cands)
     assert [(lo, hi, p) for lo, hi, p, _ in got] == [(129, 256, "w"), (257, 511, "y")], got
-    assert "a width timed at neither" in got[0][3] and "9.6 us against 10.0 us for x" in got[0][3], got[0][3]
+    assert "a sweep candidate timed at neither" in got[0][3] and "9.6 us against 10.0 us for x" in got[0][3], got[0][3]
     # The estimates come from the cost program's output rows (a stand-in program here): "ok TIME" is a time in
     # us, "no REASON" no estimate; a program that fails, or leaves a row unanswered, is an error that names it.
     import tempfile
@@ -551,20 +573,29 @@ def self_test():
                 raise AssertionError("no error from a cost program that " + body)
             except EvidenceError as e:
                 assert words in str(e), e
-        # --model-widths rows: a plan (added to the model's plans under its name) or "-"; a plan that the evidence
-        # defines otherwise is an error
-        cm = stand_in("""awk '{ if ($2 > 100) printf "%s\\t%s\\t%s\\t%s\\tbn144_s6_c2\\tsm90 128 144 6 2 8 0 0 1\\n", $1, $2, $3, $4;
-                           else printf "%s\\t%s\\t%s\\t%s\\t-\\n", $1, $2, $3, $4 }'\n""")
-        assert cm.width("bf16", 2048, 2112, 7168) == "bn144_s6_c2" and cm.width("bf16", 64, 2112, 7168) is None, cm.widths
+        # --model-candidates rows: every schedule of the shape (each added to the model's plans under its name), after
+        # the concurrency rows it was given (the stand-in echoes how many); a plan that the evidence defines otherwise,
+        # or a shape without a row, is an error
+        body = """awk '/^conc/ { c++; next } { printf "%s\\t%s\\t%s\\t%s\\tbn144_s6_c2\\tsm90 128 144 6 2 8 0 0 1\\n", $1, $2, $3, $4;
+                                     if ($2 <= 128) printf "%s\\t%s\\t%s\\t%s\\tsk%d_bm128_bn96_s6\\tsplitk 96 %d 6 128 0\\n", $1, $2, $3, $4, c, c }'\n"""
+        cm = stand_in(body)
+        conc = [{"dtype": "bf16", "plan": "sk4_bn128_s6", "cluster": 4, "max_active_clusters": 30}] * 4
+        assert cm.candidates("bf16", 2048, 2112, 7168, conc) == ["bn144_s6_c2"] and cm.candidates("bf16", 128, 2112, 7168, conc) == ["bn144_s6_c2", "sk4_bm128_bn96_s6"], cm.cands
         assert cm.plans["bn144_s6_c2"] == dict(plan, bn=144, stages=6), cm.plans
+        assert cm.plans["sk4_bm128_bn96_s6"] == {"kernel": "splitk", "bn": 96, "splits": 4, "stages": 6, "bm": 128, "global_sum": False}, cm.plans
         assert plan_init("bn144_s6_c2", cm.plans["bn144_s6_c2"]).startswith("{gemm_kernel::sm90, {.bm = 128, .bn = 144, .stages = 6, .cluster_m = 2"), cm.plans
-        cm2 = stand_in(cm.binary.read_text().split("\n", 1)[1])
+        cm2 = stand_in(body)
         cm2.plans["bn144_s6_c2"] = dict(plan, bn=144, stages=5)
         try:
-            cm2.width("bf16", 2048, 2112, 7168)
-            raise AssertionError("no error for a width the evidence defines otherwise")
+            cm2.candidates("bf16", 2048, 2112, 7168, conc)
+            raise AssertionError("no error for a schedule the evidence defines otherwise")
         except EvidenceError as e:
             assert "names bn144_s6_c2 as" in str(e), e
+        try:
+            stand_in("awk '{ }'\n").candidates("bf16", 2048, 2112, 7168)
+            raise AssertionError("no error for a shape without candidates")
+        except EvidenceError as e:
+            assert "gave no schedule for bf16 2048 x 2112 x 7168" in str(e), e
         try:
             CostModel(pathlib.Path(tmp) / "absent", {})
             raise AssertionError("no error for a cost program that is not built")
@@ -599,6 +630,8 @@ def main(argv):
     ap.add_argument("--allow-partial", action="store_true", help="take a sweep file that did not finish (\"complete\": false)")
     ap.add_argument("--self-test", action="store_true", help="test the bucket rules and the stale-header check")
     ap.add_argument("--leave-one-out", action="store_true", help="score the rule for M between searched ones on the searched M themselves")
+    ap.add_argument("--timed-only", action="store_true", help="(--leave-one-out) only the schedules timed at a neighbour, none the sweep would time "
+                    "there that neither did (for comparison)")
     ap.add_argument("--cost-bin", default=str(DEFAULT_COST_BIN), help="the cost model's program (cmake target cake_cost_domain_rank; default %(default)s)")
     ap.add_argument("--wave-rule", action="store_true", help="between searched M, the neighbours' times x waves instead of the cost model")
     a = ap.parse_args(argv)
@@ -613,13 +646,13 @@ def main(argv):
         if a.leave_one_out:
             ev = json.loads(pathlib.Path(a.evidence).read_text())
             if model:
-                model.plans = ev["plans"]
+                model.plans = dict(ev["plans"])  # (and the sweep's candidates the model adds)
             # also apart: the layers five of the cost model's constants were fitted on (bench/cost/fit_sweep.py) and the others
             fit = json.loads((ROOT / "bench/results/h200/cost_sweep_fit.json").read_text())["fit_layers"]
             fitted = {(r["N"], r["K"]) for r in ev["rows"] if r.get("layer", "").split(".")[0] in fit}
             for part, keep in (("", lambda n, k: True), (" (cost fit's layers)", lambda n, k: (n, k) in fitted),
                                (" (other layers)", lambda n, k: (n, k) not in fitted)):
-                for dtype, (gm, n, untimed, low) in leave_one_out(ev, model, keep).items():
+                for dtype, (gm, n, untimed, low) in leave_one_out(ev, model, keep, not a.timed_only).items():
                     print("%s%s: %d interior searched M predicted from their neighbours: pick / fastest %.4f (geometric mean), %d below 0.95, "
                           "%d more whose pick was not timed there" % (dtype, part, n, gm, low, untimed))
             return 0
