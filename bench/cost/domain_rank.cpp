@@ -16,7 +16,8 @@
 // split-K fill's pick and, above M = 128, the width between the sweep's own that the cost model picks), for
 // tools/gen/gemm_dispatch.py, whose M between searched ones may take one that no sweep timed there. Input rows:
 // "conc DTYPE PLAN CLUSTER MAX_ACTIVE_CLUSTERS" (the sweep JSON's cluster_concurrency rows: how many clusters of a
-// split-K schedule ran at once, which the split-K fill plans with; every such row before the shapes of its type)
+// split-K schedule ran at once, which the split-K fill plans with; every such row before the shapes of its type;
+// a row naming no split-K schedule the sweep can time is ignored, and a type without rows plans with SMs / splits)
 // and "DTYPE M N K". Output rows (tab-separated), per candidate in the sweep's order: DTYPE M N K NAME and the
 // schedule as "sm90 BM BN ..." or "splitk BN SPLITS STAGES BM GLOBAL_SUM" (the input form above).
 #include <algorithm>
