@@ -21,7 +21,7 @@ inline constexpr const char* evidence = "bench/results/h200/gemm_sweep.json (NVI
 inline constexpr bool measured = true;
 inline constexpr int sm_count = 132;
 
-inline constexpr std::array<gemm_plan, 32> plans{{
+inline constexpr std::array<gemm_plan, 31> plans{{
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 0 bn128_s6_c1
     {gemm_kernel::sm90, {.bm = 64, .bn = 128, .stages = 6, .cluster_m = 1, .raster_group = 8, .pingpong = true, .in_flight = 1, .persistent = true}, {}},  // 1 bn128_s6_c1_pp64_f1
     {gemm_kernel::sm90, {.bm = 128, .bn = 128, .stages = 6, .cluster_m = 2, .raster_group = 8, .pingpong = false, .in_flight = 0, .persistent = true}, {}},  // 2 bn128_s6_c2
@@ -52,21 +52,16 @@ inline constexpr std::array<gemm_plan, 32> plans{{
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 2, .stages = 6}},  // 27 sk2_bn64_s6
     {gemm_kernel::splitk, {}, {.bn = 160, .bm = 128, .splits = 4, .stages = 4}},  // 28 sk4_bm128_bn160_s4
     {gemm_kernel::splitk, {}, {.bn = 96, .bm = 128, .splits = 4, .stages = 6}},  // 29 sk4_bm128_bn96_s6
-    {gemm_kernel::splitk, {}, {.bn = 128, .bm = 64, .splits = 4, .stages = 6}},  // 30 sk4_bn128_s6
-    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 31 sk4_bn64_s6
+    {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 30 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
-    {1, 1, 31},  // M 1..1: sk4_bn64_s6
+    {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    {2, 15, 30},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 22.5 us
-    {16, 16, 31},  // M 16..16: sk4_bn64_s6
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 27.13)
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    {17, 63, 30},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 22.6 us
-    {64, 64, 31},  // M 64..64: sk4_bn64_s6
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 27.14)
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
     //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 21.7 us against 25.4 us for sk2_bn128_s6, the least of those timed
@@ -87,31 +82,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 51.1 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
     //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 55.6 us against 58.7 us for bn64_s8_c2, the least of those timed
-    {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
+    {1024, 1792, 6},  // M 1024..1792: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 66.3 us
-    {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 72.2 us
-    {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 84.8 us
-    {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 95.1 us
-    {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 66.31)
+    {1793, 2048, 4},  // M 1793..2048: bn144_s6_c2
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
     //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.4 us against 126.4 us for bn176_s5_c2, the least of those timed
-    {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 126.6 us
-    {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 133.4 us
+    {2305, 3072, 6},  // M 2305..3072: bn176_s5_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 126.6)
     {3073, 3328, 4},  // M 3073..3328: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 166.9 us for bn256_s4_c1, the least of those timed
-    {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 167.1 us
-    {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 179.1 us
-    {3969, 4096, 6},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 184.9 us
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 184.0 us for bn176_s5_c2, the least of those timed
+    {3329, 4096, 6},  // M 3329..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 184.4)
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 194.6 us
@@ -182,59 +165,32 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.5 us against 78.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.3 us
-    {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
+    {1537, 3072, 11},  // M 1537..3072: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 100.6 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
-    {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 116.3 us
-    {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 131.6 us
-    {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 145.4 us
-    {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 145.6 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 145.1)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 179.0 us for bn176_s5_c2, the least of those timed
-    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 179.8 us
-    {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 187.1 us
-    {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 190.4 us
-    {4225, 4608, 7},  // M 4225..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 222.2 us
-    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 228.1 us
-    {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 235.1 us
-    {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 257.7 us
-    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 276.1 us
-    {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 280.0 us
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 189.9 us for bn256_s4_c1, the least of those timed
+    {3329, 6272, 11},  // M 3329..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 190.1)
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.2 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.4 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.3 us for bn128_s6_c1, the least of those timed
-    {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 324.5 us
-    {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 324.8 us
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.5 us for bn256_s4_c1, the least of those timed
+    {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=6657 (estimated at M=6720: 324.7)
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 363.1 us for bn192_s4_c2, the least of those timed
-    {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 363.4 us
-    {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 369.5 us
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 369.3 us for bn256_s4_c1, the least of those timed
+    {7425, 16384, 11},  // M 7425..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=7425 (estimated at M=7488: 369.3)
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 26.7 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 26.74)
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 26.8 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 26.79)
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
     {65, 128, 25},  // M 65..128: sk2_bn128_s6
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.9 us
@@ -249,27 +205,17 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 84.0 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 127.0 us for bn176_s5_c2, the least of those timed
-    {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 133.7 us
-    {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 167.1 us
-    {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 195.2 us
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 166.6 us for bn256_s4_c1, the least of those timed
+    {1281, 2304, 11},  // M 1281..2304: bn256_s4_c1
+    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 166.9)
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 222.7 us for bn128_s6_c2, the least of those timed
-    {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 243.6 us
-    {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 244.9 us
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 244.5 us for bn256_s4_c1, the least of those timed
+    {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the fastest at both, from M=2561 (estimated at M=2624: 244.7)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 301.7 us for bn176_s5_c2, the least of those timed
-    {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 306.7 us
-    {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 318.2 us
-    {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 322.5 us
+    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 321.8 us for bn256_s4_c1, the least of those timed
+    {3329, 4224, 11},  // M 3329..4224: bn256_s4_c1
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 322.1)
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.8 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
@@ -304,7 +250,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=4096 K=14336 (cell 3)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 42.0 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 42)
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.0 us
     {65, 127, 25},  // M 65..127: sk2_bn128_s6
@@ -381,9 +327,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=6144 K=4096 (cell 4)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.0226 ms, peer 0.0214 ms, ratio 0.948 (fallback bn128_s6_c2: 0.716)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 23.3 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 23.25)
     //   M=16: bn64_s12_c1_pp64_f1 0.0231 ms, peer 0.0221 ms, ratio 0.957 (fallback bn128_s6_c2: 0.723)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 23.5 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 23.53)
     //   M=64: bn64_s12_c1_pp64_f1 0.0236 ms, peer 0.0219 ms, ratio 0.929 (fallback bn128_s6_c2: 0.587)
     {65, 128, 18},  // M 65..128: bn96_s10_c2_pp64_f1
     //   between M=64 and M=256: bn96_s10_c2_pp64_f1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 24.6 us against 25.5 us for bn128_s6_c1_pp64_f1, the least of those timed
@@ -447,7 +393,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=7168 K=2048 (cell 5)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0161 ms, peer 0.0153 ms, ratio 0.947 (fallback bn128_s6_c2: 0.792)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 17.8 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 17.78)
     //   M=32: bn64_s12_c1_pp64_f1 0.0160 ms, peer 0.0149 ms, ratio 0.933 (fallback bn128_s6_c2: 0.799)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 18.0 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -509,7 +455,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=7168 K=16384 (cell 6)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0694 ms, peer 0.0740 ms, ratio 1.066 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 70.1 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 70.08)
     //   M=32: bn64_s12_c1_pp64_f1 0.0696 ms, peer 0.0717 ms, ratio 1.030 (fallback bn128_s6_c2: 0.779)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.3 us
     {65, 127, 15},  // M 65..127: bn64_s8_c1
@@ -687,7 +633,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=8192 K=8192 (cell 8)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0452 ms, peer 0.0437 ms, ratio 0.966 (fallback bn128_s6_c2: 0.849)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 44.0 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 44.02)
     //   M=32: bn64_s12_c1_pp64_f1 0.0461 ms, peer 0.0448 ms, ratio 0.972 (fallback bn128_s6_c2: 0.832)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.3 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -695,22 +641,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   M=128: bn64_s8_c1 0.0479 ms, peer 0.0460 ms, ratio 0.961 (fallback bn128_s6_c2: 0.652)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 61.9 us
-    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    {257, 1024, 11},  // M 257..1024: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 91.4 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
-    {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 153.2 us
-    {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 191.4 us
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 191.1)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 252.4 us for bn128_s6_c2, the least of those timed
-    {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 279.7 us
-    {1537, 1792, 6},  // M 1537..1792: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 341.2 us
-    {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 367.9 us
-    {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 280.6 us for bn256_s4_c1, the least of those timed
+    {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 281.8)
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 433.3 us
@@ -758,11 +696,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=28672 (cell 9)
-    {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
+    {1, 32, 13},  // M 1..32: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1237 ms, peer 0.1252 ms, ratio 1.012 (fallback bn128_s6_c2: 0.747)
-    {9, 31, 25},  // M 9..31: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 127.9 us
-    {32, 32, 13},  // M 32..32: bn64_s12_c1_pp64_f1
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 128.2)
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
     {33, 64, 25},  // M 33..64: sk2_bn128_s6
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.9 us
@@ -775,22 +711,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 190.8 us
     {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 285.5 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
+    {385, 1024, 11},  // M 385..1024: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 329.8 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
-    {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 507.5 us
-    {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 640.1 us
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 639.3)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 850.2 us for bn128_s6_c2, the least of those timed
-    {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 946.4 us
-    {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1176.4 us
-    {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1252.4 us
-    {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 950.0 us for bn256_s4_c1, the least of those timed
+    {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 953.6)
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1470.3 us
@@ -854,22 +782,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 196.4 us
     {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 293.7 us
-    {385, 512, 11},  // M 385..512: bn256_s4_c1
+    {385, 1024, 11},  // M 385..1024: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 339.8 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
-    {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 522.9 us
-    {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 659.7 us
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 658.9)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 876.2 us for bn128_s6_c2, the least of those timed
-    {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 975.5 us
-    {1537, 1792, 2},  // M 1537..1792: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 1212.4 us
-    {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 1291.1 us
-    {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 979.3 us for bn256_s4_c1, the least of those timed
+    {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 983)
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1515.3 us
@@ -920,7 +840,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=10240 K=8192 (cell 11)
     {1, 63, 17},  // M 1..63: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0531 ms, peer 0.0562 ms, ratio 1.059 (fallback bn176_s5_c2: 0.860)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 52.1 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 52.07)
     //   M=16: bn96_s10_c1_pp64_f1 0.0529 ms, peer 0.0559 ms, ratio 1.056 (fallback bn176_s5_c2: 0.867)
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 52.5 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
@@ -1037,7 +957,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // bf16 N=24576 K=1536 (cell 12)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0296 ms, peer 0.0301 ms, ratio 1.018 (fallback bn192_s4_c2: 0.835)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 29.6 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 29.64)
     //   M=32: bn96_s10_c1_pp64_f1 0.0292 ms, peer 0.0294 ms, ratio 1.006 (fallback bn192_s4_c2: 0.821)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 30.4 us
     {65, 128, 19},  // M 65..128: bn96_s7_c1
@@ -1069,73 +989,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 202.8 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 207.1 us
-    {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
+    {1921, 16384, 12},  // M 1921..16384: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 221.4 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
-    {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 243.4 us
-    {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2177 (at M=2240), 258.1 us
-    {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 261.6 us
-    {2433, 2816, 12},  // M 2433..2816: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2433 (at M=2496), 276.6 us
-    {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 314.4 us
-    {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 346.0 us
-    {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 369.0 us
-    {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3457 (at M=3520), 380.9 us
-    {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 421.7 us
-    {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3969 (at M=4032), 433.1 us
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 440.2 us
-    {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 452.8 us
-    {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 476.3 us
-    {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4481 (at M=4544), 488.2 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 494.3 us
-    {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 505.8 us
-    {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 529.0 us
-    {4993, 5120, 12},  // M 4993..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4993 (at M=5056), 540.4 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 547.6 us
-    {5249, 5632, 12},  // M 5249..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 557.9 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 601.7 us
-    {5761, 6144, 12},  // M 5761..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 610.1 us
-    {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 655.3 us
-    {6273, 6656, 12},  // M 6273..6656: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6273 (at M=6336), 664.3 us
-    {6657, 6784, 11},  // M 6657..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 709.1 us
-    {6785, 6912, 12},  // M 6785..6912: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 717.4 us
-    {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 726.6 us
-    {7041, 16384, 12},  // M 7041..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 735.0 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 257.8)
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
-    {1, 1, 3},  // M 1..1: bn128_s8_c1_pp64_f1
+    {1, 16, 3},  // M 1..16: bn128_s8_c1_pp64_f1
     //   M=1: bn128_s8_c1_pp64_f1 0.0680 ms, peer 0.0693 ms, ratio 1.018 (fallback bn256_s4_c2: 0.735)
-    {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 68.6 us
-    {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 68.63)
     //   M=16: bn128_s8_c1_pp64_f1 0.0688 ms, peer 0.0698 ms, ratio 1.014 (fallback bn256_s4_c2: 0.745)
     {17, 64, 1},  // M 17..64: bn128_s6_c1_pp64_f1
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 69.9 us
@@ -1144,17 +1007,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.2 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
     //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 101.9 us against 108.0 us for bn256_s4_c1, the least of those timed
-    {256, 384, 11},  // M 256..384: bn256_s4_c1
+    {256, 1152, 11},  // M 256..1152: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 152.5 us
-    {385, 512, 6},  // M 385..512: bn176_s5_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 185.6 us
-    {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 234.5 us
-    {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 262.9 us
-    {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 286.3 us
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 152.5)
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 383.5 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
@@ -1191,58 +1046,39 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1186.3 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1249.4 us
-    {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
+    {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1275.3 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1301.6 us
-    {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1329.3 us
-    {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1392.5 us
-    {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1418.4 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1481.5 us
-    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1507.4 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 1623.2 us
-    {5249, 32768, 12},  // M 5249..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 1641.2 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1329)
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
     {1, 15, 1},  // M 1..15: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.0163 ms, peer 0.0165 ms, ratio 1.014 (fallback bn256_s4_c2: 0.824)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 18.9 us
-    {16, 16, 3},  // M 16..16: bn128_s8_c1_pp64_f1
+    {16, 64, 3},  // M 16..64: bn128_s8_c1_pp64_f1
     //   M=16: bn128_s8_c1_pp64_f1 0.0170 ms, peer 0.0171 ms, ratio 1.007 (fallback bn256_s4_c2: 0.833)
-    {17, 63, 0},  // M 17..63: bn128_s6_c1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.9 us
-    {64, 64, 3},  // M 64..64: bn128_s8_c1_pp64_f1
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 20.43)
     //   M=64: bn128_s8_c1_pp64_f1 0.0167 ms, peer 0.0172 ms, ratio 1.031 (fallback bn256_s4_c2: 0.819)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 20.9 us
     {129, 4095, 11},  // M 129..4095: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.6 us
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 30.63)
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.8 us
-    {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
+    {4096, 32768, 12},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
-    {4097, 16383, 11},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 220.2 us
-    {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 226.4)
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.1359 ms, peer 0.1379 ms, ratio 1.015 (fallback bn192_s4_c2: 0.720)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 140.8 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 140.8)
     //   M=16: bn96_s10_c1_pp64_f1 0.1373 ms, peer 0.1392 ms, ratio 1.014 (fallback bn192_s4_c2: 0.721)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 142.5 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 142.5)
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
     {65, 128, 19},  // M 65..128: bn96_s7_c1
     //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 148.4 us against 155.1 us for bn128_s6_c1, the least of those timed
@@ -1299,37 +1135,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2596.0 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2714.9 us
-    {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
+    {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2750.3 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2888.0 us
-    {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 3002.2 us
-    {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 3121.1 us
-    {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 3156.5 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3275.4 us
-    {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3310.8 us
-    {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 3429.7 us
-    {4993, 6912, 12},  // M 4993..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 3465.1 us
-    {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 4782.6 us
-    {7041, 32768, 12},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 4873.7 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 3002)
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
     {1, 64, 1},  // M 1..64: bn128_s6_c1_pp64_f1
     //   M=1: bn128_s6_c1_pp64_f1 0.2351 ms, peer 0.2318 ms, ratio 0.986 (fallback bn176_s5_c2: 0.700)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 242.6 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 242.6)
     //   M=16: bn128_s6_c1_pp64_f1 0.2362 ms, peer 0.2347 ms, ratio 0.994 (fallback bn176_s5_c2: 0.706)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 245.3 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 245.3)
     //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.529)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 255.4 us
@@ -1458,29 +1275,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4131.2 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4647.6 us
-    {3713, 4096, 12},  // M 3713..4096: bn256_s4_c2
+    {3713, 32768, 12},  // M 3713..32768: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4746.8 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5301.5 us
-    {4225, 4608, 12},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5400.7 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5917.1 us
-    {4737, 32768, 12},  // M 4737..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 6016.2 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 5400)
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
-    {1, 1, 31},  // M 1..1: sk4_bn64_s6
+    {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    {2, 15, 30},  // M 2..15: sk4_bn128_s6
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 18.5 us
-    {16, 16, 31},  // M 16..16: sk4_bn64_s6
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 21.15)
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    {17, 63, 30},  // M 17..63: sk4_bn128_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 18.5 us
-    {64, 64, 31},  // M 64..64: sk4_bn64_s6
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 21.15)
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
     //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 17.6 us against 19.2 us for bn64_s12_c1_pp64_f1, the least of those timed
@@ -1499,31 +1305,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 31.8 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
     //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 34.6 us against 36.0 us for bn64_s8_c2, the least of those timed
-    {1024, 1280, 6},  // M 1024..1280: bn176_s5_c2
+    {1024, 1792, 6},  // M 1024..1792: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 40.3 us
-    {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 43.0 us
-    {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 49.9 us
-    {1793, 1920, 0},  // M 1793..1920: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 55.3 us
-    {1921, 2048, 4},  // M 1921..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 40.31)
+    {1793, 2048, 4},  // M 1793..2048: bn144_s6_c2
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
     //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.0 us against 72.7 us for bn176_s5_c2, the least of those timed
-    {2305, 2816, 6},  // M 2305..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 72.8 us
-    {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 75.6 us
+    {2305, 3072, 6},  // M 2305..3072: bn176_s5_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 72.81)
     {3073, 3328, 9},  // M 3073..3328: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 93.7 us for bn256_s4_c1, the least of those timed
-    {3329, 3712, 11},  // M 3329..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 93.8 us
-    {3713, 3968, 0},  // M 3713..3968: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 100.1 us
-    {3969, 4096, 6},  // M 3969..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 104.1 us
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 103.7 us for bn176_s5_c2, the least of those timed
+    {3329, 4096, 6},  // M 3329..4096: bn176_s5_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 103.9)
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
     //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 108.1 us
@@ -1599,58 +1393,31 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.3 us against 47.3 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.2 us
-    {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
+    {1537, 3072, 11},  // M 1537..3072: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 58.7 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
-    {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 67.0 us
-    {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 75.3 us
-    {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 82.9 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 82.61)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 101.1 us for bn128_s6_c1, the least of those timed
-    {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 101.2 us
-    {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 104.7 us
-    {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 107.2 us
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 106.8 us for bn256_s4_c1, the least of those timed
+    {3329, 4224, 11},  // M 3329..4224: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 106.9)
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 123.5 us for bn192_s4_c2, the least of those timed
-    {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 123.5 us
-    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 127.3 us
-    {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 131.3 us
-    {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 142.4 us
-    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 153.1 us
-    {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 155.4 us
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 131.0 us for bn256_s4_c1, the least of those timed
+    {4353, 6272, 11},  // M 4353..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 131.1)
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.0 us for bn128_s6_c1, the least of those timed
-    {6401, 6784, 0},  // M 6401..6784: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 179.0 us
-    {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 179.6 us
-    {7297, 7680, 7},  // M 7297..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 198.8 us
-    {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 203.7 us
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.4 us for bn256_s4_c1, the least of those timed
+    {6401, 16384, 11},  // M 6401..16384: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=6401 (estimated at M=6464: 179.4)
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
     {1, 15, 27},  // M 1..15: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0174 ms, peer 0.0170 ms, ratio 0.978 (fallback bn128_s6_c2: 0.691)
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.1 us
-    {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
+    {16, 64, 13},  // M 16..64: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.0175 ms, peer 0.0172 ms, ratio 0.983 (fallback bn128_s6_c2: 0.707)
-    {17, 63, 27},  // M 17..63: sk2_bn64_s6
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 19.2 us
-    {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 19.74)
     //   M=64: bn64_s12_c1_pp64_f1 0.0179 ms, peer 0.0164 ms, ratio 0.919 (fallback bn128_s6_c2: 0.520)
     {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 19.8 us
@@ -1690,47 +1457,34 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 176.9 us
     {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 177.0 us
-    {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 191.9 us against 205.6 us for bn192_s4_c2, the least of those timed
-    {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 205.7 us
-    {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 211.6 us
-    {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 218.3 us
-    {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 238.1 us
-    {5377, 5760, 0},  // M 5377..5760: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 256.0 us
-    {5761, 6272, 11},  // M 5761..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 259.8 us
-    {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 283.2 us against 300.5 us for bn128_s6_c1, the least of those timed
+    {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 191.8 us against 217.9 us for bn256_s4_c2, the least of those timed
+    {4353, 6144, 12},  // M 4353..6144: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 218.1)
+    {6145, 6400, 5},  // M 6145..6400: bn160_s5_c2
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 283.2 us against 301.1 us for bn256_s4_c2, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 300.6 us for bn128_s6_c1, the least of those timed
-    {6657, 6784, 0},  // M 6657..6784: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 300.7 us
-    {6785, 7296, 11},  // M 6785..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6785 (at M=6848), 301.2 us
-    {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 324.0 us against 335.5 us for bn192_s4_c2, the least of those timed
-    {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 335.7 us
-    {7681, 9472, 11},  // M 7681..9472: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 342.6 us
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 301.2 us for bn256_s4_c2, the least of those timed
+    {6657, 7168, 12},  // M 6657..7168: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=6657 (estimated at M=6720: 301.4)
+    {7169, 7424, 8},  // M 7169..7424: bn208_s5_c2
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7169 (at M=7232), 324.0 us against 342.6 us for bn256_s4_c2, the least of those timed
+    {7425, 8448, 12},  // M 7425..8448: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=7425 (estimated at M=7488: 342.8)
+    {8449, 8704, 9},  // M 8449..8704: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=8449 (at M=8512), 372.8 us against 384.4 us for bn256_s4_c2, the least of those timed
+    {8705, 9472, 12},  // M 8705..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=8705 (estimated at M=8768: 384.6)
     {9473, 9728, 9},  // M 9473..9728: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 425.4 us for bn256_s4_c1, the least of those timed
-    {9729, 16383, 11},  // M 9729..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 425.6 us
-    {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 426.0 us for bn256_s4_c2, the least of those timed
+    {9729, 32768, 12},  // M 9729..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=9729 (estimated at M=9792: 426.2)
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 26.8 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 26.76)
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.8 us
     {65, 127, 25},  // M 65..127: sk2_bn128_s6
@@ -1807,9 +1561,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // e4m3 N=6144 K=4096 (cell 22)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.0151 ms, peer 0.0145 ms, ratio 0.958 (fallback bn128_s6_c2: 0.773)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 16.7 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 16.72)
     //   M=16: bn64_s12_c1_pp64_f1 0.0150 ms, peer 0.0144 ms, ratio 0.956 (fallback bn128_s6_c2: 0.771)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 17.0 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 17)
     //   M=64: bn64_s12_c1_pp64_f1 0.0155 ms, peer 0.0143 ms, ratio 0.926 (fallback bn128_s6_c2: 0.575)
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.0 us
@@ -1822,64 +1576,38 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 33.9 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
     //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 40.6 us against 42.2 us for bn96_s7_c2, the least of those timed
-    {769, 1024, 7},  // M 769..1024: bn192_s4_c2
+    {769, 1536, 7},  // M 769..1536: bn192_s4_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.4 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
-    {1025, 1408, 11},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 59.0 us
-    {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 67.3 us
-    {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 75.5 us
-    {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 74.3 us against 83.0 us for bn256_s4_c1, the least of those timed
-    {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 83.1 us
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 67.02)
+    {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 74.2 us against 85.8 us for bn192_s4_c2, the least of those timed
+    {1793, 2048, 7},  // M 1793..2048: bn192_s4_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=1793 (estimated at M=1856: 85.98)
     {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 101.3 us for bn128_s6_c1, the least of those timed
-    {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 101.5 us
-    {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 104.8 us
-    {2561, 2816, 11},  // M 2561..2816: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 107.3 us
-    {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 123.6 us
-    {3073, 3456, 11},  // M 3073..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 131.3 us
-    {3457, 3584, 9},  // M 3457..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3457 (at M=3520), 137.7 us against 142.4 us for bn192_s4_c2, the least of those timed
-    {3585, 3840, 0},  // M 3585..3840: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 153.1 us
-    {3841, 4095, 11},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 155.5 us
-    {4096, 4096, 7},  // M 4096..4096: bn192_s4_c2
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 104.6 us for bn192_s4_c2, the least of those timed
+    {2305, 3328, 7},  // M 2305..3328: bn192_s4_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 104.8)
+    {3329, 3584, 9},  // M 3329..3584: bn224_s4_c2
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 137.6 us against 142.4 us for bn192_s4_c2, the least of those timed
+    {3585, 6144, 7},  // M 3585..6144: bn192_s4_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=3585 (estimated at M=3648: 161)
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
-    {4097, 4864, 11},  // M 4097..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 155.7 us
-    {4865, 5120, 7},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 198.8 us
-    {5121, 6272, 11},  // M 5121..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 203.7 us
-    {6273, 6400, 9},  // M 6273..6400: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 243.2 us against 251.7 us for bn256_s4_c1, the least of those timed
-    {6401, 7040, 11},  // M 6401..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6401 (at M=6464), 251.8 us
-    {7041, 7168, 9},  // M 7041..7168: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7041 (at M=7104), 264.5 us against 274.0 us for bn192_s4_c2, the least of those timed
-    {7169, 9856, 11},  // M 7169..9856: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7169 (at M=7232), 276.0 us
-    {9857, 9984, 7},  // M 9857..9984: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 368.1 us
-    {9985, 16383, 11},  // M 9985..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 372.5 us
-    {16384, 32768, 7},  // M 16384..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 179.8)
+    {6145, 6400, 9},  // M 6145..6400: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 243.2 us against 255.0 us for bn192_s4_c2, the least of those timed
+    {6401, 6912, 7},  // M 6401..6912: bn192_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=6401 (estimated at M=6464: 255.1)
+    {6913, 7168, 9},  // M 6913..7168: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6913 (at M=6976), 264.4 us against 273.9 us for bn192_s4_c2, the least of those timed
+    {7169, 32768, 7},  // M 7169..32768: bn192_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=7169 (estimated at M=7232: 292.6)
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
     {1, 32, 13},  // M 1..32: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0116 ms, peer 0.0105 ms, ratio 0.909 (fallback bn128_s6_c2: 0.809)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 14.0 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 14.04)
     //   M=32: bn64_s12_c1_pp64_f1 0.0113 ms, peer 0.0110 ms, ratio 0.976 (fallback bn128_s6_c2: 0.824)
     {33, 128, 15},  // M 33..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 14.2 us
@@ -1941,7 +1669,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // e4m3 N=7168 K=16384 (cell 24)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0408 ms, peer 0.0426 ms, ratio 1.043 (fallback bn128_s6_c2: 0.850)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 40.2 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 40.19)
     //   M=32: bn64_s12_c1_pp64_f1 0.0413 ms, peer 0.0404 ms, ratio 0.979 (fallback bn128_s6_c2: 0.796)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 40.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -2031,7 +1759,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // e4m3 N=7168 K=18432 (cell 25)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0456 ms, peer 0.0462 ms, ratio 1.013 (fallback bn128_s6_c2: 0.831)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 43.9 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 43.93)
     //   M=32: bn64_s12_c1_pp64_f1 0.0460 ms, peer 0.0449 ms, ratio 0.978 (fallback bn128_s6_c2: 0.790)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.2 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -2121,7 +1849,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // e4m3 N=8192 K=8192 (cell 26)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0272 ms, peer 0.0264 ms, ratio 0.968 (fallback bn128_s6_c2: 0.833)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 27.2 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 27.18)
     //   M=32: bn64_s12_c1_pp64_f1 0.0274 ms, peer 0.0267 ms, ratio 0.975 (fallback bn128_s6_c2: 0.837)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 27.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -2142,64 +1870,36 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.7 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
     //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 176.1 us against 188.1 us for bn176_s5_c2, the least of those timed
-    {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
+    {1793, 3072, 12},  // M 1793..3072: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 200.8 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
-    {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 234.0 us
-    {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 249.6 us
-    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 293.4 us
-    {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 297.2 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 249.6)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.0 us for bn128_s6_c2, the least of those timed
-    {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 344.7 us
-    {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 382.4 us
-    {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 391.7 us
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 395.8 us
-    {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 425.7 us against 440.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.2 us for bn256_s4_c2, the least of those timed
+    {3329, 4096, 12},  // M 3329..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 344.7)
+    {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 425.6 us against 440.1 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 440.9 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 443.8 us
-    {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 467.5 us against 488.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 440.9)
+    {4609, 4864, 9},  // M 4609..4864: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 467.4 us against 488.0 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 488.2 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 492.1 us
-    {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 508.9 us against 532.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 488.2)
+    {5121, 5376, 9},  // M 5121..5376: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 508.8 us against 535.0 us for bn256_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 535.6 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 540.2 us
-    {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 549.9 us against 568.7 us for bn192_s4_c2, the least of those timed
-    {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 582.7 us
-    {6145, 7296, 11},  // M 6145..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 588.4 us
-    {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 717.5 us
-    {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 726.6 us
-    {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 732.6 us
-    {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 535.6)
+    {5633, 5888, 9},  // M 5633..5888: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 549.8 us against 582.5 us for bn256_s4_c2, the least of those timed
+    {5889, 16384, 12},  // M 5889..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 582.7)
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0686 ms, peer 0.0698 ms, ratio 1.018 (fallback bn128_s6_c2: 0.780)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 69.3 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 69.27)
     //   M=32: bn64_s12_c1_pp64_f1 0.0689 ms, peer 0.0709 ms, ratio 1.029 (fallback bn128_s6_c2: 0.792)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 69.5 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -2222,71 +1922,40 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 505.2 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
     //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 579.0 us against 617.4 us for bn176_s5_c2, the least of those timed
-    {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
+    {1793, 2560, 12},  // M 1793..2560: bn256_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.3 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
-    {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 783.8 us
-    {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 836.3 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 835.8)
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 984.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 999.9 us for bn256_s4_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1000.6 us
+    //   between M=2048 and M=8192: the fastest at both, from M=2817 (estimated at M=2880: 1001)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1156.4 us for bn128_s6_c2, the least of those timed
-    {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1162.7 us
-    {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1286.6 us
-    {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1324.7 us
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1341.9 us
-    {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 1435.4 us against 1493.7 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1162.2 us for bn256_s4_c2, the least of those timed
+    {3329, 4096, 12},  // M 3329..4096: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 1163)
+    {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 1435.3 us against 1493.6 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1494.0 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1507.4 us
-    {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 1577.5 us against 1656.9 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 1494)
+    {4609, 4864, 9},  // M 4609..4864: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 1577.4 us against 1656.8 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1658.1 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1674.7 us
-    {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 1717.6 us against 1793.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 1658)
+    {5121, 5376, 9},  // M 5121..5376: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 1717.5 us against 1819.7 us for bn256_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1820.2 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1840.2 us
-    {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 1857.7 us against 1917.0 us for bn192_s4_c2, the least of those timed
-    {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1982.2 us
-    {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2007.5 us
-    {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2300.9 us
-    {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2315.6 us
-    {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2340.3 us
-    {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2426.4 us
-    {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2477.7 us
-    {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2505.2 us
-    {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2639.3 us
+    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 1820)
+    {5633, 5888, 9},  // M 5633..5888: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 1857.6 us against 1981.8 us for bn256_s4_c2, the least of those timed
+    {5889, 16384, 12},  // M 5889..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 1982)
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
     {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0704 ms, peer 0.0716 ms, ratio 1.016 (fallback bn128_s6_c2: 0.746)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 71.1 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 71.12)
     //   M=32: bn64_s12_c1_pp64_f1 0.0708 ms, peer 0.0728 ms, ratio 1.028 (fallback bn128_s6_c2: 0.785)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 71.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
@@ -2296,22 +1965,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 102.4 us against 108.0 us for bn128_s6_c1, the least of those timed
     {193, 256, 0},  // M 193..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 108.0 us
-    {257, 512, 11},  // M 257..512: bn256_s4_c1
+    {257, 1024, 11},  // M 257..1024: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 163.7 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
-    {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 280.3 us
-    {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 353.4 us
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 352.9)
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 468.8 us for bn128_s6_c2, the least of those timed
-    {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 520.6 us
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 522.4 us for bn256_s4_c1, the least of those timed
+    {1281, 1536, 11},  // M 1281..1536: bn256_s4_c1
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 524.3)
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 636.6 us for bn176_s5_c2, the least of those timed
-    {1793, 2047, 12},  // M 1793..2047: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 687.7 us
-    {2048, 2048, 11},  // M 2048..2048: bn256_s4_c1
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 692.4 us for bn256_s4_c1, the least of those timed
+    {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
+    //   between M=512 and M=2048: the fastest at both, from M=1793 (estimated at M=1856: 695.3)
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
     //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 807.7 us
@@ -2374,9 +2039,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0319 ms, peer 0.0316 ms, ratio 0.992 (fallback bn176_s5_c2: 0.830)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 31.4 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 31.35)
     //   M=16: bn96_s10_c1_pp64_f1 0.0320 ms, peer 0.0313 ms, ratio 0.977 (fallback bn176_s5_c2: 0.821)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 31.8 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 31.82)
     //   M=64: bn96_s10_c1_pp64_f1 0.0325 ms, peer 0.0315 ms, ratio 0.968 (fallback bn176_s5_c2: 0.686)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 33.6 us
@@ -2432,76 +2097,28 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 486.9 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 494.1 us
-    {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 509.1 us against 532.3 us for bn192_s4_c2, the least of those timed
+    {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 509.0 us against 536.4 us for bn256_s4_c2, the least of those timed
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 536.8 us
-    {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 590.3 us
-    {4993, 5120, 9},  // M 4993..5120: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4993 (at M=5056), 592.3 us against 631.0 us for bn256_s4_c2, the least of those timed
-    {5121, 6144, 12},  // M 5121..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 631.4 us
-    {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 735.6 us
-    {6273, 7424, 12},  // M 6273..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 774.4 us
-    {7425, 7552, 11},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 880.6 us
-    {7553, 7680, 9},  // M 7553..7680: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7553 (at M=7616), 882.0 us against 916.9 us for bn256_s4_c2, the least of those timed
-    {7681, 8704, 12},  // M 7681..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 917.1 us
-    {8705, 8832, 11},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1025.8 us
-    {8833, 9472, 12},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1061.4 us
-    {9473, 9600, 11},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 1122.5 us
-    {9601, 9984, 12},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 1155.5 us
-    {9985, 10112, 11},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 1170.7 us
-    {10113, 10752, 12},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 1202.6 us
-    {10753, 10880, 11},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 1267.5 us
-    {10881, 11008, 9},  // M 10881..11008: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=10881 (at M=10944), 1256.6 us against 1299.9 us for bn256_s4_c2, the least of those timed
-    {11009, 11264, 12},  // M 11009..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11009 (at M=11072), 1300.0 us
-    {11265, 11392, 11},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 1316.0 us
-    {11393, 12032, 12},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 1347.2 us
-    {12033, 12160, 11},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 1412.2 us
-    {12161, 12544, 12},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 1441.2 us
-    {12545, 12672, 11},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 1460.8 us
-    {12673, 13312, 12},  // M 12673..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 1491.0 us
-    {13313, 13440, 11},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 1557.6 us
-    {13441, 14592, 12},  // M 13441..14592: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 1585.7 us
-    {14593, 14720, 11},  // M 14593..14720: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 1702.6 us
-    {14721, 15872, 12},  // M 14721..15872: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 1729.6 us
-    {15873, 16000, 11},  // M 15873..16000: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 1847.7 us
-    {16001, 32768, 12},  // M 16001..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 1871.5 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 536.8)
+    {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 592.2 us against 630.9 us for bn256_s4_c2, the least of those timed
+    {5121, 7424, 12},  // M 5121..7424: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=5121 (estimated at M=5184: 631.4)
+    {7425, 7680, 9},  // M 7425..7680: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7425 (at M=7488), 881.9 us against 916.8 us for bn256_s4_c2, the least of those timed
+    {7681, 10752, 12},  // M 7681..10752: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=7681 (estimated at M=7744: 917.1)
+    {10753, 11008, 9},  // M 10753..11008: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=10753 (at M=10816), 1256.5 us against 1299.8 us for bn256_s4_c2, the least of those timed
+    {11009, 32768, 12},  // M 11009..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=11009 (estimated at M=11072: 1300)
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
     {1, 32, 17},  // M 1..32: bn96_s10_c1_pp64_f1
     //   M=8: bn96_s10_c1_pp64_f1 0.0186 ms, peer 0.0185 ms, ratio 0.997 (fallback bn192_s4_c2: 0.794)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.4 us
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 20.35)
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
     {33, 128, 19},  // M 33..128: bn96_s7_c1
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.9 us
@@ -2528,13 +2145,10 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 88.9 us
     {2048, 2048, 12},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
-    {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 137.2 us
-    {2177, 2304, 9},  // M 2177..2304: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2177 (at M=2240), 142.1 us against 146.8 us for bn256_s4_c1, the least of those timed
-    {2305, 8191, 11},  // M 2305..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 147.1 us
-    {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
+    {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 141.8 us against 146.6 us for bn256_s4_c2, the least of those timed
+    {2305, 16384, 12},  // M 2305..16384: bn256_s4_c2
+    //   between M=2048 and M=8192: the fastest at both, from M=2305 (estimated at M=2368: 156.4)
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
@@ -2543,7 +2157,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     {2, 64, 1},  // M 2..64: bn128_s6_c1_pp64_f1
     //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 39.7 us
     //   M=16: bn128_s6_c1_pp64_f1 0.0406 ms, peer 0.0401 ms, ratio 0.989 (fallback bn256_s4_c2: 0.767)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 41.0 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 40.97)
     //   M=64: bn128_s6_c1_pp64_f1 0.0409 ms, peer 0.0419 ms, ratio 1.023 (fallback bn256_s4_c2: 0.702)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 42.5 us
@@ -2551,15 +2165,15 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 56.5 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 86.3 us
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 86.34)
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 104.7 us for bn128_s6_c1, the least of those timed
-    {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 130.4 us
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 110.3 us for bn256_s4_c1, the least of those timed
+    {513, 640, 11},  // M 513..640: bn256_s4_c1
+    //   between M=256 and M=1024: the fastest at both, from M=513 (estimated at M=576: 134.3)
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 145.5 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 158.3 us for bn256_s4_c1, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 158.6 us
+    //   between M=256 and M=1024: the fastest at both, from M=769 (estimated at M=832: 158.6)
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 210.4 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
@@ -2636,22 +2250,20 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
     {256, 4095, 11},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 22.3 us
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 22.28)
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
     //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 46.0 us
-    {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
+    {4096, 32768, 12},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
-    {4097, 16383, 11},  // M 4097..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 137.5 us
-    {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 141.1)
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0751 ms, peer 0.0768 ms, ratio 1.024 (fallback bn192_s4_c2: 0.737)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 75.9 us
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 75.85)
     //   M=16: bn96_s10_c1_pp64_f1 0.0761 ms, peer 0.0778 ms, ratio 1.022 (fallback bn192_s4_c2: 0.756)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 77.5 us
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 77.54)
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
     {65, 128, 19},  // M 65..128: bn96_s7_c1
     //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 81.1 us against 86.7 us for bn128_s6_c1, the least of those timed
@@ -2717,41 +2329,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1391.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1453.3 us
-    {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
+    {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1473.7 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 1545.2 us
-    {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1607.5 us
-    {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1669.7 us
-    {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 1690.1 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 1752.2 us
-    {4737, 4864, 12},  // M 4737..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 1772.6 us
-    {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1834.7 us
-    {4993, 6912, 12},  // M 4993..6912: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1855.1 us
-    {6913, 7040, 11},  // M 6913..7040: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 2556.8 us
-    {7041, 32768, 12},  // M 7041..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7041 (at M=7104), 2607.5 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1607)
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
-    {1, 1, 13},  // M 1..1: bn64_s12_c1_pp64_f1
+    {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1233 ms, ratio 0.999 (fallback bn176_s5_c2: 0.659)
-    {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 126.9 us
-    {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 128.5)
     //   M=16: bn64_s12_c1_pp64_f1 0.1239 ms, peer 0.1275 ms, ratio 1.029 (fallback bn176_s5_c2: 0.699)
-    {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 129.5 us
-    {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 131.1)
     //   M=64: bn64_s12_c1_pp64_f1 0.1286 ms, peer 0.1280 ms, ratio 0.995 (fallback bn176_s5_c2: 0.610)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 135.7 us
@@ -2807,45 +2396,18 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2300.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
     //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2572.1 us
-    {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
+    {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
     //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2628.8 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2731.3 us
-    {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2788.4 us
-    {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 2919.3 us
-    {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 2975.9 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3060.3 us
-    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3116.9 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3407.4 us
-    {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3445.5 us
-    {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 3548.4 us
-    {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 3586.5 us
-    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 3736.0 us
-    {5761, 32768, 12},  // M 5761..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 3774.1 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2788)
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
-    {1, 1, 13},  // M 1..1: bn64_s12_c1_pp64_f1
+    {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
     //   M=1: bn64_s12_c1_pp64_f1 0.1261 ms, peer 0.1283 ms, ratio 1.017 (fallback bn128_s6_c2: 0.675)
-    {2, 15, 1},  // M 2..15: bn128_s6_c1_pp64_f1
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 130.2 us
-    {16, 16, 13},  // M 16..16: bn64_s12_c1_pp64_f1
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 131.8)
     //   M=16: bn64_s12_c1_pp64_f1 0.1264 ms, peer 0.1279 ms, ratio 1.012 (fallback bn128_s6_c2: 0.687)
-    {17, 63, 1},  // M 17..63: bn128_s6_c1_pp64_f1
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 132.9 us
-    {64, 64, 13},  // M 64..64: bn64_s12_c1_pp64_f1
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 134.5)
     //   M=64: bn64_s12_c1_pp64_f1 0.1305 ms, peer 0.1315 ms, ratio 1.008 (fallback bn128_s6_c2: 0.524)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 139.1 us
@@ -2865,97 +2427,54 @@ inline constexpr std::array<gemm_dispatch_bucket, 1296> buckets{{
     //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 638.8 us
     {1024, 1024, 12},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
-    {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 799.0 us
-    {1153, 1280, 9},  // M 1153..1280: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 844.8 us against 873.7 us for bn256_s4_c2, the least of those timed
-    {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 986.6 us
-    {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1014.7 us
-    {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1127.7 us
-    {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1202.3 us
-    {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1315.3 us
-    {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1343.4 us
-    {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1475.5 us
-    {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1550.1 us
-    {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1663.1 us
-    {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1691.2 us
-    {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1804.1 us
-    {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1878.8 us
-    {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1991.7 us
-    {3201, 3584, 12},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2207.4 us
-    {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2480.6 us
-    {3713, 4096, 12},  // M 3713..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2536.1 us
+    {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 844.2 us against 873.0 us for bn256_s4_c2, the least of those timed
+    {1281, 32768, 12},  // M 1281..32768: bn256_s4_c2
+    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 1014)
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
-    {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 2828.4 us
-    {4225, 4608, 12},  // M 4225..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 2883.9 us
-    {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 3157.0 us
-    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 3212.5 us
-    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 3504.8 us
-    {5249, 32768, 12},  // M 5249..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 3541.2 us
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2883)
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 48},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 48, 31},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 79, 31},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 110, 35},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 145, 29},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 174, 27},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 201, 41},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 242, 41},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 283, 33},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 316, 38},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 354, 36},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 390, 55},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 445, 43},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 488, 37},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 525, 9},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 534, 38},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 572, 33},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 605, 32},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 637, 49},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 686, 30},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 716, 40},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 756, 35},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 791, 32},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 823, 28},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 851, 42},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 893, 42},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 935, 35},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 970, 39},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 1009, 40},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 1049, 59},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 1108, 16},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 1124, 36},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 1160, 11},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 1171, 43},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 1214, 44},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1258, 38},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 38},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 38, 17},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 55, 26},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 81, 35},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 116, 29},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 172, 41},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 213, 41},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 254, 28},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 282, 31},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 313, 31},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 344, 55},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 399, 15},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 414, 23},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 437, 5},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 442, 28},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 470, 33},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 503, 28},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 531, 39},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 570, 17},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 587, 31},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 618, 35},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 653, 17},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 670, 28},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 698, 42},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 740, 42},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 782, 20},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 802, 23},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 825, 37},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 862, 35},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 897, 14},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 911, 36},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 947, 9},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 956, 33},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 989, 28},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1017, 12},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -21,7 +21,8 @@ How buckets are made (docs/gemm.md, "The dispatcher"):
     gap is cut where some candidate's row tiles change (multiples of its rows per tile x cluster), so the
     tile counts are fixed within a bucket. (Before 2026-12-05 the prediction was the neighbours' measured
     times scaled by waves: `--wave-rule` keeps it, for comparison; it scored 0.973 / 0.973 in the
-    leave-one-out below against the model's 0.994 / 0.995.) Going up M, a bucket keeps its schedule
+    leave-one-out below against the model's 0.994 / 0.995.) Where both neighbours measured the same schedule
+    fastest, that one is the pick between them (only a schedule neither timed can displace it, below). Going up M, a bucket keeps its schedule
     while that is predicted within 3% of the best (estimated within 1%; so that a gap has few buckets).
     M below the smallest searched one takes its schedule, M above the largest up to twice it takes that one's; adjacent
     buckets with one schedule are merged.
@@ -207,8 +208,12 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, can
     without a model (or where it estimates none) the one of least predicted time (a neighbour's time x waves
     at M / waves there; both neighbours' geometric mean). candidates(M): the schedules the sweep would time at M
     (names); one timed at neither neighbour is taken where the model estimates it UNTIMED_MARGIN faster than every
-    timed one."""
+    timed one. Where both neighbours measured one schedule fastest, it is the pick between them whatever the
+    estimates say of the other timed ones (the measurement at both ends outranks the model's ranking; only a
+    schedule neither timed can displace it, by the margin)."""
     names = sorted(set(at0) | set(at1))
+    fastest = [min(at, key=lambda p: (at[p]["ms"], p)) if at else None for at in (at0, at1)]
+    agreed = fastest[0] if fastest[0] == fastest[1] else None
     plan = {p: dict(plans[p], name=p) for p in names}
     out = []
     for lo, hi in gap_pieces(plans, names, m0, m1):
@@ -225,6 +230,9 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, can
         else:
             cands, predict = names, waves_predict
         pick = min(cands, key=lambda p: (predict(p), p))
+        both = agreed in cands
+        if both:
+            pick = agreed
         others = {p: estimate(p, hi) for p in (candidates(hi) if candidates and modeled else []) if p not in plan}
         others = {p: t for p, t in others.items() if t is not None}
         w = min(others, key=lambda p: (others[p], p)) if others else None
@@ -240,7 +248,10 @@ def between(plans, concurrent, sm_count, n, m0, m1, at0, at1, estimate=None, can
         if out and predict(out[-1][2]) <= (KEEP_MODEL if modeled else KEEP) * predict(pick):
             out[-1] = (out[-1][0], hi, out[-1][2], out[-1][3])
             continue
-        if modeled:
+        if both:
+            why = "between M=%d and M=%d: the fastest at both, from M=%d (%s at M=%d: %.4g)" % (m0, m1, lo, "estimated" if modeled else "predicted",
+                                                                                                 hi if modeled else lo, predict(pick))
+        elif modeled:
             why = "between M=%d and M=%d: the cost model's least estimate from M=%d (at M=%d), %.1f us" % (m0, m1, lo, hi, predict(pick))
         else:
             why = "between M=%d and M=%d: least predicted time (neighbours' times x waves) from M=%d, %.4f ms" % (m0, m1, lo, predict(pick))
@@ -555,6 +566,15 @@ def self_test():
     got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(2.8), "y": r(2.0)}, fake3, cands)
     assert [(lo, hi, p) for lo, hi, p, _ in got] == [(129, 256, "w"), (257, 511, "y")], got
     assert "a sweep candidate timed at neither" in got[0][3] and "9.6 us against 10.0 us for x" in got[0][3], got[0][3]
+    # Both neighbours measured x fastest (0.7 against 1.5, 1.9 against 2.0): x between them although the model puts y
+    # ahead (20 against 30 us at 129..256, 30 against 40 above), one bucket; a schedule neither timed (w) estimated
+    # 3% under x's estimate still displaces it (at 257..384: 29 against 40).
+    fake4 = lambda p, m: {"x": 30.0, "y": 20.0, "w": 31.0}[p] if m <= 256 else {"x": 40.0, "y": 30.0, "w": 29.0 if m <= 384 else 45.0}[p]
+    got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(1.9), "y": r(2.0)}, fake4, lambda m: ["w"])
+    assert [(lo, hi, p) for lo, hi, p, _ in got] == [(129, 256, "x"), (257, 384, "w"), (385, 511, "x")], got
+    assert "the fastest at both" in got[0][3], got[0][3]
+    got = between(plans, {}, 132, 16896, 128, 512, {"x": r(0.7), "y": r(1.5)}, {"x": r(1.9), "y": r(2.0)}, fake4)
+    assert [(lo, hi, p) for lo, hi, p, _ in got] == [(129, 511, "x")], got
     # The estimates come from the cost program's output rows (a stand-in program here): "ok TIME" is a time in
     # us, "no REASON" no estimate; a program that fails, or leaves a row unanswered, is an error that names it.
     import tempfile
