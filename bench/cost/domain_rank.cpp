@@ -111,9 +111,9 @@ int main(int argc, char** argv) {
   }
   std::string line;
   if (model_candidates) {
-    // (as bench_gemm_sweep.cpp builds it: per (bm, bn, cluster) of every split-K schedule the sweep can time)
+    // (as bench_gemm_sweep.cpp builds it: record_splitk_concurrency for every split-K schedule the sweep can time)
     std::map<std::string, cake_bench::splitk_concurrency> conc;  // per dtype
-    std::map<std::string, std::map<std::string, std::pair<int, int>>> conc_rows;  // dtype -> plan -> (cluster, clusters at once)
+    std::map<std::string, std::map<std::string, int>> conc_rows;  // dtype -> plan -> clusters at once
     auto conc_of = [&](const std::string& dtype) -> const cake_bench::splitk_concurrency* {
       const auto rows = conc_rows.find(dtype);
       if (rows == conc_rows.end()) return nullptr;
@@ -122,9 +122,7 @@ int main(int argc, char** argv) {
         for (const auto& p : cake_bench::sweep_all_candidates()) {
           if (p.kernel != cake::gemm_kernel::splitk) continue;
           const auto r = rows->second.find(cake::plan_name(p));
-          if (r == rows->second.end()) continue;
-          const int cluster = r->second.first, clusters = r->second.second;
-          c[{p.splitk.bm, p.splitk.bn, cluster}] = clusters > 0 ? static_cast<long long>(clusters) * cluster : -1;
+          if (r != rows->second.end()) cake_bench::record_splitk_concurrency(c, p, r->second);
         }
       return &c;
     };
@@ -140,7 +138,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "cake_cost_domain_rank: --model-candidates: malformed row (want 'conc bf16|e4m3 PLAN CLUSTER CLUSTERS'): %s\n", line.c_str());
           return 2;
         }
-        conc_rows[t][plan] = {cluster, clusters};
+        conc_rows[t][plan] = clusters;  // (CLUSTER is the plan's own: splitk_concurrency_cluster)
         conc.erase(t);
         continue;
       }

@@ -338,12 +338,11 @@ int main(int argc, char** argv) {
       splitk_concurrency conc;
       for (const auto& p : sweep_all_candidates()) {
         if (p.kernel != cake::gemm_kernel::splitk) continue;
-        // (the global-sum form: no cluster, and its concurrency does not depend on the splits: one per width)
-        const int cluster = p.splitk.global_sum ? 1 : p.splitk.splits;
+        const int cluster = splitk_concurrency_cluster(p);
         const auto known = conc.find({p.splitk.bm, p.splitk.bn, cluster});
         const int clusters = known != conc.end() && p.splitk.global_sum ? static_cast<int>(known->second)
                                                                           : cake::gemm_detail::splitk_kernel_for(p.splitk, in, 0).max_active_clusters();
-        conc[{p.splitk.bm, p.splitk.bn, cluster}] = clusters > 0 ? static_cast<long long>(clusters) * cluster : -1;
+        record_splitk_concurrency(conc, p, clusters);
         concurrency_json += std::string(concurrency_json.empty() ? "" : ", ") + "{\"dtype\": \"" + input_name(in) + "\", \"plan\": \"" + cake::plan_name(p) +
                             "\", \"cluster\": " + std::to_string(cluster) + ", \"max_active_clusters\": " + std::to_string(clusters) + "}";
         std::printf("%s %s: %d clusters of %d at once (%lld CTAs)\n", input_name(in), cake::plan_name(p).c_str(), clusters, cluster,

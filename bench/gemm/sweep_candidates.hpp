@@ -112,6 +112,15 @@ inline cake::gemm_plan splitk_plan(int splits, int bn = 128, int bm = 64, bool g
 // cluster's CTAs); absent entries assume sm_count / splits whole clusters (the global form: sm_count).
 using splitk_concurrency = std::map<std::tuple<int, int, int>, long long>;
 
+// The cluster a split-K schedule's concurrency is kept per (the global-sum form: no cluster, and its concurrency
+// does not depend on the splits: one entry per width).
+inline int splitk_concurrency_cluster(const cake::gemm_plan& p) { return p.splitk.global_sum ? 1 : p.splitk.splits; }
+// Records that `clusters` clusters of p ran at once (0 or less: not measured; the fill then assumes SMs / splits).
+inline void record_splitk_concurrency(splitk_concurrency& conc, const cake::gemm_plan& p, int clusters) {
+  const int cluster = splitk_concurrency_cluster(p);
+  conc[{p.splitk.bm, p.splitk.bn, cluster}] = clusters > 0 ? static_cast<long long>(clusters) * cluster : -1;
+}
+
 // cake::splitk_fill_config_for's pick for the shape (the split-K tile width and splits that fill the SMs).
 inline cake::gemm_plan splitk_fill_plan(long long M, long long N, long long K, int sm_count, cake::gemm_input in, const splitk_concurrency* conc,
                                         int max_bn = 256, bool between = true, int max_bm = 128) {
