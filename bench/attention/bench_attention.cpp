@@ -2,7 +2,7 @@
 // bench/peers/bench_peers.py --family attention). Issue 12's prefill shapes: B x S = 16k tokens at S = 1k
 // .. 16k, 32 query heads with 32 or 8 KV heads, head dim 64 and 128, causal and not; timed with CUDA
 // events, L2 flushed before each run, median of --runs; TFLOP/s = 4 B S T H D (causal: half).
-//   cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
+//   cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--min-s S] [--w3 BN,STAGES] [--hk N] [--sweep] [--shape D,S,causal] [--variant V]
 //   (--quick: S = 4k only; --d256: head dim 256 instead of 64 and 128 (issue 12's stretch); --max-s: sequence lengths up to S only; --sweep: pipeline depths; --shape: one
 //   shape with 32 KV heads, for profiling;
 //   --variant: the chosen schedule without the lookahead (attention::prefill_base_config) walked as a grid (the
@@ -18,6 +18,8 @@
 //   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns, issuing freely, or
 //   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row), each with
 //   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), and the last also without it;
+//   (--w3 BN,STAGES: causal-w3 times only that key block and depth, taking turns and issuing freely; --min-s S:
+//   sequence lengths from S only)
 //   skip-past: D = 64 non-causal, the entry point's schedule, and the one without the lookahead (three consumers) with and
 //   without skip_past_rows (at S = 1k the entry point takes the lookahead; 192-row tiles there put 2 of 18 warpgroup-tiles past S);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
@@ -39,7 +41,8 @@ using namespace cake;
 int main(int argc, char** argv) {
   int runs = 20;
   bool quick = false, sweep = false, d256 = false;
-  long long only_d = 0, only_s = 0, max_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
+  long long only_d = 0, only_s = 0, max_s = 0, min_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
+  int w3_bn = 0, w3_stages = 0;  // --w3 BN,STAGES: causal-w3's three-consumer forms at that key block and depth only
   int only_causal = -1;
   std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3 | skip-past
   for (int i = 1; i < argc; ++i) {
@@ -48,11 +51,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--d256")) d256 = true;
     else if (!std::strcmp(argv[i], "--max-s") && i + 1 < argc) max_s = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--min-s") && i + 1 < argc) min_s = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--w3") && i + 1 < argc) std::sscanf(argv[++i], "%d,%d", &w3_bn, &w3_stages);
     else if (!std::strcmp(argv[i], "--hk") && i + 1 < argc) only_hk = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3|skip-past]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--min-s S] [--w3 BN,STAGES] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3|skip-past]\n");
       return 2;
     }
   }
@@ -71,7 +76,7 @@ int main(int argc, char** argv) {
       for (bool causal : {false, true})
         for (long long S : {1024LL, 2048LL, 4096LL, 8192LL, 16384LL}) {
           if ((D == 256) != d256) continue;  // (head dim 256, issue 12's stretch: --d256, on its own)
-          if ((quick && S != 4096) || (max_s && S > max_s) || (only_hk && HK != only_hk)) continue;
+          if ((quick && S != 4096) || (max_s && S > max_s) || (min_s && S < min_s) || (only_hk && HK != only_hk)) continue;
           if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           if (variant == "causal-w3" && (D != 64 || !causal)) continue;  // (its shapes: the others have nothing to compare)
           if (variant == "skip-past" && (D != 64 || causal)) continue;
@@ -134,6 +139,7 @@ int main(int argc, char** argv) {
                   for (int st : {2, 3})
                     for (int form : {0, 1, 2, 3}) {  // taking turns, issuing freely, issuing freely and skipping (all three
                                                      // with skip_past_rows), and the last without it
+                      if (w3_bn && (bn != w3_bn || st != w3_stages || form >= 2)) continue;
                       auto c = base;
                       c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form >= 2, c.skip_past_rows = form != 3;
                       if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);

@@ -2,7 +2,7 @@
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
 # build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -385,6 +385,14 @@ for s in "${steps[@]}"; do
       done
       timeout ${CAKE_VARIANTS_TIMEOUT:-150} $B/bench/cake_bench_attention --variant skip-past --hk 32 --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_skip_past.log" 2>&1; echo "rc=$?"
       grep -E "^attn" "$OUT/prefill_skip_past.log" | cut -c1-150 ;;
+    prefillcausallong)
+      # causal D = 64 at S = 4k..16k, where a 192-row tile's masked work past the diagonal is a small share: the
+      # entry point's schedule next to three consumers over 96-key blocks in 3 stages (taking turns, issuing
+      # freely; the best forms at 1k and 2k in prefillcausalw3), both KV head counts
+      for hk in 32 8; do
+        timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant causal-w3 --w3 ${CAKE_W3:-96,3} --min-s ${CAKE_MIN_S:-4096} --hk $hk --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_long_hk$hk.log" 2>&1; echo "rc=$?"
+        grep -E "^attn" "$OUT/prefill_causal_long_hk$hk.log" | cut -c1-150
+      done ;;
     prefilld256)
       # head dim 256 (issue 12's stretch): the prefill GPU tests (the entry point's f64 check with D = 256 cases,
       # varlen, refusals; hang trap on), memcheck on the f64 check, then the package and the same-process bench
