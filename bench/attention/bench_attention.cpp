@@ -17,14 +17,16 @@
 //   causal-w3: the entry point's schedule and, causal at D = 64, three consumers of 64 rows (192-row query tiles,
 //   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns, issuing freely, or
 //   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row), each with
-//   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), and the last also without it;
-//   (--w3 BN,STAGES: causal-w3 times only that key block and depth, taking turns and issuing freely; --min-s S:
-//   sequence lengths from S only)
+//   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), the last also without it, and issuing freely with
+//   neither;
+//   (--w3 BN,STAGES: causal-w3 times only that key block and depth, issuing freely with skip_past_rows, with
+//   skip_masked, and with neither; --min-s S: sequence lengths from S only)
 //   skip-past: D = 64 non-causal, the entry point's schedule, and the one without the lookahead (three consumers) with and
 //   without skip_past_rows (at S = 1k the entry point takes the lookahead; 192-row tiles there put 2 of 18 warpgroup-tiles past S);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
-//   consumers taking turns where the choice has them issue freely, and the reverse)
+//   consumers taking turns where the choice has them issue freely, and the reverse, and where causal tiles mask in
+//   ranges, skip_masked flipped)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -137,11 +139,12 @@ int main(int argc, char** argv) {
               if (base.parts == 1 && base.causal)
                 for (int bn : {96, 112})  // (128: S, P and O exceed the 160 registers of three consumers)
                   for (int st : {2, 3})
-                    for (int form : {0, 1, 2, 3}) {  // taking turns, issuing freely, issuing freely and skipping (all three
-                                                     // with skip_past_rows), and the last without it
-                      if (w3_bn && (bn != w3_bn || st != w3_stages || form >= 2)) continue;
+                    for (int form : {0, 1, 2, 3, 4}) {  // taking turns, issuing freely, issuing freely and skipping (all three
+                                                        // with skip_past_rows), the last without it, and issuing freely with neither
+                      if (w3_bn && (bn != w3_bn || st != w3_stages || form == 0 || form == 2)) continue;
                       auto c = base;
-                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form >= 2, c.skip_past_rows = form != 3;
+                      c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form == 2 || form == 3,
+                      c.skip_past_rows = form <= 2;
                       if (c.valid() && kernels::attention_prefill_smem(c) <= 227 * 1024) cands.push_back(c);
                     }
             }
@@ -176,6 +179,8 @@ int main(int argc, char** argv) {
             add([&] { auto c = base; c.wgs = 3; c.bn = 112; return c; }());
             add([&] { auto c = base; c.wgs = 3; c.bn = 112; c.stages = 3; return c; }());
             add([&] { auto c = base; c.turns = !base.turns; return c; }());  // the consumers taking turns, or not
+            // causal in ranges: the warpgroups skipping the blocks past their rows, or computing them
+            if (!base.diagonal_aligned()) add([&] { auto c = base; c.skip_masked = !base.skip_masked; return c; }());
           }
           for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
             const auto& c = cands[ci];
@@ -186,9 +191,9 @@ int main(int argc, char** argv) {
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
             const std::string share = c.exp2_fma.n ? " exp2-fma " + std::to_string(c.exp2_fma.n) + "/" + std::to_string(c.exp2_fma.d) : "";
-            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
+            std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
-                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", c.skip_masked ? " skip" : "", share.c_str(),
+                        c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", c.skip_masked ? " skip" : "", c.skip_past_rows ? " skip-past" : "", share.c_str(),
                         c == attention::prefill_config_for(s) ? " (chosen)" : "", t.median_ms, flops / t.median_ms / 1e9);
           } catch (const std::exception& e) {
             std::printf("attn D%lld HK%lld S%lld %s | error: %.200s\n", D, HK, S, causal ? "causal" : "full", e.what());

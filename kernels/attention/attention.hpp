@@ -117,6 +117,19 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   // at 1k, where a query tile has 8 key blocks, but 5..10% slower from 2k, where three consumers' steady
   // state wins.
   // (not at D = 256: the lookahead's 128-key blocks do not fit smem next to a 64 KiB Q)
+  // Causal D = 64 from 8k query rows and keys: three consumers of 64 rows over 112-key blocks, issuing freely,
+  // the blocks crossing the diagonal masked in ranges (192-row tiles, "Causal with query tiles of other than bn
+  // rows" in docs/attention.md). The masked work past the diagonal, about rows x (rows + bn) / 2 per tile, is a
+  // small share of a tile's keys there; at 1k-4k it outweighs the third consumer. Measured against the
+  // lookahead schedule (cake_bench_attention --variant causal-w3, H100 2026-12-06, both HK,
+  // bench/results/h100/attention_prefill_causal_long.json): the three-consumer forms +2..12% at 8k and 16k (this
+  // one +11.6% at 8k, +3.5% at 16k with skip_past_rows, 8 KV heads), 2..4% slower at 4k, 5..17% at 1k and 2k.
+  // (skip_masked and skip_past_rows measured within that run's noise either way; not set: this form is the one
+  // the GPU test ran, tests/gpu/test_attention.cpp variant 8)
+  if (c.parts == 1 && c.causal && (s.S < s.T ? s.S : s.T) >= 8192) {  // (top-left causal: row i sees keys <= i)
+    c.wgs = 3, c.bn = 112, c.stages = 2, c.turns = false;
+    return c;
+  }
   if (c.parts != 4 && (c.parts == 2 || c.causal || s.T <= 1024)) c = kernels::with_lookahead(c);
   return c;
 }

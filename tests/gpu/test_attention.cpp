@@ -146,6 +146,7 @@ TEST_CASE("attention prefill matches an f64 reference (D 64 / 128, causal or not
       {{2, 1000, 1000, 4, 4, 64, false}, 0.5f},    // MHA
       {{1, 4097, 4097, 2, 1, 128, true}, 1.0f},    // long, causal, MQA
       {{1, 300, 300, 2, 2, 128, false, 0.3f}, 1.0f},  // explicit softmax scale
+      {{1, 8200, 8200, 2, 1, 64, true}, 1.0f},     // causal D 64 from 8k keys: three consumers, 192-row tiles, ragged (42 x 192 + 136)
       {{1, 1000, 1000, 4, 1, 256, true}, 1.0f},    // D 256 (one Q stage, 80-key blocks: the diagonal in ranges), MQA, ragged
       {{2, 200, 333, 4, 2, 256, false}, 2.0f},     // D 256, ragged keys, S != T
       {{1, 127, 127, 8, 1, 256, true}, 1.0f},      // D 256, one partial tile, GQA 8

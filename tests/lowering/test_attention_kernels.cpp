@@ -70,7 +70,7 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
   // the schedule prefill picks fits smem for every head dim and masking (two Q stages and O's staging at D = 128)
   for (long long D : {64LL, 128LL})
     for (bool causal : {false, true})
-      for (long long T : {1000LL, 1024LL, 1025LL, 4096LL}) {
+      for (long long T : {1000LL, 1024LL, 1025LL, 4096LL, 8191LL, 8192LL, 16384LL}) {
         attention::prefill_shape s;
         s.D = D, s.causal = causal, s.S = s.T = T;
         const auto c = attention::prefill_config_for(s);
@@ -81,12 +81,21 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
         CHECK(c.o_tma);
         CHECK(c.persistent);
         CHECK(c.serpentine == causal);  // causal tiles' work grows along the walk
-        // the lookahead but at D = 64 non-causal past 1k keys, where three consumers taking turns win
-        const bool three = D == 64 && !causal && T > 1024;
-        CHECK(c.lookahead == !three);
+        // the lookahead but at D = 64 non-causal past 1k keys, where three consumers taking turns win, and at
+        // D = 64 causal from 8k keys, where three consumers issuing freely over 112-key blocks win (192-row
+        // tiles: the blocks crossing the diagonal masked in ranges)
+        const bool three = D == 64 && !causal && T > 1024, three_causal = D == 64 && causal && T >= 8192;
+        CHECK(c.lookahead == !(three || three_causal));
         CHECK(c.turns == three);
-        CHECK(c.wgs == (three ? 3 : 2));
-        CHECK(c == (three ? attention::prefill_base_config(s) : kernels::with_lookahead(attention::prefill_base_config(s))));
+        CHECK(c.wgs == (three || three_causal ? 3 : 2));
+        if (three_causal) {
+          CHECK(c.bn == 112);
+          CHECK_FALSE(c.diagonal_aligned());
+          CHECK(c.stages == 2);
+          CHECK_FALSE(c.turns);
+        } else {
+          CHECK(c == (three ? attention::prefill_base_config(s) : kernels::with_lookahead(attention::prefill_base_config(s))));
+        }
       }
 }
 
