@@ -124,10 +124,11 @@ constexpr kernels::attention_prefill_config prefill_config_for(const prefill_sha
   // lookahead schedule (cake_bench_attention --variant causal-w3, H100 2026-12-06, both HK,
   // bench/results/h100/attention_prefill_causal_long.json): the three-consumer forms +2..12% at 8k and 16k (this
   // one +11.6% at 8k, +3.5% at 16k with skip_past_rows, 8 KV heads), 2..4% slower at 4k, 5..17% at 1k and 2k.
-  // (skip_masked and skip_past_rows measured within that run's noise either way; not set: this form is the one
-  // the GPU test ran, tests/gpu/test_attention.cpp variant 8)
+  // skip_past_rows: a warpgroup whose rows all lie past S computes nothing (8192 = 42 x 192 + 128 leaves the last
+  // tile's third warpgroup empty, and it has the most keys); skip_masked and skip_past_rows measured within the
+  // H100's drift (up to 9% between two timings of one kernel) either way.
   if (c.parts == 1 && c.causal && (s.S < s.T ? s.S : s.T) >= 8192) {  // (top-left causal: row i sees keys <= i)
-    c.wgs = 3, c.bn = 112, c.stages = 2, c.turns = false;
+    c.wgs = 3, c.bn = 112, c.stages = 2, c.turns = false, c.skip_past_rows = true;
     return c;
   }
   if (c.parts != 4 && (c.parts == 2 || c.causal || s.T <= 1024)) c = kernels::with_lookahead(c);
