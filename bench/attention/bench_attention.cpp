@@ -14,7 +14,8 @@
 //   issuing freely), side by side; serpentine: the entry point's schedule walking strided and serpentine, side by side;
 //   lookahead-w3: the lookahead (two consumers) and the same with three consumers of 64 rows over 96..128-key blocks
 //   (D = 64, not causal);
-//   causal-w3: the entry point's schedule and, causal at D = 64, three consumers of 64 rows (192-row query tiles,
+//   causal-w3: the entry point's schedule (and where it takes three consumers, from 8k, the two-consumer lookahead
+//   schedule) and, causal at D = 64, three consumers of 64 rows (192-row query tiles,
 //   the key blocks crossing the diagonal masked) over 96- or 112-key blocks, 2 or 3 stages, taking turns, issuing freely, or
 //   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row), each with
 //   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), the last also without it, and issuing freely with
@@ -136,6 +137,8 @@ int main(int argc, char** argv) {
             }
             if (variant == "causal-w3") {  // causal D = 64: 192-row query tiles (blocks crossing the diagonal masked)
               cands.push_back(chosen);
+              // (from 8k the choice is three consumers: the two-consumer lookahead schedule it replaced, beside it)
+              if (base.parts == 1 && base.causal && !chosen.lookahead) cands.push_back(kernels::with_lookahead(base));
               if (base.parts == 1 && base.causal)
                 for (int bn : {96, 112})  // (128: S, P and O exceed the 160 registers of three consumers)
                   for (int st : {2, 3})

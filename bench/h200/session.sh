@@ -389,10 +389,11 @@ for s in "${steps[@]}"; do
       grep -E "^attn" "$OUT/prefill_skip_past.log" | cut -c1-150 ;;
     prefillcausallong)
       # causal D = 64 at S = 4k..16k, where a 192-row tile's masked work past the diagonal is a small share: the
-      # entry point's schedule next to three consumers over 96-key blocks in 3 stages (taking turns, issuing
-      # freely; the best forms at 1k and 2k in prefillcausalw3), both KV head counts
+      # entry point's schedule (from 8k three consumers over 112-key blocks, 2 stages, issuing freely, skip_past_rows)
+      # next to the two-consumer lookahead schedule and the three-consumer forms of that key block and depth
+      # (free with skip_past_rows, with skip_masked, with neither), both KV head counts
       for hk in 32 8; do
-        timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant causal-w3 --w3 ${CAKE_W3:-96,3} --min-s ${CAKE_MIN_S:-4096} --hk $hk --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_long_hk$hk.log" 2>&1; echo "rc=$?"
+        timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant causal-w3 --w3 ${CAKE_W3:-112,2} --min-s ${CAKE_MIN_S:-4096} --hk $hk --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_long_hk$hk.log" 2>&1; echo "rc=$?"
         grep -E "^attn" "$OUT/prefill_causal_long_hk$hk.log" | cut -c1-150
       done ;;
     prefilld256)

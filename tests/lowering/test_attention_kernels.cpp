@@ -92,7 +92,6 @@ TEST_CASE("attention prefill (sm_90a): the other schedules the bench sweeps (3 c
           CHECK(c.bn == 112);
           CHECK_FALSE(c.diagonal_aligned());
           CHECK(c.stages == 2);
-          CHECK_FALSE(c.turns);
           CHECK(c.skip_past_rows);  // (8192 = 42 x 192 + 128: the last tile's third warpgroup has no row below S)
         } else {
           CHECK(c == (three ? attention::prefill_base_config(s) : kernels::with_lookahead(attention::prefill_base_config(s))));
