@@ -359,7 +359,7 @@ def leave_one_out(ev, model=None, keep_cell=lambda n, k: True, untimed=True):
                 model.prefetch_candidates({q[:4] for q in queries}, conc_rows)
                 queries += [q[:4] + (c,) for q in queries for c in model.cands[q[:4]] if c not in bad]
             model.prefetch(queries)
-        logs, untimed = [], 0
+        logs, not_timed = [], 0
         for (n, k), per in sorted(cells.items()):
             if not keep_cell(n, k):
                 continue
@@ -370,11 +370,11 @@ def leave_one_out(ev, model=None, keep_cell=lambda n, k: True, untimed=True):
                 pick = [p for lo, hi, p, _ in between(model.plans if model else ev["plans"], concurrent, ev["sm_count"], n, m0, m1, per[m0], per[m1], est, cands)
                         if lo <= m <= hi][0]
                 if pick not in per[m]:
-                    untimed += 1
+                    not_timed += 1
                     continue
                 logs.append(math.log(min(r["ms"] for r in per[m].values()) / per[m][pick]["ms"]))
         if logs:
-            out[dtype] = (math.exp(sum(logs) / len(logs)), len(logs), untimed, sum(1 for x in logs if x < math.log(0.95)))
+            out[dtype] = (math.exp(sum(logs) / len(logs)), len(logs), not_timed, sum(1 for x in logs if x < math.log(0.95)))
     return out
 
 
@@ -539,6 +539,31 @@ def self_test():
     # only) before b (sqrt(2 x 1)); c measured 1.01 there against b's 1.0
     loo = leave_one_out(ev)
     assert loo["bf16"][1:3] == (1, 0) and abs(loo["bf16"][0] - 1 / 1.01) < 1e-12, loo
+    # With the cost model and the sweep's candidates: at N = 1000 the model offers u, timed at no M and estimated far
+    # faster, so M = 64's pick is u (not timed there: counted apart); at N = 2000 it offers none and b is scored.
+    # Without the candidates (untimed=False) both cells are scored from the timed schedules.
+    class FakeModel:
+        def __init__(self):
+            self.plans, self.cands = dict(ev["plans"]), {}
+
+        def prefetch(self, keys):
+            pass
+
+        def prefetch_candidates(self, keys, concurrency):
+            for key in keys:
+                self.cands[key] = ["u"] if key[2] == 1000 else []
+            self.plans.setdefault("u", dict(plan, bn=64))
+
+        def candidates(self, dtype, m, n, k, concurrency=()):
+            self.prefetch_candidates([(dtype, m, n, k)], concurrency)
+            return self.cands[(dtype, m, n, k)]
+
+        def __call__(self, dtype, m, n, k, p):
+            return 1.0 if p == "u" else 10.0 + len(p)
+
+    ev2 = dict(ev, rows=ev["rows"] + [dict(r, N=2000) for r in ev["rows"] if r["N"] == 1000 and r["dtype"] == "bf16"])
+    assert leave_one_out(ev2, FakeModel(), untimed=False)["bf16"][1:3] == (2, 0)
+    assert leave_one_out(ev2, FakeModel(), untimed=True)["bf16"][1:3] == (1, 1)
     # The cost model's rule: between M = 128 and 512 the pieces end at multiples of 64 (and at 511); the model is
     # asked at each piece's largest M and its least estimate wins whatever the measured neighbours say (the
     # wave rule above picked y at 129..256); within 1% the bucket before goes on (x at 257..384, where y is
