@@ -20,6 +20,12 @@
 // a row naming no split-K schedule the sweep can time is ignored, and a type without rows plans with SMs / splits)
 // and "DTYPE M N K". Output rows (tab-separated), per candidate in the sweep's order: DTYPE M N K NAME and the
 // schedule as "sm90 BM BN ..." or "splitk BN SPLITS STAGES BM GLOBAL_SUM" (the input form above).
+//   cake_cost_domain_rank --name-rows < rows.tsv
+// What tools/gen/gemm_dispatch.py --from-evolve needs of the C++ side for rows of a `cake evolve` log (no estimate):
+// input rows "DTYPE M N K SM_COUNT" and the schedule in the input form above; output rows (tab-separated) DTYPE M N
+// K, the schedule's canonical name (cake::plan_name), the name of choose_gemm's schedule at the shape on SM_COUNT
+// SMs (the dispatcher's fallback), the layer of bench/gemm/domain.hpp with that N and K ("-": none), and the
+// shape's split there: search, held_out, or outside (not one of the domain's shapes).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +37,7 @@
 
 #include <cake/cost/model.hpp>
 
+#include "bench/gemm/domain.hpp"
 #include "bench/gemm/sweep_candidates.hpp"
 #include "kernels/gemm/sm90_bf16.hpp"
 #include "kernels/gemm/sm90_splitk.hpp"
@@ -86,15 +93,40 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
   return width_row("mma_width_", widths, cal.mma_width) || width_row("mma_width_long_", long_widths, cal.mma_width_long);
 }
 
+// A schedule in the input form, after its kind ("sm90" or "splitk") was read: false when the kind is unknown or the
+// fields are malformed.
+bool read_plan(std::istringstream& in, const std::string& kind, cake::gemm_plan& plan) {
+  if (kind == "sm90") {
+    plan.kernel = cake::gemm_kernel::sm90;
+    auto& c = plan.sm90;
+    int pingpong = 0, persistent = 1;
+    in >> c.bm >> c.bn >> c.stages >> c.cluster_m >> c.raster_group >> pingpong >> c.in_flight >> persistent;
+    c.pingpong = pingpong != 0;
+    c.persistent = persistent != 0;
+  } else if (kind == "splitk") {
+    plan.kernel = cake::gemm_kernel::splitk;
+    auto& c = plan.splitk;
+    in >> c.bn >> c.splits >> c.stages >> c.bm;
+    int global_sum = 0;  // (optional: 1 for the partial sums through global memory)
+    if (in && !(in >> global_sum)) in.clear();
+    c.global_sum = global_sum != 0;
+  } else {
+    return false;
+  }
+  return static_cast<bool>(in);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cake::cost::calibration cal = *cake::cost::find_calibration(cake::target_id::sm_90a);
-  bool model_candidates = false;
+  bool model_candidates = false, name_rows = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--model-candidates") {
       model_candidates = true;
+    } else if (a == "--name-rows") {
+      name_rows = true;
     } else if (a == "--set" && i + 1 < argc) {
       const std::string kv = argv[++i];
       const auto e = kv.find('=');
@@ -105,11 +137,38 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows, or cake_cost_domain_rank --model-candidates < shapes)\n", a.c_str());
+      std::fprintf(stderr, "cake_cost_domain_rank: unknown argument '%s' (usage: cake_cost_domain_rank [--set NAME=VALUE]... < rows, cake_cost_domain_rank --model-candidates < shapes, or cake_cost_domain_rank --name-rows < rows)\n", a.c_str());
       return 2;
     }
   }
   std::string line;
+  if (name_rows) {
+    while (std::getline(std::cin, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream in(line);
+      std::string dtype, kind;
+      long long M = 0, N = 0, K = 0;
+      int sm_count = 0;
+      cake::gemm_plan p;
+      if (!(in >> dtype >> M >> N >> K >> sm_count >> kind) || (dtype != "bf16" && dtype != "e4m3") || M < 1 || N < 1 || K < 1 || sm_count < 1 ||
+          !read_plan(in, kind, p)) {
+        std::fprintf(stderr, "cake_cost_domain_rank: --name-rows: malformed row (want 'bf16|e4m3 M N K SM_COUNT sm90 ...|splitk ...'): %s\n", line.c_str());
+        return 2;
+      }
+      cake::gemm_plan fallback;
+      fallback.sm90 = cake::choose_gemm(M, N, K, sm_count, dtype == "bf16" ? cake::gemm_input::bf16 : cake::gemm_input::e4m3).config;
+      const char* layer = "-";
+      const char* split = "outside";
+      for (const auto& l : cake::gemm_domain::layers)
+        if (l.n == N && l.k == K) layer = l.name;
+      for (std::size_t i = 0; i < cake::gemm_domain::size; ++i) {
+        const auto s = cake::gemm_domain::at(i);
+        if (s.m == M && s.n == N && s.k == K) split = s.held_out ? "held_out" : "search";
+      }
+      std::printf("%s\t%lld\t%lld\t%lld\t%s\t%s\t%s\t%s\n", dtype.c_str(), M, N, K, cake::plan_name(p).c_str(), cake::plan_name(fallback).c_str(), layer, split);
+    }
+    return 0;
+  }
   if (model_candidates) {
     // (as bench_gemm_sweep.cpp builds it: record_splitk_concurrency for every split-K schedule the sweep can time)
     std::map<std::string, cake_bench::splitk_concurrency> conc;  // per dtype
@@ -168,29 +227,18 @@ int main(int argc, char** argv) {
     std::string dtype, kind, name;
     long long M = 0, N = 0, K = 0;
     in >> dtype >> M >> N >> K >> name >> kind;
-    cake::program p;
-    if (kind == "sm90") {
-      cake::kernels::gemm_sm90_config c;
-      int pingpong = 0, persistent = 1;
-      in >> c.bm >> c.bn >> c.stages >> c.cluster_m >> c.raster_group >> pingpong >> c.in_flight >> persistent;
-      c.pingpong = pingpong != 0;
-      c.persistent = persistent != 0;
-      p = dtype == "e4m3" ? cake::kernels::gemm_sm90<cake::e4m3>(c) : cake::kernels::gemm_sm90<cake::bf16>(c);
-    } else if (kind == "splitk") {
-      cake::kernels::gemm_splitk_config c;
-      in >> c.bn >> c.splits >> c.stages >> c.bm;
-      int global_sum = 0;  // (optional: 1 for the partial sums through global memory)
-      if (in && !(in >> global_sum)) in.clear();
-      c.global_sum = global_sum != 0;
-      p = dtype == "e4m3" ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(c) : cake::kernels::gemm_splitk_sm90<cake::bf16>(c);
-    } else {
+    if (kind != "sm90" && kind != "splitk") {
       std::fprintf(stderr, "cake_cost_domain_rank: unknown schedule kind '%s' in: %s\n", kind.c_str(), line.c_str());
       return 2;
     }
-    if (!in) {
+    cake::gemm_plan plan;
+    if (!read_plan(in, kind, plan)) {
       std::fprintf(stderr, "cake_cost_domain_rank: malformed row: %s\n", line.c_str());
       return 2;
     }
+    const cake::program p = plan.kernel == cake::gemm_kernel::splitk
+                                ? (dtype == "e4m3" ? cake::kernels::gemm_splitk_sm90<cake::e4m3>(plan.splitk) : cake::kernels::gemm_splitk_sm90<cake::bf16>(plan.splitk))
+                                : (dtype == "e4m3" ? cake::kernels::gemm_sm90<cake::e4m3>(plan.sm90) : cake::kernels::gemm_sm90<cake::bf16>(plan.sm90));
     ++rows;
     std::printf("%s\t%lld\t%lld\t%lld\t%s\t", dtype.c_str(), M, N, K, name.c_str());
     if (!p.errors.empty()) {

@@ -29,8 +29,10 @@ struct gemm_plan {
 
 // The canonical name of a plan, as the sweep writes it into its evidence and the generated header
 // repeats it: bn256_s4_c2 (cooperative 128 x BN tile, stages, cluster), with _pp<BM> for ping-pong,
-// _f1 for one wgmma group in flight, _np for one CTA per tile, _la for the lookahead, _wt for whole-tile staging; sk4_bn128_s6 for split-K (sk2_bm128_bn128_s5
-// with 128-row tiles; sk3_bn136_s6_g where the partial sums meet in global memory, not in a cluster).
+// _f1 for one wgmma group in flight, _r4 for a raster group other than the default 8 (the sweep never varies it; a
+// `cake evolve` search does), _np for one CTA per tile, _la for the lookahead, _wt for whole-tile staging; sk4_bn128_s6
+// for split-K (sk2_bm128_bn128_s5 with 128-row tiles; sk3_bn136_s6_g where the partial sums meet in global memory, not
+// in a cluster).
 inline std::string plan_name(const gemm_plan& p) {
   if (p.kernel == gemm_kernel::splitk)
     return "sk" + std::to_string(p.splitk.splits) + (p.splitk.bm != 64 ? "_bm" + std::to_string(p.splitk.bm) : std::string()) + "_bn" +
@@ -40,6 +42,7 @@ inline std::string plan_name(const gemm_plan& p) {
   if (c.pingpong) s += "_pp" + std::to_string(c.bm);
   else if (c.bm != 128) s += "_bm" + std::to_string(c.bm);
   if (c.in_flight) s += "_f" + std::to_string(c.in_flight);
+  if (c.raster_group != kernels::gemm_sm90_config{}.raster_group) s += "_r" + std::to_string(c.raster_group);
   if (!c.persistent) s += "_np";
   if (c.lookahead) s += "_la";
   if (c.whole_tile_staging) s += "_wt";
@@ -81,6 +84,7 @@ inline std::optional<gemm_plan> parse_plan_name(std::string_view name) {
     return std::nullopt;
   }
   if (name.starts_with("_f") && !take("_f", c.in_flight)) return std::nullopt;
+  if (name.starts_with("_r") && !take("_r", c.raster_group)) return std::nullopt;
   if (part("_np")) c.persistent = false;
   if (part("_la")) c.lookahead = true;
   if (part("_wt")) c.whole_tile_staging = true;

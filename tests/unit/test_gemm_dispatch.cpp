@@ -181,6 +181,8 @@ TEST_CASE("plan names tell every field the sweep varies apart") {
   CHECK(cake::plan_name(a) == "bn256_s4_c2_pp64_f1");
   a.sm90.persistent = false;
   CHECK(cake::plan_name(a) == "bn256_s4_c2_pp64_f1_np");
+  a.sm90.raster_group = 16;  // the sweep keeps the default 8 (unnamed); a `cake evolve` search varies it
+  CHECK(cake::plan_name(a) == "bn256_s4_c2_pp64_f1_r16_np");
   cake::gemm_plan s;
   s.kernel = cake::gemm_kernel::splitk;
   s.splitk.splits = 8;
@@ -205,6 +207,11 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   plans.push_back(wt);
   wt.sm90.lookahead = false;
   plans.push_back(wt);
+  cake::gemm_plan r4;
+  r4.sm90.raster_group = 4, r4.sm90.in_flight = 1;
+  plans.push_back(r4);
+  r4.sm90.persistent = false;
+  plans.push_back(r4);
   for (const auto& p : plans) {
     const auto name = cake::plan_name(p);
     INFO(name);
@@ -218,7 +225,8 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   CHECK(cake::parse_plan_name("sk4_bm128_bn160_s4")->splitk.bm == 128);
   CHECK(cake::parse_plan_name("bn256_s4_c2_la")->sm90.lookahead);
   CHECK(cake::parse_plan_name("bn256_s3_c2_la_wt")->sm90.whole_tile_staging);
-  for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn128_s6_c1_la_np", "bn128_s6_c1_wt_la", "bn-1_s6_c1",
+  CHECK(cake::parse_plan_name("bn256_s4_c1_f1_r4")->sm90.raster_group == 4);
+  for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn128_s6_c1_la_np", "bn128_s6_c1_r", "bn128_s6_c1_np_r4", "bn128_s6_c1_r4_f1", "bn128_s6_c1_wt_la", "bn-1_s6_c1",
                           "sk", "sk2", "sk2_bn128", "sk2_bn128_s6_", "sk2_bm_bn128_s6", "sk2_bn128_s6_gg", "BN128_s6_c1", "bn128_s6_c1 "}) {
     INFO("'" << bad << "'");
     CHECK_FALSE(cake::parse_plan_name(bad).has_value());
