@@ -20,8 +20,8 @@
 //   issuing freely with skip_masked (a warpgroup only waits for and releases the blocks after its last row), each with
 //   skip_past_rows (a warpgroup whose rows all lie past S computes nothing), the last also without it, and issuing freely with
 //   neither;
-//   (--w3 BN,STAGES: causal-w3 times only that key block and depth, issuing freely with skip_past_rows, with
-//   skip_masked, and with neither; --min-s S: sequence lengths from S only)
+//   (--w3 BN,STAGES: causal-w3 times only that key block and depth, taking turns and issuing freely with
+//   skip_past_rows, issuing freely with skip_masked, and with neither; --min-s S: sequence lengths from S only)
 //   skip-past: D = 64 non-causal, the entry point's schedule, and the one without the lookahead (three consumers) with and
 //   without skip_past_rows (at S = 1k the entry point takes the lookahead; 192-row tiles there put 2 of 18 warpgroup-tiles past S);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
                   for (int st : {2, 3})
                     for (int form : {0, 1, 2, 3, 4}) {  // taking turns, issuing freely, issuing freely and skipping (all three
                                                         // with skip_past_rows), the last without it, and issuing freely with neither
-                      if (w3_bn && (bn != w3_bn || st != w3_stages || form == 0 || form == 2)) continue;
+                      if (w3_bn && (bn != w3_bn || st != w3_stages || form == 2)) continue;
                       auto c = base;
                       c.wgs = 3, c.bn = bn, c.stages = st, c.turns = form == 0, c.skip_masked = form == 2 || form == 3,
                       c.skip_past_rows = form <= 2;
