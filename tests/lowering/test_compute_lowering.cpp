@@ -701,7 +701,9 @@ TEST_CASE("wgmma into column parts of an accumulator (two N = 64 MMAs into one 6
 }
 
 TEST_CASE("deferred releases (later(1)) and release_pending, with a consumer that reads stages into registers") {
-  for (target_id t : lowering_targets({op_kind::pipeline_release, op_kind::pipeline_flush, op_kind::load_shared})) {
+  // (the schedule fills its stages with TMA: sm_90a and sm_100a; sm_80 lowers deferred releases too, of stages
+  // cp.async fills: tests/lowering/test_sm80_pipeline.cpp)
+  for (target_id t : lowering_targets({op_kind::pipeline_release, op_kind::pipeline_flush, op_kind::load_shared, op_kind::tma_load})) {
     const auto b = lower_and_build(deferred_release(t, false));
     INFO(to_string(t));
     CHECK(has(b.source(), "pend_last"));

@@ -7,6 +7,7 @@
 #include "../../kernels/gemm/sm100_bf16.hpp"
 #include "../../kernels/gemm/sm80_bf16.hpp"
 #include "../../kernels/gemm/sm90_bf16.hpp"
+#include "tests/lowering/sm80_pipeline.hpp"
 
 using namespace cake;
 using analysis::rule_id;
@@ -277,6 +278,25 @@ TEST_CASE("analysis protocol: a derived pipeline count is explained per role") {
   INFO(t.view());
   CHECK(t.view().find("count 4 derived: 2 units of role 'consumer'") != std::string_view::npos);
   CHECK(t.view().find("x 2 CTAs (multicast)") != std::string_view::npos);
+}
+
+TEST_CASE("analysis protocol: a pipeline cp.async fills runs clean, its count explained per thread") {
+  // tests/lowering/sm80_pipeline.hpp: a producer warp copies stages with cp.async, two consumer warps wait
+  // and release; the copies complete on 'full' through each thread's noinc arrive, so the consumers' reads
+  // are ordered after them (no dataflow.race) and nothing deadlocks, on sm_80 and sm_90a.
+  for (target_id t : {target_id::sm_80, target_id::sm_90a}) {
+    const program p = cake_tests::sm80_cp_async_pipeline(t);
+    const auto r = analyze(p);
+    INFO(analysis::to_text(r));
+    CHECK(r.errors == 0);
+    CHECK(r.warnings == 0);
+    const auto B = plan::plan_barriers(p);
+    analysis::fixed_text<220> text;
+    analysis::proto::write_derived_count(text, p, B, B.objects[B.pipelines[0].full_base]);
+    INFO(text.view());
+    CHECK(text.view().find("count 32 derived: 32 threads of role 'load' (op#2)") != std::string_view::npos);
+    CHECK(text.view().find("each thread whose cp.async copies fill it") != std::string_view::npos);
+  }
 }
 
 TEST_CASE("analysis protocol: a producer without back-pressure aliases phases only when it runs ahead") {

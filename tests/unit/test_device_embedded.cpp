@@ -4,7 +4,8 @@
 //  3. NVRTC compiles each embedded header, through the embedded copies only, to CUBIN for its target
 //     (sm_80 / sm_90a / sm_100a), so ptxas validates every inline-asm string, and the PTX contains
 //     every expected instruction;
-//  4. sm_90-only helpers are compile errors, not silent no-ops, when compiled for sm_80.
+//  4. sm_90-only helpers are compile errors, not silent no-ops, when compiled for sm_80 (the sm_80 mbarrier
+//     forms are in sm80.cuh; try_wait, expect_tx and remote arrives in sm90.cuh).
 #include <doctest/doctest.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -153,7 +154,21 @@ extern "C" __global__ void k_sm80(const unsigned short* g, float* out) {
   cp_async_commit();
   cp_async_wait<0>();
   cp_async_wait_all();
+  __shared__ alignas(8) unsigned long long bars[2];
+  const u32 full = smem_addr(&bars[0]), other = smem_addr(&bars[1]);
+  if (threadIdx.x == 0) {
+    mbar_init(full, 32);
+    mbar_init(other, 1);
+  }
   __syncthreads();
+  cp_async_cg_16(sa + 1024, g + 16, 16);
+  cp_async_mbar_arrive_noinc(full);
+  mbar_wait_test(full, 0);
+  if (!mbar_wait_test_until(full, 0, globaltimer_ns() + 2000000000ull)) trap();
+  if (threadIdx.x == 0) mbar_arrive(other);
+  float probe = mbar_test_wait(other, 0) ? 1.f : 0.f;
+  __syncthreads();
+  if (threadIdx.x == 0) mbar_inval(other);
   u32 a1[1], a2[2], a4[4], t1[1], t2[2], t4[4];
   ldmatrix_x1(a1, sa);
   ldmatrix_x2(a2, sa);
@@ -168,7 +183,7 @@ extern "C" __global__ void k_sm80(const unsigned short* g, float* out) {
 #if __CUDA_ARCH__ >= 890
   mma_m16n8k32_e4m3_f32(f, t4, a2, f);
 #endif
-  out[threadIdx.x] = f[0] + f[1] + f[2] + f[3] + float(a1[0] + t1[0]);
+  out[threadIdx.x] = f[0] + f[1] + f[2] + f[3] + float(a1[0] + t1[0]) + probe;
 }
 )";
 
@@ -376,7 +391,8 @@ const std::vector<header_case>& cases() {
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}},
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mbarrier.init.shared::cta.b64", "mbarrier.inval.shared::cta.b64",
+        "mbarrier.arrive.shared::cta.b64", "cp.async.mbarrier.arrive.noinc.shared::cta.b64", "mbarrier.test_wait.parity.shared::cta.b64"}},
       {"cake/device/sm90.cuh",
        {{&sm90_kernel, "sm_90a"}},
        {"mbarrier.init.shared::cta.b64", "mbarrier.inval.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
@@ -518,4 +534,13 @@ extern "C" __global__ void k() {}
   const nvrtc_out r2 = nvrtc_compile(sm90_on_sm80, "sm_80");
   CHECK_FALSE(r2.ok);
   CHECK(r2.log.find("needs sm_90a or newer") != std::string::npos);
+
+  // sm80.cuh's mbarrier waits spin on test_wait; the try_wait loop (sm90.cuh) is not there to call by mistake.
+  const std::string try_wait_on_sm80 = R"(
+#include "cake/device/sm80.cuh"
+extern "C" __global__ void k() { __shared__ unsigned long long b; cake_dev::mbar_wait(cake_dev::smem_addr(&b), 0); }
+)";
+  const nvrtc_out r3 = nvrtc_compile(try_wait_on_sm80, "sm_80");
+  CHECK_FALSE(r3.ok);
+  CHECK(r3.log.find("mbar_wait") != std::string::npos);
 }

@@ -77,30 +77,42 @@ TEST_CASE("lower::unsupported: the reference kernels and their variants lower ev
 }
 
 TEST_CASE("lower::unsupported: an op the op table does not lower for the target") {
+  // Every op a target admits is lowered there (test "op table: the lowered column" below), so the reason
+  // shows on an op the target lacks, recorded with its builder error (instruction.not-admitted) in a
+  // schedule built at run time.
   auto build = [](target_id t) {
     auto k = kernel("k").target(t);
-    auto bar = k.mbarrier("bar", arrivals(1));
-    k.role("w", warps(1), [&](role& r) { r.arrive(bar); });
+    auto A = k.input<bf16>("A", dims("M", "K"));
+    auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+    k.role("w", warps(1), [&](role& r) { r.tma_load(sA, A.tile(0, 0)); });
     return k.build();
   };
-  CHECK(why(build(sm_80), 0) == "this op is not lowered for the kernel's target");
+  const program on80 = build(sm_80);
+  CHECK_FALSE(on80.errors.empty());
+  CHECK(why(on80, 0) == "this op is not lowered for the kernel's target");
   CHECK(why(build(sm_90a), 0).empty());
 }
 
-TEST_CASE("lower::unsupported: barriers on sm_80, and a multi-stage region without a stage") {
-  // Found by the builder fuzzer (tests/fuzz): both were refused by the lowering after a clean analysis.
+TEST_CASE("lower::unsupported: mbarriers and pipelines on sm_80, and a multi-stage region without a stage") {
+  // Found by the builder fuzzer (tests/fuzz): the multi-stage region was refused by the lowering after a clean
+  // analysis. A declared pipeline nothing uses is lowered on every target (its barriers are initialized).
   auto pipe = [](target_id t) {
     auto k = kernel("k").target(t);
     auto sX = k.smem<bf16>("sX", {32, 64}, swizzle::b128);
     (void)k.pipeline("p", stages(2)).carries(sX);
-    k.role("w", warps(1), [](role&) {});
+    auto bar = k.mbarrier("bar", arrivals(1));
+    k.role("w", warps(1), [&](role& r) {
+      r.arrive(bar);
+      r.wait(bar);
+    });
     return k.build();
   };
-  const program on80 = pipe(sm_80), on90 = pipe(sm_90a);
-  const char* barriers = lower::unsupported_barriers(on80, plan::make_plan(on80));
-  REQUIRE(barriers != nullptr);
-  CHECK(std::string(barriers) == "mbarrier-based pipelines and barriers are lowered for sm_90a and sm_100a only");
-  CHECK(lower::unsupported_barriers(on90, plan::make_plan(on90)) == nullptr);
+  for (target_id t : {target_id::sm_80, target_id::sm_90a}) {
+    const program p = pipe(t);
+    REQUIRE(p.errors.empty());
+    CHECK(why(p, 0).empty());
+    CHECK(why(p, 1).empty());
+  }
   auto staged = [](bool named) {
     auto k = kernel("k").target(sm_90a);
     auto sS = k.smem<bf16>("sS", {64, 64}, swizzle::b128, copies(2));
@@ -114,6 +126,71 @@ TEST_CASE("lower::unsupported: barriers on sm_80, and a multi-stage region witho
   };
   CHECK(why(staged(false), 1) == "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))");
   CHECK(why(staged(true), 1).empty());
+}
+
+TEST_CASE("lower::unsupported: the forms of mbarrier pipelines sm_80 does not lower, and cp.async fills") {
+  // A producer warp (or warpgroup) fills a 2-stage pipeline, a consumer role waits and releases.
+  enum class fill { cp_async, tma, both, copy_in_when, commit_after_copy };
+  auto build = [](target_id t, fill how, bool warpgroup_consumer = false) {
+    auto k = kernel("k").target(t);
+    auto [M, K] = k.dims("M", "K");
+    auto A = k.input<bf16>("A", dims(M, K));
+    auto sA = k.smem<bf16>("sA", {32, 64}, swizzle::b128);
+    auto sB = k.smem<bf16>("sB", {32, 64}, swizzle::b128);
+    auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
+    k.role("load", warps(1), [&](role& r) {
+      r.loop(tiles(K, 64), [&](auto kt) {
+        auto s = r.acquire(ab);                                        // op 1
+        if (how == fill::tma || how == fill::both) r.tma_load(s[sA], A.tile(0, kt));
+        if (how == fill::cp_async || how == fill::commit_after_copy) r.cp_async(s[sA], A.tile(0, kt));
+        if (how == fill::copy_in_when) r.when(kt < 4, [&] { r.cp_async(s[sA], A.tile(0, kt)); });
+        if (how == fill::tma) r.tma_load(s[sB], A.tile(1, kt));
+        else r.cp_async(s[sB], A.tile(1, kt));
+        if (how == fill::commit_after_copy) r.commit(ab, s);
+      });
+    });
+    k.role("use", warpgroup_consumer ? warpgroups(1) : warps(1), [&](role& r) {
+      r.loop(tiles(K, 64), [&](auto) {
+        auto s = r.wait(ab);
+        r.release(ab, s);
+      });
+    });
+    return k.build();
+  };
+  const program ok80 = build(sm_80, fill::cp_async);
+  REQUIRE(ok80.errors.empty());
+  for (std::size_t i = 0; i < ok80.ops.size(); ++i) CHECK_MESSAGE(why(ok80, static_cast<int>(i)).empty(), "op#" << i);
+  // the last copy into the acquired stage is where every thread arrives: counted per thread in 'full'
+  CHECK(plan::cp_async_fill_of_acquire(ok80, find_op(ok80, op_kind::pipeline_acquire)) == 3);
+  CHECK(plan::make_plan(ok80).barriers.pipelines[0].full_arrivals == 32);
+  CHECK(plan::make_plan(ok80).barriers.pipelines[0].empty_arrivals == 1);
+
+  const program tma80 = build(sm_80, fill::tma);  // (the TMA load itself: instruction.not-admitted)
+  CHECK(why_first(tma80, op_kind::pipeline_acquire) == "a stage that TMA loads fill completes on transaction bytes (mbarrier expect_tx), which sm_80 does not have: fill the stage with cp.async (r.cp_async(slot[region], ...)) or retarget the kernel");
+  CHECK(why_first(build(sm_90a, fill::tma), op_kind::pipeline_acquire).empty());
+  CHECK(why_first(build(sm_90a, fill::both), op_kind::pipeline_acquire) == "a stage is filled by TMA or by cp.async, not both: its 'full' barrier counts transaction bytes or the copying threads' arrivals");
+  for (target_id t : {target_id::sm_80, target_id::sm_90a}) {
+    INFO(to_string(t));
+    CHECK(why_first(build(t, fill::copy_in_when), op_kind::cp_async) == "a cp.async into an acquired stage must be in the body of its acquire (the same role, loop or when): every thread arrives on the stage's 'full' barrier after the last copy into it");
+    CHECK(why_first(build(t, fill::commit_after_copy), op_kind::pipeline_commit) == "r.commit of a stage that cp.async fills is not lowered: its copies arrive on 'full' themselves (cp.async.mbarrier.arrive.noinc after the last one)");
+  }
+  CHECK(why_first(build(sm_80, fill::cp_async, true), op_kind::pipeline_release) == "on sm_80 a unit's leader arrives for it after __syncwarp(): release, commit and arrive are lowered from warps(n) roles, not from warpgroups");
+  CHECK(why_first(build(sm_90a, fill::cp_async, true), op_kind::pipeline_release).empty());
+
+  // user barriers: a remote arrive needs a cluster
+  auto arrive = [](target_id t, bool remote) {
+    auto k = kernel("k").target(t);
+    auto bar = k.mbarrier("bar");
+    k.role("w", warps(1), [&](role& r) {
+      auto a = r.arrive(bar);
+      if (remote) a.remote();
+      r.wait(bar);
+    });
+    return k.build();
+  };
+  CHECK(why(arrive(sm_80, true), 0) == "a remote arrive (.remote()) needs a cluster, which sm_80 does not have: arrive on this CTA's barrier");
+  CHECK(why(arrive(sm_80, false), 0).empty());
+  CHECK(why(arrive(sm_90a, true), 0).empty());
 }
 
 TEST_CASE("lower::unsupported: fill and r.set into an 8-bit tile") {

@@ -184,6 +184,55 @@ TEST_CASE("barrier plan: a role that acquires and releases in several ops arrive
   CHECK(B.pipelines[0].tx_bytes == 16384);
 }
 
+TEST_CASE("barrier plan: a stage cp.async fills expects one arrival per copying thread (no tx bytes)") {
+  // Each thread of the producer's units issues cp.async.mbarrier.arrive.noinc after its last copy into the
+  // stage: .noinc arrivals are counted in the init count (hardware-facts §1). A warpgroup: 128 per unit; in
+  // an alternating walk one unit takes each point, so one unit's threads.
+  auto build = [](units_t producer, bool alternate) {
+    auto k = kernel("k").target(sm_80);
+    auto [M, K] = k.dims("M", "K");
+    auto A = k.input<bf16>("A", dims(M, K));
+    auto mk = k.parallel(tiles(M, 64));
+    auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128);
+    auto sB = k.smem<bf16>("sB", {64, 64}, swizzle::b128);
+    auto ab = k.pipeline("ab", stages(3)).carries(sA, sB);
+    k.role("p", producer, [&](role& r) {
+      auto body = [&](auto m) {
+        r.loop(tiles(K, 64), [&](auto kt) {
+          auto s = r.acquire(ab);
+          r.cp_async(s[sA], A.tile(m, kt));
+          r.cp_async(s[sB], A.tile(m, kt));  // the last copy: where every thread arrives
+        });
+      };
+      if (alternate) r.for_each(alternating(mk), body);
+      else r.for_each(mk, body);
+    });
+    k.role("c", warps(2), [&](role& r) {
+      r.for_each(mk, [&](auto) {
+        r.loop(tiles(K, 64), [&](auto) { r.release(ab, r.wait(ab)); });
+      });
+    });
+    return k.build();
+  };
+  const program two_warps = build(warps(2), false);
+  REQUIRE(two_warps.errors.empty());
+  const int acquire = find_op(two_warps, op_kind::pipeline_acquire);
+  CHECK(plan::cp_async_fill_of_acquire(two_warps, acquire) == find_op(two_warps, op_kind::cp_async, 1));
+  CHECK(plan::tx_bytes_of_acquire(two_warps, acquire) == 0);
+  CHECK(plan::full_arrivals_per_unit(two_warps, acquire) == 32);
+  auto B = plan::plan_barriers(two_warps);
+  CHECK(B.pipelines[0].full_arrivals == 64);  // 2 warps x 32 threads
+  CHECK(B.pipelines[0].empty_arrivals == 2);
+  CHECK(B.pipelines[0].tx_bytes == 0);
+  CHECK(B.objects[B.pipelines[0].full_base + 2].arrivals == 64);
+  const auto a = plan::role_arrivals(two_warps, 0, true);
+  CHECK(a.arrivals[0] == 64);
+  CHECK(a.per_thread[0]);
+  CHECK_FALSE(plan::role_arrivals(two_warps, 0, false).per_thread[1]);
+  CHECK(plan::plan_barriers(build(warpgroups(1), false)).pipelines[0].full_arrivals == 128);
+  CHECK(plan::plan_barriers(build(warps(2), true)).pipelines[0].full_arrivals == 32);  // one unit per point
+}
+
 TEST_CASE("barrier plan: more objects than the plan holds sets overflow") {
   auto k = kernel("k");
   const char* names[] = {"b0", "b1", "b2", "b3"};

@@ -44,27 +44,6 @@ constexpr void not_admitted(context& c, int op_id, feature f, std::string_view w
 constexpr void check_admission(context& c) {
   const program& p = c.p;
   const auto& t = p.arch();
-  // Declarations the target's lowering cannot make (lower::unsupported_barriers): reported at each
-  // pipeline and barrier no op reports already (a declared pipeline nothing uses still needs its barriers).
-  if (const char* why = lower::unsupported_barriers(p, c.plan)) {
-    auto used = [&](operand_kind k, std::size_t index) {
-      for (std::size_t i = 0; i < p.ops.size(); ++i)
-        if (p.ops[i].d.kind == k && p.ops[i].d.index == index && lower::unsupported(p, c.plan, static_cast<int>(i))) return true;
-      return false;
-    };
-    for (std::size_t i = 0; i < p.pipelines.size(); ++i)
-      if (!used(operand_kind::pipeline, i))
-        if (diagnostic* d = emit_decl(c, rule_id::instruction_not_lowered, p.pipelines[i].loc)) {
-          d->message << "pipeline '" << p.pipelines[i].nm.view() << "' on " << to_string(p.target) << ": " << why;
-          d->help << "retarget the kernel (sm_90a / sm_100a), or stage the data without a pipeline on sm_80 (cp.async + named barriers)";
-        }
-    for (std::size_t i = 0; i < p.mbarriers.size(); ++i)
-      if (!used(operand_kind::mbarrier, i))
-        if (diagnostic* d = emit_decl(c, rule_id::instruction_not_lowered, p.mbarriers[i].loc)) {
-          d->message << "mbarrier '" << p.mbarriers[i].nm.view() << "' on " << to_string(p.target) << ": " << why;
-          d->help << "retarget the kernel (sm_90a / sm_100a), or use named barriers on sm_80";
-        }
-  }
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     const int id = static_cast<int>(i);

@@ -170,18 +170,21 @@ template <class Text>
 constexpr void write_derived_count(Text& t, const program& p, const plan::barrier_plan& B, const plan::barrier_object& ob) {
   t << "count " << ob.arrivals << " derived:";
   bool first = true;
-  auto term = [&](int units, int role, int op_id) {
-    t << (first ? " " : " + ") << units << (first ? (units == 1 ? " unit of role '" : " units of role '") : " of '") << p.roles[role].nm.view() << "' (op#" << op_id
-      << ")";
+  auto term = [&](int units, int role, int op_id, bool threads = false) {
+    const char* what = threads ? (units == 1 ? " thread" : " threads") : (units == 1 ? " unit" : " units");
+    t << (first ? " " : " + ") << units << (first || threads ? what : "") << (first ? " of role '" : " of '") << p.roles[role].nm.view() << "' (op#" << op_id << ")";
     first = false;
   };
   if (ob.origin == plan::barrier_origin::pipeline_full || ob.origin == plan::barrier_origin::pipeline_empty) {
     const auto a = plan::role_arrivals(p, ob.source, ob.origin == plan::barrier_origin::pipeline_full);
+    bool threads = false;
     for (int r = 0; r < static_cast<int>(p.roles.size()) && r < capacity::roles; ++r)
-      if (a.units[r] > 0) term(a.units[r], r, a.first_op[r]);
+      if (a.arrivals[r] > 0) term(a.arrivals[r], r, a.first_op[r], a.per_thread[r]), threads = threads || a.per_thread[r];
     if (ob.origin == plan::barrier_origin::pipeline_empty && B.pipelines[ob.source].multicast) t << ", x " << p.launch.cluster_size() << " CTAs (multicast)";
     if (first) t << " no op arrives on it";
-    t << (ob.origin == plan::barrier_origin::pipeline_full ? " (each acquiring unit arrives once per stage)" : " (each releasing unit once per stage)");
+    t << (ob.origin == plan::barrier_origin::pipeline_full
+              ? (threads ? " (each acquiring unit arrives once per stage; each thread whose cp.async copies fill it, once per stage)" : " (each acquiring unit arrives once per stage)")
+              : " (each releasing unit once per stage)");
   } else {
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];

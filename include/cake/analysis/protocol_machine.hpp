@@ -194,9 +194,7 @@ struct machine {
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];
       if (o.d.kind != operand_kind::pipeline || o.d.index != pipe) continue;
-      const bool arrives = full ? (o.kind == op_kind::pipeline_commit ||
-                                   (o.kind == op_kind::pipeline_acquire && plan::tx_bytes_of_acquire(p, static_cast<int>(i)) > 0))
-                                : o.kind == op_kind::pipeline_release;
+      const bool arrives = full ? plan::full_arrivals_per_unit(p, static_cast<int>(i)) > 0 : o.kind == op_kind::pipeline_release;
       if (!arrives) continue;
       for (int u = 0; u < U; ++u)
         if (units[u].role == o.role) m |= 1u << u;

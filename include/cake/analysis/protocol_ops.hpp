@@ -471,10 +471,20 @@ constexpr bool exec(machine& m, int u, int id) {
       ++s.bulk_open;
       s.last_store = id;
       return true;
-    case op_kind::cp_async:
+    case op_kind::cp_async: {
       m.tick(u);
-      mem_write(m, u, id, o.d, acc_async | acc_generic, stamp{s.cp_agent, s.cp_committed + 1}, collective(m, u, o.d));
+      // Copies into a stage an acquire handed out complete on the stage's 'full' barrier: each thread's
+      // cp.async.mbarrier.arrive.noinc after the last of them (plan::cp_async_fill_of_acquire) arrives once
+      // its copies have landed, so the data is ready when that phase completes, as a TMA load's is.
+      const int acq = o.d.sel == stage_sel::slot ? o.d.slot_op : -1;
+      const int last = plan::cp_async_fill_of_acquire(m.p, acq);
+      const int st = last >= 0 ? slot_stage_of(m, u, acq) : -1;
+      const int bar = st >= 0 ? m.B.pipelines[m.p.ops[acq].d.index].full_base + st : -1;
+      mem_write(m, u, id, o.d, acc_async | acc_generic, bar >= 0 ? stamp{m.U + bar, m.bars[bar].completed + 1} : stamp{s.cp_agent, s.cp_committed + 1},
+                collective(m, u, o.d));
+      if (bar >= 0 && last == id) arrive(m, u, bar, s.threads, id, false);
       return true;
+    }
     case op_kind::load_global:
       if (o.has(flag_accumulate)) reg_read(m, u, id, o.d);  // r.load_add
       reg_write(m, u, id, o.d);

@@ -616,7 +616,8 @@ static_assert(make_umma_idesc(umma_d_f32, umma_ab_bf16, umma_ab_bf16, false, fal
 
 inline constexpr std::string_view sm80_cuh =
     R"cake_src(// cake/device/sm80.cuh — sm_80 (Ampere) device helpers: cp.async with zero-fill, ldmatrix,
-// mma.sync (bf16/f16 m16n8k16, tf32 m16n8k8; e4m3 m16n8k32 on sm_89+). All usable on sm_90a/sm_100a too.
+// mma.sync (bf16/f16 m16n8k16, tf32 m16n8k8; e4m3 m16n8k32 on sm_89+), and the mbarrier forms that exist
+// from sm_80 on (init, arrive, test_wait, cp.async completion on an mbarrier). All usable on sm_90a/sm_100a too.
 // Fragment layouts are in [HF §5 mma]; callers pass registers already arranged that way.
 #pragma once
 #include "cake/device/common.cuh"
@@ -650,6 +651,63 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 // cp.async.wait_all: wait for every committed and uncommitted cp.async of this thread.
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// ---- mbarrier, the sm_80 forms [HF §1] -------------------------------------------------------------
+// `bar` is the 32-bit shared::cta address of an 8-byte aligned .b64 object (see smem_addr). Minimum targets:
+// mbarrier.init / inval / arrive (no count, default .release.cta semantics) and cp.async.mbarrier.arrive{.noinc}
+// PTX ISA 7.0, test_wait.parity 7.1, all sm_80 ([PTX §9.7.13.15.9, .13, .15, .16]; CCCL's cuda::ptx bindings,
+// cuda/__ptx/instructions/generated/mbarrier_*.h, cp_async_mbarrier_arrive_noinc.h, say the same). The
+// .shared::cta spelling (PTX ISA 7.8) and the sink `_` assemble for sm_80 with ptxas 13.0 [ptxas13]. Not here,
+// because sm_80 lacks them (ptxas 13.0: "requires .target sm_90 or higher"): try_wait, an arrive with a count,
+// expect_tx / complete_tx, remote (shared::cluster) arrives; those are in sm90.cuh.
+
+// mbarrier.init.shared::cta.b64: phase 0, expected = pending = count, tx = 0 [HF §1 Init].
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// mbarrier.inval.shared::cta.b64: invalidate before re-init or reuse of the memory [HF §1 Init].
+__device__ __forceinline__ void mbar_inval(u32 bar) { asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory"); }
+// mbarrier.arrive.shared::cta.b64: one arrival on a local barrier (release, cta scope) [HF §1 Arrive].
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// cp.async.mbarrier.arrive.noinc.shared::cta.b64: the hardware arrives on `bar` once every cp.async this
+// thread issued before it has completed (asynchronously: the instruction itself does not wait). .noinc
+// leaves the pending count alone, so this arrival must be counted in the barrier's init count; without
+// .noinc the count is raised by one first and the net change is zero [HF §1 Transaction counts]. Once the
+// phase completes, every thread that waited for it may read what the tracked copies wrote [PTX §9.7.9.25.1.2].
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+// mbarrier.test_wait.parity.shared::cta.b64 (acquire, cta): non-blocking probe, true once the phase with
+// parity `parity` has completed [HF §1 Wait].
+__device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+// The sm_80 wait: spin on test_wait.parity until the phase completes (try_wait, which may suspend the thread
+// for a while, needs sm_90 [HF §1 Wait]). Consumers of a fresh "full" barrier wait with parity 0, producers
+// of a fresh "empty" barrier with parity 1, which passes at once [HF §1 Phase rules].
+__device__ __forceinline__ void mbar_wait_test(u32 bar, u32 parity) {
+  while (!mbar_test_wait(bar, parity)) {
+  }
+}
+// Debug variant (emit_options::hang_timeout_ns): false once %globaltimer passes `deadline_ns`.
+__device__ __forceinline__ bool mbar_wait_test_until(u32 bar, u32 parity, u64 deadline_ns) {
+  while (!mbar_test_wait(bar, parity)) {
+    if (globaltimer_ns() > deadline_ns) return false;
+  }
+  return true;
+}
 
 // ---- ldmatrix [HF §5 ldmatrix]: lanes 8i..8i+7 give the 16-byte row addresses of matrix i ----------
 
@@ -691,7 +749,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(u32 (&r)[4], u32 smem) {
 
 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32: a = 4 regs of bf16x2, b = 2 regs, c/d = 4 floats.
 __device__ __forceinline__ void mma_m16n8k16_bf16_f32(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2],
-                                                      const float (&c)[4]) {
+)cake_src"
+    R"cake_src(                                                      const float (&c)[4]) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%10, %11, %12, %13};"
@@ -741,6 +800,7 @@ inline constexpr std::string_view sm90_cuh =
 // cake/lower/ptx_text.hpp (cake::lower::ptx::wgmma_ss / wgmma_rs), not expanded here.
 #pragma once
 #include "cake/device/common.cuh"
+#include "cake/device/sm80.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "cake/device/sm90.cuh needs sm_90a or newer (mbarrier tx-count, TMA, wgmma, setmaxnreg)"
@@ -750,17 +810,9 @@ namespace cake_dev {
 
 // ---- mbarrier [HF §1] ---------------------------------------------------------------------------
 // `bar` is always the 32-bit shared::cta address of an 8-byte aligned .b64 object (see smem_addr).
+// init, inval, the plain arrive and test_wait exist from sm_80 on: they are in sm80.cuh. Here: the
+// forms that need sm_90 (arrive with a count, remote arrives, tx-counts, try_wait, .cluster scope).
 
-// mbarrier.init.shared::cta.b64: phase 0, expected = pending = count, tx = 0 [HF §1 Init].
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// mbarrier.inval.shared::cta.b64: invalidate before re-init or reuse of the memory [HF §1 Init].
-__device__ __forceinline__ void mbar_inval(u32 bar) { asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory"); }
-// mbarrier.arrive.shared::cta.b64: one arrival on a local barrier (release, cta scope) [HF §1 Arrive].
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
 // mbarrier.arrive.shared::cta.b64 with count: `count` arrivals at once.
 __device__ __forceinline__ void mbar_arrive_count(u32 bar, u32 count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(count) : "memory");
@@ -867,21 +919,6 @@ __device__ __forceinline__ bool mbar_try_wait_cluster(u32 bar, u32 parity) {
       : "memory");
   return ok != 0;
 }
-// mbarrier.test_wait.parity.shared::cta.b64: non-blocking probe of the phase with parity `parity`.
-__device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
-  u32 ok;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(ok)
-)cake_src"
-    R"cake_src(      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
 // Loop on try_wait.parity until the phase completes. Consumers of a fresh "full" barrier start with
 // parity 0; producers of a fresh "empty" barrier start with parity 1, which passes at once [HF §1 Phase].
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
@@ -899,7 +936,8 @@ __device__ __forceinline__ void mbar_wait_cluster(u32 bar, u32 parity) {
   }
 }
 // Debug variant: loop on try_wait.parity until the phase completes (true) or %globaltimer passes
-// `deadline_ns` (false), so a hang becomes a reportable error instead of a stuck GPU.
+)cake_src"
+    R"cake_src(// `deadline_ns` (false), so a hang becomes a reportable error instead of a stuck GPU.
 __device__ __forceinline__ bool mbar_wait_until(u32 bar, u32 parity, u64 deadline_ns) {
   while (!mbar_try_wait(bar, parity)) {
     if (globaltimer_ns() > deadline_ns) return false;
@@ -1021,8 +1059,7 @@ __device__ __forceinline__ void tma_store_4d(const void* tmap, u32 src_smem, i32
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
-)cake_src"
-    R"cake_src(__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+__device__ __forceinline__ void tma_store_5d(const void* tmap, u32 src_smem, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
   asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tmap),
                "r"(src_smem), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
@@ -1035,7 +1072,8 @@ __device__ __forceinline__ void bulk_wait_group() {
   static_assert(N >= 0, "cp.async.bulk.wait_group takes a non-negative immediate");
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
-// cp.async.bulk.wait_group.read N: at most N groups still reading their smem source (source reusable).
+)cake_src"
+    R"cake_src(// cp.async.bulk.wait_group.read N: at most N groups still reading their smem source (source reusable).
 template <int N>
 __device__ __forceinline__ void bulk_wait_group_read() {
   static_assert(N >= 0, "cp.async.bulk.wait_group.read takes a non-negative immediate");

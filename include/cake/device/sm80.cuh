@@ -1,5 +1,6 @@
 // cake/device/sm80.cuh — sm_80 (Ampere) device helpers: cp.async with zero-fill, ldmatrix,
-// mma.sync (bf16/f16 m16n8k16, tf32 m16n8k8; e4m3 m16n8k32 on sm_89+). All usable on sm_90a/sm_100a too.
+// mma.sync (bf16/f16 m16n8k16, tf32 m16n8k8; e4m3 m16n8k32 on sm_89+), and the mbarrier forms that exist
+// from sm_80 on (init, arrive, test_wait, cp.async completion on an mbarrier). All usable on sm_90a/sm_100a too.
 // Fragment layouts are in [HF §5 mma]; callers pass registers already arranged that way.
 #pragma once
 #include "cake/device/common.cuh"
@@ -33,6 +34,63 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 // cp.async.wait_all: wait for every committed and uncommitted cp.async of this thread.
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// ---- mbarrier, the sm_80 forms [HF §1] -------------------------------------------------------------
+// `bar` is the 32-bit shared::cta address of an 8-byte aligned .b64 object (see smem_addr). Minimum targets:
+// mbarrier.init / inval / arrive (no count, default .release.cta semantics) and cp.async.mbarrier.arrive{.noinc}
+// PTX ISA 7.0, test_wait.parity 7.1, all sm_80 ([PTX §9.7.13.15.9, .13, .15, .16]; CCCL's cuda::ptx bindings,
+// cuda/__ptx/instructions/generated/mbarrier_*.h, cp_async_mbarrier_arrive_noinc.h, say the same). The
+// .shared::cta spelling (PTX ISA 7.8) and the sink `_` assemble for sm_80 with ptxas 13.0 [ptxas13]. Not here,
+// because sm_80 lacks them (ptxas 13.0: "requires .target sm_90 or higher"): try_wait, an arrive with a count,
+// expect_tx / complete_tx, remote (shared::cluster) arrives; those are in sm90.cuh.
+
+// mbarrier.init.shared::cta.b64: phase 0, expected = pending = count, tx = 0 [HF §1 Init].
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// mbarrier.inval.shared::cta.b64: invalidate before re-init or reuse of the memory [HF §1 Init].
+__device__ __forceinline__ void mbar_inval(u32 bar) { asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory"); }
+// mbarrier.arrive.shared::cta.b64: one arrival on a local barrier (release, cta scope) [HF §1 Arrive].
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// cp.async.mbarrier.arrive.noinc.shared::cta.b64: the hardware arrives on `bar` once every cp.async this
+// thread issued before it has completed (asynchronously: the instruction itself does not wait). .noinc
+// leaves the pending count alone, so this arrival must be counted in the barrier's init count; without
+// .noinc the count is raised by one first and the net change is zero [HF §1 Transaction counts]. Once the
+// phase completes, every thread that waited for it may read what the tracked copies wrote [PTX §9.7.9.25.1.2].
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+// mbarrier.test_wait.parity.shared::cta.b64 (acquire, cta): non-blocking probe, true once the phase with
+// parity `parity` has completed [HF §1 Wait].
+__device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+// The sm_80 wait: spin on test_wait.parity until the phase completes (try_wait, which may suspend the thread
+// for a while, needs sm_90 [HF §1 Wait]). Consumers of a fresh "full" barrier wait with parity 0, producers
+// of a fresh "empty" barrier with parity 1, which passes at once [HF §1 Phase rules].
+__device__ __forceinline__ void mbar_wait_test(u32 bar, u32 parity) {
+  while (!mbar_test_wait(bar, parity)) {
+  }
+}
+// Debug variant (emit_options::hang_timeout_ns): false once %globaltimer passes `deadline_ns`.
+__device__ __forceinline__ bool mbar_wait_test_until(u32 bar, u32 parity, u64 deadline_ns) {
+  while (!mbar_test_wait(bar, parity)) {
+    if (globaltimer_ns() > deadline_ns) return false;
+  }
+  return true;
+}
 
 // ---- ldmatrix [HF §5 ldmatrix]: lanes 8i..8i+7 give the 16-byte row addresses of matrix i ----------
 

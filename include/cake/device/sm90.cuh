@@ -5,6 +5,7 @@
 // cake/lower/ptx_text.hpp (cake::lower::ptx::wgmma_ss / wgmma_rs), not expanded here.
 #pragma once
 #include "cake/device/common.cuh"
+#include "cake/device/sm80.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "cake/device/sm90.cuh needs sm_90a or newer (mbarrier tx-count, TMA, wgmma, setmaxnreg)"
@@ -14,17 +15,9 @@ namespace cake_dev {
 
 // ---- mbarrier [HF §1] ---------------------------------------------------------------------------
 // `bar` is always the 32-bit shared::cta address of an 8-byte aligned .b64 object (see smem_addr).
+// init, inval, the plain arrive and test_wait exist from sm_80 on: they are in sm80.cuh. Here: the
+// forms that need sm_90 (arrive with a count, remote arrives, tx-counts, try_wait, .cluster scope).
 
-// mbarrier.init.shared::cta.b64: phase 0, expected = pending = count, tx = 0 [HF §1 Init].
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// mbarrier.inval.shared::cta.b64: invalidate before re-init or reuse of the memory [HF §1 Init].
-__device__ __forceinline__ void mbar_inval(u32 bar) { asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory"); }
-// mbarrier.arrive.shared::cta.b64: one arrival on a local barrier (release, cta scope) [HF §1 Arrive].
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
 // mbarrier.arrive.shared::cta.b64 with count: `count` arrivals at once.
 __device__ __forceinline__ void mbar_arrive_count(u32 bar, u32 count) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(count) : "memory");
@@ -124,20 +117,6 @@ __device__ __forceinline__ bool mbar_try_wait_cluster(u32 bar, u32 parity) {
       "{\n"
       ".reg .pred p;\n"
       "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(ok)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
-// mbarrier.test_wait.parity.shared::cta.b64: non-blocking probe of the phase with parity `parity`.
-__device__ __forceinline__ bool mbar_test_wait(u32 bar, u32 parity) {
-  u32 ok;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
       "selp.u32 %0, 1, 0, p;\n"
       "}\n"
       : "=r"(ok)

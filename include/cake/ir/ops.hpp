@@ -72,11 +72,11 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (scatter) CTA q its q-th column block")    \
   X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
-  X(mbarrier_init, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.init")                                                 \
-  X(mbarrier_arrive, sync, mbarrier, leader, on_sm90a | on_sm100a, "mbarrier.arrive (local or, .remote(), in every CTA)")       \
+  X(mbarrier_init, sync, mbarrier, leader, on_all, "mbarrier.init")                                                 \
+  X(mbarrier_arrive, sync, mbarrier, leader, on_all, "mbarrier.arrive (local or, .remote(), in every CTA)")       \
   X(mbarrier_expect_tx, sync, mbarrier_tx, leader, on_sm90a | on_sm100a, "mbarrier.expect_tx")                                    \
   X(mbarrier_arrive_expect_tx, sync, mbarrier_tx, leader, on_sm90a | on_sm100a, "mbarrier.arrive.expect_tx")                      \
-  X(mbarrier_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "mbarrier wait on the tracked phase")                               \
+  X(mbarrier_wait, sync, mbarrier, all, on_all, "mbarrier wait on the tracked phase")                               \
   X(named_barrier_sync, sync, named_barrier, all, on_all, "bar.sync on a named barrier")                                          \
   X(named_barrier_arrive, sync, named_barrier, all, on_all, "bar.arrive on a named barrier")                                      \
   X(fence_proxy_async, sync, fence_proxy_async, all, on_sm90a | on_sm100a, "fence.proxy.async.shared::cta")                      \
@@ -93,12 +93,12 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(bulk_commit, sync, tma, leader, on_sm90a | on_sm100a, "cp.async.bulk.commit_group")                                           \
   X(bulk_wait, sync, tma, leader, on_sm90a | on_sm100a, "cp.async.bulk.wait_group[.read] n")                                      \
   X(tcgen05_commit, sync, tcgen05, leader, on_sm100a, "tcgen05.commit to an mbarrier")                                          \
-  X(pipeline_acquire, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer takes a free stage (waits 'empty', expects tx)")    \
-  X(pipeline_wait, sync, mbarrier, all, on_sm90a | on_sm100a, "consumer waits for a filled stage ('full')")                       \
-  X(pipeline_release, sync, mbarrier, leader, on_sm90a | on_sm100a, "consumer frees a stage ('empty'), optionally n iterations later") \
-  X(pipeline_commit, sync, mbarrier, leader, on_sm90a | on_sm100a, "producer completes a stage by other means than TMA")          \
-  X(pipeline_held, sync, mbarrier, all, on_sm90a | on_sm100a, "the slot of the stage this role's last wait on the pipeline received (no wait)") \
-  X(pipeline_flush, sync, mbarrier, leader, on_sm90a | on_sm100a, "frees the stages still held by deferred releases (.later(n))") \
+  X(pipeline_acquire, sync, mbarrier, leader, on_all, "producer takes a free stage (waits 'empty'; expects the TMA loads' bytes, or its cp.async copies arrive on 'full')")    \
+  X(pipeline_wait, sync, mbarrier, all, on_all, "consumer waits for a filled stage ('full')")                       \
+  X(pipeline_release, sync, mbarrier, leader, on_all, "consumer frees a stage ('empty'), optionally n iterations later") \
+  X(pipeline_commit, sync, mbarrier, leader, on_all, "producer completes a stage by other means than TMA or cp.async")          \
+  X(pipeline_held, sync, mbarrier, all, on_all, "the slot of the stage this role's last wait on the pipeline received (no wait)") \
+  X(pipeline_flush, sync, mbarrier, leader, on_all, "frees the stages still held by deferred releases (.later(n))") \
   X(turn_take, sync, named_barrier, all, on_all, "waits until the previous unit of the role passed the turn (ordered sections)") \
   X(turn_pass, sync, named_barrier, all, on_all, "passes the turn to the next unit of the role")                                 \
   /* control */                                                                                                                   \

@@ -8,6 +8,7 @@
 #include "../device/embedded.hpp"
 #include "../version.hpp"
 #include "emit_ops.hpp"
+#include "support.hpp"
 
 namespace cake::lower {
 
@@ -124,11 +125,13 @@ class kernel_emitter : public op_emitter {
         const int count = b.arrivals > 0 ? b.arrivals : 1;
         w_.line("cake_dev::mbar_init(smem + " + std::to_string(b.offset) + "u, " + std::to_string(count) + "u);  // " + what);
       }
-      if (B.count) w_.line(cluster() > 1 ? "cake_dev::fence_mbarrier_init();" : "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+      // (sm_80 has no async proxy and no cluster: the CTA barrier below makes the inits visible to its threads,
+      // and cp.async, which completes on them there, is not an async-proxy operation)
+      if (B.count && p_.target != target_id::sm_80)
+        w_.line(cluster() > 1 ? "cake_dev::fence_mbarrier_init();" : "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
     }
     for (int i = 0; i < plan_.tma.count; ++i) w_.line("cake_dev::prefetch_tensormap(&args.tmap[" + std::to_string(i) + "]);");
     w_.close();
-    if (const char* why = unsupported_barriers(p_, plan_)) fail(-1, why);
     w_.line(cluster() > 1 ? "cake_dev::cluster_sync();" : "__syncthreads();");
   }
 
@@ -360,7 +363,7 @@ class kernel_emitter : public op_emitter {
       case op_kind::turn_pass: return emit_turn(id, o);
       case op_kind::pipeline_commit: return emit_release(id, o, true);
       case op_kind::mbarrier_init: w_.line("if (leader) cake_dev::mbar_init(" + user_barrier(o.d) + ", " + std::to_string(o.imm[0]) + "u);"); return;
-      case op_kind::mbarrier_arrive: return emit_arrive(o);
+      case op_kind::mbarrier_arrive: return emit_arrive(id, o);
       case op_kind::mbarrier_arrive_expect_tx:
         w_.line("if (leader) cake_dev::mbar_arrive_expect_tx(" + user_barrier(o.d) + ", " + std::to_string(o.imm[0]) + "u);");
         return;
@@ -569,11 +572,25 @@ class kernel_emitter : public op_emitter {
   }
 
   // ---- synchronization ------------------------------------------------------------------------------------
+  // sm_80 has no try_wait: its waits spin on test_wait.parity (cake_dev::mbar_wait_test, hardware-facts §1 Wait).
   std::string wait_call(const std::string& bar, const std::string& parity, int id) const {
+    const std::string wait = p_.target == target_id::sm_80 ? "cake_dev::mbar_wait_test" : "cake_dev::mbar_wait";
     if (opt_.hang_timeout_ns)
-      return "if (!cake_dev::mbar_wait_until(" + bar + ", " + parity + ", cake_deadline)) { printf(\"cake: op#" + std::to_string(id) +
+      return "if (!" + wait + "_until(" + bar + ", " + parity + ", cake_deadline)) { printf(\"cake: op#" + std::to_string(id) +
              " waited past the hang timeout (block %d thread %d)\\n\", (int)blockIdx.x, (int)tid); cake_dev::trap(); }";
-    return "cake_dev::mbar_wait(" + bar + ", " + parity + ");";
+    return wait + "(" + bar + ", " + parity + ");";
+  }
+  // An arrive the unit's leader makes for the whole unit (release, commit, mbarrier arrive). On sm_80 the warp
+  // meets first (__syncwarp: bar.warp.sync orders the memory accesses of the lanes it synchronizes), so that
+  // every lane's reads of a stage (or writes into it) precede the arrive; warpgroups are refused there
+  // (lower::sm80_unit_arrive). Not in a role that runs in its leader thread alone (the other lanes are not there).
+  bool unit_arrive_guard(int id, const op& o) {
+    if (const char* why = sm80_unit_arrive(p_, o)) {
+      fail(id, why);
+      return false;
+    }
+    if (p_.target == target_id::sm_80 && !leader_only_role(role_)) w_.line("__syncwarp();  // the warp's lanes are done with the stage before its leader arrives");
+    return true;
   }
   // A wait on a barrier that peers of the cluster arrive on with release.cluster: acquire at cluster scope
   // (the memory model pairs a release.cluster with an acquire whose scope includes the releasing thread; a
@@ -588,11 +605,23 @@ class kernel_emitter : public op_emitter {
     const std::string n = pipe_name(pl);
     w_.line("if (++" + n + "_stage == " + std::to_string(p_.pipelines[pl].stages) + "u) { " + n + "_stage = 0; " + n + "_phase ^= 1u; }");
   }
+  // The producer takes a stage: its leader waits for 'empty' and, where TMA loads fill the stage, expects
+  // their bytes on 'full'. Where the unit's threads write the stage themselves (cp.async copies; on sm_80,
+  // which has neither TMA nor tcgen05, every fill), every thread waits for 'empty' before it writes.
   void emit_acquire(int id, const op& o) {
     const int pl = o.d.index;
     const std::string n = pipe_name(pl), s = slot_name(id);
     w_.line("const u32 " + s + " = " + n + "_stage;");
     const int tx = plan::tx_bytes_of_acquire(p_, id);
+    const bool copies = plan::cp_async_fill_of_acquire(p_, id) >= 0;
+    if (tx > 0 && (copies || p_.target == target_id::sm_80))
+      return fail(id, p_.target == target_id::sm_80 ? "a stage that TMA loads fill completes on transaction bytes (mbarrier expect_tx), which sm_80 does not have: fill the stage with cp.async (r.cp_async(slot[region], ...)) or retarget the kernel"
+                                                    : "a stage is filled by TMA or by cp.async, not both: its 'full' barrier counts transaction bytes or the copying threads' arrivals");
+    if (copies || p_.target == target_id::sm_80) {
+      w_.line(wait_call(pipeline_barrier(pl, false, s), n + "_phase ^ 1u", id) + "  // every thread writes the stage; a fresh 'empty' barrier passes parity 1");
+      advance(pl);
+      return;
+    }
     w_.open("if (leader)");
     w_.line(wait_call(pipeline_barrier(pl, false, s), n + "_phase ^ 1u", id) + "  // a fresh 'empty' barrier passes parity 1");
     if (tx > 0) w_.line("cake_dev::mbar_arrive_expect_tx(" + pipeline_barrier(pl, true, s) + ", " + std::to_string(tx) + "u);  // bytes the loads into this stage deliver");
@@ -613,7 +642,9 @@ class kernel_emitter : public op_emitter {
       w_.line("if (leader) cake_dev::tcgen05_commit_cg1(" + bar + ");  // arrives when this thread's MMAs complete");
       return;
     }
-    (void)id;
+    if (commit && plan::cp_async_fill_of_acquire(p_, o.a.slot_op) >= 0)
+      return fail(id, "r.commit of a stage that cp.async fills is not lowered: its copies arrive on 'full' themselves (cp.async.mbarrier.arrive.noinc after the last one)");
+    if (!unit_arrive_guard(id, o)) return;
     if (!commit) return emit_free_stage(pl, slot_name(o.a.slot_op));
     w_.line("if (leader) cake_dev::mbar_arrive(" + bar + ");");
   }
@@ -623,6 +654,7 @@ class kernel_emitter : public op_emitter {
   // a small array carried across trips; ptxas 13.0 rewrote that into releasing the current stage when the
   // epilogue raised register pressure, and the kernel hung on the H200.)
   void emit_release_later(int id, const op& o) {
+    if (!unit_arrive_guard(id, o)) return;
     const int n = o.imm[1], S = p_.pipelines[o.d.index].stages;
     const std::string np = "npend" + std::to_string(id), slot = slot_name(o.a.slot_op);
     w_.line("pend_last" + std::to_string(id) + " = " + slot + ";");
@@ -632,7 +664,7 @@ class kernel_emitter : public op_emitter {
     w_.line("else ++" + np + ";");
   }
   void emit_flush(int id, const op& o) {
-    (void)id;
+    if (!unit_arrive_guard(id, o)) return;
     for (std::size_t i = 0; i < p_.ops.size(); ++i) {
       const op& q = p_.ops[i];
       if (q.role != role_ || q.kind != op_kind::pipeline_release || !q.has(flag_release_later) || q.d.index != o.d.index) continue;
@@ -761,7 +793,10 @@ class kernel_emitter : public op_emitter {
     else
       w_.line("cake_dev::named_barrier_arrive(" + std::to_string(first) + "u + (unit + 1u) % " + std::to_string(count) + "u, " + std::to_string(nb.threads) + "u);");
   }
-  void emit_arrive(const op& o) {
+  void emit_arrive(int id, const op& o) {
+    if (p_.target == target_id::sm_80 && o.has(flag_remote))
+      return fail(id, "a remote arrive (.remote()) needs a cluster, which sm_80 does not have: arrive on this CTA's barrier");
+    if (!unit_arrive_guard(id, o)) return;
     const std::string bar = user_barrier(o.d);
     if (o.has(flag_remote) && cluster() > 1)
       // Release at cluster scope: a user protocol may hand ordinary writes to the peer CTAs.

@@ -362,12 +362,21 @@ class op_emitter : public topk_emitter {
   // outside the tensor). Any rank: the box's rows run along the row dim (.rows_at, default the
   // second-to-last), its columns along the last (contiguous) dim; the other coordinates pick the origin
   // (a coordinate outside its dim zero-fills the whole box): global_origin_along, as register loads.
+  //
+  // Into a stage an acquire handed out (slot[region]): after the last such copy every thread of the role arrives
+  // on the stage's 'full' barrier with cp.async.mbarrier.arrive.noinc, which the hardware performs once that
+  // thread's copies have landed; the barrier's init count holds these arrivals (plan::full_arrivals_per_unit,
+  // hardware-facts §1 "Transaction counts"). Consumers that waited for the phase read the data [PTX §9.7.9.25.1.2].
   void emit_cp_async(int id, const op& o) {
     const auto& r = p_.smem[o.d.index];
     const plan::extent2 box = plan::shape_of(p_, o.d);
     const auto& ref = p_.tile_refs[o.a.index];
     const auto& t = p_.tensors[ref.tensor];
     if (ref.rank < 2) return fail(id, "cp_async is lowered for tensors of rank 2 or more");
+    const int acq = o.d.sel == stage_sel::slot ? o.d.slot_op : -1;
+    const int last_fill = plan::cp_async_fill_of_acquire(p_, acq);
+    if (last_fill >= 0 && (p_.ops[acq].role != o.role || p_.ops[acq].parent != o.parent))
+      return fail(id, "a cp.async into an acquired stage must be in the body of its acquire (the same role, loop or when): every thread arrives on the stage's 'full' barrier after the last copy into it");
     const int eb = size_bits(r.dt) / 8;
     const int chunks_per_row = box.cols * eb / 16;
     const int chunks = box.rows * chunks_per_row;
@@ -385,6 +394,9 @@ class op_emitter : public topk_emitter {
             ", in ? (const void*)(src + base + gr * ld + gc) : (const void*)src, in ? 16u : 0u);");
     w_.close();
     w_.close();
+    if (last_fill == id)
+      w_.line("cake_dev::cp_async_mbar_arrive_noinc(" + pipeline_barrier(p_.ops[acq].d.index, true, slot_name(acq)) +
+              ");  // every thread: 'full' of this stage, once its copies have landed");
   }
   static std::string elem_type(dtype d) {
     switch (size_bits(d)) {

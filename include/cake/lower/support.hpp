@@ -9,15 +9,16 @@
 
 namespace cake::lower {
 
-// nullptr when lowering implements op `id` of `p` on its target; otherwise why not, in the schedule's terms.
-// Declarations the lowering cannot make for the kernel's target (the analyzer reports them as
-// instruction.not-lowered at the declaration; the emitter refuses the same): mbarriers, which pipelines
-// and user barriers are made of, exist on sm_90a and sm_100a only.
-constexpr const char* unsupported_barriers(const program& p, const plan::kernel_plan& plan) {
-  if (p.target == target_id::sm_80 && plan.barriers.count > 0) return "mbarrier-based pipelines and barriers are lowered for sm_90a and sm_100a only";
-  return nullptr;
+// On sm_80 a unit's leader makes the arrive of a release, a commit or an mbarrier arrive for the whole unit
+// after a __syncwarp(), so that the reads and writes of the warp's other lanes are ordered before it
+// (bar.warp.sync orders the memory accesses of the threads it synchronizes: PTX ISA, bar.warp.sync); the
+// four warps of a warpgroup would need a named barrier of their own, which the plan does not derive for it.
+constexpr const char* sm80_unit_arrive(const program& p, const op& o) {
+  if (p.target != target_id::sm_80 || o.role >= p.roles.size() || p.roles[o.role].unit != role_unit::warpgroup) return nullptr;
+  return "on sm_80 a unit's leader arrives for it after __syncwarp(): release, commit and arrive are lowered from warps(n) roles, not from warpgroups";
 }
 
+// nullptr when lowering implements op `id` of `p` on its target; otherwise why not, in the schedule's terms.
 constexpr const char* unsupported(const program& p, const plan::kernel_plan& plan, int id) {
   const op& o = p.ops[id];
   if (!info(o.kind).lowered(p.target)) return "this op is not lowered for the kernel's target";
@@ -183,9 +184,6 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.has(flag_multicast) && rank > 3) return "a multicast TMA load is lowered for tensors of rank 2 and 3";
       return nullptr;
     }
-    case op_kind::cp_async:
-      if (o.a.kind == operand_kind::global && o.a.index < p.tile_refs.size() && p.tile_refs[o.a.index].rank < 2) return "cp_async is lowered for tensors of rank 2 or more";
-      return nullptr;
     case op_kind::stmatrix: {
       if (frame(o.a) != plan::frag_kind::wgmma_acc && !(o.a.kind == operand_kind::reg && plan.frags.regs[o.a.index].lazy_src >= 0 &&
                                                        plan.frags.regs[plan.frags.regs[o.a.index].lazy_src].f.kind == plan::frag_kind::wgmma_acc))
@@ -219,6 +217,7 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
         return "tmem_load is lowered into f32 tiles (TMEM cells are f32): load into an f32 tile, then convert";
       return nullptr;
     case op_kind::pipeline_release:
+      if (const char* why = sm80_unit_arrive(p, o)) return why;
       if (o.has(flag_release_later)) {
         // The released stage is computed from the slot: its wait must be in the same loop body and be the
         // only op there that moves through this pipeline.
@@ -234,6 +233,25 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
         if (movers != 1) return "a deferred release needs its slot's wait to be the only wait on the pipeline inside the loop";
       }
       return nullptr;
+    case op_kind::pipeline_commit:
+      if (plan::cp_async_fill_of_acquire(p, o.a.slot_op) >= 0)
+        return "r.commit of a stage that cp.async fills is not lowered: its copies arrive on 'full' themselves (cp.async.mbarrier.arrive.noinc after the last one)";
+      if (const char* why = sm80_unit_arrive(p, o)) return why;
+      return nullptr;
+    case op_kind::mbarrier_arrive:
+      if (p.target == target_id::sm_80 && o.has(flag_remote)) return "a remote arrive (.remote()) needs a cluster, which sm_80 does not have: arrive on this CTA's barrier";
+      if (const char* why = sm80_unit_arrive(p, o)) return why;
+      return nullptr;
+    case op_kind::pipeline_flush: return sm80_unit_arrive(p, o);
+    case op_kind::cp_async: {
+      // Copies into an acquired stage complete on its 'full' barrier: every thread arrives after the last of
+      // them (plan::cp_async_fill_of_acquire), which must run exactly once wherever the acquire does.
+      const int acq = o.d.sel == stage_sel::slot ? o.d.slot_op : -1;
+      if (plan::cp_async_fill_of_acquire(p, acq) >= 0 && (p.ops[acq].role != o.role || p.ops[acq].parent != o.parent))
+        return "a cp.async into an acquired stage must be in the body of its acquire (the same role, loop or when): every thread arrives on the stage's 'full' barrier after the last copy into it";
+      if (o.a.kind == operand_kind::global && o.a.index < p.tile_refs.size() && p.tile_refs[o.a.index].rank < 2) return "cp_async is lowered for tensors of rank 2 or more";
+      return nullptr;
+    }
     case op_kind::pipeline_held:
       // The held stage is the one before the pipeline's position; an alternating walk moves that position
       // past the stages of the points a unit skips.
@@ -241,6 +259,13 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
         if (p.ops[q].kind == op_kind::tile_loop && p.ops[q].has(flag_alternate)) return "r.held(pipeline) is not lowered inside an alternating walk";
       return nullptr;
     case op_kind::pipeline_acquire:
+      if (const int tx = plan::tx_bytes_of_acquire(p, id); tx > 0) {
+        if (p.target == target_id::sm_80)
+          return "a stage that TMA loads fill completes on transaction bytes (mbarrier expect_tx), which sm_80 does not have: fill the stage with cp.async (r.cp_async(slot[region], ...)) or retarget the kernel";
+        if (plan::cp_async_fill_of_acquire(p, id) >= 0)
+          return "a stage is filled by TMA or by cp.async, not both: its 'full' barrier counts transaction bytes or the copying threads' arrivals";
+      }
+      [[fallthrough]];
     case op_kind::pipeline_wait:
       // A unit that skips the points of an alternating walk must count the stages they consume.
       for (int q = o.parent; q >= 0; q = p.ops[q].parent)

@@ -27,7 +27,9 @@ struct barrier_object {
 
 struct pipeline_barriers {
   int full_base = 0, empty_base = 0;  // index of stage 0's barrier in barrier_plan::objects
-  int full_arrivals = 0;              // producer units that acquire (each arrives once, with expect_tx)
+  int full_arrivals = 0;              // per stage: producer units that acquire with TMA loads (each arrives once,
+                                      // with expect_tx) or commit, plus every thread of the units whose
+                                      // cp.async copies fill the stage (full_arrivals_per_unit)
   int empty_arrivals = 0;             // releasing units x CTAs that multicast into this CTA
   int tx_bytes = 0;                   // bytes each acquiring unit expects per stage: what its TMA loads deliver
                                       // to this CTA (full boxes, multicast included); with one producer
@@ -65,6 +67,39 @@ constexpr int tx_bytes_of_acquire(const program& p, int acquire_op) {
   return bytes;
 }
 
+constexpr int threads_per_unit(const program& p, int role) {
+  return role < static_cast<int>(p.roles.size()) ? (p.roles[role].unit == role_unit::warpgroup ? 128 : 32) : 0;
+}
+
+// The cp.async op after which the stage handed out by acquire op `acquire_op` is complete, or -1 when no
+// cp.async writes into it: the last cp.async into the acquired slot. There every thread of the unit issues
+// cp.async.mbarrier.arrive.noinc on the stage's 'full' barrier, whose arrive-on the hardware performs once
+// all of that thread's earlier cp.async copies have completed; .noinc does not add to the pending count, so
+// each of these arrivals is counted in the barrier's init count (hardware-facts §1 "Transaction counts",
+// [PTX §9.7.13.15.15]). The stage completes without transaction bytes, so this form exists on sm_80 too.
+constexpr int cp_async_fill_of_acquire(const program& p, int acquire_op) {
+  int last = -1;
+  if (acquire_op < 0 || acquire_op >= static_cast<int>(p.ops.size()) || p.ops[acquire_op].kind != op_kind::pipeline_acquire) return -1;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const op& o = p.ops[i];
+    if (o.kind == op_kind::cp_async && o.d.kind == operand_kind::smem && o.d.sel == stage_sel::slot && o.d.slot_op == acquire_op) last = static_cast<int>(i);
+  }
+  return last;
+}
+
+// Arrivals one unit makes per stage on the 'full' barrier through pipeline op `op_id`: a commit arrives once
+// (its leader's arrive, or a tcgen05.commit); an acquire whose stage TMA loads fill once (its leader's
+// arrive.expect_tx); an acquire whose stage cp.async fills once per thread of the unit (each thread's
+// cp.async.mbarrier.arrive.noinc); any other op or acquire 0. The one count the barrier plan, the analyzer
+// and the lowering use.
+constexpr int full_arrivals_per_unit(const program& p, int op_id) {
+  const op& o = p.ops[op_id];
+  if (o.kind == op_kind::pipeline_commit) return 1;
+  if (o.kind != op_kind::pipeline_acquire) return 0;
+  if (cp_async_fill_of_acquire(p, op_id) >= 0) return threads_per_unit(p, o.role);
+  return tx_bytes_of_acquire(p, op_id) > 0 ? 1 : 0;
+}
+
 // Derived arrivals per phase for a user barrier: one per unit of every role that arrives on it
 // (times the cluster size for remote arrivals). Assumes one arrive op per unit per phase; the
 // analyzer's protocol checker verifies the actual count phase by phase.
@@ -78,15 +113,16 @@ constexpr int derived_user_arrivals(const program& p, int barrier) {
   return n;
 }
 
-// The units of each role that arrive once per phase on a pipeline's full barriers (acquires that load
-// with TMA, commits) or its empty barriers (releases). Each unit arrives once per stage it takes,
-// whichever of its role's ops takes it: a role that acquires (or releases) in several ops (a prologue and
-// a loop, parts of one tile) counts its units once. The derived init count is the sum over the roles
-// (times the cluster's CTAs for the empty barriers of a multicast pipeline); the analyzer's
-// sync.arrival-count explains a mismatch with these terms.
+// The arrivals of each role per phase on a pipeline's full barriers (acquires that load with TMA, commits:
+// one per unit; acquires whose stage cp.async fills: one per thread of each unit) or its empty barriers
+// (releases: one per unit). Each unit arrives once per stage it takes, whichever of its role's ops takes
+// it: a role that acquires (or releases) in several ops (a prologue and a loop, parts of one tile) counts
+// its units once. The derived init count is the sum over the roles (times the cluster's CTAs for the empty
+// barriers of a multicast pipeline); the analyzer's sync.arrival-count explains a mismatch with these terms.
 struct pipeline_role_arrivals {
-  int units[capacity::roles]{};
-  int first_op[capacity::roles]{};  // an op of the role that arrives (for notes); -1: none
+  int arrivals[capacity::roles]{};
+  bool per_thread[capacity::roles]{};  // the role's arrivals are its threads' (cp.async.mbarrier.arrive.noinc)
+  int first_op[capacity::roles]{};     // an op of the role that arrives (for notes); -1: none
 };
 constexpr pipeline_role_arrivals role_arrivals(const program& p, int pipeline, bool full) {
   pipeline_role_arrivals a;
@@ -94,10 +130,10 @@ constexpr pipeline_role_arrivals role_arrivals(const program& p, int pipeline, b
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     if (o.d.kind != operand_kind::pipeline || o.d.index != pipeline || o.role >= capacity::roles) continue;
-    const bool arrives = full ? (o.kind == op_kind::pipeline_acquire && tx_bytes_of_acquire(p, static_cast<int>(i)) > 0) || o.kind == op_kind::pipeline_commit
-                              : o.kind == op_kind::pipeline_release;
-    if (!arrives) continue;
-    a.units[o.role] = std::max(a.units[o.role], units_per_point(p, static_cast<int>(i)));
+    const int per_unit = full ? full_arrivals_per_unit(p, static_cast<int>(i)) : o.kind == op_kind::pipeline_release ? 1 : 0;
+    if (per_unit == 0) continue;
+    a.arrivals[o.role] = std::max(a.arrivals[o.role], units_per_point(p, static_cast<int>(i)) * per_unit);
+    a.per_thread[o.role] = a.per_thread[o.role] || per_unit > 1;
     if (a.first_op[o.role] < 0) a.first_op[o.role] = static_cast<int>(i);
   }
   return a;
@@ -124,7 +160,7 @@ constexpr barrier_plan plan_barriers(const program& p) {
   for (std::size_t pi = 0; pi < p.pipelines.size(); ++pi) {
     pipeline_barriers& pb = B.pipelines[pi];
     pipeline_role_arrivals full_by_role = role_arrivals(p, static_cast<int>(pi), true), empty_by_role = role_arrivals(p, static_cast<int>(pi), false);
-    for (int r = 0; r < capacity::roles; ++r) pb.full_arrivals += full_by_role.units[r], pb.empty_arrivals += empty_by_role.units[r];
+    for (int r = 0; r < capacity::roles; ++r) pb.full_arrivals += full_by_role.arrivals[r], pb.empty_arrivals += empty_by_role.arrivals[r];
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const op& o = p.ops[i];
       if (o.d.kind == operand_kind::pipeline && o.d.index == pi && o.kind == op_kind::pipeline_acquire && pb.tx_bytes == 0)
