@@ -391,7 +391,7 @@ for s in "${steps[@]}"; do
       # causal D = 64 at S = 4k..16k, where a 192-row tile's masked work past the diagonal is a small share: the
       # entry point's schedule (from 8k three consumers over 112-key blocks, 2 stages, issuing freely, skip_past_rows)
       # next to the two-consumer lookahead schedule and the three-consumer forms of that key block and depth
-      # (free with skip_past_rows, with skip_masked, with neither), both KV head counts
+      # (taking turns and free with skip_past_rows, free with skip_masked, free with neither), both KV head counts
       for hk in 32 8; do
         timeout ${CAKE_VARIANTS_TIMEOUT:-200} $B/bench/cake_bench_attention --variant causal-w3 --w3 ${CAKE_W3:-112,2} --min-s ${CAKE_MIN_S:-4096} --hk $hk --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_causal_long_hk$hk.log" 2>&1; echo "rc=$?"
         grep -E "^attn" "$OUT/prefill_causal_long_hk$hk.log" | cut -c1-150
