@@ -62,6 +62,8 @@ def main():
             continue  # repeat runs, variants, sweeps, probes and rejected runs are data for the docs' tables, not charts
         if not any("cake_tflops" in r or "cake_gbps" in r for r in data["rows"]):
             continue  # only other measures (host time per call): a table in the docs, no chart
+        if not all(isinstance(r.get("shape"), dict) and "peer" in r for r in data["rows"]):
+            continue  # rows without a shape object and a peer (a first look's table, e.g. h100/attention_prefill_d256.json): no chart
         out = ROOT / "docs" / "img" / f"{path.parent.name}-{path.stem}.svg"
         out.write_text(chart(data, f"{path.stem}: Cake vs peer on {data['gpu']}"))
         print("wrote", out.relative_to(ROOT))

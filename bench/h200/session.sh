@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -36,7 +36,8 @@ small_m_sweeps() {
 }
 # the build backend's wheels (.whl/) and the peers' (.whl/peers/, only where a step times one: attention's peer
 # comes with PyTorch), into /tmp/bt
-install_wheels() { pip install -q --no-index --no-deps --target /tmp/bt .whl/*.whl $(ls .whl/peers/*.whl 2>/dev/null) > "$OUT/pip.log" 2>&1; }
+# (an array, not $(ls ...): with nullglob an absent .whl/peers made `ls` list the working directory for pip)
+install_wheels() { local w=(.whl/*.whl .whl/peers/*.whl); pip install -q --no-index --no-deps --target /tmp/bt "${w[@]}" > "$OUT/pip.log" 2>&1; }
 # The Python package in /tmp/cp (and its build wheels, with the peers', in /tmp/bt), built from .whl/ unless an
 # earlier step of this call built it
 python_package() {
@@ -495,6 +496,16 @@ for s in "${steps[@]}"; do
       timeout 100 ncu --metrics $M -k regex:tma_reader --launch-skip 3 --launch-count 1 "$OUT/decode_load_probe" 64 4096 4 > "$OUT/decode_gap_probe.log" 2>&1
       grep -E "tma_reader|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_probe.log" | head -n 12 | cut -c1-120
       rm -f "$OUT/decode_load_probe" ;;
+    decodefusedncu)
+      # why the fused combine is slower with several slices: ncu (launch, occupancy, speed of light, warp states,
+      # instructions) on the decode kernel unfused and fused (name suffix C) at B 64, 1k keys (2 slices) and B 1,
+      # 8k keys (many slices), then both timed with events (cake_bench_decode --fused-combine)
+      S="--section LaunchStats --section Occupancy --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats"
+      for sh in 64,1024 1,8192; do
+        timeout 120 ncu $S -k regex:'attn_dec_' --launch-skip 0 --launch-count 6 $B/bench/cake_bench_decode --shape $sh --runs 1 --fused-combine > "$OUT/decode_fused_ncu_${sh/,/_}.log" 2>&1; echo "ncu $sh rc=$?"
+        grep -E "^  [a-zA-Z_]*attn_dec|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Registers|Warp Cycles Per Issued|Executed Instructions  |No Eligible|Grid Size|Memory Throughput" "$OUT/decode_fused_ncu_${sh/,/_}.log" | cut -c1-120 | head -n 60
+        timeout 100 $B/bench/cake_bench_decode --runs 30 --shape $sh --fused-combine 2>&1 | grep -E "^decode|error" | cut -c1-140
+      done ;;
     decodegap2)
       # Cake's loads-only decode kernel against the probe's TMA reader with all of Cake's features (gap mode's
       # last variant), B 64 at 4k keys, under ncu in one call: launch, occupancy, speed of light, DRAM bytes,
