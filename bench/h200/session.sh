@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -496,6 +496,24 @@ for s in "${steps[@]}"; do
       timeout 100 ncu --metrics $M -k regex:tma_reader --launch-skip 3 --launch-count 1 "$OUT/decode_load_probe" 64 4096 4 > "$OUT/decode_gap_probe.log" 2>&1
       grep -E "tma_reader|gpu__|dram__|sm__|launch__" "$OUT/decode_gap_probe.log" | head -n 12 | cut -c1-120
       rm -f "$OUT/decode_load_probe" ;;
+    decodebarriers)
+      # The fused combine with its count_arrival's named barrier as a constant (a role of one unit; before, "bar +
+      # unit" made ptxas reserve all 16 of the CTA's barriers): the GPU test's fused cases (hang trap on), ncu's
+      # launch and occupancy sections of the fused kernel at B 64, 1k keys from the build before
+      # ($B/bench/cake_bench_decode_old, carried) and this one, then both binaries' --fused-combine timings on the
+      # decode grid (each: the schedule, fused, the schedule again), old first
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*" > "$OUT/test_decode_fused.log" 2>&1; echo "decode test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_fused.log" | head -n 8
+      for t in old new; do
+        bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
+        timeout 100 ncu --section LaunchStats --section Occupancy -k regex:'attn_dec_.*C$' --launch-count 1 $bin --shape 64,1024 --runs 1 --fused-combine > "$OUT/decode_barriers_ncu_$t.log" 2>&1; echo "ncu $t rc=$?"
+        grep -E "Registers Per|Barrier|Block Limit|Theoretical Occupancy|Achieved Occupancy" "$OUT/decode_barriers_ncu_$t.log" | cut -c1-110
+      done
+      for t in old new; do
+        bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
+        timeout ${CAKE_DECODE_TIMEOUT:-160} $bin --runs ${CAKE_DECODE_RUNS:-30} --fused-combine --json "$OUT/decode_barriers_$t.json" > "$OUT/decode_barriers_$t.log" 2>&1; echo "bench $t rc=$?"
+        grep -E "^decode" "$OUT/decode_barriers_$t.log" | cut -c1-120
+      done ;;
     decodefusedncu)
       # why the fused combine is slower with several slices: ncu (launch, occupancy, speed of light, warp states,
       # instructions) on the decode kernel unfused and fused (name suffix C) at B 64, 1k keys (2 slices) and B 1,

@@ -67,6 +67,9 @@ void check_norm_kernel(const built& b, const norm_config& c, cake::target_id t, 
   if (!c.warp_units) {
     CHECK(b.lowered.smem_bytes > 0);
     CHECK(has(ptx, "bar.sync"));
+    // a role of one unit names its barrier as a constant: a register id ("first + unit", several units) makes
+    // ptxas reserve all 16 of the CTA's barriers ("used 16 barriers")
+    CHECK((b.art.resources.barriers < 16) == (c.units == 1));
   } else {
     CHECK(b.lowered.smem_bytes == 0);
   }

@@ -1332,7 +1332,7 @@ class compute_emitter : public emitter {
     const int off = plan_.smem.scratch_offset[role_];
     if (bar < 0 || off < 0) return fail(id, "a cross-warp row reduction without its derived scratch or barrier");
     const std::string base = "(smem + " + S(off) + "u + unit * " + S(warps * slots * 8) + "u)";
-    const std::string sync = "cake_dev::named_barrier_sync(" + S(bar) + "u + unit, " + S(L.threads) + "u);";
+    const std::string sync = "cake_dev::named_barrier_sync(" + unit_barrier_id(bar) + ", " + S(L.threads) + "u);";
     w_.line("// across the " + S(wpr) + " warps that share each row: scratch and the unit's barrier are derived");
     w_.line(sync + "  // the previous use of the scratch is over");
     w_.open("if (lane == 0)");

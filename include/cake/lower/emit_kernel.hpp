@@ -717,7 +717,7 @@ class kernel_emitter : public op_emitter {
                              std::to_string(T) + "u) * " + (v4 ? "16u" : "4u") + ")";
     // Byte offset of element e's slot from `base`.
     auto slot = [&](const std::string& e) { return v4 ? "(u32)(" + e + ") / 4u * " + std::to_string(T * 16) + "u + (u32)(" + e + ") % 4u * 4u" : "(u32)(" + e + ") * " + T4 + "u"; };
-    const std::string unit_sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, " + std::to_string(T) + "u);";
+    const std::string unit_sync = "cake_dev::named_barrier_sync(" + unit_barrier_id(bar) + ", " + std::to_string(T) + "u);";
     const std::string R = reg_name(r);
     w_.open("");
     // Both waits acquire at cluster scope: the arrivals they pair with are the peers' cluster-scope releases
@@ -817,7 +817,7 @@ class kernel_emitter : public op_emitter {
     const auto& nb = plan_.named.barriers[o.d.index];
     const int first = nb.first_id[role_];
     if (first < 0) return fail(id, "named barrier without an id for this role");
-    const std::string bid = nb.per_unit ? std::to_string(first) + "u + unit" : std::to_string(first) + "u";
+    const std::string bid = nb.per_unit ? unit_barrier_id(first) : std::to_string(first) + "u";
     w_.line(std::string("cake_dev::named_barrier_") + (o.kind == op_kind::named_barrier_sync ? "sync" : "arrive") + "(" + bid + ", " + std::to_string(nb.threads) +
             "u);");
   }

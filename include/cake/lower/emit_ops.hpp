@@ -349,7 +349,7 @@ class op_emitter : public topk_emitter {
     }
     const int bar = plan_.named.reduce_first_id[role_], off = plan_.smem.scratch_offset[role_], slot = plan_.frags.count_offset[role_];
     if (bar < 0 || off < 0 || slot < 0) return fail(id, "a count_arrival without its derived scratch word or barrier");
-    const std::string sync = "cake_dev::named_barrier_sync(" + std::to_string(bar) + "u + unit, 128u);";
+    const std::string sync = "cake_dev::named_barrier_sync(" + unit_barrier_id(bar) + ", 128u);";
     const std::string word = "(smem + " + std::to_string(off + slot) + "u + unit * 4u)";
     w_.line(sync);
     w_.line("if (leader) { const unsigned c = " + step + "; asm volatile(\"st.shared.u32 [%0], %1;\" :: \"r\"(" + word + "), \"r\"(c) : \"memory\"); }");

@@ -102,6 +102,12 @@ class emitter {
   std::string dim_name(int d) const { return dim_ids_[static_cast<std::size_t>(d)]; }
   static std::string slot_name(int op_id) { return "slot" + std::to_string(op_id); }
   static std::string value_var(int op_id) { return "iv" + std::to_string(op_id); }  // read_index / let_index
+  // The id of this role's unit's named barrier, `first` + the unit's index, as PTX operand text. A role of one
+  // unit names it as a constant: where an id is a register ptxas reserves all 16 of the CTA's barriers ("used 16
+  // barriers"), which the block scheduler may count against the CTAs an SM holds at once.
+  std::string unit_barrier_id(int first) const {
+    return p_.roles[role_].count > 1 ? std::to_string(first) + "u + unit" : std::to_string(first) + "u";
+  }
   std::string loop_var(int op_id) const { return (p_.ops[op_id].has(flag_static_trip) ? "i" : "k") + std::to_string(op_id); }
 
   // ---- index expressions ------------------------------------------------------------------------
