@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -509,10 +509,38 @@ for s in "${steps[@]}"; do
         timeout 100 ncu --section LaunchStats --section Occupancy -k regex:'attn_dec_.*C$' --launch-count 1 $bin --shape 64,1024 --runs 1 --fused-combine > "$OUT/decode_barriers_ncu_$t.log" 2>&1; echo "ncu $t rc=$?"
         grep -E "Registers Per|Barrier|Block Limit|Theoretical Occupancy|Achieved Occupancy" "$OUT/decode_barriers_ncu_$t.log" | cut -c1-110
       done
-      for t in old new; do
-        bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
-        timeout ${CAKE_DECODE_TIMEOUT:-160} $bin --runs ${CAKE_DECODE_RUNS:-30} --fused-combine --json "$OUT/decode_barriers_$t.json" > "$OUT/decode_barriers_$t.log" 2>&1; echo "bench $t rc=$?"
-        grep -E "^decode" "$OUT/decode_barriers_$t.log" | cut -c1-120
+      # (CAKE_BARRIER_SHAPES="B,ctx B,ctx ...": those shapes only, old and new alternating per shape)
+      if [ -n "${CAKE_BARRIER_SHAPES:-}" ]; then
+        for sh in $CAKE_BARRIER_SHAPES; do for t in old new; do
+          bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
+          timeout 60 $bin --runs ${CAKE_DECODE_RUNS:-30} --shape $sh --fused-combine 2>&1 | grep -E "^decode" | sed "s/^/$t /" | cut -c1-124
+        done; done
+      else
+        for t in old new; do
+          bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
+          timeout ${CAKE_DECODE_TIMEOUT:-160} $bin --runs ${CAKE_DECODE_RUNS:-30} --fused-combine --json "$OUT/decode_barriers_$t.json" > "$OUT/decode_barriers_$t.log" 2>&1; echo "bench $t rc=$?"
+          grep -E "^decode" "$OUT/decode_barriers_$t.log" | cut -c1-120
+        done
+      fi ;;
+    decodectas)
+      # decode declared ctas_per_sm(2) (the fused combine then at 168 registers, two CTAs per SM, where undeclared it
+      # took 182 and one): the GPU test's fused cases (hang trap on), ncu's occupancy of the fused kernel at B 64,
+      # 1k keys, then this build's --fused-combine timings on the whole decode grid (the schedule, fused, the
+      # schedule again) and the build before ($B/bench/cake_bench_decode_old, carried) on CAKE_OLD_SHAPES
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 120 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*,*matches*" > "$OUT/test_decode_ctas.log" 2>&1; echo "decode test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_ctas.log" | head -n 8
+      timeout 90 ncu --section LaunchStats --section Occupancy -k regex:'attn_dec_.*C$' --launch-count 1 $B/bench/cake_bench_decode --shape 64,1024 --runs 1 --fused-combine > "$OUT/decode_ctas_ncu.log" 2>&1; echo "ncu rc=$?"
+      grep -E "Registers Per|Block Limit Reg|Block Limit Shared|Theoretical Occupancy|Achieved Occupancy" "$OUT/decode_ctas_ncu.log" | cut -c1-110
+      if [ -n "${CAKE_CTAS_SHAPES:-}" ]; then  # (those shapes only: B,ctx B,ctx ...)
+        for sh in $CAKE_CTAS_SHAPES; do
+          timeout 60 $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-20} --shape $sh --fused-combine 2>&1 | grep -E "^decode" | cut -c1-120
+        done
+      else
+        timeout ${CAKE_DECODE_TIMEOUT:-170} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-20} --fused-combine --json "$OUT/decode_ctas.json" > "$OUT/decode_ctas.log" 2>&1; echo "bench rc=$?"
+        grep -E "^decode" "$OUT/decode_ctas.log" | cut -c1-120
+      fi
+      for sh in ${CAKE_OLD_SHAPES:-}; do
+        timeout 60 $B/bench/cake_bench_decode_old --runs ${CAKE_DECODE_RUNS:-20} --shape $sh --fused-combine 2>&1 | grep -E "^decode" | sed "s/^/old /" | cut -c1-124
       done ;;
     decodefusedncu)
       # why the fused combine is slower with several slices: ncu (launch, occupancy, speed of light, warp states,

@@ -38,9 +38,10 @@
 //   score -inf. Every block may hold masked keys (the last block of a request is any slice's), so every
 //   block is masked: one select per score.
 // - Roles: one consumer warpgroup (wgmma needs a whole warpgroup) and a one-warp TMA producer: 160 threads
-//   and no setmaxnreg, so that at 64-key blocks two CTAs fit an SM by registers (ptxas may use up to 204
-//   per thread) as by shared memory (attention_decode_smem: 80 KB at D = 128 in 2 stages, 112 KB in 3);
-//   128-key blocks take one CTA per SM.
+//   and no setmaxnreg, so that at 64-key blocks two CTAs fit an SM by registers (at most 168 per thread:
+//   the register file is allocated per warp, 4 warps' worth at a time per scheduler; declared with
+//   k.ctas_per_sm(2), so ptxas holds to it) as by shared memory (attention_decode_smem: 80 KB at D = 128 in
+//   2 stages, 112 KB in 3); 128-key blocks take one CTA per SM.
 // Everything physical (barrier counts, phases, tx bytes, smem offsets) is derived by the plan.
 #include <array>
 #include <string_view>
@@ -110,6 +111,10 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   const name_builder nm = attention_detail::decode_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
   if (c.persistent) k.persistent();
+  // Two CTAs per SM where two fit by shared memory (64-key blocks in up to 3 stages at D = 128): the second
+  // CTA's loads overlap this one's math. Declared, so that ptxas keeps each thread to the registers two CTAs of
+  // 160 threads may hold (168; the fused combine's merge took 182 undeclared, and an SM then ran one CTA)
+  if (2 * (attention_decode_smem(c) + 2048) <= 233472) k.ctas_per_sm(2);
   auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
   auto Q = k.input<bf16>("Q", dims(Bt, H, D));
   auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
@@ -159,7 +164,9 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
 
   k.role("softmax", warpgroups(1), [&](role& r) {
     auto s = r.accumulator<f32>("s", {64, c.bn});
-    auto o = r.accumulator<f32>("o", {64, 64 * c.parts});
+    // O, one 64-column accumulator per part (the fused merge loads and merges another slice's O a part at a time)
+    std::array<reg_tile<f32>, 2> o{};
+    for (int d = 0; d < c.parts; ++d) o[d] = r.accumulator<f32>(d ? "o1" : "o0", {64, 64});
     auto p = r.fragment<bf16>("p", {64, c.bn});  // softmax(s) as the A operand of P V
     auto m = r.row_vector<f32>("m", 64);         // running max of the raw scores
     auto mn = r.row_vector<f32>("mn", 64);       // with this block's
@@ -167,20 +174,21 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     auto al = r.row_vector<f32>("al", 64);       // exp2((m - mn) * scale): how much the old terms shrink
     auto l = r.row_vector<f32>("l", 64);         // running sum of exp2
     auto ls = r.row_vector<f32>("ls", 64);
-    // (fused_combine: another slice's O, read by the last slice)
+    // (fused_combine: 64 columns of another slice's O, read by the last slice: one part at a time, so that the
+    // merge's registers stay within the 168 a thread may hold for two CTAs of 160 threads to share an SM)
     reg_tile<f32> x;
-    if (c.fused_combine) x = r.accumulator<f32>("x", {64, 64 * c.parts});
+    if (c.fused_combine) x = r.accumulator<f32>("x", {64, 64});
     // the block's scores s (keys j * bn ..) into the running max m, sum l, O's scale and P
     auto online_softmax = [&](index_expr j, index_expr len) {
       r.set(s, select(j * c.bn + col() >= len, neg_inf, s));
       attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale);
-      r.set(o, o * al);
+      for (int d = 0; d < c.parts; ++d) r.set(o[d], o[d] * al);
       r.set(p, s);
     };
     r.for_each(space, [&](auto sl, auto hk, auto b) {
       r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
       const walk w = read_walk(r, hk, b);
-      r.fill(o, 0.0f);
+      for (int d = 0; d < c.parts; ++d) r.fill(o[d], 0.0f);
       r.fill(m, neg_inf);
       r.fill(l, 0.0f);
       // (a slice with no block, len <= sl * bn, leaves o = 0, m = -inf, l = 0: the combine weighs it 0)
@@ -206,7 +214,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           online_softmax(j, w.len);
           auto sv = r.wait(vp);
           r.wgmma_fence();
-          for (int d = 0; d < c.parts; ++d) r.wgmma(o.cols(d, c.parts), p, sv[sV[d]]);
+          for (int d = 0; d < c.parts; ++d) r.wgmma(o[d], p, sv[sV[d]]);
           r.wgmma_commit();
           r.wgmma_wait(0);
           r.release(vp, sv);
@@ -225,7 +233,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       if (!c.fused_combine) {
         r.store(group_rows(Wm.tile(sl, b, w.h0, 0)), ms);
         r.store(group_rows(Wl.tile(sl, b, w.h0, 0)), l);
-        r.store(group_tile(Wo.tile(sl, b, w.h0, 0)), o);
+        for (int d = 0; d < c.parts; ++d) r.store(group_tile(Wo.tile(sl, b, w.h0, d)), o[d]);
         return;
       }
       // O = o / l, LSE = (log2 l + M) ln 2 from the merged state (M = ms, base-2 units); a request with no key
@@ -233,13 +241,15 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       auto finish = [&] {
         r.set(ls, (log2(l) + ms) * 0.6931471805599453f);
         r.store(group_rows(Lse.tile(b, w.h0, 0), 1), ls);
-        r.set(o, select(l > 0.0f, o * rcp(l), 0.0f));
-        r.store(group_tile(O.tile(b, w.h0, 0), 1), r.convert<bf16>(o));
+        for (int d = 0; d < c.parts; ++d) {
+          r.set(o[d], select(l > 0.0f, o[d] * rcp(l), 0.0f));
+          r.store(group_tile(O.tile(b, w.h0, d), 1), r.convert<bf16>(o[d]));
+        }
       };
       if (c.splits == 1) return finish();
       r.store(group_rows(Wm.tile(sl, b, w.h0, 0)), ms);
       r.store(group_rows(Wl.tile(sl, b, w.h0, 0)), l);
-      r.store(group_tile(Wo.tile(sl, b, w.h0, 0)), o);
+      for (int d = 0; d < c.parts; ++d) r.store(group_tile(Wo.tile(sl, b, w.h0, d)), o[d]);
       auto before = r.count_arrival(Count.at(b, hk), c.splits);
       r.when(eq(before, c.splits - 1), [&] {  // the last slice: every other slice's state is in memory
         // merged one slice at a time into (M, l, o), as the combine kernel does: M rises to the larger max and
@@ -247,13 +257,15 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
         r.loop(tiles(NS, 1), [&](auto q) {
           r.when(ne(q, sl), [&] {
             r.load(mn, group_rows(Wm.tile(q, b, w.h0, 0)));
-            r.load(ls, group_rows(Wl.tile(q, b, w.h0, 0)));
-            r.load(x, group_tile(Wo.tile(q, b, w.h0, 0)));
             r.set(al, max(ms, mn));                                          // M after this slice
             r.set(mn, select(al <= neg_inf, 0.0f, exp2(mn - al)));           // its weight
             r.set(ms, select(al <= neg_inf, 0.0f, exp2(ms - al)));           // how much the sums so far shrink
+            for (int d = 0; d < c.parts; ++d) {
+              r.load(x, group_tile(Wo.tile(q, b, w.h0, d)));
+              r.set(o[d], o[d] * ms + mn * x);
+            }
+            r.load(ls, group_rows(Wl.tile(q, b, w.h0, 0)));
             r.set(l, l * ms + mn * ls);
-            r.set(o, o * ms + mn * x);
             r.set(ms, al);
           });
         });

@@ -68,6 +68,18 @@ TEST_CASE("grid: persistent with clusters of 2 (sm_90a GEMM): one cluster per pa
   CHECK(mainloop_trips(p, mkn{4096, 4096, 4096}) == 64);
 }
 
+TEST_CASE("grid: a persistent walk declared ctas_per_sm(2) launches two CTAs (here one cluster of 2) per SM") {
+  constexpr program one = kernels::gemm_bf16_sm90();
+  constexpr program two = [] {
+    program q = kernels::gemm_bf16_sm90();
+    q.launch.ctas_per_sm = 2;
+    return q;
+  }();
+  CHECK(plan::plan_grid(one, mkn{4096, 4096, 4096}, 132).ctas == 132);
+  CHECK(plan::plan_grid(two, mkn{4096, 4096, 4096}, 132).ctas == 264);
+  CHECK(plan::plan_grid(two, mkn{1024, 1024, 64}, 132).ctas == 32);  // fewer points than CTAs: one per point
+}
+
 TEST_CASE("grid: tile rows are padded to whole clusters, small problems launch fewer CTAs") {
   constexpr program p = kernels::gemm_bf16_sm90();
   const auto odd = plan::plan_grid(p, mkn{1100, 256, 64}, 132);  // 9 tile rows -> 10

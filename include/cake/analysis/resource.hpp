@@ -266,10 +266,58 @@ constexpr void check_launch(context& c) {
   }
 }
 
+// k.ctas_per_sm(n): n blocks must fit an SM by shared memory (each with the driver's reserved bytes) and threads;
+// registers are the compiler's to cap (__launch_bounds__(threads, n)), which setmaxnreg would undo.
+constexpr void check_ctas_per_sm(context& c) {
+  const program& p = c.p;
+  const int n = p.launch.ctas_per_sm;
+  if (n == 1) return;
+  const auto& lim = p.arch().limits;
+  const src_loc at = p.launch.ctas_loc.known() ? p.launch.ctas_loc : p.loc;
+  const int threads = c.plan.warps.block_threads;
+  const long long smem = c.plan.smem.total + lim.smem_reserved_per_block;
+  int sets_regs = -1;
+  for (std::size_t i = 0; i < p.roles.size(); ++i)
+    if (p.roles[i].regs && sets_regs < 0) sets_regs = static_cast<int>(i);
+  diagnostic* d = nullptr;
+  if (n < 1 || n > lim.max_blocks_per_sm) {
+    if ((d = emit_decl(c, rule_id::resource_ctas_per_sm, at))) {
+      d->message << "ctas_per_sm(" << n << "): " << to_string(p.target) << " holds 1 to " << lim.max_blocks_per_sm << " blocks per SM";
+      d->num("ctas_per_sm", n).num("limit", lim.max_blocks_per_sm);
+      d->help << "declare a count from 1 to " << lim.max_blocks_per_sm;
+    }
+  } else if (n * smem > lim.smem_per_sm) {
+    if ((d = emit_decl(c, rule_id::resource_ctas_per_sm, at))) {
+      d->message << "ctas_per_sm(" << n << "): " << n << " blocks of " << c.plan.smem.total << " B of shared memory (+ " << lim.smem_reserved_per_block
+                 << " B the driver reserves per block) need " << n * smem << " B; an SM of " << to_string(p.target) << " has " << lim.smem_per_sm;
+      d->num("ctas_per_sm", n).num("bytes_per_block", smem).num("smem_per_sm", lim.smem_per_sm);
+      const int fit = static_cast<int>(lim.smem_per_sm / smem);
+      if (fit >= 2) d->help << "declare ctas_per_sm(" << fit << "), or ";
+      d->help << "trim each block's shared memory to " << lim.smem_per_sm / n - lim.smem_reserved_per_block << " B (fewer stages or smaller tiles)";
+    }
+  } else if (n * threads > lim.max_threads_per_sm) {
+    if ((d = emit_decl(c, rule_id::resource_ctas_per_sm, at))) {
+      d->message << "ctas_per_sm(" << n << "): " << n << " blocks of " << threads << " threads need " << n * threads << "; an SM holds "
+                 << lim.max_threads_per_sm;
+      d->num("ctas_per_sm", n).num("threads", threads).num("limit", lim.max_threads_per_sm);
+      d->help << "declare ctas_per_sm(" << lim.max_threads_per_sm / threads << ") or fewer threads per block";
+    }
+  } else if (sets_regs >= 0) {
+    if ((d = emit_decl(c, rule_id::resource_ctas_per_sm, at))) {
+      d->message << "ctas_per_sm(" << n << ") with role '" << p.roles[sets_regs].nm.view()
+                 << "' re-balancing registers (regs(" << p.roles[sets_regs].regs << ")): setmaxnreg divides one block's share of the register file";
+      d->num("ctas_per_sm", n).num("regs", p.roles[sets_regs].regs);
+      d->add_note(p.roles[sets_regs].loc) << "role '" << p.roles[sets_regs].nm.view() << "' declares regs(" << p.roles[sets_regs].regs << ")";
+      d->help << "drop regs(n) from the roles, or ctas_per_sm";
+    }
+  }
+}
+
 constexpr void check_resource(context& c) {
   check_smem(c);
   check_registers(c);
   check_launch(c);
+  check_ctas_per_sm(c);
 }
 
 }  // namespace cake::analysis

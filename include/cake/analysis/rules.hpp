@@ -146,6 +146,8 @@ constexpr std::string_view to_string(pass_id p) {
     "A role with regs(n) is not made of whole, aligned warpgroups (setmaxnreg applies per warpgroup)")        \
   X(resource_threads_per_block, "resource.threads-per-block", resource, error, resource,                      \
     "The roles add up to more threads than a block may have")                                                 \
+  X(resource_ctas_per_sm, "resource.ctas-per-sm", resource, error, resource,                                  \
+    "k.ctas_per_sm(n): n blocks' shared memory or threads do not fit an SM, n is outside 1..the target's blocks per SM, or a role re-balances registers with setmaxnreg (which assumes one block per SM)") \
   X(resource_cluster_size, "resource.cluster-size", resource, error, resource,                                \
     "A cluster dimension below 1, or more CTAs per cluster than the target supports (16 non-portable)")       \
   X(resource_cluster_nonportable, "resource.cluster-nonportable", resource, warning, resource,                \

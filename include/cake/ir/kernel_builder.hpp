@@ -117,6 +117,13 @@ class kernel_builder {
     p.launch.order = order;
     return *this;
   }
+  // n CTAs of this kernel share an SM: registers are capped for it at lowering (ptxas: __launch_bounds__(threads,
+  // n)), and `resource.ctas-per-sm` checks that n blocks' shared memory and threads fit (docs/language.md)
+  constexpr kernel_builder& ctas_per_sm(int n, src_loc at = src_loc::current()) {
+    p.launch.ctas_per_sm = n;
+    p.launch.ctas_loc = at;
+    return *this;
+  }
   constexpr kernel_builder& programmatic_launch() {
     p.launch.pdl = true;
     return *this;

@@ -254,6 +254,11 @@ struct launch_decl {
   walk_order order = walk_order::strided;  // (persistent) how the rounds are dealt
   bool manual_barrier_init = false;  // the schedule initializes its own mbarriers (analyzer checks it)
   bool pdl = false;                  // launched with programmatic stream serialization
+  // CTAs the schedule means to share an SM (k.ctas_per_sm(n)): ptxas then caps each thread's registers so that n
+  // fit (__launch_bounds__(threads, n)), the analyzer checks shared memory and threads for n, and a persistent
+  // walk launches n CTAs per SM
+  int ctas_per_sm = 1;
+  src_loc ctas_loc;
   src_loc cluster_loc;               // where cluster(...) was written (its checks are repeated by build())
   constexpr int cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
 };

@@ -79,7 +79,9 @@ class kernel_emitter : public op_emitter {
   void kernel() {
     const auto& W = plan_.warps;
     const bool setmax = any_role_sets_regs();
-    w_.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(W.block_threads) + ", 1) " + ident(p_.kernel_name.view()) +
+    // (the second bound: the blocks that share an SM, k.ctas_per_sm; ptxas caps registers for it)
+    w_.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(W.block_threads) + ", " + std::to_string(p_.launch.ctas_per_sm) + ") " +
+            ident(p_.kernel_name.view()) +
             "(const __grid_constant__ cake_args args)");
     if (setmax) w_.line("// Entry register cap " + std::to_string(W.entry_regs) + " (65536 / " + std::to_string(W.block_threads) + " threads); roles re-balance with setmaxnreg.");
     w_.line("extern __shared__ __align__(1024) unsigned char cake_smem[];");

@@ -51,7 +51,8 @@ constexpr grid_shape plan_grid(const program& p, DimValue dim_value, int sm_coun
   g.tile_count = g.tiles[0] * g.tiles[1] * g.outer;
   g.clusters = g.cluster_tiles[0] * g.cluster_tiles[1] * g.outer;
   if (p.launch.persistent) {
-    long long max_clusters = sm_count / g.cluster;
+    // (k.ctas_per_sm(n): n CTAs share each SM, so the walk launches n per SM)
+    long long max_clusters = static_cast<long long>(sm_count) * (p.launch.ctas_per_sm > 1 ? p.launch.ctas_per_sm : 1) / g.cluster;
     if (max_clusters < 1) max_clusters = 1;
     g.ctas = (g.clusters < max_clusters ? g.clusters : max_clusters) * g.cluster;
   } else {

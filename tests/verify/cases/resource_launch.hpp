@@ -15,6 +15,24 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::resource_threads_per_block
 CAKE_VERIFY_CASE(resource_threads_per_block, "resource.threads-per-block")
 
+// resource.ctas-per-sm: two blocks of a GEMM with 4 stages of 32 KiB (128 KiB and the barriers, + 1 KiB each the
+// driver reserves) need more than the 228 KiB of an sm_90a SM. The fixed twin keeps 3 stages.
+namespace verify_corpus::resource_ctas_per_sm {
+constexpr program build(bool fixed) {
+  auto k = kernel("ctas_per_sm").target(sm_90a).ctas_per_sm(2);  // EXPECT: resource.ctas-per-sm
+  auto g = gemm_tensors(k);
+  auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
+  auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
+  auto ab = k.pipeline("ab", stages(fixed ? 3 : 4)).carries(sA, sB);
+  tma_producer(k, g, sA, sB, ab);
+  wgmma_consumer(k, g, sA, sB, ab);
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::resource_ctas_per_sm
+CAKE_VERIFY_CASE(resource_ctas_per_sm, "resource.ctas-per-sm")
+
 // resource.cluster-size: a cluster of 32 CTAs; sm_90a supports 16 (8 portable).
 namespace verify_corpus::resource_cluster_size {
 constexpr program build(bool fixed) {
