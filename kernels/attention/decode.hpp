@@ -114,7 +114,9 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   // Two CTAs per SM where two fit by shared memory (64-key blocks in up to 3 stages at D = 128): the second
   // CTA's loads overlap this one's math. Declared, so that ptxas keeps each thread to the registers two CTAs of
   // 160 threads may hold (168; the fused combine's merge took 182 undeclared, and an SM then ran one CTA)
-  if (2 * (attention_decode_smem(c) + 2048) <= 233472) k.ctas_per_sm(2);
+  // (1 KiB beside the tiles for barriers and scratch; resource.ctas-per-sm checks the derived plan)
+  constexpr auto lim = targets::sm90a.limits;
+  if (2 * (attention_decode_smem(c) + 1024 + lim.smem_reserved_per_block) <= lim.smem_per_sm) k.ctas_per_sm(2);
   auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
   auto Q = k.input<bf16>("Q", dims(Bt, H, D));
   auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
