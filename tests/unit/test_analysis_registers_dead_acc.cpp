@@ -251,3 +251,37 @@ TEST_CASE("analysis dead accumulation: a read between the MMAs keeps it clean (a
     CHECK_FALSE(km.fired(rule_id::dataflow_dead_accumulation));
   }
 }
+
+TEST_CASE("analysis resource.ctas-per-sm: n blocks' shared memory, the count's range and setmaxnreg, with the numbers") {
+  // split(0, 0): a 2-stage pipeline of 32 KiB stages, 384 threads, no setmaxnreg
+  program p = split(0, 0);
+  const long long block = plan::plan_smem(p).total + targets::sm90a.limits.smem_reserved_per_block;
+  p.launch.ctas_per_sm = 2;  // two fit
+  CHECK(count(analyze(p), rule_id::resource_ctas_per_sm) == 0);
+  p.launch.ctas_per_sm = 4;  // four blocks of ~65 KiB do not
+  REQUIRE(4 * block > targets::sm90a.limits.smem_per_sm);
+  {
+    const auto r = analyze(p);
+    const auto* d = find(r, rule_id::resource_ctas_per_sm);
+    REQUIRE(d);
+    CHECK(number(*d, "ctas_per_sm") == 4);
+    CHECK(number(*d, "bytes_per_block") == block);
+    CHECK(number(*d, "smem_per_sm") == targets::sm90a.limits.smem_per_sm);
+    CHECK(d->help.view().find("declare ctas_per_sm(3)") != std::string_view::npos);
+  }
+  p.launch.ctas_per_sm = 40;  // past the 32 blocks an SM holds
+  {
+    const auto r = analyze(p);
+    const auto* d = find(r, rule_id::resource_ctas_per_sm);
+    REQUIRE(d);
+    CHECK(number(*d, "limit") == 32);
+  }
+  program q = split(40, 232);  // setmaxnreg divides one block's share of the register file
+  q.launch.ctas_per_sm = 2;
+  const auto r = analyze(q);
+  const auto* d = find(r, rule_id::resource_ctas_per_sm);
+  REQUIRE(d);
+  CHECK(number(*d, "regs") == 40);
+  q.launch.ctas_per_sm = 1;  // the default: nothing to check
+  CHECK(count(analyze(q), rule_id::resource_ctas_per_sm) == 0);
+}

@@ -292,8 +292,23 @@ constexpr void check_ctas_per_sm(context& c) {
                  << " B the driver reserves per block) need " << n * smem << " B; an SM of " << to_string(p.target) << " has " << lim.smem_per_sm;
       d->num("ctas_per_sm", n).num("bytes_per_block", smem).num("smem_per_sm", lim.smem_per_sm);
       const int fit = static_cast<int>(lim.smem_per_sm / smem);
+      const long long room = lim.smem_per_sm / n - lim.smem_reserved_per_block;  // a block's share
+      // the deepest pipeline, and the stages that would fit in a block's share
+      int best = -1, best_bytes = 0;
+      for (std::size_t i = 0; i < p.pipelines.size(); ++i) {
+        const int b = p.pipeline_stage_bytes(static_cast<int>(i)) * p.pipelines[i].stages;
+        if (b > best_bytes) best = static_cast<int>(i), best_bytes = b;
+      }
       if (fit >= 2) d->help << "declare ctas_per_sm(" << fit << "), or ";
-      d->help << "trim each block's shared memory to " << lim.smem_per_sm / n - lim.smem_reserved_per_block << " B (fewer stages or smaller tiles)";
+      d->help << "trim each block's shared memory to " << room << " B";
+      if (best >= 0 && p.pipeline_stage_bytes(best) > 0) {
+        const int stage = p.pipeline_stage_bytes(best);
+        const long long drop = (c.plan.smem.total - room + stage - 1) / stage;
+        d->add_note(p.pipelines[best].loc) << "pipeline '" << p.pipelines[best].nm.view() << "': " << p.pipelines[best].stages << " x " << stage << " B";
+        if (drop < p.pipelines[best].stages) d->help << ": stages(" << p.pipelines[best].stages - drop << ") for '" << p.pipelines[best].nm.view() << "'";
+      } else {
+        d->help << " (smaller tiles)";
+      }
     }
   } else if (n * threads > lim.max_threads_per_sm) {
     if ((d = emit_decl(c, rule_id::resource_ctas_per_sm, at))) {
