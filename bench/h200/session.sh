@@ -524,7 +524,7 @@ for s in "${steps[@]}"; do
       fi ;;
     decodectas)
       # decode declared ctas_per_sm(2) (the fused combine then at 168 registers, two CTAs per SM, where undeclared it
-      # took 182 and one): the GPU test's fused cases (hang trap on), ncu's occupancy of the fused kernel at B 64,
+      # took 182 and one): the GPU test's fused and entry-point cases (hang trap on), ncu's occupancy of the fused kernel at B 64,
       # 1k keys, then this build's --fused-combine timings on the whole decode grid (the schedule, fused, the
       # schedule again) and the build before ($B/bench/cake_bench_decode_old, carried) on CAKE_OLD_SHAPES
       CAKE_HANG_TIMEOUT_MS=5000 timeout 120 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*,*matches*" > "$OUT/test_decode_ctas.log" 2>&1; echo "decode test rc=$?"
