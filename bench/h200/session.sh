@@ -502,7 +502,7 @@ for s in "${steps[@]}"; do
       # launch and occupancy sections of the fused kernel at B 64, 1k keys from the build before
       # ($B/bench/cake_bench_decode_old, carried) and this one, then both binaries' --fused-combine timings on the
       # decode grid (each: the schedule, fused, the schedule again), old first
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*" > "$OUT/test_decode_fused.log" 2>&1; echo "decode test rc=$?"
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_BARRIER_TEST_TIMEOUT:-150} $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fused_combine*" > "$OUT/test_decode_fused.log" 2>&1; echo "decode test rc=$?"
       grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_fused.log" | head -n 8
       for t in old new; do
         bin=$B/bench/cake_bench_decode; [ $t = old ] && bin=$B/bench/cake_bench_decode_old
