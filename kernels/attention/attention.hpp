@@ -35,8 +35,8 @@
 //       call allocates nothing and can be captured in a CUDA graph). Contract (device data, not checked):
 //       seq_lens[b] <= max_pages * page_size, page_table[b, i] in [0, num_pages) for i < ceil(seq_lens[b] /
 //       page_size); a request with seq_lens[b] == 0 gets o = 0 and lse = -inf. Two kernels (the split decode
-//       and the combine, kernels/attention/decode.hpp; one with decode_paged_with's fused_combine), enqueued on
-//       `stream` without a host synchronization.
+//       and the combine, kernels/attention/decode.hpp), or one where the context is not split (fused_combine:
+//       the one slice writes o and lse), enqueued on `stream` without a host synchronization.
 //
 // This header lives in the kernel corpus (kernels/attention/): include it as
 // "kernels/attention/attention.hpp". Link cake::jit.
@@ -402,6 +402,11 @@ constexpr kernels::attention_decode_config decode_config_for(const decode_shape&
     n = best;
   }
   c.splits = static_cast<int>(n);
+  // One slice: it writes O and LSE itself (fused_combine; no combine kernel, no slice state). Measured on the
+  // H200 (2026-12-06, cake_bench_decode --fused-combine, bench/results/h200/decode_fused_ctas_per_sm.json): +2.8%
+  // at B 256, 1k keys and +2.0% at 4k, the two grid rows of one slice. With several slices the last one's serial
+  // merge loses (2-13% at 2-16 slices with many requests, 2.6x at B 1), so those keep the combine kernel.
+  c.fused_combine = n == 1;
   return c;
 }
 constexpr kernels::attention_decode_combine_config decode_combine_config_for(const decode_shape& s) {
@@ -515,11 +520,13 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
                                     tensor_view(part_o, {NS, s.B, s.H, s.D}),
                                     tensor_view(part_m, {NS, s.B, s.H, 1}),
                                     tensor_view(part_l, {NS, s.B, s.H, 1})};
-    if (c.fused_combine) {  // O, LSE and the (request, KV head) arrival counters: the slices combine themselves
-      const CUdeviceptr count = arrival_counters_for(device, stream, static_cast<std::size_t>(s.B * s.HK));
+    if (c.fused_combine) {  // O, LSE and (several slices) the (request, KV head) arrival counters: the slices combine themselves
       args.push_back(tensor_view(o, {s.B, s.H, s.D}));
       args.push_back(tensor_view(lse, {s.B, s.H, 1}));
-      args.push_back(tensor_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(count)), {s.B, s.HK}));
+      if (c.splits > 1) {  // (one slice writes O itself: no counters, so decode_paged allocates nothing and stays capturable)
+        const CUdeviceptr count = arrival_counters_for(device, stream, static_cast<std::size_t>(s.B * s.HK));
+        args.push_back(tensor_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(count)), {s.B, s.HK}));
+      }
     }
     const double scalars[] = {scale * 1.4426950408889634};
     dec.launch(args, scalars, stream);
@@ -549,9 +556,10 @@ inline void decode_paged(const void* q, const void* k_cache, const void* v_cache
   detail::run_decode(nullptr, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
 }
 // The same with an explicit schedule (tuning): config's bn, stages, splits, walk and fused_combine are used, the
-// rest follows the shape; the workspace is decode_workspace_bytes_with(config, shape). fused_combine uses the
-// library's arrival counters for the stream (arrival_counters_for): the first such call on a stream allocates
-// them (cuMemAlloc), so under CUDA graph capture make one call before capturing.
+// rest follows the shape; the workspace is decode_workspace_bytes_with(config, shape). fused_combine with more
+// than one slice uses the library's arrival counters for the stream (arrival_counters_for): the first such call
+// on a stream allocates them (cuMemAlloc), so under CUDA graph capture make one call before capturing. (decode_paged
+// takes fused_combine only where the split is one slice: no counters.)
 inline void decode_paged_with(const kernels::attention_decode_config& config, const void* q, const void* k_cache, const void* v_cache, const int* page_table,
                               const int* seq_lens, void* o, float* lse, void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_decode(&config, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);

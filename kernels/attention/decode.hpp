@@ -68,7 +68,7 @@ struct attention_decode_config {
   // The slices combine themselves: each stores its partial state and arrives on a counter of its (request, KV
   // head) (r.count_arrival); the last to arrive reads the others' states, merges them into its own and writes O
   // and LSE. No combine kernel (nor its wait for the whole decode grid); with one slice nothing is stored but O
-  // and LSE. The kernel then takes O, LSE and the counters (i32 [B, HK], zero before the first launch).
+  // and LSE. The kernel then takes O, LSE and (more than one slice) the counters (i32 [B, HK], zero before the first launch).
   bool fused_combine = false;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
@@ -135,7 +135,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   if (c.fused_combine) {
     O = k.output<bf16>("O", dims(Bt, H, D));
     Lse = k.output<f32>("LSE", dims(Bt, H, One));
-    Count = k.output<i32>("count", dims(Bt, HK));
+    if (c.splits > 1) Count = k.output<i32>("count", dims(Bt, HK));  // (one slice has nothing to wait for)
   }
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
   auto space = k.parallel(split(c.splits), each(HK), each(Bt));

@@ -157,6 +157,8 @@ TEST_CASE("attention decode entry point: the split count follows B, HK and the c
   CHECK(attention::decode_config_for(shape(64, 1024)).splits == 2);    // 16 blocks of 64: 2 slices of 8
   CHECK(attention::decode_config_for(shape(256, 4096)).splits == 1);   // 2048 CTAs already
   CHECK(attention::decode_config_for(shape(256, 4096)).stages == 3);
+  CHECK(attention::decode_config_for(shape(256, 4096)).fused_combine);  // one slice writes O itself: no combine kernel
+  CHECK_FALSE(attention::decode_config_for(shape(64, 1024)).fused_combine);  // two slices: the combine kernel merges them
   CHECK(attention::decode_config_for(shape(1, 64)).splits == 1);       // one block
   attention::decode_shape s = shape(1, 32768);
   s.max_seq_len = 100;  // the caller's longest request sizes the split when given

@@ -31,7 +31,7 @@ long long number(const analysis::diagnostic& d, std::string_view name) {
 
 // An sm_90a GEMM: a producer warpgroup with regs(producer_regs) (0: none) or, when `explicit_op`, an
 // r.setmaxnreg(producer_regs) op instead; `consumers` consumer warpgroups with regs(consumer_regs).
-constexpr program split(int producer_regs, int consumer_regs, int consumers = 2, bool explicit_op = false) {
+constexpr program split(int producer_regs, int consumer_regs, int consumers = 2, bool explicit_op = false, int depth = 2) {
   auto k = kernel("split").target(sm_90a);
   auto [M, N, K] = k.dims("M", "N", "K");
   auto A = k.input<bf16>("A", dims(M, K));
@@ -40,7 +40,7 @@ constexpr program split(int producer_regs, int consumer_regs, int consumers = 2,
   auto mn = k.parallel(tiles(M, 64 * consumers), tiles(N, 128));
   auto sA = k.smem<bf16>("sA", {64 * consumers, 64}, swizzle::b128);
   auto sB = k.smem<bf16>("sB", {128, 64}, swizzle::b128);
-  auto ab = k.pipeline("ab", stages(2)).carries(sA, sB);
+  auto ab = k.pipeline("ab", stages(depth)).carries(sA, sB);
   auto body = [&](role& r) {
     if (explicit_op) r.setmaxnreg(producer_regs);
     r.for_each(mn, [&](auto m, auto n) {
@@ -275,6 +275,20 @@ TEST_CASE("analysis resource.ctas-per-sm: n blocks' shared memory, the count's r
     const auto* d = find(r, rule_id::resource_ctas_per_sm);
     REQUIRE(d);
     CHECK(number(*d, "limit") == 32);
+  }
+  {
+    program t = split(0, 0, 2, false, 1);  // 384 threads, one 32 KiB stage: six blocks fit by shared memory
+    t.launch.ctas_per_sm = 6;   // but not by threads: 6 x 384 > 2048
+    REQUIRE(6 * (plan::plan_smem(t).total + targets::sm90a.limits.smem_reserved_per_block) <= targets::sm90a.limits.smem_per_sm);
+    const auto r = analyze(t);
+    const auto* d = find(r, rule_id::resource_ctas_per_sm);
+    REQUIRE(d);
+    CHECK(number(*d, "threads") == 384);
+    CHECK(number(*d, "limit") == targets::sm90a.limits.max_threads_per_sm);
+    CHECK(d->message.view().find("6 blocks of 384 threads need 2304") != std::string_view::npos);
+    CHECK(d->help.view().find("declare ctas_per_sm(5)") != std::string_view::npos);
+    t.launch.ctas_per_sm = 5;  // 1920 threads: fits
+    CHECK(count(analyze(t), rule_id::resource_ctas_per_sm) == 0);
   }
   program q = split(40, 232);  // setmaxnreg divides one block's share of the register file
   q.launch.ctas_per_sm = 2;
