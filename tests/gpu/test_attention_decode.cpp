@@ -46,6 +46,8 @@ struct decode_case {
   int bn = 0, stages = 0;  // > 0: decode_paged_with these (with splits, or the entry point's split)
   bool persistent = false;  // decode_paged_with a persistent walk (one CTA per SM over the points)
   bool fused = false;       // decode_paged_with fused_combine: the last slice combines (no combine kernel)
+  bool graph = false;       // decode_paged captured into a CUDA graph on a new stream (after one call on the default
+                            // stream, which builds the kernels) and the graph launched: the call may allocate nothing there
 };
 
 struct result {
@@ -97,6 +99,28 @@ result run_case(const decode_case& c, harness::random_source& rng) {
     attention::decode_paged_with(cfg, dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
   else
     attention::decode_paged(dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s);
+  if (c.graph) {  // again, captured on a new stream in global mode (where an allocation would fail the capture), from poisoned outputs
+    REQUIRE_FALSE(forced);
+    const auto& d = jit::driver::get();
+    REQUIRE((d.cuStreamBeginCapture && d.cuStreamEndCapture && d.cuGraphInstantiate && d.cuGraphLaunch && d.cuGraphExecDestroy && d.cuGraphDestroy));
+    d.check(d.cuCtxSynchronize(), "cuCtxSynchronize", "decode graph");
+    dws.fill_u32(0x7fc00000u);
+    dout.fill_u32(0xffffffffu);
+    dlse.fill_u32(0xffffffffu);
+    CUstream st = nullptr;
+    d.check(d.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "cuStreamCreate", "decode graph");
+    d.check(d.cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture", "decode graph");
+    attention::decode_paged(dq.address(), dk.address(), dv.address(), pt, sl, dout.address(), static_cast<float*>(dlse.address()), dws.address(), s, st);
+    CUgraph g = nullptr;
+    d.check(d.cuStreamEndCapture(st, &g), "cuStreamEndCapture", "decode graph");
+    CUgraphExec ge = nullptr;
+    d.check(d.cuGraphInstantiate(&ge, g, 0), "cuGraphInstantiate", "decode graph");
+    d.check(d.cuGraphLaunch(ge, st), "cuGraphLaunch", "decode graph");
+    d.check(d.cuStreamSynchronize(st), "cuStreamSynchronize", "decode graph");
+    d.check(d.cuGraphExecDestroy(ge), "cuGraphExecDestroy", "decode graph");
+    d.check(d.cuGraphDestroy(g), "cuGraphDestroy", "decode graph");
+    d.check(d.cuStreamDestroy(st), "cuStreamDestroy", "decode graph");
+  }
   auto out = dout.download<std::uint16_t>();
   auto lse = dlse.download<std::uint32_t>();
   result r;
@@ -166,9 +190,9 @@ void check_cases(const std::vector<decode_case>& cases, harness::random_source& 
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << (c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << (c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
@@ -210,6 +234,20 @@ TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffl
       {mixed, 8, 2, 64, 16, 0, 0, 3},      // 3 stages
       {batch64, 32, 8, 128, 16, 4, 128, 3, true},  // persistent: 4 x 8 x 64 points over one CTA per SM
       {mixed, 8, 2, 128, 64, 0, 128, 2, true},     // persistent, pages of 64, the entry point's split
+  };
+  check_cases(cases, rng);
+}
+
+TEST_CASE("attention decode_paged captured in a CUDA graph on a new stream matches an f64 reference (one slice fused, several combined)") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  std::vector<long long> short64;  // B = 64, up to 128 keys: 512 (request, KV head) units of one slice each
+  for (int i = 0; i < 64; ++i) short64.push_back(1 + static_cast<long long>(rng.engine()() % 128));
+  const std::vector<decode_case> cases = {
+      {short64, 32, 8, 128, 16, 0, 0, 0, false, false, true},                 // one slice: fused, no arrival counters
+      {{100, 37, 128}, 8, 2, 128, 16, 0, 0, 0, false, false, true},           // B = 3, one 128-key block: one slice
+      {{1, 7, 127, 1000, 4097}, 8, 2, 128, 16, 0, 0, 0, false, false, true},  // several slices: the combine kernel
   };
   check_cases(cases, rng);
 }

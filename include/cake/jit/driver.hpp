@@ -58,8 +58,17 @@ namespace cake::jit {
   X(cuEventDestroy, "cuEventDestroy_v2")                               \
   X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")
 
-// Resolved when present; null otherwise (the caller says what is missing).
-#define CAKE_JIT_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters")
+// Resolved when present; null otherwise (the caller says what is missing). The graph calls are for callers
+// (and tests) that capture Cake's launches into a CUDA graph; cuStreamBeginCapture and cuGraphInstantiate are
+// macros of cuda.h (for cuStreamBeginCapture_v2 and cuGraphInstantiateWithFlags), so the members take those names.
+#define CAKE_JIT_DRIVER_OPTIONAL_FUNCTIONS(X)                          \
+  X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters")      \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2")                   \
+  X(cuStreamEndCapture, "cuStreamEndCapture")                          \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags")                 \
+  X(cuGraphLaunch, "cuGraphLaunch")                                    \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")                          \
+  X(cuGraphDestroy, "cuGraphDestroy")
 
 // A failed driver call. code is the CUresult.
 class cuda_error : public error {
