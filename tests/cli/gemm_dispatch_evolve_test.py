@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The dispatcher generator's evolve input (tools/gen/gemm_dispatch.py --from-evolve; docs/gemm.md, "The dispatcher"),
-end to end with the GPU stage mocked (CAKE_GPU_MOCK, docs/evolve.md): two `cake evolve` searches of the small family
-tests/cli/dispatch_family.cpp write two logs, the generator turns them into a header in a scratch folder, and:
+end to end with the GPU stage mocked (CAKE_GPU_MOCK, docs/evolve.md): two `cake evolve` searches of the small bf16 family
+of tests/cli/dispatch_family.cpp write two logs, the generator turns them into a header in a scratch folder, and:
 
   - each searched shape that counts has its bucket, naming the fastest candidate that is correct and that a plan can
     say (search A, M=8 x 4096 x 4096: bn256_s4_c2; search B, M=512 x 4096 x 4096: bn128_s4_c1; B's shape outside the
@@ -13,6 +13,8 @@ tests/cli/dispatch_family.cpp write two logs, the generator turns them into a he
   - the header names its evidence (the logs, the command) and is marked as not measured (a mocked GPU);
   - --check passes on the header and fails on an edited copy; a family of unknown input type, or a file that is not
     a log, is refused with the reason;
+  - a third search, of the e4m3 family (search C, timed against cuBLASLt), gives the header an e4m3 table beside the
+    bf16 one when its type is declared (its lookup answers C's pick), and is skipped and counted when it is not;
   - and the committed H200 log (bench/results/h200/evolve_gemm_4096_run2.jsonl.gz): a real GPU's log, its best
     candidate's raster group named (bn256_s4_c1_r4), its held-out shape taken only with --include-held-out.
 
@@ -49,12 +51,14 @@ def main():
             problems.append(what)
         return cond
 
-    # ---- the two searches (one compile of the family, through the tool's cache) ----
-    searches = {"a": ["M=8,N=4096,K=4096"], "b": ["M=512,N=4096,K=4096", "M=64,N=4096,K=4096", "M=1000,N=3000,K=3000"]}
+    # ---- the three searches (one compile of the families, through the tool's cache): A and B of the bf16 family, C of
+    # the e4m3 one ----
+    searches = {"a": ["M=8,N=4096,K=4096"], "b": ["M=512,N=4096,K=4096", "M=64,N=4096,K=4096", "M=1000,N=3000,K=3000"], "c": ["M=8,N=4096,K=4096"]}
     logs = {}
     for s, shapes in searches.items():
         logs[s] = out / ("%s.jsonl" % s)
-        cmd = [a.cake, "evolve", FAMILY, "--family", "dispatch_bf16", "--log", str(logs[s])] + [x for sh in shapes for x in ("--shape", sh)]
+        family = "dispatch_e4m3" if s == "c" else "dispatch_bf16"
+        cmd = [a.cake, "evolve", FAMILY, "--family", family, "--log", str(logs[s])] + [x for sh in shapes for x in ("--shape", sh)]
         env = dict(os.environ, CAKE_GPU_MOCK=str(ROOT / "tests" / "cli" / ("dispatch_mock_%s.txt" % s)))
         r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if r.returncode != 0:
@@ -149,6 +153,32 @@ def main():
     r = gen("--family", "dispatch_bf16=bf16", "--sm-count", "132", "-o", str(out / "with_held_out.hpp"), "--include-held-out")
     check(r.returncode == 0 and re.search(r"^    //   M=64: ", (out / "with_held_out.hpp").read_text(), re.M) and "left out" not in r.stdout,
           "--include-held-out does not take the held-out shape (exit %d)" % r.returncode)
+
+    # Both types from evolve logs: with search C's log (the e4m3 family, timed against cuBLASLt) and both --family
+    # declarations, the header has an e4m3 table too: its searched shape answers C's pick (bn256_s4_c1), and bf16 is as
+    # before. Without C's type declared, its log's rows are skipped and counted, not read as bf16.
+    both = out / "both_types.hpp"
+    r = subprocess.run([sys.executable, str(GEN), "--from-evolve", str(logs["a"]), str(logs["b"]), str(logs["c"]), "--cost-bin", a.cost_bin,
+                        "--family", "dispatch_bf16=bf16", "--family", "dispatch_e4m3=e4m3", "--sm-count", "132", "-o", str(both)],
+                       cwd=ROOT, capture_output=True, text=True)
+    if check(r.returncode == 0, "the generator on both types' logs failed (exit %d): %s" % (r.returncode, r.stderr.strip())):
+        hb = both.read_text()
+        check(re.search(r"^    //   M=8: bn256_s4_c1 0\.0100 ms, peer 0\.0200 ms, ratio 2\.000 .*\]$", hb, re.M) is not None,
+              "no e4m3 evidence line for M=8 naming bn256_s4_c1 at 0.0100 ms")
+        check(shown(logs["c"]) + ": dispatch_e4m3 (e4m3); M=8,N=4096,K=4096 (a search shape of llama3-8b.o)" in hb, "the header does not describe log C")
+        tu2 = out / "lookup_both.cpp"
+        tu2.write_text(tu.read_text().replace(str(header), str(both)))
+        exe2 = out / "lookup_both"
+        c = subprocess.run([a.cxx, "-std=c++20", "-O0", "-I", str(ROOT / "include"), "-I", str(ROOT), "-iquote", str(ROOT / "include" / "cake"), str(tu2), "-o", str(exe2)],
+                           capture_output=True, text=True)
+        if check(c.returncode == 0, "the two-type header does not compile:\n" + c.stderr[-3000:]):
+            q = subprocess.run([str(exe2), "e", "8", "4096", "4096", "b", "8", "4096", "4096", "e", "1", "4096", "4096"], capture_output=True, text=True, check=True).stdout.split()
+            check(q[:2] == ["bn256_s4_c1", "bn256_s4_c2"] and q[2] == "bn256_s4_c1",
+                  "the two-type header's lookup answers %s for e4m3 8 / bf16 8 / e4m3 1 x 4096 x 4096, expected bn256_s4_c1, bn256_s4_c2, bn256_s4_c1" % q)
+    r = subprocess.run([sys.executable, str(GEN), "--from-evolve", str(logs["a"]), str(logs["c"]), "--cost-bin", a.cost_bin, "--family", "dispatch_bf16=bf16",
+                        "--sm-count", "132", "-o", str(out / "c_unknown.hpp")], cwd=ROOT, capture_output=True, text=True)
+    check(r.returncode == 0 and "family dispatch_e4m3: no input type known for it" in (r.stdout + r.stderr),
+          "search C's log without its type declared: exit %d %s %s" % (r.returncode, r.stdout, r.stderr.strip()))
 
     # Refusals: a family of unknown input type (named, with the option), no SM count from a mocked GPU, not a log.
     r = gen("--sm-count", "132", "-o", str(out / "unknown.hpp"))

@@ -1,9 +1,10 @@
-// The sm_90a bf16 GEMM as a family for `cake evolve` (docs/evolve.md): every knob of gemm_sm90_config
-// that changes the schedule is an axis, and the seed is the naive schedule (one pipeline stage, no
-// multicast, not persistent, direct-store epilogue). From the seed the built-in search ranks the domain
-// by the cost model and measures the best on the GPU:
+// The sm_90a GEMM as two families for `cake evolve` (docs/evolve.md), bf16 (`gemm_bf16`, against cuBLAS) and fp8
+// e4m3 (`gemm_e4m3`, against cuBLASLt): every knob of gemm_sm90_config that changes the schedule is an axis, and the
+// seed is the naive schedule (one pipeline stage, no multicast, not persistent, direct-store epilogue). From the
+// seed the built-in search ranks the domain by the cost model and measures the best on the GPU:
 //
 //   cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_bf16 --shape M=4096,N=4096,K=4096
+//   cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_e4m3 --shape M=4096,N=4096,K=4096
 #include <cake/cake.hpp>
 
 #include "kernels/gemm/sm90_bf16.hpp"
@@ -23,16 +24,25 @@ constexpr gemm_sm90_config naive() {
   return c;
 }
 
+constexpr cake::program gemm_e4m3_sm90(gemm_sm90_config c) { return cake::kernels::gemm_sm90<cake::e4m3>(c); }
+
+// The same axes for both input types (the analyzer gate rejects the points a type cannot run).
+inline auto axes() {
+  using namespace cake::cli;
+  return domain(axis("bm", &gemm_sm90_config::bm, {64, 128, 256}),
+                axis("bn", &gemm_sm90_config::bn, {64, 128, 192, 256}),
+                axis("stages", &gemm_sm90_config::stages, {1, 2, 3, 4, 5, 6, 7}),
+                axis("cluster_m", &gemm_sm90_config::cluster_m, {1, 2}),
+                axis("persistent", &gemm_sm90_config::persistent, {false, true}),
+                axis("raster_group", &gemm_sm90_config::raster_group, {4, 8, 16}),
+                axis("pingpong", &gemm_sm90_config::pingpong, {false, true}),
+                axis("in_flight", &gemm_sm90_config::in_flight, {0, 1}),
+                axis("direct_store", &gemm_sm90_config::direct_store, {false, true}));
+}
+
 }  // namespace evolve_gemm
 
-CAKE_EXPORT_FAMILY(gemm_bf16, cake::kernels::gemm_bf16_sm90, evolve_gemm::naive(),
-                   domain(axis("bm", &evolve_gemm::gemm_sm90_config::bm, {64, 128, 256}),
-                          axis("bn", &evolve_gemm::gemm_sm90_config::bn, {64, 128, 192, 256}),
-                          axis("stages", &evolve_gemm::gemm_sm90_config::stages, {1, 2, 3, 4, 5, 6, 7}),
-                          axis("cluster_m", &evolve_gemm::gemm_sm90_config::cluster_m, {1, 2}),
-                          axis("persistent", &evolve_gemm::gemm_sm90_config::persistent, {false, true}),
-                          axis("raster_group", &evolve_gemm::gemm_sm90_config::raster_group, {4, 8, 16}),
-                          axis("pingpong", &evolve_gemm::gemm_sm90_config::pingpong, {false, true}),
-                          axis("in_flight", &evolve_gemm::gemm_sm90_config::in_flight, {0, 1}),
-                          axis("direct_store", &evolve_gemm::gemm_sm90_config::direct_store, {false, true})),
+CAKE_EXPORT_FAMILY(gemm_bf16, cake::kernels::gemm_bf16_sm90, evolve_gemm::naive(), evolve_gemm::axes(),
                    reference("gemm"), peer("cublas"), shape(4096, 4096, 4096))
+CAKE_EXPORT_FAMILY(gemm_e4m3, evolve_gemm::gemm_e4m3_sm90, evolve_gemm::naive(), evolve_gemm::axes(),
+                   reference("gemm"), peer("cublaslt"), shape(4096, 4096, 4096))

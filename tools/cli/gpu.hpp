@@ -121,7 +121,7 @@ inline int gpu_child(const std::string& library, const std::string& kernel_name,
   const auto& o = k->options;
   // The test hook of `cake evolve` (docs/evolve.md): scripted verdicts instead of the GPU.
   if (const char* script = std::getenv("CAKE_GPU_MOCK"); script && *script) {
-    const auto m = mock_verdict(script, resolved.display, opt.bench, o.shapes);
+    const auto m = mock_verdict(script, resolved.display, opt.bench, o.shapes, o.peer);
     status = m.status;
     cause = m.cause;
     device = "mock (CAKE_GPU_MOCK)";

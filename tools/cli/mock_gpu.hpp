@@ -34,8 +34,10 @@ inline std::vector<std::string> split_list(const std::string& s, char sep) {
   return out;
 }
 
-// `display` is "family[a=1,b=2]" (a family point) or a kernel name.
-inline mock_result mock_verdict(const std::string& script, const std::string& display, bool bench, const std::vector<cake::cli::problem_shape>& shapes) {
+// `display` is "family[a=1,b=2]" (a family point) or a kernel name; `peer` the kernel's declared peer, which the
+// bench rows name as a real run does (cublas when it declares none).
+inline mock_result mock_verdict(const std::string& script, const std::string& display, bool bench, const std::vector<cake::cli::problem_shape>& shapes,
+                                const std::string& peer = "cublas") {
   mock_result m;
   const auto text = read_file(script);
   if (!text) {
@@ -90,7 +92,7 @@ inline mock_result mock_verdict(const std::string& script, const std::string& di
     row += "},\"ok\":" + std::string(ok ? "true" : "false") + ",\"rel_err\":" + (ok ? "0.001" : "1") + ",\"max_abs_err\":0,\"nonfinite\":0,\"padding_written\":0,\"tolerance\":0.01,\"seed\":0";
     if (!ok) row += ",\"cause\":\"scripted wrong result\"";
     if (bench && ok)
-      row += ",\"cake_ms\":" + json_number(cake_ms) + ",\"peer\":\"cublas\",\"peer_ms\":" + json_number(peer_ms) + ",\"ratio\":" + json_number(peer_ms / cake_ms) + ",\"runs\":0";
+      row += ",\"cake_ms\":" + json_number(cake_ms) + ",\"peer\":" + json_string(peer.empty() ? "cublas" : peer) + ",\"peer_ms\":" + json_number(peer_ms) + ",\"ratio\":" + json_number(peer_ms / cake_ms) + ",\"runs\":0";
     m.shapes_json += (m.shapes_json.empty() ? "" : ",") + row + "}";
     m.text += "  (mock) " + std::string(ok ? "ok" : "WRONG") + "\n";
   }

@@ -527,8 +527,8 @@ def not_a_sweep(ev):
 
 # The GEMM families whose logs are evidence, and their input type: the generator is cake::kernels::gemm_sm90 (a
 # gemm_sm90_config per point) and the seed leaves every field that is not an axis at gemm_sm90_config's default
-# (tests/cli/gemm_sm90_family.cpp: bf16; no fp8 family exists yet). --family NAME=TYPE declares another such family.
-FAMILY_DTYPE = {"gemm_bf16": "bf16"}
+# (tests/cli/gemm_sm90_family.cpp: gemm_bf16 and gemm_e4m3). --family NAME=TYPE declares another such family.
+FAMILY_DTYPE = {"gemm_bf16": "bf16", "gemm_e4m3": "e4m3"}
 # The peer `cake bench` times a GEMM against (tools/cli/gpu.hpp): cuBLAS for bf16 inputs, cuBLASLt for fp8 ones.
 PEER_DTYPE = {"cublas": "bf16", "cublaslt": "e4m3"}
 # The point's parameters a plan says (the fields of plan_init and of plan_fields, the cost program's form) ...
