@@ -107,6 +107,7 @@ result run_case(const decode_case& c, harness::random_source& rng) {
     dws.fill_u32(0x7fc00000u);
     dout.fill_u32(0xffffffffu);
     dlse.fill_u32(0xffffffffu);
+    d.check(d.cuCtxSynchronize(), "cuCtxSynchronize", "decode graph");  // (the fills ran on the legacy stream; st does not wait for it)
     CUstream st = nullptr;
     d.check(d.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "cuStreamCreate", "decode graph");
     d.check(d.cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture", "decode graph");
