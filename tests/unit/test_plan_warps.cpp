@@ -84,17 +84,31 @@ TEST_CASE("warp plan: a warps() role shifts the warpgroups after it") {
   CHECK(W.block_threads == 32 * 12);
 }
 
-TEST_CASE("warp plan: entry registers for odd block sizes stay a multiple of 8") {
+TEST_CASE("warp plan: entry registers count warps in groups of four, and the blocks that share an SM") {
+  // (what ptxas gives __launch_bounds__(threads, n): tests/lowering/test_register_cap.cpp checks it against ptxas)
   for (int warps_n = 1; warps_n <= 32; ++warps_n) {
     auto k = kernel("k");
     k.role("r", warps(warps_n), [](role&) {});
     const auto W = plan::plan_warps(k.build());
     CAPTURE(warps_n);
+    const int counted = (warps_n + 3) / 4 * 4;  // registers go to warps four at a time
     CHECK(W.entry_regs % 8 == 0);
     CHECK(W.entry_regs <= 255);
-    CHECK(W.entry_regs * W.block_threads <= 65536);
-    CHECK((W.entry_regs + 8 > 255 || (W.entry_regs + 8) * W.block_threads > 65536));  // the largest such value
+    CHECK(W.entry_regs * counted * 32 <= 65536);
+    CHECK((W.entry_regs + 8 > 255 || (W.entry_regs + 8) * counted * 32 > 65536));  // the largest such value
   }
+  const auto& lim = targets::sm90a.limits;
+  CHECK(plan::entry_register_cap(lim, 416) == 128);     // 13 warps count as 16 (65536 / 416 would say 152)
+  CHECK(plan::entry_register_cap(lim, 288) == 168);     // 9 count as 12
+  CHECK(plan::entry_register_cap(lim, 384) == 168);
+  CHECK(plan::entry_register_cap(lim, 160, 2) == 168);  // two blocks of 5 warps: 10 count as 12
+  CHECK(plan::entry_register_cap(lim, 160, 3) == 128);  // 15 count as 16
+  CHECK(plan::entry_register_cap(lim, 320, 2) == 96);
+  CHECK(plan::entry_register_cap(lim, 96, 4) == 168);
+  auto k = kernel("two");
+  k.role("r", warps(5), [](role&) {});
+  k.ctas_per_sm(2);
+  CHECK(plan::plan_warps(k.build()).entry_regs == 168);
 }
 
 TEST_CASE("plan: the launch's register cap and a producer / consumers split of its pool") {

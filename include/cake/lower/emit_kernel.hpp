@@ -83,7 +83,7 @@ class kernel_emitter : public op_emitter {
     w_.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(W.block_threads) + ", " + std::to_string(p_.launch.ctas_per_sm) + ") " +
             ident(p_.kernel_name.view()) +
             "(const __grid_constant__ cake_args args)");
-    if (setmax) w_.line("// Entry register cap " + std::to_string(W.entry_regs) + " (65536 / " + std::to_string(W.block_threads) + " threads); roles re-balance with setmaxnreg.");
+    if (setmax) w_.line("// Entry register cap " + std::to_string(W.entry_regs) + " (" + std::to_string(W.block_threads) + " threads; plan::entry_register_cap); roles re-balance with setmaxnreg.");
     w_.line("extern __shared__ __align__(1024) unsigned char cake_smem[];");
     w_.line("const u32 smem = cake_dev::smem_addr(cake_smem);");
     w_.line("const u32 tid = threadIdx.x, warp = cake_dev::warp_idx(), lane = cake_dev::lane_id();");

@@ -22,18 +22,26 @@ struct warp_plan {
   role_placement roles[capacity::roles]{};
   int role_count = 0;
   int block_threads = 0;
-  int entry_regs = 0;      // per-thread register cap at launch (__launch_bounds__(threads, 1)), multiple of 8
+  int entry_regs = 0;      // per-thread register cap at launch (__launch_bounds__(threads, ctas_per_sm)), multiple of 8
   int regs_after_setmaxnreg = 0;  // registers the block holds once every role has switched
   int regs_pool = 0;       // block_threads x entry_regs: all setmaxnreg.inc can take is what setmaxnreg.dec released of it
 };
 
-// The per-thread register cap a block of `block_threads` launches with (__launch_bounds__(threads, 1)):
-// regs_per_block / threads in multiples of 8, at most max_regs_per_thread. Its threads x this is the pool
-// setmaxnreg re-balances (setmaxnreg.inc only takes what a setmaxnreg.dec released).
-constexpr int entry_register_cap(const target_limits& lim, int block_threads) {
-  if (block_threads <= 0) return 0;
-  const int cap = lim.regs_per_block / block_threads / 8 * 8;
-  return cap > lim.max_regs_per_thread ? lim.max_regs_per_thread / 8 * 8 : cap;
+// The per-thread register cap a block of `block_threads` launches with (__launch_bounds__(threads, ctas_per_sm),
+// as ptxas computes it): the SM's registers over its warps, `ctas_per_sm` blocks of ceil(threads / 32), rounded up
+// to the warps that get registers together (lim.reg_alloc_warps), in multiples of 8, at most max_regs_per_thread.
+// So 384 threads get 168 (65536 / (12 x 32)), 416 get 128 (13 warps count as 16), two blocks of 160 get 168
+// (10 warps count as 12). Its threads x this is the pool setmaxnreg re-balances (setmaxnreg.inc only takes what a
+// setmaxnreg.dec released).
+constexpr int entry_register_cap(const target_limits& lim, int block_threads, int ctas_per_sm = 1) {
+  if (block_threads <= 0 || ctas_per_sm <= 0) return 0;
+  const int g = lim.reg_alloc_warps > 0 ? lim.reg_alloc_warps : 1;
+  const long long warps = static_cast<long long>(ctas_per_sm) * ((block_threads + 31) / 32);
+  const long long counted = (warps + g - 1) / g * g;
+  const long long pool = lim.regs_per_sm < static_cast<long long>(ctas_per_sm) * lim.regs_per_block ? lim.regs_per_sm
+                                                                                                      : static_cast<long long>(ctas_per_sm) * lim.regs_per_block;
+  const long long cap = pool / (counted * 32) / 8 * 8;
+  return cap > lim.max_regs_per_thread ? lim.max_regs_per_thread / 8 * 8 : static_cast<int>(cap);
 }
 
 // For a producer / consumers split: the registers each consumer thread may hold after setmaxnreg when
@@ -68,7 +76,7 @@ constexpr warp_plan plan_warps(const program& p) {
   w.role_count = static_cast<int>(p.roles.size());
   w.block_threads = 32 * warp;
   const auto& lim = p.arch().limits;
-  w.entry_regs = entry_register_cap(lim, w.block_threads);
+  w.entry_regs = entry_register_cap(lim, w.block_threads, p.launch.ctas_per_sm);
   w.regs_pool = w.block_threads * w.entry_regs;
   for (int i = 0; i < w.role_count; ++i)
     w.regs_after_setmaxnreg += w.roles[i].threads * (w.roles[i].regs ? w.roles[i].regs : w.entry_regs);

@@ -55,6 +55,11 @@ struct target_limits {
   int tmem_columns;             // 0 where tensor memory does not exist
   int tmem_lanes;
   int setmaxnreg_min, setmaxnreg_max;
+  // Registers go to warps in groups of this many (one warp per SM sub-partition; each holds a quarter of the
+  // register file): ptxas caps a thread at regs_per_sm / (the SM's warps rounded up to a multiple of it x 32),
+  // e.g. 128 at 13 warps (416 threads, not 152) and 168 at two blocks of 5 warps (160 threads; not 200). The
+  // same on sm_80, sm_90a and sm_100a (four sub-partitions); checked against ptxas in tests/lowering.
+  int reg_alloc_warps = 4;
 };
 
 // Legal MMA instruction shapes per warp (mma.sync), warpgroup (wgmma) or CTA (tcgen05).

@@ -15,15 +15,17 @@ constexpr program good() { return build(true); }
 }  // namespace verify_corpus::resource_threads_per_block
 CAKE_VERIFY_CASE(resource_threads_per_block, "resource.threads-per-block")
 
-// resource.ctas-per-sm: two blocks of a GEMM with 4 stages of 32 KiB (128 KiB and the barriers, + 1 KiB each the
-// driver reserves) need more than the 228 KiB of an sm_90a SM. The fixed twin keeps 3 stages.
+// resource.ctas-per-sm: two blocks of a GEMM with 5 stages of 24 KiB (120 KiB and the barriers, + 1 KiB each the
+// driver reserves) need more than the 228 KiB of an sm_90a SM. The fixed twin keeps 4 stages.
 namespace verify_corpus::resource_ctas_per_sm {
 constexpr program build(bool fixed) {
   auto k = kernel("ctas_per_sm").target(sm_90a).ctas_per_sm(2);  // EXPECT: resource.ctas-per-sm
-  auto g = gemm_tensors(k);
+  // 128 x 64 tiles: two blocks of 384 threads hold 80 registers a thread, room for the 32 of a 64 x 64 f32
+  // accumulator (a 64 x 128 one would spill: resource.register-tiles)
+  auto g = gemm_tensors(k, 128, 64);
   auto sA = k.smem<bf16>("sA", {g.bm, g.bk}, swizzle::b128);
   auto sB = k.smem<bf16>("sB", {g.bn, g.bk}, swizzle::b128);
-  auto ab = k.pipeline("ab", stages(fixed ? 3 : 4)).carries(sA, sB);
+  auto ab = k.pipeline("ab", stages(fixed ? 4 : 5)).carries(sA, sB);
   tma_producer(k, g, sA, sB, ab);
   wgmma_consumer(k, g, sA, sB, ab);
   return k.build();

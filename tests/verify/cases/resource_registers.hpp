@@ -62,8 +62,9 @@ constexpr program good() { return regs_kernel(warpgroups(1), 40, 232); }
 CAKE_VERIFY_CASE(resource_setmaxnreg_value, "resource.setmaxnreg-value")
 
 // resource.setmaxnreg-warpgroup: a producer of one warp with regs(40): setmaxnreg sets a whole
-// warpgroup's registers. Fix: a warpgroup producer.
-// ALSO: resource.warpgroup-alignment
+// warpgroup's registers. Fix: a warpgroup producer. (Its 9 warps also count as 12 for the entry cap, 168: the
+// consumers' regs(232) exceed the pool.)
+// ALSO: resource.warpgroup-alignment resource.register-file
 namespace verify_corpus::resource_setmaxnreg_warpgroup {
 constexpr program bad() { return regs_kernel(warps(1), 40, 232); }  // EXPECT: resource.setmaxnreg-warpgroup
 constexpr program good() { return regs_kernel(warpgroups(1), 40, 232); }
