@@ -72,7 +72,7 @@ constexpr int role_held_regs(const program& p, const plan::warp_plan& W, int i, 
 }  // namespace detail
 
 // The setmaxnreg register pool. A block is launched with block threads x the entry cap registers
-// (__launch_bounds__(threads, 1): 65536 / threads rounded down to 8, at most 248); setmaxnreg.dec
+// (plan::entry_register_cap: what ptxas gives __launch_bounds__(threads, 1)); setmaxnreg.dec
 // returns registers to the block's pool and setmaxnreg.inc blocks until it can take them from there,
 // never from the rest of the register file. So threads x registers summed over the roles after they
 // switch must fit in threads x entry cap; past it, the last warpgroup to increase waits forever.
