@@ -191,9 +191,9 @@ void check_cases(const std::vector<decode_case>& cases, harness::random_source& 
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << (c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << (r.fused ? " fused" : "") << (c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
