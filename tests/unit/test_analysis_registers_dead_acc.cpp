@@ -290,6 +290,24 @@ TEST_CASE("analysis resource.ctas-per-sm: n blocks' shared memory, the count's r
     t.launch.ctas_per_sm = 5;  // 1920 threads: fits
     CHECK(count(analyze(t), rule_id::resource_ctas_per_sm) == 0);
   }
+  {
+    // Two blocks of 384 threads leave 80 registers a thread (24 warps): a 64 x 128 f32 accumulator (64) and the
+    // 24 for addresses do not fit; resource.register-tiles names the declaration and what one block would get.
+    program t = split(0, 0, 2, false, 1);
+    t.launch.ctas_per_sm = 2;
+    const auto r = analyze(t);
+    CHECK(count(r, rule_id::resource_ctas_per_sm) == 0);
+    const auto* d = find(r, rule_id::resource_register_tiles);
+    REQUIRE(d);
+    CHECK(number(*d, "budget") == 80);
+    CHECK(number(*d, "ctas_per_sm") == 2);
+    bool named = false;
+    for (int i = 0; i < d->note_count; ++i) named = named || d->notes[i].text.view().find("ctas_per_sm(2): 2 blocks of 12 warps, counted as 24 (registers go to warps 4 at a time), leave 80 registers a thread; one block would have 168") != std::string_view::npos;
+    CHECK(named);
+    CHECK(d->help.view().find("declare fewer ctas_per_sm") != std::string_view::npos);
+    t.launch.ctas_per_sm = 1;  // one block: 168
+    CHECK(count(analyze(t), rule_id::resource_register_tiles) == 0);
+  }
   program q = split(40, 232);  // setmaxnreg divides one block's share of the register file
   q.launch.ctas_per_sm = 2;
   const auto r = analyze(q);

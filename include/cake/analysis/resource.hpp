@@ -133,6 +133,15 @@ constexpr void check_registers(context& c) {
         d->num("live_tile_registers", rt.peak).num("budget", budget).num("overhead", reg_overhead).num("available", available);
         d->add_note(r.loc) << "role '" << r.nm.view() << "': " << (rp.regs ? "regs(" : "entry cap ") << budget << (rp.regs ? ")" : "") << ", "
                            << rp.threads_per_unit << " threads per unit";
+        const int ctas = p.launch.ctas_per_sm;
+        if (!rp.regs && ctas > 1) {  // the entry cap is what n blocks leave a thread: say so, and what one block would get
+          const int warps = (W.block_threads + 31) / 32, g = p.arch().limits.reg_alloc_warps;
+          d->add_note(p.launch.ctas_loc.known() ? p.launch.ctas_loc : p.loc)
+              << "ctas_per_sm(" << ctas << "): " << ctas << " blocks of " << warps << " warps, counted as " << (ctas * warps + g - 1) / g * g
+              << " (registers go to warps " << g << " at a time), leave " << budget << " registers a thread; one block would have "
+              << plan::entry_register_cap(p.arch().limits, W.block_threads, 1);
+          d->num("ctas_per_sm", ctas);
+        }
         // The live tiles, largest first.
         std::uint32_t left = rt.live;
         while (left) {
@@ -147,7 +156,10 @@ constexpr void check_registers(context& c) {
           write_dtype_shape(n, g.rows, g.cols, g.dt);
           n << ", " << plan::to_string(c.plan.frags.regs[best].f.kind) << " layout: " << best_words << " registers per thread";
         }
-        d->help << "raise regs(n), load what is used later closer to its use, or use narrower tiles (fewer elements per thread)";
+        if (!rp.regs && p.launch.ctas_per_sm > 1)  // (regs(n) is refused beside ctas_per_sm: resource.ctas-per-sm)
+          d->help << "declare fewer ctas_per_sm, load what is used later closer to its use, or use narrower tiles (fewer elements per thread)";
+        else
+          d->help << "raise regs(n), load what is used later closer to its use, or use narrower tiles (fewer elements per thread)";
       }
     }
     if (r.regs && (r.regs % 8 || r.regs < 24 || r.regs > 256)) {
