@@ -38,9 +38,8 @@
 //   score -inf. Every block may hold masked keys (the last block of a request is any slice's), so every
 //   block is masked: one select per score.
 // - Roles: one consumer warpgroup (wgmma needs a whole warpgroup) and a one-warp TMA producer: 160 threads
-//   and no setmaxnreg, so that at 64-key blocks two CTAs fit an SM by registers (at most 168 per thread:
-//   the register file is allocated per warp, 4 warps' worth at a time per scheduler; declared with
-//   k.ctas_per_sm(2), so ptxas holds to it) as by shared memory (attention_decode_smem: 80 KB at D = 128 in
+//   and no setmaxnreg, so that at 64-key blocks two CTAs fit an SM by registers (at most 168 per thread: the
+//   SM's 10 warps count as 12, plan::entry_register_cap; declared with k.ctas_per_sm(2), so ptxas holds to it) as by shared memory (attention_decode_smem: 80 KB at D = 128 in
 //   2 stages, 112 KB in 3); 128-key blocks take one CTA per SM.
 // Everything physical (barrier counts, phases, tx bytes, smem offsets) is derived by the plan.
 #include <array>

@@ -219,5 +219,6 @@ constexpr program gemm_sm90(gemm_sm90_config c = {}) {
 }
 
 constexpr program gemm_bf16_sm90(gemm_sm90_config c = {}) { return gemm_sm90<bf16>(c); }
+constexpr program gemm_e4m3_sm90(gemm_sm90_config c = {}) { return gemm_sm90<e4m3>(c); }
 
 }  // namespace cake::kernels

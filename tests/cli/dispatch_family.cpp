@@ -21,8 +21,6 @@ constexpr gemm_sm90_config seed() {
   return c;
 }
 
-constexpr cake::program gemm_e4m3_sm90(gemm_sm90_config c) { return cake::kernels::gemm_sm90<cake::e4m3>(c); }
-
 inline auto axes() {
   using namespace cake::cli;
   return domain(axis("bm", &gemm_sm90_config::bm, {128}),
@@ -41,5 +39,5 @@ inline auto axes() {
 CAKE_EXPORT_FAMILY(dispatch_bf16, cake::kernels::gemm_bf16_sm90, dispatch_family::seed(), dispatch_family::axes(),
                    reference("gemm"), peer("cublas"), shape(4096, 4096, 4096))
 // The same for e4m3 inputs against cuBLASLt (search C of the test: the generator's fp8 table from an evolve log).
-CAKE_EXPORT_FAMILY(dispatch_e4m3, dispatch_family::gemm_e4m3_sm90, dispatch_family::seed(), dispatch_family::axes(),
+CAKE_EXPORT_FAMILY(dispatch_e4m3, cake::kernels::gemm_e4m3_sm90, dispatch_family::seed(), dispatch_family::axes(),
                    reference("gemm"), peer("cublaslt"), shape(4096, 4096, 4096))

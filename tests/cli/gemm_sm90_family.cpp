@@ -24,8 +24,6 @@ constexpr gemm_sm90_config naive() {
   return c;
 }
 
-constexpr cake::program gemm_e4m3_sm90(gemm_sm90_config c) { return cake::kernels::gemm_sm90<cake::e4m3>(c); }
-
 // The same axes for both input types (the analyzer gate rejects the points a type cannot run).
 inline auto axes() {
   using namespace cake::cli;
@@ -44,5 +42,5 @@ inline auto axes() {
 
 CAKE_EXPORT_FAMILY(gemm_bf16, cake::kernels::gemm_bf16_sm90, evolve_gemm::naive(), evolve_gemm::axes(),
                    reference("gemm"), peer("cublas"), shape(4096, 4096, 4096))
-CAKE_EXPORT_FAMILY(gemm_e4m3, evolve_gemm::gemm_e4m3_sm90, evolve_gemm::naive(), evolve_gemm::axes(),
+CAKE_EXPORT_FAMILY(gemm_e4m3, cake::kernels::gemm_e4m3_sm90, evolve_gemm::naive(), evolve_gemm::axes(),
                    reference("gemm"), peer("cublaslt"), shape(4096, 4096, 4096))

@@ -135,11 +135,11 @@ constexpr void check_registers(context& c) {
                            << rp.threads_per_unit << " threads per unit";
         const int ctas = p.launch.ctas_per_sm;
         if (!rp.regs && ctas > 1) {  // the entry cap is what n blocks leave a thread: say so, and what one block would get
-          const int warps = (W.block_threads + 31) / 32, g = p.arch().limits.reg_alloc_warps;
+          const auto& lim = p.arch().limits;
           d->add_note(p.launch.ctas_loc.known() ? p.launch.ctas_loc : p.loc)
-              << "ctas_per_sm(" << ctas << "): " << ctas << " blocks of " << warps << " warps, counted as " << (ctas * warps + g - 1) / g * g
-              << " (registers go to warps " << g << " at a time), leave " << budget << " registers a thread; one block would have "
-              << plan::entry_register_cap(p.arch().limits, W.block_threads, 1);
+              << "ctas_per_sm(" << ctas << "): " << ctas << " blocks of " << (W.block_threads + 31) / 32 << " warps, counted as "
+              << plan::register_counted_warps(lim, W.block_threads, ctas) << " (registers go to warps " << lim.reg_alloc_warps
+              << " at a time), leave " << budget << " registers a thread; one block would have " << plan::entry_register_cap(lim, W.block_threads, 1);
           d->num("ctas_per_sm", ctas);
         }
         // The live tiles, largest first.

@@ -33,11 +33,16 @@ struct warp_plan {
 // So 384 threads get 168 (65536 / (12 x 32)), 416 get 128 (13 warps count as 16), two blocks of 160 get 168
 // (10 warps count as 12). Its threads x this is the pool setmaxnreg re-balances (setmaxnreg.inc only takes what a
 // setmaxnreg.dec released).
-constexpr int entry_register_cap(const target_limits& lim, int block_threads, int ctas_per_sm = 1) {
-  if (block_threads <= 0 || ctas_per_sm <= 0) return 0;
+// The warps an SM's register file is shared among: ctas_per_sm blocks of ceil(threads / 32), rounded up to a
+// multiple of lim.reg_alloc_warps.
+constexpr long long register_counted_warps(const target_limits& lim, int block_threads, int ctas_per_sm = 1) {
   const int g = lim.reg_alloc_warps > 0 ? lim.reg_alloc_warps : 1;
   const long long warps = static_cast<long long>(ctas_per_sm) * ((block_threads + 31) / 32);
-  const long long counted = (warps + g - 1) / g * g;
+  return (warps + g - 1) / g * g;
+}
+constexpr int entry_register_cap(const target_limits& lim, int block_threads, int ctas_per_sm = 1) {
+  if (block_threads <= 0 || ctas_per_sm <= 0) return 0;
+  const long long counted = register_counted_warps(lim, block_threads, ctas_per_sm);
   const long long pool = lim.regs_per_sm < static_cast<long long>(ctas_per_sm) * lim.regs_per_block ? lim.regs_per_sm
                                                                                                       : static_cast<long long>(ctas_per_sm) * lim.regs_per_block;
   const long long cap = pool / (counted * 32) / 8 * 8;
