@@ -2,13 +2,15 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--json FILE]
 //   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
 //   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
 //   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
 //   ceiling: its O is not attention; --fused-combine: each schedule also with fused_combine, the last slice to arrive
 //   combining the others in the decode kernel, no combine kernel, then the schedule again, so that the pair is timed
-//   both ways round)
+//   both ways round; --one-slice: beside the chosen schedule, one slice with the fused combine (no combine kernel,
+//   no slice state) at 64- and 128-key blocks in 3 stages, then the chosen schedule again, so that the split rule
+//   can be weighed against the one-slice form it does not take where several slices fill the GPU)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -43,7 +45,7 @@ int main(int argc, char** argv) {
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
-  bool in_order = false, loads_only = false, fused = false;
+  bool in_order = false, loads_only = false, fused = false, one_slice = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -64,14 +66,19 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--in-order")) in_order = true;
     else if (!std::strcmp(argv[i], "--loads-only")) loads_only = true;
     else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
+    else if (!std::strcmp(argv[i], "--one-slice")) one_slice = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--json FILE]\n");
       return 2;
     }
   }
   if (runs < 1) {
     std::fprintf(stderr, "cake_bench_decode: --runs must be at least 1\n");
+    return 2;
+  }
+  if (one_slice && (sweep || loads_only || fused)) {
+    std::fprintf(stderr, "cake_bench_decode: --one-slice times its own four schedules per shape: not with --sweep, --loads-only or --fused-combine\n");
     return 2;
   }
   if (!jit::driver::available()) {
@@ -145,6 +152,16 @@ int main(int argc, char** argv) {
       }
       cands = three;
     }
+    if (one_slice) {
+      std::vector<kernels::attention_decode_config> four{base};
+      for (int bn : {64, 128}) {
+        auto c = base;
+        c.bn = bn, c.stages = 3, c.splits = 1, c.persistent = false, c.fused_combine = true;
+        if (c.valid() && c != base) four.push_back(c);
+      }
+      four.push_back(base);
+      cands = four;
+    }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
@@ -187,7 +204,7 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
       << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
