@@ -581,6 +581,31 @@ constexpr program cluster_allreduce_lite() {
   return k.build();
 }
 
+// cluster_max then cluster_sum in one role, per tile: the two reductions share the role's scratch, so the sum
+// must not write it before every peer has read the max's (the lowering's wait on the previous reduction's
+// 'done'); each CTA of a cluster of 4 stores the max and the sum of the cluster's four 8 x 64 tiles.
+constexpr program cluster_max_then_sum() {
+  auto k = kernel("cluster_max_then_sum").target(sm_90a).cluster(4);
+  auto [N, D] = k.dims("N", spec("D"));
+  auto X = k.input<f32>("X", dims(N, D));
+  auto Ymax = k.output<f32>("Ymax", dims(N, D));
+  auto Ysum = k.output<f32>("Ysum", dims(N, D));
+  auto rows = k.parallel(tiles(N, 8));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    auto y = r.fragment<f32>("y", {8, 64});
+    r.for_each(rows, [&](auto t) {
+      r.load(x, X.tile(t, 0)).fill_outside(0.0f);
+      r.set(y, x);
+      r.cluster_max(x);
+      r.cluster_sum(y);
+      r.store(Ymax.tile(t, 0), x);
+      r.store(Ysum.tile(t, 0), y);
+    });
+  });
+  return k.build();
+}
+
 }  // namespace
 
 TEST_CASE("cluster_sum: every CTA of a cluster of 4 ends with the sum of the cluster's tiles") {
@@ -612,6 +637,48 @@ TEST_CASE("cluster_sum: every CTA of a cluster of 4 ends with the sum of the clu
     }
     const double err = rel_err(got, want);
     INFO("N " << N << ": rel_err " << err);
+    CHECK(err < 1e-6);
+  }
+}
+
+TEST_CASE("cluster_max then cluster_sum in one role: each CTA of a cluster of 4 ends with the max and the sum of the cluster's tiles") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const program p = cluster_max_then_sum();
+  REQUIRE(p.errors.empty());
+  lower::emit_options opt;
+  opt.specialized = {{p.find_dim("D"), 64}};
+  auto k = runtime_kernel::build(p, opt);
+  for (long long N : {32LL, 27LL, 8LL * 4 * 1000 + 13}) {  // one cluster; a ragged last tile; 1001 clusters, the last ragged
+    const long long D = 64;
+    auto x = harness::random_vector<float>(static_cast<std::size_t>(N * D), rng);
+    auto dx = jit::to_device(x);
+    jit::device_buffer dmax(static_cast<std::size_t>(4 * N * D)), dsum(static_cast<std::size_t>(4 * N * D));
+    dmax.fill_u32(0x7fc00000u);  // NaN: a row left unwritten shows
+    dsum.fill_u32(0x7fc00000u);
+    const tensor_arg args[] = {tensor_view(dx.address(), {N, D}), tensor_view(dmax.address(), {N, D}), tensor_view(dsum.address(), {N, D})};
+    k.launch(args);
+    auto ymax = dmax.download<float>();
+    auto ysum = dsum.download<float>();
+    long long wrong_max = 0;
+    std::vector<double> want(static_cast<std::size_t>(N * D), 0.0), got(ysum.begin(), ysum.end());
+    for (long long i = 0; i < N; ++i) {
+      const long long first = i / 32 * 32;  // the cluster's first row: 4 CTAs x 8 rows
+      for (long long d = 0; d < D; ++d) {
+        double m = -1e300;
+        for (long long c = 0; c < 4; ++c) {
+          const long long row = first + c * 8 + i % 8;
+          const double v = row < N ? x[static_cast<std::size_t>(row * D + d)] : 0.0;  // rows past N load as 0
+          want[static_cast<std::size_t>(i * D + d)] += v;
+          m = std::max(m, v);
+        }
+        wrong_max += static_cast<double>(ymax[static_cast<std::size_t>(i * D + d)]) != m;  // a max is exact
+      }
+    }
+    const double err = rel_err(got, want);
+    INFO("N " << N << ": sum rel_err " << err << ", max elements wrong " << wrong_max);
+    CHECK(wrong_max == 0);
     CHECK(err < 1e-6);
   }
 }

@@ -456,6 +456,25 @@ TEST_CASE("hang trap on: the cluster sum's waits still acquire at cluster scope,
   CHECK_FALSE(l.cluster_launch);  // no barrier.cluster in the roles: its cluster of 2 launches it as a cluster anyway
 }
 
+TEST_CASE("cluster_max and cluster_sum in one role: the second waits for the peers' reads of the first's scratch") {
+  // (the GPU tier's schedules: tests/gpu/test_compute.cpp)
+  const auto two = lower_and_build(cluster_max_then_sum(), {{"D", 64}});
+  const std::string& src = two.lowered.source;
+  // 16-byte chunks (4 values a thread): the max folds the peers' values, the sum adds them
+  CHECK(has(src, "s.x = fmaxf(s.x, v.x);"));
+  CHECK(has(src, "s.x += v.x;"));
+  // the role's two reductions share one scratch: each waits on the 'done' of the role's previous reduction
+  // (whichever it was) and records its own
+  CHECK(count(src, "if (cr_any) {") == 2);
+  CHECK(count(src, "cr_any = true;") == 2);
+  CHECK_FALSE(has(src, "every peer has read the previous sum"));
+  // one reduction in a role keeps its own wait (the split-K kernels' lowering is unchanged)
+  const auto one = lower_and_build(cluster_allreduce_lite(), {{"D", 64}});
+  CHECK_FALSE(has(one.lowered.source, "cr_any"));
+  CHECK(has(one.lowered.source, "every peer has read the previous sum"));
+  CHECK(has(cake::to_text(cluster_max_then_sum()), "= max over the cluster"));
+}
+
 // A schedule whose roles run cluster_sync (barrier.cluster) from their own branches.
 constexpr program roles_with_cluster_sync(bool cluster_of_two) {
   auto k = kernel("roles_cluster_sync").target(sm_90a).manual_barrier_init();

@@ -272,7 +272,7 @@ TEST_CASE("sync builder: deferred releases, their flush, turns and alternating w
   CHECK_FALSE(plan::role_uses_named(p, 0, order.index));
 }
 
-TEST_CASE("compute builder: cluster_sum needs a cluster, atomics and scatter record their operands") {
+TEST_CASE("compute builder: cluster_sum and cluster_max need a cluster, atomics and scatter record their operands") {
   {
     auto k = kernel("k").target(sm_90a);
     k.role("r", warpgroups(1), [&](role& r) {
@@ -281,14 +281,23 @@ TEST_CASE("compute builder: cluster_sum needs a cluster, atomics and scatter rec
     });
     CHECK(has_error(k.p, "instruction.multicast-without-cluster", 1));
   }
+  {
+    auto k = kernel("k").target(sm_90a);
+    k.role("r", warpgroups(1), [&](role& r) {
+      auto x = r.fragment<f32>("x", {64, 64});
+      r.cluster_max(x);
+    });
+    CHECK(has_error(k.p, "instruction.multicast-without-cluster", 1));
+  }
   auto k = kernel("k").target(sm_90a).cluster(4);
   auto [N, K, D] = k.dims("N", "K", "D");
   auto Sums = k.output<f32>("sums", dims(K, D));
-  int sum = -1, add = -1, scatter = -1;
+  int sum = -1, add = -1, scatter = -1, mx = -1;
   k.role("r", warpgroups(1), [&](role& r) {
     auto x = r.fragment<f32>("x", {8, 64});
     auto idx = r.row_vector<i32>("i", 8);
     sum = r.cluster_sum(x).id;
+    mx = r.cluster_max(x).id;
     add = r.atomic_add(Sums.tile(r.cluster_rank(), 0), x).id;
     scatter = r.scatter_add(Sums.tile(0, 1), x, idx).id;
   });
@@ -299,6 +308,11 @@ TEST_CASE("compute builder: cluster_sum needs a cluster, atomics and scatter rec
   CHECK(p.ops[sum].imm[0] == static_cast<int>(reduce_kind::sum));
   CHECK(reads_of(p, sum) == std::vector<int>{0});   // the sum reads the tile...
   CHECK(writes_of(p, sum) == std::vector<int>{0});  // ...and writes it
+  CHECK(p.ops[mx].kind == op_kind::cluster_reduce);  // cluster_max: the same op, the max in imm[0]
+  CHECK(p.ops[mx].imm[0] == static_cast<int>(reduce_kind::max));
+  CHECK_FALSE(p.ops[mx].has(flag_scatter));
+  CHECK(reads_of(p, mx) == std::vector<int>{0});
+  CHECK(writes_of(p, mx) == std::vector<int>{0});
   CHECK(p.ops[add].kind == op_kind::atomic_add);
   CHECK(p.ops[add].d.kind == operand_kind::global);
   CHECK(p.ops[add].a.index == 0);

@@ -69,7 +69,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(scatter_store, memory, count_, all, on_all, "row i of a register tile stored to row idx[i] of a tensor")                      \
   X(fetch_add, memory, count_, all, on_all, "per row i: old[i] = T[idx[i]], then T[idx[i]] += n, atomically (the slot of a counting sort)") \
   X(count_arrival, memory, count_, all, on_all, "r.count_arrival(T.at(...), n): the unit's global writes released (GPU scope), counter T[...] stepped 0..n-1 cyclically (atom.inc); the count before, to every thread, with the writes of earlier arrivals visible") \
-  X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (scatter) CTA q its q-th column block")    \
+  X(cluster_reduce, memory, cluster, all, on_sm90a | on_sm100a, "sum (or max) of a register tile over the CTAs of the cluster (DSMEM): every CTA gets it, or (a scattered sum) CTA q its q-th column block")    \
   X(topk_store, memory, count_, all, on_all, "the per-row top-k lists, best first, into a values and an i32 indices tensor (rows x k)") \
   /* sync */                                                                                                                      \
   X(mbarrier_init, sync, mbarrier, leader, on_all, "mbarrier.init")                                                 \

@@ -242,7 +242,12 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::let_index:
       s += " v" + std::to_string(id) + " = " + (o.imm[0] == 1 ? "min(" + to_text(p, o.ix) + ", " + to_text(p, o.d.stage) + ")" : to_text(p, o.ix));
       break;
-    case op_kind::cluster_reduce: s += " " + to_text(p, o.d) + (o.has(flag_scatter) ? " = sum over the cluster, scattered by column block" : " = sum over the cluster"); break;
+    case op_kind::cluster_reduce:
+      s += " " + to_text(p, o.d) +
+           (o.imm[0] == static_cast<int>(reduce_kind::max) ? " = max over the cluster"
+            : o.has(flag_scatter)                           ? " = sum over the cluster, scattered by column block"
+                                                            : " = sum over the cluster");
+      break;
     default:
       if (o.d.kind != operand_kind::none) operands(" <- ");
       break;

@@ -588,14 +588,14 @@ class role {
   // shared memory; the scratch and both cluster barriers are derived).
   template <class T>
   constexpr op_ref cluster_sum(reg_tile<T> tile, src_loc at = src_loc::current()) {
-    op o;
-    o.kind = op_kind::cluster_reduce;
-    o.d = tile.o;
-    o.imm[0] = static_cast<int>(reduce_kind::sum);
-    if (k_->p.launch.cluster_size() < 2)
-      k_->fail<"instruction.multicast-without-cluster", "cluster_sum needs a cluster of 2 or more CTAs: call k.cluster(n) first (value: the cluster size)">(
-          k_->p.launch.cluster_size(), at);
-    return emit(o, at);
+    return cluster_reduce(tile, reduce_kind::sum, at);
+  }
+  // Every CTA of the cluster ends with the element-wise maximum of `tile` over the cluster's CTAs (the same
+  // protocol as cluster_sum): e.g. the running maxima of split-KV slices before they are merged,
+  // r.cluster_max(m), then each slice's weight exp2(m_own - m).
+  template <class T>
+  constexpr op_ref cluster_max(reg_tile<T> tile, src_loc at = src_loc::current()) {
+    return cluster_reduce(tile, reduce_kind::max, at);
   }
   // Reduce-scatter over the cluster: with S CTAs, CTA rank q ends with the sum in column block q of S
   // (columns [q * cols / S, (q + 1) * cols / S)); its other columns keep this CTA's own partial values.
@@ -749,6 +749,19 @@ class role {
  private:
   kernel_builder* k_;
   std::uint8_t role_;
+
+  // cluster_sum / cluster_max: one op, the reduction in imm[0]
+  template <class T>
+  constexpr op_ref cluster_reduce(reg_tile<T> tile, reduce_kind how, src_loc at) {
+    op o;
+    o.kind = op_kind::cluster_reduce;
+    o.d = tile.o;
+    o.imm[0] = static_cast<int>(how);
+    if (k_->p.launch.cluster_size() < 2)
+      k_->fail<"instruction.multicast-without-cluster", "cluster_sum / cluster_max need a cluster of 2 or more CTAs: call k.cluster(n) first (value: the cluster size)">(
+          k_->p.launch.cluster_size(), at);
+    return emit(o, at);
+  }
 
   template <int N, class F>
   constexpr void walk(F& body, std::uint16_t flags, src_loc at) {

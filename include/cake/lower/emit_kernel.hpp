@@ -172,6 +172,14 @@ class kernel_emitter : public op_emitter {
     }
     return traffic;
   }
+  // The cluster reductions (cluster_sum / cluster_max) of this role: they share one scratch (plan::fragments),
+  // so where there are several, each waits before it writes for every peer to have read the scratch of the
+  // role's previous one, whichever op that was (cr_done / cr_parity), not only its own previous use.
+  int role_cluster_reductions() const {
+    int n = 0;
+    for (const auto& o : p_.ops) n += o.role == role_ && o.kind == op_kind::cluster_reduce;
+    return n;
+  }
   // The drain of a cluster sum (drain_exit): after its last use every peer has read this CTA's scratch and
   // arrived on its 'done' barrier once it has, the wait the next use would make (emit_cluster_sum); after it
   // no peer reads this CTA's shared memory or arrives on its barriers again. (Every CTA of a cluster makes the
@@ -238,6 +246,8 @@ class kernel_emitter : public op_emitter {
       if (role_waits_barrier(static_cast<int>(b))) w_.line("u32 bar" + std::to_string(b) + "_phases = 0;  // parity per element of " + std::string(p_.mbarriers[b].nm.view()));
     for (std::size_t i = 0; i < p_.ops.size(); ++i)
       if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::cluster_reduce) w_.line("u32 cr" + std::to_string(i) + "_round = 0;  // uses of the cluster sum");
+    if (role_cluster_reductions() > 1)
+      w_.line("u32 cr_done = 0u, cr_parity = 0u; bool cr_any = false;  // the 'done' barrier and phase of the role's last cluster reduction, if any");
     for (std::size_t i = 0; i < p_.ops.size(); ++i)
       if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_release && p_.ops[i].has(flag_release_later))
         w_.line("u32 npend" + std::to_string(i) + " = 0, pend_last" + std::to_string(i) + " = 0;  // stages a deferred release holds, and the last one");
@@ -705,8 +715,9 @@ class kernel_emitter : public op_emitter {
     const int ready = plan_.barriers.cluster_ready[id];
     const int bar = plan_.named.reduce_first_id[role_], off = plan_.smem.scratch_offset[role_];
     if (ready < 0 || bar < 0 || off < 0) return fail(id, "a cluster sum without its derived barriers or scratch");
-    if (p_.regs[r].dt != dtype::f32) return fail(id, "cluster_sum is lowered for f32 tiles");
+    if (p_.regs[r].dt != dtype::f32) return fail(id, "cluster_sum / cluster_max are lowered for f32 tiles");
     const bool scatter = o.has(flag_scatter);
+    const bool is_max = o.imm[0] == static_cast<int>(reduce_kind::max);  // cluster_max (else cluster_sum)
     const int n = p_.regs[r].cols;
     if (scatter && (L.f.kind != plan::frag_kind::wgmma_acc || n % (8 * C) != 0))
       return fail(id, "cluster_sum_scatter is lowered for wgmma accumulators whose columns are a multiple of 8 x the cluster size");
@@ -724,7 +735,11 @@ class kernel_emitter : public op_emitter {
     w_.open("");
     // Both waits acquire at cluster scope: the arrivals they pair with are the peers' cluster-scope releases
     // (a CTA-scope acquire would not order the peers' reads of this scratch before the next writes).
-    w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
+    const bool shared_scratch = role_cluster_reductions() > 1;
+    if (shared_scratch)
+      w_.line("if (cr_any) { " + cluster_wait_call("cr_done", "cr_parity", id) + " }  // every peer has read the scratch of the role's previous cluster reduction");
+    else
+      w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
     w_.line("#pragma unroll");
     if (v4)
       w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; e += 4) asm volatile(\"st.shared.v4.f32 [%0], {%1, %2, %3, %4};\" :: \"r\"(" + base + " + " +
@@ -749,14 +764,21 @@ class kernel_emitter : public op_emitter {
         w_.line("#pragma unroll");
         w_.open("for (u32 p = 1; p < " + std::to_string(C) + "u; ++p)");
         w_.line("const float4 v = cake_dev::ld_shared_cluster_v4_f32(peer[p] + " + slot("e") + ");");
-        w_.line("s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;");
+        w_.line(is_max ? "s.x = fmaxf(s.x, v.x); s.y = fmaxf(s.y, v.y); s.z = fmaxf(s.z, v.z); s.w = fmaxf(s.w, v.w);"
+                       : "s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;");
         w_.close();
         w_.line(R + "[e] = s.x; " + R + "[e + 1] = s.y; " + R + "[e + 2] = s.z; " + R + "[e + 3] = s.w;");
       } else {
         w_.open("for (int e = " + first + "; e < " + first + " + " + count + "; ++e)");
-        w_.line("float s = 0.0f;");
-        w_.line("#pragma unroll");
-        w_.line("for (u32 p = 0; p < " + std::to_string(C) + "u; ++p) s += cake_dev::ld_shared_cluster_f32(peer[p] + " + slot("e") + ");");
+        if (is_max) {
+          w_.line("float s = cake_dev::ld_shared_cluster_f32(peer[0] + " + slot("e") + ");");
+          w_.line("#pragma unroll");
+          w_.line("for (u32 p = 1; p < " + std::to_string(C) + "u; ++p) s = fmaxf(s, cake_dev::ld_shared_cluster_f32(peer[p] + " + slot("e") + "));");
+        } else {
+          w_.line("float s = 0.0f;");
+          w_.line("#pragma unroll");
+          w_.line("for (u32 p = 0; p < " + std::to_string(C) + "u; ++p) s += cake_dev::ld_shared_cluster_f32(peer[p] + " + slot("e") + ");");
+        }
         w_.line(R + "[e] = s;");
       }
       w_.close();
@@ -779,6 +801,7 @@ class kernel_emitter : public op_emitter {
     w_.line(unit_sync);
     // (orders this unit's reads of the peers' scratch before their next writes to it: a cluster-scope release)
     w_.line("if (leader) cake_dev::mbar_arrive_cluster_all_release(" + dn + ", " + std::to_string(C) + "u);");
+    if (shared_scratch) w_.line("cr_done = " + dn + "; cr_parity = " + round + " & 1u; cr_any = true;");
     w_.line("++" + round + ";");
     w_.close();
   }

@@ -310,8 +310,11 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       return nullptr;
     }
     case op_kind::cluster_reduce:
-      if (reg_dt(o.d) != dtype::f32) return "cluster_sum is lowered for f32 tiles";
-      if (o.d.part != part_axis::none) return "cluster_sum reduces whole tiles: a part is not lowered";
+      if (reg_dt(o.d) != dtype::f32)
+        return o.imm[0] == static_cast<int>(reduce_kind::max) ? "cluster_max is lowered for f32 tiles" : "cluster_sum is lowered for f32 tiles";
+      if (o.d.part != part_axis::none)
+        return o.imm[0] == static_cast<int>(reduce_kind::max) ? "cluster_max reduces whole tiles: a part is not lowered"
+                                                              : "cluster_sum reduces whole tiles: a part is not lowered";
       if (o.has(flag_scatter)) {
         // A column block is a run of each thread's registers only in the wgmma accumulator layout (8-column
         // groups of 4 registers per thread, hardware-facts §3).
