@@ -467,12 +467,41 @@ TEST_CASE("cluster_max and cluster_sum in one role: the second waits for the pee
   // (whichever it was) and records its own
   CHECK(count(src, "if (cr_any) {") == 2);
   CHECK(count(src, "cr_any = true;") == 2);
+  CHECK(count(src, "the unit's previous use of the scratch is over") == 2);
   CHECK_FALSE(has(src, "every peer has read the previous sum"));
   // one reduction in a role keeps its own wait (the split-K kernels' lowering is unchanged)
   const auto one = lower_and_build(cluster_allreduce_lite(), {{"D", 64}});
   CHECK_FALSE(has(one.lowered.source, "cr_any"));
   CHECK(has(one.lowered.source, "every peer has read the previous sum"));
   CHECK(has(cake::to_text(cluster_max_then_sum()), "= max over the cluster"));
+}
+
+// A cluster sum, then a row reduction across the warps of the unit: both write the role's scratch.
+constexpr program cluster_sum_then_wide_row_max() {
+  auto k = kernel("cluster_sum_then_row_max").target(sm_90a).cluster(2);
+  auto [N, D, One] = k.dims("N", spec("D"), "one");
+  auto X = k.input<f32>("X", dims(N, D));
+  auto Y = k.output<f32>("Y", dims(N, One));
+  auto rows = k.parallel(tiles(N, 2));
+  k.role("rows", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {2, 1024});
+    auto m = r.row_vector<f32>("m", 2);
+    r.for_each(rows, [&](auto t) {
+      r.load(x, X.tile(t, 0)).fill_outside(0.0f);
+      r.cluster_sum(x);
+      r.row_max(m, x);
+      r.store(Y.tile(t, 0), m);
+    });
+  });
+  return k.build();
+}
+
+TEST_CASE("a row reduction across warps after a cluster sum waits for the peers' reads of the sum's scratch") {
+  const auto b = lower_and_build(cluster_sum_then_wide_row_max(), {{"D", 1024}});
+  const std::string& src = b.lowered.source;
+  REQUIRE(has(src, "warps that share each row"));  // the row max goes across warps: it writes the scratch
+  CHECK(count(src, "if (cr_any) {") == 2);           // the cluster sum's wait, and the row max's
+  CHECK(count(src, "cr_any = true;") == 1);
 }
 
 // A schedule whose roles run cluster_sync (barrier.cluster) from their own branches.

@@ -30,6 +30,42 @@ class compute_emitter : public emitter {
   static std::string S(long long v) { return std::to_string(v); }
   static std::string par(const std::string& s) { return "(" + s + ")"; }
 
+  // A wait on a barrier that peers of the cluster arrive on with release.cluster: acquire at cluster scope
+  // (the memory model pairs a release.cluster with an acquire whose scope includes the releasing thread; a
+  // CTA-scope try_wait's does not, with or without a fence after it), with the hang trap too.
+  std::string cluster_wait_call(const std::string& bar, const std::string& parity, int id) const {
+    if (opt_.hang_timeout_ns)
+      return "if (!cake_dev::mbar_wait_cluster_until(" + bar + ", " + parity + ", cake_deadline)) { printf(\"cake: op#" + std::to_string(id) +
+             " waited past the hang timeout (block %d thread %d)\\n\", (int)blockIdx.x, (int)tid); cake_dev::trap(); }";
+    return "cake_dev::mbar_wait_cluster(" + bar + ", " + parity + ");";
+  }
+  // The cluster reductions (cluster_sum / cluster_max) of this role: they share one scratch (plan::fragments),
+  // so where there are several, each waits before it writes for every peer to have read the scratch of the
+  // role's previous one, whichever op that was (cr_done / cr_parity), not only its own previous use.
+  int role_cluster_reductions() const {
+    int n = 0;
+    for (const auto& o : p_.ops) n += o.role == role_ && o.kind == op_kind::cluster_reduce;
+    return n;
+  }
+  // Whether another writer of the role's scratch may follow a cluster reduction: a second cluster reduction,
+  // or a row reduction across warps (emit_cross_warp), which writes the same bytes. Those writers first wait
+  // for every peer to have read the scratch of the role's last cluster reduction (cr_done / cr_parity).
+  bool role_shares_cluster_scratch() const {
+    const int n = role_cluster_reductions();
+    if (n == 0) return false;
+    if (n > 1) return true;
+    for (const auto& o : p_.ops)
+      if (o.role == role_ && (o.kind == op_kind::reduce_rows || o.kind == op_kind::arg_reduce_rows) && o.a.kind == operand_kind::reg) {
+        const auto& L = lay(o.a.index);
+        if (L.f.kind == plan::frag_kind::blocked && L.f.tpr > 32) return true;
+      }
+    return false;
+  }
+  // The wait a writer of a shared scratch makes first (see role_shares_cluster_scratch).
+  std::string wait_cluster_scratch_call(int id) const {
+    return "if (cr_any) { " + cluster_wait_call("cr_done", "cr_parity", id) + " }  // every peer has read the scratch of the role's last cluster reduction";
+  }
+
   // ---- coordinates -------------------------------------------------------------------------------
   // The thread's index inside its unit, for blocked frames.
   std::string unit_thread(const plan::reg_layout& L) const { return "(int)(role_thread % " + S(L.threads) + "u)"; }
@@ -1334,6 +1370,7 @@ class compute_emitter : public emitter {
     const std::string base = "(smem + " + S(off) + "u + unit * " + S(warps * slots * 8) + "u)";
     const std::string sync = "cake_dev::named_barrier_sync(" + unit_barrier_id(bar) + ", " + S(L.threads) + "u);";
     w_.line("// across the " + S(wpr) + " warps that share each row: scratch and the unit's barrier are derived");
+    if (role_shares_cluster_scratch()) w_.line(wait_cluster_scratch_call(id));
     w_.line(sync + "  // the previous use of the scratch is over");
     w_.open("if (lane == 0)");
     w_.line("#pragma unroll");

@@ -172,14 +172,6 @@ class kernel_emitter : public op_emitter {
     }
     return traffic;
   }
-  // The cluster reductions (cluster_sum / cluster_max) of this role: they share one scratch (plan::fragments),
-  // so where there are several, each waits before it writes for every peer to have read the scratch of the
-  // role's previous one, whichever op that was (cr_done / cr_parity), not only its own previous use.
-  int role_cluster_reductions() const {
-    int n = 0;
-    for (const auto& o : p_.ops) n += o.role == role_ && o.kind == op_kind::cluster_reduce;
-    return n;
-  }
   // The drain of a cluster sum (drain_exit): after its last use every peer has read this CTA's scratch and
   // arrived on its 'done' barrier once it has, the wait the next use would make (emit_cluster_sum); after it
   // no peer reads this CTA's shared memory or arrives on its barriers again. (Every CTA of a cluster makes the
@@ -246,7 +238,7 @@ class kernel_emitter : public op_emitter {
       if (role_waits_barrier(static_cast<int>(b))) w_.line("u32 bar" + std::to_string(b) + "_phases = 0;  // parity per element of " + std::string(p_.mbarriers[b].nm.view()));
     for (std::size_t i = 0; i < p_.ops.size(); ++i)
       if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::cluster_reduce) w_.line("u32 cr" + std::to_string(i) + "_round = 0;  // uses of the cluster sum");
-    if (role_cluster_reductions() > 1)
+    if (role_shares_cluster_scratch())
       w_.line("u32 cr_done = 0u, cr_parity = 0u; bool cr_any = false;  // the 'done' barrier and phase of the role's last cluster reduction, if any");
     for (std::size_t i = 0; i < p_.ops.size(); ++i)
       if (p_.ops[i].role == role_ && p_.ops[i].kind == op_kind::pipeline_release && p_.ops[i].has(flag_release_later))
@@ -604,15 +596,6 @@ class kernel_emitter : public op_emitter {
     if (p_.target == target_id::sm_80 && !leader_only_role(role_)) w_.line("__syncwarp();  // the warp's lanes are done with the stage before its leader arrives");
     return true;
   }
-  // A wait on a barrier that peers of the cluster arrive on with release.cluster: acquire at cluster scope
-  // (the memory model pairs a release.cluster with an acquire whose scope includes the releasing thread; a
-  // CTA-scope try_wait's does not, with or without a fence after it), with the hang trap too.
-  std::string cluster_wait_call(const std::string& bar, const std::string& parity, int id) const {
-    if (opt_.hang_timeout_ns)
-      return "if (!cake_dev::mbar_wait_cluster_until(" + bar + ", " + parity + ", cake_deadline)) { printf(\"cake: op#" + std::to_string(id) +
-             " waited past the hang timeout (block %d thread %d)\\n\", (int)blockIdx.x, (int)tid); cake_dev::trap(); }";
-    return "cake_dev::mbar_wait_cluster(" + bar + ", " + parity + ");";
-  }
   void advance(int pl) {
     const std::string n = pipe_name(pl);
     w_.line("if (++" + n + "_stage == " + std::to_string(p_.pipelines[pl].stages) + "u) { " + n + "_stage = 0; " + n + "_phase ^= 1u; }");
@@ -735,9 +718,12 @@ class kernel_emitter : public op_emitter {
     w_.open("");
     // Both waits acquire at cluster scope: the arrivals they pair with are the peers' cluster-scope releases
     // (a CTA-scope acquire would not order the peers' reads of this scratch before the next writes).
-    const bool shared_scratch = role_cluster_reductions() > 1;
-    if (shared_scratch)
-      w_.line("if (cr_any) { " + cluster_wait_call("cr_done", "cr_parity", id) + " }  // every peer has read the scratch of the role's previous cluster reduction");
+    const bool shared_scratch = role_shares_cluster_scratch();
+    if (shared_scratch) {
+      w_.line(wait_cluster_scratch_call(id));
+      // (a row reduction across warps may have just read the same bytes in this unit: its warps meet first)
+      w_.line(unit_sync + "  // the unit's previous use of the scratch is over");
+    }
     else
       w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
     w_.line("#pragma unroll");
