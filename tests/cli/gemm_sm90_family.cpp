@@ -35,7 +35,11 @@ inline auto axes() {
                 axis("raster_group", &gemm_sm90_config::raster_group, {4, 8, 16}),
                 axis("pingpong", &gemm_sm90_config::pingpong, {false, true}),
                 axis("in_flight", &gemm_sm90_config::in_flight, {0, 1}),
-                axis("direct_store", &gemm_sm90_config::direct_store, {false, true}));
+                axis("direct_store", &gemm_sm90_config::direct_store, {false, true}),
+                // (the schedule builds a point where these do not fit without them, the same program as the
+                // point without: evolve measures it once)
+                axis("lookahead", &gemm_sm90_config::lookahead, {false, true}),
+                axis("whole_tile_staging", &gemm_sm90_config::whole_tile_staging, {false, true}));
 }
 
 }  // namespace evolve_gemm

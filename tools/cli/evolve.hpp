@@ -58,8 +58,9 @@ struct evolve_result {
 
 namespace evolve_detail {
 
-// The search space is enumerated up to this many points, else sampled (seeded) to this many.
-inline constexpr long long enumerate_limit = 20000;
+// The search space is enumerated up to this many points, else sampled (seeded) to this many. (The sm_90a GEMM
+// family, tests/cli/gemm_sm90_family.cpp, has 32,256: its analyzer and cost gates take ~50 s on two cores.)
+inline constexpr long long enumerate_limit = 40000;
 // Estimates within this fraction of the best are treated as ties by the selection: the model's error on
 // shapes it was not calibrated on is larger (docs/cost-model.md: 14.5% at 8192^3).
 inline constexpr double near_best_band = 0.05;
