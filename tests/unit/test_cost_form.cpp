@@ -160,6 +160,31 @@ TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
   CHECK(noted);
 }
 
+TEST_CASE("cost form: the lookahead's first K block before the loop, and its two store paths counted once per tile") {
+  for (bool whole : {false, true}) {
+    kernels::gemm_sm90_config c;
+    c.whole_tile_staging = whole;
+    c.stages = whole ? 3 : 4;
+    const auto base = form_of(kernels::gemm_bf16_sm90(c));
+    c.lookahead = true;
+    const auto f = form_of(kernels::gemm_bf16_sm90(c));
+    INFO("whole-tile staging " << whole);
+    REQUIRE(base.ok);
+    REQUIRE_MESSAGE(f.ok, f.why);  // (it was refused: "op#9 wgmma is not inside a loop over blocks of a dim")
+    // the mainloop's work per K block and its blocks per tile are the plain form's (the K loop from the second
+    // block plus the block issued ahead)
+    CHECK(f.mma_blocks == doctest::Approx(base.mma_blocks));
+    CHECK(f.tile_k == base.tile_k);
+    // stores inside r.next_point are the per-tile epilogue; the same stores under the walk's last-point when
+    // run once per CTA and are not counted again
+    CHECK(f.out_bytes_per_tile == base.out_bytes_per_tile);
+    CHECK(f.stores_per_tile == base.stores_per_tile);
+    bool noted = false;
+    for (const auto& n : f.notes) noted = noted || n.find("before the K loop") != std::string::npos;
+    CHECK(noted);
+  }
+}
+
 TEST_CASE("cost form: kernels outside the model are refused with the reason") {
   const auto f80 = form_of(kernels::gemm_bf16_sm80());
   CHECK_FALSE(f80.ok);

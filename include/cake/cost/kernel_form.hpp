@@ -103,6 +103,19 @@ inline double arrival_share(const program& p, int id) {
   return 1.0;
 }
 
+// Whether op `id` runs under a when on the walk's step (r.when(eq(r.walk_step(), 0), ...), the last point's
+// r.when(r.walk_step() + 1 >= r.walk_steps(), ...)): once per CTA, not per tile. The GEMM's lookahead stores a
+// tile inside r.next_point and the CTA's last tile under such a when: only the first is the per-tile epilogue.
+inline bool once_per_walk(const program& p, int id) {
+  for (int q = p.ops[id].parent; q >= 0; q = p.ops[q].parent) {
+    const op& w = p.ops[q];
+    if (w.kind != op_kind::when || w.has(flag_next_point)) continue;  // (r.next_point's body: every point but the last)
+    for (int e = w.expr_first(); e < w.expr_first() + w.expr_count() && e < static_cast<int>(p.exprs.size()); ++e)
+      if (p.exprs[e].fn == math_fn::index && (p.exprs[e].ix.uses(var_kind::walk_step) || p.exprs[e].ix.uses(var_kind::walk_steps))) return true;
+  }
+  return false;
+}
+
 }  // namespace detail
 
 inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& plan) {
@@ -136,18 +149,27 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     f.notes.push_back("one parallel axis: the second is taken as 1 tile wide");
   }
   // The MMA: wgmma inside a loop over the reduce axis.
-  int k_loop_consumer = -1;
+  auto k_loop_of = [&](const op& o) {
+    for (int q = o.parent; q >= 0; q = p.ops[q].parent)
+      if (detail::loop_dim_of(p, q) >= 0) return q;
+    return -1;
+  };
+  bool any_in_loop = false;
+  for (const op& o : p.ops) any_in_loop = any_in_loop || (o.kind == op_kind::wgmma && k_loop_of(o) >= 0);
+  int k_loop_consumer = -1, first_block_op = -1;
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     if (o.kind == op_kind::mma_sync || o.kind == op_kind::tcgen05_mma)
       return fail(std::string("the kernel uses ") + std::string(to_string(o.kind)) + ": the cost model is calibrated for wgmma (sm_90a) only");
     if (o.kind != op_kind::wgmma) continue;
-    int loop = -1;
-    for (int q = o.parent; q >= 0; q = p.ops[q].parent)
-      if (detail::loop_dim_of(p, q) >= 0) {
-        loop = q;
-        break;
-      }
+    const int loop = k_loop_of(o);
+    if (loop < 0 && any_in_loop) {
+      // A K block issued before the K loop (the GEMM's lookahead: a tile's first block, in the CTA's prologue
+      // or during the previous tile's stores; its K loop starts at the second block): the mainloop's cost per
+      // block times the blocks of K covers it; the overlap with the stores is not modeled.
+      if (first_block_op < 0) first_block_op = static_cast<int>(i);
+      continue;
+    }
     if (loop < 0) return fail("op#" + std::to_string(i) + " wgmma is not inside a loop over blocks of a dim (r.loop(tiles(K, bk), ...))");
     f.k_dim = detail::loop_dim_of(p, loop);
     f.tile_k = p.bound_of(loop)->block;
@@ -177,6 +199,10 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     if (b_mn) f.notes.push_back("MN-major B operand: costed as K-major");
   }
   if (f.mma_op < 0) return fail("the kernel issues no wgmma: the cost model covers tensor-core mainloops");
+  if (first_block_op >= 0)
+    f.notes.push_back("op#" + std::to_string(first_block_op) +
+                      " wgmma before the K loop (a tile's first K block, issued ahead): costed as a block of the mainloop (the K blocks per tile come"
+                      " from K), its overlap with the epilogue not modeled");
   if (f.alternating)
     f.notes.push_back("consumer warpgroups on alternate tiles: a tile's MMA is one warpgroup's (costed at the fitted ping-pong rate), its epilogue hidden behind the other's mainloop");
   else if (f.consumer_warpgroups != 2) f.notes.push_back("the MMA rate was calibrated with 2 consumer warpgroups; " + std::to_string(f.consumer_warpgroups) + " are scaled linearly");
@@ -212,6 +238,7 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const op& o = p.ops[i];
     if (o.role != p.ops[f.mma_op].role || detail::inside(p, static_cast<int>(i), k_loop_consumer)) continue;
+    if (detail::once_per_walk(p, static_cast<int>(i))) continue;  // a CTA's first or last point only
     if (o.kind == op_kind::cluster_reduce) {
       // A reduce-scatter reads 1/cluster of the tile from each peer.
       const double share = o.has(flag_scatter) ? 1.0 / p.launch.cluster_size() : 1.0;
