@@ -476,7 +476,8 @@ TEST_CASE("cluster_max and cluster_sum in one role: the second waits for the pee
   CHECK(has(cake::to_text(cluster_max_then_sum()), "= max over the cluster"));
 }
 
-// A cluster sum, then a row reduction across the warps of the unit: both write the role's scratch.
+// A cluster sum, then a row reduction across the warps of the unit, then a cluster max of its result: all three
+// write the role's scratch.
 constexpr program cluster_sum_then_wide_row_max() {
   auto k = kernel("cluster_sum_then_row_max").target(sm_90a).cluster(2);
   auto [N, D, One] = k.dims("N", spec("D"), "one");
@@ -490,18 +491,20 @@ constexpr program cluster_sum_then_wide_row_max() {
       r.load(x, X.tile(t, 0)).fill_outside(0.0f);
       r.cluster_sum(x);
       r.row_max(m, x);
+      r.cluster_max(m);  // a row vector: one value a thread, the scalar path
       r.store(Y.tile(t, 0), m);
     });
   });
   return k.build();
 }
 
-TEST_CASE("a row reduction across warps after a cluster sum waits for the peers' reads of the sum's scratch") {
+TEST_CASE("a row reduction across warps after a cluster sum waits for the peers' reads of the sum's scratch, and so does the cluster max after it") {
   const auto b = lower_and_build(cluster_sum_then_wide_row_max(), {{"D", 1024}});
   const std::string& src = b.lowered.source;
   REQUIRE(has(src, "warps that share each row"));  // the row max goes across warps: it writes the scratch
-  CHECK(count(src, "if (cr_any) {") == 2);           // the cluster sum's wait, and the row max's
-  CHECK(count(src, "cr_any = true;") == 1);
+  CHECK(count(src, "if (cr_any) {") == 3);           // the cluster sum's wait, the row max's and the cluster max's
+  CHECK(count(src, "cr_any = true;") == 2);
+  CHECK(has(src, "s = fmaxf(s, cake_dev::ld_shared_cluster_f32("));  // the max of one value a thread
 }
 
 // A schedule whose roles run cluster_sync (barrier.cluster) from their own branches.

@@ -723,9 +723,9 @@ class kernel_emitter : public op_emitter {
       w_.line(wait_cluster_scratch_call(id));
       // (a row reduction across warps may have just read the same bytes in this unit: its warps meet first)
       w_.line(unit_sync + "  // the unit's previous use of the scratch is over");
-    }
-    else
+    } else {
       w_.line("if (" + round + " > 0) { " + cluster_wait_call(dn, "(" + round + " - 1u) & 1u", id) + " }  // every peer has read the previous sum");
+    }
     w_.line("#pragma unroll");
     if (v4)
       w_.line("for (int e = 0; e < " + std::to_string(L.count) + "; e += 4) asm volatile(\"st.shared.v4.f32 [%0], {%1, %2, %3, %4};\" :: \"r\"(" + base + " + " +
