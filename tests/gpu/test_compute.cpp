@@ -584,8 +584,9 @@ constexpr program cluster_allreduce_lite() {
 // cluster_max then cluster_sum in one role, per tile: the two reductions share the role's scratch, so the sum
 // must not write it before every peer has read the max's (the lowering's wait on the previous reduction's
 // 'done'); each CTA of a cluster of 4 stores the max and the sum of the cluster's four 8 x 64 tiles.
-constexpr program cluster_max_then_sum() {
-  auto k = kernel("cluster_max_then_sum").target(sm_90a).cluster(4);
+// (`sm100`: the same schedule for sm_100a, lowered in CI only: no Blackwell GPU here)
+constexpr program cluster_max_then_sum(bool sm100 = false) {
+  auto k = kernel("cluster_max_then_sum").target(sm100 ? sm_100a : sm_90a).cluster(4);
   auto [N, D] = k.dims("N", spec("D"));
   auto X = k.input<f32>("X", dims(N, D));
   auto Ymax = k.output<f32>("Ymax", dims(N, D));

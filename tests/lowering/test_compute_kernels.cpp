@@ -474,6 +474,9 @@ TEST_CASE("cluster_max and cluster_sum in one role: the second waits for the pee
   CHECK_FALSE(has(one.lowered.source, "cr_any"));
   CHECK(has(one.lowered.source, "every peer has read the previous sum"));
   CHECK(has(cake::to_text(cluster_max_then_sum()), "= max over the cluster"));
+  // the other target the analyzer admits cluster reductions on
+  const auto bw = lower_and_build(cluster_max_then_sum(true), {{"D", 64}});
+  CHECK(count(bw.lowered.source, "if (cr_any) {") == 2);
 }
 
 // A cluster sum, then a row reduction across the warps of the unit, then a cluster max of its result: all three

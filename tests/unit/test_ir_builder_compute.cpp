@@ -324,6 +324,28 @@ TEST_CASE("compute builder: cluster_sum and cluster_max need a cluster, atomics 
   CHECK(writes_of(p, scatter).empty());
 }
 
+TEST_CASE("analysis: a cluster_max under a condition that differs between the cluster's CTAs is named as the max") {
+  auto k = kernel("k").target(sm_90a).cluster(2);
+  auto [N, D] = k.dims("N", "D");
+  auto Y = k.output<f32>("Y", dims(N, D));
+  auto rows = k.parallel(tiles(N, 8));
+  k.role("r", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {8, 64});
+    r.for_each(rows, [&](auto t) {
+      r.fill(x, 1.0f);
+      r.when(eq(r.cluster_rank(), 0), [&] { r.cluster_max(x); });
+      r.store(Y.tile(t, 0), x);
+    });
+  });
+  const auto rep = analyze(k.p);
+  std::string msg, help;
+  for (const auto& d : rep.diagnostics)
+    if (d.rule == analysis::rule_id::sync_cluster_sum_divergent) msg = std::string(d.message.view()), help = std::string(d.help.view());
+  INFO(analysis::to_text(rep));
+  CHECK(msg.rfind("cluster_max of 'x'", 0) == 0);  // the op the schedule wrote, not "cluster_sum"
+  CHECK(help.find("run the cluster_max in every CTA") != std::string::npos);
+}
+
 TEST_CASE("compute builder: row_scan, column reductions, scatter_store and fetch_add record their operands") {
   auto k = kernel("k").target(sm_90a);
   auto [N, K, D, One] = k.dims("N", "K", "D", "one");

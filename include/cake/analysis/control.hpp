@@ -285,13 +285,13 @@ constexpr void check_cluster_sum_divergence(context& c) {
       }
       if (diagnostic* d = emit_op(c, rule_id::sync_cluster_sum_divergent, static_cast<int>(i))) {
         const int n = p.launch.cluster_size();
-        d->message << "cluster_sum of '" << resource_name(p, o.d) << "' ";
+        d->message << cluster_reduce_call(o) << " of '" << resource_name(p, o.d) << "' ";
         if (q.kind == op_kind::when) {
           d->message << "runs under r.when (op#" << a << ") whose condition uses " << detail::what_varies(p, p.exprs[why_node].ix)
                      << ": a CTA where it is false never arrives on the sum's 'ready' barrier, which every CTA of the cluster (" << n
                      << ") waits for";
           d->add_note(q.loc) << "op#" << a << " when(...): its condition uses " << detail::what_varies(p, p.exprs[why_node].ix);
-          d->help << "run the cluster_sum in every CTA (outside the when) and put only what uses its result under the condition";
+          d->help << "run the " << cluster_reduce_call(o) << " in every CTA (outside the when) and put only what uses its result under the condition";
         } else {
           const loop_bound& b = p.loops[q.imm[1]];
           const index_expr& uses = detail::expr_varies(p, b.lo) ? b.lo : detail::expr_varies(p, b.hi) ? b.hi : b.hi2;

@@ -65,13 +65,13 @@ constexpr void check_admission(context& c) {
         d->help << "declare a cluster, e.g. k.cluster(2), or drop ." << (o.has(flag_multicast) ? "multicast()" : "remote()");
       }
     }
-    // The builder refuses a cluster_sum without a cluster under the same id; re-checked for edited Programs.
+    // The builder refuses a cluster_sum / cluster_max without a cluster under the same id; re-checked for edited Programs.
     if (o.kind == op_kind::cluster_reduce && p.launch.cluster_size() < 2 && t.admitted(feature::cluster)) {
       if (diagnostic* d = emit_op(c, rule_id::instruction_multicast_without_cluster, id)) {
-        d->message << "cluster_sum of '" << resource_name(p, o.d) << "' sums over the CTAs of the cluster, but the kernel's cluster has "
+        d->message << cluster_reduce_call(o) << " of '" << resource_name(p, o.d) << "' reduces over the CTAs of the cluster, but the kernel's cluster has "
                    << p.launch.cluster_size() << " CTA";
         d->num("cluster_size", p.launch.cluster_size());
-        d->help << "declare the cluster the sum runs over, e.g. k.cluster(4), or drop the cluster_sum";
+        d->help << "declare the cluster the reduction runs over, e.g. k.cluster(4), or drop the " << cluster_reduce_call(o);
       }
     }
   }

@@ -412,7 +412,9 @@ constexpr bool exec(machine& m, int u, int id) {
     case op_kind::cluster_reduce: {
       // Derived protocol (lowering): wait 'done' of the previous use, write, arrive 'ready' in every CTA,
       // wait 'ready', read every CTA's scratch, arrive 'done' in every CTA. CTAs run in step here, so
-      // one arrival stands for the same unit of every CTA.
+      // one arrival stands for the same unit of every CTA. (Where a role's scratch has several writers the
+      // lowering waits on the 'done' of the role's last cluster reduction instead, whichever op; in step,
+      // that wait is already satisfied, so it is not modelled apart.)
       const int ready = m.B.cluster_ready[id];
       if (ready < 0) break;
       int& uses = m.wait_count[u * m.NB + ready];

@@ -245,4 +245,9 @@ struct op {
   constexpr op_category category() const { return info(kind).category; }
 };
 
+// What the schedule wrote for a cluster_reduce op (its diagnostics name it so).
+constexpr std::string_view cluster_reduce_call(const op& o) {
+  return o.imm[0] == static_cast<int>(reduce_kind::max) ? "cluster_max" : o.has(flag_scatter) ? "cluster_sum_scatter" : "cluster_sum";
+}
+
 }  // namespace cake

@@ -5,8 +5,9 @@
 namespace verify_corpus {
 // Partial tiles of a cluster of 2 CTAs (the split axis first: clusters group CTAs along it) summed in
 // distributed shared memory; CTA 0 stores the sum. `form` selects the variant a case needs.
+// (`max`: the same schedule with cluster_max, which takes the same protocol and rules.)
 enum class cluster_sum_form { ok, divergent, no_cluster };
-constexpr program cluster_sum_kernel(cluster_sum_form form) {
+constexpr program cluster_sum_kernel(cluster_sum_form form, bool max = false) {
   auto k = kernel("cluster_sum").target(sm_90a);
   if (form != cluster_sum_form::no_cluster) k.cluster(2);
   auto [M, N] = k.dims("M", "N");
@@ -17,14 +18,16 @@ constexpr program cluster_sum_kernel(cluster_sum_form form) {
     auto acc = r.fragment<f32>("acc", {64, 64});
     r.for_each(work, [&](auto s, auto m) {
       r.load(acc, X.tile(m, s));
+      // (the call's own line is the op's location, so that the EXPECT lines below hold for both)
+      auto reduce = [&](src_loc at = src_loc::current()) { return max ? r.cluster_max(acc, at) : r.cluster_sum(acc, at); };
       if (form == cluster_sum_form::divergent)
         r.loop(r.cluster_rank() + 1, [&](auto) {
-          r.cluster_sum(acc);  // EXPECT: sync.cluster-sum-divergent
+          reduce();  // EXPECT: sync.cluster-sum-divergent
         });
       else
-        r.cluster_sum(acc);  // EXPECT: instruction.multicast-without-cluster
+        reduce();  // EXPECT: instruction.multicast-without-cluster
       r.when(eq(r.cluster_rank(), 0), [&] {
-        if (form == cluster_sum_form::divergent) r.cluster_sum(acc);  // EXPECT: sync.cluster-sum-divergent
+        if (form == cluster_sum_form::divergent) reduce();  // EXPECT: sync.cluster-sum-divergent
         r.store(Y.tile(m, 0), acc);
       });
     });
@@ -50,3 +53,10 @@ constexpr program bad() { return cluster_sum_kernel(cluster_sum_form::no_cluster
 constexpr program good() { return cluster_sum_kernel(cluster_sum_form::ok); }
 }  // namespace verify_corpus::instruction_cluster_sum_without_cluster
 CAKE_VERIFY_CASE(instruction_cluster_sum_without_cluster, "instruction.multicast-without-cluster")
+
+// sync.cluster-sum-divergent for a cluster_max (the same protocol: every CTA must reach it equally often).
+namespace verify_corpus::sync_cluster_max_divergent {
+constexpr program bad() { return cluster_sum_kernel(cluster_sum_form::divergent, true); }
+constexpr program good() { return cluster_sum_kernel(cluster_sum_form::ok, true); }
+}  // namespace verify_corpus::sync_cluster_max_divergent
+CAKE_VERIFY_CASE(sync_cluster_max_divergent, "sync.cluster-sum-divergent")
