@@ -259,6 +259,9 @@ k_sm90(const __grid_constant__ tensor_map tm, const __grid_constant__ tensor_map
       tma_load_4d(base, &tm3, bar, 0, 0, 1, 2);
       tma_load_5d(base, &tm3, bar, 0, 0, 1, 2, 3);
       tma_prefetch_l2_2d(&tm, 0, 128);
+      tma_prefetch_l2_3d(&tm3, 0, 0, 1);
+      tma_prefetch_l2_4d(&tm3, 0, 0, 1, 2);
+      tma_prefetch_l2_5d(&tm3, 0, 0, 1, 2, 3);
       mbar_expect_tx(bar2, 0);
       mbar_arrive_count(bar2, 2);
       mbar_wait_cluster(bar2, 0);

@@ -475,6 +475,23 @@ TEST_CASE("memory: tma_load completing on an explicit mbarrier, tma_store, tenso
   CHECK(p.tile_refs[p.ops[2].d.index].coords[1] == var_index(var_kind::warp, 0));
 }
 
+TEST_CASE("memory: an L2 tile prefetch names the tile and takes its box from an smem region") {
+  fixture f;
+  unsigned l_pf = 0;
+  f.k.role("p", warps(1), [&](role& r) {
+    r.loop(tiles(f.K, 64), [&](auto kt) { r.prefetch_l2(f.sA, f.A.tile(1, kt + 2)); l_pf = __LINE__; });
+  });
+  const program& p = f.p();
+  check_op(p, 1, op_kind::tma_prefetch_tile, l_pf, 0);
+  CHECK(p.ops[1].d.kind == operand_kind::smem);  // the box
+  CHECK(p.ops[1].d.index == 0);
+  CHECK(p.ops[1].a.kind == operand_kind::global);
+  CHECK(p.tile_refs[p.ops[1].a.index].tensor == 0);
+  CHECK(info(op_kind::tma_prefetch_tile).who == issuer::leader);
+  CHECK(cake::detail::op_text(p, 1) == "#1 tma_prefetch_tile A.tile(1, k0 + 2) (box of sA)");
+  CHECK(p.errors.empty());
+}
+
 TEST_CASE("memory: cp.async, global and shared loads and stores") {
   fixture f(sm_80);
   unsigned l_cp = 0, l_lg = 0, l_ls = 0, l_sg = 0, l_ss = 0;

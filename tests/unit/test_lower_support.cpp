@@ -126,6 +126,13 @@ TEST_CASE("lower::unsupported: mbarriers and pipelines on sm_80, and a multi-sta
   };
   CHECK(why(staged(false), 1) == "it uses a region of several stages without naming one (slot[region] from an acquire / wait, or region.stage(i))");
   CHECK(why(staged(true), 1).empty());
+  // a tile prefetch names a region only for its box: any stage's is the same
+  auto k = kernel("k").target(sm_90a);
+  auto A = k.input<bf16>("A", dims("M", "K"));
+  auto sA = k.smem<bf16>("sA", {64, 64}, swizzle::b128, copies(3));
+  k.role("w", warps(1), [&](role& r) { r.prefetch_l2(sA, A.tile(0, 1)); });
+  REQUIRE(k.p.errors.empty());
+  CHECK(why(k.p, 0).empty());
 }
 
 TEST_CASE("lower::unsupported: the forms of mbarrier pipelines sm_80 does not lower, and cp.async fills") {
@@ -823,10 +830,10 @@ TEST_CASE("lower::unsupported: TMA of rank-1 tensors, multicast of rank-4 tensor
     r.tma_store(V.tile(0), s1);
   });
   REQUIRE(k.p.errors.empty());
-  CHECK(why(k.p, 0) == "TMA is lowered for tensors of rank 2 to 4");
+  CHECK(why(k.p, 0) == "TMA is lowered for tensors of rank 2 to 5");
   CHECK(why(k.p, 1) == "a multicast TMA load is lowered for tensors of rank 2 and 3");
   CHECK(why(k.p, 2).empty());
-  CHECK(why(k.p, 3) == "TMA is lowered for tensors of rank 2 to 4");
+  CHECK(why(k.p, 3) == "TMA is lowered for tensors of rank 2 to 5");
 }
 
 TEST_CASE("lower::unsupported: cp_async of a 1-D tensor (any rank from 2 is lowered)") {

@@ -116,6 +116,38 @@ TEST_CASE("tma plan: a rank-4 tensor tiled with rows_at: the box's rows run alon
   (void)B, (void)S, (void)H, (void)D;
 }
 
+TEST_CASE("tma plan: a tile prefetch uses its load's tensor map (whatever its fill), another box gets its own") {
+  auto k = kernel("k").target(sm_90a);
+  auto [P, PS, HK, D] = k.dims("pages", "page_size", "HK", "D");
+  auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
+  auto N = k.input<f32>("norms", dims("B", "C"));
+  auto sK = k.smem<bf16>("sK", {64, 64}, swizzle::b128);
+  auto sN = k.smem<f32>("sN", {1, 128});
+  auto bar = k.mbarrier("bar");
+  k.role("r", warps(1), [&](role& r) {
+    r.tma_load(sK.rows(1, 4), Kc.tile(7, 0, 2, 1).rows_at(1), bar);  // a 16-key page box
+    r.prefetch_l2(sK.rows(2, 4), Kc.tile(9, 0, 2, 1).rows_at(1));   // the same box, another page
+    r.prefetch_l2(sK, Kc.tile(9, 0, 2, 1).rows_at(1));              // a 64-row box: a map of its own
+    r.tma_load(sN, N.tile(0, 1), bar).fill_outside(std::numeric_limits<float>::quiet_NaN());
+    r.prefetch_l2(sN, N.tile(0, 2));                                 // shares the NaN-filled map
+  });
+  const program p = k.build();
+  REQUIRE(p.errors.empty());
+  CHECK(p.ops[1].kind == op_kind::tma_prefetch_tile);
+  CHECK(plan::tma_smem_side(p.ops[1]).kind == operand_kind::smem);
+  CHECK(plan::tma_global_side(p.ops[1]).kind == operand_kind::global);
+  const auto T = plan::plan_tma(p);
+  REQUIRE(T.count == 3);
+  CHECK(T.descriptors[0] == plan::tma_descriptor{0, 1, 16, 64, swizzle::b128});
+  CHECK(T.descriptors[1] == plan::tma_descriptor{0, 1, 64, 64, swizzle::b128});
+  CHECK(T.descriptors[2] == plan::tma_descriptor{1, 0, 1, 128, swizzle::none, true});
+  CHECK(T.of_op[0] == 0);
+  CHECK(T.of_op[1] == 0);
+  CHECK(T.of_op[2] == 1);
+  CHECK(T.of_op[4] == 2);
+  (void)P, (void)PS, (void)HK, (void)D;
+}
+
 TEST_CASE("tma plan: more than 8 distinct descriptors is flagged") {
   auto k = kernel("k");
   auto A = k.input<bf16>("A", dims("M", "K"));

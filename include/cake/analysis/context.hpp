@@ -57,6 +57,7 @@ constexpr std::string_view resource_name(const program& p, const operand& o) {
 constexpr std::string_view op_resource(const program& p, const op& o) {
   // A TMA store is about the smem tile it stores; everything else names its destination, else its source.
   if (o.kind == op_kind::tma_store) return resource_name(p, o.a);
+  if (o.kind == op_kind::tma_prefetch_tile) return resource_name(p, o.a);  // (the smem tile only gives the box)
   const auto n = resource_name(p, o.d);
   return n.empty() ? resource_name(p, o.a) : n;
 }

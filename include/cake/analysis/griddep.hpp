@@ -38,7 +38,8 @@ struct global_access {
   bool write = false;
 };
 constexpr global_access op_global_access(const program& p, const op& o) {
-  if (o.kind == op_kind::tma_prefetch) return {};
+  // (a prefetch only warms L2, the point of coherence: the later load still reads what the previous grid wrote)
+  if (o.kind == op_kind::tma_prefetch || o.kind == op_kind::tma_prefetch_tile) return {};
   if ((o.kind == op_kind::fetch_add || o.kind == op_kind::count_arrival) && o.a.kind == operand_kind::global)
     return {p.tile_refs[o.a.index].tensor, true};  // an atomic read-modify-write
   if (o.d.kind == operand_kind::global) return {p.tile_refs[o.d.index].tensor, true};

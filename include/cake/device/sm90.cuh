@@ -286,9 +286,24 @@ __device__ __forceinline__ void bulk_wait_group_read() {
 __device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
 }
-// cp.async.bulk.prefetch.tensor.2d.L2.global.tile: prefetch one box of a tensor into L2 (no smem, no barrier).
+// cp.async.bulk.prefetch.tensor.Nd.L2.global.tile: prefetch one box of a tensor into L2 (no smem, no barrier;
+// the box and the out-of-bounds handling are the tensor map's, as for a load) [HF §1 Prefetch and store].
 __device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, i32 c0, i32 c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_l2_3d(const void* tmap, i32 c0, i32 c1, i32 c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(tmap), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_l2_4d(const void* tmap, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];" ::"l"(tmap), "r"(c0), "r"(c1), "r"(c2),
+               "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_l2_5d(const void* tmap, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];" ::"l"(tmap), "r"(c0), "r"(c1), "r"(c2),
+               "r"(c3), "r"(c4)
                : "memory");
 }
 

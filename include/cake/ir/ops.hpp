@@ -52,6 +52,7 @@ constexpr unsigned target_bit(target_id t) { return t == target_id::sm_80 ? on_s
   X(tma_load, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile load (cp.async.bulk.tensor) into smem, completing on an mbarrier") \
   X(tma_store, memory, tma, leader, on_sm90a | on_sm100a, "TMA tile store from smem (bulk group)")                                \
   X(tma_prefetch, memory, tma, leader, on_sm90a | on_sm100a, "prefetch of a tensor map")                                         \
+  X(tma_prefetch_tile, memory, tma, leader, on_sm90a | on_sm100a, "L2 prefetch of the box a TMA load into the given smem region would move (cp.async.bulk.prefetch.tensor): no smem written, no barrier") \
   X(cp_async, memory, cp_async, all, on_all, "cooperative cp.async of an smem tile (16-byte chunks, zero-filled outside)")        \
   X(read_index, memory, count_, all, on_all, "r.read_index(T, coords...): one i32 element of a tensor read (ld.global) into an index value") \
   X(load_global, memory, count_, all, on_all, "register tile <- global tile (vectorized, bounds-checked per element)")             \

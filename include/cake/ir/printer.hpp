@@ -203,6 +203,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::tmem_alloc:
     case op_kind::tmem_dealloc: s += " " + to_text(p, o.d); break;
     case op_kind::tma_prefetch: s += " " + to_text(p, o.a); break;
+    case op_kind::tma_prefetch_tile: s += " " + to_text(p, o.a) + " (box of " + to_text(p, o.d) + ")"; break;
     case op_kind::wgmma_wait:
     case op_kind::cp_async_wait:
     case op_kind::bulk_wait: s += " " + std::to_string(o.imm[0]) + (o.has(flag_read_only) ? " read" : ""); break;

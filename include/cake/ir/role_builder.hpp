@@ -499,6 +499,17 @@ class role {
     static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA store copies bytes: the smem tile and the tensor must have the same dtype");
     return move(op_kind::tma_store, global_operand(dst, at), src.o, at);
   }
+  // Prefetch into L2 the box that r.tma_load(like, src) would move (cp.async.bulk.prefetch.tensor): nothing is
+  // written to shared memory and no barrier completes; a later TMA load of the same box finds its bytes in L2.
+  // `like` only gives the box (an smem region or a part of one, as a load's destination; no stage is touched), so
+  // the prefetch shares the load's tensor map. For streams whose loads wait on HBM with too few bytes in flight
+  // (the stages are full): prefetch the block a few iterations ahead of the one being loaded.
+  template <class T, class U>
+  constexpr op_ref prefetch_l2(smem_tile<T> like, global_tile<U> src, src_loc at = src_loc::current()) {
+    no_limit(src, at);
+    static_assert(std::is_same_v<T, U>, "[representation.tma-dtype] a TMA prefetch moves a load's box: the smem tile and the tensor must have the same dtype");
+    return move(op_kind::tma_prefetch_tile, like.o, global_operand(src, at), at);
+  }
   // Prefetch a tensor's TMA descriptor (prefetch.tensormap).
   template <class T>
   constexpr op_ref prefetch_tensor_map(tensor<T> t, src_loc at = src_loc::current()) {

@@ -328,7 +328,8 @@ class kernel_emitter : public op_emitter {
       case op_kind::tcgen05_mma: return emit_tcgen05_mma(id, o);
       // memory
       case op_kind::tma_load:
-      case op_kind::tma_store: return emit_tma(id, o);
+      case op_kind::tma_store:
+      case op_kind::tma_prefetch_tile: return emit_tma(id, o);
       case op_kind::tma_prefetch: return emit_prefetch(id, o);
       case op_kind::cp_async: return emit_cp_async(id, o);
       case op_kind::read_index:

@@ -275,6 +275,7 @@ class op_emitter : public topk_emitter {
 
   void emit_tma(int id, const op& o) {
     const bool load = o.kind == op_kind::tma_load;
+    const bool prefetch = o.kind == op_kind::tma_prefetch_tile;
     const operand& s = plan::tma_smem_side(o);
     const operand& g = plan::tma_global_side(o);
     const int desc = plan_.tma.of_op[id];
@@ -285,6 +286,12 @@ class op_emitter : public topk_emitter {
     const plan::extent2 box = plan::shape_of(p_, s);
     auto c = tile_coords(g, box);
     const int split = plan_.tma.split_of_op[id];
+    if (prefetch) {  // the load's box into L2: no smem address, no barrier
+      std::string coords;
+      for (const auto& x : c) coords += ", (int)(" + x + ")";
+      w_.line("if (leader) cake_dev::tma_prefetch_l2_" + std::to_string(ref.rank) + "d(&args.tmap[" + std::to_string(desc) + "]" + coords + ");");
+      return;
+    }
     std::string dst = smem_addr(s, id);
     if (split > 1) {
       const int rows = box.rows / split;

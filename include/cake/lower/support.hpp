@@ -24,8 +24,8 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
   if (!info(o.kind).lowered(p.target)) return "this op is not lowered for the kernel's target";
   // A region of several stages (a pipeline's, or copies(n)) names the stage it means: slot[region] or
   // region.stage(i). (Found by the builder fuzzer: the lowering refused it after a clean check.)
-  // (tmem_alloc / tmem_dealloc take the whole region, every stage.)
-  const bool whole_region = o.kind == op_kind::tmem_alloc || o.kind == op_kind::tmem_dealloc;
+  // (tmem_alloc / tmem_dealloc take the whole region, every stage; a tile prefetch's region only gives its box.)
+  const bool whole_region = o.kind == op_kind::tmem_alloc || o.kind == op_kind::tmem_dealloc || o.kind == op_kind::tma_prefetch_tile;
   for (const operand* x : {&o.d, &o.a, &o.b}) {
     if (whole_region || x->sel != stage_sel::none) continue;
     const bool smem = x->kind == operand_kind::smem && x->index < p.smem.size() && p.smem[x->index].stages > 1;
@@ -176,11 +176,12 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       if (o.d.part == part_axis::rows) return "TMEM operands are split by columns only (lanes belong to warps)";
       return nullptr;
     case op_kind::tma_load:
-    case op_kind::tma_store: {
+    case op_kind::tma_store:
+    case op_kind::tma_prefetch_tile: {
       const operand& g = plan::tma_global_side(o);
       if (g.kind != operand_kind::global || g.index >= p.tile_refs.size()) return nullptr;
       const int rank = p.tile_refs[g.index].rank;
-      if (rank < 2) return "TMA is lowered for tensors of rank 2 to 4";
+      if (rank < 2 || rank > 5) return "TMA is lowered for tensors of rank 2 to 5";
       if (o.has(flag_multicast) && rank > 3) return "a multicast TMA load is lowered for tensors of rank 2 and 3";
       return nullptr;
     }

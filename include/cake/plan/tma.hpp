@@ -25,11 +25,14 @@ struct tma_plan {
   bool overflow = false;
 };
 
-constexpr bool is_tma_move(op_kind k) { return k == op_kind::tma_load || k == op_kind::tma_store; }
+// TMA ops with a box: loads, stores and tile prefetches (a prefetch's smem operand only gives the box, the
+// shape of the load it runs ahead of, so that both use one tensor map).
+constexpr bool is_tma_move(op_kind k) { return k == op_kind::tma_load || k == op_kind::tma_store || k == op_kind::tma_prefetch_tile; }
+constexpr bool tma_reads_global(op_kind k) { return k == op_kind::tma_load || k == op_kind::tma_prefetch_tile; }
 
 // The smem side and the global side of a TMA op.
-constexpr const operand& tma_smem_side(const op& o) { return o.kind == op_kind::tma_load ? o.d : o.a; }
-constexpr const operand& tma_global_side(const op& o) { return o.kind == op_kind::tma_load ? o.a : o.d; }
+constexpr const operand& tma_smem_side(const op& o) { return tma_reads_global(o.kind) ? o.d : o.a; }
+constexpr const operand& tma_global_side(const op& o) { return tma_reads_global(o.kind) ? o.a : o.d; }
 
 constexpr tma_plan plan_tma(const program& p) {
   tma_plan T;
@@ -50,6 +53,13 @@ constexpr tma_plan plan_tma(const program& p) {
     int found = -1;
     for (int j = 0; j < T.count; ++j)
       if (T.descriptors[j] == d) found = j;
+    // (a prefetch fills nothing: any descriptor of its box serves it, whatever that one's out-of-bounds fill)
+    if (o.kind == op_kind::tma_prefetch_tile)
+      for (int j = 0; j < T.count && found < 0; ++j) {
+        tma_descriptor e = T.descriptors[j];
+        e.nan_fill = false;
+        if (e == d) found = j;
+      }
     if (found < 0) {
       if (T.count == tma_plan::max_descriptors) {
         T.overflow = true;
