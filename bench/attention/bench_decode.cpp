@@ -2,7 +2,7 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--prefetch N,...] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--json FILE]
 //   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
 //   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
 //   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
@@ -10,9 +10,7 @@
 //   combining the others in the decode kernel, no combine kernel, then the schedule again, so that the pair is timed
 //   both ways round; --one-slice: beside the chosen schedule, one slice with the fused combine (no combine kernel,
 //   no slice state) at 64- and 128-key blocks in 3 stages, then the chosen schedule again, so that the split rule
-//   can be weighed against the one-slice form it does not take where several slices fill the GPU; --prefetch N,...:
-//   the chosen schedule, then the same with an L2 prefetch N blocks ahead for each N given (config.prefetch), then
-//   the chosen schedule again)
+//   can be weighed against the one-slice form it does not take where several slices fill the GPU)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -48,7 +46,6 @@ int main(int argc, char** argv) {
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
   bool in_order = false, loads_only = false, fused = false, one_slice = false;
-  std::vector<int> prefetch;  // --prefetch: distances to time against the chosen schedule
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -70,30 +67,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--loads-only")) loads_only = true;
     else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
     else if (!std::strcmp(argv[i], "--one-slice")) one_slice = true;
-    else if (!std::strcmp(argv[i], "--prefetch") && i + 1 < argc) {
-      for (const char* t = argv[++i]; *t;) {
-        char* end = nullptr;
-        const long v = std::strtol(t, &end, 10);
-        if (end == t || v < 1 || v > 8) {
-          std::fprintf(stderr, "cake_bench_decode: --prefetch %s: expected distances 1..8, comma-separated\n", argv[i]);
-          return 2;
-        }
-        prefetch.push_back(static_cast<int>(v));
-        t = *end == ',' ? end + 1 : end;
-      }
-    }
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--prefetch N,...] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--json FILE]\n");
       return 2;
     }
   }
   if (runs < 1) {
     std::fprintf(stderr, "cake_bench_decode: --runs must be at least 1\n");
-    return 2;
-  }
-  if (!prefetch.empty() && (sweep || loads_only || fused || one_slice)) {
-    std::fprintf(stderr, "cake_bench_decode: --prefetch times its own schedules per shape: not with --sweep, --loads-only, --fused-combine or --one-slice\n");
     return 2;
   }
   if (one_slice && (sweep || loads_only || fused)) {
@@ -181,16 +162,6 @@ int main(int argc, char** argv) {
       four.push_back(base);
       cands = four;
     }
-    if (!prefetch.empty()) {
-      std::vector<kernels::attention_decode_config> ab{base};
-      for (int n : prefetch) {
-        auto c = base;
-        c.prefetch = n;
-        if (c.valid()) ab.push_back(c);
-      }
-      ab.push_back(base);
-      cands = ab;
-    }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
       jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
@@ -213,9 +184,8 @@ int main(int argc, char** argv) {
       jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
-      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.loads_only ? " L" : c.fused_combine ? " C" : c.persistent ? " P" : "  ", c.prefetch ? (" f" + std::to_string(c.prefetch)).c_str() : "   ",
-                  ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  c.loads_only ? " L" : c.fused_combine ? " C" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
@@ -234,14 +204,14 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (prefetch.empty() ? std::string() : " --prefetch " + [&] { std::string t; for (int n : prefetch) t += (t.empty() ? "" : ",") + std::to_string(n); return t; }()) << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
       << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false") << ", \"prefetch\": " << r.c.prefetch
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

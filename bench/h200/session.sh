@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodeprefetch gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -225,13 +225,6 @@ for s in "${steps[@]}"; do
       # per shape the chosen schedule, the two one-slice forms, the chosen schedule again (cake_bench_decode --one-slice)
       timeout ${CAKE_DECODE_TIMEOUT:-150} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --one-slice --json "$OUT/decode_one_slice.json" > "$OUT/decode_one_slice.log" 2>&1; echo "bench rc=$?"
       grep -E "^decode" "$OUT/decode_one_slice.log" | cut -c1-120 ;;
-    decodeprefetch)
-      # the L2 prefetch of K / V pages blocks ahead (config.prefetch, r.prefetch_l2): its GPU test case (hang trap on),
-      # then per grid shape the chosen schedule, with the prefetch 1, 2 and 4 blocks ahead, the chosen schedule again
-      CAKE_HANG_TIMEOUT_MS=5000 timeout 150 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*L2 prefetch*" > "$OUT/test_decode_prefetch.log" 2>&1; echo "decode test rc=$?"
-      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_prefetch.log" | head -n 8
-      timeout ${CAKE_DECODE_TIMEOUT:-200} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --prefetch ${CAKE_DECODE_PREFETCH:-1,2,4} --json "$OUT/decode_prefetch.json" > "$OUT/decode_prefetch.log" 2>&1; echo "bench rc=$?"
-      grep -E "^decode" "$OUT/decode_prefetch.log" | cut -c1-120 ;;
     gemmoverlaptests)
       # the two ways of overlapping the GEMM's epilogue, correctness only (one device call): the lookahead's and
       # whole-tile staging's GPU test cases (hang trap on), then the fused epilogues and mainloops with the lookahead

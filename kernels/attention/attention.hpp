@@ -500,8 +500,8 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     c = f;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
-                                ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) + ", prefetch " +
-                                std::to_string(c.prefetch) + "; bn 64..128 in whole pages, stages 1..8, splits 1..256, prefetch 0..8, smem at most 227 KiB)");
+                                ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
+                                "; bn 64..128 in whole pages, stages 1..8, splits 1..256, smem at most 227 KiB)");
   }
   check_hopper(device, who);
   // Both kernels are built before the first launch (a refusal enqueues nothing).

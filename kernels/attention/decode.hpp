@@ -69,16 +69,11 @@ struct attention_decode_config {
   // and LSE. No combine kernel (nor its wait for the whole decode grid); with one slice nothing is stored but O
   // and LSE. The kernel then takes O, LSE and (more than one slice) the counters (i32 [B, HK], zero before the first launch).
   bool fused_combine = false;
-  // L2 prefetch distance, in this slice's blocks: with each block's loads the producer also prefetches into L2
-  // (r.prefetch_l2) the K and V pages of the block `prefetch` blocks further on, so that more of the stream's
-  // bytes are in flight than the stages hold; 0: none. (Past the slice's last block the page index clamps to
-  // the request's last page: a redundant prefetch, no branch.)
-  int prefetch = 0;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
            bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
-           !(loads_only && fused_combine) && prefetch >= 0 && prefetch <= 8;
+           !(loads_only && fused_combine);
   }
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
@@ -107,10 +102,6 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   if (c.persistent) b.put("P");
   if (c.loads_only) b.put("L");
   if (c.fused_combine) b.put("C");
-  if (c.prefetch > 0) {
-    b.put("f");
-    b.put(c.prefetch);
-  }
   return b;
 }
 }  // namespace attention_detail
@@ -302,18 +293,6 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           auto sv = r.acquire(vp);
           for (int i = 0; i < ppb; ++i)
             for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
-          if (c.prefetch > 0) {
-            // the pages of block j + prefetch * splits (this slice's block `prefetch` trips on) into L2, in the
-            // loads' boxes (their tensor maps)
-            const index_expr ahead = j + c.prefetch * c.splits;
-            for (int i = 0; i < ppb; ++i) {
-              const index_expr pg = r.read_index(Pt.at(b, r.let_min(ahead * ppb + i, last_page)));
-              for (int d = 0; d < c.parts; ++d) {
-                r.prefetch_l2(sK[d].rows(i, ppb), Kc.tile(pg, 0, hk, d).rows_at(1));
-                r.prefetch_l2(sV[d].rows(i, ppb), Vc.tile(pg, 0, hk, d).rows_at(1));
-              }
-            }
-          }
         });
       });
     });

@@ -48,7 +48,6 @@ struct decode_case {
   bool fused = false;       // decode_paged_with fused_combine: the last slice combines (no combine kernel)
   bool graph = false;       // decode_paged captured into a CUDA graph on a new stream (after one call on the default
                             // stream, which builds the kernels) and the graph launched: the call may allocate nothing there
-  int prefetch = 0;         // > 0: decode_paged_with an L2 prefetch this many blocks ahead
 };
 
 struct result {
@@ -81,9 +80,8 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
-  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.fused || c.prefetch > 0;
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.fused;
   cfg.persistent = c.persistent;
-  cfg.prefetch = c.prefetch;
   if (forced) cfg.fused_combine = c.fused;  // (else the entry point's: fused where the context is one slice)
   if (c.splits > 0) cfg.splits = c.splits;
   if (c.bn > 0) cfg.bn = c.bn;
@@ -282,24 +280,6 @@ TEST_CASE("attention decode_paged with fused_combine (the last slice to arrive c
   check_cases(cases, rng);
 }
 
-TEST_CASE("attention decode_paged with an L2 prefetch blocks ahead matches an f64 reference") {
-  if (!usable_hopper()) return;
-  auto rng = harness::random_source::fresh();
-  MESSAGE("seed " << rng.seed());
-  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
-  std::vector<long long> batch64;
-  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
-  // (a prefetch only warms L2: the results must be what they are without it, including past a slice's last block,
-  // where the prefetched page clamps to the request's last)
-  const std::vector<decode_case> cases = {
-      {mixed, 8, 2, 128, 16, 0, 0, 3, false, false, false, 2},      // the entry point's split, 2 blocks ahead
-      {{4097}, 32, 8, 128, 16, 0, 0, 3, false, false, false, 1},    // B = 1: many slices of few blocks
-      {batch64, 32, 8, 128, 16, 1, 64, 3, false, true, false, 3},   // one fused slice, 3 ahead
-      {mixed, 8, 2, 128, 64, 4, 128, 3, false, false, false, 2},    // pages of 64, 128-key blocks
-      {mixed, 16, 2, 64, 16, 0, 0, 3, false, false, false, 8},      // D 64, GQA 8, 8 ahead (past most slices' ends)
-  };
-  check_cases(cases, rng);
-}
 
 TEST_CASE("attention decode_paged refuses bad arguments with the argument's name") {
   if (!usable_hopper()) return;

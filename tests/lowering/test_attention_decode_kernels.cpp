@@ -105,39 +105,6 @@ TEST_CASE("attention decode (sm_90a): fused_combine, the last slice to arrive co
   }
 }
 
-TEST_CASE("attention decode (sm_90a): an L2 prefetch of the block `prefetch` trips ahead, in the loads' tensor maps") {
-  struct v {
-    int parts, page_size, splits, bn, prefetch;
-    bool fused = false;
-  };
-  // pages of 16 (4 a block at 64 keys, 8 at 128) and 64 (one a block), one slice (fused) and several
-  for (v x : {v{2, 16, 4, 64, 2}, v{2, 16, 1, 64, 1, true}, v{2, 64, 8, 64, 3}, v{1, 16, 2, 128, 2}}) {
-    kernels::attention_decode_config c;
-    c.parts = x.parts, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = 3, c.prefetch = x.prefetch, c.fused_combine = x.fused;
-    REQUIRE(c.valid());
-    const program p = kernels::attention_decode_sm90(c);
-    INFO(p.kernel_name.view());
-    REQUIRE(p.errors.empty());
-    const auto b = lower_and_build(p);
-    const int ppb = c.pages_per_block();
-    // per page of the block ahead one box of K and one of V per 64-column part, rank 4 as the loads'
-    CHECK(count(b.ptx(), "cp.async.bulk.prefetch.tensor.4d.L2.global.tile") == 2 * c.parts * ppb);
-    CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * ppb);
-    // no tensor map of its own: Q's map, and one per page box of K and of V, as without the prefetch
-    CHECK(plan::plan_tma(p).count == 3);
-    // its page indices read again (the ahead block's), beside the loaded block's and the two lengths
-    CHECK(count(b.source(), "__ldg(static_cast<const int*>") == 2 * ppb + 2);
-    if (c.bn == 64) CHECK(b.art.resources.registers <= 168);
-  }
-  // 0 to 8 blocks ahead (decode_paged_with's refusal of 9, below in the entry point's refusals, shows that the
-  // forced schedule keeps the field)
-  kernels::attention_decode_config c;
-  c.prefetch = 9;
-  CHECK_FALSE(c.valid());
-  c.prefetch = -1;
-  CHECK_FALSE(c.valid());
-}
-
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());
@@ -237,11 +204,6 @@ TEST_CASE("attention decode entry point: refusals name the argument, before any 
   kernels::attention_decode_config bad;
   bad.splits = 300;
   CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("decode_paged_with: no such schedule"),
-                       jit::argument_error);
-  // the forced schedule is taken whole (but for what the shape fixes): a field it carries reaches the check
-  bad = {};
-  bad.prefetch = 9;
-  CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("prefetch 9"),
                        jit::argument_error);
   // the loads-only probe's o is not attention: the tuning entry point refuses it (the probe has its own)
   kernels::attention_decode_config probe;

@@ -385,8 +385,9 @@ program wgmma_column_parts() {
 }
 
 // A deferred release (the stage stays held one iteration longer) and the flush after the loop, with a
-// consumer that reads the stage into registers; and a cluster sum of its partial row sums.
-program deferred_release(target_id t, bool cluster_sum) {
+// consumer that reads the stage into registers; and a cluster sum of its partial row sums. With `prefetch`, the
+// producer also prefetches into L2 the block two trips ahead of the one it loads.
+program deferred_release(target_id t, bool cluster_sum, bool prefetch = false) {
   auto k = kernel(cluster_sum ? "deferred_cluster" : "deferred_release").target(t);
   if (cluster_sum) k.cluster(2);
   auto [M, K] = k.dims("M", "K");
@@ -422,6 +423,7 @@ program deferred_release(target_id t, bool cluster_sum) {
       r.loop(part, tiles(K, 64), splits, [&](auto kt) {
         auto s = r.acquire(ab);
         r.tma_load(s[sA], A.tile(m, kt));
+        if (prefetch) r.prefetch_l2(sA, A.tile(m, kt + 2 * splits));
       });
     });
   });
@@ -711,6 +713,20 @@ TEST_CASE("deferred releases (later(1)) and release_pending, with a consumer tha
     CHECK(has(b.ptx(), "mbarrier.arrive"));
     CHECK(has(b.ptx(), "cp.async.bulk.tensor.2d"));
   }
+}
+
+TEST_CASE("an L2 tile prefetch ahead of a pipeline's TMA loads, in the loads' tensor map (sm_90a and sm_100a)") {
+  for (target_id t : lowering_targets({op_kind::tma_prefetch_tile, op_kind::tma_load})) {
+    const program p = deferred_release(t, false, true);
+    INFO(to_string(t));
+    const auto b = lower_and_build(p);
+    CHECK(count(b.ptx(), "cp.async.bulk.prefetch.tensor.2d.L2.global.tile") == 1);
+    CHECK(count(b.ptx(), "cp.async.bulk.tensor.2d") == 1);
+    CHECK(plan::plan_tma(p).count == 1);  // no tensor map of its own
+    CHECK(has(b.source(), "tma_prefetch_l2_2d(&args.tmap[0]"));
+  }
+  // the target without TMA refuses it before lowering
+  CHECK(lowering_targets({op_kind::tma_prefetch_tile}).size() == 2);
 }
 
 TEST_CASE("cluster_sum through distributed shared memory, with derived ready/done barriers") {
