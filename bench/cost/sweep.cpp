@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
     if (precompile) {
       for (const auto& v : variants()) {
         const cake::program p = cake::kernels::gemm_sm90<cake::bf16>(v.config());
-        if (!p.errors.empty()) throw jit::error(v.name() + ": [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+        if (!p.errors.empty()) throw jit::error(v.name() + ": " + to_text(p.errors[0]));
         for (const auto& opt : {cake::lower::emit_options{}, checked_options()}) {
           const auto l = cake::lower::lower(p, opt);
           if (!l.ok) throw jit::error(v.name() + " does not lower: " + l.error);

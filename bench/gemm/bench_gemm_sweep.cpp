@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
       if (!prog.errors.empty() || report.errors > 0) {
         std::fprintf(stderr, "cake_bench_gemm_sweep: --plans: %s (%s) is not a valid schedule:\n%s", cake::plan_name(p).c_str(), input_name(in),
                      prog.errors.empty() ? cake::analysis::to_text(report).c_str()
-                                         : ("[" + std::string(prog.errors[0].rule) + "] " + std::string(prog.errors[0].message) + ": " + std::to_string(prog.errors[0].value) + "\n").c_str());
+                                         : (to_text(prog.errors[0]) + "\n").c_str());
         return 2;
       }
     }

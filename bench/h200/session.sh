@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice evolve4096 gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -225,6 +225,18 @@ for s in "${steps[@]}"; do
       # per shape the chosen schedule, the two one-slice forms, the chosen schedule again (cake_bench_decode --one-slice)
       timeout ${CAKE_DECODE_TIMEOUT:-150} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --one-slice --json "$OUT/decode_one_slice.json" > "$OUT/decode_one_slice.log" 2>&1; echo "bench rc=$?"
       grep -E "^decode" "$OUT/decode_one_slice.log" | cut -c1-120 ;;
+    evolve4096)
+      # issue 14's proof: cake evolve from the naive seed at 4096^3 (tests/cli/gemm_sm90_family.cpp), its CPU gates
+      # taken from a carried log when there is one ($B/evolve_gemm_4096.jsonl.gz, written on the development machine by
+      # `cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_bf16 --shape M=4096,N=4096,K=4096 --log ...`), then the
+      # GPU gates within CAKE_EVOLVE_GPU_S seconds (default 180); the log comes back gzipped
+      if [ -f $B/evolve_gemm_4096.jsonl.gz ]; then gunzip -c $B/evolve_gemm_4096.jsonl.gz > "$OUT/evolve_gemm_4096.jsonl"; fi
+      timeout ${CAKE_EVOLVE_TIMEOUT:-380} $B/tools/cake evolve tests/cli/gemm_sm90_family.cpp --family gemm_bf16 --shape M=4096,N=4096,K=4096 \
+        --budget-gpu-s ${CAKE_EVOLVE_GPU_S:-180} --log "$OUT/evolve_gemm_4096.jsonl" $([ -s "$OUT/evolve_gemm_4096.jsonl" ] && echo --resume) --json \
+        > "$OUT/evolve_gemm_4096.json" 2> "$OUT/evolve_gemm_4096.err"; echo "evolve rc=$?"
+      tail -n 3 "$OUT/evolve_gemm_4096.err" | cut -c1-250
+      python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['evolve']; b=e['best'][0]; print(e['counts']); print(b['candidate'], b['cake_ms'], b['ratio'], e['gpu_s'])" "$OUT/evolve_gemm_4096.json"
+      gzip -f "$OUT/evolve_gemm_4096.jsonl" ;;
     gemmoverlaptests)
       # the two ways of overlapping the GEMM's epilogue, correctness only (one device call): the lookahead's and
       # whole-tile staging's GPU test cases (hang trap on), then the fused epilogues and mainloops with the lookahead

@@ -301,8 +301,7 @@ inline const runtime_kernel& kernel_for(const kernels::gemm_sm90_config& c, gemm
   return kernels.get(kernel_key{c, in, device}, [&] {
     const program p = program_for(c, in);
     if (!p.errors.empty())
-      throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::gemm: the schedule for BN=" + std::to_string(c.bn) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -319,8 +318,7 @@ inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config
   return kernels.get({c, in, device}, [&] {
     const program p = program_for(c, in);
     if (!p.errors.empty())
-      throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: [" + std::string(p.errors[0].rule) +
-                       "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::gemm: the split-K schedule " + plan_name({gemm_kernel::splitk, {}, c}) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

@@ -172,7 +172,7 @@ inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_con
   return cache.get(key{c, device}, [&] {
     const program p = kernels::attention_prefill_sm90(c);
     if (!p.errors.empty())
-      throw jit::error("cake::attention::prefill: the schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::attention::prefill: the schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -212,7 +212,7 @@ inline const runtime_kernel& prefill_sm80_kernel(const kernels::attention_prefil
   return cache.get(key{c, device}, [&] {
     const program p = kernels::attention_prefill_sm80(c);
     if (!p.errors.empty())
-      throw jit::error("cake::attention::prefill_sm80: the schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::attention::prefill_sm80: the schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -459,7 +459,7 @@ inline const runtime_kernel& decode_kernel(const kernels::attention_decode_confi
   return cache.get(key{c, device}, [&] {
     const program p = kernels::attention_decode_sm90(c);
     if (!p.errors.empty())
-      throw jit::error("cake::attention::decode_paged: the schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::attention::decode_paged: the schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -469,8 +469,7 @@ inline const runtime_kernel& decode_combine_kernel(const kernels::attention_deco
   return cache.get(key{c, device}, [&] {
     const program p = kernels::attention_decode_combine_sm90(c);
     if (!p.errors.empty())
-      throw jit::error("cake::attention::decode_paged: the combine schedule is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::attention::decode_paged: the combine schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

@@ -60,8 +60,7 @@ inline const runtime_kernel& gather_kernel(int what, int width, int device) {
                       : what == 2 ? kernels::ivf_gather_program<i32>(width, -1.0f)
                                   : kernels::ivf_gather_program<f32>(width);
     if (!p.errors.empty())
-      throw jit::error("cake: the row gather for width " + std::to_string(width) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake: the row gather for width " + std::to_string(width) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

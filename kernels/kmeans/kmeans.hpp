@@ -117,8 +117,7 @@ inline const runtime_kernel& assign_kernel(const kernels::kmeans_assign_config& 
   return cache.get(key{c, t, device}, [&] {
     const program p = t == input_type::f16 ? kernels::kmeans_assign_sm90<f16>(c) : kernels::kmeans_assign_sm90<bf16>(c);
     if (!p.errors.empty())
-      throw jit::error("cake::kmeans::assign: the schedule for " + std::to_string(c.parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::kmeans::assign: the schedule for " + std::to_string(c.parts) + " parts is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -236,8 +235,7 @@ inline const runtime_kernel& update_kernel_for(update_kernel which, int parts, i
     };
     const program p = t == input_type::f16 ? build.template operator()<f16>() : build.template operator()<bf16>();
     if (!p.errors.empty())
-      throw jit::error("cake::kmeans: the update schedule for " + std::to_string(parts) + " parts is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::kmeans: the update schedule for " + std::to_string(parts) + " parts is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

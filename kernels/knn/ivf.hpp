@@ -126,8 +126,7 @@ inline const runtime_kernel& ivf_scan_kernel(const kernels::ivf_scan_config& c, 
   return cache.get(key{c, t, device}, [&] {
     const program p = t == input_type::f16 ? kernels::ivf_scan_sm90<f16>(c) : kernels::ivf_scan_sm90<bf16>(c);
     if (!p.errors.empty())
-      throw jit::error("cake::knn::ivf_search: the scan schedule for k = " + std::to_string(c.k) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::knn::ivf_search: the scan schedule for k = " + std::to_string(c.k) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -137,7 +136,7 @@ inline const runtime_kernel& marks_kernel(int device) {
   return cache.get(device, [&] {
     const program p = kernels::ivf_marks_program();
     if (!p.errors.empty())
-      throw jit::error("cake::knn::ivf_search: the marks schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::knn::ivf_search: the marks schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -148,7 +147,7 @@ inline const runtime_kernel& order_kernel(int device) {
   return cache.get(device, [&] {
     const program p = kernels::ivf_query_order_program();
     if (!p.errors.empty())
-      throw jit::error("cake::knn::ivf_search: the query-order schedule is invalid: [" + std::string(p.errors[0].rule) + "] " + std::string(p.errors[0].message));
+      throw jit::error("cake::knn::ivf_search: the query-order schedule is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

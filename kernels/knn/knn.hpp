@@ -153,8 +153,7 @@ inline const runtime_kernel& search_kernel(const kernels::knn_search_config& c, 
   return cache.get(key{c, t, device}, [&] {
     const program p = t == input_type::f16 ? kernels::knn_search_sm90<f16>(c) : kernels::knn_search_sm90<bf16>(c);
     if (!p.errors.empty())
-      throw jit::error("cake::knn::search: the schedule for k = " + std::to_string(c.k) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::knn::search: the schedule for k = " + std::to_string(c.k) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -164,8 +163,7 @@ inline const runtime_kernel& merge_kernel(const kernels::knn_merge_config& c, in
   return cache.get(key{c, device}, [&] {
     const program p = kernels::knn_merge_program(c);
     if (!p.errors.empty())
-      throw jit::error("cake::knn::search: the merge schedule for k = " + std::to_string(c.k) + " is invalid: [" + std::string(p.errors[0].rule) + "] " +
-                       std::string(p.errors[0].message));
+      throw jit::error("cake::knn::search: the merge schedule for k = " + std::to_string(c.k) + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }

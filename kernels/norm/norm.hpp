@@ -58,8 +58,7 @@ inline const runtime_kernel& kernel_for(norm_kind kind, const kernels::norm_conf
   return cache.get(k, [&] {
     const program p = program_for(kind, c);
     if (!p.errors.empty())
-      throw jit::error(std::string(to_string(kind)) + ": the schedule for width " + std::to_string(c.width) + " is invalid: [" + std::string(p.errors[0].rule) +
-                       "] " + std::string(p.errors[0].message) + " (value " + std::to_string(p.errors[0].value) + ")");
+      throw jit::error(std::string(to_string(kind)) + ": the schedule for width " + std::to_string(c.width) + " is invalid: " + to_text(p.errors[0]));
     lower::emit_options opt;
     opt.specialized = {{1, cols}};  // dim C (the program's dims are R, C)
     return runtime_kernel::build(p, opt, device);

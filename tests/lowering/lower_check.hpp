@@ -35,7 +35,7 @@ inline built lower_and_build(const cake::program& p, std::initializer_list<std::
   built b;
   INFO("kernel " << p.kernel_name.view() << " (" << to_string(p.target) << ")");
   if (!p.errors.empty())
-    FAIL("build error [" << std::string(p.errors[0].rule) << "] " << std::string(p.errors[0].message) << " (value " << p.errors[0].value << ")");
+    FAIL("build error " << cake::to_text(p.errors[0]));
   const auto report = cake::analyze(p);
   INFO(cake::analysis::to_text(report));
   CHECK(report.errors == 0);

@@ -25,7 +25,7 @@ struct built {
 
 built lower_and_build(const cake::program& p, long long cols) {
   built b;
-  if (!p.errors.empty()) FAIL("[" << std::string(p.errors[0].rule) << "] " << std::string(p.errors[0].message) << " (value " << p.errors[0].value << ")");
+  if (!p.errors.empty()) FAIL(to_text(p.errors[0]));
   const auto report = cake::analyze(p);
   INFO(p.kernel_name.view());
   CHECK(report.errors == 0);

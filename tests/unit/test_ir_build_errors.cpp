@@ -413,6 +413,23 @@ TEST_CASE("errors: capacities are reported with their value, nothing is written 
   });
   CHECK(j.p.ops.size() == capacity::ops);
   CHECK(has_error(j.p, "ir.capacity", static_cast<long long>(capacity::ops)));
+  // each capacity's error names its kind, and the one-line text (the entry points' exceptions) shows the value
+  CHECK(k.p.errors[0].message == "more named barriers than a Program holds (value: the capacity)");
+  CHECK(j.p.errors[0].message == "more ops than a Program holds (value: the capacity)");
+  const std::string t = to_text(j.p.errors[0]);
+  CHECK(t.rfind("[ir.capacity] more ops than a Program holds (the capacity: 160) at ", 0) == 0);
+  CHECK(t.find("test_ir_build_errors.cpp:") != std::string::npos);
+  // (a message without a value note shows the value after it)
+  CHECK(to_text(build_error{"ir.x", "plain", 7, {}}) == "[ir.x] plain (value 7)");
+  auto t2 = kernel("t");
+  auto A = t2.input<bf16>("A", dims("M", "K"));
+  auto sA = t2.smem<bf16>("sA", {64, 64});
+  auto bar = t2.mbarrier("bar");
+  t2.role("r", warps(1), [&](role& r) {
+    for (std::size_t i = 0; i <= capacity::tile_refs; ++i) r.tma_load(sA, A.tile(0, static_cast<int>(i)), bar);
+  });
+  CHECK(has_error(t2.p, "ir.capacity", static_cast<long long>(capacity::tile_refs)));
+  CHECK(to_text(t2.p.errors[0]).find("more tensor tiles named by ops (T.tile(...), T.at(...)) than a Program holds (the capacity: 64)") != std::string::npos);
 }
 
 TEST_CASE("errors: more findings than the error list holds are counted, not lost") {

@@ -52,13 +52,9 @@ constexpr void merge_build_errors(context& c) {
     write_role_path(d->path, c.p, -1);
     if (r == rule_id::ir_malformed) d->message << '[' << e.rule << "] ";
     // Builder messages end in "(value: what the value is)": show it as "(what the value is: N)".
-    const auto at = e.message.rfind("(value: ");
-    if (at != std::string_view::npos && e.message.back() == ')') {
-      const auto what = e.message.substr(at + 8, e.message.size() - at - 9);
-      d->message << e.message.substr(0, at) << '(' << what << ": " << e.value << ')';
-    } else {
-      d->message << e.message << " (value " << e.value << ')';
-    }
+    const value_note note = split_value_note(e.message);
+    if (!note.what.empty()) d->message << note.head << '(' << note.what << ": " << e.value << ')';
+    else d->message << e.message << " (value " << e.value << ')';
     d->num("value", e.value);
   }
   for (const auto& d : found)

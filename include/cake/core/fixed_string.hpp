@@ -15,11 +15,22 @@ namespace cake {
 template <std::size_t N>
 struct fixed_string {
   char text[N]{};
+  constexpr fixed_string() = default;
   constexpr fixed_string(const char (&s)[N]) {
     for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
   }
   constexpr std::string_view view() const { return {text, N - 1}; }
 };
+
+// A and B as one string, at compile time: a message made of parts (concat<"more tensors", " than ...">()).
+template <fixed_string A, fixed_string B>
+constexpr auto concat() {
+  constexpr std::size_t na = A.view().size(), nb = B.view().size();
+  fixed_string<na + nb + 1> r;
+  for (std::size_t i = 0; i < na; ++i) r.text[i] = A.text[i];
+  for (std::size_t i = 0; i < nb; ++i) r.text[na + i] = B.text[i];
+  return r;
+}
 
 // A name stored by value in a Program. Longer names are a builder error (see ir/kernel_builder.hpp), never
 // silently cut: the capacity is reported in that error.

@@ -74,11 +74,12 @@ class kernel_builder {
       if (v[i].nm == n && !n.empty())
         fail<"ir.duplicate-name", "another resource of this kind already has this name (value: the index of the first one)">(static_cast<long long>(i), at);
   }
-  template <class Vec>
+  // `What` names the kind in the error ("more tensors"), so that a full Program says which of its capacities
+  // (program.hpp, capacity::) the schedule ran past.
+  template <fixed_string What, class Vec>
   constexpr int add(Vec& v, const typename std::remove_cvref_t<decltype(v[0])>& item, src_loc at) {
     if (!v.push_back(item)) {
-      fail<"ir.capacity", "the schedule declares more items of one kind than a Program holds (value: the capacity)">(
-          static_cast<long long>(v.capacity()), at);
+      fail<"ir.capacity", concat<What, " than a Program holds (value: the capacity)">()>(static_cast<long long>(v.capacity()), at);
       return 0;
     }
     return static_cast<int>(v.size()) - 1;
@@ -165,7 +166,7 @@ class kernel_builder {
     check_unique(p.scalars, s.nm, at);
     s.dt = T::value;
     s.loc = at;
-    return {static_cast<std::uint8_t>(add(p.scalars, s, at))};
+    return {static_cast<std::uint8_t>(add<"more scalar parameters (k.param)">(p.scalars, s, at))};
   }
 
   // ---- dims and the parallel iteration space ----------------------------------------------------
@@ -176,7 +177,7 @@ class kernel_builder {
     set_name(d.nm, nm, at);
     d.mode = mode;
     int idx = p.find_dim(d.nm.view());
-    if (idx < 0) idx = add(p.dims, dim_decl{d.nm, mode}, at);
+    if (idx < 0) idx = add<"more dims">(p.dims, dim_decl{d.nm, mode}, at);
     else if (p.dims[idx].mode != mode)
       fail<"ir.dim-mode-conflict", "a dim is dynamic in one declaration and specialized in another (value: the dim's index)">(idx, at);
     d.index = static_cast<std::uint8_t>(idx);
@@ -283,7 +284,7 @@ class kernel_builder {
     if (r.inner_bytes() % 16) fail<"representation.inner-bytes", "an smem tile row must be a multiple of 16 bytes for TMA and ldmatrix (value: row bytes)">(r.inner_bytes(), at);
     smem_tile<T> h;
     h.o.kind = operand_kind::smem;
-    h.o.index = static_cast<std::uint8_t>(add(p.smem, r, at));
+    h.o.index = static_cast<std::uint8_t>(add<"more smem regions">(p.smem, r, at));
     return h;
   }
 
@@ -301,7 +302,7 @@ class kernel_builder {
     t.loc = at;
     tmem_tile h;
     h.o.kind = operand_kind::tmem;
-    h.o.index = static_cast<std::uint8_t>(add(p.tmem, t, at));
+    h.o.index = static_cast<std::uint8_t>(add<"more TMEM regions">(p.tmem, t, at));
     return h;
   }
 
@@ -317,7 +318,7 @@ class kernel_builder {
     b.loc = at;
     if (arr.value < 0 || arr.value >= (1 << 20)) fail<"sync.arrival-count-range", "an mbarrier expects 1..2^20-1 arrivals (value: the count)">(arr.value, at);
     if (count < 1 || count > 32) fail<"ir.barrier-array", "an mbarrier array holds 1..32 barriers (value: the count)">(count, at);
-    return {static_cast<std::uint8_t>(add(p.mbarriers, b, at))};
+    return {static_cast<std::uint8_t>(add<"more mbarriers">(p.mbarriers, b, at))};
   }
   constexpr named_barrier_ref named_barrier(std::string_view nm, threads_t t = {0}, src_loc at = src_loc::current()) {
     return add_named_barrier(nm, t.value, false, at);
@@ -355,7 +356,7 @@ class kernel_builder {
     d.stages = s.value;
     d.loc = at;
     if (s.value < 1 || s.value > 16) fail<"ir.stages", "a pipeline has 1..16 stages (value: the count)">(s.value, at);
-    return {this, static_cast<std::uint8_t>(add(p.pipelines, d, at)), at};
+    return {this, static_cast<std::uint8_t>(add<"more pipelines">(p.pipelines, d, at)), at};
   }
   constexpr void carry(std::uint8_t pipe, const operand& region, src_loc at) {
     auto& d = p.pipelines[pipe];
@@ -422,7 +423,7 @@ class kernel_builder {
 
   // ---- used by role ----------------------------------------------------------------------
   constexpr void admit(op_kind k, int op_id, src_loc at);
-  constexpr int add_tile_ref(const global_tile_ref& r, src_loc at) { return add(p.tile_refs, r, at); }
+  constexpr int add_tile_ref(const global_tile_ref& r, src_loc at) { return add<"more tensor tiles named by ops (T.tile(...), T.at(...))">(p.tile_refs, r, at); }
 
  private:
   template <element_type T>
@@ -440,14 +441,14 @@ class kernel_builder {
         fail<"ir.name-too-long", "dim names are at most 31 characters (value: the dim's position in this tensor)">(i, at);
       int idx = p.find_dim(d.items[i].nm.view());
       if (idx < 0) {
-        idx = add(p.dims, dim_decl{d.items[i].nm, d.items[i].mode}, at);
+        idx = add<"more dims">(p.dims, dim_decl{d.items[i].nm, d.items[i].mode}, at);
       } else if (p.dims[idx].mode != d.items[i].mode) {
         fail<"ir.dim-mode-conflict", "a dim is dynamic in one tensor and specialized in another (value: the dim's position in this tensor)">(i, at);
       }
       t.dims[i] = static_cast<std::uint8_t>(idx);
     }
     tensor<T> h;
-    h.index = static_cast<std::uint8_t>(add(p.tensors, t, at));
+    h.index = static_cast<std::uint8_t>(add<"more tensors">(p.tensors, t, at));
     h.rank = t.rank;
     return h;
   }
@@ -460,7 +461,7 @@ class kernel_builder {
     b.loc = at;
     if (threads < 0 || threads % 32 || threads > 1024)
       fail<"sync.named-barrier-count", "a named barrier's thread count is a multiple of 32 up to 1024 (value: the count)">(threads, at);
-    return {static_cast<std::uint8_t>(add(p.named_barriers, b, at))};
+    return {static_cast<std::uint8_t>(add<"more named barriers">(p.named_barriers, b, at))};
   }
   static constexpr void apply_smem_option(smem_region& r, swizzle s) { r.swz = s; }
   static constexpr void apply_smem_option(smem_region& r, major m) {

@@ -267,6 +267,17 @@ inline std::string op_text(const program& p, int id) {
 
 }  // namespace detail
 
+// A builder error on one line, for an exception's text: "[rule] message (what the value is: N) at file:line"
+// (the entry points that build a schedule at run time throw it when the schedule is invalid).
+inline std::string to_text(const build_error& e) {
+  const value_note note = split_value_note(e.message);
+  std::string s = "[" + std::string(e.rule) + "] ";
+  s += note.what.empty() ? std::string(e.message) + " (value " + std::to_string(e.value) + ")"
+                         : std::string(note.head) + "(" + std::string(note.what) + ": " + std::to_string(e.value) + ")";
+  if (e.loc.file && *e.loc.file) s += " at " + std::string(e.loc.file) + ":" + std::to_string(e.loc.line);
+  return s;
+}
+
 inline std::string to_text(const program& p, print_options opt = {}) {
   using detail::at;
   std::string s = "kernel " + std::string(p.kernel_name.view()) + " (" + std::string(to_string(p.target)) + ")" + at(p, p.loc, opt) + "\n";

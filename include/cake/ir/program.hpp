@@ -21,6 +21,16 @@ struct build_error {
   src_loc loc;
 };
 
+// Builder messages end in "(value: what the value is)"; a report shows the value there, "(what the value is: N)".
+struct value_note {
+  std::string_view head, what;  // the message before the note, and what the value is (empty: no note)
+};
+constexpr value_note split_value_note(std::string_view message) {
+  const auto at = message.rfind("(value: ");
+  if (at == std::string_view::npos || message.empty() || message.back() != ')') return {message, {}};
+  return {message.substr(0, at), message.substr(at + 8, message.size() - at - 9)};
+}
+
 namespace capacity {
 inline constexpr std::size_t dims = 10, tensors = 12, scalars = 8, smem = 16, tmem = 4, mbarriers = 16,
                              named_barriers = 8, pipelines = 4, roles = 6, regs = 16, tile_refs = 64,

@@ -261,7 +261,7 @@ class role {
         k_->fail<"ir.loop-bound", "a loop bound cannot depend on a register-tile element's row or column (value: 0)">(0, at);
     op o;
     o.kind = op_kind::loop;
-    o.imm[1] = k_->add(k_->p.loops, b, at);
+    o.imm[1] = k_->template add<"more loops">(k_->p.loops, b, at);
     const int id = open(o, at);
     body(var_index(var_kind::loop, id));
     close(id);
@@ -466,7 +466,7 @@ class role {
     d.nm = suffixed(s.nm, to_string(T::value));
     reg_tile<T> dst;
     dst.o.kind = operand_kind::reg;
-    dst.o.index = static_cast<std::uint8_t>(k_->add(k_->p.regs, d, at));
+    dst.o.index = static_cast<std::uint8_t>(k_->template add<"more register tiles">(k_->p.regs, d, at));
     op o;
     o.kind = op_kind::convert;
     o.d = dst.o;
@@ -806,7 +806,7 @@ class role {
     o.role = role_;
     o.parent = static_cast<std::int16_t>(k_->parent_);
     o.loc = at;
-    const int id = k_->add(k_->p.ops, o, at);
+    const int id = k_->template add<"more ops">(k_->p.ops, o, at);
     k_->admit(o.kind, id, at);
     return {k_, id};
   }
@@ -893,7 +893,7 @@ class role {
         k_->fail<"ir.index-expr", "an index expression is ((c + sum coef*var) / div) % mod: one in this expression cannot be represented (value: 0)">(0, at);
       if (const fma_share sh = fma_share_of(n); sh.d < 1 || sh.d > 32 || sh.n < 0 || sh.n > sh.d)
         k_->fail<"ir.fma-share", "exp2(x, fma_share{n, d}) takes 1 <= d <= 32 and 0 <= n <= d (value: d)">(sh.d, at);
-      k_->add(k_->p.exprs, n, at);
+      k_->template add<"more expression nodes (r.set, masks)">(k_->p.exprs, n, at);
     }
   }
   constexpr op_ref reduce(op_kind kind, reduce_kind rk, operand d, operand a, src_loc at) {
@@ -969,7 +969,7 @@ class role {
     if (s.rows <= 0 || s.cols <= 0) k_->fail<"ir.reg-shape", "a register tile needs positive rows and columns (value: rows * cols)">(static_cast<long long>(s.rows) * s.cols, nm.loc);
     reg_tile<T> h;
     h.o.kind = operand_kind::reg;
-    h.o.index = static_cast<std::uint8_t>(k_->add(k_->p.regs, d, nm.loc));
+    h.o.index = static_cast<std::uint8_t>(k_->template add<"more register tiles">(k_->p.regs, d, nm.loc));
     return h;
   }
   constexpr reg_tile<f32> add_topk(located_name nm, int rows, int k, bool largest) {
@@ -1065,7 +1065,7 @@ constexpr void kernel_builder::role(std::string_view nm, units_t u, regs_t r, F 
     fail<"resource.setmaxnreg-value", "regs(n) sets the role's registers with setmaxnreg: a multiple of 8 in 24..256 (value: n)">(r.value, at);
   else if (r.value && !p.arch().admitted(feature::setmaxnreg))
     fail<"instruction.not-admitted", "regs(n) switches registers with setmaxnreg, which needs sm_90a or sm_100a (value: n)">(r.value, at);
-  const int id = add(p.roles, d, at);
+  const int id = add<"more roles">(p.roles, d, at);
   if (p.block_threads() > lim.max_threads_per_block)
     fail<"resource.threads-per-block", "the roles add up to more than 1024 threads per block (value: the threads)">(p.block_threads(), at);
   role_ = id;
