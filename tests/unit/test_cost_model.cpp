@@ -314,12 +314,19 @@ TEST_CASE("cost model: a persistent walk of uneven points gets the serpentine hi
   CHECK_FALSE(has_hint(serp, "walk_order::serpentine"));
   REQUIRE(serp.notes.size() == 1);
   CHECK(serp.notes[0].find("(serpentine; strided: ") != std::string::npos);
-  // non-causal: every tile walks T's blocks, nothing to say
+  // non-causal: every tile walks T's blocks, no order to change; but 4096 tiles over 132 CTAs leave the last round
+  // holding 4: a note with the idle share
   c.causal = false, c.serpentine = false;
   const auto even = cost::estimate(kernels::attention_prefill_sm90(c), dims);
   CHECK(even.walk_assessed);
   CHECK(even.hints.empty());
-  CHECK(even.notes.empty());
+  REQUIRE(even.notes.size() == 1);
+  CHECK(even.notes[0].find("4096 points over 132 CTAs take 32 rounds, the last holding 4: the busiest CTA carries 1.03x the mean work (3.0% of the walk idles") !=
+        std::string::npos);
+  // 33 x 4 heads x 8 tiles = 1056 points: 8 whole rounds, nothing to say
+  const auto whole = cost::estimate(kernels::attention_prefill_sm90(c), {{"B", 33}, {"S", 1024}, {"T", 1024}, {"H", 4}, {"D", 128}, {"one", 1}});
+  CHECK(whole.walk_assessed);
+  CHECK(whole.notes.empty());
   // a dim missing: not assessed, and no hint
   const auto missing = cost::estimate(kernels::attention_prefill_sm90(c), {{"B", 16}, {"S", 1024}, {"H", 32}});
   CHECK_FALSE(missing.walk_assessed);
