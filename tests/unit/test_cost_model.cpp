@@ -330,8 +330,13 @@ TEST_CASE("cost model: a persistent walk of uneven points gets the serpentine hi
   // a dim missing: not assessed, and no hint
   const auto missing = cost::estimate(kernels::attention_prefill_sm90(c), {{"B", 16}, {"S", 1024}, {"H", 32}});
   CHECK_FALSE(missing.walk_assessed);
-  // the persistent GEMM: equal points, no walk hint
+  // the persistent GEMM: equal points, no walk hint; and no last-round note either, where its grid line gives the
+  // waves (4096^3 in 128 x 256 tiles: 256 cluster points over 66 clusters, 3.88 waves)
   CHECK_FALSE(has_hint(gemm(256, 4, 2, 8192, 8192, 8192), "walk_order"));
+  const auto g4 = gemm(256, 4, 2, 4096, 4096, 4096);
+  REQUIRE(g4.ok);
+  CHECK(g4.walk_strided > 1.02);
+  for (const auto& n : g4.notes) CHECK(n.find("the last holding") == std::string::npos);
 }
 
 TEST_CASE("cost model: split-K pays each later wave and, through global memory, a sum latency per tile") {

@@ -229,7 +229,8 @@ inline std::string fmt(double v, int digits = 1) {
 // A persistent walk whose points differ in work (causal attention's query tiles): how unevenly each order deals
 // it, as a hint where the serpentine order evens it out (measured: +21% on causal prefill at S = 1k,
 // docs/attention.md) or a note where the schedule already walks that way.
-inline void add_walk_balance(cost_estimate& e, const program& p, const std::vector<dim_value>& dims, int sm_count) {
+// `waves_reported`: the estimate's grid line already gives the waves (a kernel of the GEMM form).
+inline void add_walk_balance(cost_estimate& e, const program& p, const std::vector<dim_value>& dims, int sm_count, bool waves_reported) {
   if (!p.launch.persistent) return;
   const auto w = plan::assess_walk_balance(
       p,
@@ -242,11 +243,13 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
   e.walk_assessed = w.assessed;
   e.walk_strided = w.strided, e.walk_serpentine = w.serpentine;
   auto f = [](double v) { return fmt(v, 2); };
+  const std::string walkers = p.launch.cluster_size() > 1 ? " clusters" : " CTAs";
   // Equal points: no order evens them; where the last round is short enough to idle more than 2% of the walk,
   // say so with the numbers (prefill's 4,096 query tiles over 132 CTAs: 31.03 rounds of work in 32)
-  if (w.assessed && !w.uneven() && w.ctas > 0 && w.points % w.ctas != 0 && w.strided > 1.02) {
+  if (w.assessed && !w.uneven()) {
+    if (waves_reported || w.ctas <= 0 || w.points % w.ctas == 0 || w.strided <= 1.02) return;
     const long long rounds = (w.points + w.ctas - 1) / w.ctas;
-    e.notes.push_back("the persistent walk's " + std::to_string(w.points) + " points over " + std::to_string(w.ctas) + " CTAs take " +
+    e.notes.push_back("the persistent walk's " + std::to_string(w.points) + " points over " + std::to_string(w.ctas) + walkers + " take " +
                       std::to_string(rounds) + " rounds, the last holding " + std::to_string(w.points % w.ctas) + ": the busiest CTA carries " +
                       f(w.strided) + "x the mean work (" + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) +
                       "% of the walk idles; no order evens equal points: a point count that fills the last round, or the last "
@@ -256,7 +259,7 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
   if (!w.uneven()) return;
   const bool serpentine = p.launch.order == walk_order::serpentine;
   const std::string what = "the persistent walk's " + std::to_string(w.points) + " points take " + std::to_string(w.min_work) + " to " +
-                           std::to_string(w.max_work) + " loop trips each; over " + std::to_string(w.ctas) + " CTAs the busiest carries ";
+                           std::to_string(w.max_work) + " loop trips each; over " + std::to_string(w.ctas) + walkers + " the busiest carries ";
   // (only where the order matters: a split-K walk's points differ by a trip, which neither order changes)
   if (w.serpentine >= w.strided - 0.02) return;
   if (!serpentine)
@@ -284,15 +287,16 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
     return e;
   }
   e.calibration = std::string(cal->id) + " (" + std::string(cal->gpu) + ", " + std::string(cal->date) + ")";
-  // The walk's balance is assessed for any persistent schedule, of the GEMM form or not (plan/walk_balance.hpp).
-  detail::add_walk_balance(e, p, dims, cal->sm_count);
   const auto plan = plan::make_plan(p);
   const kernel_form f = read_kernel_form(p, plan);
+  // The walk's balance is assessed for any persistent schedule, of the GEMM form or not (plan/walk_balance.hpp);
+  // its notes come first, the form's after them.
+  detail::add_walk_balance(e, p, dims, cal->sm_count, f.ok);
   if (!f.ok) {
     e.reason = "not estimated: " + f.why;
     return e;
   }
-  e.notes = f.notes;
+  e.notes.insert(e.notes.end(), f.notes.begin(), f.notes.end());
   // Dim values by program dim index.
   std::vector<long long> values(p.dims.size(), -1);
   for (const auto& d : dims) {
