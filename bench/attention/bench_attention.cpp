@@ -25,6 +25,8 @@
 //   skip-past: D = 64 non-causal, the entry point's schedule, and the one without the lookahead (three consumers) with and
 //   without skip_past_rows (at S = 1k the entry point takes the lookahead; 192-row tiles there put 2 of 18 warpgroup-tiles past S);
 //   fma-share: the entry point's schedule with 0, 1, 2, 3 and 4 of every 8 softmax exp2 on the FMA pipe (config.exp2_fma);
+//   tail: not causal, the entry point's schedule, the same with its walk's last round split over key blocks into up to
+//   4, 8, 16 and 32 parts (config.tail_parts: k.split_tail, then the tail combine kernel), and the schedule again;
 //   the entry point's own choice is marked "(chosen)"; --hk: that many KV heads only; --sweep also times the
 //   consumers taking turns where the choice has them issue freely, and the reverse, and where causal tiles mask in
 //   ranges, skip_masked flipped)
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
   long long only_d = 0, only_s = 0, max_s = 0, min_s = 0, only_hk = 0;  // --shape D,S: one head dim and one S only (profiling)
   int w3_bn = 0, w3_stages = 0;  // --w3 BN,STAGES: causal-w3's three-consumer forms at that key block and depth only
   int only_causal = -1;
-  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3 | skip-past
+  std::string variant = "grid";  // grid | persistent | persistent-lf | persistent-q2 | persistent-q2-ot | persistent-ot | all | lookahead | lookahead-sweep | serpentine | chosen | fma-share | lookahead-w3 | causal-w3 | skip-past | tail
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -60,12 +62,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) std::sscanf(argv[++i], "%lld,%lld,%d", &only_d, &only_s, &only_causal);
     else if (!std::strcmp(argv[i], "--variant") && i + 1 < argc) variant = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--min-s S] [--w3 BN,STAGES] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3|skip-past]\n");
+      std::fprintf(stderr, "usage: cake_bench_attention [--runs N] [--quick] [--d256] [--max-s S] [--min-s S] [--w3 BN,STAGES] [--hk N] [--sweep] [--shape D,S,causal] [--variant grid|persistent|persistent-lf|persistent-q2|persistent-q2-ot|persistent-ot|all|lookahead|lookahead-sweep|serpentine|chosen|fma-share|lookahead-w3|causal-w3|skip-past|tail]\n");
       return 2;
     }
   }
-  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share" && variant != "lookahead-w3" && variant != "causal-w3" && variant != "skip-past") {
-    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen, fma-share, lookahead-w3, causal-w3 or skip-past\n", variant.c_str());
+  if (variant != "grid" && variant != "persistent" && variant != "persistent-lf" && variant != "persistent-q2" && variant != "persistent-q2-ot" && variant != "persistent-ot" && variant != "all" && variant != "lookahead" && variant != "serpentine" && variant != "chosen" && variant != "lookahead-sweep" && variant != "fma-share" && variant != "lookahead-w3" && variant != "causal-w3" && variant != "skip-past" && variant != "tail") {
+    std::fprintf(stderr, "cake_bench_attention: --variant %s: expected grid, persistent, persistent-lf, persistent-q2, persistent-q2-ot, persistent-ot, all, lookahead, lookahead-sweep, serpentine, chosen, fma-share, lookahead-w3, causal-w3, skip-past or tail\n", variant.c_str());
     return 2;
   }
   if (!jit::driver::available()) {
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
           if ((only_d && D != only_d) || (only_s && S != only_s) || (only_causal >= 0 && causal != (only_causal == 1)) || (only_d && HK != 32)) continue;
           if (variant == "causal-w3" && (D != 64 || !causal)) continue;  // (its shapes: the others have nothing to compare)
           if (variant == "skip-past" && (D != 64 || causal)) continue;
+          if (variant == "tail" && causal) continue;
           const attention::prefill_shape s{tokens / S, S, S, 32, HK, D, causal};
           const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
           auto q = harness::random_vector<harness::host_bf16>(nq, rng), k = harness::random_vector<harness::host_bf16>(nk, rng);
@@ -166,6 +169,15 @@ int main(int argc, char** argv) {
                 cands.push_back(c);
               }
             }
+            if (variant == "tail") {  // the chosen schedule, with its last round split, and again (drift)
+              cands.push_back(chosen);
+              for (int n : {4, 8, 16, 32}) {
+                auto c = chosen;
+                c.tail_parts = n;
+                cands.push_back(c);
+              }
+              cands.push_back(chosen);
+            }
             if (variant == "lookahead") {
               cands.push_back(base);
               cands.push_back(kernels::with_lookahead(base));
@@ -193,7 +205,8 @@ int main(int argc, char** argv) {
             harness::timing_options o;
             o.runs = runs;
             const auto t = harness::time_gpu(work, o);
-            const std::string share = c.exp2_fma.n ? " exp2-fma " + std::to_string(c.exp2_fma.n) + "/" + std::to_string(c.exp2_fma.d) : "";
+            const std::string share = (c.exp2_fma.n ? " exp2-fma " + std::to_string(c.exp2_fma.n) + "/" + std::to_string(c.exp2_fma.d) : "") +
+                                      (c.tail_parts ? " tail " + std::to_string(c.tail_parts) : "");
             std::printf("attn D%lld H32 HK%lld S%lld B%lld %s | wgs %d bn %d stages %d%s%s%s%s%s%s%s%s%s%s | %.4f ms %.1f TFLOP/s\n", D, HK, S, s.B, causal ? "causal" : "full  ",
                         c.wgs, c.bn, c.stages, c.turns ? "" : " free", c.persistent ? " persistent" : "", c.longest_first ? " longest-first" : "",
                         c.q_stages == 2 ? (c.o_tma ? " q2 o-tma" : " q2") : "", c.lookahead ? " lookahead" : "", c.serpentine ? " serpentine" : "", c.skip_masked ? " skip" : "", c.skip_past_rows ? " skip-past" : "", share.c_str(),

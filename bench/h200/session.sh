@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice evolve4096 gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -383,6 +383,16 @@ for s in "${steps[@]}"; do
         --bin $B/tests/verify/cake_verify_launch --out "$OUT" --jobs ${CAKE_SANCORPUS_JOBS:-6} --timeout 30 \
         --budget ${CAKE_SANCORPUS_BUDGET:-400} ${CAKE_SANCORPUS_CASES:+--cases $CAKE_SANCORPUS_CASES} ${CAKE_SANCORPUS_SHARD:+--shard $CAKE_SANCORPUS_SHARD} > "$OUT/sancorpus.log" 2>&1; echo "rc=$?"
       tail -n 3 "$OUT/sancorpus.log" | cut -c1-200 ;;
+    prefilltail)
+      # the stream-K tail (attention_prefill_config::tail_parts, k.split_tail): the GPU test's split-tail case and the
+      # language's own (tests/kernels/split_tail_sum.hpp; hang trap on), then, not causal, the chosen schedule, it with
+      # its last round split 4 / 8 / 16 / 32 ways, and it again (cake_bench_attention --variant tail; CAKE_TAIL_ARGS)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_ATTN_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention -tc="*split tail*" > "$OUT/test_attention_tail.log" 2>&1; echo "attention test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_attention_tail.log" | head -n 8
+      CAKE_HANG_TIMEOUT_MS=5000 timeout 100 $B/tests/gpu/cake_gpu_test_compute -tc="split tail*" > "$OUT/test_split_tail.log" 2>&1; echo "compute test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_split_tail.log" | head -n 8
+      timeout ${CAKE_TAIL_TIMEOUT:-240} $B/bench/cake_bench_attention --variant tail ${CAKE_TAIL_ARGS:-} --runs ${CAKE_ATTN_RUNS:-20} > "$OUT/prefill_tail.log" 2>&1; echo "bench rc=$?"
+      cut -c1-150 "$OUT/prefill_tail.log" | grep -v "^$" | tail -n 80 ;;
     prefillvariants)
       # the prefill GPU test (grid, persistent, persistent longest-first, two Q stages, O by TMA; hang trap on),
       # then the variants' times on issue 12's prefill shapes (cake_bench_attention, CAKE_VARIANTS_ARGS, default

@@ -334,18 +334,9 @@ inline const runtime_kernel& splitk_kernel_for(const kernels::gemm_splitk_config
 struct splitk_workspace {
   CUdeviceptr part = 0, count = 0;
 };
-// The partial sums' slices (per device and stream, grown as needed) and the arrival counters (arrival_counters_for).
+// The partial sums' slices (partials_workspace_for) and the arrival counters (arrival_counters_for).
 inline splitk_workspace splitk_workspace_for(int device, CUstream stream, std::size_t part_bytes, std::size_t counters) {
-  struct entry {
-    jit::device_buffer part;
-    std::vector<jit::device_buffer> retired;
-  };
-  static std::mutex mu;
-  static std::map<std::pair<int, CUstream>, entry> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  entry& e = cache[{device, stream}];
-  grow_retiring(e.part, e.retired, part_bytes, std::size_t{1} << 20, device);
-  return {e.part.get(), arrival_counters_for(device, stream, counters)};
+  return {partials_workspace_for(device, stream, part_bytes), arrival_counters_for(device, stream, counters)};
 }
 
 inline void check_args(const void* A, const void* B, void* D, long long M, long long N, long long K, long long lda, long long ldb, long long ldd,

@@ -177,6 +177,18 @@ inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_con
   });
 }
 
+// The combine of a split tail's parts (prefill.hpp, attention_prefill_tail_combine_sm90), once per schedule and device.
+inline const runtime_kernel& prefill_tail_combine_kernel(const kernels::attention_prefill_config& c, int device) {
+  using key = std::tuple<kernels::attention_prefill_config, int>;
+  static kernel_table<key, runtime_kernel> cache;
+  return cache.get(key{c, device}, [&] {
+    const program p = kernels::attention_prefill_tail_combine_sm90(c);
+    if (!p.errors.empty())
+      throw jit::error("cake::attention::prefill: the tail combine is invalid: " + to_text(p.errors[0]));
+    return runtime_kernel::build(p, {}, device);
+  });
+}
+
 inline void check_prefill(const prefill_shape& s, const char* who = "cake::attention::prefill") {
   auto bad = [&](const std::string& why) { throw jit::argument_error(std::string(who) + ": " + why); };
   auto n = [](long long v) { return std::to_string(v); };
@@ -251,6 +263,7 @@ inline kernels::attention_prefill_config prefill_forced_config(const kernels::at
                               (s.causal && c.lookahead ? ", causal with the lookahead: needs wgs 2 and bn 128" : "") +
                               (c.skip_masked ? ", skip_masked: needs causal, 64 * wgs != bn, dense, consumers issuing freely, no lookahead" : "") +
                               (c.skip_past_rows && c.lookahead ? ", skip_past_rows: not with the lookahead" : "") +
+                              (c.tail_parts != 0 ? ", tail_parts: 2..64, persistent, dense, not causal, not longest first, D <= 128" : "") +
                               "; wgs 3 is for D = 64; smem at most 227 KiB)");
   return c;
 }
@@ -271,10 +284,20 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   check_hopper(device, "cake::attention::prefill_with");
   const runtime_kernel& kern = prefill_kernel(c, device);
   const double scale = s.softmax_scale > 0 ? s.softmax_scale : 1.0 / std::sqrt(static_cast<double>(s.D));
-  const tensor_arg args[] = {tensor_view(q, {s.B, s.S, s.H, s.D}), tensor_view(k, {s.B, s.T, s.HK, s.D}), tensor_view(v, {s.B, s.T, s.HK, s.D}),
-                             tensor_view(o, {s.B, s.S, s.H, s.D}), tensor_view(lse, {s.B, s.H, s.S, 1})};
   const double scalars[] = {scale * 1.4426950408889634};
+  const tensor_arg qkvo[] = {tensor_view(q, {s.B, s.S, s.H, s.D}), tensor_view(k, {s.B, s.T, s.HK, s.D}), tensor_view(v, {s.B, s.T, s.HK, s.D}),
+                             tensor_view(o, {s.B, s.S, s.H, s.D}), tensor_view(lse, {s.B, s.H, s.S, 1})};
+  if (c.tail_parts == 0) return kern.launch(qkvo, scalars, stream);
+  // A split tail: the parts of the last round's tiles leave O (f32, normalized) and LSE in the stream's partials
+  // workspace, one [rows, D] block per unit of that round (at most one per CTA), and the combine kernel merges them.
+  const long long rows = c.rows(), points = (s.S + rows - 1) / rows * s.H * s.B, ctas = kern.device().sm_count;  // (one CTA per SM)
+  const long long units = ctas, o_bytes = units * rows * s.D * 4, lse_bytes = units * rows * 4;
+  auto* ws = reinterpret_cast<unsigned char*>(partials_workspace_for(device, stream, static_cast<std::size_t>(o_bytes + lse_bytes)));
+  const tensor_arg args[] = {qkvo[0], qkvo[1], qkvo[2], qkvo[3], qkvo[4], tensor_view(ws, {units, rows, s.D}), tensor_view(ws + o_bytes, {units, rows, 1})};
   kern.launch(args, scalars, stream);
+  if (plan::split_tail_parts(points, ctas, (s.T + c.bn - 1) / c.bn, c.tail_parts) < 2) return;  // (no part left anything)
+  const tensor_arg comb[] = {qkvo[3], qkvo[4], tensor_view(ws, {units, rows, s.D}), tensor_view(ws + o_bytes, {units, rows, s.T}, {rows, 1, 0})};
+  prefill_tail_combine_kernel(c, device).launch(comb, {}, stream);
 }
 }  // namespace detail
 

@@ -66,6 +66,9 @@ struct attention_prefill_config {
   bool skip_past_rows = false;  // (not with the lookahead) a consumer warpgroup whose 64 rows all lie past S (or the entry's
                                 // length) only waits for and releases the stages (and takes its turns) instead of computing
                                 // them: the last tile of a power-of-two S with 192-row tiles
+  int tail_parts = 0;  // (persistent, dense, not causal) a stream-K tail (k.split_tail): where the walk's last round is partial,
+                       // each of its query tiles is split over its key blocks into up to this many parts, one CTA each, and
+                       // the last part to finish merges the others' (O, LSE) (0: not split)
   fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
                         // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
   // Causal with rows() == bn (wgs 2, bn 128): the diagonal block is q, the one masked block; else (3 consumers of
@@ -76,7 +79,8 @@ struct attention_prefill_config {
   constexpr bool valid() const {
     return (parts == 1 || parts == 2 || parts == 4) && (wgs == 2 || (wgs == 3 && parts == 1)) && bn % 16 == 0 && bn >= 64 && bn <= 256 && stages >= 1 &&
            (q_stages == 1 || q_stages == 2) && !(o_tma && varlen) && (!lookahead || (persistent && !varlen && !turns)) &&
-           (!causal || !lookahead || rows() == bn) && (!skip_masked || (causal && rows() != bn && !varlen && !turns && !lookahead)) && (!skip_past_rows || !lookahead) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
+           (!causal || !lookahead || rows() == bn) && (!skip_masked || (causal && rows() != bn && !varlen && !turns && !lookahead)) && (!skip_past_rows || !lookahead) &&
+           (tail_parts == 0 || (tail_parts >= 2 && tail_parts <= 64 && parts <= 2 && persistent && !causal && !varlen && !longest_first && !skip_past_rows)) && exp2_fma.d >= 1 && exp2_fma.d <= 32 && exp2_fma.n >= 0 && exp2_fma.n <= exp2_fma.d;
   }
   friend constexpr auto operator<=>(const attention_prefill_config&, const attention_prefill_config&) = default;
 };
@@ -95,6 +99,19 @@ constexpr attention_prefill_config with_lookahead(attention_prefill_config c) {
 }
 
 namespace attention_detail {
+// The walk over the query tiles (q, h, b) of a dense prefill: its space, and where persistent its raster, order and
+// split tail. The prefill kernel and its tail combine (attention_prefill_tail_combine_sm90) declare it alike, so
+// that a unit of one walk is the same point and part in the other (one grid size: both one CTA per SM).
+template <class K>
+constexpr auto prefill_walk(K& k, const attention_prefill_config& c, dim_ref Bt, dim_ref MQ, dim_ref H, dim_ref T) {
+  if (c.persistent) k.persistent(raster::along_m(8), c.serpentine ? walk_order::serpentine : walk_order::strided);
+  if (c.tail_parts > 0) k.split_tail((T.extent() + (c.bn - 1)) / c.bn, c.tail_parts);  // a part: a range of key blocks
+  // Longest first (causal): the query tiles outermost and descending, so that the walk hands out every
+  // (head, batch) of the last tile row first and the short first rows last (the tail of a persistent walk
+  // then has little left to balance). Else the query tiles of one head are adjacent (they share K, V in L2).
+  return c.longest_first ? k.parallel(each(H), each(Bt), tiles(MQ, c.rows()).descending()) : k.parallel(tiles(MQ, c.rows()), each(H), each(Bt));
+}
+
 // "attn_fwd_d128_g4_causal" (a name past 31 characters keeps 24 and ends in a hash of the whole: name_builder)
 constexpr name_builder prefill_name(const attention_prefill_config& c) {
   name_builder b;
@@ -115,6 +132,10 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
   if (c.serpentine) b.put("_sp");
   if (c.skip_masked) b.put("_sk");
   if (c.skip_past_rows) b.put("_pr");
+  if (c.tail_parts > 0) {
+    b.put("_t");
+    b.put(c.tail_parts);
+  }
   if (c.exp2_fma.n > 0) {
     b.put("_e");
     b.put(c.exp2_fma.n);
@@ -129,8 +150,9 @@ constexpr name_builder prefill_name(const attention_prefill_config& c) {
 constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   const name_builder nm = attention_detail::prefill_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
-  if (c.persistent) k.persistent(raster::along_m(8), c.serpentine ? walk_order::serpentine : walk_order::strided);
   auto [Bt, S, H, T, D, One] = k.dims("B", "S", "H", "T", "D", "one");
+  // A stream-K tail: the last round's query tiles split over their key blocks (k.split_tail, in prefill_walk)
+  const bool split = c.tail_parts > 0;
   // MHA: K and V have the query heads' dim (HK = H); GQA / MQA: their own, indexed by h / G.
   const dim_ref HK = c.group == 1 ? H : k.dim("HK");
   const bool vl = c.varlen;
@@ -139,6 +161,13 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   auto V = k.input<bf16>("V", vl ? dims(T, HK, D) : dims(Bt, T, HK, D));
   auto O = k.output<bf16>("O", vl ? dims(S, H, D) : dims(Bt, S, H, D));
   auto Lse = k.output<f32>("LSE", vl ? dims(H, S, One) : dims(Bt, H, S, One));
+  // (split tail) a part's normalized O and LSE [units, 64 * wgs rows, .], at its tail unit (r.tail_unit())
+  tensor<f32> Wo{}, Wl{};
+  if (split) {
+    auto [NU, TR] = k.dims("NU", "TR");
+    Wo = k.output<f32>("part_o", dims(NU, TR, D));
+    Wl = k.output<f32>("part_lse", dims(NU, TR, One));
+  }
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
   tensor<i32> CuQ{}, CuK{};
   dim_ref MQ = S;  // the query-tile axis walks S, or (varlen) max_seqlen_q
@@ -148,10 +177,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     CuQ = k.input<i32>("cu_q", dims(Bt, more[1], MQ));
     CuK = k.input<i32>("cu_k", dims(Bt, more[1]));
   }
-  // Longest first (causal): the query tiles outermost and descending, so that the walk hands out every
-  // (head, batch) of the last tile row first and the short first rows last (the tail of a persistent walk
-  // then has little left to balance). Else the query tiles of one head are adjacent (they share K, V in L2).
-  auto space = c.longest_first ? k.parallel(each(H), each(Bt), tiles(MQ, c.rows()).descending()) : k.parallel(tiles(MQ, c.rows()), each(H), each(Bt));
+  auto space = attention_detail::prefill_walk(k, c, Bt, MQ, H, T);
   // every role walks the points as (q, h, b), whichever the axes' order
   auto for_each_point = [&](role& r, auto&& body) {
     if (c.longest_first) r.for_each(space, [&](auto h, auto b, auto q) { body(q, h, b); });
@@ -188,8 +214,10 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   // causal (S <= T, 128-key blocks), else (T - 1) / bn. The masked step is a loop of one trip, from
   // `last` to `last + 1` (tiles(T, bn) when not causal), so that its K / V coordinates are a loop index,
   // which the coverage rule reads as a walk over T (a query-tile index there would read as a mistake).
-  auto last_block = [&](index_expr q) -> index_expr { return c.causal ? q : (T.extent() - 1) / c.bn; };
-  auto after_last = [&](index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : loop_extent(tiles(T, c.bn)); };
+  // (split tail: a part's blocks [part_begin, part_end), its last first, masked: the point's last at a whole point)
+  auto last_block = [&](role& r, index_expr q) -> index_expr { return c.causal ? q : split ? r.part_end() - 1 : (T.extent() - 1) / c.bn; };
+  auto after_last = [&](role& r, index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : split ? loop_extent(r.part_end()) : loop_extent(tiles(T, c.bn)); };
+  auto first_block_of = [&](role& r) -> index_expr { return split ? r.part_begin() : index_expr(0); };  // the unmasked blocks' first
   // Varlen: entry b's rows and keys (read by each role), and its key blocks: `last` (masked, first), the
   // masked ones before it from `full` on (causal), and the unmasked ones below. Dense causal with query tiles
   // of other than bn rows: the same three ranges, from the tile's rows (diag_entry).
@@ -229,10 +257,11 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       return;
     }
     const bool own_last = vl || diag_ranges;
-    const index_expr last = own_last ? e.last : last_block(q);
-    r.loop(last, own_last ? loop_extent(last + 1) : after_last(q), 1, [&](auto j) { step(j, true, true); });
+    const index_expr last = own_last ? e.last : last_block(r, q);
+    r.loop(last, own_last ? loop_extent(last + 1) : after_last(r, q), 1, [&](auto j) { step(j, true, true); });
     if (diag_ranges) r.loop(e.full, loop_extent(last), 1, [&](auto j) { step(j, true, false); });
-    r.loop(diag_ranges ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
+    if (split) r.loop(first_block_of(r), loop_extent(last), 1, [&](auto j) { step(j, false, false); });
+    else r.loop(diag_ranges ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
   };
   // Varlen: the body runs only for the query tiles that start inside their entry.
   auto in_entry = [&](role& r, index_expr q, index_expr b, auto&& body) {
@@ -244,7 +273,8 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   // Registers: the producer warpgroup keeps 40 (24 with 3 consumers, 32 if also persistent); the consumers get what is left of
   // the launch's pool (65536 / threads each, in multiples of 8), at most 232: 232 with 2, 160 with 3.
   // (persistent with 3 consumers: 32, for the walk's state across points; the consumers keep 160)
-  const int producer_regs = c.wgs > 2 ? (c.persistent ? 32 : 24) : 40;
+  // (a split tail's walk is three more ints of state: at 32 the producer of three consumers spilled 40 bytes)
+  const int producer_regs = c.wgs > 2 ? (c.persistent ? (split ? 40 : 32) : 24) : 40;
   const int consumer_regs = plan::consumer_register_share(targets::sm90a.limits, 128 * (c.wgs + 1), 128, producer_regs, 128 * c.wgs);
 
   k.role("softmax", warpgroups(c.wgs), regs(consumer_regs), [&](role& r) {
@@ -289,7 +319,9 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         // or (causal) after row + len_k - len_q)
         const index_expr row0 = q * c.rows() + r.warpgroup() * 64;  // this warpgroup's first query row
         auto out = vl ? (c.causal ? j * c.bn + col() > e.diag + r.warpgroup() * 64 + row() : j * c.bn + col() >= e.len_k)
-                      : c.causal ? (j * c.bn + col() > row0 + row()) : (col() > (T.extent() - 1) % c.bn);
+                      : c.causal ? (j * c.bn + col() > row0 + row())
+                      : split    ? (j * c.bn + col() >= T.extent())  // (a part's last block need not be T's)
+                                 : (col() > (T.extent() - 1) % c.bn);
         r.set(s, select(out, neg_inf, s));
       }
       // (varlen, or causal blocks crossing the diagonal in several ranges: a row may have seen no key yet)
@@ -310,11 +342,12 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       r.set(o, o * al);
       r.set(p, s);
     };
-    // LSE and O (normalized: by rl, or 1 / l) stored for this point (q, h, b)
-    auto store_o = [&](index_expr q, index_expr h, index_expr b, const entry& e, const index_expr& row0, reg_tile<f32> lse_of, bool by_rl) {
+    // LSE and O (normalized by rl, or by 1 / l) stored for this point (q, h, b)
+    enum class norm { by_rl, by_l };
+    auto store_o = [&](index_expr q, index_expr h, index_expr b, const entry& e, const index_expr& row0, reg_tile<f32> lse_of, norm n) {
       // (varlen: rows from the entry's first, stores up to its end)
       r.store(vl ? Lse.tile(h, e.q0 + row0, 0).elements_at(1).limit(1, e.q1) : Lse.tile(b, h, q * c.wgs + r.warpgroup(), 0), lse_of);
-      if (by_rl) r.set(o, o * rl);
+      if (n == norm::by_rl) r.set(o, o * rl);
       else r.set(o, o * rcp(l));
       if (c.o_tma) {
         // this warpgroup's 64 rows of each part through smem: the last tile's stores have read it (issued a
@@ -332,6 +365,17 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
                 r.convert<bf16>(o));
       }
     };
+    // The point's result: stored, or (split tail, a part of the point) its O normalized in f32 and its LSE stored at its
+    // tail unit, for the combine kernel (attention_prefill_tail_combine_sm90, launched after this one) to merge.
+    auto finish = [&](index_expr q, index_expr h, index_expr b, const entry& e, const index_expr& row0, reg_tile<f32> lse_of, norm n) {
+      if (!split) return store_o(q, h, b, e, row0, lse_of, n);
+      r.when(eq(r.walk_parts(), 1), [&] { store_o(q, h, b, e, row0, lse_of, n); });
+      r.when(r.walk_parts() > 1, [&] {
+        r.set(o, n == norm::by_rl ? o * rl : o * rcp(l));
+        r.store(Wo.tile(r.tail_unit(), r.warpgroup(), 0).rows_at(1), o);
+        r.store(Wl.tile(r.tail_unit(), r.warpgroup(), 0), lse_of);
+      });
+    };
     // Lookahead: a tile's first (masked) block, S issued and its softmax run, is what the previous point did
     // at its end (r.next_point), or the CTA's first point's prologue; the tile's body picks up its Q and K stages
     // with r.held. This tile's last P V then runs while the next tile's first S and softmax do.
@@ -341,7 +385,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
       // of unknown trips and its accumulator is read after it, C7514)
       r.wgmma_wait(issued ? 1 : 0);
       r.release(kp, r.held(kp));
-      r.loop(last_block(q), after_last(q), 1, [&](auto j) {  // one trip: the masked block (its index a loop variable)
+      r.loop(last_block(r, q), after_last(r, q), 1, [&](auto j) {  // one trip: the masked block (its index a loop variable)
         r.fill(m, neg_inf);
         r.fill(l, 0.0f);
         softmax(q, j, true, entry{});
@@ -354,7 +398,8 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         auto sq = r.held(qp);
         r.fill(o, 0.0f);
         r.set(p, s);
-        r.loop(loop_extent(last_block(q)), [&](auto j) { steady_step(sq, q, j, false, e); });
+        if (split) r.loop(first_block_of(r), loop_extent(last_block(r, q)), 1, [&](auto j) { steady_step(sq, q, j, false, e); });
+        else r.loop(loop_extent(last_block(r, q)), [&](auto j) { steady_step(sq, q, j, false, e); });
         r.release(qp, sq);
         // The last P V, and (where the walk goes on) before it the next tile's first S, whose softmax then runs
         // while P V does. Each branch issues and retires its own wgmma groups (ptxas serializes them when a
@@ -372,7 +417,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.when(r.walk_step() + 1 >= r.walk_steps(), last_pv);
         r.wgmma_wait(0);
         r.release(vp, r.held(vp));
-        store_o(q, h, b, e, row0, lse, true);
+        finish(q, h, b, e, row0, lse, norm::by_rl);
         return;
       }
       // skip_past_rows: a warpgroup whose 64 rows all lie past the query rows (S, or the entry's length) computes
@@ -433,7 +478,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         r.release(vp, sv);
         // LSE = ln(l) + m * scale * ln(2) = (log2(l) + m * scale) * ln(2)
         r.set(ls, (log2(l) + m * scale) * 0.6931471805599453f);
-        store_o(q, h, b, e, row0, ls, false);
+        finish(q, h, b, e, row0, ls, norm::by_l);
       };
       if (c.skip_past_rows) r.when(row0 < rows_end, tile);
       else tile();
@@ -454,6 +499,75 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]], rows(V, j, h / c.group, d, e.k0, c.bn));
       });
     }); });
+  });
+  return k.build();
+}
+
+// The merge of a split tail's parts (attention_prefill_config::tail_parts), launched after the prefill kernel (PDL:
+// its CTAs may start as the prefill's finish, and wait for all of its results with griddep_wait). It walks the
+// prefill's units alike (attention_detail::prefill_walk: the same space, raster, order, split and grid); at a tail
+// point the unit of part 0 merges the parts, one warpgroup per (64 query rows, 64 columns of D) block of the tile:
+//   M = max_u lse_u, O = sum_u 2^(lse_u - M) o_u / sum_u 2^(lse_u - M), LSE = M + log(sum_u 2^(lse_u - M))
+// (lse in base 2 here; each part's o is normalized by its own sum; every part has a key block, so every lse is
+// finite). In one pass with a running M, loading two parts per trip before using either (the parts are in L2:
+// latency, not bandwidth, is what it waits on; decode's combine measured one pass with several loads a trip twice
+// as fast as two passes). The other parts' units have nothing to do. T reaches the walk (its split's extent: the
+// key blocks) as the stride-0 last dim of part_lse, [NU, TR, T] with strides [TR, 1, 0]: no tensor here has it.
+constexpr program attention_prefill_tail_combine_sm90(attention_prefill_config c) {
+  constexpr int U = 2;  // parts loaded per trip (registers: the sum and U parts' 64 x 64 blocks, 32 each of 128)
+  name_builder nm = attention_detail::prefill_name(c);
+  nm.put("_tc");
+  auto k = kernel(nm.view()).target(sm_90a).programmatic_launch();
+  auto [Bt, S, H, T, D, One, NU, TR] = k.dims("B", "S", "H", "T", "D", "one", "NU", "TR");
+  auto O = k.output<bf16>("O", dims(Bt, S, H, D));
+  auto Lse = k.output<f32>("LSE", dims(Bt, H, S, One));
+  auto Wo = k.input<f32>("part_o", dims(NU, TR, D));
+  auto Wl = k.input<f32>("part_lse", dims(NU, TR, T));
+  auto space = attention_detail::prefill_walk(k, c, Bt, S, H, T);
+  k.role("combine", warpgroups(c.wgs * c.parts), [&](role& r) {
+    auto acc = r.fragment<f32>("acc", {64, 64});
+    auto mx = r.row_vector<f32>("mx", 64);  // M
+    auto sm = r.row_vector<f32>("sm", 64);  // the sum of the weights
+    auto mn = r.row_vector<f32>("mn", 64);  // M after this trip's parts
+    auto sh = r.row_vector<f32>("sh", 64);  // exp2(M before - M after): how much the sums so far shrink
+    std::array<reg_tile<f32>, U> x{}, ls{};
+    constexpr std::string_view xn[] = {"x0", "x1"}, lnm[] = {"l0", "l1"};
+    for (int u = 0; u < U; ++u) x[u] = r.fragment<f32>(xn[u], {64, 64}), ls[u] = r.row_vector<f32>(lnm[u], 64);
+    r.griddep_wait();  // the prefill's parts are complete and visible
+    for (int u = 0; u < U; ++u) r.fill(x[u], 0.0f);  // (a part past the point's weighs 0: its block must be finite)
+    r.for_each(space, [&](auto q, auto h, auto b) {
+      r.when(r.walk_parts() > 1, [&] {  // (a whole point stored its own O and LSE)
+        r.when(eq(r.walk_part(), 0), [&] {
+          const index_expr rb = r.warpgroup() % c.wgs, d = r.warpgroup() / c.wgs;  // this warpgroup's rows and columns
+          const index_expr first = r.let_index(r.tail_unit());                     // the point's part 0
+          r.fill(mx, neg_inf);
+          r.fill(acc, 0.0f);
+          r.fill(sm, 0.0f);
+          r.loop(loop_extent((r.walk_parts() + (U - 1)) / U), [&](auto t) {
+            for (int u = 0; u < U; ++u) {
+              r.fill(ls[u], neg_inf);
+              r.when(t * U + u < r.walk_parts(), [&] {
+                r.load(ls[u], Wl.tile(first + t * U + u, rb, 0));
+                r.load(x[u], Wo.tile(first + t * U + u, rb, d).rows_at(1));
+              });
+              r.set(ls[u], ls[u] * 1.4426950408889634f);  // (base 2; -inf stays -inf)
+            }
+            r.set(mn, max(max(mx, ls[0]), ls[1]));
+            r.set(sh, exp2(mx - mn));                                    // (mn is finite from the first trip on: part 0)
+            for (int u = 0; u < U; ++u) r.set(ls[u], exp2(ls[u] - mn));  // each part's weight (0 past the parts)
+            r.set(sm, sm * sh + ls[0] + ls[1]);
+            r.set(acc, acc * sh + ls[0] * x[0] + ls[1] * x[1]);
+            r.set(mx, mn);
+          });
+          r.when(eq(d, 0), [&] {  // (every column block computes the same LSE; the first stores it)
+            r.set(ls[0], (log2(sm) + mx) * 0.6931471805599453f);
+            r.store(Lse.tile(b, h, q * c.wgs + rb, 0), ls[0]);
+          });
+          r.set(acc, acc * rcp(sm));
+          r.store(O.tile(b, q * c.wgs + rb, h, d).rows_at(1), r.convert<bf16>(acc));
+        });
+      });
+    });
   });
   return k.build();
 }

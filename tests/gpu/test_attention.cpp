@@ -48,7 +48,9 @@ struct result {
 // schedule with query tiles of other than bn rows (D = 64: three consumers over 112-key blocks; D = 128: two over 96-key
 // blocks; causal: the key blocks crossing the diagonal in ranges, masked), 9 that issuing freely with (causal) skip_masked
 // (a warpgroup only waits for and releases the blocks after its last row) and skip_past_rows (a warpgroup whose rows all
-// lie past S computes nothing), 10 variant 5 with skip_past_rows, 3 the sm_80 fallback through attention::prefill_sm80
+// lie past S computes nothing), 10 variant 5 with skip_past_rows, 11 the schedule prefill picks with a split tail (the
+// walk's last round split over key blocks into up to 16 parts, merged by the tail combine kernel; not causal),
+// 3 the sm_80 fallback through attention::prefill_sm80
 // (mma.sync, cp.async; compute_80 PTX on Hopper: what prefill runs on Ampere and Ada)
 result run_case(const attention::prefill_shape& s, harness::random_source& rng, float qk_scale, int variant = 0) {
   const std::size_t nq = static_cast<std::size_t>(s.B * s.S * s.H * s.D), nk = static_cast<std::size_t>(s.B * s.T * s.HK * s.D);
@@ -60,6 +62,10 @@ result run_case(const attention::prefill_shape& s, harness::random_source& rng, 
   dlse.fill_u32(0xffffffffu);
   if (variant == 0) {
     attention::prefill(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
+  } else if (variant == 11) {
+    auto c = attention::prefill_config_for(s);
+    c.tail_parts = 16;
+    attention::prefill_with(c, dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   } else if (variant == 3) {  // the entry point prefill takes on devices other than cc 9.0
     attention::prefill_sm80(dq.address(), dk.address(), dv.address(), dout.address(), static_cast<float*>(dlse.address()), s);
   } else {
@@ -210,11 +216,13 @@ void check_walks(std::initializer_list<int> variants, harness::random_source& rn
       case 8: return "query tiles of other than bn rows";
       case 9: return "query tiles of other than bn rows, skip_masked, skip_past_rows";
       case 10: return "persistent two Q stages, O by TMA, skip_past_rows";
+      case 11: return "split tail";
       default: return "persistent";
     }
   };
   for (int variant : variants)
     for (const auto& s : shapes) {
+      if (variant == 11 && s.causal) continue;  // (a split tail is for tiles of equal work)
       const result r = run_case(s, rng, 1.0f, variant);
       const std::string what = std::string(name(variant)) + " B " + std::to_string(s.B) + " S " + std::to_string(s.S) + " T " + std::to_string(s.T) + " H " +
                                std::to_string(s.H) + " HK " + std::to_string(s.HK) + " D " + std::to_string(s.D) + (s.causal ? " causal" : "");
@@ -257,6 +265,18 @@ TEST_CASE("attention prefill with skip_past_rows (warpgroups whose rows all lie 
   // (D = 64 non-causal: three consumers taking turns, the skipping one too; 2048 = 10 x 192 + 128: the last tile's third
   // warpgroup past S; S = 1 and 7: every warpgroup but the first; D = 128: two consumers, ragged S)
   check_walks({10}, rng, {{2, 2048, 2048, 4, 4, 64, false}, {2, 385, 385, 8, 8, 64, false}});
+}
+
+TEST_CASE("attention prefill with a split tail (the last round's tiles split over key blocks, merged by a second kernel) matches an f64 reference") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  // Walks whose last round is short on 132 SMs (H100, H200): D = 128 (the lookahead's 128-row tiles) 136 tiles of 8 key
+  // blocks (4 in the last round: 8 parts each), 144 tiles of 12 ragged ones (12 left: 11 parts); D = 64 at S = 2k (three
+  // consumers, 192-row tiles) 143 tiles (11 left: 12 parts); at S = 1k (the lookahead) 136 (8 parts). The shared
+  // shapes (above) have walks of fewer points than CTAs or full rounds: nothing split, no combine launched.
+  check_walks({11}, rng, {{1, 1024, 1024, 17, 1, 128, false}, {2, 1000, 1500, 9, 3, 128, false}, {1, 2048, 2048, 13, 1, 64, false},
+                          {1, 1024, 1024, 17, 17, 64, false}});
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

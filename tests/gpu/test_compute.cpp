@@ -19,6 +19,7 @@
 #include <cake/runtime/kernel.hpp>
 
 #include "kernels/gemm/sm90_splitk.hpp"
+#include "tests/kernels/split_tail_sum.hpp"
 #include "device_gate.hpp"
 
 using namespace cake;
@@ -870,4 +871,51 @@ TEST_CASE("row_scan and col_sum (f32 and bf16 tiles, ragged widths) match the ho
     CHECK_MESSAGE(bad_row == 0, bad_row << " stored elements differ from their row");
     CHECK_MESSAGE(bad_seen == 0, bad_seen << " rows are not placed exactly once (skipped indices: never)");
   }
+}
+
+// k.split_tail on a GPU: the walk's last round split over column blocks, the parts merged through a counter with a
+// run-time arrival count (tests/kernels/split_tail_sum.hpp). Shapes: a short last round (split 8 ways), one split
+// only as far as the range allows (4 blocks), a last round nearly full (not split), fewer points than CTAs (no
+// whole round: not split), ragged rows and columns; every launch twice on the same counters (left at zero).
+TEST_CASE("split tail: the last round's points split over their column blocks sum like the host, counters left at zero") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  for (bool wg : {false, true})
+    for (bool serp : {false, true}) {
+      const program p = cake_test::split_tail_sum(sm_90a, 8, serp, wg);
+      REQUIRE(p.errors.empty());
+      auto k = runtime_kernel::build(p);
+      const long long ctas = k.device().sm_count, rows = wg ? 64 : 32, W = 64;
+      struct shape {
+        long long points, C, ragged_rows;
+      };
+      for (const shape sh : {shape{ctas + 5, 1024, 0}, shape{2 * ctas + 3, 200, 7}, shape{3 * ctas - 1, 64, 0}, shape{7, 300, 0}, shape{ctas + 1, 64 * 40 + 5, 13}}) {
+        const long long R = sh.points * rows - sh.ragged_rows, C = sh.C;
+        auto x = harness::random_vector<float>(static_cast<std::size_t>(R * C), rng);
+        auto dx = jit::to_device(x);
+        jit::device_buffer dy(static_cast<std::size_t>(4 * R * W)), dp(static_cast<std::size_t>(4 * ctas * rows * W)), dc(static_cast<std::size_t>(4 * ctas));
+        dc.fill_u32(0);
+        std::vector<double> want(static_cast<std::size_t>(R * W), 0.0);
+        for (long long r = 0; r < R; ++r)
+          for (long long c = 0; c < C; ++c) want[static_cast<std::size_t>(r * W + c % W)] += x[static_cast<std::size_t>(r * C + c)];
+        for (int launch = 0; launch < 2; ++launch) {
+          dy.fill_u32(0xffffffffu);  // NaN: a row no point stores stays NaN
+          dp.fill_u32(0xffffffffu);
+          const tensor_arg args[] = {tensor_view(dx.address(), {R, C}), tensor_view(dy.address(), {R, W}), tensor_view(dp.address(), {ctas, rows, W}),
+                                     tensor_view(dc.address(), {ctas})};
+          k.launch(args);
+          auto y = dy.download<float>();
+          long long nonfinite = 0;
+          const double err = rel_err(std::vector<double>(y.begin(), y.end()), want, &nonfinite);
+          auto counts = dc.download<std::int32_t>();
+          const long long nonzero = std::count_if(counts.begin(), counts.end(), [](std::int32_t v) { return v != 0; });
+          INFO((wg ? "warpgroup" : "warp") << (serp ? " serpentine" : " strided") << ", " << sh.points << " points over " << ctas << " CTAs, R " << R << " C " << C
+                                          << ", launch " << launch << ": rel_err " << err << ", non-finite " << nonfinite << ", counters not 0: " << nonzero);
+          CHECK(nonfinite == 0);
+          CHECK(err < 1e-6);
+          CHECK(nonzero == 0);
+        }
+      }
+    }
 }

@@ -396,3 +396,70 @@ TEST_CASE("attention prefill (sm_80 fallback): head dims 64 and 128, causal or n
   bad.parts = 3;
   CHECK_FALSE(bad.valid());
 }
+
+// The stream-K tail (config.tail_parts, k.split_tail): the schedules the entry point picks for non-causal shapes
+// (D 64 and 128, with and without the lookahead, 2 and 3 consumers) with their last round split over key blocks:
+// analyzed clean, lowered with no spill; a part stores its O in f32 for the combine kernel (below).
+TEST_CASE("attention prefill with a split tail (sm_90a): the picked non-causal schedules, lowered clean, parts stored in f32") {
+  for (long long D : {64LL, 128LL})
+    for (long long S : {1024LL, 4096LL}) {
+      attention::prefill_shape s;
+      s.D = D, s.S = s.T = S, s.H = 32, s.HK = 8, s.B = 16384 / S;
+      kernels::attention_prefill_config c = attention::prefill_config_for(s);
+      const program plain = kernels::attention_prefill_sm90(c);
+      c.tail_parts = 16;
+      INFO("D " << D << " S " << S << " lookahead " << c.lookahead << " wgs " << c.wgs);
+      REQUIRE(c.valid());
+      const program p = kernels::attention_prefill_sm90(c);
+      CHECK(p.kernel_name.view() != plain.kernel_name.view());
+      CHECK(p.launch.split_tail());
+      const auto b = lower_and_build(p);
+      MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+      CHECK_MESSAGE(b.art.log.find("serialized") == std::string::npos, b.art.log);
+      CHECK_MESSAGE(!has(b.art.log, "C7519"), b.art.log);
+      CHECK(has(b.source(), "t_units = t_whole + (walk - t_whole) * t_parts"));
+      CHECK(has(b.source(), "store_global part_o.tile(tail_unit, wg, 0) <- o"));
+      CHECK(has(b.source(), "store_global part_lse.tile(tail_unit, wg, 0)"));
+    }
+  kernels::attention_prefill_config bad = kernels::attention_prefill_config{};
+  bad.tail_parts = 8;
+  CHECK_FALSE(bad.valid());  // (not persistent)
+  bad.persistent = true;
+  CHECK(bad.valid());
+  bad.causal = true;
+  CHECK_FALSE(bad.valid());  // (causal tiles differ in work: the serpentine walk evens them)
+  bad.causal = false, bad.parts = 4;
+  CHECK_FALSE(bad.valid());  // (the combine's warpgroups: one per 64 rows and 64 columns, at most 4 x 2)
+}
+
+TEST_CASE("attention prefill tail combine (sm_90a): walks as the prefill, merges a column part per part, lowered clean") {
+  for (long long D : {64LL, 128LL}) {
+    attention::prefill_shape s;
+    s.D = D, s.S = s.T = 4096, s.H = 32, s.HK = 8, s.B = 4;
+    kernels::attention_prefill_config c = attention::prefill_config_for(s);
+    c.tail_parts = 16;
+    INFO("D " << D << " wgs " << c.wgs);
+    REQUIRE(c.valid());
+    const program pre = kernels::attention_prefill_sm90(c);
+    const program p = kernels::attention_prefill_tail_combine_sm90(c);
+    // the same walk: space, raster, order, split tail
+    CHECK(p.launch.persistent);
+    CHECK(p.launch.split_tail());
+    CHECK(p.launch.tail_parts == pre.launch.tail_parts);
+    CHECK(p.launch.tail_extent == pre.launch.tail_extent);
+    CHECK(p.launch.order == pre.launch.order);
+    CHECK(p.launch.rast.group == pre.launch.rast.group);
+    CHECK(p.launch.ctas_per_sm == pre.launch.ctas_per_sm);
+    CHECK(p.launch.pdl);
+    REQUIRE(p.space.count == pre.space.count);
+    for (int a = 0; a < p.space.count; ++a) {
+      CHECK(p.space.axes[a].kind == pre.space.axes[a].kind);
+      CHECK(p.space.axes[a].extent == pre.space.axes[a].extent);
+      CHECK(p.dims[p.space.axes[a].dim].nm.view() == pre.dims[pre.space.axes[a].dim].nm.view());
+    }
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers");
+    CHECK(has(b.ptx(), "griddepcontrol.wait"));
+    CHECK(has(b.source(), "t_units = t_whole + (walk - t_whole) * t_parts"));
+  }
+}

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "lower_check.hpp"
+#include "tests/kernels/split_tail_sum.hpp"
 
 using namespace cake;
 using lower_check::has;
@@ -90,4 +91,28 @@ TEST_CASE("count_arrival and load_add lower on every target the op table lowers 
       CHECK_FALSE(has(b.ptx(), "ld.global.nc"));  // the parts are read coherently
       CHECK(has(b.ptx(), wg ? "bar.sync" : "shfl.sync"));
     }
+}
+
+// k.split_tail: the walk's units (the last round's points split over a range), the part's range as a loop's
+// bounds, and count_arrival with a run-time count (r.walk_parts()); analyzed clean and assembled for every
+// target the op table lowers the ops on (tests/kernels/split_tail_sum.hpp; run on a GPU: tests/gpu/test_compute.cpp).
+TEST_CASE("a split tail lowers on every target: units, part ranges and a run-time arrival count") {
+  const auto targets = lower_check::lowering_targets({op_kind::count_arrival, op_kind::load_global, op_kind::store_global, op_kind::when, op_kind::loop});
+  CHECK(targets.size() == 3);
+  for (target_id t : targets)
+    for (bool wg : {false, true})
+      for (bool serp : {false, true}) {
+        const std::string what = std::string(to_string(t)) + (wg ? " warpgroup" : " warp") + (serp ? " serpentine" : "");
+        INFO(what);
+        const auto b = lower_and_build(cake_test::split_tail_sum(t, 8, serp, wg));
+        CHECK(has(b.source(), "t_units = t_whole + (walk - t_whole) * t_parts"));
+        CHECK(has(b.source(), "t_stride / rest < 8 ? t_stride / rest : 8"));
+        CHECK(has(b.source(), "for (int t_iter = t_first, t_step = 0; " + std::string(serp ? "t_step < t_steps" : "t_iter < t_units")));
+        CHECK(has(b.source(), "(unsigned)(((long long)(t_unit >= t_whole ? t_parts : 1)) - 1))"));  // the counter wraps at the run-time part count
+        CHECK(lower_check::count(b.ptx(), "atom.acq_rel.gpu.global.inc.u32") == 1);
+      }
+  // without a split tail nothing of it is emitted
+  const auto plain = lower_and_build(split_rows(sm_90a, true));
+  CHECK_FALSE(has(plain.source(), "t_units"));
+  CHECK_FALSE(has(plain.source(), "t_parts"));
 }

@@ -509,3 +509,55 @@ TEST_CASE("errors: r.next_point belongs inside a walk, not an alternating one, i
   CHECK(text.find("next point: ") != std::string::npos);
   CHECK(text.find("walk_step + 1") != std::string::npos);
 }
+
+TEST_CASE("errors: k.split_tail needs 2..1024 parts, an extent of dims, a persistent walk and no cluster; its variables and the printer") {
+  auto build_with = [](auto&& declare) {
+    gemm g(sm_90a);
+    declare(g);
+    g.k.role("r", warpgroups(1), [&](role& r) { r.for_each(g.mn, [&](auto, auto) { r.loop(r.part_begin(), loop_extent(r.part_end()), 1, [&](auto) {}); }); });
+    return g.k.build();
+  };
+  {
+    const program p = build_with([](gemm& g) { g.k.persistent().split_tail((g.K.extent() + 63) / 64, 1); });
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.split-tail");
+    CHECK(p.errors[0].value == 1);
+  }
+  {
+    const program p = build_with([](gemm& g) { g.k.persistent().split_tail(index_expr(8), 2000); });
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.split-tail");
+    CHECK(p.errors[0].value == 2000);
+  }
+  {
+    const program p = build_with([](gemm& g) { g.k.split_tail((g.K.extent() + 63) / 64, 8); });  // (not persistent)
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.split-tail");
+    CHECK(p.errors[0].message.find("k.persistent") != std::string_view::npos);
+    CHECK(p.errors[0].value == 8);
+  }
+  {
+    const program p = build_with([](gemm& g) { g.k.persistent().cluster(2).split_tail((g.K.extent() + 63) / 64, 8); });
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors[0].rule == "ir.split-tail");
+    CHECK(p.errors[0].value == 2);  // the cluster size
+  }
+  const program ok = build_with([](gemm& g) { g.k.persistent().split_tail((g.K.extent() + 63) / 64, 8); });
+  REQUIRE(ok.errors.empty());
+  CHECK(ok.launch.split_tail());
+  CHECK(ok.launch.tail_parts == 8);
+  const std::string text = to_text(ok);
+  INFO(text);
+  CHECK(text.find("split tail: up to 8 parts of (K + 63) / 64") != std::string::npos);
+  CHECK(text.find("loop k1 in part_begin..part_end") != std::string::npos);
+}
+
+TEST_CASE("plan::split_tail_parts: the last round's points split as far as the idle CTAs and the range allow") {
+  CHECK(plan::split_tail_parts(4096, 132, 8, 16) == 8);     // 4 left over 132 CTAs: 33 each, 8 key blocks
+  CHECK(plan::split_tail_parts(4096, 132, 128, 16) == 16);  // the schedule's cap
+  CHECK(plan::split_tail_parts(2816, 132, 19, 16) == 3);    // 44 left: 3 each
+  CHECK(plan::split_tail_parts(2752, 132, 147, 16) == 1);   // 112 left: no room to split
+  CHECK(plan::split_tail_parts(264, 132, 8, 16) == 1);      // whole rounds
+  CHECK(plan::split_tail_parts(100, 132, 8, 16) == 1);      // fewer points than CTAs (one CTA each)
+  CHECK(plan::split_tail_parts(136, 132, 1, 16) == 1);      // a range of one
+}

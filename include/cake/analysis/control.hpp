@@ -49,6 +49,11 @@ constexpr void write_var(Text& t, const program& p, const index_term& v) {
     case var_kind::value: t << 'v' << static_cast<int>(v.ref); break;
     case var_kind::walk_step: t << "walk_step"; break;
     case var_kind::walk_steps: t << "walk_steps"; break;
+    case var_kind::walk_part: t << "walk_part"; break;
+    case var_kind::walk_parts: t << "walk_parts"; break;
+    case var_kind::part_begin: t << "part_begin"; break;
+    case var_kind::part_end: t << "part_end"; break;
+    case var_kind::tail_unit: t << "tail_unit"; break;
     default: t << '?';
   }
 }
@@ -180,6 +185,11 @@ constexpr range range_of_var(const program& p, const index_term& v, int role, in
     case var_kind::value: return {-big, big};  // run-time data (i32, signed)
     case var_kind::walk_step: return {0, big};
     case var_kind::walk_steps: return {1, big};
+    case var_kind::walk_parts: return {1, big};
+    case var_kind::walk_part:
+    case var_kind::part_begin:
+    case var_kind::part_end:
+    case var_kind::tail_unit: return {0, big};
     default: return {0, 0};
   }
 }

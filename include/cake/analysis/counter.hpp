@@ -92,6 +92,9 @@ constexpr arrivals arrivals_of(const program& p, int v) {
   if (coords_use(var_kind::value, -1)) unknown("its coordinates are data (an index value)");
   if (coords_use(var_kind::cta, -1) || coords_use(var_kind::cluster_rank, -1) || coords_use(var_kind::walk_step, -1))
     unknown("its coordinates use the CTA's index, cluster rank or walk step");
+  if (coords_use(var_kind::tail_unit, -1) || coords_use(var_kind::walk_part, -1))
+    unknown("its coordinates name a split tail's part (its parts are counted at run time)");
+  if (o.imm[0] < 1) unknown("its arrival count is a run-time value");
   // (outside the walk no coordinate can name an axis: every CTA arrives, as every point of every axis)
   const int walk = walk_of(p, v);
   for (int x = 0; x < p.space.count; ++x) {

@@ -9,8 +9,9 @@
 // alternating walk (a unit that skips the point counts that loop's trips before the body, where the
 // value does not exist yet); or read from a tensor that is not i32.
 //
-// ir.walk-index (error). r.walk_step() / r.walk_steps() used by an op that is not inside its role's walk
-// (r.for_each): before or after the walk, or in a role that has none, the CTA has no step.
+// ir.walk-index (error). r.walk_step() / r.walk_steps() (or a split tail's r.walk_part(), r.walk_parts(),
+// r.part_begin(), r.part_end(), r.tail_unit()) used by an op that is not inside its role's walk (r.for_each):
+// before or after the walk, or in a role that has none, the CTA has no step (and no point or part).
 //
 // ir.index-value-bound (warning). A dynamic loop whose trip count is negative where the tensors read
 // hold non-decreasing values (the model: element c of a tensor read holds unit * (sum of c's
@@ -54,7 +55,7 @@ constexpr long long model_value(const program& p, int def, long long unit, const
     return a < b ? a : b;
   }
   // A count_arrival is modelled as the last arrival (n - 1): its unit takes the path that combines.
-  if (o.kind == op_kind::count_arrival) return o.imm[0] - 1;
+  if (o.kind == op_kind::count_arrival) return (o.imm[0] > 0 ? o.imm[0] : o.ix.eval(inner)) - 1;
   if (o.kind != op_kind::read_index || o.a.kind != operand_kind::global || o.a.index >= p.tile_refs.size()) return 0;
   const auto& ref = p.tile_refs[o.a.index];
   long long s = 0;
@@ -145,17 +146,21 @@ constexpr void check_index_values(context& c) {
         break;
       }
     if (walk >= 0) continue;
-    bool uses = false, steps = false;
+    // (the first of the walk's variables the op uses, as the schedule wrote it)
+    std::string_view used{};
     detail::for_each_index(p, i, [&](const index_expr& e) {
-      uses = uses || e.uses(var_kind::walk_step) || e.uses(var_kind::walk_steps);
-      steps = steps || e.uses(var_kind::walk_steps);
+      constexpr std::pair<var_kind, std::string_view> walk_vars[] = {
+          {var_kind::walk_step, "walk_step()"}, {var_kind::walk_steps, "walk_steps()"}, {var_kind::walk_part, "walk_part()"}, {var_kind::walk_parts, "walk_parts()"},
+          {var_kind::part_begin, "part_begin()"}, {var_kind::part_end, "part_end()"}, {var_kind::tail_unit, "tail_unit()"}};
+      for (const auto& [k, nm] : walk_vars)
+        if (used.empty() && e.uses(k)) used = nm;
     });
-    if (!uses) continue;
+    if (used.empty()) continue;
     int role_walk = -1;  // the role's walk, if it has one (the fix's place)
     for (int j = 0; j < n && role_walk < 0; ++j)
       if (p.ops[j].kind == op_kind::tile_loop && p.ops[j].role == p.ops[i].role) role_walk = j;
     if (diagnostic* d = emit_op(c, rule_id::ir_walk_index, i)) {
-      d->message << to_string(p.ops[i].kind) << " (op#" << i << ") uses r." << (steps ? "walk_steps()" : "walk_step()") << " outside the walk over the parallel space";
+      d->message << to_string(p.ops[i].kind) << " (op#" << i << ") uses r." << used << " outside the walk over the parallel space";
       if (role_walk >= 0) d->message << " (role '" << p.roles[p.ops[i].role].nm.view() << "' walks it at op#" << role_walk << ")";
       else d->message << " (role '" << p.roles[p.ops[i].role].nm.view() << "' has no walk)";
       d->message << ": the CTA's step in its walk exists only inside the walk";

@@ -249,6 +249,12 @@ struct machine {
       }
       case var_kind::walk_step: return s.tile_iter > 0 ? s.tile_iter : 0;
       case var_kind::walk_steps: return p.launch.persistent ? tiles : 1;
+      // a split tail (k.split_tail): the executor walks every point whole (part 0 of 1, the whole range)
+      case var_kind::walk_parts: return 1;
+      case var_kind::part_end: return p.launch.tail_extent.eval([&](const index_term& x) { return x.kind == var_kind::dim ? var_value(u, x) : 0; });
+      case var_kind::walk_part:
+      case var_kind::part_begin:
+      case var_kind::tail_unit: return 0;
       case var_kind::dim: return t.ref < p.dims.size() ? dim_value(t.ref) : 0;
       case var_kind::loop:
         for (int d = s.depth - 1; d >= 0; --d)

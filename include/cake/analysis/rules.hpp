@@ -233,6 +233,7 @@ constexpr std::string_view to_string(pass_id p) {
   X(ir_space_redeclared, "ir.space-redeclared", ir, error, builder, "k.parallel(...) called twice: a kernel has one parallel iteration space") \
   X(ir_tile_extent, "ir.tile-extent", ir, error, builder, "An axis block size or slice count that is not positive") \
   X(ir_next_point, "ir.next-point", ir, error, builder, "r.next_point(...) outside a walk (r.for_each), or in an alternating walk, whose units do not take consecutive points (value: 0, or the walk's op#)") \
+  X(ir_split_tail, "ir.split-tail", ir, error, builder, "k.split_tail(extent, n) with n outside 2..1024, an extent that is not an expression of dims, without k.persistent(...), or with a cluster") \
   X(ir_descending_loop, "ir.descending-loop", ir, error, builder, "tiles(dim, block).descending() given to a loop: descending orders a parallel axis' walk, a loop runs upward (value: the block size)") \
   X(ir_expr_size, "ir.expr-size", ir, error, builder, "An r.set, when or reduced expression of more than 24 nodes (split it into several r.set)") \
   X(ir_fma_share, "ir.fma-share", ir, error, builder, "exp2(x, fma_share{n, d}) with d outside 1..32 or n outside 0..d (value: d)") \

@@ -97,7 +97,7 @@ constexpr malformed find_malformed(const program& p) {
       }
     }
     if (o.kind == op_kind::read_index && o.a.kind != operand_kind::global) return {i, "a read_index's tensor element", 0};
-    if (o.kind == op_kind::count_arrival && (o.a.kind != operand_kind::global || o.imm[0] < 1)) return {i, "a count_arrival's counter or count", o.imm[0]};
+    if (o.kind == op_kind::count_arrival && (o.a.kind != operand_kind::global || (o.imm[0] < 1 && o.ix.is_constant()))) return {i, "a count_arrival's counter or count", o.imm[0]};
     if (o.kind == op_kind::let_index && !expr_ok(p, o.ix)) return {i, "a let_index expression", 0, rule_id::ir_index_expr};
     for (const operand* x : {&o.d, &o.a, &o.b})
       if (x->kind == operand_kind::global && x->index < p.tile_refs.size()) {

@@ -249,11 +249,17 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
   if (w.assessed && !w.uneven()) {
     if (waves_reported || w.ctas <= 0 || w.points % w.ctas == 0 || w.strided <= 1.02) return;
     const long long rounds = (w.points + w.ctas - 1) / w.ctas;
+    if (p.launch.split_tail()) {  // (the estimate itself does not model the parts or their merge)
+      e.notes.push_back("the persistent walk's last round holds " + std::to_string(w.points % w.ctas) + " of its " + std::to_string(w.points) +
+                        " points over " + std::to_string(w.ctas) + walkers + ": k.split_tail splits each into up to " + std::to_string(p.launch.tail_parts) +
+                        " parts (the estimate counts the round whole, " + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) + "% of the walk idle, and no merge)");
+      return;
+    }
     e.notes.push_back("the persistent walk's " + std::to_string(w.points) + " points over " + std::to_string(w.ctas) + walkers + " take " +
                       std::to_string(rounds) + " rounds, the last holding " + std::to_string(w.points % w.ctas) + ": the busiest CTA carries " +
                       f(w.strided) + "x the mean work (" + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) +
                       "% of the walk idles; no order evens equal points: a point count that fills the last round, or the last "
-                      "round's points split, would)");
+                      "round's points split, k.split_tail(extent, n), would)");
     return;
   }
   if (!w.uneven()) return;

@@ -25,6 +25,14 @@ enum class var_kind : std::uint8_t {
   value,         // ref = op id of the read_index / let_index op that defines it (run-time data)
   walk_step,     // the CTA's step in its walk over the parallel space: 0 at its first point, 1 at its next, ...
   walk_steps,    // how many points the CTA's walk visits (1 for a grid walk; persistent: its share)
+  // A split tail (k.split_tail(extent, n)): the points of a persistent walk's last, partial round are split into
+  // parts of [0, extent), each walked by its own CTA; at every other point the part is the whole range.
+  walk_part,     // which part of its point this is (0 at a whole point)
+  walk_parts,    // how many parts the point has (1 at a whole point)
+  part_begin,    // the part's range [part_begin, part_end) of [0, extent)
+  part_end,
+  tail_unit,     // the part's index among all the tail's parts (0 .. tail points x parts - 1; 0 at a whole point):
+                 // the first part of its point is tail_unit - walk_part
 };
 
 struct index_term {

@@ -118,6 +118,23 @@ class kernel_builder {
     p.launch.order = order;
     return *this;
   }
+  // A stream-K tail for a persistent walk: where the walk's last round leaves CTAs idle (points % CTAs = rest > 0
+  // and at least one whole round before it), each of the rest points is split into parts = min(n, CTAs / rest,
+  // extent) parts of the range [0, extent) (an expression of dims: a tile's key blocks, a GEMM's K blocks), one
+  // CTA each, so the last round is as wide as the GPU. Each role reads its part with r.part_begin() / r.part_end()
+  // (the whole range at every other point), r.walk_part() / r.walk_parts() (0 of 1 there) and r.tail_unit() (the
+  // part's index in the tail, for its partial result), and combines the parts itself (r.count_arrival).
+  constexpr kernel_builder& split_tail(index_expr extent, int n, src_loc at = src_loc::current()) {
+    if (n < 2 || n > 1024) fail<"ir.split-tail", "k.split_tail(extent, n) splits a point into at most n parts: n must be in 2..1024 (value: n)">(n, at);
+    if (!extent.valid) fail<"ir.split-tail", "k.split_tail(extent, n): the extent cannot be represented as an index expression (value: 0)">(0, at);
+    for (int i = 0; i < extent.term_count; ++i)
+      if (extent.terms[i].kind != var_kind::dim)
+        fail<"ir.split-tail", "k.split_tail(extent, n): the extent is the same at every point, an expression of dims only (value: the term's position)">(i, at);
+    p.launch.tail_parts = n;
+    p.launch.tail_extent = extent;
+    p.launch.tail_loc = at;
+    return *this;
+  }
   // n CTAs of this kernel share an SM: registers are capped for it at lowering (ptxas: __launch_bounds__(threads,
   // n)), and `resource.ctas-per-sm` checks that n blocks' shared memory and threads fit (docs/language.md)
   constexpr kernel_builder& ctas_per_sm(int n, src_loc at = src_loc::current()) {
@@ -407,6 +424,10 @@ class kernel_builder {
     // Admission is checked as things are declared; a target set afterwards (kernel(...).cluster(2)
     // .target(sm_80)) is checked here, so the order of the kernel-level calls does not matter.
     check_cluster(p.launch.cluster_loc.known() ? p.launch.cluster_loc : at);
+    if (p.launch.tail_parts > 0 && !p.launch.persistent)
+      fail<"ir.split-tail", "k.split_tail(...) splits the last round of a persistent walk: call k.persistent(...) too (value: n)">(p.launch.tail_parts, p.launch.tail_loc);
+    if (p.launch.tail_parts > 0 && p.launch.cluster_size() > 1)
+      fail<"ir.split-tail", "k.split_tail(...) with a cluster: the tail's parts are walked one per CTA, not per cluster (value: the cluster size)">(p.launch.cluster_size(), p.launch.tail_loc);
     if (!p.arch().admitted(feature::tcgen05))
       for (const auto& t : p.tmem)
         fail<"instruction.tmem-off-sm100a", "tensor memory exists only on sm_100a; this kernel's target has none (value: the columns asked for)">(t.columns, t.loc);

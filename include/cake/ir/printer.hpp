@@ -42,6 +42,11 @@ inline std::string var_name(const program& p, const index_term& t) {
     case var_kind::value: return "v" + std::to_string(t.ref);
     case var_kind::walk_step: return "walk_step";
     case var_kind::walk_steps: return "walk_steps";
+    case var_kind::walk_part: return "walk_part";
+    case var_kind::walk_parts: return "walk_parts";
+    case var_kind::part_begin: return "part_begin";
+    case var_kind::part_end: return "part_end";
+    case var_kind::tail_unit: return "tail_unit";
     default: return "?";
   }
 }
@@ -239,7 +244,7 @@ inline std::string op_text(const program& p, int id) {
     case op_kind::topk_store: s += " " + to_text(p, o.d) + ", " + to_text(p, o.b) + " <- " + to_text(p, o.a); break;
     case op_kind::atomic_add: s += " " + to_text(p, o.d) + " += " + to_text(p, o.a); break;
     case op_kind::read_index: s += " v" + std::to_string(id) + " = " + to_text(p, o.a); break;
-    case op_kind::count_arrival: s += " v" + std::to_string(id) + " = " + to_text(p, o.a) + ", then stepped mod " + std::to_string(o.imm[0]); break;
+    case op_kind::count_arrival: s += " v" + std::to_string(id) + " = " + to_text(p, o.a) + ", then stepped mod " + (o.imm[0] > 0 ? std::to_string(o.imm[0]) : to_text(p, o.ix)); break;
     case op_kind::let_index:
       s += " v" + std::to_string(id) + " = " + (o.imm[0] == 1 ? "min(" + to_text(p, o.ix) + ", " + to_text(p, o.d.stage) + ")" : to_text(p, o.ix));
       break;
@@ -288,6 +293,7 @@ inline std::string to_text(const program& p, print_options opt = {}) {
   if (L.persistent)
     s += std::string(", persistent, raster ") + (L.rast.order == raster_order::along_m ? "along_m(" : "along_n(") + std::to_string(L.rast.group) + ")" +
          (L.order == walk_order::serpentine ? ", serpentine" : "");
+  if (L.tail_parts > 0) s += ", split tail: up to " + std::to_string(L.tail_parts) + " parts of " + detail::to_text(p, L.tail_extent);
   if (L.pdl) s += ", programmatic launch";
   if (L.manual_barrier_init) s += ", manual barrier init";
   s += "\n";

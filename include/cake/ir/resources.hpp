@@ -260,6 +260,12 @@ struct launch_decl {
   int ctas_per_sm = 1;
   src_loc ctas_loc;
   src_loc cluster_loc;               // where cluster(...) was written (its checks are repeated by build())
+  // A split tail (k.split_tail(extent, n)): where the walk's last round is partial, each of its points is split into
+  // up to n parts of [0, tail_extent) (as many as the round's idle CTAs allow), one CTA each; 0: not split
+  int tail_parts = 0;
+  index_expr tail_extent{};
+  src_loc tail_loc;
+  constexpr bool split_tail() const { return persistent && tail_parts > 1; }
   constexpr int cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
 

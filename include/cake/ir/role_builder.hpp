@@ -144,6 +144,15 @@ class role {
   // r.when(eq(r.walk_step(), 0), [&] { ...the first point's prologue... }).
   constexpr index_expr walk_step() const { return var_index(var_kind::walk_step, 0); }
   constexpr index_expr walk_steps() const { return var_index(var_kind::walk_steps, 0); }
+  // A split tail (k.split_tail(extent, n)): this point's part, [part_begin, part_end) of [0, extent), part
+  // walk_part of walk_parts, and the part's index in the whole tail (tail_unit; its point's first part is
+  // tail_unit - walk_part). At a whole point: [0, extent), part 0 of 1, tail_unit 0. Without a split tail every
+  // point is whole.
+  constexpr index_expr part_begin() const { return var_index(var_kind::part_begin, 0); }
+  constexpr index_expr part_end() const { return var_index(var_kind::part_end, 0); }
+  constexpr index_expr walk_part() const { return var_index(var_kind::walk_part, 0); }
+  constexpr index_expr walk_parts() const { return var_index(var_kind::walk_parts, 0); }
+  constexpr index_expr tail_unit() const { return var_index(var_kind::tail_unit, 0); }
   constexpr const role_decl& decl() const { return k_->p.roles[role_]; }
 
   // ---- index values ---------------------------------------------------------------------------------
@@ -185,6 +194,22 @@ class role {
     o.kind = op_kind::count_arrival;
     o.a = global_operand(counter, at);
     o.imm[0] = n;
+    return var_index(var_kind::value, emit(o, at).id);
+  }
+  // The same with n known only at run time (a split tail's r.walk_parts()): n is an index expression of uniform
+  // indices, at least 1 where it runs (not checked: the analyzer's count of arrivals needs a constant n).
+  template <class T>
+  constexpr index_expr count_arrival(global_tile<T> counter, index_expr n, src_loc at = src_loc::current()) {
+    if (n.is_constant()) return count_arrival(counter, static_cast<int>(n.constant), at);
+    if (T::value != dtype::i32)
+      k_->fail<"ir.index-value", "count_arrival steps an i32 counter: the tensor must be i32 (value: the tensor's dtype code)">(static_cast<int>(T::value), at);
+    if (!n.valid || n.uses(var_kind::elem_row) || n.uses(var_kind::elem_col))
+      k_->fail<"ir.index-value", "count_arrival(counter, n): n must be a representable index expression of uniform indices (value: 0)">(0, at);
+    op o;
+    o.kind = op_kind::count_arrival;
+    o.a = global_operand(counter, at);
+    o.imm[0] = 0;  // (0: n is o.ix, a run-time value)
+    o.ix = n;
     return var_index(var_kind::value, emit(o, at).id);
   }
   // An index expression evaluated once, here, into one variable: a name for a value several bounds

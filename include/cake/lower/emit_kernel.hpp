@@ -442,16 +442,33 @@ class kernel_emitter : public op_emitter {
     // step in that walk and how many (r.walk_step(), r.walk_steps(), r.next_point).
     w_.line("const int t_first = (int)blockIdx.x / " + std::to_string(C) + ", t_stride = " +
             (p_.launch.persistent ? "(int)gridDim.x / " + std::to_string(C) : std::string("walk")) + ";");
+    // The walk's units: its points, or with a split tail (k.split_tail) the points before the last, partial round
+    // whole and each of that round's t_parts ways (min(n, CTAs / its points, extent); 1: not split), so that round
+    // is one unit per CTA or fewer. Every CTA takes at most one tail unit. (units <= walk + t_stride: the 32-bit
+    // check above holds for them.)
+    const std::string units = p_.launch.split_tail() ? "t_units" : "walk";
+    if (p_.launch.split_tail()) {
+      // (a lambda: the extent and the rest are not kept past it; the extent comes from the dims where it is used)
+      w_.line("const int t_parts = [&]() -> int {");
+      w_.line("  const int rest = walk > t_stride ? walk % t_stride : 0;  // the last round's points");
+      w_.line("  if (rest == 0) return 1;");
+      w_.line("  const long long extent = " + expr(p_.launch.tail_extent) + ";  // the range a tail point's parts split");
+      w_.line("  const int n = t_stride / rest < " + std::to_string(p_.launch.tail_parts) + " ? t_stride / rest : " + std::to_string(p_.launch.tail_parts) + ";");
+      w_.line("  return extent < (long long)n ? (extent > 1 ? (int)extent : 1) : n;");
+      w_.line("}();");
+      w_.line("const int t_whole = t_parts > 1 ? walk - walk % t_stride : walk, t_units = t_whole + (walk - t_whole) * t_parts;");
+    }
+    if (p_.launch.split_tail() && alternate) return fail(id, "a split tail (k.split_tail) with an alternating walk: its units do not take one point per step");
     if (serpentine()) {
       // (plan::walk_steps: the whole rounds, and the last where this CTA's place in it falls inside it)
-      w_.line("const int t_rounds = walk / t_stride, t_rest = walk % t_stride;");
+      w_.line("const int t_rounds = " + units + " / t_stride, t_rest = " + units + " % t_stride;");
       w_.line("const int t_steps = t_rounds + (((t_rounds & 1) ? t_stride - 1 - t_first : t_first) < t_rest ? 1 : 0);");
       w_.open("for (int t_iter = t_first, t_step = 0; t_step < t_steps; t_iter += t_stride, ++t_step)");
     } else {
-      w_.line(std::string("const int t_steps = t_first < walk ? ") + (p_.launch.persistent ? "(walk - t_first + t_stride - 1) / t_stride" : "1") + " : 0;");
+      w_.line("const int t_steps = t_first < " + units + " ? " + (p_.launch.persistent ? "(" + units + " - t_first + t_stride - 1) / t_stride" : std::string("1")) + " : 0;");
       w_.line("(void)t_steps;");
       // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
-      w_.open(std::string("for (int t_iter = t_first, t_step = 0; t_iter < walk; ") + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
+      w_.open("for (int t_iter = t_first, t_step = 0; t_iter < " + units + "; " + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
     }
     w_.line("(void)t_step;");
     emit_point_coords();
@@ -472,8 +489,15 @@ class kernel_emitter : public op_emitter {
   void emit_point_coords() {
     const int C = cluster();
     const int n = p_.space.count;
-    if (serpentine()) w_.line("const int t_point = (t_step & 1) ? t_iter + t_stride - 1 - 2 * t_first : t_iter;");
-    else w_.line("const int t_point = t_iter;");
+    const std::string index = p_.launch.split_tail() ? "t_unit" : "t_point";
+    if (serpentine()) w_.line("const int " + index + " = (t_step & 1) ? t_iter + t_stride - 1 - 2 * t_first : t_iter;");
+    else w_.line("const int " + index + " = t_iter;");
+    if (p_.launch.split_tail()) {
+      // a tail unit (t_unit >= t_whole): part (t_unit - t_whole) % t_parts of point t_whole + (t_unit - t_whole) /
+      // t_parts. The part's index, count and range are expressions of t_unit where they are used (emitter.hpp
+      // var_text), not variables: live across a tile's key loop, five of them spilled a prefill consumer.
+      w_.line("const int t_point = t_unit >= t_whole ? t_whole + (t_unit - t_whole) / t_parts : t_unit;");
+    }
     w_.line("const int t_plane = t_point % plane, t_outer = t_point / plane;");
     w_.line("(void)t_outer;");
     emit_raster();

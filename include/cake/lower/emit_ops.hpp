@@ -343,10 +343,12 @@ class op_emitter : public topk_emitter {
     const std::string ti = std::to_string(ref.tensor);
     std::string at = "0LL";
     for (int i = 0; i < ref.rank; ++i) at += " + " + expr(ref.coords[i]) + " * args.stride[" + ti + "][" + std::to_string(i) + "]";
-    const std::string step = "cake_dev::atom_inc_acq_rel_gpu(static_cast<unsigned*>(args.ptr[" + ti + "]) + (" + at + "), " + std::to_string(o.imm[0] - 1) + "u)";
+    // (imm[0] 0: n is the run-time index expression o.ix, a split tail's part count)
+    const std::string wrap = o.imm[0] > 0 ? std::to_string(o.imm[0] - 1) + "u" : "(unsigned)(" + expr(o.ix) + " - 1)";
+    const std::string step = "cake_dev::atom_inc_acq_rel_gpu(static_cast<unsigned*>(args.ptr[" + ti + "]) + (" + at + "), " + wrap + ")";
     const auto& role = p_.roles[role_];
     const std::string v = value_var(id);
-    w_.line("// op#" + std::to_string(id) + ": count_arrival (" + std::to_string(o.imm[0]) + " arrivals, then 0 again)");
+    w_.line("// op#" + std::to_string(id) + ": count_arrival (" + (o.imm[0] > 0 ? std::to_string(o.imm[0]) : expr(o.ix)) + " arrivals, then 0 again)");
     if (role.unit != role_unit::warpgroup) {
       w_.line("__syncwarp();");
       w_.line("unsigned " + v + "_c = 0u;");

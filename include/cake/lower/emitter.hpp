@@ -125,6 +125,13 @@ class emitter {
       case var_kind::value: return value_var(t.ref);
       case var_kind::walk_step: return "(long long)t_step";  // emit_tile_loop defines both
       case var_kind::walk_steps: return "(long long)t_steps";
+      // a split tail: of t_unit, t_whole and t_parts (emit_tile_loop, emit_point_coords)
+      case var_kind::walk_part: return "(long long)(t_unit >= t_whole ? (t_unit - t_whole) % t_parts : 0)";
+      case var_kind::walk_parts: return "(long long)(t_unit >= t_whole ? t_parts : 1)";
+      // (the extent from the dims, which live in the kernel's parameters, not in registers)
+      case var_kind::part_begin: return "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts) * (" + expr(p_.launch.tail_extent) + ") / t_parts : 0LL)";
+      case var_kind::part_end: return "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts + 1) * (" + expr(p_.launch.tail_extent) + ") / t_parts : (" + expr(p_.launch.tail_extent) + "))";
+      case var_kind::tail_unit: return "(long long)(t_unit >= t_whole ? t_unit - t_whole : 0)";
       default: return "0";
     }
   }

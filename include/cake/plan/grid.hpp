@@ -100,6 +100,16 @@ constexpr long long walk_steps(long long cta, long long ctas, long long points, 
   return rounds + (walk_index(rounds, cta, ctas, o) - rounds * ctas < rest ? 1 : 0);
 }
 
+// A split tail (k.split_tail(extent, n)): how many parts each point of the walk's last round is split into, 1 where
+// it is not (no whole round before it, a last round that is full, or a range of one). Lowering emits the same
+// arithmetic (emit_tile_loop); the host asks it to size what the parts leave (attention's tail workspace).
+constexpr int split_tail_parts(long long points, long long ctas, long long extent, int n) {
+  const long long rest = points > ctas && ctas > 0 ? points % ctas : 0;
+  if (rest == 0) return 1;
+  const long long most = ctas / rest < n ? ctas / rest : n;
+  return static_cast<int>(extent < most ? (extent > 1 ? extent : 1) : most);
+}
+
 // The coordinates of the point a cluster visits at walk step `index` (the CTA's rank in the cluster is
 // added to axis 0 by the caller): the plane is rasterized, the outer axes are row-major with axis 2
 // fastest.

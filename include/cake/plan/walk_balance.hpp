@@ -55,6 +55,7 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
     for (int a = 0; a < p.space.count; ++a) used = used || (p.space.axes[a].kind != axis_kind::split && p.space.axes[a].dim == d);
     for (const auto& l : loops)
       if (const loop_bound* b = p.bound_of(l.op)) used = used || b->walks_dim(d);
+    if (p.launch.split_tail()) used = used || p.launch.tail_extent.uses(var_kind::dim, d);  // (r.part_end())
     if (used && dim_value(d) < 0) return w.why = "dim " + std::string(p.dims[d].nm.view()) + " has no value", w;
   }
   const grid_shape g = plan_grid(p, [&](int d) { return dim_value(d) < 0 ? 1 : dim_value(d); }, sm_count);
@@ -76,6 +77,12 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
         case var_kind::warp:
         case var_kind::cluster_rank: return 0;  // the first unit's (a schedule splits work evenly among its units)
         case var_kind::none: return 0;
+        // a split tail's part: every point assessed whole (its last round's parts are not dealt here)
+        case var_kind::walk_part:
+        case var_kind::part_begin:
+        case var_kind::tail_unit: return 0;
+        case var_kind::walk_parts: return 1;
+        case var_kind::part_end: return p.launch.tail_extent.eval([&](const index_term& x) { return x.kind == var_kind::dim ? dim_value(x.ref) : 0; });
         default:
           unknown = t.kind == var_kind::value ? "data read at run time (r.read_index)" : t.kind == var_kind::loop ? "an outer loop's index" : "the CTA's place in its walk";
           return 0;

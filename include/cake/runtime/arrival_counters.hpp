@@ -1,5 +1,7 @@
 #pragma once
-// The i32 counters a kernel's r.count_arrival steps (docs/language.md, "Arrival counters"), owned by the library:
+// The i32 counters a kernel's r.count_arrival steps (docs/language.md, "Arrival counters"), and the workspace of
+// partial results (partials_workspace_for), owned by the library.
+// The counters:
 // per device and stream, zero when allocated, and left at zero by every launch that completes (atom.inc wraps
 // after the n-th arrival). Launches on one stream run in order, so the entry points that use counters (split-K
 // through global memory, decode's fused combine) share one buffer per stream; launches on other streams get
@@ -36,6 +38,23 @@ inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t
   entry& e = cache[{device, stream}];
   if (grow_retiring(e.count, e.retired, counters * 4, std::size_t{4096} * 4, device)) e.count.fill_u32(0);
   return e.count.get();
+}
+
+// Device memory for what a launch's units leave for another unit or a later kernel to combine (split-K's partial
+// sums, a split tail's parts), per device and stream (launches on one stream run in order, so the entry points that
+// use it share one buffer per stream; two streams must not), grown as `arrival_counters_for` grows its counters.
+// The first call on a stream allocates: under CUDA graph capture, make one call before capturing.
+inline CUdeviceptr partials_workspace_for(int device, CUstream stream, std::size_t bytes) {
+  struct entry {
+    jit::device_buffer part;
+    std::vector<jit::device_buffer> retired;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<int, CUstream>, entry> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  entry& e = cache[{device, stream}];
+  grow_retiring(e.part, e.retired, bytes, std::size_t{1} << 20, device);
+  return e.part.get();
 }
 
 }  // namespace cake
