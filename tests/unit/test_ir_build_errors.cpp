@@ -510,7 +510,7 @@ TEST_CASE("errors: r.next_point belongs inside a walk, not an alternating one, i
   CHECK(text.find("walk_step + 1") != std::string::npos);
 }
 
-TEST_CASE("errors: k.split_tail needs 2..1024 parts, an extent of dims, a persistent walk and no cluster; its variables and the printer") {
+TEST_CASE("errors: k.split_tail needs 2..1024 parts, an extent of dims, a persistent walk and no cluster, and prints its range") {
   auto build_with = [](auto&& declare) {
     gemm g(sm_90a);
     declare(g);

@@ -647,3 +647,30 @@ constexpr program bad() { return build(false); }
 constexpr program good() { return build(true); }
 }  // namespace verify_corpus::ir_next_point
 CAKE_VERIFY_CASE(ir_next_point, "ir.next-point")
+
+// ir.split-tail: a split tail (the last round's points split over a range) on a walk that is not persistent: a
+// grid launches one CTA per point, so there is no round to split (the twin declares the walk persistent).
+namespace verify_corpus::ir_split_tail {
+constexpr program build(bool fixed) {
+  auto k = kernel("split_tail").target(sm_90a);
+  auto [R, C] = k.dims("R", "C");
+  auto X = k.input<f32>("X", dims(R, C));
+  auto Y = k.output<f32>("Y", dims(R, C));
+  if (fixed) k.persistent();
+  k.split_tail((C.extent() + 63) / 64, 4);  // EXPECT: ir.split-tail
+  auto sp = k.parallel(tiles(R, 32));
+  k.role("rows", warps(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {32, 64});
+    r.for_each(sp, [&](auto i) {
+      r.loop(r.part_begin(), loop_extent(r.part_end()), 1, [&](auto j) {
+        r.load(x, X.tile(i, j));
+        r.store(Y.tile(i, j), x);
+      });
+    });
+  });
+  return k.build();
+}
+constexpr program bad() { return build(false); }
+constexpr program good() { return build(true); }
+}  // namespace verify_corpus::ir_split_tail
+CAKE_VERIFY_CASE(ir_split_tail, "ir.split-tail")
