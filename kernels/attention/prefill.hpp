@@ -505,16 +505,18 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
 
 // The merge of a split tail's parts (attention_prefill_config::tail_parts), launched after the prefill kernel (PDL:
 // its CTAs may start as the prefill's finish, and wait for all of its results with griddep_wait). It walks the
-// prefill's units alike (attention_detail::prefill_walk: the same space, raster, order, split and grid); at a tail
-// point the unit of part 0 merges the parts, one warpgroup per (64 query rows, 64 columns of D) block of the tile:
+// prefill's units alike (attention_detail::prefill_walk: the same space, raster, order, split and grid). A split
+// tile's blocks of 64 query rows x 64 columns of D (wgs x D / 64 of them) are spread over its parts' units: part p
+// merges block p, the last part also the blocks from there on (a tile of fewer parts than blocks); one warpgroup:
 //   M = max_u lse_u, O = sum_u 2^(lse_u - M) o_u / sum_u 2^(lse_u - M), LSE = M + log(sum_u 2^(lse_u - M))
 // (lse in base 2 here; each part's o is normalized by its own sum; every part has a key block, so every lse is
-// finite). In one pass with a running M, loading two parts per trip before using either (the parts are in L2:
+// finite), in one pass with a running M, loading four parts per trip before using any (the parts are in L2:
 // latency, not bandwidth, is what it waits on; decode's combine measured one pass with several loads a trip twice
-// as fast as two passes). The other parts' units have nothing to do. T reaches the walk (its split's extent: the
-// key blocks) as the stride-0 last dim of part_lse, [NU, TR, T] with strides [TR, 1, 0]: no tensor here has it.
+// as fast as two passes). T reaches the walk (its split's extent: the key blocks) as the stride-0 last dim of
+// part_lse, [NU, TR, T] with strides [TR, 1, 0]: no tensor here has it.
 constexpr program attention_prefill_tail_combine_sm90(attention_prefill_config c) {
-  constexpr int U = 2;  // parts loaded per trip (registers: the sum and U parts' 64 x 64 blocks, 32 each of 128)
+  constexpr int U = 4;  // parts loaded per trip (registers: the sum and U parts' 64 x 64 blocks, 32 each)
+  const int blocks = c.wgs * c.parts;
   name_builder nm = attention_detail::prefill_name(c);
   nm.put("_tc");
   auto k = kernel(nm.view()).target(sm_90a).programmatic_launch();
@@ -524,42 +526,45 @@ constexpr program attention_prefill_tail_combine_sm90(attention_prefill_config c
   auto Wo = k.input<f32>("part_o", dims(NU, TR, D));
   auto Wl = k.input<f32>("part_lse", dims(NU, TR, T));
   auto space = attention_detail::prefill_walk(k, c, Bt, S, H, T);
-  k.role("combine", warpgroups(c.wgs * c.parts), [&](role& r) {
+  k.role("combine", warpgroups(1), [&](role& r) {
     auto acc = r.fragment<f32>("acc", {64, 64});
     auto mx = r.row_vector<f32>("mx", 64);  // M
     auto sm = r.row_vector<f32>("sm", 64);  // the sum of the weights
     auto mn = r.row_vector<f32>("mn", 64);  // M after this trip's parts
     auto sh = r.row_vector<f32>("sh", 64);  // exp2(M before - M after): how much the sums so far shrink
     std::array<reg_tile<f32>, U> x{}, ls{};
-    constexpr std::string_view xn[] = {"x0", "x1"}, lnm[] = {"l0", "l1"};
+    constexpr std::string_view xn[] = {"x0", "x1", "x2", "x3"}, lnm[] = {"l0", "l1", "l2", "l3"};
     for (int u = 0; u < U; ++u) x[u] = r.fragment<f32>(xn[u], {64, 64}), ls[u] = r.row_vector<f32>(lnm[u], 64);
     r.griddep_wait();  // the prefill's parts are complete and visible
-    for (int u = 0; u < U; ++u) r.fill(x[u], 0.0f);  // (a part past the point's weighs 0: its block must be finite)
+    for (int u = 0; u < U; ++u) r.fill(x[u], 0.0f);  // (a part past the tile's weighs 0: its block must be finite)
     r.for_each(space, [&](auto q, auto h, auto b) {
       r.when(r.walk_parts() > 1, [&] {  // (a whole point stored its own O and LSE)
-        r.when(eq(r.walk_part(), 0), [&] {
-          const index_expr rb = r.warpgroup() % c.wgs, d = r.warpgroup() / c.wgs;  // this warpgroup's rows and columns
-          const index_expr first = r.let_index(r.tail_unit());                     // the point's part 0
+        const index_expr p = r.walk_part(), n = r.walk_parts();
+        const index_expr first = r.let_index(r.tail_unit() - p);  // the tile's part 0
+        // blocks [p, hi): hi = p + 1 but for the last part, blocks; as min(blocks, max(p + 1, blocks - (n - 1 - p) * blocks))
+        const index_expr neg_hi = r.let_min(-(p + 1), (n - 1 - p) * blocks - blocks);
+        r.loop(p, min(loop_extent(index_expr(blocks)), loop_extent(-neg_hi)), 1, [&](auto blk) {
+          const index_expr rb = blk % c.wgs, d = blk / c.wgs;  // the block's 64 rows of the tile and 64 columns of D
           r.fill(mx, neg_inf);
           r.fill(acc, 0.0f);
           r.fill(sm, 0.0f);
-          r.loop(loop_extent((r.walk_parts() + (U - 1)) / U), [&](auto t) {
+          r.loop(loop_extent((n + (U - 1)) / U), [&](auto t) {
             for (int u = 0; u < U; ++u) {
               r.fill(ls[u], neg_inf);
-              r.when(t * U + u < r.walk_parts(), [&] {
+              r.when(t * U + u < n, [&] {
                 r.load(ls[u], Wl.tile(first + t * U + u, rb, 0));
                 r.load(x[u], Wo.tile(first + t * U + u, rb, d).rows_at(1));
               });
               r.set(ls[u], ls[u] * 1.4426950408889634f);  // (base 2; -inf stays -inf)
             }
-            r.set(mn, max(max(mx, ls[0]), ls[1]));
+            r.set(mn, max(max(max(max(mx, ls[0]), ls[1]), ls[2]), ls[3]));
             r.set(sh, exp2(mx - mn));                                    // (mn is finite from the first trip on: part 0)
             for (int u = 0; u < U; ++u) r.set(ls[u], exp2(ls[u] - mn));  // each part's weight (0 past the parts)
-            r.set(sm, sm * sh + ls[0] + ls[1]);
-            r.set(acc, acc * sh + ls[0] * x[0] + ls[1] * x[1]);
+            r.set(sm, sm * sh + ls[0] + ls[1] + ls[2] + ls[3]);
+            r.set(acc, acc * sh + ls[0] * x[0] + ls[1] * x[1] + ls[2] * x[2] + ls[3] * x[3]);
             r.set(mx, mn);
           });
-          r.when(eq(d, 0), [&] {  // (every column block computes the same LSE; the first stores it)
+          r.when(eq(d, 0), [&] {  // (every column block of a row block computes the same LSE; the first stores it)
             r.set(ls[0], (log2(sm) + mx) * 0.6931471805599453f);
             r.store(Lse.tile(b, h, q * c.wgs + rb, 0), ls[0]);
           });

@@ -272,11 +272,13 @@ TEST_CASE("attention prefill with a split tail (the last round's tiles split ove
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
   // Walks whose last round is short on 132 SMs (H100, H200): D = 128 (the lookahead's 128-row tiles) 136 tiles of 8 key
-  // blocks (4 in the last round: 8 parts each), 144 tiles of 12 ragged ones (12 left: 11 parts); D = 64 at S = 2k (three
-  // consumers, 192-row tiles) 143 tiles (11 left: 12 parts); at S = 1k (the lookahead) 136 (8 parts). The shared
-  // shapes (above) have walks of fewer points than CTAs or full rounds: nothing split, no combine launched.
-  check_walks({11}, rng, {{1, 1024, 1024, 17, 1, 128, false}, {2, 1000, 1500, 9, 3, 128, false}, {1, 2048, 2048, 13, 1, 64, false},
-                          {1, 1024, 1024, 17, 17, 64, false}});
+  // blocks (4 in the last round: 8 parts each), 144 tiles of 12 ragged ones (12 left: 11 parts), 172 tiles of 4 (40
+  // left: 3 parts, fewer than the tile's 4 blocks of 64 x 64: the last part merges two); D = 64 at S = 2k (three
+  // consumers, 192-row tiles) 143 tiles (11 left: 12 parts) and 187 (55 left: 2 parts for 3 blocks); at S = 1k (the
+  // lookahead) 136 (8 parts). The shared shapes (above) have walks of fewer points than CTAs or full rounds: nothing
+  // split, no combine launched.
+  check_walks({11}, rng, {{1, 1024, 1024, 17, 1, 128, false}, {2, 1000, 1500, 9, 3, 128, false}, {1, 512, 512, 43, 1, 128, false},
+                          {1, 2048, 2048, 13, 1, 64, false}, {1, 2048, 2048, 17, 1, 64, false}, {1, 1024, 1024, 17, 17, 64, false}});
 }
 
 TEST_CASE("attention prefill refuses bad arguments with the argument's name") {

@@ -432,7 +432,7 @@ TEST_CASE("attention prefill with a split tail (sm_90a): the picked non-causal s
   CHECK_FALSE(bad.valid());  // (the combine's warpgroups: one per 64 rows and 64 columns, at most 4 x 2)
 }
 
-TEST_CASE("attention prefill tail combine (sm_90a): walks as the prefill, merges a column part per part, lowered clean") {
+TEST_CASE("attention prefill tail combine (sm_90a): walks as the prefill, spreads the tile's blocks over its parts, lowered clean") {
   for (long long D : {64LL, 128LL}) {
     attention::prefill_shape s;
     s.D = D, s.S = s.T = 4096, s.H = 32, s.HK = 8, s.B = 4;
