@@ -463,14 +463,20 @@ class kernel_emitter : public op_emitter {
       // (plan::walk_steps: the whole rounds, and the last where this CTA's place in it falls inside it)
       w_.line("const int t_rounds = " + units + " / t_stride, t_rest = " + units + " % t_stride;");
       w_.line("const int t_steps = t_rounds + (((t_rounds & 1) ? t_stride - 1 - t_first : t_first) < t_rest ? 1 : 0);");
-      w_.open("for (int t_iter = t_first, t_step = 0; t_step < t_steps; t_iter += t_stride, ++t_step)");
     } else {
       w_.line("const int t_steps = t_first < " + units + " ? " + (p_.launch.persistent ? "(" + units + " - t_first + t_stride - 1) / t_stride" : std::string("1")) + " : 0;");
       w_.line("(void)t_steps;");
-      // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
-      w_.open("for (int t_iter = t_first, t_step = 0; t_iter < " + units + "; " + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
     }
+    // A split tail: the whole rounds in the loop, every point whole there (whole_rounds_: its part variables are
+    // constants, and what a schedule writes for parts folds away: whole tiles pay nothing for the split, where the
+    // branches on run-time parts cost the prefill's 31 rounds of 1k-key tiles 6% on an H100), then the last round (the
+    // tail, or with no split the partial round) as a second copy of the body, with the parts.
+    if (p_.launch.split_tail()) w_.open("for (int t_iter = t_first, t_step = 0; t_step < (t_steps < t_whole / t_stride ? t_steps : t_whole / t_stride); t_iter += t_stride, ++t_step)");
+    else if (serpentine()) w_.open("for (int t_iter = t_first, t_step = 0; t_step < t_steps; t_iter += t_stride, ++t_step)");
+    // (a grid walk leaves by t_iter = walk: t_first + walk could pass INT_MAX)
+    else w_.open("for (int t_iter = t_first, t_step = 0; t_iter < " + units + "; " + (p_.launch.persistent ? "t_iter += t_stride" : "t_iter = walk") + ", ++t_step)");
     w_.line("(void)t_step;");
+    whole_rounds_ = p_.launch.split_tail();
     emit_point_coords();
     if (alternate) {
       w_.open("if (t_seq++ % " + std::to_string(p_.roles[role_].count) + " != (long long)unit)");
@@ -479,7 +485,17 @@ class kernel_emitter : public op_emitter {
       w_.close();
     }
     emit_body(id);
+    whole_rounds_ = false;
     w_.close();
+    if (p_.launch.split_tail()) {
+      w_.line("// the last round");
+      w_.open("if (t_steps > t_whole / t_stride)");
+      w_.line("const int t_step = t_whole / t_stride, t_iter = t_first + t_step * t_stride;");
+      w_.line("(void)t_step;");
+      emit_point_coords();
+      emit_body(id);
+      w_.close();
+    }
     w_.close();
   }
   bool serpentine() const { return p_.launch.persistent && p_.launch.order == walk_order::serpentine; }
@@ -495,8 +511,9 @@ class kernel_emitter : public op_emitter {
     if (p_.launch.split_tail()) {
       // a tail unit (t_unit >= t_whole): part (t_unit - t_whole) % t_parts of point t_whole + (t_unit - t_whole) /
       // t_parts. The part's index, count and range are expressions of t_unit where they are used (emitter.hpp
-      // var_text), not variables: live across a tile's key loop, five of them spilled a prefill consumer.
-      w_.line("const int t_point = t_unit >= t_whole ? t_whole + (t_unit - t_whole) / t_parts : t_unit;");
+      // var_text), not variables; in the whole rounds, constants.
+      if (whole_rounds_) w_.line("const int t_point = t_unit;  // (a whole round)");
+      else w_.line("const int t_point = t_unit >= t_whole ? t_whole + (t_unit - t_whole) / t_parts : t_unit;");
     }
     w_.line("const int t_plane = t_point % plane, t_outer = t_point / plane;");
     w_.line("(void)t_outer;");
@@ -558,13 +575,17 @@ class kernel_emitter : public op_emitter {
     const int root = o.imm[0] + o.imm[1] - 1;
     w_.open("if (" + node_code(root, none, "0") + ")");
     if (o.has(flag_next_point)) {
-      // r.next_point: the walk's coordinates inside are the next point's (the names shadow this point's)
+      // r.next_point: the walk's coordinates inside are the next point's (the names shadow this point's); the next
+      // point of a split tail's last whole round is a part of the tail
       w_.line("const int t_iter_next = t_iter + t_stride, t_step_next = t_step + 1;");
       w_.open("");
       w_.line("const int t_iter = t_iter_next, t_step = t_step_next;");
       w_.line("(void)t_step;");
+      const bool whole = whole_rounds_;
+      whole_rounds_ = false;
       emit_point_coords();
       emit_body(id);
+      whole_rounds_ = whole;
       w_.close();
     } else {
       emit_body(id);

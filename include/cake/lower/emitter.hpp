@@ -56,6 +56,9 @@ class emitter {
   writer w_;
   std::string error_;
   int role_ = -1;
+  // A split tail's whole rounds (emit_tile_loop): outside an r.next_point body every point there is whole, so its part
+  // variables are constants (var_text) and the C++ compiler folds the branches on them away
+  bool whole_rounds_ = false;
   // C++ identifiers of the register tiles, pipelines and dims, unique in the scope their variables share.
   std::vector<std::string> reg_ids_, pipe_ids_, dim_ids_;
 
@@ -125,13 +128,15 @@ class emitter {
       case var_kind::value: return value_var(t.ref);
       case var_kind::walk_step: return "(long long)t_step";  // emit_tile_loop defines both
       case var_kind::walk_steps: return "(long long)t_steps";
-      // a split tail: of t_unit, t_whole and t_parts (emit_tile_loop, emit_point_coords)
-      case var_kind::walk_part: return "(long long)(t_unit >= t_whole ? (t_unit - t_whole) % t_parts : 0)";
-      case var_kind::walk_parts: return "(long long)(t_unit >= t_whole ? t_parts : 1)";
+      // a split tail: of t_unit, t_whole and t_parts (emit_tile_loop, emit_point_coords); constants at a whole round's point
+      case var_kind::walk_part: return whole_rounds_ ? "0LL" : "(long long)(t_unit >= t_whole ? (t_unit - t_whole) % t_parts : 0)";
+      case var_kind::walk_parts: return whole_rounds_ ? "1LL" : "(long long)(t_unit >= t_whole ? t_parts : 1)";
       // (the extent from the dims, which live in the kernel's parameters, not in registers)
-      case var_kind::part_begin: return "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts) * (" + expr(p_.launch.tail_extent) + ") / t_parts : 0LL)";
-      case var_kind::part_end: return "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts + 1) * (" + expr(p_.launch.tail_extent) + ") / t_parts : (" + expr(p_.launch.tail_extent) + "))";
-      case var_kind::tail_unit: return "(long long)(t_unit >= t_whole ? t_unit - t_whole : 0)";
+      case var_kind::part_begin: return whole_rounds_ ? "0LL" : "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts) * (" + expr(p_.launch.tail_extent) + ") / t_parts : 0LL)";
+      case var_kind::part_end:
+        if (whole_rounds_) return "(" + expr(p_.launch.tail_extent) + ")";
+        return "(t_unit >= t_whole ? (long long)((t_unit - t_whole) % t_parts + 1) * (" + expr(p_.launch.tail_extent) + ") / t_parts : (" + expr(p_.launch.tail_extent) + "))";
+      case var_kind::tail_unit: return whole_rounds_ ? "0LL" : "(long long)(t_unit >= t_whole ? t_unit - t_whole : 0)";
       default: return "0";
     }
   }
