@@ -123,7 +123,8 @@ class kernel_builder {
   // extent) parts of the range [0, extent) (an expression of dims: a tile's key blocks, a GEMM's K blocks), one
   // CTA each, so the last round is as wide as the GPU. Each role reads its part with r.part_begin() / r.part_end()
   // (the whole range at every other point), r.walk_part() / r.walk_parts() (0 of 1 there) and r.tail_unit() (the
-  // part's index in the tail, for its partial result), and combines the parts itself (r.count_arrival).
+  // part's index in the tail, for its partial result), and combines the parts: the last to arrive (r.count_arrival
+  // with the count r.walk_parts()), or a later kernel that declares the same walk (the prefill's tail combine).
   constexpr kernel_builder& split_tail(index_expr extent, int n, src_loc at = src_loc::current()) {
     if (n < 2 || n > 1024) fail<"ir.split-tail", "k.split_tail(extent, n) splits a point into at most n parts: n must be in 2..1024 (value: n)">(n, at);
     if (!extent.valid) fail<"ir.split-tail", "k.split_tail(extent, n): the extent cannot be represented as an index expression (value: 0)">(0, at);
