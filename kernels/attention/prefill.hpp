@@ -66,9 +66,9 @@ struct attention_prefill_config {
   bool skip_past_rows = false;  // (not with the lookahead) a consumer warpgroup whose 64 rows all lie past S (or the entry's
                                 // length) only waits for and releases the stages (and takes its turns) instead of computing
                                 // them: the last tile of a power-of-two S with 192-row tiles
-  int tail_parts = 0;  // (persistent, dense, not causal) a stream-K tail (k.split_tail): where the walk's last round is partial,
-                       // each of its query tiles is split over its key blocks into up to this many parts, one CTA each, and
-                       // the last part to finish merges the others' (O, LSE) (0: not split)
+  int tail_parts = 0;  // (persistent, dense, not causal, D <= 128) a stream-K tail (k.split_tail): where the walk's last round is
+                       // partial, each of its query tiles is split over its key blocks into up to this many parts, one CTA each,
+                       // and a second kernel (attention_prefill_tail_combine_sm90) merges their (O, LSE) (0: not split)
   fma_share exp2_fma{};  // the share of the softmax's exp2 computed by a polynomial on the FMA pipe (exp2(x, fma_share)); none
                         // by default: on the H200 each 1/8 cost 3-6% (the MUFU pipe ran at 49% of its peak; docs/attention.md)
   // Causal with rows() == bn (wgs 2, bn 128): the diagonal block is q, the one masked block; else (3 consumers of
