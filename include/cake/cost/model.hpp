@@ -247,14 +247,16 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
   // Equal points: no order evens them; where the last round is short enough to idle more than 2% of the walk,
   // say so with the numbers (prefill's 4,096 query tiles over 132 CTAs: 31.03 rounds of work in 32)
   if (w.assessed && !w.uneven()) {
-    if (waves_reported || w.ctas <= 0 || w.points % w.ctas == 0 || w.strided <= 1.02) return;
-    const long long rounds = (w.points + w.ctas - 1) / w.ctas;
-    if (p.launch.split_tail()) {  // (the estimate itself does not model the parts or their merge)
+    const long long rounds = w.ctas > 0 ? (w.points + w.ctas - 1) / w.ctas : 0;
+    if (w.tail_parts > 1) {  // (the walk's figures deal the parts; the estimate's time does not model them or their merge)
+      const double unsplit = w.points > 0 ? static_cast<double>(rounds * w.ctas) / static_cast<double>(w.points) : 1.0;
       e.notes.push_back("the persistent walk's last round holds " + std::to_string(w.points % w.ctas) + " of its " + std::to_string(w.points) +
-                        " points over " + std::to_string(w.ctas) + walkers + ": k.split_tail splits each into up to " + std::to_string(p.launch.tail_parts) +
-                        " parts (the estimate counts the round whole, " + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) + "% of the walk idle, and no merge)");
+                        " points over " + std::to_string(w.ctas) + walkers + ": k.split_tail deals each in " + std::to_string(w.tail_parts) +
+                        " parts, so the busiest CTA carries " + f(w.strided) + "x the mean work (" + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) +
+                        "% of the walk idles; unsplit " + fmt(100.0 * (1.0 - 1.0 / unsplit), 1) + "%; the parts' merge not counted, nor in the estimate)");
       return;
     }
+    if (waves_reported || w.ctas <= 0 || w.points % w.ctas == 0 || w.strided <= 1.02) return;
     e.notes.push_back("the persistent walk's " + std::to_string(w.points) + " points over " + std::to_string(w.ctas) + walkers + " take " +
                       std::to_string(rounds) + " rounds, the last holding " + std::to_string(w.points % w.ctas) + ": the busiest CTA carries " +
                       f(w.strided) + "x the mean work (" + fmt(100.0 * (1.0 - 1.0 / w.strided), 1) +

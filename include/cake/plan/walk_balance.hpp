@@ -5,7 +5,9 @@
 // rounds, strided or serpentine (plan::walk_index); the figure for each order is the busiest CTA's work over
 // the mean work per CTA (wave quantization included: 200 equal points on 132 CTAs give 2 / 1.52). A loop
 // bound that reads what only the run knows (r.read_index data, the CTA's step or index) cannot be evaluated
-// per point: the walk is then not assessed, and `why` says which bound.
+// per point: the walk is then not assessed, and `why` says which bound. A split tail (k.split_tail) deals its last
+// round's points in parts (plan::split_tail_parts), each part's work its loops' trips over its range: what the
+// split leaves of the last round's idle share (the merge of the parts is not counted).
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@ struct walk_balance {
   long long points = 0, ctas = 0;        // cluster work items, and the clusters walking them
   long long min_work = 0, max_work = 0;  // loop trips of one point (the role with the most)
   double strided = 1, serpentine = 1;    // busiest CTA's work over the mean, for each order
+  int tail_parts = 1;                    // (k.split_tail) the parts each point of the last round is dealt in
   constexpr bool uneven() const { return assessed && min_work != max_work; }
 };
 
@@ -62,10 +65,16 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
   w.points = g.clusters;
   w.ctas = g.ctas / (g.cluster > 0 ? g.cluster : 1);
   if (w.points > max_points) return w.why = "the walk has " + std::to_string(w.points) + " points, more than the " + std::to_string(max_points) + " assessed", w;
-  // one point's work: the trips of each role's loops at that point, the largest role sum
-  std::vector<long long> work(static_cast<std::size_t>(w.points), 0);
+  // A split tail (k.split_tail): the last round's points in parts (plan::split_tail_parts), dealt as units
+  const long long extent = p.launch.split_tail() ? p.launch.tail_extent.eval([&](const index_term& x) { return x.kind == var_kind::dim ? dim_value(x.ref) : 0; }) : 0;
+  const int parts = p.launch.split_tail() ? split_tail_parts(w.points, w.ctas, extent, p.launch.tail_parts) : 1;
+  const long long whole = parts > 1 ? w.points - w.points % w.ctas : w.points, units = whole + (w.points - whole) * parts;
+  w.tail_parts = parts;
+  // one unit's work: the trips of each role's loops at its point (and part), the largest role sum
+  std::vector<long long> work(static_cast<std::size_t>(units), 0);
   std::vector<long long> by_role(p.roles.size(), 0);
-  for (long long i = 0; i < w.points; ++i) {
+  for (long long u = 0; u < units; ++u) {
+    const long long i = u < whole ? u : whole + (u - whole) / parts, part = u < whole ? 0 : (u - whole) % parts, of = u < whole ? 1 : parts;
     point pt = point_at(i, g, p.launch.rast);
     for (int a = 0; a < p.space.count; ++a) pt.c[a] = mirrored(p.space, g, a, pt.c[a]);
     std::string unknown;
@@ -77,12 +86,12 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
         case var_kind::warp:
         case var_kind::cluster_rank: return 0;  // the first unit's (a schedule splits work evenly among its units)
         case var_kind::none: return 0;
-        // a split tail's part: every point assessed whole (its last round's parts are not dealt here)
-        case var_kind::walk_part:
-        case var_kind::part_begin:
-        case var_kind::tail_unit: return 0;
-        case var_kind::walk_parts: return 1;
-        case var_kind::part_end: return p.launch.tail_extent.eval([&](const index_term& x) { return x.kind == var_kind::dim ? dim_value(x.ref) : 0; });
+        // a split tail's part (the lowering's arithmetic: emitter.hpp var_text)
+        case var_kind::walk_part: return part;
+        case var_kind::walk_parts: return of;
+        case var_kind::part_begin: return part * extent / of;
+        case var_kind::part_end: return (part + 1) * extent / of;
+        case var_kind::tail_unit: return u < whole ? 0 : u - whole;
         default:
           unknown = t.kind == var_kind::value ? "data read at run time (r.read_index)" : t.kind == var_kind::loop ? "an outer loop's index" : "the CTA's place in its walk";
           return 0;
@@ -102,12 +111,15 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
     }
     long long most = 0;
     for (long long r : by_role) most = r > most ? r : most;
-    work[static_cast<std::size_t>(i)] = most;
+    work[static_cast<std::size_t>(u)] = most;
   }
+  // (min and max over the whole points: a part's work is its share of its point's)
   w.min_work = w.max_work = work.empty() ? 0 : work[0];
   long long total = 0;
-  for (long long v : work) {
+  for (long long u = 0; u < units; ++u) {
+    const long long v = work[static_cast<std::size_t>(u)];
     total += v;
+    if (parts > 1 && u >= whole) continue;
     w.min_work = v < w.min_work ? v : w.min_work;
     w.max_work = v > w.max_work ? v : w.max_work;
   }
@@ -115,7 +127,7 @@ walk_balance assess_walk_balance(const program& p, DimValue dim_value, int sm_co
     long long most = 0;
     for (long long cta = 0; cta < w.ctas; ++cta) {
       long long sum = 0;
-      for (long long k = 0, n = walk_steps(cta, w.ctas, w.points, order); k < n; ++k) sum += work[static_cast<std::size_t>(walk_index(k, cta, w.ctas, order))];
+      for (long long k = 0, n = walk_steps(cta, w.ctas, units, order); k < n; ++k) sum += work[static_cast<std::size_t>(walk_index(k, cta, w.ctas, order))];
       most = sum > most ? sum : most;
     }
     return total > 0 ? static_cast<double>(most) * static_cast<double>(w.ctas) / static_cast<double>(total) : 1.0;
