@@ -166,25 +166,15 @@ constexpr kernels::attention_prefill_config varlen_config_for(const varlen_shape
 
 namespace detail {
 
-inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_config& c, int device) {
-  using key = std::tuple<kernels::attention_prefill_config, int>;
+// The prefill kernel of a schedule, or (tail_combine) the combine of its split tail's parts
+// (attention_prefill_tail_combine_sm90), once per schedule and device.
+inline const runtime_kernel& prefill_kernel(const kernels::attention_prefill_config& c, int device, bool tail_combine = false) {
+  using key = std::tuple<kernels::attention_prefill_config, bool, int>;
   static kernel_table<key, runtime_kernel> cache;
-  return cache.get(key{c, device}, [&] {
-    const program p = kernels::attention_prefill_sm90(c);
+  return cache.get(key{c, tail_combine, device}, [&] {
+    const program p = tail_combine ? kernels::attention_prefill_tail_combine_sm90(c) : kernels::attention_prefill_sm90(c);
     if (!p.errors.empty())
-      throw jit::error("cake::attention::prefill: the schedule is invalid: " + to_text(p.errors[0]));
-    return runtime_kernel::build(p, {}, device);
-  });
-}
-
-// The combine of a split tail's parts (prefill.hpp, attention_prefill_tail_combine_sm90), once per schedule and device.
-inline const runtime_kernel& prefill_tail_combine_kernel(const kernels::attention_prefill_config& c, int device) {
-  using key = std::tuple<kernels::attention_prefill_config, int>;
-  static kernel_table<key, runtime_kernel> cache;
-  return cache.get(key{c, device}, [&] {
-    const program p = kernels::attention_prefill_tail_combine_sm90(c);
-    if (!p.errors.empty())
-      throw jit::error("cake::attention::prefill: the tail combine is invalid: " + to_text(p.errors[0]));
+      throw jit::error(std::string("cake::attention::prefill: ") + (tail_combine ? "the tail combine" : "the schedule") + " is invalid: " + to_text(p.errors[0]));
     return runtime_kernel::build(p, {}, device);
   });
 }
@@ -297,7 +287,7 @@ inline void run_prefill(const kernels::attention_prefill_config* forced, const v
   kern.launch(args, scalars, stream);
   if (plan::split_tail_parts(points, ctas, (s.T + c.bn - 1) / c.bn, c.tail_parts) < 2) return;  // (no part left anything)
   const tensor_arg comb[] = {qkvo[3], qkvo[4], tensor_view(ws, {units, rows, s.D}), tensor_view(ws + o_bytes, {units, rows, s.T}, {rows, 1, 0})};
-  prefill_tail_combine_kernel(c, device).launch(comb, {}, stream);
+  prefill_kernel(c, device, true).launch(comb, {}, stream);
 }
 }  // namespace detail
 

@@ -217,7 +217,6 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
   // (split tail: a part's blocks [part_begin, part_end), its last first, masked: the point's last at a whole point)
   auto last_block = [&](role& r, index_expr q) -> index_expr { return c.causal ? q : split ? r.part_end() - 1 : (T.extent() - 1) / c.bn; };
   auto after_last = [&](role& r, index_expr q) -> loop_extent { return c.causal ? loop_extent(q + 1) : split ? loop_extent(r.part_end()) : loop_extent(tiles(T, c.bn)); };
-  auto first_block_of = [&](role& r) -> index_expr { return split ? r.part_begin() : index_expr(0); };  // the unmasked blocks' first
   // Varlen: entry b's rows and keys (read by each role), and its key blocks: `last` (masked, first), the
   // masked ones before it from `full` on (causal), and the unmasked ones below. Dense causal with query tiles
   // of other than bn rows: the same three ranges, from the tile's rows (diag_entry).
@@ -260,7 +259,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
     const index_expr last = own_last ? e.last : last_block(r, q);
     r.loop(last, own_last ? loop_extent(last + 1) : after_last(r, q), 1, [&](auto j) { step(j, true, true); });
     if (diag_ranges) r.loop(e.full, loop_extent(last), 1, [&](auto j) { step(j, true, false); });
-    if (split) r.loop(first_block_of(r), loop_extent(last), 1, [&](auto j) { step(j, false, false); });
+    if (split) r.loop(r.part_begin(), loop_extent(last), 1, [&](auto j) { step(j, false, false); });
     else r.loop(diag_ranges ? min(e.full, last) : loop_extent(last), [&](auto j) { step(j, false, false); });
   };
   // Varlen: the body runs only for the query tiles that start inside their entry.
@@ -398,7 +397,7 @@ constexpr program attention_prefill_sm90(attention_prefill_config c = {}) {
         auto sq = r.held(qp);
         r.fill(o, 0.0f);
         r.set(p, s);
-        if (split) r.loop(first_block_of(r), loop_extent(last_block(r, q)), 1, [&](auto j) { steady_step(sq, q, j, false, e); });
+        if (split) r.loop(r.part_begin(), loop_extent(last_block(r, q)), 1, [&](auto j) { steady_step(sq, q, j, false, e); });
         else r.loop(loop_extent(last_block(r, q)), [&](auto j) { steady_step(sq, q, j, false, e); });
         r.release(qp, sq);
         // The last P V, and (where the walk goes on) before it the next tile's first S, whose softmax then runs

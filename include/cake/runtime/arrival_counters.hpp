@@ -27,17 +27,29 @@ inline bool grow_retiring(jit::device_buffer& buf, std::vector<jit::device_buffe
   return true;
 }
 
-inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t counters) {
+// One growing device buffer per (device, stream) for each Kind, at least `need` bytes (grow_retiring; zeroed when
+// made, where `zero`).
+namespace detail {
+struct counters_kind;  // (the Kinds of stream_buffer below)
+struct partials_kind;
+}  // namespace detail
+
+template <class Kind>
+inline CUdeviceptr stream_buffer(int device, CUstream stream, std::size_t need, std::size_t floor, bool zero) {
   struct entry {
-    jit::device_buffer count;
+    jit::device_buffer buf;
     std::vector<jit::device_buffer> retired;
   };
   static std::mutex mu;
   static std::map<std::pair<int, CUstream>, entry> cache;
   const std::lock_guard<std::mutex> lock(mu);
   entry& e = cache[{device, stream}];
-  if (grow_retiring(e.count, e.retired, counters * 4, std::size_t{4096} * 4, device)) e.count.fill_u32(0);
-  return e.count.get();
+  if (grow_retiring(e.buf, e.retired, need, floor, device) && zero) e.buf.fill_u32(0);
+  return e.buf.get();
+}
+
+inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t counters) {
+  return stream_buffer<detail::counters_kind>(device, stream, counters * 4, std::size_t{4096} * 4, true);
 }
 
 // Device memory for what a launch's units leave for another unit or a later kernel to combine (split-K's partial
@@ -45,16 +57,7 @@ inline CUdeviceptr arrival_counters_for(int device, CUstream stream, std::size_t
 // use it share one buffer per stream; two streams must not), grown as `arrival_counters_for` grows its counters.
 // The first call on a stream allocates: under CUDA graph capture, make one call before capturing.
 inline CUdeviceptr partials_workspace_for(int device, CUstream stream, std::size_t bytes) {
-  struct entry {
-    jit::device_buffer part;
-    std::vector<jit::device_buffer> retired;
-  };
-  static std::mutex mu;
-  static std::map<std::pair<int, CUstream>, entry> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  entry& e = cache[{device, stream}];
-  grow_retiring(e.part, e.retired, bytes, std::size_t{1} << 20, device);
-  return e.part.get();
+  return stream_buffer<detail::partials_kind>(device, stream, bytes, std::size_t{1} << 20, false);
 }
 
 }  // namespace cake
