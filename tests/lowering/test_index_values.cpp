@@ -110,7 +110,8 @@ TEST_CASE("a split tail lowers on every target: units, part ranges and a run-tim
         // the whole rounds in a loop, their points' part variables constants; the last round a second copy of the body
         CHECK(has(b.source(), "for (int t_iter = t_first, t_step = 0; t_step < (t_steps < t_whole / t_stride ? t_steps : t_whole / t_stride);"));
         CHECK(has(b.source(), "const int t_point = t_unit;  // (a whole round)"));
-        CHECK(has(b.source(), "== (long long)((1))"));  // r.walk_parts() == 1 with walk_parts the constant 1LL
+        CHECK(has(b.source(), "if (((long long)(1LL) == (long long)((1)))) {"));  // r.walk_parts() == 1 in a whole round: a constant
+        CHECK(has(b.source(), "if (((long long)((long long)(t_unit >= t_whole ? t_parts : 1)) == (long long)((1)))) {"));  // in the last round
         CHECK(has(b.source(), "// the last round\n"));
         CHECK(has(b.source(), "if (t_steps > t_whole / t_stride) {"));
         CHECK(has(b.source(), "(unsigned)(((long long)(t_unit >= t_whole ? t_parts : 1)) - 1))"));  // the counter wraps at the run-time part count
