@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -225,6 +225,14 @@ for s in "${steps[@]}"; do
       # per shape the chosen schedule, the two one-slice forms, the chosen schedule again (cake_bench_decode --one-slice)
       timeout ${CAKE_DECODE_TIMEOUT:-150} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --one-slice --json "$OUT/decode_one_slice.json" > "$OUT/decode_one_slice.log" 2>&1; echo "bench rc=$?"
       grep -E "^decode" "$OUT/decode_one_slice.log" | cut -c1-120 ;;
+    decodecluster)
+      # cluster_combine (a request's slices one cluster, merged in distributed shared memory; no combine kernel): the
+      # GPU test's cases (hang trap on), then per grid shape of 2..16 slices the chosen schedule, it with
+      # cluster_combine (8 slices where it has 16; also in 2 stages where 3 lose the second CTA per SM), it again
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_DECODE_TEST_TIMEOUT:-200} $B/tests/gpu/cake_gpu_test_attention_decode -tc="*cluster_combine*" > "$OUT/test_decode_cluster.log" 2>&1; echo "decode test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_cluster.log" | head -n 8
+      timeout ${CAKE_DECODE_TIMEOUT:-200} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --cluster-combine ${CAKE_DECODE_ARGS:-} --json "$OUT/decode_cluster.json" > "$OUT/decode_cluster.log" 2>&1; echo "bench rc=$?"
+      grep -E "^decode" "$OUT/decode_cluster.log" | cut -c1-120 ;;
     evolve4096)
       # issue 14's proof: cake evolve from the naive seed at 4096^3 (tests/cli/gemm_sm90_family.cpp), its CPU gates
       # taken from a carried log when there is one ($B/evolve_gemm_4096.jsonl.gz, written on the development machine by

@@ -513,12 +513,14 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
                                 ", splits " + std::to_string(c.splits) + ", page_size " + std::to_string(c.page_size) +
-                                "; bn 64..128 in whole pages, stages 1..8, splits 1..256, smem at most 227 KiB)");
+                                (c.cluster_combine ? ", cluster_combine" : "") +
+                                "; bn 64..128 in whole pages, stages 1..8, splits 1..256 (2, 4 or 8 with cluster_combine, not persistent nor "
+                                "fused_combine), smem at most 227 KiB)");
   }
   check_hopper(device, who);
   // Both kernels are built before the first launch (a refusal enqueues nothing).
   const runtime_kernel& dec = decode_kernel(c, device);
-  const runtime_kernel* comb = c.fused_combine ? nullptr : &decode_combine_kernel(decode_combine_config_for(s), device);
+  const runtime_kernel* comb = c.fused_combine || c.cluster_combine ? nullptr : &decode_combine_kernel(decode_combine_config_for(s), device);
   const decode_workspace_layout w = decode_layout(s, c.splits);
   auto* base = static_cast<unsigned char*>(workspace);
   float* part_o = reinterpret_cast<float*>(base + w.o);
@@ -535,6 +537,10 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
                                     tensor_view(part_o, {NS, s.B, s.H, s.D}),
                                     tensor_view(part_m, {NS, s.B, s.H, 1}),
                                     tensor_view(part_l, {NS, s.B, s.H, 1})};
+    if (c.cluster_combine) {  // O and LSE: a (request, KV head)'s slices, one cluster, merge in distributed shared memory
+      args.push_back(tensor_view(o, {s.B, s.H, s.D}));
+      args.push_back(tensor_view(lse, {s.B, s.H, 1}));
+    }
     if (c.fused_combine) {  // O, LSE and (several slices) the (request, KV head) arrival counters: the slices combine themselves
       args.push_back(tensor_view(o, {s.B, s.H, s.D}));
       args.push_back(tensor_view(lse, {s.B, s.H, 1}));
@@ -570,8 +576,8 @@ inline void decode_paged(const void* q, const void* k_cache, const void* v_cache
                          void* workspace, const decode_shape& s, CUstream stream = nullptr, int device = 0) {
   detail::run_decode(nullptr, q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, stream, device);
 }
-// The same with an explicit schedule (tuning): config's bn, stages, splits, walk and fused_combine are used, the
-// rest follows the shape; the workspace is decode_workspace_bytes_with(config, shape). fused_combine with more
+// The same with an explicit schedule (tuning): config's bn, stages, splits, walk, fused_combine and cluster_combine
+// are used, the rest follows the shape; the workspace is decode_workspace_bytes_with(config, shape). fused_combine with more
 // than one slice uses the library's arrival counters for the stream (arrival_counters_for): the first such call
 // on a stream allocates them (cuMemAlloc), so under CUDA graph capture make one call before capturing. (decode_paged
 // takes fused_combine only where the split is one slice: no counters.)

@@ -69,17 +69,27 @@ struct attention_decode_config {
   // and LSE. No combine kernel (nor its wait for the whole decode grid); with one slice nothing is stored but O
   // and LSE. The kernel then takes O, LSE and (more than one slice) the counters (i32 [B, HK], zero before the first launch).
   bool fused_combine = false;
+  // The slices of a (request, KV head) are one thread-block cluster (k.cluster(splits): 2, 4 or 8 slices) and merge
+  // through distributed shared memory: the running maxima by r.cluster_max, then the weighted sums l and O by
+  // r.cluster_sum / r.cluster_sum_scatter, each CTA normalizing and storing its 1/splits of O's columns. No
+  // combine kernel, no slice state in memory, no counters. The kernel then takes O and LSE.
+  bool cluster_combine = false;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
            bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
-           !(loads_only && fused_combine);
+           !(loads_only && fused_combine) &&
+           // (the reduce-scatter of a 64-column O part: a whole 8-column group per slice, so 2, 4 or 8 slices)
+           (!cluster_combine || (splits >= 2 && 64 % (8 * splits) == 0 && !fused_combine && !loads_only && !persistent));
   }
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
 
-// Smem in bytes: Q (64 rows, two stages when persistent) + the K and V stages, D/64 parts of 64 bf16 columns each.
-constexpr int attention_decode_smem(const attention_decode_config& c) { return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2; }
+// Smem in bytes: Q (64 rows, two stages when persistent) + the K and V stages, D/64 parts of 64 bf16 columns each,
+// and with cluster_combine the cluster reductions' scratch (one 64 x 64 f32 part: the reductions share it).
+constexpr int attention_decode_smem(const attention_decode_config& c) {
+  return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2 + (c.cluster_combine ? 64 * 64 * 4 : 0);
+}
 
 namespace attention_detail {
 // "attn_dec_d128g4p16n64s8", "attn_dec_d128g4p16n128t3s16P" (at most 31 characters: d128g64p64n128t8s256PL or ...s256PC)
@@ -102,6 +112,7 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   if (c.persistent) b.put("P");
   if (c.loads_only) b.put("L");
   if (c.fused_combine) b.put("C");
+  if (c.cluster_combine) b.put("X");
   return b;
 }
 }  // namespace attention_detail
@@ -110,6 +121,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   const name_builder nm = attention_detail::decode_name(c);
   auto k = kernel(nm.view()).target(sm_90a);
   if (c.persistent) k.persistent();
+  if (c.cluster_combine) k.cluster(c.splits);  // along axis 0, the split: a (request, KV head)'s slices
   // Two CTAs per SM where two fit by shared memory (64-key blocks in up to 3 stages at D = 128): the second
   // CTA's loads overlap this one's math. Declared, so that ptxas keeps each thread to the registers two CTAs of
   // 160 threads may hold (168; the fused combine's merge took 182 undeclared, and an SM then ran one CTA)
@@ -131,7 +143,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   tensor<bf16> O;
   tensor<f32> Lse;
   tensor<i32> Count;
-  if (c.fused_combine) {
+  if (c.fused_combine || c.cluster_combine) {
     O = k.output<bf16>("O", dims(Bt, H, D));
     Lse = k.output<f32>("LSE", dims(Bt, H, One));
     if (c.splits > 1) Count = k.output<i32>("count", dims(Bt, HK));  // (one slice has nothing to wait for)
@@ -231,6 +243,32 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       // (H is dim 2 of the workspace's [NS, B, H, .], dim 1 of O's and LSE's [B, H, .])
       auto group_rows = [&](auto t, int h = 2) { return t.elements_at(h).limit(h, w.h0 + c.group); };
       auto group_tile = [&](auto t, int h = 2) { return t.rows_at(h).elements_at(h).limit(h, w.h0 + c.group); };
+      if (c.cluster_combine) {
+        // M = max over the slices; a slice's weight exp2(m_s - M) (0 where M is -inf: no slice had a key); l and O
+        // weighted, then summed over the cluster (O scattered: rank q ends with column block q of S of each part)
+        const int S = c.splits;
+        r.set(al, ms);
+        r.cluster_max(ms);
+        r.set(al, select(ms <= neg_inf, 0.0f, exp2(al - ms)));
+        r.set(l, l * al);
+        r.cluster_sum(l);
+        for (int d = 0; d < c.parts; ++d) {
+          r.set(o[d], o[d] * al);
+          r.cluster_sum_scatter(o[d]);
+        }
+        r.when(eq(r.cluster_rank(), 0), [&] {
+          r.set(ls, (log2(l) + ms) * 0.6931471805599453f);
+          r.store(group_rows(Lse.tile(b, w.h0, 0), 1), ls);
+        });
+        for (int d = 0; d < c.parts; ++d) {
+          r.set(o[d], select(l > 0.0f, o[d] * rcp(l), 0.0f));
+          auto out = r.convert<bf16>(o[d]);
+          r.for_range(S, [&](auto q) {
+            r.when(eq(r.cluster_rank(), q), [&] { r.store(group_tile(O.tile(b, w.h0, d * S + q), 1), out.cols(q, S)); });
+          });
+        }
+        return;
+      }
       if (!c.fused_combine) {
         r.store(group_rows(Wm.tile(sl, b, w.h0, 0)), ms);
         r.store(group_rows(Wl.tile(sl, b, w.h0, 0)), l);

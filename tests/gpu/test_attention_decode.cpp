@@ -48,6 +48,7 @@ struct decode_case {
   bool fused = false;       // decode_paged_with fused_combine: the last slice combines (no combine kernel)
   bool graph = false;       // decode_paged captured into a CUDA graph on a new stream (after one call on the default
                             // stream, which builds the kernels) and the graph launched: the call may allocate nothing there
+  bool cluster = false;     // decode_paged_with cluster_combine: a request's slices one cluster, merged in DSMEM
 };
 
 struct result {
@@ -56,7 +57,8 @@ struct result {
   bool guards = true, empty_ok = true;
   int splits = 0;
   bool fused = false;  // the slices combined themselves (the case's fused_combine, or the entry point's choice: one slice)
-  bool workspace_untouched = false;  // the workspace still holds its poison (fused_combine with one slice stores no state)
+  bool cluster = false;  // the slices merged in distributed shared memory (cluster_combine)
+  bool workspace_untouched = false;  // the workspace still holds its poison (fused_combine with one slice, and cluster_combine, store no state)
 };
 
 result run_case(const decode_case& c, harness::random_source& rng) {
@@ -80,9 +82,10 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
   auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
-  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.fused;
+  const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.fused || c.cluster;
   cfg.persistent = c.persistent;
   if (forced) cfg.fused_combine = c.fused;  // (else the entry point's: fused where the context is one slice)
+  if (forced) cfg.cluster_combine = c.cluster;
   if (c.splits > 0) cfg.splits = c.splits;
   if (c.bn > 0) cfg.bn = c.bn;
   if (c.stages > 0) cfg.stages = c.stages;
@@ -127,6 +130,7 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   result r;
   r.splits = cfg.splits;
   r.fused = cfg.fused_combine;
+  r.cluster = cfg.cluster_combine;
   {
     const auto w = dws.download<std::uint32_t>();
     r.workspace_untouched = std::all_of(w.begin(), w.end(), [](std::uint32_t x) { return x == 0x7fc00000u; });
@@ -191,18 +195,19 @@ void check_cases(const std::vector<decode_case>& cases, harness::random_source& 
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
     CHECK(r.lse_err < 1e-3);
     CHECK(r.guards);
     CHECK(r.empty_ok);
-    // one slice with fused_combine writes O and LSE itself: no slice state (that the combine kernel would read) at all
-    if (r.fused && r.splits == 1) CHECK(r.workspace_untouched);
-    if (!r.fused) CHECK_FALSE(r.workspace_untouched);
+    // one slice with fused_combine, and slices merged in a cluster, write O and LSE themselves: no slice state
+    // (that the combine kernel would read) at all
+    if ((r.fused && r.splits == 1) || r.cluster) CHECK(r.workspace_untouched);
+    if (!r.fused && !r.cluster) CHECK_FALSE(r.workspace_untouched);
   }
 }
 }  // namespace
@@ -280,6 +285,32 @@ TEST_CASE("attention decode_paged with fused_combine (the last slice to arrive c
   check_cases(cases, rng);
 }
 
+TEST_CASE("attention decode_paged with cluster_combine (a request's slices one cluster, merged in distributed shared memory) matches an f64 reference") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
+  std::vector<long long> batch64;
+  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
+  std::vector<long long> with_empty = mixed;
+  with_empty.insert(with_empty.begin() + 2, 0);
+  auto cl = [](std::vector<long long> lens, long long H, long long HK, long long D, long long ps, int splits, int bn = 0, int stages = 0) {
+    return decode_case{.lens = std::move(lens), .H = H, .HK = HK, .D = D, .page_size = ps, .splits = splits, .bn = bn, .stages = stages, .cluster = true};
+  };
+  const std::vector<decode_case> cases = {
+      cl(mixed, 8, 2, 128, 16, 2),              // two slices, GQA 4
+      cl(mixed, 8, 2, 128, 16, 4, 64, 2),       // four, 64-key blocks in 2 stages
+      cl({4097}, 32, 8, 128, 16, 8, 128, 3),    // B = 1, long: the few-request schedule (one CTA per SM)
+      cl({1}, 32, 8, 128, 16, 8, 128, 3),       // B = 1, one key: every slice but one empty
+      cl({1, 7, 127}, 8, 2, 128, 16, 8),        // slices with no block
+      cl(with_empty, 8, 2, 128, 16, 4),         // seq_len 0: O = 0, LSE = -inf (no slice had a key)
+      cl(batch64, 32, 8, 128, 16, 4, 64, 3),    // B = 64, the bench's heads
+      cl(mixed, 16, 2, 64, 64, 4),              // D 64 (one part), GQA 8, pages of 64
+      cl(mixed, 8, 8, 128, 16, 2, 128, 3),      // MHA, 128-key blocks
+      cl(mixed, 64, 1, 128, 16, 8),             // MQA-like G 64: every row of the tile stored
+  };
+  check_cases(cases, rng);
+}
 
 TEST_CASE("attention decode_paged refuses bad arguments with the argument's name") {
   if (!usable_hopper()) return;

@@ -105,6 +105,33 @@ TEST_CASE("attention decode (sm_90a): fused_combine, the last slice to arrive co
   }
 }
 
+TEST_CASE("attention decode (sm_90a): cluster_combine, a request's slices one cluster merging in distributed shared memory") {
+  struct v {
+    int parts, group, page_size, splits, bn = 64, stages = 3;
+  };
+  // the few-request schedule (128-key blocks, one CTA per SM), the many-request one in 2 and 3 stages, D 64, G 1 and 64
+  for (v x : {v{2, 4, 16, 8, 128}, v{2, 4, 16, 2, 64, 2}, v{2, 4, 16, 4}, v{1, 8, 64, 4}, v{2, 1, 16, 2, 128}, v{2, 64, 16, 8, 64, 2}}) {
+    kernels::attention_decode_config c;
+    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages, c.cluster_combine = true;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_decode_sm90(c);
+    INFO(p.kernel_name.view());
+    CHECK(p.kernel_name.view().back() == 'X');
+    CHECK(p.launch.cluster_size() == c.splits);
+    const auto b = lower_and_build(p);
+    CHECK(b.lowered.cluster[0] == c.splits);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers, " << b.lowered.smem_bytes << " B smem");
+    // the maxima, the sums and each O part reduced over the cluster: remote reads of the peers' scratch, no
+    // counter, no combine state; the scratch counted in the smem the schedule declares
+    CHECK(has(b.ptx(), "ld.shared::cluster"));
+    CHECK_FALSE(has(b.ptx(), "atom.acq_rel.gpu.global.inc.u32"));
+    CHECK(has(b.ptx(), "lg2.approx"));  // LSE written here
+    CHECK(b.lowered.smem_bytes <= kernels::attention_decode_smem(c) + 1024);
+    CHECK(b.lowered.smem_bytes > kernels::attention_decode_smem(c) - 64 * 64 * 4);
+    if (2 * (kernels::attention_decode_smem(c) + 2048) <= 228 * 1024) CHECK(b.art.resources.registers <= 168);  // two CTAs per SM
+  }
+}
+
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());
@@ -118,6 +145,23 @@ TEST_CASE("attention decode (sm_90a): the configuration checks") {
   CHECK(c.valid());
   c.loads_only = true;
   CHECK_FALSE(c.valid());  // the probe's o is not attention: nothing to combine
+  c.loads_only = false, c.fused_combine = false, c.cluster_combine = true, c.splits = 4;
+  CHECK(c.valid());
+  c.splits = 3;
+  CHECK_FALSE(c.valid());  // a 64-column part's reduce-scatter: whole 8-column groups per slice (2, 4 or 8)
+  c.splits = 16;
+  CHECK_FALSE(c.valid());
+  c.splits = 1;
+  CHECK_FALSE(c.valid());  // nothing to merge
+  c.splits = 8, c.persistent = true;
+  CHECK_FALSE(c.valid());  // a cluster per (request, KV head), not a walk
+  c.persistent = false, c.fused_combine = true;
+  CHECK_FALSE(c.valid());
+  // the reductions' scratch (one 64 x 64 f32 part) is counted
+  kernels::attention_decode_config plain = c;
+  plain.fused_combine = false, plain.cluster_combine = false;
+  c.fused_combine = false;
+  CHECK(kernels::attention_decode_smem(c) == kernels::attention_decode_smem(plain) + 64 * 64 * 4);
 }
 
 TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {
@@ -205,6 +249,9 @@ TEST_CASE("attention decode entry point: refusals name the argument, before any 
   bad.splits = 300;
   CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)), doctest::Contains("decode_paged_with: no such schedule"),
                        jit::argument_error);
+  bad.splits = 3, bad.cluster_combine = true;
+  CHECK_THROWS_WITH_AS(attention::decode_paged_with(bad, p, p, p, ip, ip, p, lp, p, shape(8, 2, 128, 16)),
+                       doctest::Contains("splits 3, page_size 16, cluster_combine; bn 64..128"), jit::argument_error);
   // the loads-only probe's o is not attention: the tuning entry point refuses it (the probe has its own)
   kernels::attention_decode_config probe;
   probe.loads_only = true;

@@ -453,18 +453,17 @@ class op_emitter : public topk_emitter {
     const int r = o.a.index;
     const auto& ref = p_.tile_refs[o.d.index];
     const auto& t = p_.tensors[ref.tensor];
-    if (ref.rank != 2) return fail(id, "store to global is lowered for 2-D tensors");
     if (size_bits(t.dt) != 16 || size_bits(p_.regs[r].dt) != 16) return fail(id, "store to global is lowered for 16-bit tiles");
     const plan::extent2 rs = plan::shape_of(p_, o.a);
-    const auto c = tile_coords(o.d, rs);
-    const std::string ti = std::to_string(ref.tensor);
     w_.open("");
-    w_.line("unsigned short* dst = static_cast<unsigned short*>(args.ptr[" + ti + "]);");
-    w_.line("const long long ld = args.stride[" + ti + "][0], rows = " + dim_name(t.dims[0]) + ", cols = " + dim_name(t.dims[1]) + ";");
-    w_.line("const long long row0 = " + c[1] + ", col0 = " + c[0] + ";");
+    // The part's origin, as for a whole tile of the part's shape: row0 / col0 along the tile's row and column
+    // dims, base and the in-bounds test of the other dims, rows / cols ended early by .limit(pos, end) (a paged
+    // decode's O: the G query heads of one KV head, a column block per CTA of a cluster)
+    const std::string inside = global_origin(o.d, r, rs.rows, rs.cols);
+    w_.line("unsigned short* dst = static_cast<unsigned short*>(args.ptr[" + std::to_string(ref.tensor) + "]) + base;");
     // A pair of adjacent 16-bit elements: one 32-bit store when aligned and inside, else element by element.
     const std::string store_pair =
-        "if (gr < rows) { const long long at = gr * ld + gc; if (gc + 1 < cols && (at & 1) == 0) *reinterpret_cast<u32*>(dst + at) = v; "
+        "if (" + inside + " && gr < rows) { const long long at = gr * ld + gc; if (gc + 1 < cols && (at & 1) == 0) *reinterpret_cast<u32*>(dst + at) = v; "
         "else { if (gc < cols) dst[at] = (unsigned short)(v & 0xffffu); if (gc + 1 < cols) dst[at + 1] = (unsigned short)(v >> 16); } }";
     const plan::frag_kind kind = lay(lay(r).lazy_src >= 0 ? lay(r).lazy_src : r).f.kind;
     if (kind == plan::frag_kind::mma_acc) {

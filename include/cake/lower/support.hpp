@@ -88,10 +88,15 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       }
       if (r.part != part_axis::none) {
         if (o.kind != op_kind::store_global) return "loads and atomics of a part of a register tile are not lowered: use a tile of the part's shape";
-        if (p.tile_refs[g.index].has_limit()) return "a store of a tile part with .limit(pos, end) is not lowered: store a whole tile";
-        if (p.tile_refs[g.index].rank != 2 || size_bits(td) != 16 || size_bits(reg_dt(r)) != 16) return "a store of a tile part is lowered for 16-bit tiles into 2-D tensors";
+        if (size_bits(td) != 16 || size_bits(reg_dt(r)) != 16) return "a store of a tile part is lowered for 16-bit tiles";
         if (r.part == part_axis::rows) return "a store of a row part of a register tile is not lowered";
         if (frame(r) == plan::frag_kind::mma_acc) return "a store of a part of an mma.sync tile is not lowered";
+        // (a converted tile is stored from the layout of the tile it converts)
+        const plan::frag_kind held = r.kind == operand_kind::reg && r.index < p.regs.size() && plan.frags.regs[r.index].lazy_src >= 0
+                                         ? plan.frags.regs[plan.frags.regs[r.index].lazy_src].f.kind
+                                         : frame(r);
+        if (held != plan::frag_kind::wgmma_acc && held != plan::frag_kind::tmem_rows)
+          return "a store of a tile part is lowered from wgmma accumulators and TMEM rows: store a whole tile";
       }
       return nullptr;
     }
