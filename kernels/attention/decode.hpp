@@ -146,7 +146,8 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   if (c.fused_combine || c.cluster_combine) {
     O = k.output<bf16>("O", dims(Bt, H, D));
     Lse = k.output<f32>("LSE", dims(Bt, H, One));
-    if (c.splits > 1) Count = k.output<i32>("count", dims(Bt, HK));  // (one slice has nothing to wait for)
+    // (one slice has nothing to wait for; a cluster's slices meet in DSMEM)
+    if (c.fused_combine && c.splits > 1) Count = k.output<i32>("count", dims(Bt, HK));
   }
   auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
   auto space = k.parallel(split(c.splits), each(HK), each(Bt));

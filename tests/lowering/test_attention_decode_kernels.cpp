@@ -120,6 +120,9 @@ TEST_CASE("attention decode (sm_90a): cluster_combine, a request's slices one cl
     CHECK(p.launch.cluster_size() == c.splits);
     const auto b = lower_and_build(p);
     CHECK(b.lowered.cluster[0] == c.splits);
+    // Q, K, V, the page table, the lengths, the (unused) slice state, O and LSE: no arrival counters (the entry point
+    // passes these ten)
+    CHECK(p.tensors.size() == 10);
     MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers, " << b.lowered.smem_bytes << " B smem");
     // the maxima, the sums and each O part reduced over the cluster: remote reads of the peers' scratch, no
     // counter, no combine state; the scratch counted in the smem the schedule declares
