@@ -29,7 +29,9 @@
 //   blocks to within one, whatever len is). The entry point picks `splits`, the key block and the depth
 //   by a rule fitted to H200 measurements (decode_config_for in attention.hpp). Each slice writes its unnormalized O, its running max (times scale, base-2
 //   units) and its sum of exp2 to a workspace; attention_decode_combine_sm90 (below, a second kernel,
-//   launched with PDL) reduces the slices.
+//   launched with PDL) reduces the slices. (Two other forms merge inside this kernel: fused_combine, the last
+//   slice to arrive, and cluster_combine, the slices as one cluster over DSMEM; measured in docs/attention.md,
+//   the first taken where there is one slice, the second slower than the combine kernel on an H100.)
 // - Pages: a block of bn keys is bn / page_size pages; the producer reads each page's index from the page
 //   table (r.read_index inside the loop) and loads one TMA box of page_size rows per page and 64-column part
 //   into rows i * page_size .. of the stage (a row part of the smem region, 128-byte swizzle: a part is a
