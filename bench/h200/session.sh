@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster decodeclustersan evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -233,6 +233,13 @@ for s in "${steps[@]}"; do
       grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_cluster.log" | head -n 8
       timeout ${CAKE_DECODE_TIMEOUT:-200} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --cluster-combine ${CAKE_DECODE_ARGS:-} --json "$OUT/decode_cluster.json" > "$OUT/decode_cluster.log" 2>&1; echo "bench rc=$?"
       grep -E "^decode" "$OUT/decode_cluster.log" | cut -c1-120 ;;
+    decodeclustersan)
+      # compute-sanitizer (memcheck, racecheck, synccheck) on the GPU test's cluster_combine cases: the DSMEM
+      # reductions' scratch and barriers, the scattered column-block stores
+      for tool in memcheck racecheck synccheck; do
+        res=$(timeout ${CAKE_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*cluster_combine*" 2>&1 | tee -a "$OUT/decodeclustersan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
+        echo "$tool: $res"
+      done ;;
     evolve4096)
       # issue 14's proof: cake evolve from the naive seed at 4096^3 (tests/cli/gemm_sm90_family.cpp), its CPU gates
       # taken from a carried log when there is one ($B/evolve_gemm_4096.jsonl.gz, written on the development machine by
