@@ -165,8 +165,7 @@ int main(int argc, char** argv) {
       for (const auto& c : cands) {
         with.push_back(c);
         if (c.splits < 2 || c.persistent) continue;
-        // two CTAs per SM by shared memory (1 KiB of barriers and 1 KiB reserved per CTA beside the tiles)
-        auto two_per_sm = [](const kernels::attention_decode_config& x) { return 2 * (kernels::attention_decode_smem(x) + 2048) <= 228 * 1024; };
+        auto two_per_sm = [](const kernels::attention_decode_config& x) { return kernels::attention_decode_two_ctas_per_sm(x); };
         std::vector<kernels::attention_decode_config> forms;
         auto x = c;
         x.splits = c.splits > 8 ? 8 : c.splits, x.cluster_combine = true;

@@ -537,14 +537,12 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
                                     tensor_view(part_o, {NS, s.B, s.H, s.D}),
                                     tensor_view(part_m, {NS, s.B, s.H, 1}),
                                     tensor_view(part_l, {NS, s.B, s.H, 1})};
-    if (c.cluster_combine) {  // O and LSE: a (request, KV head)'s slices, one cluster, merge in distributed shared memory
+    // The slices combine themselves (fused_combine: through the (request, KV head) arrival counters where there are
+    // several; cluster_combine: a cluster's, in distributed shared memory): the kernel writes O and LSE.
+    if (c.fused_combine || c.cluster_combine) {
       args.push_back(tensor_view(o, {s.B, s.H, s.D}));
       args.push_back(tensor_view(lse, {s.B, s.H, 1}));
-    }
-    if (c.fused_combine) {  // O, LSE and (several slices) the (request, KV head) arrival counters: the slices combine themselves
-      args.push_back(tensor_view(o, {s.B, s.H, s.D}));
-      args.push_back(tensor_view(lse, {s.B, s.H, 1}));
-      if (c.splits > 1) {  // (one slice writes O itself: no counters, so decode_paged allocates nothing and stays capturable)
+      if (c.fused_combine && c.splits > 1) {  // (one slice writes O itself: no counters, so decode_paged allocates nothing and stays capturable)
         const CUdeviceptr count = arrival_counters_for(device, stream, static_cast<std::size_t>(s.B * s.HK));
         args.push_back(tensor_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(count)), {s.B, s.HK}));
       }

@@ -93,6 +93,14 @@ constexpr int attention_decode_smem(const attention_decode_config& c) {
   return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2 + (c.cluster_combine ? 64 * 64 * 4 : 0);
 }
 
+// Two CTAs of the schedule fit an SM by shared memory (1 KiB beside the tiles for barriers and scratch, and the
+// per-block reservation): the kernel then declares k.ctas_per_sm(2), so that ptxas holds each thread to the
+// registers two CTAs may share.
+constexpr bool attention_decode_two_ctas_per_sm(const attention_decode_config& c) {
+  constexpr auto lim = targets::sm90a.limits;
+  return 2 * (attention_decode_smem(c) + 1024 + lim.smem_reserved_per_block) <= lim.smem_per_sm;
+}
+
 namespace attention_detail {
 // "attn_dec_d128g4p16n64s8", "attn_dec_d128g4p16n128t3s16P" (at most 31 characters: d128g64p64n128t8s256PL or ...s256PC)
 constexpr name_builder decode_name(const attention_decode_config& c) {
@@ -127,9 +135,8 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   // Two CTAs per SM where two fit by shared memory (64-key blocks in up to 3 stages at D = 128): the second
   // CTA's loads overlap this one's math. Declared, so that ptxas keeps each thread to the registers two CTAs of
   // 160 threads may hold (168; the fused combine's merge took 182 undeclared, and an SM then ran one CTA)
-  // (1 KiB beside the tiles for barriers and scratch; resource.ctas-per-sm checks the derived plan)
-  constexpr auto lim = targets::sm90a.limits;
-  if (2 * (attention_decode_smem(c) + 1024 + lim.smem_reserved_per_block) <= lim.smem_per_sm) k.ctas_per_sm(2);
+  // (resource.ctas-per-sm checks the derived plan)
+  if (attention_decode_two_ctas_per_sm(c)) k.ctas_per_sm(2);
   auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
   auto Q = k.input<bf16>("Q", dims(Bt, H, D));
   auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
