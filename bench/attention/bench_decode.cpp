@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
-  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false, early = false;
+  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -71,7 +71,6 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
     else if (!std::strcmp(argv[i], "--one-slice")) one_slice = true;
     else if (!std::strcmp(argv[i], "--cluster-combine")) cluster = true;
-    else if (!std::strcmp(argv[i], "--early-pages")) early = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
       std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--json FILE]\n");
@@ -180,17 +179,6 @@ int main(int argc, char** argv) {
       }
       cands = with;
     }
-    if (early) {
-      std::vector<kernels::attention_decode_config> with;
-      for (int rep = 0; rep < 2; ++rep)
-        for (auto c : cands) {
-          with.push_back(c);
-          c.early_pages = true;
-          with.push_back(c);
-        }
-      with.push_back(cands.front());
-      cands = with;
-    }
     if (one_slice) {
       std::vector<kernels::attention_decode_config> four{base};
       for (int bn : {64, 128}) {
@@ -224,7 +212,7 @@ int main(int argc, char** argv) {
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
       std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.early_pages ? " E" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());

@@ -76,7 +76,6 @@ struct attention_decode_config {
   // r.cluster_sum / r.cluster_sum_scatter, each CTA normalizing and storing its 1/splits of O's columns. No
   // combine kernel, no slice state in memory, no counters. The kernel then takes O and LSE.
   bool cluster_combine = false;
-  bool early_pages = false;  // EXPERIMENT: the first block's page indices read before the length (unclamped)
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
@@ -124,7 +123,6 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   if (c.loads_only) b.put("L");
   if (c.fused_combine) b.put("C");
   if (c.cluster_combine) b.put("X");
-  if (c.early_pages) b.put("E");
   return b;
 }
 }  // namespace attention_detail
@@ -327,9 +325,6 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   k.role("load", warps(1), [&](role& r) {
     r.for_each(space, [&](auto sl, auto hk, auto b) {
       r.griddep_launch_dependents();
-      std::array<index_expr, 8> first{};
-      if (c.early_pages)
-        for (int i = 0; i < ppb; ++i) first[i] = r.read_index(Pt.at(b, r.let_min(sl * ppb + i, MP.extent() - 1)));
       const walk w = read_walk(r, hk, b);
       r.when(sl < w.blocks, [&] {
         auto sq = r.acquire(qp);
@@ -337,19 +332,15 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
         // are computed and never stored
         for (int d = 0; d < c.parts; ++d) r.tma_load(sq[sQ[d]], Q.tile(b, w.h0, d).rows_at(1).elements_at(1));
         const index_expr last_page = r.let_index((w.len - 1) / c.page_size);
-        auto issue = [&](const std::array<index_expr, 8>& page) {
+        r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
+          std::array<index_expr, 8> page{};
+          for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(j * ppb + i, last_page)));
           auto sk = r.acquire(kp);
           for (int i = 0; i < ppb; ++i)
             for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
           auto sv = r.acquire(vp);
           for (int i = 0; i < ppb; ++i)
             for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
-        };
-        if (c.early_pages) issue(first);
-        r.loop(c.early_pages ? sl + c.splits : sl, loop_extent(w.blocks), c.splits, [&](auto j) {
-          std::array<index_expr, 8> page{};
-          for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(j * ppb + i, last_page)));
-          issue(page);
         });
       });
     });
