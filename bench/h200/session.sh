@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster decodeclustersan evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -240,6 +240,14 @@ for s in "${steps[@]}"; do
         res=$(timeout ${CAKE_SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --print-limit 3 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*cluster_combine*" 2>&1 | tee -a "$OUT/decodeclustersan.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test cases" | tr '\n' ' ')
         echo "$tool: $res"
       done ;;
+    decodeb1ncu)
+      # decode's worst row (B 1, 1k keys) under ncu: Cake's decode and combine kernels (after two warm-up calls), then
+      # the peer's kernels (PyTorch SDPA, default backend choice, on contiguous K/V; bench/h200/sdpa_decode_probe.py)
+      S="--section LaunchStats --section SpeedOfLight --section Occupancy"
+      timeout 120 ncu $S -k regex:'attn_dec' --launch-skip 4 --launch-count 2 $B/bench/cake_bench_decode --shape 1,1024 --runs 1 > "$OUT/decode_b1_ncu_cake.log" 2>&1; echo "ncu cake rc=$?"
+      grep -E "^  [a-zA-Z_]*attn_dec|Duration|Grid Size|Block Size|Registers Per|Memory Throughput|Compute \(SM\) Throughput" "$OUT/decode_b1_ncu_cake.log" | cut -c1-120 | head -n 30
+      timeout 120 ncu $S --launch-skip 0 --launch-count 12 python3 bench/h200/sdpa_decode_probe.py 1 1024 > "$OUT/decode_b1_ncu_sdpa.log" 2>&1; echo "ncu sdpa rc=$?"
+      grep -E "^  [a-zA-Z_].*\(|Duration|Grid Size|Block Size|Registers Per|Memory Throughput" "$OUT/decode_b1_ncu_sdpa.log" | cut -c1-140 | head -n 60 ;;
     evolve4096)
       # issue 14's proof: cake evolve from the naive seed at 4096^3 (tests/cli/gemm_sm90_family.cpp), its CPU gates
       # taken from a carried log when there is one ($B/evolve_gemm_4096.jsonl.gz, written on the development machine by
