@@ -2,7 +2,7 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--combine-rows] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--json FILE]
 //   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
 //   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
 //   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
@@ -13,8 +13,7 @@
 //   can be weighed against the one-slice form it does not take where several slices fill the GPU; --cluster-combine:
 //   each schedule of 2..16 slices also with cluster_combine, its slices one cluster merging in distributed shared
 //   memory (at its split and depth, at 8 slices where it has 16, and in 2 stages where 3 no longer fit two CTAs
-//   per SM beside the reductions' scratch), then the schedule again; --combine-rows: each schedule of several slices
-//   with the combine kernel at 8, 4 and 2 query heads per CTA (attention_decode_config::combine_rows), twice, then 8)
+//   per SM beside the reductions' scratch), then the schedule again)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -49,7 +48,7 @@ int main(int argc, char** argv) {
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
-  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false, comb_rows = false;
+  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -72,10 +71,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
     else if (!std::strcmp(argv[i], "--one-slice")) one_slice = true;
     else if (!std::strcmp(argv[i], "--cluster-combine")) cluster = true;
-    else if (!std::strcmp(argv[i], "--combine-rows")) comb_rows = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--combine-rows] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--json FILE]\n");
       return 2;
     }
   }
@@ -181,25 +179,6 @@ int main(int argc, char** argv) {
       }
       cands = with;
     }
-    if (comb_rows) {  // the combine kernel at 8, 4 and 2 query heads per CTA, alternated twice, then 8 again
-      std::vector<kernels::attention_decode_config> with;
-      for (const auto& c : cands) {
-        if (c.splits < 2 || c.fused_combine || c.cluster_combine) {
-          with.push_back(c);
-          continue;
-        }
-        for (int rep = 0; rep < 2; ++rep)
-          for (int rows : {8, 4, 2}) {
-            auto x = c;
-            x.combine_rows = rows;
-            with.push_back(x);
-          }
-        auto x = c;
-        x.combine_rows = 8;
-        with.push_back(x);
-      }
-      cands = with;
-    }
     if (one_slice) {
       std::vector<kernels::attention_decode_config> four{base};
       for (int bn : {64, 128}) {
@@ -232,9 +211,8 @@ int main(int argc, char** argv) {
       jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
       rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
-      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.persistent ? " P" : "  ",
-                  c.combine_rows ? (" r" + std::to_string(c.combine_rows)).c_str() : "", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
@@ -253,14 +231,14 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (cluster ? " --cluster-combine" : "") << (comb_rows ? " --combine-rows" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (cluster ? " --cluster-combine" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
       << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false") << ", \"cluster_combine\": " << (r.c.cluster_combine ? "true" : "false") << ", \"combine_rows\": " << r.c.combine_rows
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false") << ", \"cluster_combine\": " << (r.c.cluster_combine ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

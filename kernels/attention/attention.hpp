@@ -520,9 +520,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
   check_hopper(device, who);
   // Both kernels are built before the first launch (a refusal enqueues nothing).
   const runtime_kernel& dec = decode_kernel(c, device);
-  kernels::attention_decode_combine_config cc = decode_combine_config_for(s);
-  if (c.combine_rows > 0) cc.rows = c.combine_rows;
-  const runtime_kernel* comb = c.fused_combine || c.cluster_combine ? nullptr : &decode_combine_kernel(cc, device);
+  const runtime_kernel* comb = c.fused_combine || c.cluster_combine ? nullptr : &decode_combine_kernel(decode_combine_config_for(s), device);
   const decode_workspace_layout w = decode_layout(s, c.splits);
   auto* base = static_cast<unsigned char*>(workspace);
   float* part_o = reinterpret_cast<float*>(base + w.o);

@@ -76,14 +76,11 @@ struct attention_decode_config {
   // r.cluster_sum / r.cluster_sum_scatter, each CTA normalizing and storing its 1/splits of O's columns. No
   // combine kernel, no slice state in memory, no counters. The kernel then takes O and LSE.
   bool cluster_combine = false;
-  // The combine kernel's query heads per CTA (attention_decode_combine_config::rows: 8, 4 or 2); 0: the entry
-  // point's choice (decode_combine_config_for)
-  int combine_rows = 0;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
            bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
-           !(loads_only && fused_combine) && (combine_rows == 0 || combine_rows == 2 || combine_rows == 4 || combine_rows == 8) &&
+           !(loads_only && fused_combine) &&
            // (the reduce-scatter of a 64-column O part: a whole 8-column group per slice, so 2, 4 or 8 slices)
            (!cluster_combine || (splits >= 2 && 64 % (8 * splits) == 0 && !fused_combine && !loads_only && !persistent));
   }
@@ -363,7 +360,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
 // columns of D, so that B = 1 still spreads over H / rows * D / 64 CTAs.
 struct attention_decode_combine_config {
   int parts = 2;   // head dim / 64
-  int rows = 8;    // query heads per CTA: 8 (one warpgroup: one 16-byte vector of a row per thread), 4 or 2 (one warp)
+  int rows = 8;    // query heads per CTA (one warpgroup: one 16-byte vector of a row per thread)
   // slices loaded per trip (register tiles: acc, its bf16, 3 x 3 slice tiles, M, L, the trip's M and the
   // shrink factor = 15 of the capacity of 16; the trip's sums below are written for 3)
   static constexpr int unroll = 3;
@@ -374,13 +371,7 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
   constexpr int U = attention_decode_combine_config::unroll;
   // Launched with PDL: its CTAs may start while the decode kernel's last wave runs (the decode kernel
   // triggers its dependents at the top of each CTA) and wait for that grid's results with griddep_wait.
-  name_builder nm;
-  nm.put(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128");
-  if (c.rows != 8) {
-    nm.put("r");
-    nm.put(c.rows);
-  }
-  auto k = kernel(nm.view()).target(sm_90a).programmatic_launch();
+  auto k = kernel(c.parts == 1 ? "attn_dec_combine_d64" : "attn_dec_combine_d128").target(sm_90a).programmatic_launch();
   auto [NS, Bt, H, D, One] = k.dims("NS", "B", "H", "D", "one");
   auto Wo = k.input<f32>("part_o", dims(NS, Bt, H, D));
   auto Wm = k.input<f32>("part_m", dims(NS, Bt, H, One));
@@ -388,8 +379,7 @@ constexpr program attention_decode_combine_sm90(attention_decode_combine_config 
   auto O = k.output<bf16>("O", dims(Bt, H, D));
   auto Lse = k.output<f32>("LSE", dims(Bt, H, One));
   auto space = k.parallel(tiles(H, c.rows), tiles(D, 64), each(Bt));
-  // (below 8 rows a tile is one warp's: 4 rows of 64 columns are two 16-byte vectors a lane, 2 rows one)
-  k.role("combine", c.rows >= 8 ? warpgroups(1) : warps(1), [&](role& r) {
+  k.role("combine", warpgroups(1), [&](role& r) {
     auto acc = r.fragment<f32>("acc", {c.rows, 64});
     auto mx = r.row_vector<f32>("mx", c.rows);  // M
     auto sm = r.row_vector<f32>("sm", c.rows);  // L
