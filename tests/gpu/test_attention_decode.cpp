@@ -189,6 +189,17 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   return r;
 }
 
+// The cases' batches: the mixed lengths of issue 12, B = 64 (the mixed lengths, then random ones up to 2000), and
+// the mixed lengths with a request of no key yet (seq_len 0) third.
+struct batches {
+  std::vector<long long> mixed = {1, 7, 127, 1000, 4097}, batch64, with_empty;
+  explicit batches(harness::random_source& rng) {
+    for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
+    with_empty = mixed;
+    with_empty.insert(with_empty.begin() + 2, 0);
+  }
+};
+
 void check_cases(const std::vector<decode_case>& cases, harness::random_source& rng) {
   for (const auto& c : cases) {
     const result r = run_case(c, rng);
@@ -216,11 +227,10 @@ TEST_CASE("attention decode_paged matches an f64 reference (pages 16 / 64 shuffl
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
-  std::vector<long long> batch64;  // B = 64: the mixed lengths and random ones up to 2000
-  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
-  std::vector<long long> with_empty = mixed;
-  with_empty.insert(with_empty.begin() + 2, 0);  // a request with no key yet
+  const batches bs(rng);
+  const auto& mixed = bs.mixed;
+  const auto& batch64 = bs.batch64;
+  const auto& with_empty = bs.with_empty;
   const std::vector<decode_case> cases = {
       {mixed, 8, 8, 128, 16},         // MHA (G 1)
       {mixed, 8, 2, 128, 64},         // GQA 4, pages of 64
@@ -262,11 +272,10 @@ TEST_CASE("attention decode_paged with fused_combine (the last slice to arrive c
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
-  std::vector<long long> batch64;
-  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
-  std::vector<long long> with_empty = mixed;
-  with_empty.insert(with_empty.begin() + 2, 0);
+  const batches bs(rng);
+  const auto& mixed = bs.mixed;
+  const auto& batch64 = bs.batch64;
+  const auto& with_empty = bs.with_empty;
   // (the counters are the library's, per stream: every case after the first runs on counters an earlier launch
   // left at zero)
   const std::vector<decode_case> cases = {
@@ -289,11 +298,10 @@ TEST_CASE("attention decode_paged with cluster_combine (a request's slices one c
   if (!usable_hopper()) return;
   auto rng = harness::random_source::fresh();
   MESSAGE("seed " << rng.seed());
-  const std::vector<long long> mixed = {1, 7, 127, 1000, 4097};
-  std::vector<long long> batch64;
-  for (int i = 0; i < 64; ++i) batch64.push_back(i < 5 ? mixed[static_cast<std::size_t>(i)] : 1 + static_cast<long long>(rng.engine()() % 2000));
-  std::vector<long long> with_empty = mixed;
-  with_empty.insert(with_empty.begin() + 2, 0);
+  const batches bs(rng);
+  const auto& mixed = bs.mixed;
+  const auto& batch64 = bs.batch64;
+  const auto& with_empty = bs.with_empty;
   auto cl = [](std::vector<long long> lens, long long H, long long HK, long long D, long long ps, int splits, int bn = 0, int stages = 0) {
     return decode_case{.lens = std::move(lens), .H = H, .HK = HK, .D = D, .page_size = ps, .splits = splits, .bn = bn, .stages = stages, .cluster = true};
   };

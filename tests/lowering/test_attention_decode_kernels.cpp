@@ -16,6 +16,18 @@ using lower_check::count;
 using lower_check::has;
 using lower_check::lower_and_build;
 
+namespace {
+// A schedule of the in-kernel merge cases: the shape's fields, the rest default (3 stages: the entry point's depth)
+struct form {
+  int parts, group, page_size, splits, bn = 64, stages = 3;
+  constexpr kernels::attention_decode_config config() const {
+    kernels::attention_decode_config c;
+    c.parts = parts, c.group = group, c.page_size = page_size, c.splits = splits, c.bn = bn, c.stages = stages;
+    return c;
+  }
+};
+}  // namespace
+
 TEST_CASE("attention decode (sm_90a): head dims 64 and 128, GQA groups 1 4 8, pages of 16 and 64, split counts") {
   struct v {
     int parts, group, page_size, splits, bn = 64, stages = 2;
@@ -77,13 +89,10 @@ TEST_CASE("attention decode (sm_90a): the loads-only probe streams the same boxe
 }
 
 TEST_CASE("attention decode (sm_90a): fused_combine, the last slice to arrive combines the others (no combine kernel)") {
-  struct v {
-    int parts, group, page_size, splits, bn = 64, stages = 3;
-  };
   // the entry point's regimes (64-key blocks in 3 stages, 128-key blocks), one slice (O and LSE directly), up to 32
-  for (v x : {v{2, 4, 16, 2}, v{2, 4, 16, 8}, v{2, 4, 16, 32, 128}, v{2, 4, 16, 1}, v{1, 8, 64, 4}, v{2, 1, 16, 16, 128}}) {
-    kernels::attention_decode_config c;
-    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages, c.fused_combine = true;
+  for (form x : {form{2, 4, 16, 2}, form{2, 4, 16, 8}, form{2, 4, 16, 32, 128}, form{2, 4, 16, 1}, form{1, 8, 64, 4}, form{2, 1, 16, 16, 128}}) {
+    kernels::attention_decode_config c = x.config();
+    c.fused_combine = true;
     REQUIRE(c.valid());
     const program p = kernels::attention_decode_sm90(c);
     INFO(p.kernel_name.view());
@@ -106,13 +115,10 @@ TEST_CASE("attention decode (sm_90a): fused_combine, the last slice to arrive co
 }
 
 TEST_CASE("attention decode (sm_90a): cluster_combine, a request's slices one cluster merging in distributed shared memory") {
-  struct v {
-    int parts, group, page_size, splits, bn = 64, stages = 3;
-  };
   // the few-request schedule (128-key blocks, one CTA per SM), the many-request one in 2 and 3 stages, D 64, G 1 and 64
-  for (v x : {v{2, 4, 16, 8, 128}, v{2, 4, 16, 2, 64, 2}, v{2, 4, 16, 4}, v{1, 8, 64, 4}, v{2, 1, 16, 2, 128}, v{2, 64, 16, 8, 64, 2}}) {
-    kernels::attention_decode_config c;
-    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages, c.cluster_combine = true;
+  for (form x : {form{2, 4, 16, 8, 128}, form{2, 4, 16, 2, 64, 2}, form{2, 4, 16, 4}, form{1, 8, 64, 4}, form{2, 1, 16, 2, 128}, form{2, 64, 16, 8, 64, 2}}) {
+    kernels::attention_decode_config c = x.config();
+    c.cluster_combine = true;
     REQUIRE(c.valid());
     const program p = kernels::attention_decode_sm90(c);
     INFO(p.kernel_name.view());
