@@ -397,4 +397,17 @@ cake_status cake_attention_decode_paged(const void* q, const void* k_cache, cons
   });
 }
 
+cake_status cake_attention_decode_paged_fp8(const void* q, const void* k_cache, const void* v_cache, const int32_t* page_table, const int32_t* seq_lens,
+                                            void* o, float* lse, void* workspace, int64_t B, int64_t H, int64_t HK, int64_t D, int64_t num_pages,
+                                            int64_t page_size, int64_t max_pages, int64_t max_seq_len, float softmax_scale, float k_scale, float v_scale,
+                                            void* stream, int device) {
+  return guarded("cake_attention_decode_paged_fp8", device, [&] {
+    const std::string who = "cake_attention_decode_paged_fp8";
+    if (device < 0) throw cake::jit::argument_error(who + ": device = " + std::to_string(device) + " is not a device ordinal");
+    cake::attention::decode_shape s = decode_shape_of(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len, softmax_scale);
+    s.kv_fp8 = true, s.k_scale = k_scale, s.v_scale = v_scale;
+    cake::attention::decode_paged(q, k_cache, v_cache, page_table, seq_lens, o, lse, workspace, s, as_stream(stream), device);
+  });
+}
+
 }  // extern "C"

@@ -2,7 +2,7 @@
 // decode + combine) on issue 12's decode grid, and, with --sweep, of other schedules (split count, key
 // block, pipeline depth) so that decode_config_for can be chosen from measurements. The same-process
 // comparison with PyTorch SDPA is bench/peers/bench_peers.py --family attention_decode.
-//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--json FILE]
+//   cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--fp8] [--json FILE]
 //   (--shape: one shape, on the grid or not; --heads / --page-size: other than issue 12's 32,8 and 16, to see
 //   what the cache's layout costs; --in-order: the page table in pool order instead of shuffled; --loads-only:
 //   each schedule also as the probe whose consumer only waits for and releases the stages, the load side's
@@ -13,7 +13,9 @@
 //   can be weighed against the one-slice form it does not take where several slices fill the GPU; --cluster-combine:
 //   each schedule of 2..16 slices also with cluster_combine, its slices one cluster merging in distributed shared
 //   memory (at its split and depth, at 8 slices where it has 16, and in 2 stages where 3 no longer fit two CTAs
-//   per SM beside the reductions' scratch), then the schedule again)
+//   per SM beside the reductions' scratch), then the schedule again; --fp8: beside the chosen schedule on bf16 caches,
+//   the same shape with e4m3 caches (kv_fp8: half the bytes) at the rule's schedule, at the other key block, and as
+//   the loads-only probe, then the bf16 schedule again; GB/s counts each row's own bytes)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
   bool sweep = false;
   long long only_b = 0, only_ctx = 0;
   long long H = 32, HK = 8, ps = 16;
-  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false;
+  bool in_order = false, loads_only = false, fused = false, one_slice = false, cluster = false, fp8 = false;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -70,10 +72,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--loads-only")) loads_only = true;
     else if (!std::strcmp(argv[i], "--fused-combine")) fused = true;
     else if (!std::strcmp(argv[i], "--one-slice")) one_slice = true;
+    else if (!std::strcmp(argv[i], "--fp8")) fp8 = true;
     else if (!std::strcmp(argv[i], "--cluster-combine")) cluster = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cake_bench_decode [--runs N] [--sweep] [--shape B,ctx] [--heads H,HK] [--page-size P] [--in-order] [--loads-only] [--fused-combine] [--one-slice] [--cluster-combine] [--fp8] [--json FILE]\n");
       return 2;
     }
   }
@@ -83,6 +86,10 @@ int main(int argc, char** argv) {
   }
   if (one_slice && (sweep || loads_only || fused)) {
     std::fprintf(stderr, "cake_bench_decode: --one-slice times its own four schedules per shape: not with --sweep, --loads-only or --fused-combine\n");
+    return 2;
+  }
+  if (fp8 && (sweep || one_slice || cluster || loads_only || fused)) {
+    std::fprintf(stderr, "cake_bench_decode: --fp8 times its own forms per shape: not with --sweep, --one-slice, --cluster-combine, --loads-only or --fused-combine\n");
     return 2;
   }
   if (cluster && (one_slice || loads_only || fused)) {
@@ -189,17 +196,33 @@ int main(int argc, char** argv) {
       four.push_back(base);
       cands = four;
     }
+    attention::decode_shape s8 = s;  // (--fp8) the same shape over e4m3 caches (the buffers' first half: their bytes are small values)
+    s8.kv_fp8 = true, s8.k_scale = 0.5f, s8.v_scale = 0.25f;
+    if (fp8) {
+      const auto r8 = attention::decode_config_for(s8);
+      std::vector<kernels::attention_decode_config> forms{base, r8};
+      auto other = r8;
+      other.bn = r8.bn == 64 ? 128 : 64;
+      if (other.valid() && kernels::attention_decode_smem(other) <= 227 * 1024) forms.push_back(other);
+      auto probe = r8;
+      probe.loads_only = true, probe.fused_combine = false;
+      forms.push_back(probe);
+      forms.push_back(base);
+      cands = forms;
+    }
     for (std::size_t ci = 0; ci < cands.size(); ++ci) try {
       const auto& c = cands[ci];
-      jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, s)));
+      const attention::decode_shape& sc = c.kv_fp8 ? s8 : s;
+      const double bytes = c.kv_fp8 ? kv_bytes / 2 : kv_bytes;
+      jit::device_buffer dws(static_cast<std::size_t>(attention::decode_workspace_bytes_with(c, sc)));
       auto work = [&](CUstream stream) {
         if (c.loads_only)
           attention::probe::decode_paged_loads_only(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()),
-                                                    static_cast<const int*>(dl.address()), dout.address(), static_cast<float*>(dlse.address()), dws.address(), s,
+                                                    static_cast<const int*>(dl.address()), dout.address(), static_cast<float*>(dlse.address()), dws.address(), sc,
                                                     stream);
         else
           attention::decode_paged_with(c, dq.address(), dk.address(), dv.address(), static_cast<const int*>(dt.address()), static_cast<const int*>(dl.address()),
-                                       dout.address(), static_cast<float*>(dlse.address()), dws.address(), s, stream);
+                                       dout.address(), static_cast<float*>(dlse.address()), dws.address(), sc, stream);
       };
       harness::timing_options o;
       o.runs = runs;
@@ -210,9 +233,10 @@ int main(int argc, char** argv) {
       for (int i = 0; i < calls; ++i) work(nullptr);
       jit::driver::get().check(jit::driver::get().cuCtxSynchronize(), "cuCtxSynchronize", "enqueue timing");
       const double enq = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
-      rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, kv_bytes / t.median_ms / 1e6});
-      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
-                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.persistent ? " P" : "  ", ci ? "         " : " (chosen)", t.median_ms, kv_bytes / t.median_ms / 1e6, enq);
+      rows.push_back({B, ctx, c, ci == 0, t.median_ms, enq, bytes / t.median_ms / 1e6});
+      std::printf("decode B%-4lld ctx%-6lld | bn %3d stages %d splits %3d%s%s%s | %.4f ms %7.1f GB/s | enqueue %.1f us\n", B, ctx, c.bn, c.stages, c.splits,
+                  c.loads_only ? " L" : c.fused_combine ? " C" : c.cluster_combine ? " X" : c.persistent ? " P" : "  ", c.kv_fp8 ? " fp8" : "    ",
+                  ci ? "         " : " (chosen)", t.median_ms, bytes / t.median_ms / 1e6, enq);
       std::fflush(stdout);
     } catch (const std::exception& e) {
       std::printf("decode B%lld ctx%lld | bn %d stages %d splits %d | error: %.200s\n", B, ctx, cands[ci].bn, cands[ci].stages, cands[ci].splits, e.what());
@@ -231,14 +255,14 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\n  \"gpu\": \"" << jit::driver::get().device(0).name << "\", \"date\": \"" << cake_bench::today()
       << "\",\n  \"command\": \"cake_bench_decode --runs " << runs << (sweep ? " --sweep" : "") << " --heads " << H << "," << HK << " --page-size " << ps
-      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (cluster ? " --cluster-combine" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
+      << (in_order ? " --in-order" : "") << (loads_only ? " --loads-only" : "") << (fused ? " --fused-combine" : "") << (one_slice ? " --one-slice" : "") << (cluster ? " --cluster-combine" : "") << (fp8 ? " --fp8" : "") << (only_b > 0 ? " --shape " + std::to_string(only_b) + "," + std::to_string(only_ctx) : std::string())
       << "\",\n"
       << "  \"method\": \"CUDA events around decode + combine, L2 flushed before each run, median of runs; enqueue: host wall time per call over 200 calls\",\n"
       << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       f << "    {\"kernel\": \"attention_decode_paged\", \"shape\": {\"B\": " << r.B << ", \"ctx\": " << r.ctx << ", \"H\": " << H << ", \"HK\": " << HK
-        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false") << ", \"cluster_combine\": " << (r.c.cluster_combine ? "true" : "false")
+        << ", \"D\": " << D << ", \"page_size\": " << ps << "}, \"bn\": " << r.c.bn << ", \"stages\": " << r.c.stages << ", \"splits\": " << r.c.splits << ", \"persistent\": " << (r.c.persistent ? "true" : "false") << ", \"loads_only\": " << (r.c.loads_only ? "true" : "false") << ", \"fused_combine\": " << (r.c.fused_combine ? "true" : "false") << ", \"cluster_combine\": " << (r.c.cluster_combine ? "true" : "false") << ", \"kv_fp8\": " << (r.c.kv_fp8 ? "true" : "false")
         << ", \"chosen\": " << (r.chosen ? "true" : "false") << ", \"ms\": " << r.ms << ", \"gbps\": " << r.gbps << ", \"enqueue_us\": " << r.enqueue_us << "}"
         << (i + 1 < rows.size() ? ",\n" : "\n");
     }

@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -225,6 +225,24 @@ for s in "${steps[@]}"; do
       # per shape the chosen schedule, the two one-slice forms, the chosen schedule again (cake_bench_decode --one-slice)
       timeout ${CAKE_DECODE_TIMEOUT:-150} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --one-slice --json "$OUT/decode_one_slice.json" > "$OUT/decode_one_slice.log" 2>&1; echo "bench rc=$?"
       grep -E "^decode" "$OUT/decode_one_slice.log" | cut -c1-120 ;;
+    decodefp8)
+      # fp8 (e4m3) KV caches: the 8-bit register tiles' conversions bit for bit (sm_90a and sm_80 code), the decode GPU
+      # test's fp8 cases and the bf16 ones (hang trap on), then per grid shape bf16, fp8 at the rule's schedule, at the
+      # other key block and as the loads-only probe, bf16 again (cake_bench_decode --fp8)
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_COMPUTE_TIMEOUT:-120} $B/tests/gpu/cake_gpu_test_compute -tc="*8-bit float*" > "$OUT/test_fp8_tiles.log" 2>&1; echo "fp8 tiles test rc=$?"
+      grep -E "ERROR|test cases|assertions|wrong|SKIPPED" "$OUT/test_fp8_tiles.log" | head -n 8 | cut -c1-220
+      CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_DECODE_TEST_TIMEOUT:-240} $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_decode_fp8.log" 2>&1; echo "decode test rc=$?"
+      grep -E "ERROR|test cases|assertions|waited past|SKIPPED" "$OUT/test_decode_fp8.log" | head -n 8 | cut -c1-220
+      grep -E "^.*fp8 lens" "$OUT/test_decode_fp8.log" | head -n 12 | cut -c1-200
+      res=$(timeout ${CAKE_SAN_TIMEOUT:-150} compute-sanitizer --tool memcheck --print-limit 3 $B/tests/gpu/cake_gpu_test_attention_decode -tc="*fp8*" 2>&1 | grep -E "ERROR SUMMARY|test cases" | tr '\n' ' ')
+      echo "memcheck fp8 | ${res:-TIMEOUT}"
+      timeout ${CAKE_DECODE_TIMEOUT:-200} $B/bench/cake_bench_decode --runs ${CAKE_DECODE_RUNS:-30} --fp8 --json "$OUT/decode_fp8.json" > "$OUT/decode_fp8.log" 2>&1; echo "bench rc=$?"
+      grep -E "^decode" "$OUT/decode_fp8.log" | cut -c1-120 ;;
+    decodefp8py)
+      # the Python package, then the decode bench against SDPA with the fp8 caches beside (bench_peers.py --decode-fp8)
+      python_package
+      PYTHONPATH=/tmp/cp:/tmp/bt timeout ${CAKE_DECODE_TIMEOUT:-300} python3 bench/peers/bench_peers.py --family attention_decode --runs ${CAKE_DECODE_RUNS:-10} --decode-fp8 --json "$OUT/attention_decode_fp8.json" > "$OUT/attention_decode_fp8.log" 2>&1; echo "bench rc=$?"
+      grep -E "^attention decode|geomean|Error" "$OUT/attention_decode_fp8.log" | cut -c1-260 ;;
     decodecluster)
       # cluster_combine (a request's slices one cluster, merged in distributed shared memory; no combine kernel): the
       # GPU test's cases (hang trap on), then per grid shape of 2..16 slices the chosen schedule, it with

@@ -44,13 +44,15 @@ Families:
             where a backend refuses GQA; the fastest is the peer), on issue 12's decode grid: batch 1 .. 256 x context
             1k .. 32k (12 rows, at most 4 GiB of KV), 32 query / 8 KV heads, D = 128, all requests at the full context.
             Bytes/s count the K and V bytes read, 2 B ctx HK D 2; the plain read is torch.sum over the same K and V pages
-            (f32 accumulation), timed in the same run. Checked against the SDPA output (rel err < 1e-2, max abs < 0.0625)
+            (f32 accumulation), timed in the same run. Checked against the SDPA output (rel err < 1e-2, max abs < 0.0625).
+            --decode-fp8: also the same values in fp8 caches (float8_e4m3fn, per-tensor scales), checked against SDPA's
+            math backend on the dequantized K and V (rel err < 1e-2) and timed in the same rounds (half the bytes)
   overhead  host time per call at a small shape (128 x 128 x 128): cake.gemm vs torch.matmul, and one call
             replayed from a CUDA graph (torch.cuda.CUDAGraph.replay), each timed over --calls calls enqueued
             back to back (the GPU work of one call is shorter than its host time, so the host is the limit)
 
   python3 bench/peers/bench_peers.py [--family gemm|kmeans|knn|ivf|attention|attention_varlen|attention_decode|overhead|all] [--runs N] [--calls N] [--json FILE]
-                                     [--seqlens 1024,4096 (attention only: a subset of S)] [--head-dims 64,128 (attention only)]
+                                     [--seqlens 1024,4096 (attention only: a subset of S)] [--head-dims 64,128 (attention only)] [--decode-fp8]
 """
 import argparse
 import datetime
@@ -644,7 +646,7 @@ DECODE_HELD_OUT = [(2, 16384), (4, 2048), (12, 12288), (48, 3072), (96, 1536), (
 DECODE_H, DECODE_HK, DECODE_D, DECODE_PAGE = 32, 8, 128, 16
 
 
-def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT):
+def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT, fp8=False):
     F = torch.nn.functional
     from torch.nn.attention import SDPBackend, sdpa_kernel
     rows, logs = [], {}
@@ -704,6 +706,29 @@ def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT):
                     row[f"sdpa_{name}_error" + ("" if gqa else "_repeat")] = f"{type(e).__name__}: {e}"[:200]
         row["sdpa_gqa"] = how
         ok = "cake_error" not in row and bool(calls)
+        # (--decode-fp8) the same values in fp8 caches (e4m3, per-tensor scales), checked against SDPA's math backend on
+        # the dequantized K and V, and timed beside the bf16 call: half the bytes
+        fp8_fn = None
+        if ok and fp8:
+            ks, vs = 1.0 / 64, 1.0 / 64
+            kc8, vc8 = (kc.float() / ks).to(torch.float8_e4m3fn), (vc.float() / vs).to(torch.float8_e4m3fn)
+            out8 = torch.full((B, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
+            lse8 = torch.full((B, H), float("nan"), dtype=torch.float32, device="cuda")
+            fp8_fn = lambda: cake.attention_decode_paged(q, kc8, vc8, table, lens, max_seq_len=ctx, k_scale=ks, v_scale=vs, out=out8, lse=lse8, workspace=ws)
+            try:
+                fp8_fn()
+                with sdpa_kernel(SDPBackend.MATH):
+                    deq = lambda c, sc: (c[table.long()].float() * sc).reshape(B, ctx, HK, D).transpose(1, 2)
+                    ref8 = F.scaled_dot_product_attention(qd.float(), deq(kc8, ks), deq(vc8, vs), enable_gqa=True).view(B, H, D)
+                torch.cuda.synchronize()
+                row["fp8_rel_err_vs_sdpa_math_dequantized"] = round(rel_err(out8, ref8), 6)
+                row["fp8_ok"] = bool(torch.isfinite(out8).all()) and row["fp8_rel_err_vs_sdpa_math_dequantized"] < 1e-2
+                del ref8
+                if not row["fp8_ok"]:
+                    fp8_fn = None  # (not timed; kc8 etc. go with the next shape's)
+            except Exception as e:
+                row["cake_fp8_error"] = f"{type(e).__name__}: {e}"[:400]
+                fp8_fn = None
         if ok:
             ref = refs["math"] if "math" in refs else next(iter(refs.values()))
             row["finite"] = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
@@ -714,6 +739,8 @@ def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT):
         if ok:
             plain = lambda: (kc.sum(dtype=torch.float32), vc.sum(dtype=torch.float32))
             fns = {"cake": cake_fn, "plain_read": plain}
+            if fp8_fn is not None:
+                fns["cake_fp8"] = fp8_fn
             fns.update({f"sdpa_{n}": f for n, f in calls.items()})
             t = time_many(fns, runs)
             kv_bytes = 2.0 * B * ctx * HK * D * 2
@@ -726,6 +753,12 @@ def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT):
             row.update({"peer_backend": best, "peer_ms": row[f"sdpa_{best}_ms"], "ratio": round(t[f"sdpa_{best}"] / t["cake"], 4),
                         "peer_gbps": round(kv_bytes / t[f"sdpa_{best}"] / 1e6, 1),
                         "cake_host_us": round(host_us(cake_fn), 1), "peer_host_us": round(host_us(calls[best]), 1)})
+            if fp8_fn is not None:
+                row.update({"cake_fp8_ms": round(t["cake_fp8"], 4), "cake_fp8_gbps": round(kv_bytes / 2 / t["cake_fp8"] / 1e6, 1),
+                            "cake_fp8_ratio_vs_sdpa_bf16": round(t[f"sdpa_{best}"] / t["cake_fp8"], 4),
+                            "cake_fp8_fraction_of_plain_read_bf16_rate": round(t["plain_read"] / 2 / t["cake_fp8"], 4)})
+                logs.setdefault("attention_decode_fp8_geomean_ratio_vs_sdpa_bf16", []).append(math.log(row["cake_fp8_ratio_vs_sdpa_bf16"]))
+                logs.setdefault("attention_decode_fp8_geomean_speedup_vs_cake_bf16", []).append(math.log(t["cake"] / t["cake_fp8"]))
             part = "" if tuned else "held_out_"
             logs.setdefault(f"attention_decode_{part}geomean_ratio_vs_sdpa", []).append(math.log(row["ratio"]))
             logs.setdefault(f"attention_decode_{part}geomean_fraction_of_plain_read", []).append(math.log(row["cake_fraction_of_plain_read"]))
@@ -734,6 +767,9 @@ def bench_attention_decode(runs, grid=DECODE_GRID, held_out=DECODE_HELD_OUT):
         if ok:
             desc += (f"cake {row['cake_ms']} ms ({row['cake_gbps']} GB/s, {row['cake_fraction_of_plain_read']} of plain read {row['plain_read_gbps']} GB/s), "
                      f"sdpa {best} {row['peer_ms']} ms ratio {row['ratio']}")
+            if "cake_fp8_ms" in row:
+                desc += (f"; fp8 {row['cake_fp8_ms']} ms ({row['cake_fp8_gbps']} GB/s of fp8 bytes, {row['cake_fp8_ratio_vs_sdpa_bf16']}x sdpa on bf16, "
+                         f"rel err {row['fp8_rel_err_vs_sdpa_math_dequantized']})")
         else:
             desc += "FAILED " + json.dumps({k: v for k, v in row.items() if k not in ("kernel", "dtype", "shape", "peer")})[:400]
         print(desc, flush=True)
@@ -777,6 +813,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family", choices=["gemm", "kmeans", "knn", "ivf", "attention", "attention_varlen", "attention_decode", "overhead", "all"], default="all")
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--decode-fp8", action="store_true", help="attention_decode: also fp8 (e4m3) caches of the same values, checked and timed beside")
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default="peers.json")
     ap.add_argument("--seqlens", default=",".join(map(str, ATTN_SEQLENS)),
@@ -826,7 +863,7 @@ def main():
         rows += r
         summary.update(s)
     if args.family in ("attention_decode", "all"):
-        r, s = bench_attention_decode(args.runs)
+        r, s = bench_attention_decode(args.runs, fp8=args.decode_fp8)
         rows += r
         summary.update(s)
     if args.family in ("overhead", "all"):

@@ -368,6 +368,10 @@ struct decode_shape {
   long long max_seq_len = 0; // > 0: the longest seq_lens[b] the caller promises (checked against max_pages * page_size,
                              // and it sizes the split); 0: max_pages * page_size
   float softmax_scale = 0;   // <= 0: 1 / sqrt(D)
+  // The caches' element type: bf16, or fp8 e4m3 with a per-tensor scale each (key = k_scale * stored, value =
+  // v_scale * stored: vLLM's fp8 KV cache; the query, output and math stay bf16 / f32)
+  bool kv_fp8 = false;
+  float k_scale = 1, v_scale = 1;
 };
 
 // The schedule for a shape, a rule fitted to the H200 sweep of every key block, depth and split on issue 12's
@@ -395,6 +399,7 @@ constexpr kernels::attention_decode_config decode_config_for(const decode_shape&
   c.parts = static_cast<int>(s.D / 64);
   c.group = static_cast<int>(s.HK > 0 ? s.H / s.HK : 1);
   c.page_size = static_cast<int>(s.page_size);
+  c.kv_fp8 = s.kv_fp8;  // (the split rule was fitted on bf16 caches; not re-fitted for fp8's half the bytes per block)
   const long long units = s.B * s.HK;
   const bool few = units < decode_few_units;
   c.bn = few ? 128 : 64;
@@ -464,6 +469,8 @@ inline void check_decode(const decode_shape& s, const char* who) {
     bad("max_seq_len = " + n(s.max_seq_len) + " is more than max_pages * page_size = " + n(s.max_pages) + " * " + n(s.page_size) + " = " +
         n(s.max_pages * s.page_size) + " keys (the page table cannot hold it)");
   if (!(s.softmax_scale <= 0 || std::isfinite(s.softmax_scale))) bad("softmax_scale is not finite");
+  if (s.kv_fp8 && !(std::isfinite(s.k_scale) && std::isfinite(s.v_scale) && s.k_scale > 0 && s.v_scale > 0))
+    bad("k_scale = " + std::to_string(s.k_scale) + " and v_scale = " + std::to_string(s.v_scale) + " must be finite and positive (fp8 caches)");
 }
 
 inline const runtime_kernel& decode_kernel(const kernels::attention_decode_config& c, int device) {
@@ -508,7 +515,7 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
     // the forced schedule whole, but for what the shape fixes (a field copied one by one is a field forgotten
     // when the next one is added)
     kernels::attention_decode_config f = *forced;
-    f.parts = c.parts, f.group = c.group, f.page_size = c.page_size;
+    f.parts = c.parts, f.group = c.group, f.page_size = c.page_size, f.kv_fp8 = c.kv_fp8;
     c = f;
     if (!c.valid() || kernels::attention_decode_smem(c) > 227 * 1024)
       throw jit::argument_error("cake::attention::decode_paged_with: no such schedule (bn " + std::to_string(c.bn) + ", stages " + std::to_string(c.stages) +
@@ -547,8 +554,9 @@ inline void run_decode(const kernels::attention_decode_config* forced, const voi
         args.push_back(tensor_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(count)), {s.B, s.HK}));
       }
     }
-    const double scalars[] = {scale * 1.4426950408889634};
-    dec.launch(args, scalars, stream);
+    // (fp8 caches: the keys' scale folds into the softmax's, the values' into O)
+    const double scalars[] = {scale * 1.4426950408889634 * (s.kv_fp8 ? s.k_scale : 1.0), s.v_scale};
+    dec.launch(args, std::span<const double>(scalars, s.kv_fp8 ? 2 : 1), stream);
   }
   if (comb) {
     const tensor_arg args[] = {tensor_view(part_o, {NS, s.B, s.H, s.D}), tensor_view(part_m, {NS, s.B, s.H, 1}),

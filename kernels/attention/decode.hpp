@@ -76,6 +76,14 @@ struct attention_decode_config {
   // r.cluster_sum / r.cluster_sum_scatter, each CTA normalizing and storing its 1/splits of O's columns. No
   // combine kernel, no slice state in memory, no counters. The kernel then takes O and LSE.
   bool cluster_combine = false;
+  // The caches hold fp8 (e4m3) with a per-tensor scale each (the key k_scale * stored, the value v_scale * stored,
+  // as vLLM's fp8 KV cache): half the bytes of bf16. TMA brings a block's fp8 K (and V) into the stages as before;
+  // the consumer loads the stage into registers, releases it at once, converts it to f16 (exact: every e4m3 value is
+  // an f16; one cvt per pair, where bf16 would take three: the conversions share the SM's 16 per clock with nothing
+  // else of decode's) and stores it into one f16 smem block that the wgmma reads. So the MMAs are f16: Q is converted
+  // once per point (bf16 -> f16, exact within f16's range), P is f16. k_scale folds into the softmax's scale,
+  // v_scale into O at the end.
+  bool kv_fp8 = false;
   constexpr int pages_per_block() const { return bn / page_size; }
   constexpr bool valid() const {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
@@ -87,10 +95,13 @@ struct attention_decode_config {
   friend constexpr auto operator<=>(const attention_decode_config&, const attention_decode_config&) = default;
 };
 
-// Smem in bytes: Q (64 rows, two stages when persistent) + the K and V stages, D/64 parts of 64 bf16 columns each,
+// Smem in bytes: Q (64 rows, two stages when persistent) + the K and V stages, D/64 parts of 64 bf16 columns each
+// (kv_fp8: 64 fp8 columns each, and one f16 block of K and of V that the consumer converts them into, and Q in f16),
 // and with cluster_combine the cluster reductions' scratch (one 64 x 64 f32 part: the reductions share it).
 constexpr int attention_decode_smem(const attention_decode_config& c) {
-  return ((c.persistent ? 128 : 64) + 2 * c.stages * c.bn) * c.parts * 64 * 2 + (c.cluster_combine ? 64 * 64 * 4 : 0);
+  const int stage_bytes = c.kv_fp8 ? 1 : 2;
+  return ((c.persistent ? 128 : 64) * 2 + 2 * c.stages * c.bn * stage_bytes + (c.kv_fp8 ? 2 * c.bn * 2 + 64 * 2 : 0)) * c.parts * 64 +
+         (c.cluster_combine ? 64 * 64 * 4 : 0);
 }
 
 // Two CTAs of the schedule fit an SM by shared memory (1 KiB beside the tiles for barriers and scratch, and the
@@ -123,6 +134,7 @@ constexpr name_builder decode_name(const attention_decode_config& c) {
   if (c.loads_only) b.put("L");
   if (c.fused_combine) b.put("C");
   if (c.cluster_combine) b.put("X");
+  if (c.kv_fp8) b.put("F");
   return b;
 }
 }  // namespace attention_detail
@@ -139,10 +151,18 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
   if (attention_decode_two_ctas_per_sm(c)) k.ctas_per_sm(2);
   auto [Bt, H, D, HK, P, PS, MP, NS, One] = k.dims("B", "H", "D", "HK", "pages", "page_size", "max_pages", "NS", "one");
   auto Q = k.input<bf16>("Q", dims(Bt, H, D));
-  auto Kc = k.input<bf16>("K", dims(P, PS, HK, D));
-  auto Vc = k.input<bf16>("V", dims(P, PS, HK, D));
   // read once, a row's two 64-column boxes issued together: no L2 promotion (+1.5..4.5% on the H200)
-  k.streamed(Kc).streamed(Vc);
+  tensor<bf16> Kc, Vc;
+  tensor<e4m3> K8, V8;
+  if (c.kv_fp8) {
+    K8 = k.input<e4m3>("K", dims(P, PS, HK, D));
+    V8 = k.input<e4m3>("V", dims(P, PS, HK, D));
+    k.streamed(K8).streamed(V8);
+  } else {
+    Kc = k.input<bf16>("K", dims(P, PS, HK, D));
+    Vc = k.input<bf16>("V", dims(P, PS, HK, D));
+    k.streamed(Kc).streamed(Vc);
+  }
   auto Pt = k.input<i32>("page_table", dims(Bt, MP));
   auto Len = k.input<i32>("seq_lens", dims(Bt));
   // The slices' partial results (workspace): O unnormalized [NS, B, H, D], max * scale and sum of exp2 [NS, B, H, 1].
@@ -158,19 +178,40 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     // (one slice has nothing to wait for; a cluster's slices meet in DSMEM)
     if (c.fused_combine && c.splits > 1) Count = k.output<i32>("count", dims(Bt, HK));
   }
-  auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e)
+  auto scale = k.param<f32>("scale_log2");  // softmax scale * log2(e) (kv_fp8: times k_scale)
+  scalar<f32> v_scale{};
+  if (c.kv_fp8) v_scale = k.param<f32>("v_scale");
   auto space = k.parallel(split(c.splits), each(HK), each(Bt));
   const int ppb = c.pages_per_block();
+  // K and V blocks as the MMAs read them: the pipelines' stages (bf16), or with kv_fp8 one f16 block each that the
+  // consumer fills from the fp8 stages (sK8, sV8: 64 columns of one byte, so a 64-byte swizzle span), and Q in f16
   std::array<smem_tile<bf16>, 2> sQ{}, sK{}, sV{};
+  std::array<smem_tile<e4m3>, 2> sK8{}, sV8{};
+  std::array<smem_tile<f16>, 2> sQh{}, sKh{}, sVh{};
   for (int d = 0; d < c.parts; ++d) {
     sQ[d] = k.smem<bf16>(d ? "sQ1" : "sQ0", {64, 64}, swizzle::b128);
-    sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
-    sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
+    if (!c.kv_fp8) {
+      sK[d] = k.smem<bf16>(d ? "sK1" : "sK0", {c.bn, 64}, swizzle::b128);
+      sV[d] = k.smem<bf16>(d ? "sV1" : "sV0", {c.bn, 64}, swizzle::b128);
+    } else {
+      sK8[d] = k.smem<e4m3>(d ? "sK8_1" : "sK8_0", {c.bn, 64}, swizzle::b64);
+      sV8[d] = k.smem<e4m3>(d ? "sV8_1" : "sV8_0", {c.bn, 64}, swizzle::b64);
+      sQh[d] = k.smem<f16>(d ? "sQh1" : "sQh0", {64, 64}, swizzle::b128);
+      sKh[d] = k.smem<f16>(d ? "sKh1" : "sKh0", {c.bn, 64}, swizzle::b128);
+      // (no copy fills them, so their major-ness is declared: K is read K-major by S = Q K^T, V MN-major by P V)
+      sVh[d] = k.smem<f16>(d ? "sVh1" : "sVh0", {c.bn, 64}, swizzle::b128, major::mn);
+    }
   }
   const int q_stages = c.persistent ? 2 : 1;
   auto qp = c.parts == 1 ? k.pipeline("q", stages(q_stages)).carries(sQ[0]) : k.pipeline("q", stages(q_stages)).carries(sQ[0], sQ[1]);
-  auto kp = c.parts == 1 ? k.pipeline("k", stages(c.stages)).carries(sK[0]) : k.pipeline("k", stages(c.stages)).carries(sK[0], sK[1]);
-  auto vp = c.parts == 1 ? k.pipeline("v", stages(c.stages)).carries(sV[0]) : k.pipeline("v", stages(c.stages)).carries(sV[0], sV[1]);
+  auto carry = [&](std::string_view nm, auto& t) {
+    return c.parts == 1 ? k.pipeline(nm, stages(c.stages)).carries(t[0]) : k.pipeline(nm, stages(c.stages)).carries(t[0], t[1]);
+  };
+  auto kp = c.kv_fp8 ? carry("k", sK8) : carry("k", sK);
+  auto vp = c.kv_fp8 ? carry("v", sV8) : carry("v", sV);
+  // (kv_fp8) the consumer warpgroup's threads, around its writes of the f16 blocks
+  named_barrier_ref cvt{};
+  if (c.kv_fp8) cvt = k.named_barrier("cvt", per_unit);
 
   // Both roles read the request's length and walk the same blocks: s, s + splits, ... below ceil(len / bn).
   struct walk {
@@ -190,7 +231,11 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     // O, one 64-column accumulator per part (the fused merge loads and merges another slice's O a part at a time)
     std::array<reg_tile<f32>, 2> o{};
     for (int d = 0; d < c.parts; ++d) o[d] = r.accumulator<f32>(d ? "o1" : "o0", {64, 64});
-    auto p = r.fragment<bf16>("p", {64, c.bn});  // softmax(s) as the A operand of P V
+    // softmax(s) as the A operand of P V (kv_fp8: f16, as V's block)
+    reg_tile<bf16> p{};
+    reg_tile<f16> ph{};
+    if (c.kv_fp8) ph = r.fragment<f16>("p", {64, c.bn});
+    else p = r.fragment<bf16>("p", {64, c.bn});
     auto m = r.row_vector<f32>("m", 64);         // running max of the raw scores
     auto mn = r.row_vector<f32>("mn", 64);       // with this block's
     auto ms = r.row_vector<f32>("ms", 64);       // -mn * scale: exp2(s * scale + ms)
@@ -201,12 +246,36 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     // merge's registers stay within the 168 a thread may hold for two CTAs of 160 threads to share an SM)
     reg_tile<f32> x;
     if (c.fused_combine) x = r.accumulator<f32>("x", {64, 64});
+    // (kv_fp8) a block's fp8 K or V, 64 columns per part, on its way from a stage to the f16 block (f8, then h);
+    // a part of Q, converted to f16 as it is loaded (qh)
+    std::array<reg_tile<e4m3>, 2> f8{};
+    reg_tile<f16> h{}, qh{};
+    if (c.kv_fp8) {
+      for (int d = 0; d < c.parts; ++d) f8[d] = r.fragment<e4m3>(d ? "f8_1" : "f8_0", {c.bn, 64});
+      h = r.fragment<f16>("h", {c.bn, 64});
+      qh = c.bn == 64 ? h : r.fragment<f16>("qh", {64, 64});
+    }
+    // (kv_fp8) the fp8 stage into registers, the stage released at once, then f16 into the block the MMA reads. The
+    // block's previous readers are done: each warp waited for its MMAs (wgmma_wait(0)) before the other block's
+    // conversion, whose barrier every warp has passed since.
+    auto convert_block = [&](auto& pipe, std::array<smem_tile<e4m3>, 2>& fp8, std::array<smem_tile<f16>, 2>& to) {
+      auto st = r.wait(pipe);
+      for (int d = 0; d < c.parts; ++d) r.load(f8[d], st[fp8[d]]);
+      r.release(pipe, st);
+      for (int d = 0; d < c.parts; ++d) {
+        r.convert(h, f8[d]);
+        r.store(to[d], h);
+      }
+      r.fence_proxy_async();  // generic-proxy writes, read by wgmma (async proxy)
+      r.sync(cvt);
+    };
     // the block's scores s (keys j * bn ..) into the running max m, sum l, O's scale and P
     auto online_softmax = [&](index_expr j, index_expr len) {
       r.set(s, select(j * c.bn + col() >= len, neg_inf, s));
       attention_detail::online_softmax_step(r, s, {m, mn, ms, al, l, ls}, scale);
       for (int d = 0; d < c.parts; ++d) r.set(o[d], o[d] * al);
-      r.set(p, s);
+      if (c.kv_fp8) r.set(ph, s);
+      else r.set(p, s);
     };
     r.for_each(space, [&](auto sl, auto hk, auto b) {
       r.griddep_launch_dependents();  // the combine may launch now; it waits for this grid to finish (PDL)
@@ -217,10 +286,35 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       // (a slice with no block, len <= sl * bn, leaves o = 0, m = -inf, l = 0: the combine weighs it 0)
       r.when(sl < w.blocks, [&] {
         auto sq = r.wait(qp);
+        if (c.kv_fp8 && !c.loads_only) {  // Q in f16 for the f16 MMAs (the last point's S MMAs are complete: waited)
+          for (int d = 0; d < c.parts; ++d) {
+            r.load(qh, sq[sQ[d]]);
+            r.store(sQh[d], qh);
+          }
+          r.fence_proxy_async();
+          r.sync(cvt);
+        }
         r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
           if (c.loads_only) {
             r.release(kp, r.wait(kp));
             r.release(vp, r.wait(vp));
+            return;
+          }
+          if (c.kv_fp8) {
+            convert_block(kp, sK8, sKh);
+            r.wgmma_fence();
+            for (int d = 0; d < c.parts; ++d) {
+              auto mma = r.wgmma(s, sQh[d], sKh[d]).over(D);
+              if (d == 0) mma.overwrite();
+            }
+            r.wgmma_commit();
+            r.wgmma_wait(0);
+            online_softmax(j, w.len);
+            convert_block(vp, sV8, sVh);
+            r.wgmma_fence();
+            for (int d = 0; d < c.parts; ++d) r.wgmma(o[d], ph, sVh[d]);
+            r.wgmma_commit();
+            r.wgmma_wait(0);
             return;
           }
           auto sk = r.wait(kp);
@@ -250,6 +344,8 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       });
       // the slice's partial state, rows hk * G .. hk * G + G - 1 of H (the other rows of the tile are not stored)
       r.set(ms, m * scale);
+      if (c.kv_fp8)  // the values' scale, once on the sum (O is linear in V)
+        for (int d = 0; d < c.parts; ++d) r.set(o[d], o[d] * v_scale);
       // (H is dim 2 of the workspace's [NS, B, H, .], dim 1 of O's and LSE's [B, H, .])
       auto group_rows = [&](auto t, int h = 2) { return t.elements_at(h).limit(h, w.h0 + c.group); };
       auto group_tile = [&](auto t, int h = 2) { return t.rows_at(h).elements_at(h).limit(h, w.h0 + c.group); };
@@ -335,12 +431,14 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
         r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
           std::array<index_expr, 8> page{};
           for (int i = 0; i < ppb; ++i) page[i] = r.read_index(Pt.at(b, r.let_min(j * ppb + i, last_page)));
-          auto sk = r.acquire(kp);
-          for (int i = 0; i < ppb; ++i)
-            for (int d = 0; d < c.parts; ++d) r.tma_load(sk[sK[d]].rows(i, ppb), Kc.tile(page[i], 0, hk, d).rows_at(1));
-          auto sv = r.acquire(vp);
-          for (int i = 0; i < ppb; ++i)
-            for (int d = 0; d < c.parts; ++d) r.tma_load(sv[sV[d]].rows(i, ppb), Vc.tile(page[i], 0, hk, d).rows_at(1));
+          // one box of page_size rows per page and 64-column part into rows i * page_size .. of the stage
+          auto load = [&](auto& pipe, auto& regions, auto& cache) {
+            auto st = r.acquire(pipe);
+            for (int i = 0; i < ppb; ++i)
+              for (int d = 0; d < c.parts; ++d) r.tma_load(st[regions[d]].rows(i, ppb), cache.tile(page[i], 0, hk, d).rows_at(1));
+          };
+          if (c.kv_fp8) load(kp, sK8, K8), load(vp, sV8, V8);
+          else load(kp, sK, Kc), load(vp, sV, Vc);
         });
       });
     });

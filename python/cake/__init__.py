@@ -772,12 +772,13 @@ def attention_decode_workspace_bytes(B: int, H: int, HK: int, D: int, num_pages:
 
 
 def attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, *, max_seq_len: int = 0, softmax_scale: Optional[float] = None,
-                           out=None, lse=None, workspace=None, stream=None):
+                           k_scale: Optional[float] = None, v_scale: Optional[float] = None, out=None, lse=None, workspace=None, stream=None):
     """Paged decode attention (vLLM / FlashInfer layout): one new query token per request against a paged KV
     cache. Returns (out, lse).
 
-    q: [B, H, D] bfloat16; k_cache, v_cache: [num_pages, page_size, HK, D] bfloat16 (page_size 16, 32 or 64),
-    all contiguous; page_table: int32 [B, max_pages] (key j of request b is row j % page_size of page
+    q: [B, H, D] bfloat16; k_cache, v_cache: [num_pages, page_size, HK, D] bfloat16 (page_size 16, 32 or 64), or
+    both float8_e4m3fn with per-tensor scales k_scale and v_scale (key = k_scale * stored, value = v_scale * stored;
+    default 1; vLLM's fp8 KV cache), all contiguous; page_table: int32 [B, max_pages] (key j of request b is row j % page_size of page
     page_table[b, j // page_size]); seq_lens: int32 [B], on the same device. D 64 or 128, H a multiple of HK with
     H // HK <= 64. max_seq_len: the longest seq_lens[b] if the caller knows it (checked against max_pages *
     page_size; it sizes the split over the context), 0 for max_pages * page_size. out: bfloat16 [B, H, D], lse:
@@ -796,8 +797,17 @@ def attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, *, max_seq
         raise ValueError(f"k_cache must be [num_pages, page_size, HK, D] with q's D; q has shape {list(Q.shape)}, k_cache {list(K.shape)}")
     num_pages, page_size, HK = K.shape[0], K.shape[1], K.shape[2]
     dev = Q.index
-    _need(K, "k_cache", "bfloat16", K.shape, dev)
-    _need(V, "v_cache", "bfloat16", K.shape, dev)
+    fp8 = K.dtype == "float8_e4m3fn"
+    if K.dtype not in ("bfloat16", "float8_e4m3fn"):
+        raise ValueError(f"k_cache must be bfloat16 or float8_e4m3fn; it is {K.dtype}")
+    _need(K, "k_cache", K.dtype, K.shape, dev)
+    _need(V, "v_cache", K.dtype, K.shape, dev)
+    if not fp8 and (k_scale is not None or v_scale is not None):
+        raise ValueError("k_scale and v_scale scale fp8 (float8_e4m3fn) caches; these are bfloat16")
+    ks = 1.0 if k_scale is None else float(k_scale)
+    vs = 1.0 if v_scale is None else float(v_scale)
+    if fp8 and not (math.isfinite(ks) and math.isfinite(vs) and ks > 0 and vs > 0):
+        raise ValueError(f"k_scale = {ks} and v_scale = {vs} must be finite and positive")
     if HK < 1 or H % HK:
         raise ValueError(f"q's heads H = {H} must be a multiple of k_cache's heads HK = {HK} (query heads per KV head)")
     P, L_ = _view(page_table, "page_table"), _view(seq_lens, "seq_lens")
@@ -830,8 +840,12 @@ def attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, *, max_seq
     _need(L, "lse", "float32", (B, H), dev)
     _attention_contiguous(L, "lse", "[B, H]", "attention_decode_paged")
     s = _stream(stream, [Q, K, V, P, L_, O, L, W], dev)
-    _cake.attention_decode_paged(Q.ptr, K.ptr, V.ptr, P.ptr, L_.ptr, O.ptr, L.ptr, W.ptr, B, H, HK, D, num_pages, page_size, max_pages, max_seq_len,
-                                 scale, s, dev)
+    if fp8:
+        _cake.attention_decode_paged_fp8(Q.ptr, K.ptr, V.ptr, P.ptr, L_.ptr, O.ptr, L.ptr, W.ptr, B, H, HK, D, num_pages, page_size, max_pages,
+                                         max_seq_len, scale, ks, vs, s, dev)
+    else:
+        _cake.attention_decode_paged(Q.ptr, K.ptr, V.ptr, P.ptr, L_.ptr, O.ptr, L.ptr, W.ptr, B, H, HK, D, num_pages, page_size, max_pages, max_seq_len,
+                                     scale, s, dev)
     return out, lse
 
 

@@ -77,12 +77,14 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, softmax_s
 
 @torch.library.custom_op("cake::attention_decode_paged", mutates_args=())
 def attention_decode_paged(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, page_table: torch.Tensor, seq_lens: torch.Tensor,
-                           max_seq_len: int = 0, softmax_scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
-    return _attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=max_seq_len, softmax_scale=softmax_scale)
+                           max_seq_len: int = 0, softmax_scale: Optional[float] = None, k_scale: Optional[float] = None,
+                           v_scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _attention_decode_paged(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=max_seq_len, softmax_scale=softmax_scale, k_scale=k_scale,
+                                   v_scale=v_scale)
 
 
 @attention_decode_paged.register_fake
-def _(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=0, softmax_scale=None):
+def _(q, k_cache, v_cache, page_table, seq_lens, max_seq_len=0, softmax_scale=None, k_scale=None, v_scale=None):
     torch._check(q.dim() == 3 and k_cache.dim() == 4 and v_cache.dim() == 4 and page_table.dim() == 2 and seq_lens.dim() == 1,
                  lambda: "cake::attention_decode_paged: q is [B, H, D], k_cache and v_cache [num_pages, page_size, HK, D], "
                          "page_table [B, max_pages], seq_lens [B]")

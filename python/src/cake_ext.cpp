@@ -375,6 +375,22 @@ NB_MODULE(_cake, m) {
       nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"), nb::arg("page_table"), nb::arg("seq_lens"), nb::arg("o"), nb::arg("lse"), nb::arg("workspace"),
       nb::arg("B"), nb::arg("H"), nb::arg("HK"), nb::arg("D"), nb::arg("num_pages"), nb::arg("page_size"), nb::arg("max_pages"), nb::arg("max_seq_len"),
       nb::arg("softmax_scale"), nb::arg("stream"), nb::arg("device"));
+  m.def(
+      "attention_decode_paged_fp8",
+      [decode_shape](std::uintptr_t q, std::uintptr_t k_cache, std::uintptr_t v_cache, std::uintptr_t page_table, std::uintptr_t seq_lens, std::uintptr_t o,
+                     std::uintptr_t lse, std::uintptr_t workspace, long long B, long long H, long long HK, long long D, long long num_pages,
+                     long long page_size, long long max_pages, long long max_seq_len, float softmax_scale, float k_scale, float v_scale,
+                     std::uintptr_t stream, int device) {
+        cake::attention::decode_shape s = decode_shape(B, H, HK, D, num_pages, page_size, max_pages, max_seq_len, softmax_scale);
+        s.kv_fp8 = true, s.k_scale = k_scale, s.v_scale = v_scale;
+        call(device, [&] {
+          cake::attention::decode_paged(ptr(q), ptr(k_cache), ptr(v_cache), static_cast<const int*>(ptr(page_table)), static_cast<const int*>(ptr(seq_lens)),
+                                        mut(o), static_cast<float*>(mut(lse)), mut(workspace), s, as_stream(stream), device);
+        });
+      },
+      nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"), nb::arg("page_table"), nb::arg("seq_lens"), nb::arg("o"), nb::arg("lse"), nb::arg("workspace"),
+      nb::arg("B"), nb::arg("H"), nb::arg("HK"), nb::arg("D"), nb::arg("num_pages"), nb::arg("page_size"), nb::arg("max_pages"), nb::arg("max_seq_len"),
+      nb::arg("softmax_scale"), nb::arg("k_scale"), nb::arg("v_scale"), nb::arg("stream"), nb::arg("device"));
   m.def("describe", &describe, nb::arg("array"),
         "(address, shape, strides in elements, dtype, device type, device id) of an array passed through DLPack");
   // For the package's tests on machines without a GPU: a DLPack array that claims to live on a CUDA device

@@ -376,7 +376,7 @@ class AttentionDecodePagedArguments(unittest.TestCase):
         a = self.args(**over)
         with self.assertRaises(exc) as cm:
             cake.attention_decode_paged(a["q"], a["k"], a["v"], a["pt"], a["lens"], max_seq_len=a["max_seq_len"], out=a["out"], lse=a["lse"],
-                                        workspace=a["ws"])
+                                        workspace=a["ws"], k_scale=a.get("k_scale"), v_scale=a.get("v_scale"))
         self.assertIn(needle, str(cm.exception))
 
     def test_python_checks(self):
@@ -390,6 +390,9 @@ class AttentionDecodePagedArguments(unittest.TestCase):
         self.check(ValueError, "seq_lens must be int32; it is float32", lens=arr((4,), "float32", 0x700000))
         self.check(ValueError, "lse must have shape [4, 8]; it has [8, 4]", lse=arr((8, 4), "float32", 0x500000))
         self.check(ValueError, "workspace holds 16 bytes; this decode needs", ws=arr((4,), "float32", 0x800000))
+        # the caches are bf16, or fp8 (float8_e4m3fn, a torch dtype) with scales: scales for bf16 caches are a mistake
+        self.check(ValueError, "k_cache must be bfloat16 or float8_e4m3fn; it is float32", k=arr((64, 16, 2, 128), "float32", 0x200000))
+        self.check(ValueError, "k_scale and v_scale scale fp8 (float8_e4m3fn) caches; these are bfloat16", k_scale=0.5)
 
     def test_cpp_checks(self):
         # cake::attention::decode_paged's own checks (through the workspace size and the call), before any driver call

@@ -189,6 +189,13 @@ int main(void) {
            "must fit int32");
     EXPECT(cake_attention_decode_paged(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 16, 256, 0, 0.0f, NULL, -1), CAKE_ERROR_INVALID_ARGUMENT,
            "cake_attention_decode_paged: device = -1");
+    /* fp8 caches: the scales are checked, then the rest as above */
+    EXPECT(cake_attention_decode_paged_fp8(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 16, 256, 0, 0.0f, 0.0f, 1.0f, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "k_scale = 0.000000 and v_scale = 1.000000 must be finite and positive (fp8 caches)");
+    EXPECT(cake_attention_decode_paged_fp8(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 48, 256, 0, 0.0f, 1.0f, 1.0f, NULL, 0),
+           CAKE_ERROR_INVALID_ARGUMENT, "page_size = 48 is not supported");
+    EXPECT(cake_attention_decode_paged_fp8(q, kc, vc, pt, pt, o, lse, ws, 4, 32, 8, 128, 1024, 16, 256, 0, 0.0f, 1.0f, 1.0f, NULL, -1),
+           CAKE_ERROR_INVALID_ARGUMENT, "cake_attention_decode_paged_fp8: device = -1");
   }
 
   /* k-nearest-neighbour search. */

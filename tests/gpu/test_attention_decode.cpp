@@ -49,6 +49,7 @@ struct decode_case {
   bool graph = false;       // decode_paged captured into a CUDA graph on a new stream (after one call on the default
                             // stream, which builds the kernels) and the graph launched: the call may allocate nothing there
   bool cluster = false;     // decode_paged_with cluster_combine: a request's slices one cluster, merged in DSMEM
+  bool fp8 = false;         // the caches in e4m3 with per-tensor scales (the reference takes the dequantized values)
 };
 
 struct result {
@@ -80,7 +81,19 @@ result run_case(const decode_case& c, harness::random_source& rng) {
   s.B = B, s.H = c.H, s.HK = c.HK, s.D = c.D, s.num_pages = num_pages, s.page_size = ps, s.max_pages = max_pages;
   const std::size_t nq = static_cast<std::size_t>(B * s.H * s.D), nk = static_cast<std::size_t>(num_pages * ps * s.HK * s.D);
   auto q = random_bf16(nq, rng, 1.0f), k = random_bf16(nk, rng, 1.0f), v = random_bf16(nk, rng, 1.0f);
-  auto dq = jit::to_device(q.bits), dk = jit::to_device(k.bits), dv = jit::to_device(v.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
+  // fp8 caches: the normal values over the scales, rounded to e4m3 (about 3 significant bits, so the scores and
+  // the output move by a few percent: the reference takes the dequantized values, key = k_scale * stored)
+  std::vector<std::uint8_t> k8, v8;
+  if (c.fp8) {
+    s.kv_fp8 = true, s.k_scale = 1.0f / 64, s.v_scale = 1.0f / 32;
+    k8.resize(nk), v8.resize(nk);
+    for (std::size_t i = 0; i < nk; ++i) {
+      k8[i] = harness::float_to_e4m3_bits(k.val[i] / s.k_scale), k.val[i] = s.k_scale * harness::e4m3_bits_to_float(k8[i]);
+      v8[i] = harness::float_to_e4m3_bits(v.val[i] / s.v_scale), v.val[i] = s.v_scale * harness::e4m3_bits_to_float(v8[i]);
+    }
+  }
+  auto dq = jit::to_device(q.bits), dt = jit::to_device(table), dl = jit::to_device(lens);
+  auto dk = c.fp8 ? jit::to_device(k8) : jit::to_device(k.bits), dv = c.fp8 ? jit::to_device(v8) : jit::to_device(v.bits);
   kernels::attention_decode_config cfg = attention::decode_config_for(s);
   const bool forced = c.splits > 0 || c.bn > 0 || c.stages > 0 || c.persistent || c.fused || c.cluster;
   cfg.persistent = c.persistent;
@@ -206,9 +219,9 @@ void check_cases(const std::vector<decode_case>& cases, harness::random_source& 
     std::string lens;
     for (std::size_t i = 0; i < c.lens.size() && i < 6; ++i) lens += " " + std::to_string(c.lens[i]);
     if (c.lens.size() > 6) lens += " ... (B " + std::to_string(c.lens.size()) + ")";
-    INFO("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    INFO(std::string(c.fp8 ? "fp8 " : "") << "lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                 << ", LSE max abs err " << r.lse_err);
-    MESSAGE("lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
+    MESSAGE(std::string(c.fp8 ? "fp8 " : "") << "lens" << lens << " H " << c.H << " HK " << c.HK << " D " << c.D << " page " << c.page_size << " splits " << r.splits << std::string(r.fused ? " fused" : "") << std::string(r.cluster ? " cluster" : "") << std::string(c.graph ? " graph" : "") << " bn " << c.bn << " stages " << c.stages << std::string(c.persistent ? " persistent" : "") << ": O rel_err " << r.o_err
                    << ", LSE max abs err " << r.lse_err);
     CHECK(r.nonfinite == 0);
     CHECK(r.o_err < 2e-2);
@@ -320,6 +333,31 @@ TEST_CASE("attention decode_paged with cluster_combine (a request's slices one c
   check_cases(cases, rng);
 }
 
+TEST_CASE("attention decode_paged with fp8 (e4m3) caches and per-tensor scales matches an f64 reference on the dequantized values") {
+  if (!usable_hopper()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  const batches bs(rng);
+  auto fp8 = [](decode_case c) {
+    c.fp8 = true;
+    return c;
+  };
+  const std::vector<decode_case> cases = {
+      fp8({bs.mixed, 8, 2, 128, 16}),                     // the entry point's choice: GQA 4, splits, the combine kernel
+      fp8({bs.mixed, 8, 8, 128, 64}),                     // MHA, pages of 64
+      fp8({bs.mixed, 16, 2, 64, 16}),                     // D 64, GQA 8
+      fp8({{4097}, 32, 8, 128, 16}),                      // B = 1, long: 128-key blocks, many slices
+      fp8({{1}, 32, 8, 128, 16}),                         // one key
+      fp8({bs.batch64, 32, 8, 128, 16}),                  // B = 64: one slice, fused
+      fp8({bs.with_empty, 8, 2, 128, 16}),                // seq_len 0
+      fp8({{1, 7, 127}, 8, 2, 128, 16, 8}),               // slices with no block
+      fp8({bs.mixed, 8, 2, 128, 16, 0, 64, 4}),           // 64-key blocks in 4 stages
+      fp8({bs.batch64, 32, 8, 128, 16, 4, 128, 3, true}), // persistent (Q converted per point)
+      fp8({bs.mixed, 8, 2, 128, 16, 4, 0, 0, false, true}),  // fused_combine with 4 slices
+  };
+  check_cases(cases, rng);
+}
+
 TEST_CASE("attention decode_paged refuses bad arguments with the argument's name") {
   if (!usable_hopper()) return;
   jit::device_buffer buf(1 << 20);
@@ -343,4 +381,7 @@ TEST_CASE("attention decode_paged refuses bad arguments with the argument's name
   s.num_pages = 0;
   CHECK_THROWS_WITH_AS(call(s), doctest::Contains("num_pages = 0"), jit::argument_error);
   CHECK_THROWS_WITH_AS(call(shape(8, 2, 128, 16), static_cast<char*>(p) + 16), doctest::Contains("workspace must be"), jit::argument_error);
+  s = shape(8, 2, 128, 16);
+  s.kv_fp8 = true, s.k_scale = 0;
+  CHECK_THROWS_WITH_AS(call(s), doctest::Contains("k_scale = 0.000000 and v_scale = 1.000000 must be finite and positive"), jit::argument_error);
 }

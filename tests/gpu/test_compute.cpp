@@ -20,6 +20,7 @@
 
 #include "kernels/gemm/sm90_splitk.hpp"
 #include "tests/kernels/split_tail_sum.hpp"
+#include "tests/kernels/fp8_roundtrip.hpp"
 #include "device_gate.hpp"
 
 using namespace cake;
@@ -917,5 +918,63 @@ TEST_CASE("split tail: the last round's points split over their column blocks su
           CHECK(nonzero == 0);
         }
       }
+    }
+}
+
+// 8-bit float register tiles (tests/kernels/fp8_roundtrip.hpp): f32 -> e4m3 / e5m2 -> smem bytes -> f32, f16 and bf16,
+// on sm_90a (cvt .e4m3x2 / .e5m2x2) and as sm_80 code (the device helpers' integer arithmetic, run as compute_80 PTX):
+// every output equals the host's quantization (round to nearest even, saturating) exactly. Inputs: every finite code's
+// value and its midpoints with the next (the ties), values past the largest (saturate), NaN, signed zeros, values
+// below the smallest subnormal's half, and random values over the whole range; 1003 rows (a ragged last tile).
+TEST_CASE("8-bit float tiles: conversions both ways through shared memory match the host's rounding bit for bit (sm_90a and sm_80 code)") {
+  if (!gpu_ready()) return;
+  auto rng = harness::random_source::fresh();
+  MESSAGE("seed " << rng.seed());
+  for (bool e5 : {false, true})
+    for (target_id t : {sm_90a, sm_80}) {
+      const program p = e5 ? cake_test::fp8_roundtrip<e5m2>(t) : cake_test::fp8_roundtrip<e4m3>(t);
+      REQUIRE(p.errors.empty());
+      lower::emit_options opt;
+      opt.specialized = {{p.find_dim("D"), 64}};
+      auto k = runtime_kernel::build(p, opt);
+      auto quant = [&](float x) { return e5 ? harness::e5m2_bits_to_float(harness::float_to_e5m2_bits(x)) : harness::e4m3_bits_to_float(harness::float_to_e4m3_bits(x)); };
+      auto value = [&](int code) { return e5 ? harness::e5m2_bits_to_float(static_cast<std::uint8_t>(code)) : harness::e4m3_bits_to_float(static_cast<std::uint8_t>(code)); };
+      const long long N = 1003, D = 64;
+      std::vector<float> x;
+      for (int code = 0; code < 256; ++code) {
+        const float v = value(code), w = value((code & 0x80) | ((code & 0x7f) + 1));
+        if (!std::isfinite(v)) continue;
+        x.push_back(v);
+        if (std::isfinite(w) && (code & 0x7f) < 0x7f) x.push_back(0.5f * (v + w));  // the tie with the next code
+      }
+      const float largest = e5 ? 57344.0f : 448.0f;
+      for (float v : {0.0f, -0.0f, largest * 1.01f, -largest * 1.5f, 1e30f, INFINITY, -INFINITY, NAN, 1e-12f, -1e-12f}) x.push_back(v);
+      std::uniform_real_distribution<float> ex(-20.0f, e5 ? 17.0f : 10.0f), unit(1.0f, 2.0f);
+      while (x.size() < static_cast<std::size_t>(N * D)) x.push_back((rng.engine()() % 2 ? -1.0f : 1.0f) * unit(rng.engine()) * std::exp2(ex(rng.engine())));
+      auto dx = jit::to_device(x);
+      jit::device_buffer d32(static_cast<std::size_t>(4 * N * D)), d16(static_cast<std::size_t>(2 * N * D)), dbf(static_cast<std::size_t>(2 * N * D));
+      d32.fill_u32(0xc7c7c7c7u), d16.fill_u32(0x7bff7bffu), dbf.fill_u32(0x7f7f7f7fu);  // poisoned with values no fp8 element converts to
+      const tensor_arg args[] = {tensor_view(dx.address(), {N, D}), tensor_view(d32.address(), {N, D}), tensor_view(d16.address(), {N, D}),
+                                 tensor_view(dbf.address(), {N, D})};
+      k.launch(args);
+      const auto y32 = d32.download<float>();
+      const auto y16 = d16.download<std::uint16_t>();
+      const auto ybf = dbf.download<std::uint16_t>();
+      long long wrong32 = 0, wrong16 = 0, wrongbf = 0;
+      std::size_t first = x.size();
+      auto same = [](float a, float b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); };
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const float want = quant(x[i]);
+        const bool a = same(y32[i], want), b = same(harness::f16_bits_to_float(y16[i]), want), c = same(harness::bf16_bits_to_float(ybf[i]), want);
+        wrong32 += !a, wrong16 += !b, wrongbf += !c;
+        if (!(a && b && c) && first == x.size()) first = i;
+      }
+      INFO((e5 ? "e5m2 " : "e4m3 ") << to_string(t) << ": wrong f32 " << wrong32 << ", f16 " << wrong16 << ", bf16 " << wrongbf
+                                    << (first < x.size() ? " (first: x = " + std::to_string(x[first]) + " -> " + std::to_string(y32[first]) + ", want " +
+                                                               std::to_string(quant(x[first])) + ")"
+                                                         : std::string()));
+      CHECK(wrong32 == 0);
+      CHECK(wrong16 == 0);
+      CHECK(wrongbf == 0);
     }
 }

@@ -141,6 +141,44 @@ TEST_CASE("attention decode (sm_90a): cluster_combine, a request's slices one cl
   }
 }
 
+TEST_CASE("attention decode (sm_90a): kv_fp8, e4m3 caches converted to f16 blocks in the consumer (f16 MMAs)") {
+  // the entry point's forms (64-key blocks in 3 stages, split or one slice fused; 128-key blocks), D 64, G 1 / 8,
+  // pages of 64, persistent, and with the cluster combine
+  struct v {
+    int parts, group, page_size, splits, bn = 64, stages = 3;
+    bool persistent = false, fused = false, cluster = false;
+  };
+  for (v x : {v{2, 4, 16, 2}, v{2, 4, 16, 1, 64, 3, false, true}, v{2, 4, 16, 16, 128}, v{1, 8, 64, 4}, v{2, 1, 16, 8}, v{2, 4, 16, 4, 128, 3, true},
+              v{2, 4, 16, 4, 64, 2, false, false, true}}) {
+    kernels::attention_decode_config c;
+    c.parts = x.parts, c.group = x.group, c.page_size = x.page_size, c.splits = x.splits, c.bn = x.bn, c.stages = x.stages;
+    c.persistent = x.persistent, c.fused_combine = x.fused, c.cluster_combine = x.cluster, c.kv_fp8 = true;
+    REQUIRE(c.valid());
+    const program p = kernels::attention_decode_sm90(c);
+    INFO(p.kernel_name.view());
+    const auto b = lower_and_build(p);
+    MESSAGE(p.kernel_name.view() << ": " << b.art.resources.registers << " registers, smem " << kernels::attention_decode_smem(c));
+    CHECK(p.kernel_name.view().back() == 'F');
+    // the caches are e4m3 tensors, streamed; the MMAs are f16 (Q converted once per point, P f16)
+    for (const auto& t : p.tensors)
+      if (t.nm.view() == "K" || t.nm.view() == "V") CHECK(t.dt == dtype::e4m3);
+    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.f16.f16"));
+    CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"));
+    CHECK_FALSE(has(b.ptx(), ".bf16.bf16"));
+    // one cvt per pair of a thread's elements of a block's K and of its V (bn x 64 x parts / 128 each; the loop body once)
+    CHECK(count(b.ptx(), "cvt.rn.f16x2.e4m3x2") == 2 * c.bn * 64 * c.parts / 2 / 128);
+    CHECK(has(b.ptx(), "fence.proxy.async.shared::cta"));
+    // the fp8 stages are 64-byte swizzled boxes of one page's rows (rank 4), the f16 blocks stored in 16-byte vectors
+    CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * c.pages_per_block());
+    CHECK(count(b.ptx(), "st.shared.v4.b32") >= 1);
+    // 64-key blocks in 3 stages: the smem of two CTAs (fp8 stages, f16 blocks, Q in both types) and at most 168 registers
+    if (c.bn == 64 && c.stages == 3 && !c.persistent && !c.cluster_combine) {
+      CHECK(p.launch.ctas_per_sm == 2);
+      CHECK(b.art.resources.registers <= 168);
+    }
+  }
+}
+
 TEST_CASE("attention decode (sm_90a): the configuration checks") {
   kernels::attention_decode_config c;
   CHECK(c.valid());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lower_check.hpp"
+#include "tests/kernels/fp8_roundtrip.hpp"
 
 using namespace cake;
 using lower_check::count;
@@ -798,4 +799,33 @@ TEST_CASE("lowering: register tiles of one role with one name, and dims whose id
   CHECK(has(b.source(), "r_frag_1[e] = (r_frag[e] * "));  // b = a * 2 reads the first and writes the second
   CHECK(has(b.source(), "const long long d_M_a = args.dim[0];"));
   CHECK(has(b.source(), "const long long d_M_a_1 = args.dim[1];"));
+}
+
+// 8-bit float register tiles (tests/kernels/fp8_roundtrip.hpp; run on a GPU: tests/gpu/test_compute.cpp): f32 -> e4m3 /
+// e5m2 in registers, stored to and loaded from shared memory as bytes, then to f32, f16 (one conversion
+// per pair) and bf16. sm_90a and sm_100a convert with cvt .e4m3x2 / .e5m2x2 (sm_89+); sm_80 has no such cvt and takes
+// the device helpers' integer arithmetic instead.
+TEST_CASE("8-bit float tiles: conversions both ways and shared memory bytes, lowered on every target") {
+  const auto targets = lowering_targets({op_kind::convert, op_kind::load_shared, op_kind::store_shared, op_kind::load_global, op_kind::store_global});
+  CHECK(targets.size() == 3);
+  for (target_id t : targets)
+    for (bool e5 : {false, true}) {
+      INFO(to_string(t) << (e5 ? " e5m2" : " e4m3"));
+      const auto b = lower_and_build(e5 ? cake_test::fp8_roundtrip<e5m2>(t) : cake_test::fp8_roundtrip<e4m3>(t), {{"D", 64}});
+      const std::string f = e5 ? "e5m2x2" : "e4m3x2";
+      CHECK(has(b.source(), "cake_dev::f32x2_to_fp8<" + std::string(e5 ? "5" : "4") + ">"));
+      CHECK(has(b.source(), "cake_dev::fp8x2_to_f16x2<" + std::string(e5 ? "5" : "4") + ">"));  // f16: one conversion per pair
+      // a thread's group of a row (4 elements here: q takes the f32 tile's layout) in one access each way (the
+      // decode's fp8 blocks, in their own layout, move 16 bytes: tests/lowering/test_attention_decode_kernels.cpp)
+      CHECK(count(b.ptx(), "st.shared.b32") >= 1);
+      CHECK(count(b.ptx(), "ld.shared.b32") >= 1);
+      CHECK(count(b.ptx(), "st.shared.u8") + count(b.ptx(), "ld.shared.u8") == 0);
+      if (t == sm_80) {
+        CHECK(count(b.ptx(), "cvt.rn.f16x2." + f) == 0);
+        CHECK(count(b.ptx(), "cvt.rn.satfinite." + f + ".f32") == 0);
+      } else {
+        CHECK(count(b.ptx(), "cvt.rn.f16x2." + f) >= 1);
+        CHECK(count(b.ptx(), "cvt.rn.satfinite." + f + ".f32") >= 1);
+      }
+    }
 }

@@ -234,6 +234,15 @@ CAKE_C_API cake_status cake_attention_decode_paged(const void* q, const void* k_
                                                    int64_t D, int64_t num_pages, int64_t page_size, int64_t max_pages, int64_t max_seq_len,
                                                    float softmax_scale, void* stream, int device);
 
+/* The same over fp8 caches: k_cache and v_cache e4m3 [num_pages, page_size, HK, D] (one byte per element, contiguous,
+ * 16-byte aligned) with per-tensor scales (key = k_scale * stored, value = v_scale * stored; both finite and positive);
+ * q, o and lse as above. The workspace is cake_attention_decode_workspace_bytes(...) bytes, as for bf16 caches. */
+CAKE_C_API cake_status cake_attention_decode_paged_fp8(const void* q, const void* k_cache, const void* v_cache, const int32_t* page_table,
+                                                       const int32_t* seq_lens, void* o, float* lse, void* workspace, int64_t B, int64_t H,
+                                                       int64_t HK, int64_t D, int64_t num_pages, int64_t page_size, int64_t max_pages,
+                                                       int64_t max_seq_len, float softmax_scale, float k_scale, float v_scale, void* stream,
+                                                       int device);
+
 #ifdef __cplusplus
 }
 #endif

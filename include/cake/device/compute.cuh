@@ -90,6 +90,89 @@ __device__ __forceinline__ float hi_bf16(u32 v) { return __uint_as_float(v & 0xf
 __device__ __forceinline__ float lo_f16(u32 v) { return f16_to_f32(static_cast<u16>(v & 0xffffu)); }
 __device__ __forceinline__ float hi_f16(u32 v) { return f16_to_f32(static_cast<u16>(v >> 16)); }
 
+// ---- 8-bit floats (OCP FP8: e4m3 bias 7, no infinities, NaN S.1111.111, largest 448; e5m2 bias 15, IEEE-like,
+// largest 57344) [PTX §9.7.9.21 cvt: .e4m3x2 / .e5m2x2 need sm_89+]. An 8-bit register tile packs four elements
+// per 32-bit word, element i in byte i % 4 of word i / 4. sm_89+ converts pairs in hardware: cvt.rn.f16x2.e4m3x2
+// (each byte exactly to f16, then exactly to f32) and cvt.rn.satfinite.e4m3x2.f32 d, a, b (a into the high byte,
+// b into the low; round to nearest even, finite values past the largest and infinities to the largest, NaN to
+// NaN). sm_80 has neither: the same results by integer arithmetic (fp8_software below), so a schedule written
+// for sm_80 computes the same bits.
+namespace fp8_software {
+// byte b (e4m3 if E == 4, e5m2 if E == 5) as a float: exact
+template <int E>
+__device__ __forceinline__ float to_f32(u32 b) {
+  constexpr int M = 7 - E, bias = E == 4 ? 7 : 15;
+  const u32 s = (b & 0x80u) << 24, e = (b >> M) & ((1u << E) - 1u), m = b & ((1u << M) - 1u);
+  u32 bits;
+  if (E == 4 && e == 15u && m == 7u) bits = 0x7fc00000u;                          // e4m3 NaN
+  else if (E == 5 && e == 31u) bits = m ? 0x7fc00000u : 0x7f800000u;              // e5m2 NaN, infinity
+  else if (e == 0u) bits = __float_as_uint(static_cast<float>(m) * (E == 4 ? 0x1p-9f : 0x1p-16f));  // subnormal
+  else bits = ((e + 127u - bias) << 23) | (m << (23 - M));
+  return __uint_as_float(bits | s);
+}
+// float x as a byte, rounded to nearest even, saturated to the largest finite value (satfinite)
+template <int E>
+__device__ __forceinline__ u32 from_f32(float x) {
+  constexpr int M = 7 - E, bias = E == 4 ? 7 : 15;
+  constexpr u32 largest = E == 4 ? 0x43e00000u : 0x47600000u;    // 448, 57344 as f32 bits
+  constexpr u32 smallest_normal = E == 4 ? 0x3c800000u : 0x38800000u;  // 2^-6, 2^-14
+  const u32 u = __float_as_uint(x), s = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return s | 0x7fu;                                         // NaN (both formats)
+  if (a >= largest) return s | (E == 4 ? 0x7eu : 0x7bu);                         // saturate (infinities too)
+  if (a < smallest_normal)                                                       // subnormal: m units of the step
+    return s | static_cast<u32>(__float2int_rn(__uint_as_float(a) * (E == 4 ? 0x1p9f : 0x1p16f)));  // (m = 2^M: the smallest normal, right)
+  const u32 r = (a + ((1u << (22 - M)) - 1u) + ((a >> (23 - M)) & 1u)) & ~((1u << (23 - M)) - 1u);  // mantissa to M bits, ties to even
+  return s | ((((r >> 23) - (127u - bias)) << M) | ((r >> (23 - M)) & ((1u << M) - 1u)));
+}
+}  // namespace fp8_software
+
+// two fp8 elements (byte 0 -> lo, byte 1 -> hi of the low 16 bits of `two`) as floats
+template <int E>
+__device__ __forceinline__ void fp8x2_to_f32(u32 two, float& lo, float& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  u32 h2;
+  if (E == 4) asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<u16>(two & 0xffffu)));
+  else asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(static_cast<u16>(two & 0xffffu)));
+  lo = lo_f16(h2);
+  hi = hi_f16(h2);
+#else
+  lo = fp8_software::to_f32<E>(two & 0xffu);
+  hi = fp8_software::to_f32<E>((two >> 8) & 0xffu);
+#endif
+}
+// two fp8 elements (byte 0 -> lo, byte 1 -> hi of the low 16 bits) as packed f16x2: exact (every e4m3 and e5m2 value is
+// an f16), one instruction on sm_89+
+template <int E>
+__device__ __forceinline__ u32 fp8x2_to_f16x2(u32 two) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  u32 h2;
+  if (E == 4) asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<u16>(two & 0xffffu)));
+  else asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h2) : "h"(static_cast<u16>(two & 0xffffu)));
+  return h2;
+#else
+  return pack_f16x2(fp8_software::to_f32<E>(two & 0xffu), fp8_software::to_f32<E>((two >> 8) & 0xffu));
+#endif
+}
+// element k (0..3) of a packed word as a float
+template <int E>
+__device__ __forceinline__ float fp8_to_f32(u32 word, int k) {
+  float lo, hi;
+  fp8x2_to_f32<E>(word >> (16 * (k / 2)), lo, hi);
+  return k % 2 ? hi : lo;
+}
+// two floats as two fp8 elements in the low 16 bits (lo -> byte 0)
+template <int E>
+__device__ __forceinline__ u32 f32x2_to_fp8(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  u16 r;
+  if (E == 4) asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return fp8_software::from_f32<E>(lo) | (fp8_software::from_f32<E>(hi) << 8);
+#endif
+}
+
 // ---- warp reductions [PTX §9.7.8.6 shfl.sync] -----------------------------------------------------
 // Reduce over the lanes that differ in the bits of `mask_bits` (a butterfly over xor distances
 // lo..hi, powers of two): the lanes that hold one row of a fragment.

@@ -500,6 +500,17 @@ class role {
     return dst;
   }
 
+  // The same into a tile declared before (of src's shape), so that a conversion inside a loop body or a helper
+  // called several times declares no tile per call: r.convert(h, f8)
+  template <element_type T, class U>
+  constexpr void convert(reg_tile<T> dst, reg_tile<U> src, src_loc at = src_loc::current()) {
+    op o;
+    o.kind = op_kind::convert;
+    o.d = dst.o;
+    o.a = src.o;
+    emit(o, at);
+  }
+
   // ---- memory ------------------------------------------------------------------------------------
   template <class T, class U>
   constexpr op_ref tma_load(smem_tile<T> dst, global_tile<U> src, src_loc at = src_loc::current()) {

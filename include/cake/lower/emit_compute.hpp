@@ -187,9 +187,14 @@ class compute_emitter : public emitter {
       case dtype::i32: return "(float)" + a + "[" + I + "]";
       case dtype::bf16: return "(" + par(I) + " % 2 ? cake_dev::hi_bf16(" + a + "[" + par(I) + " / 2]) : cake_dev::lo_bf16(" + a + "[" + par(I) + " / 2]))";
       case dtype::f16: return "(" + par(I) + " % 2 ? cake_dev::hi_f16(" + a + "[" + par(I) + " / 2]) : cake_dev::lo_f16(" + a + "[" + par(I) + " / 2]))";
+      case dtype::e4m3:
+      case dtype::e5m2: return "cake_dev::fp8_to_f32<" + fp8_e(g.dt) + ">(" + a + "[" + par(I) + " / 4], " + par(I) + " % 4)";
       default: return "0.0f";
     }
   }
+  // The exponent width of an 8-bit float dtype, as the device helpers' template argument.
+  static std::string fp8_e(dtype d) { return d == dtype::e5m2 ? "5" : "4"; }
+  bool is8(int r) const { return size_bits(p_.regs[r].dt) == 8; }
   // Statement(s) writing float values v0 (element I) [and v1 (element I + 1)] into tile r.
   std::string write_one(int r, const std::string& I, const std::string& v) const {
     const auto& g = p_.regs[r];
@@ -492,10 +497,34 @@ class compute_emitter : public emitter {
     }
     const auto& L = lay(d);
     const int n = L.count;
+    if (is8(s) && lay(s).lazy_src < 0 && n % 2 == 0 && !is8(d)) {
+      // from 8-bit floats: two elements per conversion (cvt.rn.f16x2.e4m3x2 on sm_89+)
+      w_.line("#pragma unroll");
+      if (p_.regs[d].dt == dtype::f16) {  // exact, one instruction per pair
+        w_.line("for (int e = 0; e < " + S(n) + "; e += 2) " + reg_name(d) + "[e / 2] = cake_dev::fp8x2_to_f16x2<" + fp8_e(p_.regs[s].dt) + ">(" + reg_name(s) +
+                "[e / 4] >> (8 * (e % 4)));");
+        return;
+      }
+      w_.open("for (int e = 0; e < " + S(n) + "; e += 2)");
+      w_.line("float lo, hi;");
+      w_.line("cake_dev::fp8x2_to_f32<" + fp8_e(p_.regs[s].dt) + ">(" + reg_name(s) + "[e / 4] >> (8 * (e % 4)), lo, hi);");
+      if (is16(d)) w_.line(write_pair(d, "e", "lo", "hi"));
+      else w_.line(write_one(d, "e", "lo") + " " + write_one(d, "e + 1", "hi"));
+      w_.close();
+      return;
+    }
+    if (is8(d)) {
+      // to 8-bit floats: four elements per word, two per conversion (cvt.rn.satfinite.e4m3x2.f32 on sm_89+)
+      if (n % 4) return fail(id, "convert into an 8-bit register tile of a layout that holds no whole groups of 4 per thread is not lowered");
+      const std::string e = fp8_e(p_.regs[d].dt);
+      w_.line("#pragma unroll");
+      w_.line("for (int e = 0; e < " + S(n) + "; e += 4) " + reg_name(d) + "[e / 4] = cake_dev::f32x2_to_fp8<" + e + ">(" + read_elem(s, "e") + ", " +
+              read_elem(s, "e + 1") + ") | (cake_dev::f32x2_to_fp8<" + e + ">(" + read_elem(s, "e + 2") + ", " + read_elem(s, "e + 3") + ") << 16);");
+      return;
+    }
     w_.line("#pragma unroll");
     if (is16(d)) w_.line("for (int e = 0; e < " + S(n) + "; e += 2) " + write_pair(d, "e", read_elem(s, "e"), read_elem(s, "e + 1")));
-    else if (p_.regs[d].dt == dtype::f32 || p_.regs[d].dt == dtype::i32) w_.line("for (int e = 0; e < " + S(n) + "; ++e) " + write_one(d, "e", read_elem(s, "e")));
-    else return fail(id, "convert into an 8-bit register tile is not lowered");
+    else w_.line("for (int e = 0; e < " + S(n) + "; ++e) " + write_one(d, "e", read_elem(s, "e")));
   }
 
   // Lanes of a warp that hold one row of a tile of layout L: butterfly distances Lo..Hi (Lo > Hi: none).
@@ -812,6 +841,8 @@ class compute_emitter : public emitter {
       case dtype::i32: return "(float)(int)raw[" + j + "]";
       case dtype::bf16: return "__uint_as_float((raw[(" + j + ") / 2] >> (16 * ((" + j + ") % 2))) << 16)";
       case dtype::f16: return "cake_dev::f16_to_f32((u16)(raw[(" + j + ") / 2] >> (16 * ((" + j + ") % 2))))";
+      case dtype::e4m3:
+      case dtype::e5m2: return "cake_dev::fp8_to_f32<" + fp8_e(d) + ">(raw[(" + j + ") / 4], (" + j + ") % 4)";
       default: return "0.0f";
     }
   }
@@ -824,6 +855,10 @@ class compute_emitter : public emitter {
         return "raw[(" + j + ") / 2] = (raw[(" + j + ") / 2] & (0xffff0000u >> (16 * ((" + j + ") % 2)))) | ((u32)cake_dev::f32_to_bf16(" + v + ") << (16 * ((" + j + ") % 2)));";
       case dtype::f16:
         return "raw[(" + j + ") / 2] = (raw[(" + j + ") / 2] & (0xffff0000u >> (16 * ((" + j + ") % 2)))) | ((u32)cake_dev::f32_to_f16(" + v + ") << (16 * ((" + j + ") % 2)));";
+      case dtype::e4m3:
+      case dtype::e5m2:
+        return "raw[(" + j + ") / 4] = (raw[(" + j + ") / 4] & ~(0xffu << (8 * ((" + j + ") % 4)))) | ((cake_dev::f32x2_to_fp8<" + fp8_e(d) + ">(" + v +
+               ", 0.0f) & 0xffu) << (8 * ((" + j + ") % 4)));";
       default: return ";";
     }
   }
@@ -1321,10 +1356,18 @@ class compute_emitter : public emitter {
     const auto& L = lay(r);
     const auto& reg = p_.smem[sm.index];
     const int eb = size_bits(reg.dt) / 8;
-    if (eb < 2) return fail(id, "register loads and stores of 8-bit smem tiles are not lowered");
+    // (an 8-bit register tile moves its bytes as they are: from and to a region of its own dtype, support.hpp)
+    if (is8(r) && p_.regs[r].dt != reg.dt) return fail(id, "an 8-bit register tile is loaded from and stored to smem of its own dtype only");
     int grp = group_of(r);
     while (grp > 1 && grp * eb > 16) grp /= 2;
+    if (is8(r) && grp % 4 && grp > 2) return fail(id, "an 8-bit register tile moves to and from smem in groups of 1, 2 or a multiple of 4 elements");
     const int words = (grp * eb + 3) / 4;
+    // 8 and 16 bytes move as one vector access (a group lies inside one 16-byte chunk of the swizzle, aligned to its size)
+    const std::string vec = words == 4 ? ".v4" : words == 2 ? ".v2" : "";
+    const std::string regs_out = words == 4 ? "{%0, %1, %2, %3}, [%4]" : words == 2 ? "{%0, %1}, [%2]" : "%0, [%1]";
+    const std::string outs = words == 4 ? "\"=r\"(raw[0]), \"=r\"(raw[1]), \"=r\"(raw[2]), \"=r\"(raw[3])" : words == 2 ? "\"=r\"(raw[0]), \"=r\"(raw[1])" : "\"=r\"(raw[0])";
+    const std::string regs_in = words == 4 ? "[%0], {%1, %2, %3, %4}" : words == 2 ? "[%0], {%1, %2}" : "[%0], %1";
+    const std::string ins = words == 4 ? "\"r\"(raw[0]), \"r\"(raw[1]), \"r\"(raw[2]), \"r\"(raw[3])" : words == 2 ? "\"r\"(raw[0]), \"r\"(raw[1])" : "\"r\"(raw[0])";
     w_.open("");
     w_.line("const u32 region = " + smem_addr(sm, id) + ";");
     w_.line("#pragma unroll");
@@ -1332,9 +1375,16 @@ class compute_emitter : public emitter {
     w_.line("const u32 off = " + swizzled(reg.swz, "(u32)(" + row_of(L, "e0") + ") * " + S(reg.inner_bytes()) + "u + (u32)(" + col_of(L, "e0") + ") * " + S(eb) + "u") + ";");
     w_.line("u32 raw[" + S(words) + "] = {};");
     if (load) {
-      if (grp * eb >= 4) w_.line("for (int q = 0; q < " + S(words) + "; ++q) asm volatile(\"ld.shared.b32 %0, [%1];\" : \"=r\"(raw[q]) : \"r\"(region + off + 4u * q));");
-      else w_.line("{ unsigned short h; asm volatile(\"ld.shared.b16 %0, [%1];\" : \"=h\"(h) : \"r\"(region + off)); raw[0] = h; }");
-      if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
+      if (grp * eb >= 4 && words == 3) w_.line("for (int q = 0; q < 3; ++q) asm volatile(\"ld.shared.b32 %0, [%1];\" : \"=r\"(raw[q]) : \"r\"(region + off + 4u * q));");
+      else if (grp * eb >= 4) w_.line("asm volatile(\"ld.shared" + vec + ".b32 " + regs_out + ";\" : " + outs + " : \"r\"(region + off));");
+      else if (grp * eb == 2) w_.line("{ unsigned short h; asm volatile(\"ld.shared.b16 %0, [%1];\" : \"=h\"(h) : \"r\"(region + off)); raw[0] = h; }");
+      else w_.line("{ unsigned short h; asm volatile(\"ld.shared.u8 %0, [%1];\" : \"=h\"(h) : \"r\"(region + off)); raw[0] = h & 0xffu; }");
+      if (is8(r) && grp % 4 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 4) + "; ++q) " + reg_name(r) + "[e0 / 4 + q] = raw[q];");
+      } else if (is8(r)) {  // (1 or 2 bytes: into their place in the word)
+        w_.line(reg_name(r) + "[e0 / 4] = (" + reg_name(r) + "[e0 / 4] & ~(" + (grp == 2 ? "0xffffu" : "0xffu") + " << (8 * (e0 % 4)))) | (raw[0] << (8 * (e0 % 4)));");
+      } else if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
         w_.line("#pragma unroll");
         w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) " + reg_name(r) + "[e0 / 2 + q] = raw[q];");
       } else if (is16(r)) {
@@ -1345,15 +1395,22 @@ class compute_emitter : public emitter {
         w_.line("for (int j = 0; j < " + S(grp) + "; ++j) " + write_one(r, "e0 + j", raw_to_float(reg.dt, "j")));
       }
     } else {
-      if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
+      if (is8(r) && grp % 4 == 0) {
+        w_.line("#pragma unroll");
+        w_.line("for (int q = 0; q < " + S(grp / 4) + "; ++q) raw[q] = " + reg_name(r) + "[e0 / 4 + q];");
+      } else if (is8(r)) {
+        w_.line("raw[0] = (" + reg_name(r) + "[e0 / 4] >> (8 * (e0 % 4))) & " + (grp == 2 ? "0xffffu" : "0xffu") + ";");
+      } else if (is16(r) && p_.regs[r].dt == reg.dt && grp % 2 == 0) {
         w_.line("#pragma unroll");
         w_.line("for (int q = 0; q < " + S(grp / 2) + "; ++q) raw[q] = " + packed_pair(r, "e0 + 2 * q") + ";");
       } else {
         w_.line("#pragma unroll");
         w_.line("for (int j = 0; j < " + S(grp) + "; ++j) { " + float_to_raw(reg.dt, "j", read_elem(r, "e0 + j")) + " }");
       }
-      if (grp * eb >= 4) w_.line("for (int q = 0; q < " + S(words) + "; ++q) asm volatile(\"st.shared.b32 [%0], %1;\" :: \"r\"(region + off + 4u * q), \"r\"(raw[q]) : \"memory\");");
-      else w_.line("asm volatile(\"st.shared.b16 [%0], %1;\" :: \"r\"(region + off), \"h\"((unsigned short)raw[0]) : \"memory\");");
+      if (grp * eb >= 4 && words == 3) w_.line("for (int q = 0; q < 3; ++q) asm volatile(\"st.shared.b32 [%0], %1;\" :: \"r\"(region + off + 4u * q), \"r\"(raw[q]) : \"memory\");");
+      else if (grp * eb >= 4) w_.line("asm volatile(\"st.shared" + vec + ".b32 " + regs_in + ";\" :: \"r\"(region + off), " + ins + " : \"memory\");");
+      else if (grp * eb == 2) w_.line("asm volatile(\"st.shared.b16 [%0], %1;\" :: \"r\"(region + off), \"h\"((unsigned short)raw[0]) : \"memory\");");
+      else w_.line("asm volatile(\"st.shared.u8 [%0], %1;\" :: \"r\"(region + off), \"h\"((unsigned short)raw[0]) : \"memory\");");
     }
     w_.close();
     w_.close();

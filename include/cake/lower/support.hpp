@@ -53,7 +53,10 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
       return nullptr;
     case op_kind::convert:
       if (o.d.part != part_axis::none || o.a.part != part_axis::none) return "convert moves whole tiles: a part (.rows/.cols) is not lowered";
-      if (eight(o.d) || eight(o.a)) return "conversions to and from 8-bit register tiles are not lowered";
+      if (eight(o.d) && o.d.index < p.regs.size() && plan.frags.regs[o.d.index].count % 4)
+        return "a conversion into an 8-bit register tile is lowered for layouts that hold whole groups of 4 elements per thread";
+      if (eight(o.a) && o.a.index < p.regs.size() && plan.frags.regs[o.a.index].count % 2)
+        return "a conversion from an 8-bit register tile is lowered for layouts that hold whole pairs of elements per thread";
       return nullptr;
     case op_kind::reduce_rows:
     case op_kind::arg_reduce_rows:
@@ -150,7 +153,9 @@ constexpr const char* unsupported(const program& p, const plan::kernel_plan& pla
     case op_kind::load_shared:
     case op_kind::store_shared: {
       const operand& s = o.kind == op_kind::load_shared ? o.a : o.d;
-      if (s.kind == operand_kind::smem && s.index < p.smem.size() && size_bits(p.smem[s.index].dt) == 8) return "register loads and stores of 8-bit smem tiles are not lowered";
+      const operand& x = o.kind == op_kind::load_shared ? o.d : o.a;
+      if (eight(x) && s.kind == operand_kind::smem && s.index < p.smem.size() && p.smem[s.index].dt != reg_dt(x))
+        return "an 8-bit register tile is loaded from and stored to smem of its own dtype only (convert it in registers)";
       return nullptr;
     }
     case op_kind::wgmma:
