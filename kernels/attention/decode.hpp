@@ -255,13 +255,16 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
       h = r.fragment<f16>("h", {c.bn, 64});
       qh = c.bn == 64 ? h : r.fragment<f16>("qh", {64, 64});
     }
-    // (kv_fp8) the fp8 stage into registers, the stage released at once, then f16 into the block the MMA reads. The
-    // block's previous readers are done: each warp waited for its MMAs (wgmma_wait(0)) before the other block's
-    // conversion, whose barrier every warp has passed since.
+    // (kv_fp8) the fp8 stage into registers, the stage released at once, then f16 into the block the MMA reads. It runs
+    // while an MMA of the other block is in flight (V of block j during S = Q K^T of j, K of j + splits during P V
+    // of j), so the first barrier makes sure every warp has waited for the MMA that read this block last (a warp's
+    // wgmma_wait covers its own share of a warpgroup MMA); the fence and the second barrier make the writes visible
+    // to the MMA that reads them.
     auto convert_block = [&](auto& pipe, std::array<smem_tile<e4m3>, 2>& fp8, std::array<smem_tile<f16>, 2>& to) {
       auto st = r.wait(pipe);
       for (int d = 0; d < c.parts; ++d) r.load(f8[d], st[fp8[d]]);
       r.release(pipe, st);
+      r.sync(cvt);
       for (int d = 0; d < c.parts; ++d) {
         r.convert(h, f8[d]);
         r.store(to[d], h);
@@ -293,6 +296,7 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
           }
           r.fence_proxy_async();
           r.sync(cvt);
+          convert_block(kp, sK8, sKh);  // K of the slice's first block (the loop converts each next one)
         }
         r.loop(sl, loop_extent(w.blocks), c.splits, [&](auto j) {
           if (c.loads_only) {
@@ -300,20 +304,20 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
             r.release(vp, r.wait(vp));
             return;
           }
-          if (c.kv_fp8) {
-            convert_block(kp, sK8, sKh);
+          if (c.kv_fp8) {  // (the conversions overlap the MMAs: convert_block above)
             r.wgmma_fence();
             for (int d = 0; d < c.parts; ++d) {
               auto mma = r.wgmma(s, sQh[d], sKh[d]).over(D);
               if (d == 0) mma.overwrite();
             }
             r.wgmma_commit();
+            convert_block(vp, sV8, sVh);  // V of this block while S runs
             r.wgmma_wait(0);
             online_softmax(j, w.len);
-            convert_block(vp, sV8, sVh);
             r.wgmma_fence();
             for (int d = 0; d < c.parts; ++d) r.wgmma(o[d], ph, sVh[d]);
             r.wgmma_commit();
+            r.when(j + c.splits < w.blocks, [&] { convert_block(kp, sK8, sKh); });  // K of the next block while P V runs
             r.wgmma_wait(0);
             return;
           }

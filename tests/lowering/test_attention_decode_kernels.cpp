@@ -165,8 +165,9 @@ TEST_CASE("attention decode (sm_90a): kv_fp8, e4m3 caches converted to f16 block
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32.f16.f16"));
     CHECK(has(b.ptx(), "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"));
     CHECK_FALSE(has(b.ptx(), ".bf16.bf16"));
-    // one cvt per pair of a thread's elements of a block's K and of its V (bn x 64 x parts / 128 each; the loop body once)
-    CHECK(count(b.ptx(), "cvt.rn.f16x2.e4m3x2") == 2 * c.bn * 64 * c.parts / 2 / 128);
+    // one cvt per pair of a thread's elements of a block (bn x 64 x parts / 128), three times in the code: the first
+    // block's K before the loop, then in the loop V (during S) and the next block's K (during P V)
+    CHECK(count(b.ptx(), "cvt.rn.f16x2.e4m3x2") == 3 * c.bn * 64 * c.parts / 128 / 2);
     CHECK(has(b.ptx(), "fence.proxy.async.shared::cta"));
     // the fp8 stages are 64-byte swizzled boxes of one page's rows (rank 4), the f16 blocks stored in 16-byte vectors
     CHECK(count(b.ptx(), "cp.async.bulk.tensor.4d") >= 2 * c.parts * c.pages_per_block());

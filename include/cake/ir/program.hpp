@@ -33,7 +33,7 @@ constexpr value_note split_value_note(std::string_view message) {
 
 namespace capacity {
 inline constexpr std::size_t dims = 10, tensors = 12, scalars = 8, smem = 16, tmem = 4, mbarriers = 16,
-                             named_barriers = 8, pipelines = 4, roles = 6, regs = 16, tile_refs = 64,
+                             named_barriers = 8, pipelines = 4, roles = 6, regs = 20, tile_refs = 64,
                              ops = 160, errors = 8, loops = 32, exprs = 192;
 }
 
