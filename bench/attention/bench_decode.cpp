@@ -14,8 +14,8 @@
 //   each schedule of 2..16 slices also with cluster_combine, its slices one cluster merging in distributed shared
 //   memory (at its split and depth, at 8 slices where it has 16, and in 2 stages where 3 no longer fit two CTAs
 //   per SM beside the reductions' scratch), then the schedule again; --fp8: beside the chosen schedule on bf16 caches,
-//   the same shape with e4m3 caches (kv_fp8: half the bytes) at the rule's schedule, at the other key block, and as
-//   the loads-only probe, then the bf16 schedule again; GB/s counts each row's own bytes)
+//   the same shape with e4m3 caches (kv_fp8: half the bytes) at the rule's schedule, at the other key block, in 2 and
+//   4 stages, and as the loads-only probe, then the bf16 schedule again; GB/s counts each row's own bytes)
 // Timing: CUDA events around the two launches, L2 flushed before each run, median of N (harness/timing.hpp);
 // "enqueue" is the host's wall time per call over 200 calls enqueued back to back without a flush (the
 // larger of the host's time per call and the GPU's). GB/s counts the K and V bytes once.
@@ -204,6 +204,11 @@ int main(int argc, char** argv) {
       auto other = r8;
       other.bn = r8.bn == 64 ? 128 : 64;
       if (other.valid() && kernels::attention_decode_smem(other) <= 227 * 1024) forms.push_back(other);
+      for (int st : {2, 4}) {  // the depth: fewer stages, or more (one CTA per SM at 4)
+        auto d = r8;
+        d.stages = st;
+        if (d.valid() && kernels::attention_decode_smem(d) <= 227 * 1024) forms.push_back(d);
+      }
       auto probe = r8;
       probe.loads_only = true, probe.fused_combine = false;
       forms.push_back(probe);

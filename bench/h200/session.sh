@@ -228,7 +228,7 @@ for s in "${steps[@]}"; do
     decodefp8)
       # fp8 (e4m3) KV caches: the 8-bit register tiles' conversions bit for bit (sm_90a and sm_80 code), the decode GPU
       # test's fp8 cases and the bf16 ones (hang trap on), then per grid shape bf16, fp8 at the rule's schedule, at the
-      # other key block and as the loads-only probe, bf16 again (cake_bench_decode --fp8)
+      # other key block, in 2 and 4 stages and as the loads-only probe, bf16 again (cake_bench_decode --fp8)
       CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_COMPUTE_TIMEOUT:-120} $B/tests/gpu/cake_gpu_test_compute -tc="*8-bit float*" > "$OUT/test_fp8_tiles.log" 2>&1; echo "fp8 tiles test rc=$?"
       grep -E "ERROR|test cases|assertions|wrong|SKIPPED" "$OUT/test_fp8_tiles.log" | head -n 8 | cut -c1-220
       CAKE_HANG_TIMEOUT_MS=5000 timeout ${CAKE_DECODE_TEST_TIMEOUT:-240} $B/tests/gpu/cake_gpu_test_attention_decode > "$OUT/test_decode_fp8.log" 2>&1; echo "decode test rc=$?"

@@ -89,6 +89,9 @@ struct attention_decode_config {
     return (parts == 1 || parts == 2) && group >= 1 && group <= 64 && (page_size == 16 || page_size == 32 || page_size == 64) && bn >= 64 &&
            bn <= 128 && bn % page_size == 0 && pages_per_block() <= 8 && stages >= 1 && stages <= 8 && splits >= 1 && splits <= 256 &&
            !(loads_only && fused_combine) &&
+           // (fp8 with the last slice merging the others: more ops than a Program holds; the entry point takes the
+           // fused combine with one slice only, which fp8 has)
+           !(kv_fp8 && fused_combine && splits > 1) &&
            // (the reduce-scatter of a 64-column O part: a whole 8-column group per slice, so 2, 4 or 8 slices)
            (!cluster_combine || (splits >= 2 && 64 % (8 * splits) == 0 && !fused_combine && !loads_only && !persistent));
   }

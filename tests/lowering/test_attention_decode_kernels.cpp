@@ -210,6 +210,19 @@ TEST_CASE("attention decode (sm_90a): the configuration checks") {
   plain.fused_combine = false, plain.cluster_combine = false;
   c.fused_combine = false;
   CHECK(kernels::attention_decode_smem(c) == kernels::attention_decode_smem(plain) + 64 * 64 * 4);
+  // fp8 caches: stages of one byte per element, plus the f16 blocks of K and V and Q in f16 (at 64-key blocks in 3 stages the
+  // same 112 KiB as bf16, so two CTAs still share an SM); the fused merge of several slices is refused (its ops do not fit a
+  // Program), one slice is the entry point's fused form
+  kernels::attention_decode_config f8 = plain;
+  f8.splits = 2, f8.stages = 3, f8.kv_fp8 = true;
+  CHECK(kernels::attention_decode_smem(f8) == 64 * 128 * 2 + 2 * 3 * 64 * 128 + 2 * 64 * 128 * 2 + 64 * 128 * 2);
+  kernels::attention_decode_config b3 = f8;
+  b3.kv_fp8 = false;
+  CHECK(kernels::attention_decode_smem(f8) == kernels::attention_decode_smem(b3));
+  f8.fused_combine = true;
+  CHECK_FALSE(f8.valid());
+  f8.splits = 1;
+  CHECK(f8.valid());
 }
 
 TEST_CASE("attention decode combine (sm_90a): head dims 64 and 128") {
