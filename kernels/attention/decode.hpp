@@ -261,13 +261,14 @@ constexpr program attention_decode_sm90(attention_decode_config c = {}) {
     // (kv_fp8) the fp8 stage into registers, the stage released at once, then f16 into the block the MMA reads. It runs
     // while an MMA of the other block is in flight (V of block j during S = Q K^T of j, K of j + splits during P V
     // of j), so the first barrier makes sure every warp has waited for the MMA that read this block last (a warp's
-    // wgmma_wait covers its own share of a warpgroup MMA); the fence and the second barrier make the writes visible
-    // to the MMA that reads them.
+    // wgmma_wait covers its own share of a warpgroup MMA) and has read the stage before it is freed (without it the
+    // lowering would sync the unit before the release itself); the fence and the second barrier make the writes
+    // visible to the MMA that reads them.
     auto convert_block = [&](auto& pipe, std::array<smem_tile<e4m3>, 2>& fp8, std::array<smem_tile<f16>, 2>& to) {
       auto st = r.wait(pipe);
       for (int d = 0; d < c.parts; ++d) r.load(f8[d], st[fp8[d]]);
-      r.release(pipe, st);
       r.sync(cvt);
+      r.release(pipe, st);
       for (int d = 0; d < c.parts; ++d) {
         r.convert(h, f8[d]);
         r.store(to[d], h);

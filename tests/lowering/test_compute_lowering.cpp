@@ -633,8 +633,8 @@ TEST_CASE("register compute: loads and stores between register tiles and shared 
   for (target_id t : lowering_targets({op_kind::load_shared, op_kind::store_shared, op_kind::cp_async})) {
     const auto b = lower_and_build(through_shared(t));
     INFO(to_string(t));
-    CHECK(has(b.ptx(), "ld.shared.b32"));
-    CHECK(has(b.ptx(), "st.shared.b32"));
+    CHECK(has_re(b.ptx(), R"(ld\.shared(\.v[24])?\.b32)"));  // a group of 8 or 16 bytes in one access
+    CHECK(has_re(b.ptx(), R"(st\.shared(\.v[24])?\.b32)"));
     CHECK(has(b.ptx(), "cp.async.cg.shared.global"));
     CHECK(has(b.ptx(), "bar.sync"));
   }
@@ -828,4 +828,60 @@ TEST_CASE("8-bit float tiles: conversions both ways and shared memory bytes, low
         CHECK(count(b.ptx(), "cvt.rn.satfinite." + f + ".f32") >= 1);
       }
     }
+}
+
+// A warpgroup that reads a pipeline's stage with generic loads (ld.shared) and releases it: the lowering syncs the
+// unit's warps before the leader arrives on 'empty' (the leader's own reads are done when it arrives, the other warps'
+// need not be: the fp8 decode's consumer showed it on the GPU). Not where the schedule syncs the unit itself just
+// before the release, and not for a stage only wgmma reads.
+namespace {
+program stage_reader(bool own_sync, bool wgmma_only) {
+  auto k = kernel(own_sync ? "stage_reader_synced" : wgmma_only ? "stage_reader_wgmma" : "stage_reader").target(sm_90a);
+  auto [N, D] = k.dims("N", spec("D"));
+  auto X = k.input<bf16>("X", dims(N, D));
+  auto Y = k.output<f32>("Y", dims(N, D));
+  auto sx = k.smem<bf16>("sx", {64, 64}, swizzle::b128);
+  auto xp = k.pipeline("x", stages(2)).carries(sx);
+  auto nb = k.named_barrier("nb", per_unit);
+  auto rows = k.parallel(tiles(N, 64));
+  k.role("use", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 64});
+    auto acc = r.accumulator<f32>("acc", {64, 64});
+    r.for_each(rows, [&](auto i) {
+      auto s = r.wait(xp);
+      if (wgmma_only) {
+        r.wgmma_fence();
+        r.wgmma(acc, s[sx], s[sx]).over(D).overwrite();
+        r.wgmma_commit();
+        r.wgmma_wait(0);
+      } else {
+        r.load(x, s[sx]);
+      }
+      if (own_sync) r.sync(nb);
+      r.release(xp, s);
+      r.store(Y.tile(i, 0), wgmma_only ? acc : x);
+    });
+  });
+  k.role("load", warps(1), [&](role& r) {
+    r.for_each(rows, [&](auto i) {
+      auto s = r.acquire(xp);
+      r.tma_load(s[sx], X.tile(i, 0));
+    });
+  });
+  return k.build();
+}
+}  // namespace
+
+TEST_CASE("a warpgroup's release of a stage it read with ld.shared follows a sync of its warps (derived)") {
+  const std::string note = "every warp of the unit is done reading the stage";
+  const auto plain = lower_and_build(stage_reader(false, false), {{"D", 64}});
+  CHECK(count(plain.source(), note) == 1);
+  // the derived sync comes before the leader's arrive on 'empty'
+  const auto at = plain.source().find(note);
+  REQUIRE(at != std::string::npos);
+  CHECK(plain.source().find("cake_dev::mbar_arrive(", at) != std::string::npos);
+  const auto synced = lower_and_build(stage_reader(true, false), {{"D", 64}});
+  CHECK(count(synced.source(), note) == 0);  // the schedule's own sync of the unit right before is that barrier
+  const auto mma = lower_and_build(stage_reader(false, true), {{"D", 64}});
+  CHECK(count(mma.source(), note) == 0);
 }

@@ -640,6 +640,22 @@ class kernel_emitter : public op_emitter {
       return false;
     }
     if (p_.target == target_id::sm_80 && !leader_only_role(role_)) w_.line("__syncwarp();  // the warp's lanes are done with the stage before its leader arrives");
+    // A warpgroup whose warps read the stage with generic loads: all of them are done before the leader frees it
+    // (found on the GPU: the fp8 decode's consumer released a stage after its own ld.shared, and under
+    // compute-sanitizer's timing a refill overwrote rows other warps had not read yet)
+    // (not where the op before is the schedule's own sync of the unit in the same block: that barrier is this one)
+    const op* before = id > 0 ? &p_.ops[static_cast<std::size_t>(id - 1)] : nullptr;
+    const bool synced = before && before->kind == op_kind::named_barrier_sync && before->parent == o.parent && before->role == o.role &&
+                        before->d.index < p_.named_barriers.size() && plan_.named.barriers[before->d.index].per_unit &&
+                        plan_.named.barriers[before->d.index].threads == 128;
+    if (!synced && plan::reads_stage_generically(p_, id)) {
+      const int bar = plan_.named.reduce_first_id[role_];
+      if (bar < 0) {
+        fail(id, "a release after generic reads of the stage without the unit's derived barrier");
+        return false;
+      }
+      w_.line("cake_dev::named_barrier_sync(" + unit_barrier_id(bar) + ", 128u);  // every warp of the unit is done reading the stage");
+    }
     return true;
   }
   void advance(int pl) {

@@ -187,6 +187,59 @@ constexpr bool frame_ok(const frame& f, int threads) {
 }
 
 namespace detail {
+// Whether region `smem` is one pipeline `pl` carries (not a TMEM one).
+constexpr bool carried_by(const program& p, int pl, const operand& x) {
+  if (x.kind != operand_kind::smem) return false;
+  const auto& d = p.pipelines[pl];
+  for (int i = 0; i < d.carried_count; ++i)
+    if (!d.carried_tmem[i] && d.carried[i] == x.index) return true;
+  return false;
+}
+// A wgmma of role `r` reading pipeline `pl`'s stages among ops [from, to).
+constexpr bool mma_reads_between(const program& p, int r, int pl, int from, int to) {
+  for (int i = from; i < to && i < static_cast<int>(p.ops.size()); ++i) {
+    const op& o = p.ops[i];
+    if (o.role == r && (o.kind == op_kind::wgmma || o.kind == op_kind::tcgen05_mma) && (carried_by(p, pl, o.a) || carried_by(p, pl, o.b))) return true;
+  }
+  return false;
+}
+}  // namespace detail
+
+// Whether release op `x` (of a pipeline, by a role of warpgroup units: more than one warp per unit) frees a stage that
+// the unit's warps read with generic loads (load_shared, ldmatrix) with no MMA of the unit reading the pipeline between
+// that read and the release. Its leader's arrive on 'empty' then needs a sync of the unit's warps first: the leader's
+// own reads are done when it arrives, the other warps' need not be. (An MMA between is enough: its completion, which the
+// leader waited for, means every warp issued it, after its reads.) A read later in a loop body than the release is
+// followed by the release of the next trip: the ops between are the rest of the body and its start up to the release.
+constexpr bool reads_stage_generically(const program& p, int x) {
+  if (x < 0 || static_cast<std::size_t>(x) >= p.ops.size()) return false;
+  const op& rel = p.ops[x];
+  if ((rel.kind != op_kind::pipeline_release && rel.kind != op_kind::pipeline_flush) || rel.d.kind != operand_kind::pipeline) return false;
+  const int r = rel.role, pl = rel.d.index;
+  if (static_cast<std::size_t>(r) >= p.roles.size() || p.roles[r].unit != role_unit::warpgroup || static_cast<std::size_t>(pl) >= p.pipelines.size()) return false;
+  for (int i = 0; i < static_cast<int>(p.ops.size()); ++i) {
+    const op& o = p.ops[i];
+    if (o.role != r || (o.kind != op_kind::load_shared && o.kind != op_kind::ldmatrix) || !detail::carried_by(p, pl, o.a)) continue;
+    if (i < x) {
+      if (!detail::mma_reads_between(p, r, pl, i + 1, x)) return true;
+      continue;
+    }
+    // the read comes after the release in the code: the innermost loop holding both carries it to the next trip's release
+    int loop = rel.parent;
+    while (loop >= 0 && !(p.ops[loop].kind == op_kind::loop || p.ops[loop].kind == op_kind::tile_loop)) loop = p.ops[loop].parent;
+    if (loop < 0 || i >= p.ops[loop].end) continue;  // no later trip: this release never frees what the read read
+    if (!detail::mma_reads_between(p, r, pl, i + 1, p.ops[loop].end) && !detail::mma_reads_between(p, r, pl, loop + 1, x)) return true;
+  }
+  return false;
+}
+// Whether any release of role `r` needs that sync (the role then gets a derived unit barrier).
+constexpr bool role_reads_stages_generically(const program& p, int r) {
+  for (std::size_t i = 0; i < p.ops.size(); ++i)
+    if (p.ops[i].role == r && reads_stage_generically(p, static_cast<int>(i))) return true;
+  return false;
+}
+
+namespace detail {
 
 struct unifier {
   const program& p;
@@ -387,6 +440,10 @@ constexpr fragment_plan plan_fragments(const program& p) {
     }
     if (bytes > F.scratch_bytes[o.role]) F.scratch_bytes[o.role] = bytes;
   }
+  // A warpgroup that reads a pipeline's stages with generic loads (ld.shared, ldmatrix): its warps sync before the
+  // leader arrives on 'empty' (reads_stage_generically above), so a refill cannot overwrite what another warp still reads.
+  for (std::size_t r = 0; r < p.roles.size(); ++r)
+    if (role_reads_stages_generically(p, static_cast<int>(r))) F.unit_barrier[r] = true;
   for (std::size_t r = 0; r < capacity::roles; ++r) F.count_offset[r] = -1;
   for (int i = 0; i < n; ++i) {
     const op& o = p.ops[i];
