@@ -835,8 +835,8 @@ TEST_CASE("8-bit float tiles: conversions both ways and shared memory bytes, low
 // need not be: the fp8 decode's consumer showed it on the GPU). Not where the schedule syncs the unit itself just
 // before the release, and not for a stage only wgmma reads.
 namespace {
-program stage_reader(bool own_sync, bool wgmma_only) {
-  auto k = kernel(own_sync ? "stage_reader_synced" : wgmma_only ? "stage_reader_wgmma" : "stage_reader").target(sm_90a);
+program stage_reader(bool own_sync, bool wgmma_only, bool read_then_mma = false) {
+  auto k = kernel(own_sync ? "stage_reader_synced" : wgmma_only ? "stage_reader_wgmma" : read_then_mma ? "stage_reader_mma_after" : "stage_reader").target(sm_90a);
   auto [N, D] = k.dims("N", spec("D"));
   auto X = k.input<bf16>("X", dims(N, D));
   auto Y = k.output<f32>("Y", dims(N, D));
@@ -849,7 +849,8 @@ program stage_reader(bool own_sync, bool wgmma_only) {
     auto acc = r.accumulator<f32>("acc", {64, 64});
     r.for_each(rows, [&](auto i) {
       auto s = r.wait(xp);
-      if (wgmma_only) {
+      if (read_then_mma) r.load(x, s[sx]);
+      if (wgmma_only || read_then_mma) {
         r.wgmma_fence();
         r.wgmma(acc, s[sx], s[sx]).over(D).overwrite();
         r.wgmma_commit();
@@ -857,6 +858,7 @@ program stage_reader(bool own_sync, bool wgmma_only) {
       } else {
         r.load(x, s[sx]);
       }
+      if (read_then_mma) r.set(acc, acc + x);
       if (own_sync) r.sync(nb);
       r.release(xp, s);
       r.store(Y.tile(i, 0), wgmma_only ? acc : x);
@@ -884,4 +886,8 @@ TEST_CASE("a warpgroup's release of a stage it read with ld.shared follows a syn
   CHECK(count(synced.source(), note) == 0);  // the schedule's own sync of the unit right before is that barrier
   const auto mma = lower_and_build(stage_reader(false, true), {{"D", 64}});
   CHECK(count(mma.source(), note) == 0);
+  // read, then an MMA of the warpgroup reading the same stage, waited: its completion means every warp issued it after
+  // its reads (the k-means assignment reads its c_norm from the centroid stage so)
+  const auto after = lower_and_build(stage_reader(false, false, true), {{"D", 64}});
+  CHECK(count(after.source(), note) == 0);
 }
