@@ -216,6 +216,14 @@ extern "C" __global__ void k_compute(const unsigned* in, float* out, long long n
   }
 #endif
   out[threadIdx.x + 4] = x;
+  // 8-bit floats: both formats, both directions (sm_89+: cvt .e4m3x2 / .e5m2x2; sm_80: fp8_software's to_f32 / from_f32)
+  {
+    float a, b;
+    fp8x2_to_f32<4>(v, a, b);
+    const u32 q = f32x2_to_fp8<4>(a, b) | (f32x2_to_fp8<5>(fp8_to_f32<5>(v, 2), b) << 16);
+    out[threadIdx.x + 2048] = fp8_to_f32<4>(q, 3) + __uint_as_float(fp8x2_to_f16x2<5>(q >> 16)) +
+                              fp8_software::to_f32<5>(fp8_software::from_f32<4>(x) & 0xffu);  // (the sm_80 forms, on every target)
+  }
   // 16-, 8- and 4-byte vector accesses (aligned by the caller)
   u32 w4[4], w2[2], w1[1];
   ld_global_words<4>(w4, in + 4 * threadIdx.x);

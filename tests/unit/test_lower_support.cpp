@@ -249,11 +249,15 @@ TEST_CASE("lower::unsupported: conversions to and from 8-bit tiles") {
     r.fill(v, 1.0f);
     r.set(x, x + v);
     (void)r.convert<e4m3>(v);
+    // a 1 x 1 tile: one element per thread, no pair to convert together
+    auto one = r.fragment<e4m3>("one", {1, 1});
+    (void)r.convert<f32>(one);
   });
   CHECK(why(f.k.p, 0).empty());
   CHECK(why(f.k.p, 1).empty());
   CHECK(why(f.k.p, 2).empty());
   CHECK(why(f.k.p, 5) == "a conversion into an 8-bit register tile is lowered for layouts that hold whole groups of 4 elements per thread");
+  CHECK(why(f.k.p, 6) == "a conversion from an 8-bit register tile is lowered for layouts that hold whole pairs of elements per thread");
 }
 
 TEST_CASE("lower::unsupported: a row reduction of an 8-bit tile") {
