@@ -276,6 +276,19 @@ class OnTheGPU(unittest.TestCase):
         o2, l2 = torch.ops.cake.attention_prefill(q, k, k, True, None)  # the custom op: same kernel, same bits
         self.assertTrue(torch.equal(o, o2) and torch.equal(l, l2))
 
+    def paged_table(self, lens, ps):
+        """A page table over a shuffled pool (2 pages no request owns): (B, pages per request, pool size, table)."""
+        B, max_pages = len(lens), (max(lens) + ps - 1) // ps
+        need = [(n + ps - 1) // ps for n in lens]
+        num_pages = sum(need) + 2
+        perm = torch.randperm(num_pages, device="cuda", generator=self.g).to(torch.int32)
+        table = torch.full((B, max_pages), -1, dtype=torch.int32, device="cuda")
+        at = 0
+        for b, n in enumerate(need):
+            table[b, :n] = perm[at:at + n]
+            at += n
+        return B, need, num_pages, table
+
     def test_attention_decode_paged(self):
         # Against f32 attention over each request's keys gathered through a shuffled page table; out and lse
         # poisoned with NaN first; mixed lengths in one batch; pages of 16 and 64; GQA 4; the torch op gives
@@ -283,15 +296,7 @@ class OnTheGPU(unittest.TestCase):
         for ps, H, HK, D in [(16, 32, 8, 128), (64, 8, 2, 64)]:
             with self.subTest(page_size=ps, H=H, HK=HK, D=D):
                 lens = [1, 7, 127, 1000, 4097]
-                B, max_pages = len(lens), (max(lens) + ps - 1) // ps
-                need = [(n + ps - 1) // ps for n in lens]
-                num_pages = sum(need) + 2
-                perm = torch.randperm(num_pages, device="cuda", generator=self.g).to(torch.int32)
-                table = torch.full((B, max_pages), -1, dtype=torch.int32, device="cuda")
-                at = 0
-                for b, n in enumerate(need):
-                    table[b, :n] = perm[at:at + n]
-                    at += n
+                B, need, num_pages, table = self.paged_table(lens, ps)
                 kc, vc, q = self.randn(num_pages, ps, HK, D), self.randn(num_pages, ps, HK, D), self.randn(B, H, D)
                 seq = torch.tensor(lens, dtype=torch.int32, device="cuda")
                 out = torch.full((B, H, D), float("nan"), dtype=torch.bfloat16, device="cuda")
@@ -314,15 +319,7 @@ class OnTheGPU(unittest.TestCase):
         # values (key = k_scale * stored); mixed lengths, a shuffled page table, GQA 4; the torch op gives the same bits
         ps, H, HK, D = 16, 32, 8, 128
         lens = [1, 7, 127, 1000, 4097]
-        B, max_pages = len(lens), (max(lens) + ps - 1) // ps
-        need = [(n + ps - 1) // ps for n in lens]
-        num_pages = sum(need) + 2
-        perm = torch.randperm(num_pages, device="cuda", generator=self.g).to(torch.int32)
-        table = torch.full((B, max_pages), -1, dtype=torch.int32, device="cuda")
-        at = 0
-        for b, n in enumerate(need):
-            table[b, :n] = perm[at:at + n]
-            at += n
+        B, need, num_pages, table = self.paged_table(lens, ps)
         ks, vs = 1.0 / 64, 1.0 / 32
         kc = (self.randn(num_pages, ps, HK, D).float() / ks).to(torch.float8_e4m3fn)
         vc = (self.randn(num_pages, ps, HK, D).float() / vs).to(torch.float8_e4m3fn)
