@@ -62,7 +62,8 @@ const char* usage_text =
     "  --minimize N       evolve: GPU re-runs per failure cluster to shrink its reproducer (default 8; 0: none)\n"
     "  --baseline FILE    corpus-gate: the baseline (default tests/verify/corpus_baseline.tsv of the source tree)\n"
     "  --update-baseline  corpus-gate: rewrite the baseline with what the analyzer raises now (after review)\n"
-    "  --without-rule ID  corpus-gate: drop rule ID from the findings, as if the analyzer lost it (repeatable)\n"
+    "  --without-rule ID  corpus-gate: drop rule ID from the findings, as if the analyzer lost it (repeatable);\n"
+    "                     evolve: the analyze gate drops ID's findings (what a search finds before the rule exists)\n"
     "  --accepted DIR     corpus-gate: the accepted evolve proposals (default tests/verify/accepted)\n"
     "  --corpus-bin PATH  corpus-gate: the cake_corpus_gate tool (default: the one this build made)\n"
     "  --runs N           bench: timed runs per side (default 50)\n"
@@ -148,8 +149,13 @@ int main(int argc, char** argv) {
       gopt.update = true;
       continue;
     }
+    if (a == "--without-rule" && cmd == "evolve") {
+      if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
+      eopt.without_rules.push_back(v);
+      continue;
+    }
     if (a == "--baseline" || a == "--without-rule" || a == "--accepted" || a == "--corpus-bin") {
-      if (cmd != "corpus-gate") return usage_error(a + " applies to cake corpus-gate");
+      if (cmd != "corpus-gate") return usage_error(a + (a == "--without-rule" ? " applies to cake corpus-gate and cake evolve" : " applies to cake corpus-gate"));
       if (!(v = value(a.c_str()))) return usage_error(a + " needs a value");
       if (a == "--baseline") gopt.baseline = v;
       else if (a == "--accepted") gopt.accepted = v;

@@ -41,10 +41,25 @@ inline std::vector<std::string> rule_ids(const analysis_result& a, bool with_war
   return ids;
 }
 
-inline analysis_result analyze_program(const cake::program& p, const std::vector<cake::cli::exported_rule>* hooks = nullptr) {
+// `without`: rule ids whose findings are dropped, as if the analyzer lacked them (`cake evolve --without-rule`:
+// what a search finds on the GPU where a rule does not exist yet; corpus-gate drops them from its sets itself).
+inline analysis_result analyze_program(const cake::program& p, const std::vector<cake::cli::exported_rule>* hooks = nullptr,
+                                       const std::vector<std::string>* without = nullptr) {
   analysis_result r;
   r.report = std::make_unique<cake::analysis::report>();
   cake::analysis::analyze_into(p, *r.report);
+  if (without && !without->empty()) {
+    auto& ds = r.report->diagnostics;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      bool drop = false;
+      for (const auto& id : *without) drop = drop || ds[i].about().id == id;
+      if (!drop) ds[kept++] = ds[i];
+      else if (ds[i].sev() == cake::analysis::severity::error) --r.report->errors;
+      else if (ds[i].sev() == cake::analysis::severity::warning) --r.report->warnings;
+    }
+    ds.count = kept;
+  }
   r.errors = r.report->errors;
   r.warnings = r.report->warnings;
   // Source locations are the paths the compiler saw (absolute): show them as the compile diagnostics do.

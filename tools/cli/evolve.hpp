@@ -42,6 +42,7 @@ struct evolve_options {
   int agent_rounds = 3;
   std::string failures_dir;  // --failures DIR: the proposals of the failure clusters (LOG.failures)
   int minimize_tries = 8;    // --minimize N: GPU re-runs per cluster to shrink its reproducer (0: none)
+  std::vector<std::string> without_rules;  // --without-rule ID: the analyze gate drops ID's findings (a rule not written yet)
 };
 
 // What one search found per shape, for a caller in the same process (an agent's schedule file is
@@ -286,7 +287,7 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
       ++rejected;
       return;
     }
-    const auto a = analyze_program(*g.program, &c.lib.reg->rules);
+    const auto a = analyze_program(*g.program, &c.lib.reg->rules, &eo.without_rules);
     std::string rules, diags;
     int shown = 0;
     std::string first_rule;
@@ -310,9 +311,12 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
     analyzed_ok[i] = ok;
     rejected += !ok;
     if (!ok) st.rejected_rules[first_rule.empty() ? "?" : first_rule]++;
+    std::string without;  // --without-rule: the evidence says which rules the gate ran without
+    for (const auto& w : eo.without_rules) without += (without.empty() ? "" : ",") + json_string(w);
     record(points[i], ids[i], "", "analyze", ok ? "pass" : "reject", NAN,
-           "{\"errors\":" + std::to_string(a.errors) + ",\"warnings\":" + std::to_string(a.warnings) + ",\"rules\":[" + rules + "],\"diagnostics\":[" + diags + "]}", t.ms(),
-           0);
+           "{\"errors\":" + std::to_string(a.errors) + ",\"warnings\":" + std::to_string(a.warnings) + ",\"rules\":[" + rules + "],\"diagnostics\":[" + diags + "]" +
+               (without.empty() ? "" : ",\"without_rules\":[" + without + "]") + "}",
+           t.ms(), 0);
     if (ok) programs[i] = std::move(g.program);
   };
   // A point not among the candidates yet (from the log on --resume, or an agent's proposal).
@@ -347,7 +351,9 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
     if (const auto* lr = have(id, "", "lower")) return lr;
     stopwatch t;
     const cake::program& p = *program_of(i);
-    const auto l = cake::lower::lower(p);
+    cake::lower::emit_options lo;
+    lo.analyze = eo.without_rules.empty();  // --without-rule: the analyze gate already ran, without those rules
+    const auto l = cake::lower::lower(p, lo);
     if (!l.ok) {
       record(points[i], id, "", "lower", "error", NAN, "{\"stage\":\"lower\",\"error\":" + json_string(l.error) + "}", t.ms(), 0);
     } else {
@@ -407,6 +413,8 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
     g.runs = opt.runs;
     g.timeout_s = opt.timeout_given ? opt.timeout_s : default_child_timeout_s;
     g.hang_timeout_s = opt.hang_timeout_s;
+    // --without-rule: the analyze gate passed the point without those rules; the child must not re-check with them
+    g.force = !eo.without_rules.empty();
     if (!bench) g.sanitizer = opt.sanitizer;  // --sanitize: the run gate under compute-sanitizer (timing under it means nothing)
     cake::cli::exported_kernel k{point_spec(*fam, points[i], check_shapes), program_of(i), fam->options, fam->file, fam->line};
     k.options.shapes = check_shapes;
@@ -536,7 +544,9 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
     std::vector<std::size_t> order;  // candidate indices to measure, in pick order
     std::map<std::string, std::size_t> kernels_seen;  // fingerprint of the generated kernel -> candidate
     auto fingerprint = [&](std::size_t i) {
-      const auto l = cake::lower::lower(*program_of(i));
+      cake::lower::emit_options lo;
+      lo.analyze = eo.without_rules.empty();
+      const auto l = cake::lower::lower(*program_of(i), lo);
       return hasher()
           .add(l.ok ? l.source : "failed:" + ids[i])
           .add(std::to_string(l.block_threads) + "/" + std::to_string(l.smem_bytes) + "/" + std::to_string(l.cluster[0]) + "/" + std::to_string(l.persistent))

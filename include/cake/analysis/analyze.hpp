@@ -16,6 +16,7 @@
 #include "structure.hpp"
 #include "sync.hpp"
 #include "tile_coverage.hpp"
+#include "output_coverage.hpp"
 
 namespace cake::analysis {
 
@@ -26,7 +27,7 @@ struct pass_entry {
 };
 inline constexpr pass_entry pass_list[] = {
     {pass_id::resource, &check_resource},     {pass_id::instruction, &check_instruction}, {pass_id::representation, &check_representation},
-    {pass_id::memory, &check_memory},         {pass_id::memory, &check_global_access},    {pass_id::memory, &check_tile_coverage},
+    {pass_id::memory, &check_memory},         {pass_id::memory, &check_global_access},    {pass_id::memory, &check_tile_coverage}, {pass_id::memory, &check_output_coverage},
     {pass_id::memory, &check_dims_sized},
     {pass_id::sync, &check_sync_static},      {pass_id::sync, &check_griddep},            {pass_id::sync, &check_index_values},
     {pass_id::sync, &check_counters},

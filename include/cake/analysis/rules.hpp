@@ -108,6 +108,8 @@ constexpr std::string_view to_string(pass_id p) {
     "A load's out-of-tensor fill value (fill_outside, default 0) reaches a row reduction it is not neutral for (row_max of 0s)") \
   X(memory_tile_coverage, "memory.tile-coverage", memory, warning, memory,                                    \
     "A tile coordinate indexes a dim with a parallel index of another dim or steps by other than the axis's block, or an output's tiles miss or overlap elements of the walked dims") \
+  X(memory_output_coverage, "memory.output-coverage", memory, error, memory,                                 \
+    "An output whose tile coordinates remap the walk (a division or modulo of a parallel index, a let_index of one) leaves a tile unwritten, writes one twice or writes outside the tensor at some extent (enumerated)") \
   /* ---- dataflow --------------------------------------------------------------------------------- */       \
   X(dataflow_race, "dataflow.race", dataflow, error, protocol,                                                \
     "A read of smem/TMEM not ordered after the write that fills it (e.g. a stage read before its full barrier completed)") \

@@ -22,13 +22,15 @@
 //       walked dims, fill the axes' blocks exactly: `i * 2 + wg` with 64-row tiles under tiles(N, 128) and
 //       two warpgroups covers; `i` alone overlaps; `i * 4 + wg` leaves gaps.
 // Not modelled (coverage notes, rule partial): (1)-(4) for coordinates that divide or take a modulo of a
-// parallel index or use an index value (r.read_index: an origin that is data); (3)-(4) for stores under a when, inside a dynamic loop, whose coordinates use the cluster
+// parallel index or use an index value (r.read_index: an origin that is data; an output store whose remapped
+// coordinates can be evaluated is enumerated by memory.output-coverage instead, output_coverage.hpp); (3)-(4) for stores under a when, inside a dynamic loop, whose coordinates use the cluster
 // rank, the CTA index, a dim's extent, a warp index inside a warpgroup role or a unit index in an
 // alternating walk, and for tensors that several ops write (coverage is checked per op); scatter_add (its
 // rows are data: the index vector). Coverage is checked against the axes' blocks, not against the
 // tensor's run-time extents (the ragged last block is masked by design).
 #include "context.hpp"
 #include "control.hpp"
+#include "output_coverage_scope.hpp"
 #include "../plan/fragments.hpp"
 #include "../plan/operands.hpp"
 
@@ -204,7 +206,7 @@ constexpr void check_tile_coverage(context& c) {
       }
     }
     if (!affine) {
-      if (nonaffine_op < 0) nonaffine_op = i;
+      if (nonaffine_op < 0 && !output_coverage_enumerable(p, i)) nonaffine_op = i;  // else memory.output-coverage runs the remapping
       continue;
     }
     if (findings > 0) continue;
