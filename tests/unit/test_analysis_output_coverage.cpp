@@ -55,7 +55,56 @@ program store_at(remap how) {
   return k.build();
 }
 
+enum class guard { first_column, first_two_columns, first_two_rows };
+
+// Each point's row maxima (a row vector over M) stored under a when: only the first column tile may store them.
+program row_store_under(guard g) {
+  auto k = kernel("row_store").target(sm_90a);
+  auto [M, N] = k.dims("M", "N");
+  auto X = k.input<f32>("X", dims(M, N));
+  auto R = k.output<f32>("R", dims(M));
+  auto mn = k.parallel(tiles(M, 64), tiles(N, 128));
+  k.role("consumer", warpgroups(1), [&](role& r) {
+    auto x = r.fragment<f32>("x", {64, 128});
+    auto mx = r.row_vector<f32>("mx", 64);
+    r.for_each(mn, [&](auto m, auto n) {
+      r.load(x, X.tile(m, n));
+      r.row_max(mx, x);
+      auto store = [&] { r.store(R.tile(m), mx); };
+      if (g == guard::first_column) r.when(eq(n, 0), store);
+      if (g == guard::first_two_columns) r.when(n < 2, store);
+      if (g == guard::first_two_rows) r.when(m < 2 && eq(n, 0), store);
+    });
+  });
+  return k.build();
+}
+
 }  // namespace
+
+TEST_CASE("output coverage: stores under a when are enumerated with the condition evaluated per point") {
+  {
+    const auto rep = analysis::analyze(row_store_under(guard::first_column));
+    CHECK(find(rep, rule_id::memory_output_coverage) == nullptr);
+    CHECK(find(rep, rule_id::memory_tile_coverage) == nullptr);
+    CHECK_FALSE(noted(rep, rule_id::memory_tile_coverage));  // was "under a when: not checked for exactly-once coverage"
+    CHECK_FALSE(noted(rep, rule_id::memory_output_coverage));
+  }
+  {
+    const auto rep = analysis::analyze(row_store_under(guard::first_two_columns));
+    const auto* d = find(rep, rule_id::memory_output_coverage);
+    REQUIRE(d != nullptr);
+    CHECK(num(*d, "kind") == 2);
+    CHECK(std::string(d->message.view()).find("the point (M 0, N 1) and the point (M 0, N 0) both write M 0..63") != std::string::npos);
+  }
+  {
+    const auto rep = analysis::analyze(row_store_under(guard::first_two_rows));
+    const auto* d = find(rep, rule_id::memory_output_coverage);
+    REQUIRE(d != nullptr);
+    CHECK(num(*d, "kind") == 3);
+    CHECK(num(*d, "axis0_count") == 3);
+    CHECK(std::string(d->message.view()).find("no point writes M 128..191") != std::string::npos);
+  }
+}
 
 TEST_CASE("output coverage: a rotation inside groups of 4 row tiles writes outside the tensor where the count is not a multiple of 4") {
   const auto rep = analysis::analyze(store_at(remap::rotate4));

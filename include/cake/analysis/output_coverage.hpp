@@ -1,22 +1,23 @@
 #pragma once
-// memory.output-coverage (error): an output whose tile coordinates remap the walk's indices (a division or a
-// modulo of a parallel index, or an r.let_index value computed from them) is checked by running the
-// remapping. memory.tile-coverage checks coordinates term by term where they are affine in the parallel
-// indices; a remapped walk (tiles rotated or swapped inside groups, for L2 locality or to spread DRAM
-// channels) is correct only if it is a bijection of the tiles at every extent, and a division or modulo
-// by a constant group size typically is one only where the tile count is a multiple of the group. So for
-// such a store the launch is enumerated: every point of the parallel space, at tile counts 1..6 along
-// the first two tiles / each axes (1..3 along the others; a split(n) has its n), times the role's units
-// and the trips of enclosing static for_range loops; each coordinate is evaluated (let_index values
-// through their definitions, a dim's extent as the axes' count times block) and the written tile is
-// marked on a grid of tile-sized cells of the walked dims. A tile outside the dims' extents, a cell
-// written twice, or a cell never written, at any of those extents, is an error naming the extent, the
-// point and the tile.
-// Not modelled (memory.tile-coverage's coverage note stands): coordinates with r.read_index values (an
-// origin that is data), the cluster rank, the CTA index, the walk step or a split tail's part; a
-// coordinate on a dim no axis walks that is not a constant; stores under a when or in a dynamic loop, in an
-// alternating walk indexed by the unit, of a tensor several ops write; tiles that do not divide the axis's
-// block. Found by `cake evolve` as a failure class (docs/evolve.md, "A failure class from the GPU").
+// memory.output-coverage (error): an output store whose tile coordinates remap the walk's indices (a division
+// or a modulo of a parallel index, or an r.let_index value computed from them), or that runs under a when, is
+// checked by running it. memory.tile-coverage checks coordinates term by term where they are affine in the
+// parallel indices and stores outside any when; a remapped walk (tiles rotated or swapped inside groups, for L2
+// locality or to spread DRAM channels) is correct only if it is a bijection of the tiles at every extent, and a
+// division or modulo by a constant group size typically is one only where the tile count is a multiple of the
+// group. So for such a store the launch is enumerated: every point of the parallel space, at tile counts 1..6
+// along the first two tiles / each axes (1..3 along the others; a split(n) has its n), times the role's units
+// and the trips of enclosing static for_range loops; each coordinate and enclosing when's condition is
+// evaluated (let_index values through their definitions, a dim's extent as the axes' count times block) and
+// the written tile is marked on a grid of tile-sized cells of the walked dims. A tile outside the dims'
+// extents, a cell written twice, or a cell never written, at any of those extents, is an error naming the
+// extent, the point and the tile.
+// Not modelled (a coverage note): coordinates with r.read_index values (an origin that is data; the note is
+// memory.tile-coverage's), the cluster rank, the CTA index, the walk step or a split tail's part (in a
+// coordinate or a when's condition); conditions on register values; a coordinate on a dim no axis walks that
+// is not a constant; stores in a dynamic loop, an alternating walk or an r.next_point body, of a tensor
+// several ops write; tiles that do not divide the axis's block. Found by `cake evolve` as a failure class
+// (docs/evolve.md, "A failure class from the GPU").
 #include "output_coverage_scope.hpp"
 #include "tile_coverage.hpp"
 
@@ -97,6 +98,45 @@ constexpr long long eval(const program& p, const index_expr& x, const env& e, in
   return x.eval([&](const index_term& v) { return term_value(p, v, e, depth); });
 }
 
+// A when's condition (expression nodes of index leaves, comparisons, && || !, + - * min max): whether every leaf
+// can be evaluated, and its value at a point.
+constexpr bool condition_evaluable(const program& p, int n, const env& e, int depth = 16) {
+  if (n < 0 || n >= static_cast<int>(p.exprs.size()) || depth < 0) return false;
+  const expr_node& x = p.exprs[n];
+  switch (x.fn) {
+    case math_fn::index: return evaluable(p, x.ix, e);
+    case math_fn::imm: return true;
+    case math_fn::not_: return condition_evaluable(p, x.kid[0], e, depth - 1);
+    case math_fn::lt: case math_fn::le: case math_fn::gt: case math_fn::ge: case math_fn::eq: case math_fn::ne:
+    case math_fn::and_: case math_fn::or_: case math_fn::add: case math_fn::sub: case math_fn::mul: case math_fn::min: case math_fn::max:
+      return condition_evaluable(p, x.kid[0], e, depth - 1) && condition_evaluable(p, x.kid[1], e, depth - 1);
+    default: return false;  // a register value, a float function: not a question about indices
+  }
+}
+constexpr long long node_value(const program& p, int n, const env& e) {
+  const expr_node& x = p.exprs[n];
+  auto k = [&](int i) { return node_value(p, x.kid[i], e); };
+  switch (x.fn) {
+    case math_fn::index: return eval(p, x.ix, e);
+    case math_fn::imm: return static_cast<long long>(__builtin_bit_cast(float, x.bits));
+    case math_fn::lt: return k(0) < k(1);
+    case math_fn::le: return k(0) <= k(1);
+    case math_fn::gt: return k(0) > k(1);
+    case math_fn::ge: return k(0) >= k(1);
+    case math_fn::eq: return k(0) == k(1);
+    case math_fn::ne: return k(0) != k(1);
+    case math_fn::and_: return k(0) && k(1);
+    case math_fn::or_: return k(0) || k(1);
+    case math_fn::not_: return !k(0);
+    case math_fn::add: return k(0) + k(1);
+    case math_fn::sub: return k(0) - k(1);
+    case math_fn::mul: return k(0) * k(1);
+    case math_fn::min: return k(0) < k(1) ? k(0) : k(1);
+    case math_fn::max: return k(0) > k(1) ? k(0) : k(1);
+    default: return 0;
+  }
+}
+
 }  // namespace output_cov
 
 constexpr void check_output_coverage(context& c) {
@@ -120,9 +160,16 @@ constexpr void check_output_coverage(context& c) {
     // The enumerated variables: the role's unit, the trips of enclosing static loops.
     env e;
     const role_decl& rd = p.roles[o.role];
+    constexpr int max_whens = 4;
+    int whens[max_whens]{}, nwhens = 0;  // the condition roots of the enclosing whens
     for (int a = o.parent; a >= 0 && e.nvars < max_vars - 1; a = p.ops[a].parent) {
       const op& ctl = p.ops[a];
       if (ctl.kind == op_kind::tile_loop) break;
+      if (ctl.kind == op_kind::when) {
+        if (nwhens < max_whens) whens[nwhens++] = ctl.imm[0] + ctl.imm[1] - 1;
+        else whens[0] = -1;  // more whens than followed: not evaluable below
+        continue;
+      }
       e.var[e.nvars] = var_kind::loop, e.var_ref[e.nvars] = a, e.var_val[e.nvars] = ctl.imm[1], ++e.nvars;  // var_val: the count, for now
     }
     e.var[e.nvars] = rd.unit == role_unit::warpgroup ? var_kind::warpgroup : var_kind::warp, e.var_ref[e.nvars] = 0, e.var_val[e.nvars] = rd.count, ++e.nvars;
@@ -152,6 +199,12 @@ constexpr void check_output_coverage(context& c) {
     for (int j = 0; j < ref.rank && eval_ok; ++j) eval_ok = evaluable(p, ref.coords[j], e);
     if (!eval_ok) {
       not_modelled("an output store that remaps the walk's tiles uses the cluster rank, the CTA index, the walk step, a split tail's part or a dim no axis walks, or has more than 64 units x trips: its coverage is not enumerated");
+      continue;
+    }
+    bool cond_ok = true;
+    for (int w = 0; w < nwhens && cond_ok; ++w) cond_ok = condition_evaluable(p, whens[w], e);
+    if (!cond_ok) {
+      not_modelled("an output store under a when whose condition is not a question about the walk's indices (the walk step, a register value, ...) is not enumerated");
       continue;
     }
 
@@ -197,6 +250,9 @@ constexpr void check_output_coverage(context& c) {
         for (long long cb = 0; cb < combos && what == 0; ++cb) {
           long long r3 = cb;
           for (int q = 0; q < e.nvars; ++q) e.var_val[q] = r3 % var_count[q], r3 /= var_count[q];
+          bool runs = true;  // the enclosing whens hold at this point, unit and trip
+          for (int w = 0; w < nwhens && runs; ++w) runs = node_value(p, whens[w], e) != 0;
+          if (!runs) continue;
           long long cell = 0;
           bool inside = true;
           for (int j = 0; j < ref.rank; ++j) {

@@ -1,6 +1,7 @@
 #pragma once
 // Which stores memory.output-coverage (output_coverage.hpp) enumerates: an output store whose tile
-// coordinates remap the walk's indices and whose every part the check can evaluate. memory.tile-coverage
+// coordinates remap the walk's indices, or that runs under a when (its condition evaluated per point), and whose
+// every part the check can evaluate. memory.tile-coverage
 // leaves those to it instead of noting them unchecked.
 #include "context.hpp"
 
@@ -26,8 +27,10 @@ constexpr bool output_coverage_enumerable(const program& p, int i) {
   if (o.kind != op_kind::store_global && o.kind != op_kind::tma_store) return false;
   if (o.d.kind != operand_kind::global || (o.a.kind != operand_kind::reg && o.a.kind != operand_kind::smem)) return false;
   const auto& ref = p.tile_refs[o.d.index];
-  bool any = false;
+  bool any = false;  // coordinates memory.tile-coverage cannot check term by term, or a when it cannot follow
   for (int j = 0; j < ref.rank; ++j) any = any || output_cov::remapped(ref.coords[j]);
+  for (int a = o.parent; a >= 0 && p.ops[a].kind != op_kind::tile_loop; a = p.ops[a].parent)
+    any = any || (p.ops[a].kind == op_kind::when && !p.ops[a].has(flag_next_point));
   if (!any) return false;
   for (int j = 0; j < ref.rank; ++j)
     if (ref.coords[j].uses(var_kind::value))
@@ -41,6 +44,7 @@ constexpr bool output_coverage_enumerable(const program& p, int i) {
   for (int a = o.parent; a >= 0; a = p.ops[a].parent) {
     const op& ctl = p.ops[a];
     if (ctl.kind == op_kind::tile_loop) return !ctl.has(flag_alternate);  // an alternating walk hands points to units in turn: not enumerated
+    if (ctl.kind == op_kind::when && !ctl.has(flag_next_point)) continue;  // its condition is evaluated per point
     if (ctl.kind != op_kind::loop || !ctl.has(flag_static_trip)) return false;
   }
   return false;  // outside the walk

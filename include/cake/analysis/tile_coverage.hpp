@@ -259,7 +259,7 @@ constexpr void check_tile_coverage(context& c) {
       }
     }
     if (!modelled || combos > 256) {
-      if (unmodelled_op < 0) unmodelled_op = i;
+      if (unmodelled_op < 0 && !output_coverage_enumerable(p, i)) unmodelled_op = i;  // else memory.output-coverage runs it
       continue;
     }
     // (3) every axis is used
