@@ -176,6 +176,10 @@ constexpr void check_output_coverage(context& c) {
     long long var_count[max_vars]{}, combos = 1;
     for (int q = 0; q < e.nvars; ++q) var_count[q] = e.var_val[q] > 0 ? e.var_val[q] : 1, combos *= var_count[q];
 
+    if (ref.elements != 0 || ref.has_limit()) {  // a tile at an element offset or cut by a limit: its cells are not whole tiles
+      not_modelled("an output store that remaps the walk's tiles or runs under a when, at element coordinates or with a limit (elements_at, limit): its coverage is not enumerated");
+      continue;
+    }
     // The walked dims of the tensor and their blocks; every dim an axis walks has a known extent.
     int axis_of[dim_list::max_rank]{};
     long long block_of[dim_list::max_rank]{};
@@ -190,7 +194,7 @@ constexpr void check_output_coverage(context& c) {
       if (axis_of[j] >= 0 && (ext[j] <= 0 || block_of[j] % ext[j] != 0)) ok = false;
     }
     if (!ok) {
-      not_modelled("an output store that remaps the walk's tiles has a coordinate on a dim no axis walks, or a tile that does not divide the axis's block: its coverage is not enumerated");
+      not_modelled("an output store that remaps the walk's tiles or runs under a when has a coordinate on a dim no axis walks, or a tile that does not divide the axis's block: its coverage is not enumerated");
       continue;
     }
     for (int a = 0; a < p.space.count; ++a)
@@ -198,7 +202,7 @@ constexpr void check_output_coverage(context& c) {
     bool eval_ok = combos <= 64;
     for (int j = 0; j < ref.rank && eval_ok; ++j) eval_ok = evaluable(p, ref.coords[j], e);
     if (!eval_ok) {
-      not_modelled("an output store that remaps the walk's tiles uses the cluster rank, the CTA index, the walk step, a split tail's part or a dim no axis walks, or has more than 64 units x trips: its coverage is not enumerated");
+      not_modelled("an output store that remaps the walk's tiles or runs under a when uses the cluster rank, the CTA index, the walk step, a split tail's part or a dim no axis walks, or has over 64 units x trips: not enumerated");
       continue;
     }
     bool cond_ok = true;
