@@ -18,6 +18,7 @@
 // is not a constant; stores in a dynamic loop, an alternating walk or an r.next_point body, of a tensor
 // several ops write; tiles that do not divide the axis's block. Found by `cake evolve` as a failure class
 // (docs/evolve.md, "A failure class from the GPU").
+#include "index_condition.hpp"
 #include "output_coverage_scope.hpp"
 #include "tile_coverage.hpp"
 
@@ -114,27 +115,7 @@ constexpr bool condition_evaluable(const program& p, int n, const env& e, int de
   }
 }
 constexpr long long node_value(const program& p, int n, const env& e) {
-  const expr_node& x = p.exprs[n];
-  auto k = [&](int i) { return node_value(p, x.kid[i], e); };
-  switch (x.fn) {
-    case math_fn::index: return eval(p, x.ix, e);
-    case math_fn::imm: return static_cast<long long>(__builtin_bit_cast(float, x.bits));
-    case math_fn::lt: return k(0) < k(1);
-    case math_fn::le: return k(0) <= k(1);
-    case math_fn::gt: return k(0) > k(1);
-    case math_fn::ge: return k(0) >= k(1);
-    case math_fn::eq: return k(0) == k(1);
-    case math_fn::ne: return k(0) != k(1);
-    case math_fn::and_: return k(0) && k(1);
-    case math_fn::or_: return k(0) || k(1);
-    case math_fn::not_: return !k(0);
-    case math_fn::add: return k(0) + k(1);
-    case math_fn::sub: return k(0) - k(1);
-    case math_fn::mul: return k(0) * k(1);
-    case math_fn::min: return k(0) < k(1) ? k(0) : k(1);
-    case math_fn::max: return k(0) > k(1) ? k(0) : k(1);
-    default: return 0;
-  }
+  return index_condition_value(p, n, [&](const index_expr& ix) { return eval(p, ix, e); });
 }
 
 }  // namespace output_cov

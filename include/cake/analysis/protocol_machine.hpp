@@ -2,6 +2,7 @@
 // The abstract machine of the protocol executor: setup from the Program and its plan, vector clocks,
 // barrier phases, and the access history of smem/TMEM stages. The semantics of each op are in
 // protocol_ops.hpp; scheduling and the deadlock report in protocol.hpp.
+#include "index_condition.hpp"
 #include "index_value.hpp"
 #include "protocol_model.hpp"
 
@@ -294,28 +295,7 @@ struct machine {
   }
   // A uniform condition (r.when): comparisons of index expressions combined with and/or/not.
   constexpr long long node_value(int u, int n) const {
-    if (n < 0 || n >= static_cast<int>(p.exprs.size())) return 0;
-    const expr_node& x = p.exprs[n];
-    auto k = [&](int i) { return node_value(u, x.kid[i]); };
-    switch (x.fn) {
-      case math_fn::index: return eval(u, x.ix);
-      case math_fn::imm: return static_cast<long long>(__builtin_bit_cast(float, x.bits));
-      case math_fn::lt: return k(0) < k(1);
-      case math_fn::le: return k(0) <= k(1);
-      case math_fn::gt: return k(0) > k(1);
-      case math_fn::ge: return k(0) >= k(1);
-      case math_fn::eq: return k(0) == k(1);
-      case math_fn::ne: return k(0) != k(1);
-      case math_fn::and_: return k(0) && k(1);
-      case math_fn::or_: return k(0) || k(1);
-      case math_fn::not_: return !k(0);
-      case math_fn::add: return k(0) + k(1);
-      case math_fn::sub: return k(0) - k(1);
-      case math_fn::mul: return k(0) * k(1);
-      case math_fn::min: return k(0) < k(1) ? k(0) : k(1);
-      case math_fn::max: return k(0) > k(1) ? k(0) : k(1);
-      default: return 0;
-    }
+    return index_condition_value(p, n, [&](const index_expr& e) { return eval(u, e); });
   }
   constexpr bool condition(int u, int root) const { return node_value(u, root) != 0; }
   constexpr long long eval(int u, const index_expr& e) const {

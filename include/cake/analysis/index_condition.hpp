@@ -1,0 +1,37 @@
+#pragma once
+// The value of an index condition: an expression tree of index leaves, immediates, comparisons, && || !,
+// + - * min max (what r.when takes and what a uniform mask compares). One evaluator for every pass that runs
+// a schedule at concrete points: the protocol executor (per unit) and the output-coverage enumeration (per
+// point of the launch). The caller supplies the value of an index leaf; anything else (a register value, a
+// float function) is 0 here, so a pass must first ask whether the tree is an index condition at all.
+#include "context.hpp"
+
+namespace cake::analysis {
+
+template <class LeafValue>
+constexpr long long index_condition_value(const program& p, int n, const LeafValue& leaf, int depth = 64) {
+  if (n < 0 || n >= static_cast<int>(p.exprs.size()) || depth < 0) return 0;
+  const expr_node& x = p.exprs[n];
+  auto k = [&](int i) { return index_condition_value(p, x.kid[i], leaf, depth - 1); };
+  switch (x.fn) {
+    case math_fn::index: return leaf(x.ix);
+    case math_fn::imm: return static_cast<long long>(__builtin_bit_cast(float, x.bits));
+    case math_fn::lt: return k(0) < k(1);
+    case math_fn::le: return k(0) <= k(1);
+    case math_fn::gt: return k(0) > k(1);
+    case math_fn::ge: return k(0) >= k(1);
+    case math_fn::eq: return k(0) == k(1);
+    case math_fn::ne: return k(0) != k(1);
+    case math_fn::and_: return k(0) && k(1);
+    case math_fn::or_: return k(0) || k(1);
+    case math_fn::not_: return !k(0);
+    case math_fn::add: return k(0) + k(1);
+    case math_fn::sub: return k(0) - k(1);
+    case math_fn::mul: return k(0) * k(1);
+    case math_fn::min: { const long long a = k(0), b = k(1); return a < b ? a : b; }
+    case math_fn::max: { const long long a = k(0), b = k(1); return a > b ? a : b; }
+    default: return 0;
+  }
+}
+
+}  // namespace cake::analysis
