@@ -25,7 +25,7 @@ Derivations (docs/cost-model.md explains the model that uses them):
                     per warpgroup + us_per_kib * tile KiB).
   sweep fit         --sweep-fit FILE (bench/cost/fit_sweep.py): l2_read_gbps (replacing the bound above),
                     mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us,
-                    global_sum_us, stage_turnover_us (replacing the microbenchmark's fixed part, kept as
+                    global_sum_us, splitk_reread, stage_turnover_us (replacing the microbenchmark's fixed part, kept as
                     stage_turnover_microbenchmark_us) and the per-width MMA factors (mma_width_N: the header's mma_width table), fitted on half of the
                     GEMM dispatcher's sweep, and mma_idle_gain (set by fit_sweep.py, not fitted).
 """
@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--cluster-concurrency", default=None,
                     help="the GEMM sweep's evidence (its cluster_concurrency member: clusters of each size that run at once)")
     ap.add_argument("--sweep-fit", default=None,
-                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_N, mma_width_long_N, long_run_from_us, long_run_to_us, mma_idle_gain (set there, not fitted)")
+                    help="constants fitted on the GEMM sweep (bench/cost/fit_sweep.py): l2_read_gbps, mma_alternating, kblock_overhead_us, hbm_overlap_loss, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, splitk_reread, mma_width_N, mma_width_long_N, long_run_from_us, long_run_to_us, mma_idle_gain (set there, not fitted)")
     a = ap.parse_args()
 
     files = [json.load(open(f)) for f in a.raw]
@@ -249,6 +249,7 @@ def main():
         ("epilogue_us_per_store", "%.4f" % per_store), ("epilogue_us_per_kib", "%.6f" % per_kib), ("launch_us", "%.3f" % launch),
         ("hbm_overlap_loss", "%.4f" % overlap_loss), ("cluster_sum_us_per_kib", "%.5f" % cluster_sum),
         ("wave_us", "%.4f" % wave), ("global_sum_us", "%.4f" % global_sum),
+        *([("splitk_reread", "%.4f" % fitted["splitk_reread"])] if "splitk_reread" in fitted else []),  # (fits before 2026-12-07 have none)
     ]
     for k, v in fields:
         w("    .%s = %s," % (k, v))

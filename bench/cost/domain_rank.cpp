@@ -65,6 +65,7 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       {"cluster_sum_us_per_kib", &cake::cost::calibration::cluster_sum_us_per_kib},
       {"wave_us", &cake::cost::calibration::wave_us},
       {"global_sum_us", &cake::cost::calibration::global_sum_us},
+      {"splitk_reread", &cake::cost::calibration::splitk_reread},
       {"hbm_read_gbps", &cake::cost::calibration::hbm_read_gbps},
       {"l2_effective_bytes", &cake::cost::calibration::l2_effective_bytes},
       {"epilogue_us_per_store", &cake::cost::calibration::epilogue_us_per_store},

@@ -55,27 +55,27 @@ inline constexpr std::array<gemm_plan, 31> plans{{
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 30 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 27.13)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 27.28)
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 27.14)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 27.28)
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
-    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 21.7 us against 25.4 us for sk2_bn128_s6, the least of those timed
+    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 21.5 us against 25.2 us for sk2_bn128_s6, the least of those timed
     {129, 192, 25},  // M 129..192: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.5 us
     {193, 256, 28},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.3 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 27.9 us
     //   M=256: sk4_bm128_bn160_s4 0.0275 ms, peer 0.0221 ms, ratio 0.802 (fallback bn128_s6_c2: 0.564)
     {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.4 us
     {385, 512, 16},  // M 385..512: bn64_s8_c2
     //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 34.9 us
-    {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 45.6 us
+    {513, 640, 23},  // M 513..640: sk2_bm128_bn192_s3
+    //   between M=256 and M=1024: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=513 (at M=576), 44.1 us against 45.6 us for bn128_s6_c1, the least of those timed
     {641, 768, 20},  // M 641..768: bn96_s7_c2
     //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 44.5 us against 48.3 us for bn128_s6_c1, the least of those timed
     {769, 896, 0},  // M 769..896: bn128_s6_c1
@@ -146,9 +146,9 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0188 ms, peer 0.0175 ms, ratio 0.933 (fallback bn128_s6_c2: 0.650)
     {9, 64, 27},  // M 9..64: sk2_bn64_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.2 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 20.1 us
     //   M=32: sk2_bn64_s6 0.0190 ms, peer 0.0181 ms, ratio 0.953 (fallback bn128_s6_c2: 0.665)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.3 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.2 us
     {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.2 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0203 ms, peer 0.0185 ms, ratio 0.912 (fallback bn128_s6_c2: 0.671)
@@ -188,12 +188,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // bf16 N=4096 K=7168 (cell 2)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 26.74)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 26.64)
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 26.79)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 26.68)
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
-    {65, 128, 25},  // M 65..128: sk2_bn128_s6
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 28.9 us
+    {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 29.4 us
     {129, 256, 16},  // M 129..256: bn64_s8_c2
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 35.5 us
     //   M=256: bn64_s8_c2 0.0337 ms, peer 0.0329 ms, ratio 0.977 (fallback bn128_s6_c2: 0.789)
@@ -250,19 +250,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // bf16 N=4096 K=14336 (cell 3)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
-    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 42)
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 41.9)
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 42.0 us
-    {65, 127, 25},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 44.7 us
-    {128, 128, 28},  // M 128..128: sk4_bm128_bn160_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 41.9 us
+    {65, 128, 28},  // M 65..128: sk4_bm128_bn160_s4
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.5 us
     //   M=128: sk4_bm128_bn160_s4 0.0473 ms, peer 0.0449 ms, ratio 0.948 (fallback bn128_s6_c2: 0.567)
-    {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 54.7 us against 58.3 us for sk2_bm128_bn128_s5, the least of those timed
-    {193, 256, 22},  // M 193..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 58.3 us
+    {129, 256, 22},  // M 129..256: sk2_bm128_bn128_s5
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 59.5 us
     {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
-    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 79.2 us against 86.1 us for bn128_s6_c1, the least of those timed
+    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 81.0 us against 86.1 us for bn128_s6_c1, the least of those timed
     {385, 512, 0},  // M 385..512: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 96.2 us
     //   M=512: bn128_s6_c1 0.0905 ms, peer 0.0861 ms, ratio 0.952 (fallback bn128_s6_c2: 0.943)
@@ -271,7 +268,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
     //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 157.0 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 238.6 us for sk2_bm128_bn128_s5, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 241.1 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
     //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.8 us
     {1537, 2047, 11},  // M 1537..2047: bn256_s4_c1
@@ -453,11 +450,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=16384 (cell 6)
-    {1, 64, 13},  // M 1..64: bn64_s12_c1_pp64_f1
+    {1, 32, 13},  // M 1..32: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0694 ms, peer 0.0740 ms, ratio 1.066 (fallback bn128_s6_c2: 0.809)
     //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 70.08)
     //   M=32: bn64_s12_c1_pp64_f1 0.0696 ms, peer 0.0717 ms, ratio 1.030 (fallback bn128_s6_c2: 0.779)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.3 us
+    {33, 64, 24},  // M 33..64: sk2_bn112_s6
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 70.2 us
     {65, 127, 15},  // M 65..127: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
     {128, 128, 21},  // M 128..128: sk2_bm128_bn112_s5
@@ -465,7 +463,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 106.4 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 154.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 160.6 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 181.3 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
@@ -542,19 +540,19 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=7168 K=18432 (cell 7)
-    {1, 31, 13},  // M 1..31: bn64_s12_c1_pp64_f1
+    {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.0759 ms, peer 0.0813 ms, ratio 1.071 (fallback bn128_s6_c2: 0.788)
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.5 us
-    {32, 64, 24},  // M 32..64: sk2_bn112_s6
+    {9, 64, 24},  // M 9..64: sk2_bn112_s6
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 77.4 us
     //   M=32: sk2_bn112_s6 0.0764 ms, peer 0.0820 ms, ratio 1.072 (fallback bn128_s6_c2: 0.798)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.6 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 77.4 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.8 us
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 118.5 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 171.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 178.4 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 202.6 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
@@ -701,18 +699,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 128.2)
     //   M=32: bn64_s12_c1_pp64_f1 0.1234 ms, peer 0.1268 ms, ratio 1.027 (fallback bn128_s6_c2: 0.756)
     {33, 64, 25},  // M 33..64: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.7 us
     {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 134.1 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 133.9 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
-    {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 179.6 us against 190.7 us for bn128_s6_c1, the least of those timed
-    {193, 256, 0},  // M 193..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 190.8 us
-    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 285.5 us
-    {385, 1024, 11},  // M 385..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 329.8 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 190.7 us
+    {257, 1024, 11},  // M 257..1024: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 292.6 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
     //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 639.3)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
@@ -770,20 +764,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {1, 8, 13},  // M 1..8: bn64_s12_c1_pp64_f1
     //   M=8: bn64_s12_c1_pp64_f1 0.1265 ms, peer 0.1289 ms, ratio 1.019 (fallback bn128_s6_c2: 0.786)
     {9, 64, 25},  // M 9..64: sk2_bn128_s6
-    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 131.5 us
+    //   between M=8 and M=32: the cost model's least estimate from M=9 (at M=31), 131.3 us
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 131.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 131.3 us
     {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.7 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
-    {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 184.6 us against 196.4 us for bn128_s6_c1, the least of those timed
-    {193, 256, 0},  // M 193..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 196.4 us
-    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 293.7 us
-    {385, 1024, 11},  // M 385..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 339.8 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 196.4 us
+    {257, 1024, 11},  // M 257..1024: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 301.5 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
     //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 658.9)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
@@ -1284,19 +1274,22 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // e4m3 N=2112 K=7168 (cell 18)
     {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 21.15)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 21.3)
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 21.15)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 21.3)
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
-    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 17.6 us against 19.2 us for bn64_s12_c1_pp64_f1, the least of those timed
-    {129, 192, 13},  // M 129..192: bn64_s12_c1_pp64_f1
+    //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 17.3 us against 19.0 us for sk2_bn128_s6, the least of those timed
+    {129, 192, 25},  // M 129..192: sk2_bn128_s6
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 19.2 us
     {193, 255, 14},  // M 193..255: bn64_s12_c2_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
-    {256, 512, 16},  // M 256..512: bn64_s8_c2
+    {256, 256, 16},  // M 256..256: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0181 ms, peer 0.0140 ms, ratio 0.775 (fallback bn128_s6_c2: 0.580)
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.2 us
+    {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.1 us
+    {385, 512, 16},  // M 385..512: bn64_s8_c2
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 23.3 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
     //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 28.9 us
     {641, 768, 20},  // M 641..768: bn96_s7_c2
@@ -1414,7 +1407,7 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // e4m3 N=4096 K=7168 (cell 20)
     {1, 15, 27},  // M 1..15: sk2_bn64_s6
     //   M=1: sk2_bn64_s6 0.0174 ms, peer 0.0170 ms, ratio 0.978 (fallback bn128_s6_c2: 0.691)
-    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.1 us
+    //   between M=1 and M=16: the cost model's least estimate from M=2 (at M=15), 19.0 us
     {16, 64, 13},  // M 16..64: bn64_s12_c1_pp64_f1
     //   M=16: bn64_s12_c1_pp64_f1 0.0175 ms, peer 0.0172 ms, ratio 0.983 (fallback bn128_s6_c2: 0.707)
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 19.74)
@@ -1484,17 +1477,16 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     // e4m3 N=4096 K=14336 (cell 21)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
-    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 26.76)
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 26.66)
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.8 us
-    {65, 127, 25},  // M 65..127: sk2_bn128_s6
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.9 us
-    {128, 128, 14},  // M 128..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.7 us
+    {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 29.4 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0306 ms, peer 0.0264 ms, ratio 0.862 (fallback bn128_s6_c2: 0.610)
     {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.6 us against 35.8 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.5 us against 35.8 us for bn128_s6_c1_pp64_f1, the least of those timed
     {193, 256, 22},  // M 193..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.7 us
     {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
     //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 48.5 us against 50.2 us for bn128_s6_c1, the least of those timed
     {385, 512, 0},  // M 385..512: bn128_s6_c1
@@ -1767,8 +1759,8 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.1 us
-    {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 99.7 us
+    {257, 384, 11},  // M 257..384: bn256_s4_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 100.7 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
     //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 104.2 us against 111.8 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
@@ -1905,10 +1897,8 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {65, 128, 15},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
-    {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 99.6 us against 105.0 us for bn128_s6_c1, the least of those timed
-    {193, 256, 0},  // M 193..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 105.1 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.0 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 159.1 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
@@ -1961,10 +1951,8 @@ inline constexpr std::array<gemm_dispatch_bucket, 1029> buckets{{
     {65, 128, 15},  // M 65..128: bn64_s8_c1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 74.9 us
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
-    {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 102.4 us against 108.0 us for bn128_s6_c1, the least of those timed
-    {193, 256, 0},  // M 193..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 108.0 us
+    {129, 256, 0},  // M 129..256: bn128_s6_c1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.0 us
     {257, 1024, 11},  // M 257..1024: bn256_s4_c1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 163.7 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
@@ -2442,39 +2430,39 @@ inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
     {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 38},  // N=2112 K=7168
     {gemm_input::bf16, 2941, 5017, 2896, 5418, 38, 17},  // N=4096 K=4096
     {gemm_input::bf16, 2941, 5017, 5418, 7663, 55, 26},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 81, 35},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 116, 29},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 27},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 172, 41},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 213, 41},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 254, 28},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 282, 31},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 313, 31},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 344, 55},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 399, 15},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 414, 23},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 437, 5},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 442, 28},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 470, 33},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 503, 28},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 531, 39},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 570, 17},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 587, 31},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 618, 35},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 653, 17},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 670, 28},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 698, 42},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 740, 42},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 782, 20},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 802, 23},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 825, 37},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 862, 35},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 897, 14},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 911, 36},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 947, 9},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 956, 33},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 989, 28},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1017, 12},  // N=59136 K=8192
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 81, 33},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 114, 29},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 143, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 170, 42},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 212, 41},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 253, 28},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 281, 29},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 310, 29},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 339, 55},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 394, 15},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 409, 23},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 432, 5},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 437, 28},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 465, 33},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 498, 28},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 526, 41},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 567, 17},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 584, 31},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 615, 34},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 649, 17},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 666, 28},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 694, 42},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 736, 42},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 778, 20},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 798, 22},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 820, 36},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 856, 35},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 891, 14},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 905, 36},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 941, 9},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 950, 33},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 983, 28},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1011, 12},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

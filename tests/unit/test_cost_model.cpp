@@ -166,6 +166,37 @@ TEST_CASE("cost model: a partly idle GPU scales the MMA time by the share of SMs
   CHECK(full.time_us == doctest::Approx(full_none.time_us));
 }
 
+TEST_CASE("cost model: 64-row split-K over two row tiles reads B again once the operands outgrow L2") {
+  // (calibration.splitk_reread: extra HBM reads of splitk_reread x (1 - 1 / row tiles) x the B panels' bytes x the
+  // share of the compulsory bytes past l2_effective_bytes; one row tile, or operands within L2: none)
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  CHECK((committed->splitk_reread > 0 && committed->splitk_reread < 2));
+  cost::calibration none = *committed;
+  none.splitk_reread = 0;
+  kernels::gemm_splitk_config g;
+  g.bm = 64, g.bn = 128, g.splits = 2, g.stages = 6;
+  const auto at = [&](long long m, long long n, long long k, const cost::calibration& c) {
+    return cost::estimate(kernels::gemm_splitk_sm90(g), std::vector<cost::dim_value>{{"M", m}, {"N", n}, {"K", k}}, &c);
+  };
+  // 128 x 8192 x 28672 bf16: B is 470 MB, two row tiles of 64
+  const auto two = at(128, 8192, 28672, *committed), two_none = at(128, 8192, 28672, none);
+  REQUIRE((two.ok && two_none.ok));
+  const double b_bytes = 8192.0 * 28672 * 2, past_l2 = 1.0 - committed->l2_effective_bytes / two_none.compulsory_read_bytes;
+  CHECK(two_none.hbm_read_bytes == doctest::Approx(two_none.compulsory_read_bytes));
+  CHECK(two.hbm_read_bytes - two_none.hbm_read_bytes == doctest::Approx(committed->splitk_reread * 0.5 * b_bytes * past_l2).epsilon(0.01));
+  CHECK(two.time_us > two_none.time_us);
+  // one row tile (M = 64): every B panel has one reader
+  const auto one = at(64, 8192, 28672, *committed), one_none = at(64, 8192, 28672, none);
+  REQUIRE((one.ok && one_none.ok));
+  CHECK(one.hbm_read_bytes == doctest::Approx(one_none.hbm_read_bytes));
+  // B within L2 (128 x 4096 x 4096: 34 MB): the second reader hits
+  const auto small = at(128, 4096, 4096, *committed), small_none = at(128, 4096, 4096, none);
+  REQUIRE((small.ok && small_none.ok));
+  CHECK(small.hbm_read_bytes == doctest::Approx(small_none.hbm_read_bytes));
+  CHECK(small.time_us == doctest::Approx(small_none.time_us));
+}
+
 TEST_CASE("cost model: the long-run factor ramps in with the run's length at its tile width only") {
   // (calibration.mma_width_long over long_run_from_us .. long_run_to_us: 1 before, the table's value after,
   // linear between; widths not in the table: 1)

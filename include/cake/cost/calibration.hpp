@@ -90,6 +90,12 @@ struct calibration {
   // Split-K through global memory: per tile, the parts' fence and arrival count and the last CTA's dependent
   // read of the others' parts (a latency chain the per-KiB terms do not see).
   double global_sum_us = 0;
+  // Split-K over several tile rows (64-row tiles where M gives 2 or more): each B panel is read by every row
+  // tile, at about the same time, so L2 should serve all but the first reader; where the operands are larger
+  // than L2 the sweep measured those schedules up to 25% slower than a single read predicts (and 64-row split-K
+  // at one row tile within 1%). Counted as extra HBM reads: splitk_reread x (1 - 1 / row tiles) x the panel
+  // bytes x the share of the compulsory reads past l2_effective_bytes. Fitted on the sweep; 0 = none.
+  double splitk_reread = 0;
 };
 
 constexpr double mma_width_factor_at(const calibration& cal, int n) {

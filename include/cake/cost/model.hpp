@@ -187,6 +187,13 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
     r.tr = traffic{};
     for (const auto& s : streams) r.tr.compulsory_read_bytes += s.bytes_per_panel * static_cast<double>(s.axis == 0 || s.axis == 1 ? panels[s.axis] : 1);
     r.tr.hbm_read_bytes = r.tr.compulsory_read_bytes;
+    // A column panel read by several tile rows (calibration.hpp, splitk_reread): its later readers miss L2 in
+    // part once the operands outgrow it.
+    const double past_l2 = r.tr.compulsory_read_bytes > 0 ? std::max(0.0, 1.0 - cal.l2_effective_bytes / r.tr.compulsory_read_bytes) : 0.0;
+    if (panels[0] > 1 && past_l2 > 0)
+      for (const auto& s : streams)
+        if (s.axis == 1)
+          r.tr.hbm_read_bytes += cal.splitk_reread * (1.0 - 1.0 / static_cast<double>(panels[0])) * s.bytes_per_panel * static_cast<double>(panels[1]) * past_l2;
     r.tr.hbm_write_bytes = write_bytes;
     r.tr.waves = (r.g.clusters + concurrent - 1) / concurrent;
   } else {

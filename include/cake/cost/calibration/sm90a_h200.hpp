@@ -5,7 +5,7 @@
 // tma: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
 // hbm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json
 // gemm: NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29; cake_cost_calibrate --driver 580.159.04 --json $OUT/cost_calibration_raw.json --only tma,gemm
-// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, kblock_overhead_us, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_176, mma_width_192, mma_width_long_128, mma_width_long_176, mma_width_long_192, long_run_from_us, long_run_to_us, mma_idle_gain): bench/results/h200/gemm_sweep.json, 2026-12-05 on 156 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json cost_sweep_fit.json --start cost_sweep_fit.json (the fifth fit's file, as committed at 3dd1f66)
+// sweep fit (l2_read_gbps, mma_alternating, hbm_overlap_loss, kblock_overhead_us, cluster_sum_us_per_kib, wave_us, global_sum_us, stage_turnover_us, mma_width_176, mma_width_192, mma_width_long_128, mma_width_long_176, mma_width_long_192, long_run_from_us, long_run_to_us, mma_idle_gain, splitk_reread): bench/results/h200/gemm_sweep.json, 2026-12-05 on 156 shapes of llama3-8b + deepseek-v3; python3 bench/cost/fit_sweep.py --json cost_sweep_fit.json --start cost_sweep_fit.json (the sixth fit's file, as committed at f07aaf6; 2026-12-07: splitk_reread added to the second stage, starting at 0.5)
 // Fit quality: time per K block of the 15 calibration GEMM configurations within -9.5% .. +4.0% (rms 3.4%);
 // epilogue + launch fit rms 3.39 us over 60 runs.
 #include "../calibration.hpp"
@@ -87,9 +87,10 @@ inline constexpr calibration sm90a_h200 = {
     .epilogue_us_per_kib = 0.005459,
     .launch_us = 9.911,
     .hbm_overlap_loss = 0.1769,
-    .cluster_sum_us_per_kib = 0.18126,
-    .wave_us = 0.6302,
-    .global_sum_us = 8.1884,
+    .cluster_sum_us_per_kib = 0.16858,
+    .wave_us = 1.0789,
+    .global_sum_us = 7.6152,
+    .splitk_reread = 1.1128,
 };
 
 }  // namespace cake::cost::calibrations
