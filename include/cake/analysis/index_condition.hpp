@@ -34,4 +34,22 @@ constexpr long long index_condition_value(const program& p, int n, const LeafVal
   }
 }
 
+// Whether node n is an index condition whose every leaf the caller can evaluate (leaf_ok): comparisons, && || !,
+// + - * min max over index leaves and immediates. A register value or a float function makes it not one.
+template <class LeafOk>
+constexpr bool is_index_condition(const program& p, int n, const LeafOk& leaf_ok, int depth = 16) {
+  if (n < 0 || n >= static_cast<int>(p.exprs.size()) || depth < 0) return false;
+  const expr_node& x = p.exprs[n];
+  auto k = [&](int i) { return is_index_condition(p, x.kid[i], leaf_ok, depth - 1); };
+  switch (x.fn) {
+    case math_fn::index: return leaf_ok(x.ix);
+    case math_fn::imm: return true;
+    case math_fn::not_: return k(0);
+    case math_fn::lt: case math_fn::le: case math_fn::gt: case math_fn::ge: case math_fn::eq: case math_fn::ne:
+    case math_fn::and_: case math_fn::or_: case math_fn::add: case math_fn::sub: case math_fn::mul: case math_fn::min: case math_fn::max:
+      return k(0) && k(1);
+    default: return false;
+  }
+}
+
 }  // namespace cake::analysis

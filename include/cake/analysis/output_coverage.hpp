@@ -101,18 +101,8 @@ constexpr long long eval(const program& p, const index_expr& x, const env& e, in
 
 // A when's condition (expression nodes of index leaves, comparisons, && || !, + - * min max): whether every leaf
 // can be evaluated, and its value at a point.
-constexpr bool condition_evaluable(const program& p, int n, const env& e, int depth = 16) {
-  if (n < 0 || n >= static_cast<int>(p.exprs.size()) || depth < 0) return false;
-  const expr_node& x = p.exprs[n];
-  switch (x.fn) {
-    case math_fn::index: return evaluable(p, x.ix, e);
-    case math_fn::imm: return true;
-    case math_fn::not_: return condition_evaluable(p, x.kid[0], e, depth - 1);
-    case math_fn::lt: case math_fn::le: case math_fn::gt: case math_fn::ge: case math_fn::eq: case math_fn::ne:
-    case math_fn::and_: case math_fn::or_: case math_fn::add: case math_fn::sub: case math_fn::mul: case math_fn::min: case math_fn::max:
-      return condition_evaluable(p, x.kid[0], e, depth - 1) && condition_evaluable(p, x.kid[1], e, depth - 1);
-    default: return false;  // a register value, a float function: not a question about indices
-  }
+constexpr bool condition_evaluable(const program& p, int n, const env& e) {
+  return is_index_condition(p, n, [&](const index_expr& ix) { return evaluable(p, ix, e); });
 }
 constexpr long long node_value(const program& p, int n, const env& e) {
   return index_condition_value(p, n, [&](const index_expr& ix) { return eval(p, ix, e); });
