@@ -4,7 +4,7 @@
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -854,6 +854,17 @@ for s in "${steps[@]}"; do
           echo "$k | $tool | $plain | reports $n | $s" | cut -c1-200
         done
       done ;;
+    splitkreread)
+      # the cost model's splitk_reread term (docs/cost-model.md, "Split-K's re-read panels"), checked with counters:
+      # DRAM bytes read per GEMM launch of the sweep's candidates at bf16 128 x 8192 x 28672 (64-row split-K: two row
+      # tiles read each B panel; B 470 MB), at M = 64 (one row tile) and at 128 x 4096 x 4096 (B within L2); the
+      # term predicts about 1.5x B at the first, 1x at the others (grid 256 / 128: sk2_bn128_s6 at M 128 / 64)
+      for s in 128,8192,28672 64,8192,28672 128,4096,4096; do
+        timeout 150 ncu --clock-control none --kernel-name regex:^gemm_ --metrics dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size \
+          --csv --page raw $B/bench/cake_bench_gemm_sweep --shape $s --dtype bf16 --runs 2 > "$OUT/ncu_${s//,/_}.csv" 2> "$OUT/ncu_${s//,/_}.err"
+        echo "$s rc=$?"; tail -n 2 "$OUT/ncu_${s//,/_}.err" | cut -c1-200
+      done
+      python3 bench/h200/ncu_dram_sum.py "$OUT"/ncu_*.csv ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool"
