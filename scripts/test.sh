@@ -3,11 +3,11 @@
 # target), examples, install, and GPU tests (skipped, with the reason printed, when no GPU is present).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# Without a CUDA driver the GPU tier is only compiled (and skipped): compile its host code fast.
+# Without a CUDA driver the GPU tier and the benchmarks are only compiled (and skipped): compile their host code fast.
 if ! { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null || true; } | grep 'libcuda\.so\.1' >/dev/null; then
-  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT=-Og"
+  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT=-Og -DCAKE_BENCH_HOST_OPT=-Og"
 else
-  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT="
+  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT= -DCAKE_BENCH_HOST_OPT="
 fi
 build="$("$root/scripts/bootstrap.sh" | tail -n 1)"
 jobs="${CAKE_JOBS:-$(nproc)}"

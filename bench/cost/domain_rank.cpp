@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
       std::printf("no\tthe schedule does not build: %s\n", std::string(p.errors[0].message).c_str());
       continue;
     }
-    const auto e = cake::cost::estimate(p, {{"M", M}, {"N", N}, {"K", K}}, &cal);
+    const auto e = cake::cost::estimate(p, {{"M", M}, {"N", N}, {"K", K}}, &cal, cake::cost::estimate_scope::time_only);
     if (e.ok)
       std::printf("ok\t%.3f\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\n", e.time_us, e.bottleneck.c_str(), e.mma_us, e.l2_us,
                   e.latency_us, e.turnover_us, e.k_iterations, e.tiles_per_cta, e.ctas, e.mainloop_us, e.epilogue_us, e.hbm_us);

@@ -86,7 +86,7 @@ inline std::optional<cake::gemm_plan> model_width_plan(long long M, long long N,
   for (int bn = 128; bn <= 256; bn += 16) {
     const cake::gemm_plan p = sm90_plan(bn, 2);
     const cake::program prog = in == cake::gemm_input::bf16 ? cake::kernels::gemm_sm90<cake::bf16>(p.sm90) : cake::kernels::gemm_sm90<cake::e4m3>(p.sm90);
-    const auto e = cake::cost::estimate(prog, {{"M", M}, {"N", N}, {"K", K}});
+    const auto e = cake::cost::estimate(prog, {{"M", M}, {"N", N}, {"K", K}}, nullptr, cake::cost::estimate_scope::time_only);
     if (!e.ok) return std::nullopt;
     const bool own = std::find(between_widths.begin(), between_widths.end(), bn) == between_widths.end();
     if (own) own_us = own_us > 0 ? std::min(own_us, e.time_us) : e.time_us;

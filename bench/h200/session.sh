@@ -49,6 +49,11 @@ python_package() {
 # carried, it spares the next call the NVRTC builds: the cache key covers source, flags, target and NVRTC version)
 # (in parts of 15 MB, jitcache.tgz.00, .01, ...: a file back from a call is at most 16 MB)
 if ls $B/jitcache.tgz.* > /dev/null 2>&1; then mkdir -p "$CAKE_CACHE_DIR" && { cat $B/jitcache.tgz.* | tar xz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries" || echo "jit cache parts in $B unreadable: not used"; }; fi
+# Benchmarks built where no GPU is present by scripts/test.sh have their host code at -Og (CAKE_BENCH_HOST_OPT,
+# bench/CMakeLists.txt): the binaries carried here must come from a build configured with -DCAKE_BENCH_HOST_OPT=
+for f in $B/bench/*; do
+  grep -q "CAKE_BENCH_HOST_OPT, which" "$f" 2>/dev/null && echo "WARNING: $f was built with CAKE_BENCH_HOST_OPT (host code not optimized): rebuild it with -DCAKE_BENCH_HOST_OPT= before timing"
+done
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(info gputests demo proto)
 for s in "${steps[@]}"; do

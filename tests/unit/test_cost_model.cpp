@@ -99,6 +99,34 @@ TEST_CASE("cost model: a shallow pipeline is latency-bound and gets a deeper-pip
   CHECK_FALSE(has_hint(s4, "stages"));
 }
 
+// estimate_scope::time_only (what the ranking tools ask for: thousands of candidates) gives full's time and terms and
+// works out no hint and no walk balance.
+TEST_CASE("cost model: time_only gives the full estimate's time and terms without its hints") {
+  kernels::gemm_sm90_config shallow;
+  shallow.bn = 256, shallow.stages = 2, shallow.cluster_m = 2;
+  kernels::gemm_splitk_config sk;
+  sk.splits = 4;
+  const std::vector<cost::dim_value> big = {{"M", 4096}, {"N", 2112}, {"K", 7168}}, small = {{"M", 64}, {"N", 8192}, {"K", 8192}};
+  const std::pair<program, std::vector<cost::dim_value>> cases[] = {
+      {kernels::gemm_bf16_sm90(shallow), {{"M", 4096}, {"N", 4096}, {"K", 4096}}}, {kernels::gemm_bf16_sm90({}), big}, {kernels::gemm_splitk_sm90(sk), small}};
+  int with_hints = 0;
+  for (const auto& [p, dims] : cases) {
+    const auto full = cost::estimate(p, dims);
+    const auto fast = cost::estimate(p, dims, nullptr, cost::estimate_scope::time_only);
+    REQUIRE((full.ok && fast.ok));
+    CHECK(fast.time_us == full.time_us);
+    CHECK(fast.mainloop_us == full.mainloop_us);
+    CHECK(fast.epilogue_us == full.epilogue_us);
+    CHECK(fast.hbm_us == full.hbm_us);
+    CHECK(fast.ctas == full.ctas);
+    CHECK(fast.bottleneck == full.bottleneck);
+    CHECK(fast.hints.empty());
+    CHECK_FALSE(fast.walk_assessed);
+    with_hints += full.hints.empty() ? 0 : 1;
+  }
+  CHECK(with_hints >= 2);  // (the shallow pipeline's stages hint, the wide tile's width hint: what time_only leaves out)
+}
+
 TEST_CASE("cost model: wave quantization on N = 2112 and the tile-width hint") {
   const auto wide = gemm(256, 4, 2, 4096, 2112, 7168);
   const auto narrow = gemm(176, 5, 2, 4096, 2112, 7168);

@@ -291,7 +291,15 @@ inline void add_walk_balance(cost_estimate& e, const program& p, const std::vect
 // The most output tiles estimate() walks (about a second of host time).
 inline constexpr long long max_estimated_tiles = 1LL << 22;
 
-inline cost_estimate estimate(const program& p, const std::vector<dim_value>& dims, const calibration* cal = nullptr) {
+// How much estimate() works out. `full`: the time, its terms, the notes and the hints (each hint evaluates the
+// form again at another stage count, tile width, cluster or raster group: about 25 more walks of the output tiles,
+// and a persistent walk's balance is assessed point by point). `time_only`: the time, its terms and the form's notes,
+// with no hints and no walk balance, about 20x less work; the same time_us as `full`. For callers that rank many
+// candidates by time (bench/cost/domain_rank.cpp, the sweep's model-picked width).
+enum class estimate_scope { full, time_only };
+
+inline cost_estimate estimate(const program& p, const std::vector<dim_value>& dims, const calibration* cal = nullptr,
+                              estimate_scope scope = estimate_scope::full) {
   cost_estimate e;
   e.kernel = std::string(p.kernel_name.view());
   e.target = std::string(to_string(p.target));
@@ -306,7 +314,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   const kernel_form f = read_kernel_form(p, plan);
   // The walk's balance is assessed for any persistent schedule, of the GEMM form or not (plan/walk_balance.hpp);
   // its notes come first, the form's after them.
-  detail::add_walk_balance(e, p, dims, cal->sm_count, f.ok);
+  if (scope == estimate_scope::full) detail::add_walk_balance(e, p, dims, cal->sm_count, f.ok);
   if (!f.ok) {
     e.reason = "not estimated: " + f.why;
     return e;
@@ -425,6 +433,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   else if (r.kblock == r.turnover) e.bottleneck = "pipeline turnover";
   else if (r.kblock == r.l2) e.bottleneck = "L2 -> SMEM bandwidth";
   else e.bottleneck = "TMA latency (pipeline depth)";
+  if (scope == estimate_scope::time_only) return e;
 
   using detail::fmt;
   const double limit = static_cast<double>(p.arch().limits.smem_per_block_optin);
