@@ -250,6 +250,7 @@ def main():
         ("hbm_overlap_loss", "%.4f" % overlap_loss), ("cluster_sum_us_per_kib", "%.5f" % cluster_sum),
         ("wave_us", "%.4f" % wave), ("global_sum_us", "%.4f" % global_sum),
         *([("splitk_reread", "%.4f" % fitted["splitk_reread"])] if "splitk_reread" in fitted else []),  # (fits before 2026-12-07 have none)
+        *([("sm_hbm_gbps", "%.2f" % fitted["sm_hbm_gbps"])] if "sm_hbm_gbps" in fitted else []),  # (fits before the eighth have none)
     ]
     for k, v in fields:
         w("    .%s = %s," % (k, v))

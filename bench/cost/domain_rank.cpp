@@ -66,6 +66,7 @@ bool override_constant(cake::cost::calibration& cal, const std::string& name, do
       {"wave_us", &cake::cost::calibration::wave_us},
       {"global_sum_us", &cake::cost::calibration::global_sum_us},
       {"splitk_reread", &cake::cost::calibration::splitk_reread},
+      {"sm_hbm_gbps", &cake::cost::calibration::sm_hbm_gbps},
       {"hbm_read_gbps", &cake::cost::calibration::hbm_read_gbps},
       {"l2_effective_bytes", &cake::cost::calibration::l2_effective_bytes},
       {"epilogue_us_per_store", &cake::cost::calibration::epilogue_us_per_store},

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the cost model's sweep constants on one half of the GEMM dispatcher's H200 sweep.
 
-Fourteen constants of the calibration (and one set here) are not measured by bench/cost/calibrate.cpp, or only as a bound:
+Fifteen constants of the calibration (and one set here) are not measured by bench/cost/calibrate.cpp, or only as a bound:
   l2_read_gbps      the aggregate L2 -> SMEM rate of the GEMM's own access pattern (the calibration
                     measures a lower bound: the highest rate its kernels reached);
   mma_alternating   the MMA time of a tile issued by one warpgroup while the other waits its turn
@@ -30,6 +30,9 @@ Fourteen constants of the calibration (and one set here) are not measured by ben
   splitk_reread     split-K over several 64-row tiles: the share of a B panel's later readers that miss L2 once the
                     operands outgrow it (calibration.hpp): 64-row split-K at M = 128 measured up to 25% slower than
                     one read of B predicts on the largest B, within a few percent at M = 64;
+  sm_hbm_gbps       the most one CTA streams from HBM: a grid of few CTAs (the BN 256 tiles at M <= 128: 9 to 32) reads
+                    54-56 GB/s per CTA on the sweep, below the aggregate rate's share (fitted above that: the overlap
+                    loss adds to a stream that binds);
   mma_idle_gain     set, not fitted (0.5): the MMA time scaled by 1 - gain x (the share of SMs the grid leaves
                     idle; a partly idle GPU clocks higher). Fitted with the first stage it went to 0.52 and moved
                     the others to one held-out first choice 10.4% off the best; held at 0.5 (docs/cost-model.md).
@@ -37,7 +40,7 @@ They are fitted here on the shapes of the FIT layers (Llama-3 8B and DeepSeek-V3
 bench/results/h200/gemm_sweep.json; the shapes of the other layers (Llama-3 70B, Qwen2.5 72B) are held
 out and only scored (bench/cost/domain_rank.py). The search is a deterministic coordinate descent over
 multiplicative steps of each constant until a round improves nothing, minimizing mean(1 - Spearman) +
-5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first nine on the rows without
+5 x mean(best-vs-best gap) over the fit shapes, in two stages (STAGES: the first ten on the rows without
 split-K, then split-K's four and the stage turnover on all), repeated in passes until a pass improves nothing; cake_cost_domain_rank --set NAME=VALUE evaluates the model with
 a constant changed.
 
@@ -64,7 +67,7 @@ START = {"l2_read_gbps": 11184.0, "mma_alternating": 1.0, "hbm_overlap_loss": 0.
          "wave_us": 1.0, "global_sum_us": 1.0, "stage_turnover_us": 0.212,
          "mma_width_176": 1.0, "mma_width_192": 1.0,
          "mma_width_long_128": 1.0, "mma_width_long_176": 1.0, "mma_width_long_192": 1.0, "long_run_from_us": 500.0, "long_run_to_us": 2000.0,
-         "mma_idle_gain": 0.5, "splitk_reread": 0.5}
+         "mma_idle_gain": 0.5, "splitk_reread": 0.5, "sm_hbm_gbps": 55.0}
 STEPS = [0.5, 0.7, 0.85, 0.93, 1.07, 1.15, 1.3, 1.6, 2.0]
 # A width factor is a few percent from 1: finer steps.
 FINE_STEPS = [0.97, 0.98, 0.99, 0.995, 1.005, 1.01, 1.02, 1.03]
@@ -74,12 +77,12 @@ def steps_of(name):
     return FINE_STEPS if name.startswith("mma_width_") else STEPS
 
 
-# Two stages, each constant fitted on the rows of the regime it describes: first the nine that shape every
+# Two stages, each constant fitted on the rows of the regime it describes: first the ten that shape every
 # tiled schedule, on the rows without split-K candidates; then split-K's four (its reduction, its later waves,
 # its global-memory sum, its re-read B panels) and the stage turnover (the narrow tiles run at split-K's shapes), on all fit rows
 # with the first nine held.
 STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192",
-            "mma_width_long_128", "mma_width_long_176", "mma_width_long_192"],
+            "mma_width_long_128", "mma_width_long_176", "mma_width_long_192", "sm_hbm_gbps"],
            lambda r: not r["plan"].startswith("sk")),
           (["cluster_sum_us_per_kib", "wave_us", "global_sum_us", "stage_turnover_us", "splitk_reread"], lambda r: True)]
 

@@ -55,91 +55,89 @@ inline constexpr std::array<gemm_plan, 31> plans{{
     {gemm_kernel::splitk, {}, {.bn = 64, .bm = 64, .splits = 4, .stages = 6}},  // 30 sk4_bn64_s6
 }};
 
-inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
+inline constexpr std::array<gemm_dispatch_bucket, 1015> buckets{{
     // bf16 N=2112 K=7168 (cell 0)
     {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0176 ms, peer 0.0169 ms, ratio 0.960 (fallback bn128_s6_c2: 0.432)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 27.28)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 27.48)
     //   M=16: sk4_bn64_s6 0.0177 ms, peer 0.0173 ms, ratio 0.973 (fallback bn128_s6_c2: 0.440)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 27.28)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 27.48)
     //   M=64: sk4_bn64_s6 0.0184 ms, peer 0.0176 ms, ratio 0.958 (fallback bn128_s6_c2: 0.447)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
     //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 21.5 us against 25.2 us for sk2_bn128_s6, the least of those timed
     {129, 192, 25},  // M 129..192: sk2_bn128_s6
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 25.5 us
     {193, 256, 28},  // M 193..256: sk4_bm128_bn160_s4
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 27.9 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 28.0 us
     //   M=256: sk4_bm128_bn160_s4 0.0275 ms, peer 0.0221 ms, ratio 0.802 (fallback bn128_s6_c2: 0.564)
     {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 32.6 us
     {385, 512, 16},  // M 385..512: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 34.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 35.3 us
     {513, 640, 23},  // M 513..640: sk2_bm128_bn192_s3
-    //   between M=256 and M=1024: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=513 (at M=576), 44.1 us against 45.6 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=513 (at M=576), 44.2 us against 46.0 us for bn128_s6_c1, the least of those timed
     {641, 768, 20},  // M 641..768: bn96_s7_c2
-    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 44.5 us against 48.3 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 44.9 us against 48.7 us for bn128_s6_c1, the least of those timed
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 51.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 51.5 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 55.6 us against 58.7 us for bn64_s8_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 56.0 us against 59.6 us for bn64_s8_c2, the least of those timed
     {1024, 1792, 6},  // M 1024..1792: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0537 ms, peer 0.0451 ms, ratio 0.840
-    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 66.31)
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 66.72)
     {1793, 2048, 4},  // M 1793..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 104.1 us against 126.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 105.0 us against 127.1 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 112.4 us against 126.4 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 113.3 us against 127.3 us for bn176_s5_c2, the least of those timed
     {2305, 3072, 6},  // M 2305..3072: bn176_s5_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 126.6)
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 127.4)
     {3073, 3328, 4},  // M 3073..3328: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 151.2 us against 184.0 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 152.5 us against 185.2 us for bn176_s5_c2, the least of those timed
     {3329, 4096, 6},  // M 3329..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 184.4)
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 185.6)
     //   M=4096: bn176_s5_c2 0.1602 ms, peer 0.1554 ms, ratio 0.970
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 194.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 196.6 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 221.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 223.2 us
     {4865, 5632, 6},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 242.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 244.3 us
     {5633, 6144, 7},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 255.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 258.6 us
     {6145, 6912, 6},  // M 6145..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 300.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 302.9 us
     {6913, 7680, 7},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 317.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 320.6 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 347.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 350.6 us
     {7937, 8448, 6},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 359.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 361.8 us
     {8449, 9216, 7},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 378.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 382.6 us
     {9217, 9344, 11},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 401.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 403.7 us
     {9345, 9728, 6},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 417.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 420.2 us
     {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 431.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 435.6 us
     {9857, 10752, 7},  // M 9857..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 439.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9857 (at M=9920), 444.4 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 473.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 478.0 us
     {10881, 11264, 6},  // M 10881..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 475.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 478.9 us
     {11265, 12288, 7},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 500.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 506.4 us
     {12289, 12544, 6},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 534.6 us
-    {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 557.0 us
-    {12801, 13056, 11},  // M 12801..13056: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 557.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 538.5 us
+    {12545, 13056, 11},  // M 12545..13056: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 560.4 us
     {13057, 13824, 7},  // M 13057..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 562.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 568.6 us
     {13825, 14080, 6},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 594.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 598.8 us
     {14081, 32768, 7},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 623.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 630.0 us
     //   M=16384: bn192_s4_c2 0.6546 ms, peer 0.7122 ms, ratio 1.088
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=4096 (cell 1)
@@ -152,37 +150,43 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 21.2 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0203 ms, peer 0.0185 ms, ratio 0.912 (fallback bn128_s6_c2: 0.671)
-    {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.7 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 24.9 us
+    {193, 256, 16},  // M 193..256: bn64_s8_c2
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 24.9 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 32.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 32.2 us
     //   M=512: bn128_s6_c1 0.0286 ms, peer 0.0279 ms, ratio 0.975 (fallback bn128_s6_c2: 0.932)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.7 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 52.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 52.9 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 69.5 us against 78.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 70.0 us against 78.6 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 81.3 us
-    {1537, 3072, 11},  // M 1537..3072: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 100.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 82.1 us
+    {1537, 2304, 11},  // M 1537..2304: bn256_s4_c1
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 101.1 us
     //   M=2048: bn256_s4_c1 0.0885 ms, peer 0.0879 ms, ratio 0.993 (fallback bn256_s4_c2: 0.983)
-    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 145.1)
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 145.8)
+    {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 128.9 us against 146.0 us for bn256_s4_c1, the least of those timed
+    {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
+    //   between M=2048 and M=8192: the fastest at both, from M=2561 (estimated at M=2624: 146.1)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 161.5 us against 189.9 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 162.5 us against 190.9 us for bn256_s4_c1, the least of those timed
     {3329, 6272, 11},  // M 3329..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 190.1)
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 191)
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 304.7 us against 324.4 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 307.2 us against 326.1 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 312.7 us against 324.5 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 314.6 us against 326.2 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=6657 (estimated at M=6720: 324.7)
+    //   between M=2048 and M=8192: the fastest at both, from M=6657 (estimated at M=6720: 326.4)
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 350.5 us against 369.3 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 352.7 us against 371.2 us for bn256_s4_c1, the least of those timed
     {7425, 16384, 11},  // M 7425..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=7425 (estimated at M=7488: 369.3)
+    //   between M=2048 and M=8192: the fastest at both, from M=7425 (estimated at M=7488: 371.3)
     //   M=8192: bn256_s4_c1 0.3609 ms, peer 0.3777 ms, ratio 1.047 (fallback bn256_s4_c2: 1.044)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=4096 K=7168 (cell 2)
@@ -190,135 +194,134 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   M=1: sk2_bn64_s6 0.0270 ms, peer 0.0253 ms, ratio 0.937 (fallback bn128_s6_c2: 0.612)
     //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 26.64)
     //   M=16: sk2_bn64_s6 0.0271 ms, peer 0.0255 ms, ratio 0.941 (fallback bn128_s6_c2: 0.621)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 26.68)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 26.69)
     //   M=64: sk2_bn64_s6 0.0278 ms, peer 0.0252 ms, ratio 0.908 (fallback bn128_s6_c2: 0.468)
     {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 29.4 us
-    {129, 256, 16},  // M 129..256: bn64_s8_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 35.5 us
+    {129, 192, 26},  // M 129..192: sk2_bn192_s5
+    //   between M=64 and M=256: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.5 us against 35.7 us for bn128_s6_c1_pp64_f1, the least of those timed
+    {193, 255, 22},  // M 193..255: sk2_bm128_bn128_s5
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 35.8 us
+    {256, 256, 16},  // M 256..256: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0337 ms, peer 0.0329 ms, ratio 0.977 (fallback bn128_s6_c2: 0.789)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 48.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 48.6 us
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 72.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 73.6 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 84.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 84.3 us
     //   M=1024: bn256_s4_c1 0.0776 ms, peer 0.0772 ms, ratio 0.994 (fallback bn256_s4_c2: 0.987)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 112.9 us against 166.6 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 113.8 us against 167.5 us for bn256_s4_c1, the least of those timed
     {1281, 2304, 11},  // M 1281..2304: bn256_s4_c1
-    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 166.9)
+    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 167.7)
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 215.0 us against 244.5 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 216.7 us against 245.7 us for bn256_s4_c1, the least of those timed
     {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the fastest at both, from M=2561 (estimated at M=2624: 244.7)
+    //   between M=1024 and M=4096: the fastest at both, from M=2561 (estimated at M=2624: 246)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 271.0 us against 321.8 us for bn256_s4_c1, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 272.7 us against 323.5 us for bn256_s4_c1, the least of those timed
     {3329, 4224, 11},  // M 3329..4224: bn256_s4_c1
-    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 322.1)
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 323.8)
     //   M=4096: bn256_s4_c1 0.2946 ms, peer 0.3062 ms, ratio 1.040 (fallback bn256_s4_c2: 1.035)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 322.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 324.5 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 368.3 us against 379.9 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 371.3 us against 384.1 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 380.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 384.3 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 394.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 398.4 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 400.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 402.2 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 441.7 us
-    {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 476.1 us
-    {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 477.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 446.6 us
+    {5377, 6272, 11},  // M 5377..6272: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 479.9 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 521.7 us against 554.8 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 526.0 us against 557.8 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 531.9 us against 554.9 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 535.3 us against 557.9 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 555.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 558.1 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 596.9 us against 625.7 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 600.8 us against 632.6 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 626.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 632.9 us
     {7681, 16383, 11},  // M 7681..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 632.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 636.2 us
     {16384, 32768, 12},  // M 16384..32768: bn256_s4_c2
     //   M=16384: bn256_s4_c2 1.2878 ms, peer 1.4073 ms, ratio 1.093
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=4096 K=14336 (cell 3)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0424 ms, peer 0.0413 ms, ratio 0.974 (fallback bn128_s6_c2: 0.569)
-    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 41.9)
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 41.91)
     //   M=32: sk2_bn64_s6 0.0428 ms, peer 0.0419 ms, ratio 0.979 (fallback bn128_s6_c2: 0.574)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 41.9 us
     {65, 128, 28},  // M 65..128: sk4_bm128_bn160_s4
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.5 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.6 us
     //   M=128: sk4_bm128_bn160_s4 0.0473 ms, peer 0.0449 ms, ratio 0.948 (fallback bn128_s6_c2: 0.567)
     {129, 256, 22},  // M 129..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 59.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 59.9 us
     {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
-    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 81.0 us against 86.1 us for bn128_s6_c1, the least of those timed
+    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 81.7 us against 86.9 us for bn128_s6_c1, the least of those timed
     {385, 512, 0},  // M 385..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 96.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 97.1 us
     //   M=512: bn128_s6_c1 0.0905 ms, peer 0.0861 ms, ratio 0.952 (fallback bn128_s6_c2: 0.943)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 135.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 136.6 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 157.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 157.8 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 214.1 us against 241.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 215.8 us against 242.8 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 255.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 258.6 us
     {1537, 2047, 11},  // M 1537..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 322.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 323.9 us
     {2048, 2048, 12},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.2864 ms, peer 0.3103 ms, ratio 1.084
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 378.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 382.3 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 416.6 us against 432.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.0 us against 437.0 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 471.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.6 us
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 476.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 479.3 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 524.9 us against 588.0 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 528.3 us against 592.4 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 599.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 605.3 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 621.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 628.8 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 630.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 634.3 us
     {4225, 4352, 5},  // M 4225..4352: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 720.4 us against 743.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 726.3 us against 752.1 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 744.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 752.5 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 774.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 782.3 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 784.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 789.1 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 865.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 875.3 us
     {5377, 5632, 2},  // M 5377..5632: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 933.5 us
-    {5633, 5888, 8},  // M 5633..5888: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 910.5 us against 938.8 us for bn256_s4_c1, the least of those timed
-    {5889, 6272, 11},  // M 5889..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 939.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 942.8 us
+    {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 943.9 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 1024.5 us against 1092.3 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 1033.0 us against 1098.3 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 1039.2 us against 1092.5 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 1046.0 us against 1098.5 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1092.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1098.8 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 1167.4 us against 1228.4 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 1175.1 us against 1242.1 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1229.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1242.6 us
     {7681, 16384, 11},  // M 7681..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1247.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1253.8 us
     //   M=8192: bn256_s4_c1 1.2644 ms, peer 1.3757 ms, ratio 1.088 (fallback bn256_s4_c2: 1.081)
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=6144 K=4096 (cell 4)
@@ -331,59 +334,59 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {65, 128, 18},  // M 65..128: bn96_s10_c2_pp64_f1
     //   between M=64 and M=256: bn96_s10_c2_pp64_f1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 24.6 us against 25.5 us for bn128_s6_c1_pp64_f1, the least of those timed
     {129, 256, 20},  // M 129..256: bn96_s7_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 30.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 31.0 us
     //   M=256: bn96_s7_c2 0.0279 ms, peer 0.0272 ms, ratio 0.973 (fallback bn128_s6_c2: 0.866)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 46.6 us
     {513, 640, 11},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 54.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 54.8 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 65.7 us against 69.4 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 66.2 us against 70.1 us for bn96_s7_c2, the least of those timed
     {769, 1023, 7},  // M 769..1023: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 81.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 82.5 us
     {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.0696 ms, peer 0.0692 ms, ratio 0.994 (fallback bn192_s4_c2: 0.990)
     {1025, 1408, 11},  // M 1025..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 101.6 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 116.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 117.9 us
     {1537, 1664, 0},  // M 1537..1664: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 132.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 133.8 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 136.6 us against 145.5 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 137.3 us against 146.5 us for bn176_s5_c2, the least of those timed
     {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 145.9 us
-    {2049, 2304, 4},  // M 2049..2304: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 173.9 us against 179.3 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 146.7 us
+    {2049, 2304, 6},  // M 2049..2304: bn176_s5_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 180.5 us
     {2305, 2432, 0},  // M 2305..2432: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 181.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 183.5 us
     {2433, 2560, 7},  // M 2433..2560: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 187.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 189.5 us
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 191.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 192.5 us
     {2817, 3072, 7},  // M 2817..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 222.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 225.2 us
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 236.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 237.7 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 236.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 238.1 us
     {3457, 3584, 7},  // M 3457..3584: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 258.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 261.2 us
     {3585, 3840, 2},  // M 3585..3840: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 278.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 280.9 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 281.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 283.3 us
     //   M=4096: bn256_s4_c2 0.2571 ms, peer 0.2602 ms, ratio 1.012
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 282.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 283.7 us
     {4225, 4352, 8},  // M 4225..4352: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 313.5 us against 326.5 us for bn256_s4_c1, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 315.4 us against 328.2 us for bn256_s4_c1, the least of those timed
     {4353, 4864, 11},  // M 4353..4864: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 326.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 328.4 us
     {4865, 5120, 7},  // M 4865..5120: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 364.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 368.7 us
     {5121, 16383, 11},  // M 5121..16383: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 372.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 374.1 us
     {16384, 32768, 0},  // M 16384..32768: bn128_s6_c1
     //   M=16384: bn128_s6_c1 1.1047 ms, peer 1.2063 ms, ratio 1.092 (fallback bn256_s4_c2: 1.070)
     //   above M=16384, up to twice it: as M=16384
@@ -397,55 +400,55 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 18.3 us
     //   M=128: bn64_s8_c1 0.0166 ms, peer 0.0158 ms, ratio 0.951 (fallback bn128_s6_c2: 0.726)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 22.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 22.5 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 29.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 29.9 us
     //   M=512: bn256_s4_c1 0.0279 ms, peer 0.0259 ms, ratio 0.928 (fallback bn256_s4_c2: 0.897)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 45.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 46.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 47.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 48.3 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 53.9 us against 56.7 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 54.1 us against 56.9 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 56.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 57.0 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 64.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 65.3 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 72.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 73.0 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.3 us against 79.5 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 75.6 us against 79.9 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 79.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 80.0 us
     {1793, 2048, 0},  // M 1793..2048: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 96.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 97.8 us
     //   M=2048: bn128_s6_c1 0.0827 ms, peer 0.0764 ms, ratio 0.924 (fallback bn176_s5_c2: 0.914)
     {2049, 2304, 11},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 102.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 102.9 us
     {2305, 2560, 7},  // M 2305..2560: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 118.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 119.4 us
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 121.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 122.7 us
     {2689, 2944, 11},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 125.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 126.0 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 136.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 137.6 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 146.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 147.5 us
     {3201, 4224, 11},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 148.9 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 189.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 191.8 us
     {4353, 4736, 11},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 194.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 194.9 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 207.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 209.9 us
     {4865, 6528, 11},  // M 4865..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 216.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 217.9 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 279.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 282.3 us
     {6657, 8191, 11},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 285.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 286.9 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.3065 ms, peer 0.3026 ms, ratio 0.987
     //   above M=8192, up to twice it: as M=8192
@@ -461,81 +464,81 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {128, 128, 21},  // M 128..128: sk2_bm128_bn112_s5
     //   M=128: sk2_bm128_bn112_s5 0.0737 ms, peer 0.0764 ms, ratio 1.036 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 106.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 107.3 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 160.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 162.4 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 181.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 182.2 us
     //   M=512: bn256_s4_c1 0.1648 ms, peer 0.1543 ms, ratio 0.936 (fallback bn256_s4_c2: 0.928)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 276.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 278.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 302.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 305.4 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 343.6 us against 369.7 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 345.6 us against 371.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 370.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 371.9 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 431.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 435.9 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 499.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 504.2 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 505.9 us against 535.5 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 508.8 us against 539.5 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 545.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 548.3 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 668.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 673.6 us
     //   M=2048: bn176_s5_c2 0.6137 ms, peer 0.6415 ms, ratio 1.045
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 726.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 729.9 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 822.5 us against 849.0 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 829.3 us against 858.5 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 885.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 894.2 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 875.0 us against 904.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 879.8 us against 908.9 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 906.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 911.5 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 986.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 997.5 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1036.7 us against 1078.3 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1043.5 us against 1086.4 us for bn256_s4_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1081.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1086.9 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1180.7 us against 1249.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1188.5 us against 1262.2 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1256.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1263.2 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1265.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1272.4 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1400.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1415.6 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1438.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1446.4 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1443.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1451.7 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1537.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1554.3 us
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1616.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1625.0 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1734.4 us against 1791.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1744.1 us against 1801.2 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1792.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1801.7 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1802.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1812.3 us
     {6017, 6144, 7},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1941.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 1962.8 us
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1973.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1983.9 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1981.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1992.5 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2084.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2107.8 us
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2151.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2162.8 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2339.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2352.2 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.5364 ms, peer 2.7592 ms, ratio 1.088
     //   above M=8192, up to twice it: as M=8192
@@ -550,81 +553,81 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 80.8 us
     //   M=128: bn64_s8_c1 0.0813 ms, peer 0.0828 ms, ratio 1.018 (fallback bn128_s6_c2: 0.601)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 118.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 119.5 us
     {257, 384, 21},  // M 257..384: sk2_bm128_bn112_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 178.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 180.4 us
     {385, 512, 11},  // M 385..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 202.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 203.6 us
     //   M=512: bn256_s4_c1 0.1838 ms, peer 0.1727 ms, ratio 0.940 (fallback bn256_s4_c2: 0.931)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 309.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 312.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 338.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 342.2 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 385.0 us against 414.4 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 387.2 us against 416.6 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 414.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 416.9 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 483.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 488.8 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 560.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 565.5 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 567.4 us against 602.2 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 570.6 us against 606.7 us for bn176_s5_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 612.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 615.2 us
     {1793, 2048, 6},  // M 1793..2048: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 752.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 758.3 us
     //   M=2048: bn176_s5_c2 0.7083 ms, peer 0.7412 ms, ratio 1.046
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 815.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 819.4 us
     {2305, 2560, 5},  // M 2305..2560: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 923.3 us against 952.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 931.0 us against 963.3 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 993.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1003.3 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 981.8 us against 1015.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 987.2 us against 1020.6 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1018.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1023.5 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1107.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 1119.4 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1163.4 us against 1210.0 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1171.1 us against 1220.2 us for bn256_s4_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1214.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1220.7 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1325.2 us against 1402.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 1334.0 us against 1416.4 us for bn128_s6_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1411.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1418.9 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1421.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1429.3 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1570.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 1588.4 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1616.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1624.9 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1622.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1630.8 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1724.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 1743.9 us
     {4865, 5376, 12},  // M 4865..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1815.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1825.6 us
     {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1947.3 us against 2012.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1958.2 us against 2023.8 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2013.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 2024.3 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2025.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2036.2 us
     {6017, 6144, 7},  // M 6017..6144: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2180.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6017 (at M=6080), 2205.3 us
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2217.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2229.2 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2226.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 2238.9 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2342.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 2368.6 us
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2417.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 2430.3 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2628.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2643.2 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 2.8129 ms, peer 3.1055 ms, ratio 1.104
     //   above M=8192, up to twice it: as M=8192
@@ -638,58 +641,54 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 46.2 us
     //   M=128: bn64_s8_c1 0.0479 ms, peer 0.0460 ms, ratio 0.961 (fallback bn128_s6_c2: 0.652)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 61.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 62.4 us
     {257, 1024, 11},  // M 257..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 91.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 91.8 us
     //   M=512: bn256_s4_c1 0.0880 ms, peer 0.0888 ms, ratio 1.009 (fallback bn256_s4_c2: 0.989)
-    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 191.1)
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 192.1)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 244.0 us against 280.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 246.0 us against 282.1 us for bn256_s4_c1, the least of those timed
     {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 281.8)
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 283.3)
     //   M=2048: bn256_s4_c1 0.3336 ms, peer 0.3545 ms, ratio 1.063 (fallback bn256_s4_c2: 1.063)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 433.3 us
-    {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 460.1 us
-    {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 542.4 us
-    {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 549.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 438.1 us
+    {2305, 3072, 12},  // M 2305..3072: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 462.6 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 603.6 us against 636.9 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 607.5 us against 640.9 us for bn256_s4_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 637.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 641.3 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 709.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 717.5 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 726.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 730.0 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 736.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 739.9 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 988.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 999.9 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 996.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1001.4 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1007.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1012.9 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1057.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 1069.1 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1084.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1090.1 us
     {6145, 7040, 11},  // M 6145..7040: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1098.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1104.6 us
     {7041, 7168, 12},  // M 7041..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 1266.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 1272.9 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1280.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 1287.0 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1335.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 1350.1 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1354.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 1361.5 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1370.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1377.3 us
     {7809, 8191, 12},  // M 7809..8191: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1442.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 1449.9 us
     {8192, 16384, 7},  // M 8192..16384: bn192_s4_c2
     //   M=8192: bn192_s4_c2 1.4524 ms, peer 1.6212 ms, ratio 1.116 (fallback bn256_s4_c2: 1.109)
     //   above M=8192, up to twice it: as M=8192
@@ -701,63 +700,61 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {33, 64, 25},  // M 33..64: sk2_bn128_s6
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 127.7 us
     {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 133.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 134.1 us
     //   M=128: sk2_bm128_bn128_s5 0.1375 ms, peer 0.1325 ms, ratio 0.964 (fallback bn128_s6_c2: 0.590)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 190.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 192.4 us
     {257, 1024, 11},  // M 257..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 292.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 294.1 us
     //   M=512: bn256_s4_c1 0.2990 ms, peer 0.3068 ms, ratio 1.026 (fallback bn256_s4_c2: 1.013)
-    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 639.3)
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 642.7)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 820.3 us against 950.0 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 827.2 us against 955.1 us for bn256_s4_c1, the least of those timed
     {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 953.6)
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 958.7)
     //   M=2048: bn256_s4_c1 1.2502 ms, peer 1.3699 ms, ratio 1.096 (fallback bn256_s4_c2: 1.079)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1470.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1486.6 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1572.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1580.8 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1842.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1860.7 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1883.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1893.2 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2051.3 us against 2166.8 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2065.0 us against 2188.7 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2189.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2200.9 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2417.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2445.3 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2495.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2508.6 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2529.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2542.7 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3385.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3423.4 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3431.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3450.3 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3471.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3490.2 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3622.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3663.6 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3737.6 us
-    {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3788.0 us
-    {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4352.0 us
-    {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4368.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3758.0 us
+    {6145, 7040, 11},  // M 6145..7040: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3808.4 us
+    {7041, 7168, 12},  // M 7041..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 4392.1 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4417.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4441.2 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4589.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4641.6 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4674.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4699.7 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4729.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4754.7 us
     {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 4979.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5006.8 us
     //   M=8192: bn256_s4_c2 5.0521 ms, peer 5.7296 ms, ratio 1.134
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=8192 K=29568 (cell 10)
@@ -768,180 +765,176 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   M=32: sk2_bn128_s6 0.1265 ms, peer 0.1309 ms, ratio 1.035 (fallback bn128_s6_c2: 0.768)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 131.3 us
     {65, 128, 22},  // M 65..128: sk2_bm128_bn128_s5
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.7 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 137.8 us
     //   M=128: sk2_bm128_bn128_s5 0.1405 ms, peer 0.1442 ms, ratio 1.026 (fallback bn128_s6_c2: 0.624)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 196.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 198.1 us
     {257, 1024, 11},  // M 257..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 301.5 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 303.0 us
     //   M=512: bn256_s4_c1 0.3064 ms, peer 0.3108 ms, ratio 1.014 (fallback bn256_s4_c2: 1.012)
-    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 658.9)
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 662.4)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 845.6 us against 979.3 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 852.6 us against 984.5 us for bn256_s4_c1, the least of those timed
     {1281, 2048, 11},  // M 1281..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 983)
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 988.3)
     //   M=2048: bn256_s4_c1 1.2878 ms, peer 1.4269 ms, ratio 1.108 (fallback bn256_s4_c2: 1.096)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1515.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 1532.1 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1621.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 1629.8 us
     {2561, 2816, 2},  // M 2561..2816: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1898.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 1917.5 us
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1941.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1951.8 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2114.7 us against 2234.0 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 2128.7 us against 2256.5 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2256.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 2269.1 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2492.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 2521.2 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2572.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 2586.4 us
     {4097, 5248, 11},  // M 4097..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2607.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 2621.6 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3490.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 3529.7 us
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3538.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 3557.4 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3579.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 3598.6 us
     {5761, 5888, 7},  // M 5761..5888: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3735.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5761 (at M=5824), 3777.4 us
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3853.7 us
-    {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3905.6 us
-    {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 4487.2 us
-    {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 4503.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 3874.7 us
+    {6145, 7040, 11},  // M 6145..7040: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 3926.7 us
+    {7041, 7168, 12},  // M 7041..7168: bn256_s4_c2
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7041 (at M=7104), 4528.6 us
     {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4554.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 4579.2 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4732.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 4785.9 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4819.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 4845.8 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4876.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 4902.5 us
     {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5134.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 5162.4 us
     //   M=8192: bn256_s4_c2 5.1913 ms, peer 5.8056 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=10240 K=8192 (cell 11)
     {1, 63, 17},  // M 1..63: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0531 ms, peer 0.0562 ms, ratio 1.059 (fallback bn176_s5_c2: 0.860)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 52.07)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 52.1)
     //   M=16: bn96_s10_c1_pp64_f1 0.0529 ms, peer 0.0559 ms, ratio 1.056 (fallback bn176_s5_c2: 0.867)
-    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 52.5 us
+    //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 52.6 us
     {64, 64, 1},  // M 64..64: bn128_s6_c1_pp64_f1
     //   M=64: bn128_s6_c1_pp64_f1 0.0541 ms, peer 0.0521 ms, ratio 0.965 (fallback bn176_s5_c2: 0.562)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 55.5 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 55.6 us
     {129, 255, 5},  // M 129..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 72.8 us against 77.7 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 73.3 us against 77.7 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0660 ms, peer 0.0636 ms, ratio 0.964
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 100.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 101.1 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 130.8 us against 146.8 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 131.8 us against 147.8 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 192.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 193.5 us
     {769, 1023, 5},  // M 769..1023: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=769 (at M=832), 245.1 us against 253.5 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=769 (at M=832), 247.0 us against 255.9 us for bn128_s6_c1, the least of those timed
     {1024, 1024, 2},  // M 1024..1024: bn128_s6_c2
     //   M=1024: bn128_s6_c2 0.2217 ms, peer 0.2213 ms, ratio 0.998
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 283.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 284.9 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 302.3 us against 342.2 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 304.8 us against 344.6 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 355.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 358.6 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 361.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 365.4 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 374.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 376.5 us
     {1665, 1792, 5},  // M 1665..1792: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 416.7 us against 430.3 us for bn192_s4_c2, the least of those timed
-    {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 457.1 us
-    {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 544.2 us
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 420.1 us against 435.1 us for bn192_s4_c2, the least of those timed
+    {1793, 2304, 12},  // M 1793..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 459.5 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 556.3 us
-    {2433, 2560, 6},  // M 2433..2560: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 612.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 559.2 us
+    {2433, 2560, 9},  // M 2433..2560: bn224_s4_c2
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2433 (at M=2496), 597.6 us against 617.0 us for bn176_s5_c2, the least of those timed
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 640.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 643.4 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 646.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 650.3 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 712.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 719.8 us
     {3073, 3584, 12},  // M 3073..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 728.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 732.1 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 828.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 833.1 us
     {3713, 4095, 12},  // M 3713..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 904.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 909.1 us
     {4096, 4224, 11},  // M 4096..4224: bn256_s4_c1
     //   M=4096: bn256_s4_c1 0.9033 ms, peer 1.0110 ms, ratio 1.119 (fallback bn256_s4_c2: 1.112)
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 920.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 924.9 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 991.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 1002.2 us
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 998.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 1003.8 us
     {4865, 4992, 11},  // M 4865..4992: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1100.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 1106.7 us
     {4993, 6144, 12},  // M 4993..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1175.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4993 (at M=5056), 1181.7 us
     {6145, 6272, 11},  // M 6145..6272: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1374.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6145 (at M=6208), 1381.7 us
     {6273, 7424, 12},  // M 6273..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1445.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6273 (at M=6336), 1452.9 us
     {7425, 7552, 11},  // M 7425..7552: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1647.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7425 (at M=7488), 1655.9 us
     {7553, 8704, 12},  // M 7553..8704: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1711.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7553 (at M=7616), 1720.3 us
     {8705, 8832, 11},  // M 8705..8832: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1919.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8705 (at M=8768), 1930.0 us
     {8833, 9472, 12},  // M 8833..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1982.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8833 (at M=8896), 1992.9 us
     {9473, 9600, 11},  // M 9473..9600: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2101.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9473 (at M=9536), 2112.7 us
     {9601, 9984, 12},  // M 9601..9984: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2158.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9601 (at M=9664), 2170.0 us
     {9985, 10112, 11},  // M 9985..10112: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2192.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 2203.8 us
     {10113, 10752, 12},  // M 10113..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2246.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10113 (at M=10176), 2258.8 us
     {10753, 10880, 11},  // M 10753..10880: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2374.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 2386.8 us
     {10881, 11264, 12},  // M 10881..11264: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2429.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 2442.5 us
     {11265, 11392, 11},  // M 11265..11392: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2465.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 2478.4 us
     {11393, 12032, 12},  // M 11393..12032: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2517.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11393 (at M=11456), 2531.4 us
     {12033, 12160, 11},  // M 12033..12160: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2646.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12033 (at M=12096), 2660.2 us
     {12161, 12544, 12},  // M 12161..12544: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2694.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12161 (at M=12224), 2708.6 us
     {12545, 12672, 11},  // M 12545..12672: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2738.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 2752.7 us
     {12673, 13312, 12},  // M 12673..13312: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2788.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12673 (at M=12736), 2803.9 us
     {13313, 13440, 11},  // M 13313..13440: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 2919.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13313 (at M=13376), 2935.3 us
     {13441, 14592, 12},  // M 13441..14592: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 2965.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13441 (at M=13504), 2981.2 us
     {14593, 14720, 11},  // M 14593..14720: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 3192.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14593 (at M=14656), 3209.4 us
     {14721, 15872, 12},  // M 14721..15872: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 3235.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14721 (at M=14784), 3253.3 us
     {15873, 16000, 11},  // M 15873..16000: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 3465.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=15873 (at M=15936), 3483.7 us
     {16001, 32768, 12},  // M 16001..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 3500.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=16001 (at M=16064), 3519.8 us
     //   M=16384: bn256_s4_c2 3.6684 ms, peer 3.8620 ms, ratio 1.053
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=24576 K=1536 (cell 12)
@@ -954,35 +947,35 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 31.3 us
     //   M=128: bn96_s7_c1 0.0306 ms, peer 0.0316 ms, ratio 1.033 (fallback bn192_s4_c2: 0.829)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 39.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 40.2 us
     {257, 384, 19},  // M 257..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 57.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 58.4 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 64.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 65.2 us
     //   M=512: bn256_s4_c1 0.0546 ms, peer 0.0558 ms, ratio 1.021 (fallback bn256_s4_c2: 1.005)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 82.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 82.6 us
     {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 94.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 95.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 115.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 116.2 us
     {897, 1152, 11},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 117.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 117.6 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 148.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 150.0 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.9 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 169.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1409 (at M=1472), 170.1 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 189.5 us
-    {1665, 1792, 7},  // M 1665..1792: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 202.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 190.4 us
+    {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
+    //   between M=512 and M=2048: the cost model's least estimate from M=1665 (at M=1728), 204.8 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 207.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 208.1 us
     {1921, 16384, 12},  // M 1921..16384: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 221.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1921 (at M=1984), 222.5 us
     //   M=2048: bn256_s4_c2 0.2023 ms, peer 0.2071 ms, ratio 1.024
-    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 257.8)
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 259.1)
     //   M=8192: bn256_s4_c2 0.8208 ms, peer 0.8976 ms, ratio 1.094
     //   above M=8192, up to twice it: as M=8192
     // bf16 N=28672 K=4096 (cell 13)
@@ -994,52 +987,50 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 69.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.0707 ms, peer 0.0713 ms, ratio 1.008 (fallback bn256_s4_c2: 0.707)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 72.3 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 101.9 us against 108.0 us for bn256_s4_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 102.3 us against 108.5 us for bn256_s4_c1, the least of those timed
     {256, 1152, 11},  // M 256..1152: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0968 ms, peer 0.0967 ms, ratio 0.999 (fallback bn256_s4_c2: 0.994)
-    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 152.5)
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 153.2)
     //   M=1024: bn256_s4_c1 0.3061 ms, peer 0.3191 ms, ratio 1.042 (fallback bn256_s4_c2: 1.040)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 383.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 385.4 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 419.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 421.9 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 473.5 us
-    {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 506.7 us
-    {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 553.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 476.0 us
+    {1409, 1792, 12},  // M 1409..1792: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 511.4 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 607.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 610.5 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 642.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 645.9 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 704.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 708.4 us
     {2177, 2560, 12},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 740.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 744.7 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 839.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 843.8 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 874.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 879.2 us
     {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 928.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 933.2 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1052.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1058.1 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1071.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1077.0 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1097.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1103.2 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1160.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1166.5 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1186.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1192.7 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1249.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1256.0 us
     {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1275.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1282.1 us
     //   M=4096: bn256_s4_c2 1.2972 ms, peer 1.4159 ms, ratio 1.091
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1329)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1336)
     //   M=16384: bn256_s4_c2 5.3584 ms, peer 5.7301 ms, ratio 1.069
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=32768 K=512 (cell 14)
@@ -1053,14 +1044,14 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {65, 128, 0},  // M 65..128: bn128_s6_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 20.9 us
     {129, 4095, 11},  // M 129..4095: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 24.2 us
     //   M=256: bn256_s4_c1 0.0210 ms, peer 0.0205 ms, ratio 0.974 (fallback bn256_s4_c2: 0.946)
-    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 30.63)
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 30.72)
     //   M=1024: bn256_s4_c1 0.0563 ms, peer 0.0577 ms, ratio 1.023 (fallback bn256_s4_c2: 1.020)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 69.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 70.0 us
     {4096, 32768, 12},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.2030 ms, peer 0.2096 ms, ratio 1.032
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 226.4)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 227.4)
     //   M=16384: bn256_s4_c2 0.7943 ms, peer 0.8953 ms, ratio 1.127
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=36864 K=7168 (cell 15)
@@ -1071,64 +1062,64 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 142.5)
     //   M=64: bn96_s10_c1_pp64_f1 0.1389 ms, peer 0.1461 ms, ratio 1.052 (fallback bn192_s4_c2: 0.565)
     {65, 128, 19},  // M 65..128: bn96_s7_c1
-    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 148.4 us against 155.1 us for bn128_s6_c1, the least of those timed
+    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 148.7 us against 156.4 us for bn128_s6_c1, the least of those timed
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 211.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 213.7 us
     //   M=256: bn192_s4_c2 0.1882 ms, peer 0.1871 ms, ratio 0.994
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 321.0 us
-    {385, 512, 7},  // M 385..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 392.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 324.0 us
+    {385, 512, 5},  // M 385..512: bn160_s5_c2
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 383.9 us against 396.7 us for bn192_s4_c2, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 487.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 491.8 us
     {641, 1152, 11},  // M 641..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 570.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 573.2 us
     //   M=1024: bn256_s4_c1 0.7279 ms, peer 0.7768 ms, ratio 1.067 (fallback bn256_s4_c2: 1.064)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 820.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 825.0 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 878.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 883.5 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 976.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 981.9 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1109.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1115.7 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1207.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1214.2 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1264.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1270.9 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1362.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1369.3 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1418.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1426.0 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1536.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1544.2 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1593.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1602.1 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1691.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1700.5 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1747.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1757.2 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1845.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1855.7 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1902.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1912.4 us
     {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2076.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 2087.9 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2287.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2299.8 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2406.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2419.1 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2441.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2454.9 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2560.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 2574.3 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2596.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 2610.1 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2714.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2729.4 us
     {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2750.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2765.2 us
     //   M=4096: bn256_s4_c2 2.7854 ms, peer 3.0776 ms, ratio 1.105
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 3002)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 3018)
     //   M=16384: bn256_s4_c2 11.8742 ms, peer 12.3375 ms, ratio 1.039
     //   above M=16384, up to twice it: as M=16384
     // bf16 N=57344 K=8192 (cell 16)
@@ -1139,71 +1130,75 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 245.3)
     //   M=64: bn128_s6_c1_pp64_f1 0.2456 ms, peer 0.2427 ms, ratio 0.988 (fallback bn176_s5_c2: 0.529)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 255.4 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 255.6 us
     {129, 256, 6},  // M 129..256: bn176_s5_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 371.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 374.3 us
     //   M=256: bn176_s5_c2 0.3293 ms, peer 0.3278 ms, ratio 0.995
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 567.0 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 572.3 us
     {385, 1152, 11},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 662.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 665.6 us
     //   M=1024: bn256_s4_c1 1.2880 ms, peer 1.4186 ms, ratio 1.101 (fallback bn256_s4_c2: 1.097)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1490.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1498.4 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1541.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1550.0 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1754.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1763.9 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1893.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1903.5 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2106.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2117.3 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2157.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2168.9 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2370.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2382.8 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2508.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2522.4 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2670.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2684.9 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2809.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2824.9 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3022.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3038.8 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3073.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3090.4 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3286.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3304.3 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3425.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3443.8 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3638.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3657.7 us
     {2945, 3072, 12},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3689.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3709.3 us
     {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3939.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 3960.3 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4040.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4062.7 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4203.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 4225.7 us
     {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4304.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 4328.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4818.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 4844.6 us
     {3969, 4096, 12},  // M 3969..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4920.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 4947.1 us
     //   M=4096: bn256_s4_c2 5.1914 ms, peer 5.6261 ms, ratio 1.084
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5119.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 5146.4 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5221.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 5249.7 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5471.5 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 5500.7 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5573.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 5603.1 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5735.5 us
-    {4737, 16383, 12},  // M 4737..16383: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5837.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 5766.1 us
+    {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 5868.6 us
+    {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 6422.2 us
+    {5249, 16383, 12},  // M 5249..16383: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 6487.5 us
     {16384, 32768, 7},  // M 16384..32768: bn192_s4_c2
     //   M=16384: bn192_s4_c2 22.2214 ms, peer 22.6920 ms, ratio 1.021 (fallback bn256_s4_c2: 1.020)
     //   above M=16384, up to twice it: as M=16384
@@ -1218,65 +1213,67 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the cost model's least estimate from M=17 (at M=63), 251.9 us
     //   M=64: bn128_s6_c1_pp64_f1 0.2479 ms, peer 0.2502 ms, ratio 1.009 (fallback bn128_s6_c2: 0.444)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 262.1 us
-    {129, 255, 0},  // M 129..255: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 379.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 262.2 us
+    {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 382.5 us
+    {193, 255, 0},  // M 193..255: bn128_s6_c1
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 383.0 us
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.3440 ms, peer 0.3703 ms, ratio 1.076
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 568.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 573.5 us
     {385, 1152, 11},  // M 385..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 663.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 666.9 us
     //   M=1024: bn256_s4_c1 1.2912 ms, peer 1.4558 ms, ratio 1.127 (fallback bn256_s4_c2: 1.118)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1493.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 1500.9 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1630.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 1639.4 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1844.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 1854.4 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1894.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1904.8 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2108.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 2119.9 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2246.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 2258.3 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2460.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 2473.4 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2510.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 2523.8 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2762.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 2777.2 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2900.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 2915.6 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3114.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 3130.7 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3164.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 3181.1 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3378.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 3396.1 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3515.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 3534.6 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3729.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 3749.6 us
     {2945, 3072, 12},  // M 2945..3072: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3779.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 3800.1 us
     {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4032.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 4053.4 us
     {3201, 3584, 12},  // M 3201..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4131.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 4153.6 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4647.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 4672.4 us
     {3713, 32768, 12},  // M 3713..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4746.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 4772.6 us
     //   M=4096: bn256_s4_c2 5.2279 ms, peer 5.7953 ms, ratio 1.109
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 5400)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 5429)
     //   M=16384: bn256_s4_c2 22.5418 ms, peer 22.8725 ms, ratio 1.015
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=2112 K=7168 (cell 18)
     {1, 64, 30},  // M 1..64: sk4_bn64_s6
     //   M=1: sk4_bn64_s6 0.0126 ms, peer 0.0122 ms, ratio 0.973 (fallback bn128_s6_c2: 0.523)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 21.3)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 21.47)
     //   M=16: sk4_bn64_s6 0.0131 ms, peer 0.0123 ms, ratio 0.938 (fallback bn128_s6_c2: 0.523)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 21.3)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 21.48)
     //   M=64: sk4_bn64_s6 0.0132 ms, peer 0.0130 ms, ratio 0.988 (fallback bn128_s6_c2: 0.548)
     {65, 128, 29},  // M 65..128: sk4_bm128_bn96_s6
     //   between M=64 and M=256: sk4_bm128_bn96_s6, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 17.3 us against 19.0 us for sk2_bn128_s6, the least of those timed
@@ -1287,79 +1284,75 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {256, 256, 16},  // M 256..256: bn64_s8_c2
     //   M=256: bn64_s8_c2 0.0181 ms, peer 0.0140 ms, ratio 0.775 (fallback bn128_s6_c2: 0.580)
     {257, 384, 22},  // M 257..384: sk2_bm128_bn128_s5
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 23.2 us
     {385, 512, 16},  // M 385..512: bn64_s8_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 23.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 23.5 us
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 28.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 29.1 us
     {641, 768, 20},  // M 641..768: bn96_s7_c2
-    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 28.5 us against 30.4 us for bn128_s6_c1, the least of those timed
+    //   between M=256 and M=1024: bn96_s7_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 28.7 us against 30.6 us for bn128_s6_c1, the least of those timed
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 31.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 32.0 us
     {897, 1023, 4},  // M 897..1023: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 34.6 us against 36.0 us for bn64_s8_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 34.9 us against 36.4 us for bn64_s8_c2, the least of those timed
     {1024, 1792, 6},  // M 1024..1792: bn176_s5_c2
     //   M=1024: bn176_s5_c2 0.0308 ms, peer 0.0262 ms, ratio 0.848
-    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 40.31)
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 40.52)
     {1793, 2048, 4},  // M 1793..2048: bn144_s6_c2
-    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 60.9 us against 72.6 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 61.3 us against 73.0 us for bn176_s5_c2, the least of those timed
     {2049, 2304, 5},  // M 2049..2304: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.0 us against 72.7 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 65.4 us against 73.1 us for bn176_s5_c2, the least of those timed
     {2305, 3072, 6},  // M 2305..3072: bn176_s5_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 72.81)
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 73.24)
     {3073, 3328, 9},  // M 3073..3328: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.1 us against 103.7 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 83.5 us against 104.4 us for bn176_s5_c2, the least of those timed
     {3329, 4096, 6},  // M 3329..4096: bn176_s5_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 103.9)
+    //   between M=1024 and M=4096: the fastest at both, from M=3329 (estimated at M=3392: 104.5)
     //   M=4096: bn176_s5_c2 0.0873 ms, peer 0.0820 ms, ratio 0.939
     {4097, 4608, 7},  // M 4097..4608: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 108.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 109.1 us
     {4609, 4864, 0},  // M 4609..4864: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 122.5 us
-    {4865, 5632, 6},  // M 4865..5632: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 135.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 123.5 us
+    {4865, 5632, 11},  // M 4865..5632: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4865 (at M=4928), 136.0 us
     {5633, 6144, 7},  // M 5633..6144: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 140.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 142.1 us
     {6145, 6656, 9},  // M 6145..6656: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 155.6 us against 166.3 us for bn176_s5_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 156.4 us against 167.4 us for bn176_s5_c2, the least of those timed
     {6657, 6912, 6},  // M 6657..6912: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 166.6 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6657 (at M=6720), 167.6 us
     {6913, 7680, 7},  // M 6913..7680: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 173.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=6913 (at M=6976), 174.9 us
     {7681, 7936, 0},  // M 7681..7936: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 189.8 us
-    {7937, 8448, 6},  // M 7937..8448: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=7937 (at M=8000), 197.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=7681 (at M=7744), 191.5 us
+    {7937, 8448, 9},  // M 7937..8448: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7937 (at M=8000), 193.0 us against 199.0 us for bn176_s5_c2, the least of those timed
     {8449, 9216, 7},  // M 8449..9216: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 205.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=8449 (at M=8512), 207.8 us
     {9217, 9344, 11},  // M 9217..9344: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 219.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9217 (at M=9280), 220.1 us
     {9345, 9728, 6},  // M 9345..9728: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 228.9 us
-    {9729, 9856, 0},  // M 9729..9856: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9729 (at M=9792), 234.6 us
-    {9857, 9984, 9},  // M 9857..9984: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9857 (at M=9920), 228.3 us against 238.2 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9345 (at M=9408), 230.4 us
+    {9729, 9984, 9},  // M 9729..9984: bn224_s4_c2
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9729 (at M=9792), 229.6 us against 236.7 us for bn128_s6_c1, the least of those timed
     {9985, 10752, 7},  // M 9985..10752: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 238.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=9985 (at M=10048), 240.7 us
     {10753, 10880, 0},  // M 10753..10880: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 257.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10753 (at M=10816), 259.4 us
     {10881, 11264, 6},  // M 10881..11264: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 260.2 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=10881 (at M=10944), 261.9 us
     {11265, 12288, 7},  // M 11265..12288: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 270.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=11265 (at M=11328), 273.5 us
     {12289, 12544, 6},  // M 12289..12544: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 291.5 us
-    {12545, 12800, 0},  // M 12545..12800: bn128_s6_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 301.8 us
-    {12801, 13056, 11},  // M 12801..13056: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=12801 (at M=12864), 302.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12289 (at M=12352), 293.4 us
+    {12545, 13056, 11},  // M 12545..13056: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=12545 (at M=12608), 303.7 us
     {13057, 13824, 7},  // M 13057..13824: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 303.4 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13057 (at M=13120), 306.6 us
     {13825, 14080, 6},  // M 13825..14080: bn176_s5_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 322.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=13825 (at M=13888), 324.9 us
     {14081, 32768, 7},  // M 14081..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 335.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=14081 (at M=14144), 339.3 us
     //   M=16384: bn192_s4_c2 0.3244 ms, peer 0.3437 ms, ratio 1.059
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=4096 (cell 19)
@@ -1374,34 +1367,34 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 17.7 us
     {193, 256, 16},  // M 193..256: bn64_s8_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 17.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 17.9 us
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 21.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 21.9 us
     //   M=512: bn128_s6_c1 0.0179 ms, peer 0.0173 ms, ratio 0.966 (fallback bn128_s6_c2: 0.915)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.6 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 32.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 33.0 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.3 us against 47.3 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 42.6 us against 47.5 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 48.6 us
     {1537, 3072, 11},  // M 1537..3072: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 58.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 58.9 us
     //   M=2048: bn256_s4_c1 0.0494 ms, peer 0.0496 ms, ratio 1.003 (fallback bn256_s4_c2: 0.989)
-    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 82.61)
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 82.97)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.0 us against 106.8 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 93.4 us against 107.3 us for bn256_s4_c1, the least of those timed
     {3329, 4224, 11},  // M 3329..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 106.9)
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 107.4)
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 116.4 us against 131.0 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 117.0 us against 131.6 us for bn256_s4_c1, the least of those timed
     {4353, 6272, 11},  // M 4353..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 131.1)
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 131.7)
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 169.5 us against 179.4 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 170.7 us against 180.2 us for bn256_s4_c1, the least of those timed
     {6401, 16384, 11},  // M 6401..16384: bn256_s4_c1
-    //   between M=2048 and M=8192: the fastest at both, from M=6401 (estimated at M=6464: 179.4)
+    //   between M=2048 and M=8192: the fastest at both, from M=6401 (estimated at M=6464: 180.3)
     //   M=8192: bn256_s4_c1 0.1842 ms, peer 0.1826 ms, ratio 0.991 (fallback bn256_s4_c2: 0.989)
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=4096 K=7168 (cell 20)
@@ -1417,136 +1410,130 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 23.1 us
     {193, 256, 16},  // M 193..256: bn64_s8_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 23.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 23.8 us
     //   M=256: bn64_s8_c2 0.0210 ms, peer 0.0214 ms, ratio 1.016 (fallback bn128_s6_c2: 0.832)
     {257, 512, 0},  // M 257..512: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 30.5 us
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 43.7 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 49.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 49.6 us
     //   M=1024: bn256_s4_c1 0.0426 ms, peer 0.0422 ms, ratio 0.990 (fallback bn256_s4_c2: 0.978)
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.3 us against 73.0 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 65.7 us against 73.4 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 75.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 76.4 us
     {1537, 2048, 11},  // M 1537..2048: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 93.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 94.2 us
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 108.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 109.1 us
     {2305, 2560, 0},  // M 2305..2560: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 122.4 us
-    {2561, 2816, 6},  // M 2561..2816: bn176_s5_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 135.1 us
-    {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 135.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 123.4 us
+    {2561, 3072, 11},  // M 2561..3072: bn256_s4_c1
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 135.9 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 149.8 us against 166.1 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 150.6 us against 167.2 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 0},  // M 3329..3584: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 166.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 168.4 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 173.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 174.9 us
     {3841, 4095, 11},  // M 3841..4095: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 176.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 177.7 us
     {4096, 4096, 12},  // M 4096..4096: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1580 ms, peer 0.1565 ms, ratio 0.990
     {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 191.8 us against 217.9 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 192.9 us against 219.0 us for bn256_s4_c2, the least of those timed
     {4353, 6144, 12},  // M 4353..6144: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 218.1)
+    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 219.1)
     {6145, 6400, 5},  // M 6145..6400: bn160_s5_c2
-    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 283.2 us against 301.1 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 285.3 us against 302.6 us for bn256_s4_c2, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 289.3 us against 301.2 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 291.0 us against 302.7 us for bn256_s4_c2, the least of those timed
     {6657, 7168, 12},  // M 6657..7168: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=6657 (estimated at M=6720: 301.4)
+    //   between M=4096 and M=16384: the fastest at both, from M=6657 (estimated at M=6720: 302.9)
     {7169, 7424, 8},  // M 7169..7424: bn208_s5_c2
-    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7169 (at M=7232), 324.0 us against 342.6 us for bn256_s4_c2, the least of those timed
-    {7425, 8448, 12},  // M 7425..8448: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=7425 (estimated at M=7488: 342.8)
-    {8449, 8704, 9},  // M 8449..8704: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=8449 (at M=8512), 372.8 us against 384.4 us for bn256_s4_c2, the least of those timed
-    {8705, 9472, 12},  // M 8705..9472: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=8705 (estimated at M=8768: 384.6)
+    //   between M=4096 and M=16384: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7169 (at M=7232), 325.9 us against 344.3 us for bn256_s4_c2, the least of those timed
+    {7425, 9472, 12},  // M 7425..9472: bn256_s4_c2
+    //   between M=4096 and M=16384: the fastest at both, from M=7425 (estimated at M=7488: 344.5)
     {9473, 9728, 9},  // M 9473..9728: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9473 (at M=9536), 409.1 us against 426.0 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=9473 (at M=9536), 411.5 us against 428.1 us for bn256_s4_c2, the least of those timed
     {9729, 32768, 12},  // M 9729..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=9729 (estimated at M=9792: 426.2)
+    //   between M=4096 and M=16384: the fastest at both, from M=9729 (estimated at M=9792: 428.3)
     //   M=16384: bn256_s4_c2 0.6180 ms, peer 0.7058 ms, ratio 1.142
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=4096 K=14336 (cell 21)
     {1, 64, 27},  // M 1..64: sk2_bn64_s6
     //   M=8: sk2_bn64_s6 0.0269 ms, peer 0.0257 ms, ratio 0.954 (fallback bn128_s6_c2: 0.628)
-    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 26.66)
+    //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 26.67)
     //   M=32: sk2_bn64_s6 0.0268 ms, peer 0.0263 ms, ratio 0.983 (fallback bn128_s6_c2: 0.645)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 26.7 us
     {65, 128, 14},  // M 65..128: bn64_s12_c2_pp64_f1
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 29.4 us
     //   M=128: bn64_s12_c2_pp64_f1 0.0306 ms, peer 0.0264 ms, ratio 0.862 (fallback bn128_s6_c2: 0.610)
     {129, 192, 26},  // M 129..192: sk2_bn192_s5
-    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.5 us against 35.8 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=128 and M=512: sk2_bn192_s5, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 34.5 us against 35.9 us for bn128_s6_c1_pp64_f1, the least of those timed
     {193, 256, 22},  // M 193..256: sk2_bm128_bn128_s5
-    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=193 (at M=256), 36.9 us
     {257, 384, 23},  // M 257..384: sk2_bm128_bn192_s3
-    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 48.5 us against 50.2 us for bn128_s6_c1, the least of those timed
+    //   between M=128 and M=512: sk2_bm128_bn192_s3, a sweep candidate timed at neither, the cost model's estimate from M=257 (at M=320), 48.8 us against 50.6 us for bn128_s6_c1, the least of those timed
     {385, 512, 0},  // M 385..512: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 55.6 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 56.0 us
     //   M=512: bn128_s6_c1 0.0451 ms, peer 0.0447 ms, ratio 0.993 (fallback bn128_s6_c2: 0.961)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 76.8 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 87.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 88.3 us
     {1025, 1280, 5},  // M 1025..1280: bn160_s5_c2
-    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 118.8 us against 133.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 119.7 us against 133.9 us for bn176_s5_c2, the least of those timed
     {1281, 1536, 7},  // M 1281..1536: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 140.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 141.4 us
     {1537, 1792, 10},  // M 1537..1792: bn240_s4_c2
-    //   between M=512 and M=2048: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 168.7 us against 175.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 169.5 us against 176.4 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 175.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 176.7 us
     //   M=2048: bn256_s4_c1 0.1521 ms, peer 0.1520 ms, ratio 0.999 (fallback bn256_s4_c2: 0.995)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 204.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 206.9 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 225.8 us against 233.9 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 227.1 us against 236.1 us for bn128_s6_c2, the least of those timed
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 248.1 us against 255.8 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 249.3 us against 257.5 us for bn176_s5_c2, the least of those timed
     {2817, 3072, 11},  // M 2817..3072: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 257.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 259.0 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 284.2 us against 316.9 us for bn176_s5_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 285.9 us against 319.0 us for bn176_s5_c2, the least of those timed
     {3329, 3584, 2},  // M 3329..3584: bn128_s6_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 322.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 325.5 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 334.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 337.6 us
     {3841, 4224, 11},  // M 3841..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 339.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 341.2 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 369.7 us against 398.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 371.8 us against 403.1 us for bn192_s4_c2, the least of those timed
     {4353, 4608, 7},  // M 4353..4608: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 399.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 403.3 us
     {4609, 4736, 0},  // M 4609..4736: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 414.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 418.7 us
     {4737, 5248, 11},  // M 4737..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 421.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 423.4 us
     {5249, 5376, 7},  // M 5249..5376: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 463.9 us
-    {5377, 5632, 6},  // M 5377..5632: bn176_s5_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 500.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5249 (at M=5312), 468.8 us
+    {5377, 5632, 10},  // M 5377..5632: bn240_s4_c2
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 488.6 us against 504.3 us for bn176_s5_c2, the least of those timed
     {5633, 6272, 11},  // M 5633..6272: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 503.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 505.6 us
     {6273, 6400, 5},  // M 6273..6400: bn160_s5_c2
-    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 551.3 us against 584.5 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6273 (at M=6336), 555.6 us against 587.5 us for bn256_s4_c1, the least of those timed
     {6401, 6656, 8},  // M 6401..6656: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 558.2 us against 584.7 us for bn256_s4_c1, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=6401 (at M=6464), 561.6 us against 587.6 us for bn256_s4_c1, the least of those timed
     {6657, 7296, 11},  // M 6657..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 584.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 587.9 us
     {7297, 7424, 8},  // M 7297..7424: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 626.5 us against 657.2 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=7297 (at M=7360), 630.3 us against 664.2 us for bn192_s4_c2, the least of those timed
     {7425, 7680, 7},  // M 7425..7680: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 657.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 664.5 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 666.8 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 670.2 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.6536 ms, peer 0.7014 ms, ratio 1.073
     //   above M=8192, up to twice it: as M=8192
@@ -1560,40 +1547,40 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {65, 128, 1},  // M 65..128: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 18.0 us
     {129, 256, 20},  // M 129..256: bn96_s7_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 21.2 us
+    //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 21.3 us
     //   M=256: bn96_s7_c2 0.0176 ms, peer 0.0166 ms, ratio 0.945 (fallback bn128_s6_c2: 0.842)
     {257, 512, 7},  // M 257..512: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.3 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 29.5 us
     {513, 640, 11},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 33.9 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 34.0 us
     {641, 768, 4},  // M 641..768: bn144_s6_c2
-    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 40.6 us against 42.2 us for bn96_s7_c2, the least of those timed
+    //   between M=256 and M=1024: bn144_s6_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 40.8 us against 42.5 us for bn96_s7_c2, the least of those timed
     {769, 1536, 7},  // M 769..1536: bn192_s4_c2
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 48.8 us
     //   M=1024: bn192_s4_c2 0.0388 ms, peer 0.0389 ms, ratio 1.003
-    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 67.02)
+    //   between M=1024 and M=4096: the fastest at both, from M=1025 (estimated at M=1088: 67.62)
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 74.2 us against 85.8 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 74.6 us against 86.6 us for bn192_s4_c2, the least of those timed
     {1793, 2048, 7},  // M 1793..2048: bn192_s4_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=1793 (estimated at M=1856: 85.98)
+    //   between M=1024 and M=4096: the fastest at both, from M=1793 (estimated at M=1856: 86.8)
     {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.3 us against 104.6 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 95.8 us against 105.6 us for bn192_s4_c2, the least of those timed
     {2305, 3328, 7},  // M 2305..3328: bn192_s4_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 104.8)
+    //   between M=1024 and M=4096: the fastest at both, from M=2305 (estimated at M=2368: 105.8)
     {3329, 3584, 9},  // M 3329..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 137.6 us against 142.4 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 138.4 us against 143.8 us for bn192_s4_c2, the least of those timed
     {3585, 6144, 7},  // M 3585..6144: bn192_s4_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=3585 (estimated at M=3648: 161)
+    //   between M=1024 and M=4096: the fastest at both, from M=3585 (estimated at M=3648: 162.6)
     //   M=4096: bn192_s4_c2 0.1387 ms, peer 0.1381 ms, ratio 0.995 (fallback bn256_s4_c2: 0.985)
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 179.8)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 181.6)
     {6145, 6400, 9},  // M 6145..6400: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 243.2 us against 255.0 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6145 (at M=6208), 244.5 us against 257.6 us for bn192_s4_c2, the least of those timed
     {6401, 6912, 7},  // M 6401..6912: bn192_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=6401 (estimated at M=6464: 255.1)
+    //   between M=4096 and M=16384: the fastest at both, from M=6401 (estimated at M=6464: 257.8)
     {6913, 7168, 9},  // M 6913..7168: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6913 (at M=6976), 264.4 us against 273.9 us for bn192_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6913 (at M=6976), 265.9 us against 276.8 us for bn192_s4_c2, the least of those timed
     {7169, 32768, 7},  // M 7169..32768: bn192_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=7169 (estimated at M=7232: 292.6)
+    //   between M=4096 and M=16384: the fastest at both, from M=7169 (estimated at M=7232: 295.6)
     //   M=16384: bn192_s4_c2 0.5798 ms, peer 0.6177 ms, ratio 1.065 (fallback bn256_s4_c2: 1.058)
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=7168 K=2048 (cell 23)
@@ -1605,56 +1592,56 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 14.2 us
     //   M=128: bn64_s8_c1 0.0117 ms, peer 0.0111 ms, ratio 0.951 (fallback bn128_s6_c2: 0.759)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 16.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 16.8 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 20.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 20.9 us
     //   M=512: bn256_s4_c1 0.0177 ms, peer 0.0162 ms, ratio 0.917 (fallback bn256_s4_c2: 0.888)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 29.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 30.1 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 30.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 30.9 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 32.9 us against 35.5 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 33.0 us against 35.7 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 35.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 35.8 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 39.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 40.1 us
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 44.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.1 us against 48.1 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 44.3 us against 48.3 us for bn256_s4_c1, the least of those timed
     {1537, 1792, 11},  // M 1537..1792: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 48.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 48.4 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.2 us against 57.5 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 55.5 us against 58.0 us for bn128_s6_c1, the least of those timed
     {2048, 2048, 0},  // M 2048..2048: bn128_s6_c1
     //   M=2048: bn128_s6_c1 0.0474 ms, peer 0.0436 ms, ratio 0.920 (fallback bn176_s5_c2: 0.868)
     {2049, 2304, 11},  // M 2049..2304: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 60.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 61.0 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.4 us against 69.1 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 66.7 us against 69.8 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 71.7 us
     {2689, 2944, 11},  // M 2689..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 73.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2689 (at M=2752), 73.7 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 79.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2945 (at M=3008), 79.8 us
     {3073, 3200, 0},  // M 3073..3200: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 84.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3073 (at M=3136), 85.2 us
     {3201, 4224, 11},  // M 3201..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 85.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3201 (at M=3264), 86.3 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 108.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 109.5 us
     {4353, 4736, 11},  // M 4353..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 111.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 111.6 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 118.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 119.4 us
     {4865, 6528, 11},  // M 4865..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 123.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 124.2 us
     {6529, 6656, 7},  // M 6529..6656: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 157.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6529 (at M=6592), 159.1 us
     {6657, 8191, 11},  // M 6657..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 161.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 162.2 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 0.1698 ms, peer 0.1719 ms, ratio 1.012
     //   above M=8192, up to twice it: as M=8192
@@ -1668,83 +1655,83 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 41.9 us
     //   M=128: bn64_s8_c1 0.0442 ms, peer 0.0479 ms, ratio 1.084 (fallback bn128_s6_c2: 0.725)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 60.8 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 61.3 us
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 90.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 91.1 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 93.9 us against 100.6 us for bn256_s4_c1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 94.4 us against 101.0 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0877 ms, peer 0.0837 ms, ratio 0.953 (fallback bn256_s4_c2: 0.941)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 151.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 152.8 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 164.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 166.2 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 175.7 us against 200.6 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 176.6 us against 201.5 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 200.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 201.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 232.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 235.0 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 256.2 us against 268.9 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 257.6 us against 271.3 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 293.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 295.3 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 336.7 us against 358.0 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 338.7 us against 360.5 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3030 ms, peer 0.3117 ms, ratio 1.029
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 389.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 391.5 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 420.8 us against 454.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 423.2 us against 459.4 us for bn192_s4_c2, the least of those timed
     {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 474.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 478.9 us
     {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 462.6 us against 483.9 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 465.1 us against 486.4 us for bn256_s4_c2, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 485.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 487.7 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 502.6 us against 527.9 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 505.5 us against 533.6 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 552.3 us against 577.3 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 555.2 us against 580.5 us for bn256_s4_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 577.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 580.8 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 632.7 us against 669.3 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 636.6 us against 674.0 us for bn256_s4_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 670.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 674.3 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 675.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 679.0 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 748.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 756.3 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 767.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 771.3 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 770.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 774.0 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 821.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 830.3 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 829.5 us against 861.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 834.4 us against 866.0 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 861.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 866.3 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 910.1 us against 954.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 915.4 us against 959.5 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 954.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 959.8 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 960.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 965.2 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 990.7 us against 1037.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 996.6 us against 1048.9 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1050.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1056.3 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1055.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1060.7 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1075.1 us against 1113.4 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1081.4 us against 1125.4 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1145.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1151.1 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1245.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1251.3 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 1.3031 ms, peer 1.4566 ms, ratio 1.118
     //   above M=8192, up to twice it: as M=8192
@@ -1755,86 +1742,84 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   M=32: bn64_s12_c1_pp64_f1 0.0460 ms, peer 0.0449 ms, ratio 0.978 (fallback bn128_s6_c2: 0.790)
     //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 44.2 us
     {65, 128, 15},  // M 65..128: bn64_s8_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.8 us
+    //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 45.9 us
     //   M=128: bn64_s8_c1 0.0466 ms, peer 0.0519 ms, ratio 1.113 (fallback bn128_s6_c2: 0.715)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 67.6 us
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 100.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 101.1 us
     {385, 511, 9},  // M 385..511: bn224_s4_c2
-    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 104.2 us against 111.8 us for bn256_s4_c1, the least of those timed
+    //   between M=128 and M=512: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 104.8 us against 112.3 us for bn256_s4_c1, the least of those timed
     {512, 512, 11},  // M 512..512: bn256_s4_c1
     //   M=512: bn256_s4_c1 0.0983 ms, peer 0.0910 ms, ratio 0.926 (fallback bn256_s4_c2: 0.911)
     {513, 768, 6},  // M 513..768: bn176_s5_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 169.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 170.3 us
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 183.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 185.6 us
     {897, 1024, 9},  // M 897..1024: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 196.1 us against 224.1 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 197.2 us against 225.2 us for bn256_s4_c1, the least of those timed
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 224.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 225.4 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 260.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 262.8 us
     {1281, 1536, 9},  // M 1281..1536: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 286.5 us against 300.9 us for bn128_s6_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1281 (at M=1344), 288.1 us against 303.6 us for bn128_s6_c1, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 328.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1537 (at M=1600), 330.6 us
     {1793, 2047, 9},  // M 1793..2047: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 377.0 us against 400.6 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1793 (at M=1856), 379.2 us against 403.3 us for bn176_s5_c2, the least of those timed
     {2048, 2048, 6},  // M 2048..2048: bn176_s5_c2
     //   M=2048: bn176_s5_c2 0.3410 ms, peer 0.3453 ms, ratio 1.013
     {2049, 2304, 12},  // M 2049..2304: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 436.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 438.6 us
     {2305, 2560, 9},  // M 2305..2560: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 471.4 us against 509.5 us for bn192_s4_c2, the least of those timed
-    {2561, 2688, 0},  // M 2561..2688: bn128_s6_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2561 (at M=2624), 531.9 us
-    {2689, 2816, 10},  // M 2689..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2689 (at M=2752), 517.9 us against 542.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2305 (at M=2368), 474.1 us against 514.9 us for bn192_s4_c2, the least of those timed
+    {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 520.6 us against 536.8 us for bn128_s6_c1, the least of those timed
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 544.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 546.7 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 563.2 us against 591.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 566.5 us against 598.0 us for bn192_s4_c2, the least of those timed
     {3073, 3328, 10},  // M 3073..3328: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 618.5 us against 647.1 us for bn128_s6_c1, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 621.8 us against 651.0 us for bn256_s4_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 648.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 651.3 us
     {3585, 3840, 8},  // M 3585..3840: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 708.7 us against 750.4 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3585 (at M=3648), 713.1 us against 756.1 us for bn256_s4_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 752.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 756.4 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 757.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 761.7 us
     {4225, 4352, 7},  // M 4225..4352: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 839.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4225 (at M=4288), 848.0 us
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 861.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 865.4 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 864.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 868.4 us
     {4737, 4864, 7},  // M 4737..4864: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 921.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4737 (at M=4800), 931.1 us
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 930.3 us against 966.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 935.8 us against 971.8 us for bn256_s4_c2, the least of those timed
     {5121, 5376, 12},  // M 5121..5376: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 967.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 972.1 us
     {5377, 5632, 9},  // M 5377..5632: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1020.8 us against 1071.4 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5377 (at M=5440), 1026.8 us against 1076.8 us for bn256_s4_c2, the least of those timed
     {5633, 5888, 12},  // M 5633..5888: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1071.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1077.2 us
     {5889, 6016, 11},  // M 5889..6016: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1077.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 1083.2 us
     {6017, 6144, 9},  // M 6017..6144: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 1111.4 us against 1163.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6017 (at M=6080), 1117.9 us against 1176.3 us for bn192_s4_c2, the least of those timed
     {6145, 6400, 12},  // M 6145..6400: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1179.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 1185.6 us
     {6401, 6528, 11},  // M 6401..6528: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1184.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6401 (at M=6464), 1190.5 us
     {6529, 6656, 9},  // M 6529..6656: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1206.1 us against 1248.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=6529 (at M=6592), 1213.2 us against 1262.2 us for bn192_s4_c2, the least of those timed
     {6657, 7680, 12},  // M 6657..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1285.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6657 (at M=6720), 1292.2 us
     {7681, 8191, 11},  // M 7681..8191: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1397.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 1404.7 us
     {8192, 16384, 12},  // M 8192..16384: bn256_s4_c2
     //   M=8192: bn256_s4_c2 1.4615 ms, peer 1.6619 ms, ratio 1.137
     //   above M=8192, up to twice it: as M=8192
@@ -1848,44 +1833,44 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 28.4 us
     //   M=128: bn64_s8_c1 0.0285 ms, peer 0.0279 ms, ratio 0.980 (fallback bn128_s6_c2: 0.743)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 37.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 37.7 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 53.2 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 53.4 us
     //   M=512: bn256_s4_c1 0.0481 ms, peer 0.0481 ms, ratio 1.000 (fallback bn256_s4_c2: 0.986)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 85.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 86.7 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 106.6 us
-    {1025, 1280, 2},  // M 1025..1280: bn128_s6_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1025 (at M=1088), 138.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 107.0 us
+    {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 135.9 us against 140.1 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 153.7 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 154.4 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 176.1 us against 188.1 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 177.1 us against 189.3 us for bn176_s5_c2, the least of those timed
     {1793, 3072, 12},  // M 1793..3072: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 200.8 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 201.7 us
     //   M=2048: bn256_s4_c2 0.1786 ms, peer 0.1775 ms, ratio 0.994
-    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 249.6)
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 250.8)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 329.1 us against 344.2 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 331.0 us against 345.9 us for bn256_s4_c2, the least of those timed
     {3329, 4096, 12},  // M 3329..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 344.7)
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 346.4)
     {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 425.6 us against 440.1 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 428.1 us against 442.2 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 440.9)
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 443.1)
     {4609, 4864, 9},  // M 4609..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 467.4 us against 488.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 470.1 us against 490.4 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 488.2)
+    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 490.7)
     {5121, 5376, 9},  // M 5121..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 508.8 us against 535.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 511.8 us against 537.7 us for bn256_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 535.6)
+    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 538.3)
     {5633, 5888, 9},  // M 5633..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 549.8 us against 582.5 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 553.0 us against 585.4 us for bn256_s4_c2, the least of those timed
     {5889, 16384, 12},  // M 5889..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 582.7)
+    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 585.6)
     //   M=8192: bn256_s4_c2 0.7274 ms, peer 0.7822 ms, ratio 1.075
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=28672 (cell 27)
@@ -1898,48 +1883,48 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 73.0 us
     //   M=128: bn64_s8_c1 0.0724 ms, peer 0.0710 ms, ratio 0.981 (fallback bn128_s6_c2: 0.620)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 105.9 us
     {257, 512, 11},  // M 257..512: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 159.1 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 159.8 us
     //   M=512: bn256_s4_c1 0.1534 ms, peer 0.1564 ms, ratio 1.020 (fallback bn256_s4_c2: 1.001)
     {513, 768, 7},  // M 513..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 272.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 275.0 us
     {769, 1024, 11},  // M 769..1024: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 343.0 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 344.7 us
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 438.9 us against 454.9 us for bn128_s6_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 441.5 us against 459.2 us for bn128_s6_c2, the least of those timed
     {1281, 1536, 12},  // M 1281..1536: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 505.2 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 507.8 us
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 579.0 us against 617.4 us for bn176_s5_c2, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 582.4 us against 621.7 us for bn176_s5_c2, the least of those timed
     {1793, 2560, 12},  // M 1793..2560: bn256_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 667.3 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1793 (at M=1856), 670.7 us
     //   M=2048: bn256_s4_c2 0.6317 ms, peer 0.7106 ms, ratio 1.125
-    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 835.8)
+    //   between M=2048 and M=8192: the fastest at both, from M=2049 (estimated at M=2112: 840.1)
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 951.1 us against 999.9 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 956.2 us against 1005.0 us for bn256_s4_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=2817 (estimated at M=2880: 1001)
+    //   between M=2048 and M=8192: the fastest at both, from M=2817 (estimated at M=2880: 1006)
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1090.5 us against 1162.2 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1097.3 us against 1168.2 us for bn256_s4_c2, the least of those timed
     {3329, 4096, 12},  // M 3329..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 1163)
+    //   between M=2048 and M=8192: the fastest at both, from M=3329 (estimated at M=3392: 1169)
     {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 1435.3 us against 1493.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 1443.8 us against 1501.2 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 1494)
+    //   between M=2048 and M=8192: the fastest at both, from M=4353 (estimated at M=4416: 1502)
     {4609, 4864, 9},  // M 4609..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 1577.4 us against 1656.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4609 (at M=4672), 1586.8 us against 1665.3 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 1658)
+    //   between M=2048 and M=8192: the fastest at both, from M=4865 (estimated at M=4928: 1667)
     {5121, 5376, 9},  // M 5121..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 1717.5 us against 1819.7 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5121 (at M=5184), 1727.7 us against 1829.1 us for bn256_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 1820)
+    //   between M=2048 and M=8192: the fastest at both, from M=5377 (estimated at M=5440: 1830)
     {5633, 5888, 9},  // M 5633..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 1857.6 us against 1981.8 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5633 (at M=5696), 1868.6 us against 1992.0 us for bn256_s4_c2, the least of those timed
     {5889, 16384, 12},  // M 5889..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 1982)
+    //   between M=2048 and M=8192: the fastest at both, from M=5889 (estimated at M=5952: 1992)
     //   M=8192: bn256_s4_c2 2.5696 ms, peer 2.9625 ms, ratio 1.153
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=8192 K=29568 (cell 28)
@@ -1952,155 +1937,148 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=32 and M=128: the cost model's least estimate from M=65 (at M=127), 74.9 us
     //   M=128: bn64_s8_c1 0.0744 ms, peer 0.0795 ms, ratio 1.069 (fallback bn128_s6_c2: 0.677)
     {129, 256, 0},  // M 129..256: bn128_s6_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.0 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 108.8 us
     {257, 1024, 11},  // M 257..1024: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 163.7 us
+    //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 164.5 us
     //   M=512: bn256_s4_c1 0.1590 ms, peer 0.1604 ms, ratio 1.009 (fallback bn256_s4_c2: 0.998)
-    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 352.9)
+    //   between M=512 and M=2048: the fastest at both, from M=513 (estimated at M=576: 354.6)
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 452.2 us against 522.4 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 454.9 us against 525.0 us for bn256_s4_c1, the least of those timed
     {1281, 1536, 11},  // M 1281..1536: bn256_s4_c1
-    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 524.3)
+    //   between M=512 and M=2048: the fastest at both, from M=1281 (estimated at M=1344: 527)
     {1537, 1792, 9},  // M 1537..1792: bn224_s4_c2
-    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 596.6 us against 692.4 us for bn256_s4_c1, the least of those timed
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1537 (at M=1600), 600.2 us against 695.9 us for bn256_s4_c1, the least of those timed
     {1793, 2048, 11},  // M 1793..2048: bn256_s4_c1
-    //   between M=512 and M=2048: the fastest at both, from M=1793 (estimated at M=1856: 695.3)
+    //   between M=512 and M=2048: the fastest at both, from M=1793 (estimated at M=1856: 698.8)
     //   M=2048: bn256_s4_c1 0.6658 ms, peer 0.7093 ms, ratio 1.065 (fallback bn256_s4_c2: 1.064)
     {2049, 2304, 7},  // M 2049..2304: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 807.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2049 (at M=2112), 816.4 us
     {2305, 2560, 12},  // M 2305..2560: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 861.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2305 (at M=2368), 866.3 us
     {2561, 2816, 10},  // M 2561..2816: bn240_s4_c2
-    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 980.1 us against 1014.1 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn240_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2561 (at M=2624), 985.4 us against 1023.6 us for bn128_s6_c2, the least of those timed
     {2817, 3072, 12},  // M 2817..3072: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1031.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=2817 (at M=2880), 1036.7 us
     {3073, 3328, 8},  // M 3073..3328: bn208_s5_c2
-    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1123.8 us against 1191.7 us for bn128_s6_c2, the least of those timed
+    //   between M=2048 and M=8192: bn208_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=3073 (at M=3136), 1130.8 us against 1203.0 us for bn128_s6_c2, the least of those timed
     {3329, 3584, 12},  // M 3329..3584: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1198.5 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3329 (at M=3392), 1204.6 us
     {3585, 3840, 7},  // M 3585..3840: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1325.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3585 (at M=3648), 1340.3 us
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1365.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=3841 (at M=3904), 1372.6 us
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1383.2 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4097 (at M=4160), 1390.3 us
     {4225, 4352, 9},  // M 4225..4352: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 1479.5 us against 1539.7 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4225 (at M=4288), 1488.3 us against 1547.6 us for bn256_s4_c2, the least of those timed
     {4353, 4608, 12},  // M 4353..4608: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1540.1 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4353 (at M=4416), 1548.0 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1553.9 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4609 (at M=4672), 1561.8 us
     {4737, 4864, 9},  // M 4737..4864: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 1626.0 us against 1708.0 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4737 (at M=4800), 1635.7 us against 1716.8 us for bn256_s4_c2, the least of those timed
     {4865, 5120, 12},  // M 4865..5120: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1709.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=4865 (at M=4928), 1718.1 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1726.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5121 (at M=5184), 1735.2 us
     {5249, 5376, 9},  // M 5249..5376: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 1770.5 us against 1847.7 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5249 (at M=5312), 1781.0 us against 1867.8 us for bn192_s4_c2, the least of those timed
     {5377, 5632, 12},  // M 5377..5632: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1876.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5377 (at M=5440), 1886.0 us
     {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1897.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5633 (at M=5696), 1906.7 us
     {5761, 5888, 9},  // M 5761..5888: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 1914.9 us against 1975.5 us for bn192_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=5761 (at M=5824), 1926.3 us against 1997.1 us for bn192_s4_c2, the least of those timed
     {5889, 6144, 12},  // M 5889..6144: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2043.5 us
-    {6145, 6784, 11},  // M 6145..6784: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2069.5 us
-    {6785, 6912, 7},  // M 6785..6912: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6785 (at M=6848), 2372.1 us
-    {6913, 7168, 12},  // M 6913..7168: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=6913 (at M=6976), 2387.2 us
-    {7169, 7296, 11},  // M 7169..7296: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7169 (at M=7232), 2412.6 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=5889 (at M=5952), 2054.0 us
+    {6145, 7296, 11},  // M 6145..7296: bn256_s4_c1
+    //   between M=2048 and M=8192: the cost model's least estimate from M=6145 (at M=6208), 2080.0 us
     {7297, 7424, 7},  // M 7297..7424: bn192_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2501.4 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7297 (at M=7360), 2528.9 us
     {7425, 7680, 12},  // M 7425..7680: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2554.3 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7425 (at M=7488), 2567.4 us
     {7681, 7808, 11},  // M 7681..7808: bn256_s4_c1
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2582.7 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7681 (at M=7744), 2595.9 us
     {7809, 16384, 12},  // M 7809..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2721.0 us
+    //   between M=2048 and M=8192: the cost model's least estimate from M=7809 (at M=7872), 2735.0 us
     //   M=8192: bn256_s4_c2 2.6783 ms, peer 3.0943 ms, ratio 1.155
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=10240 K=8192 (cell 29)
     {1, 64, 17},  // M 1..64: bn96_s10_c1_pp64_f1
     //   M=1: bn96_s10_c1_pp64_f1 0.0319 ms, peer 0.0316 ms, ratio 0.992 (fallback bn176_s5_c2: 0.830)
-    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 31.35)
+    //   between M=1 and M=16: the fastest at both, from M=2 (estimated at M=15: 31.39)
     //   M=16: bn96_s10_c1_pp64_f1 0.0320 ms, peer 0.0313 ms, ratio 0.977 (fallback bn176_s5_c2: 0.821)
-    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 31.82)
+    //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 31.86)
     //   M=64: bn96_s10_c1_pp64_f1 0.0325 ms, peer 0.0315 ms, ratio 0.968 (fallback bn176_s5_c2: 0.686)
     {65, 128, 0},  // M 65..128: bn128_s6_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 33.6 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 33.8 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 44.2 us
     {193, 255, 5},  // M 193..255: bn160_s5_c2
-    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 43.5 us against 46.6 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 43.8 us against 46.8 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.0386 ms, peer 0.0379 ms, ratio 0.982
     {257, 384, 11},  // M 257..384: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 58.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 58.3 us
     {385, 512, 5},  // M 385..512: bn160_s5_c2
-    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 74.7 us against 83.3 us for bn176_s5_c2, the least of those timed
+    //   between M=256 and M=1024: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 75.1 us against 83.8 us for bn176_s5_c2, the least of those timed
     {513, 768, 11},  // M 513..768: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 107.1 us
-    {769, 1024, 0},  // M 769..1024: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 139.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 107.5 us
+    {769, 1023, 9},  // M 769..1023: bn224_s4_c2
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=769 (at M=832), 136.4 us against 140.6 us for bn128_s6_c1, the least of those timed
+    {1024, 1024, 0},  // M 1024..1024: bn128_s6_c1
     //   M=1024: bn128_s6_c1 0.1179 ms, peer 0.1161 ms, ratio 0.985 (fallback bn128_s6_c2: 0.974)
     {1025, 1152, 11},  // M 1025..1152: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 155.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 155.9 us
     {1153, 1280, 5},  // M 1153..1280: bn160_s5_c2
-    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 166.9 us against 188.5 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn160_s5_c2, a sweep candidate timed at neither, the cost model's estimate from M=1153 (at M=1216), 168.1 us against 189.8 us for bn176_s5_c2, the least of those timed
     {1281, 1408, 0},  // M 1281..1408: bn128_s6_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 193.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 194.8 us
     {1409, 1536, 7},  // M 1409..1536: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 196.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 198.8 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 203.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 204.8 us
     {1665, 1792, 9},  // M 1665..1792: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 217.6 us against 233.4 us for bn192_s4_c2, the least of those timed
-    {1793, 2048, 12},  // M 1793..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 248.3 us
-    {2049, 2304, 2},  // M 2049..2304: bn128_s6_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 294.0 us
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1665 (at M=1728), 218.9 us against 235.8 us for bn192_s4_c2, the least of those timed
+    {1793, 2304, 12},  // M 1793..2304: bn256_s4_c2
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 249.5 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 300.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 302.0 us
     {2433, 2560, 9},  // M 2433..2560: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2433 (at M=2496), 302.4 us against 332.3 us for bn176_s5_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2433 (at M=2496), 304.2 us against 334.5 us for bn176_s5_c2, the least of those timed
     {2561, 2816, 12},  // M 2561..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 345.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 347.4 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 348.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 350.4 us
     {2945, 3072, 7},  // M 2945..3072: bn192_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 383.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2945 (at M=3008), 387.6 us
     {3073, 3328, 12},  // M 3073..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 392.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 394.8 us
     {3329, 3584, 9},  // M 3329..3584: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 425.3 us against 439.7 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3329 (at M=3392), 427.7 us against 441.9 us for bn256_s4_c2, the least of those timed
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 445.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 447.6 us
     {3713, 3840, 9},  // M 3713..3840: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3713 (at M=3776), 466.2 us against 486.7 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=3713 (at M=3776), 468.9 us against 489.1 us for bn256_s4_c2, the least of those timed
     {3841, 4096, 12},  // M 3841..4096: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 486.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 489.3 us
     //   M=4096: bn256_s4_c2 0.4682 ms, peer 0.4732 ms, ratio 1.011
     {4097, 4352, 9},  // M 4097..4352: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 509.0 us against 536.4 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4097 (at M=4160), 511.9 us against 539.1 us for bn256_s4_c2, the least of those timed
     {4353, 4864, 12},  // M 4353..4864: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 536.8)
+    //   between M=4096 and M=16384: the fastest at both, from M=4353 (estimated at M=4416: 539.5)
     {4865, 5120, 9},  // M 4865..5120: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 592.2 us against 630.9 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=4865 (at M=4928), 595.6 us against 634.1 us for bn256_s4_c2, the least of those timed
     {5121, 7424, 12},  // M 5121..7424: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=5121 (estimated at M=5184: 631.4)
+    //   between M=4096 and M=16384: the fastest at both, from M=5121 (estimated at M=5184: 634.5)
     {7425, 7680, 9},  // M 7425..7680: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7425 (at M=7488), 881.9 us against 916.8 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=7425 (at M=7488), 887.0 us against 921.4 us for bn256_s4_c2, the least of those timed
     {7681, 10752, 12},  // M 7681..10752: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=7681 (estimated at M=7744: 917.1)
+    //   between M=4096 and M=16384: the fastest at both, from M=7681 (estimated at M=7744: 921.7)
     {10753, 11008, 9},  // M 10753..11008: bn224_s4_c2
-    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=10753 (at M=10816), 1256.5 us against 1299.8 us for bn256_s4_c2, the least of those timed
+    //   between M=4096 and M=16384: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=10753 (at M=10816), 1263.8 us against 1306.4 us for bn256_s4_c2, the least of those timed
     {11009, 32768, 12},  // M 11009..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the fastest at both, from M=11009 (estimated at M=11072: 1300)
+    //   between M=4096 and M=16384: the fastest at both, from M=11009 (estimated at M=11072: 1307)
     //   M=16384: bn256_s4_c2 1.8554 ms, peer 2.0519 ms, ratio 1.106
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=24576 K=1536 (cell 30)
@@ -2109,34 +2087,34 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=8 and M=32: the fastest at both, from M=9 (estimated at M=31: 20.35)
     //   M=32: bn96_s10_c1_pp64_f1 0.0187 ms, peer 0.0187 ms, ratio 0.997 (fallback bn192_s4_c2: 0.798)
     {33, 128, 19},  // M 33..128: bn96_s7_c1
-    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 20.9 us
+    //   between M=32 and M=128: the cost model's least estimate from M=33 (at M=64), 21.0 us
     //   M=128: bn96_s7_c1 0.0192 ms, peer 0.0201 ms, ratio 1.046 (fallback bn192_s4_c2: 0.824)
     {129, 256, 7},  // M 129..256: bn192_s4_c2
-    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.3 us
+    //   between M=128 and M=512: the cost model's least estimate from M=129 (at M=192), 26.5 us
     {257, 320, 1},  // M 257..320: bn128_s6_c1_pp64_f1
     //   between M=128 and M=512: the cost model's least estimate from M=257 (at M=320), 35.7 us
     {321, 384, 19},  // M 321..384: bn96_s7_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 36.9 us
+    //   between M=128 and M=512: the cost model's least estimate from M=321 (at M=384), 37.2 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 40.4 us
+    //   between M=128 and M=512: the cost model's least estimate from M=385 (at M=448), 40.5 us
     //   M=512: bn256_s4_c1 0.0334 ms, peer 0.0349 ms, ratio 1.047 (fallback bn256_s4_c2: 1.030)
-    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 50.0 us
-    {641, 768, 7},  // M 641..768: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=641 (at M=704), 56.5 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=513 (at M=576), 50.1 us
+    {641, 768, 9},  // M 641..768: bn224_s4_c2
+    //   between M=512 and M=2048: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 55.1 us against 57.0 us for bn192_s4_c2, the least of those timed
     {769, 896, 0},  // M 769..896: bn128_s6_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 68.1 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=769 (at M=832), 68.6 us
     {897, 1152, 11},  // M 897..1152: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 69.4 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=897 (at M=960), 69.7 us
     {1153, 1280, 7},  // M 1153..1280: bn192_s4_c2
-    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 86.6 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1153 (at M=1216), 87.4 us
     {1281, 2047, 11},  // M 1281..2047: bn256_s4_c1
-    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 88.9 us
+    //   between M=512 and M=2048: the cost model's least estimate from M=1281 (at M=1344), 89.3 us
     {2048, 2048, 12},  // M 2048..2048: bn256_s4_c2
     //   M=2048: bn256_s4_c2 0.1153 ms, peer 0.1167 ms, ratio 1.012
     {2049, 2304, 9},  // M 2049..2304: bn224_s4_c2
-    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 141.8 us against 146.6 us for bn256_s4_c2, the least of those timed
+    //   between M=2048 and M=8192: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2049 (at M=2112), 142.5 us against 147.2 us for bn256_s4_c2, the least of those timed
     {2305, 16384, 12},  // M 2305..16384: bn256_s4_c2
-    //   between M=2048 and M=8192: the fastest at both, from M=2305 (estimated at M=2368: 156.4)
+    //   between M=2048 and M=8192: the fastest at both, from M=2305 (estimated at M=2368: 157.1)
     //   M=8192: bn256_s4_c2 0.4483 ms, peer 0.5111 ms, ratio 1.140
     //   above M=8192, up to twice it: as M=8192
     // e4m3 N=28672 K=4096 (cell 31)
@@ -2150,74 +2128,78 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     {65, 128, 11},  // M 65..128: bn256_s4_c1
     //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 42.5 us
     {129, 255, 9},  // M 129..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 56.5 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=129 (at M=192), 56.8 us against 61.1 us for bn128_s6_c1_pp64_f1, the least of those timed
     {256, 384, 11},  // M 256..384: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0527 ms, peer 0.0530 ms, ratio 1.007 (fallback bn256_s4_c2: 0.999)
-    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 86.34)
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 86.71)
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 98.6 us against 110.3 us for bn256_s4_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 99.1 us against 110.8 us for bn256_s4_c1, the least of those timed
     {513, 640, 11},  // M 513..640: bn256_s4_c1
-    //   between M=256 and M=1024: the fastest at both, from M=513 (estimated at M=576: 134.3)
+    //   between M=256 and M=1024: the fastest at both, from M=513 (estimated at M=576: 134.9)
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 140.7 us against 158.3 us for bn256_s4_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 141.5 us against 159.0 us for bn256_s4_c1, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the fastest at both, from M=769 (estimated at M=832: 158.6)
+    //   between M=256 and M=1024: the fastest at both, from M=769 (estimated at M=832: 159.3)
     //   M=1024: bn256_s4_c1 0.1615 ms, peer 0.1675 ms, ratio 1.037 (fallback bn256_s4_c2: 1.034)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 210.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 211.4 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 230.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 231.7 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 259.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 260.4 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 267.1 us against 276.6 us for bn192_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 268.5 us against 279.5 us for bn192_s4_c2, the least of those timed
     {1537, 1792, 12},  // M 1537..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 302.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 304.0 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 331.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 333.0 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 350.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 352.5 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 383.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 385.5 us
     {2177, 2560, 12},  // M 2177..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 403.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 405.4 us
     {2561, 3200, 11},  // M 2561..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 456.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 458.5 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 571.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 574.4 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 581.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 583.8 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 595.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 598.8 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 629.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 632.2 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 643.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 647.0 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 677.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 680.4 us
     {3969, 4095, 12},  // M 3969..4095: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 691.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 695.3 us
     {4096, 4096, 7},  // M 4096..4096: bn192_s4_c2
     //   M=4096: bn192_s4_c2 0.6430 ms, peer 0.6994 ms, ratio 1.088 (fallback bn256_s4_c2: 1.079)
     {4097, 4224, 11},  // M 4097..4224: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 704.1 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4097 (at M=4160), 707.5 us
     {4225, 4352, 12},  // M 4225..4352: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 720.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4225 (at M=4288), 724.2 us
     {4353, 4480, 11},  // M 4353..4480: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 753.9 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4353 (at M=4416), 757.6 us
     {4481, 4608, 12},  // M 4481..4608: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 768.8 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4481 (at M=4544), 772.5 us
     {4609, 4736, 11},  // M 4609..4736: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 802.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4609 (at M=4672), 805.9 us
     {4737, 5120, 12},  // M 4737..5120: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 816.7 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=4737 (at M=4800), 820.7 us
     {5121, 5248, 11},  // M 5121..5248: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 877.3 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5121 (at M=5184), 881.6 us
     {5249, 5376, 12},  // M 5249..5376: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 889.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5249 (at M=5312), 893.4 us
     {5377, 5504, 11},  // M 5377..5504: bn256_s4_c1
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 926.9 us
-    {5505, 32768, 12},  // M 5505..32768: bn256_s4_c2
-    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 937.0 us
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5377 (at M=5440), 931.4 us
+    {5505, 5632, 12},  // M 5505..5632: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5505 (at M=5568), 941.6 us
+    {5633, 5760, 11},  // M 5633..5760: bn256_s4_c1
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5633 (at M=5696), 979.6 us
+    {5761, 32768, 12},  // M 5761..32768: bn256_s4_c2
+    //   between M=4096 and M=16384: the cost model's least estimate from M=5761 (at M=5824), 989.8 us
     //   M=16384: bn256_s4_c2 2.6731 ms, peer 2.9486 ms, ratio 1.103
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=32768 K=512 (cell 32)
@@ -2238,12 +2220,12 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 19.3 us
     {256, 4095, 11},  // M 256..4095: bn256_s4_c1
     //   M=256: bn256_s4_c1 0.0151 ms, peer 0.0150 ms, ratio 0.991 (fallback bn256_s4_c2: 0.943)
-    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 22.28)
+    //   between M=256 and M=1024: the fastest at both, from M=257 (estimated at M=320: 22.33)
     //   M=1024: bn256_s4_c1 0.0355 ms, peer 0.0384 ms, ratio 1.083 (fallback bn256_s4_c2: 1.052)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 46.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 46.2 us
     {4096, 32768, 12},  // M 4096..32768: bn256_s4_c2
     //   M=4096: bn256_s4_c2 0.1278 ms, peer 0.1430 ms, ratio 1.119
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 141.1)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 141.6)
     //   M=16384: bn256_s4_c2 0.5005 ms, peer 0.6049 ms, ratio 1.209
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=36864 K=7168 (cell 33)
@@ -2254,73 +2236,73 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 77.54)
     //   M=64: bn96_s10_c1_pp64_f1 0.0769 ms, peer 0.0816 ms, ratio 1.062 (fallback bn192_s4_c2: 0.586)
     {65, 128, 19},  // M 65..128: bn96_s7_c1
-    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 81.1 us against 86.7 us for bn128_s6_c1, the least of those timed
+    //   between M=64 and M=256: bn96_s7_c1, a sweep candidate timed at neither, the cost model's estimate from M=65 (at M=128), 81.2 us against 87.3 us for bn128_s6_c1, the least of those timed
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 114.4 us
     {193, 256, 7},  // M 193..256: bn192_s4_c2
-    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 116.8 us
+    //   between M=64 and M=256: the cost model's least estimate from M=193 (at M=255), 117.9 us
     //   M=256: bn192_s4_c2 0.1048 ms, peer 0.1025 ms, ratio 0.978
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 175.1 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 176.6 us
     {385, 512, 9},  // M 385..512: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 199.6 us against 213.1 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=385 (at M=448), 200.6 us against 215.2 us for bn192_s4_c2, the least of those timed
     {513, 640, 0},  // M 513..640: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 263.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=513 (at M=576), 266.2 us
     {641, 896, 11},  // M 641..896: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 308.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=641 (at M=704), 310.1 us
     {897, 1023, 9},  // M 897..1023: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 378.9 us against 391.1 us for bn256_s4_c1, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=897 (at M=960), 381.1 us against 393.1 us for bn256_s4_c1, the least of those timed
     {1024, 1152, 11},  // M 1024..1152: bn256_s4_c1
     //   M=1024: bn256_s4_c1 0.3753 ms, peer 0.4047 ms, ratio 1.078 (fallback bn256_s4_c2: 1.076)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 442.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 444.1 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 473.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 476.0 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 525.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 527.9 us
     {1409, 1536, 9},  // M 1409..1536: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 558.3 us against 597.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1409 (at M=1472), 561.5 us against 600.0 us for bn256_s4_c2, the least of those timed
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 648.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 652.0 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 679.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 683.0 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 731.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 734.9 us
     {1921, 2048, 9},  // M 1921..2048: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 737.7 us against 762.1 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1921 (at M=1984), 742.0 us against 766.0 us for bn256_s4_c2, the least of those timed
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 823.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 827.7 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 855.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 859.4 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 906.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 911.3 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 937.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 942.3 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 989.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 994.3 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1020.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1025.3 us
     {2817, 2944, 11},  // M 2817..2944: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1112.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1118.3 us
     {2945, 3072, 9},  // M 2945..3072: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 1107.0 us against 1143.5 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=2945 (at M=3008), 1113.3 us against 1149.3 us for bn256_s4_c2, the least of those timed
     {3073, 3200, 11},  // M 3073..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1205.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3073 (at M=3136), 1211.5 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1226.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 1232.3 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1288.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 1294.6 us
     {3457, 3584, 12},  // M 3457..3584: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1308.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 1315.2 us
     {3585, 3712, 11},  // M 3585..3712: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1370.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3585 (at M=3648), 1377.6 us
     {3713, 3840, 12},  // M 3713..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1391.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3713 (at M=3776), 1398.2 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1453.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 1460.6 us
     {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1473.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 1481.1 us
     //   M=4096: bn256_s4_c2 1.4591 ms, peer 1.6081 ms, ratio 1.102
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1607)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 1615)
     //   M=16384: bn256_s4_c2 6.1308 ms, peer 6.3400 ms, ratio 1.034
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=57344 K=8192 (cell 34)
@@ -2331,63 +2313,63 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 131.1)
     //   M=64: bn64_s12_c1_pp64_f1 0.1286 ms, peer 0.1280 ms, ratio 0.995 (fallback bn176_s5_c2: 0.610)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 135.7 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 135.8 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 196.7 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 191.7 us against 203.6 us for bn176_s5_c2, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 192.6 us against 204.8 us for bn176_s5_c2, the least of those timed
     {256, 256, 6},  // M 256..256: bn176_s5_c2
     //   M=256: bn176_s5_c2 0.1755 ms, peer 0.1685 ms, ratio 0.960
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 305.6 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 308.3 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 356.7 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 358.4 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 517.7 us against 540.7 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 520.6 us against 546.4 us for bn192_s4_c2, the least of those timed
     {769, 1152, 11},  // M 769..1152: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 591.5 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 594.5 us
     //   M=1024: bn256_s4_c1 0.6852 ms, peer 0.7498 ms, ratio 1.094 (fallback bn256_s4_c2: 1.091)
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 797.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1025 (at M=1088), 801.6 us
     {1153, 1280, 12},  // M 1153..1280: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 826.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1153 (at M=1216), 830.5 us
     {1281, 1408, 11},  // M 1281..1408: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 938.7 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1281 (at M=1344), 943.3 us
     {1409, 1536, 12},  // M 1409..1536: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1013.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1409 (at M=1472), 1019.0 us
     {1537, 1664, 11},  // M 1537..1664: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1126.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1537 (at M=1600), 1131.8 us
     {1665, 1792, 12},  // M 1665..1792: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1154.9 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1665 (at M=1728), 1160.7 us
     {1793, 1920, 11},  // M 1793..1920: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1267.3 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1793 (at M=1856), 1273.6 us
     {1921, 2048, 12},  // M 1921..2048: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1342.5 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=1921 (at M=1984), 1349.3 us
     {2049, 2176, 11},  // M 2049..2176: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1426.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2049 (at M=2112), 1433.6 us
     {2177, 2304, 12},  // M 2177..2304: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1502.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2177 (at M=2240), 1509.6 us
     {2305, 2432, 11},  // M 2305..2432: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1614.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2305 (at M=2368), 1622.4 us
     {2433, 2560, 12},  // M 2433..2560: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1643.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2433 (at M=2496), 1651.3 us
     {2561, 2688, 11},  // M 2561..2688: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1755.4 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2561 (at M=2624), 1764.2 us
     {2689, 2816, 12},  // M 2689..2816: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1830.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2689 (at M=2752), 1839.9 us
     {2817, 3200, 11},  // M 2817..3200: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1943.0 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=2817 (at M=2880), 1952.7 us
     {3201, 3328, 12},  // M 3201..3328: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2159.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3201 (at M=3264), 2170.1 us
     {3329, 3456, 11},  // M 3329..3456: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2243.6 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3329 (at M=3392), 2254.8 us
     {3457, 3840, 12},  // M 3457..3840: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2300.2 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3457 (at M=3520), 2311.9 us
     {3841, 3968, 11},  // M 3841..3968: bn256_s4_c1
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2572.1 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3841 (at M=3904), 2585.0 us
     {3969, 32768, 12},  // M 3969..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2628.8 us
+    //   between M=1024 and M=4096: the cost model's least estimate from M=3969 (at M=4032), 2642.2 us
     //   M=4096: bn256_s4_c2 2.6056 ms, peer 2.8995 ms, ratio 1.113
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2788)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2802)
     //   M=16384: bn256_s4_c2 11.4140 ms, peer 11.8771 ms, ratio 1.041
     //   above M=16384, up to twice it: as M=16384
     // e4m3 N=59136 K=8192 (cell 35)
@@ -2398,71 +2380,71 @@ inline constexpr std::array<gemm_dispatch_bucket, 1023> buckets{{
     //   between M=16 and M=64: the fastest at both, from M=17 (estimated at M=63: 134.5)
     //   M=64: bn64_s12_c1_pp64_f1 0.1305 ms, peer 0.1315 ms, ratio 1.008 (fallback bn128_s6_c2: 0.524)
     {65, 128, 11},  // M 65..128: bn256_s4_c1
-    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 139.1 us
+    //   between M=64 and M=256: the cost model's least estimate from M=65 (at M=128), 139.2 us
     {129, 192, 1},  // M 129..192: bn128_s6_c1_pp64_f1
     //   between M=64 and M=256: the cost model's least estimate from M=129 (at M=192), 197.4 us
     {193, 255, 9},  // M 193..255: bn224_s4_c2
-    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 192.3 us against 205.7 us for bn128_s6_c1, the least of those timed
+    //   between M=64 and M=256: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=193 (at M=255), 193.2 us against 207.4 us for bn128_s6_c1, the least of those timed
     {256, 256, 2},  // M 256..256: bn128_s6_c2
     //   M=256: bn128_s6_c2 0.1830 ms, peer 0.1878 ms, ratio 1.027
     {257, 384, 0},  // M 257..384: bn128_s6_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 306.2 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=257 (at M=320), 308.9 us
     {385, 640, 11},  // M 385..640: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 357.4 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=385 (at M=448), 359.1 us
     {641, 768, 9},  // M 641..768: bn224_s4_c2
-    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 518.4 us against 541.4 us for bn192_s4_c2, the least of those timed
+    //   between M=256 and M=1024: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=641 (at M=704), 521.3 us against 547.0 us for bn192_s4_c2, the least of those timed
     {769, 1023, 11},  // M 769..1023: bn256_s4_c1
-    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 638.8 us
+    //   between M=256 and M=1024: the cost model's least estimate from M=769 (at M=832), 642.0 us
     {1024, 1024, 12},  // M 1024..1024: bn256_s4_c2
     //   M=1024: bn256_s4_c2 0.6643 ms, peer 0.7249 ms, ratio 1.091
     {1025, 1280, 9},  // M 1025..1280: bn224_s4_c2
-    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 844.2 us against 873.0 us for bn256_s4_c2, the least of those timed
+    //   between M=1024 and M=4096: bn224_s4_c2, a sweep candidate timed at neither, the cost model's estimate from M=1025 (at M=1088), 849.0 us against 877.4 us for bn256_s4_c2, the least of those timed
     {1281, 32768, 12},  // M 1281..32768: bn256_s4_c2
-    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 1014)
+    //   between M=1024 and M=4096: the fastest at both, from M=1281 (estimated at M=1344: 1019)
     //   M=4096: bn256_s4_c2 2.6575 ms, peer 2.9686 ms, ratio 1.117
-    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2883)
+    //   between M=4096 and M=16384: the fastest at both, from M=4097 (estimated at M=4160: 2898)
     //   M=16384: bn256_s4_c2 11.7203 ms, peer 11.8701 ms, ratio 1.013
     //   above M=16384, up to twice it: as M=16384
 }};
 
 // {input, N from, N to (excluded), K from, K to (excluded), first bucket, buckets}
 inline constexpr std::array<gemm_dispatch_cell, 36> cells{{
-    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 38},  // N=2112 K=7168
-    {gemm_input::bf16, 2941, 5017, 2896, 5418, 38, 17},  // N=4096 K=4096
-    {gemm_input::bf16, 2941, 5017, 5418, 7663, 55, 26},  // N=4096 K=7168
-    {gemm_input::bf16, 2941, 5017, 10837, 15326, 81, 33},  // N=4096 K=14336
-    {gemm_input::bf16, 5017, 6636, 2896, 5418, 114, 29},  // N=6144 K=4096
-    {gemm_input::bf16, 6636, 7663, 1774, 2896, 143, 27},  // N=7168 K=2048
-    {gemm_input::bf16, 6636, 7663, 15326, 17378, 170, 42},  // N=7168 K=16384
-    {gemm_input::bf16, 6636, 7663, 17378, 22989, 212, 41},  // N=7168 K=18432
-    {gemm_input::bf16, 7663, 9159, 7663, 10837, 253, 28},  // N=8192 K=8192
-    {gemm_input::bf16, 7663, 9159, 22989, 29117, 281, 29},  // N=8192 K=28672
-    {gemm_input::bf16, 7663, 9159, 29117, 36961, 310, 29},  // N=8192 K=29568
-    {gemm_input::bf16, 9159, 15864, 7663, 10837, 339, 55},  // N=10240 K=8192
-    {gemm_input::bf16, 15864, 26545, 887, 1774, 394, 15},  // N=24576 K=1536
-    {gemm_input::bf16, 26545, 30652, 2896, 5418, 409, 23},  // N=28672 K=4096
-    {gemm_input::bf16, 30652, 34756, 409, 887, 432, 5},  // N=32768 K=512
-    {gemm_input::bf16, 34756, 45977, 5418, 7663, 437, 28},  // N=36864 K=7168
-    {gemm_input::bf16, 45977, 58233, 7663, 10837, 465, 33},  // N=57344 K=8192
-    {gemm_input::bf16, 58233, 73921, 7663, 10837, 498, 28},  // N=59136 K=8192
-    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 526, 41},  // N=2112 K=7168
-    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 567, 17},  // N=4096 K=4096
-    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 584, 31},  // N=4096 K=7168
-    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 615, 34},  // N=4096 K=14336
-    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 649, 17},  // N=6144 K=4096
-    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 666, 28},  // N=7168 K=2048
-    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 694, 42},  // N=7168 K=16384
-    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 736, 42},  // N=7168 K=18432
-    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 778, 20},  // N=8192 K=8192
-    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 798, 22},  // N=8192 K=28672
-    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 820, 36},  // N=8192 K=29568
-    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 856, 35},  // N=10240 K=8192
-    {gemm_input::e4m3, 15864, 26545, 887, 1774, 891, 14},  // N=24576 K=1536
-    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 905, 36},  // N=28672 K=4096
-    {gemm_input::e4m3, 30652, 34756, 409, 887, 941, 9},  // N=32768 K=512
-    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 950, 33},  // N=36864 K=7168
-    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 983, 28},  // N=57344 K=8192
-    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1011, 12},  // N=59136 K=8192
+    {gemm_input::bf16, 1689, 2941, 5418, 7663, 0, 37},  // N=2112 K=7168
+    {gemm_input::bf16, 2941, 5017, 2896, 5418, 37, 20},  // N=4096 K=4096
+    {gemm_input::bf16, 2941, 5017, 5418, 7663, 57, 27},  // N=4096 K=7168
+    {gemm_input::bf16, 2941, 5017, 10837, 15326, 84, 32},  // N=4096 K=14336
+    {gemm_input::bf16, 5017, 6636, 2896, 5418, 116, 29},  // N=6144 K=4096
+    {gemm_input::bf16, 6636, 7663, 1774, 2896, 145, 27},  // N=7168 K=2048
+    {gemm_input::bf16, 6636, 7663, 15326, 17378, 172, 42},  // N=7168 K=16384
+    {gemm_input::bf16, 6636, 7663, 17378, 22989, 214, 41},  // N=7168 K=18432
+    {gemm_input::bf16, 7663, 9159, 7663, 10837, 255, 26},  // N=8192 K=8192
+    {gemm_input::bf16, 7663, 9159, 22989, 29117, 281, 28},  // N=8192 K=28672
+    {gemm_input::bf16, 7663, 9159, 29117, 36961, 309, 28},  // N=8192 K=29568
+    {gemm_input::bf16, 9159, 15864, 7663, 10837, 337, 54},  // N=10240 K=8192
+    {gemm_input::bf16, 15864, 26545, 887, 1774, 391, 15},  // N=24576 K=1536
+    {gemm_input::bf16, 26545, 30652, 2896, 5418, 406, 22},  // N=28672 K=4096
+    {gemm_input::bf16, 30652, 34756, 409, 887, 428, 5},  // N=32768 K=512
+    {gemm_input::bf16, 34756, 45977, 5418, 7663, 433, 28},  // N=36864 K=7168
+    {gemm_input::bf16, 45977, 58233, 7663, 10837, 461, 35},  // N=57344 K=8192
+    {gemm_input::bf16, 58233, 73921, 7663, 10837, 496, 29},  // N=59136 K=8192
+    {gemm_input::e4m3, 1689, 2941, 5418, 7663, 525, 39},  // N=2112 K=7168
+    {gemm_input::e4m3, 2941, 5017, 2896, 5418, 564, 17},  // N=4096 K=4096
+    {gemm_input::e4m3, 2941, 5017, 5418, 7663, 581, 28},  // N=4096 K=7168
+    {gemm_input::e4m3, 2941, 5017, 10837, 15326, 609, 34},  // N=4096 K=14336
+    {gemm_input::e4m3, 5017, 6636, 2896, 5418, 643, 17},  // N=6144 K=4096
+    {gemm_input::e4m3, 6636, 7663, 1774, 2896, 660, 28},  // N=7168 K=2048
+    {gemm_input::e4m3, 6636, 7663, 15326, 17378, 688, 42},  // N=7168 K=16384
+    {gemm_input::e4m3, 6636, 7663, 17378, 22989, 730, 41},  // N=7168 K=18432
+    {gemm_input::e4m3, 7663, 9159, 7663, 10837, 771, 20},  // N=8192 K=8192
+    {gemm_input::e4m3, 7663, 9159, 22989, 29117, 791, 22},  // N=8192 K=28672
+    {gemm_input::e4m3, 7663, 9159, 29117, 36961, 813, 33},  // N=8192 K=29568
+    {gemm_input::e4m3, 9159, 15864, 7663, 10837, 846, 35},  // N=10240 K=8192
+    {gemm_input::e4m3, 15864, 26545, 887, 1774, 881, 14},  // N=24576 K=1536
+    {gemm_input::e4m3, 26545, 30652, 2896, 5418, 895, 38},  // N=28672 K=4096
+    {gemm_input::e4m3, 30652, 34756, 409, 887, 933, 9},  // N=32768 K=512
+    {gemm_input::e4m3, 34756, 45977, 5418, 7663, 942, 33},  // N=36864 K=7168
+    {gemm_input::e4m3, 45977, 58233, 7663, 10837, 975, 28},  // N=57344 K=8192
+    {gemm_input::e4m3, 58233, 73921, 7663, 10837, 1003, 12},  // N=59136 K=8192
 }};
 
 }  // namespace cake::gemm_dispatch_table

@@ -225,6 +225,34 @@ TEST_CASE("cost model: 64-row split-K over two row tiles reads B again once the 
   CHECK(small.time_us == doctest::Approx(small_none.time_us));
 }
 
+TEST_CASE("cost model: a grid of few CTAs reads HBM at sm_hbm_gbps each, a full grid at the HBM rate") {
+  // (calibration.sm_hbm_gbps: the reads take at least bytes / (CTAs x sm_hbm_gbps); the sweep's BN 256 tiles at
+  // M <= 128 read 54-56 GB/s per CTA)
+  const auto* committed = cost::find_calibration(target_id::sm_90a);
+  REQUIRE(committed != nullptr);
+  CHECK((committed->sm_hbm_gbps > 40 && committed->sm_hbm_gbps < 200));
+  cost::calibration none = *committed;
+  none.sm_hbm_gbps = 0;
+  kernels::gemm_sm90_config g;
+  g.bn = 256, g.stages = 4, g.cluster_m = 1;
+  const auto at = [&](long long m, long long n, long long k, const cost::calibration& c) {
+    return cost::estimate(kernels::gemm_bf16_sm90(g), std::vector<cost::dim_value>{{"M", m}, {"N", n}, {"K", k}}, &c);
+  };
+  // 32 x 4096 x 14336: 16 tiles of 128 x 256, 16 CTAs streaming 117 MB of B
+  const auto few = at(32, 4096, 14336, *committed), few_none = at(32, 4096, 14336, none);
+  REQUIRE((few.ok && few_none.ok));
+  REQUIRE(few.ctas == 16);
+  const double read_kb = few.hbm_read_bytes / 1e3, writes_us = few.hbm_write_bytes / (committed->hbm_write_gbps * 1e3);
+  CHECK(few_none.hbm_us == doctest::Approx(read_kb / committed->hbm_read_gbps + writes_us));
+  CHECK(few.hbm_us == doctest::Approx(read_kb / (16 * committed->sm_hbm_gbps) + writes_us));
+  CHECK(few.time_us > few_none.time_us);
+  // 4096 x 4096 x 4096: a full grid draws the HBM rate; the limit does not bind
+  const auto full = at(4096, 4096, 4096, *committed), full_none = at(4096, 4096, 4096, none);
+  REQUIRE((full.ok && full_none.ok));
+  CHECK(full.ctas * committed->sm_hbm_gbps > committed->hbm_read_gbps);
+  CHECK(full.time_us == doctest::Approx(full_none.time_us));
+}
+
 TEST_CASE("cost model: the long-run factor ramps in with the run's length at its tile width only") {
   // (calibration.mma_width_long over long_run_from_us .. long_run_to_us: 1 before, the table's value after,
   // linear between; widths not in the table: 1)

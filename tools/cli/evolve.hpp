@@ -463,7 +463,8 @@ inline outcome cmd_evolve(const options& opt, const evolve_options& eo, evolve_r
     const std::string& sn = shape_names[si];
     if (const auto* r = have(ids[i], sn, "estimate")) return r->verdict == "pass" ? r->score : NAN;
     stopwatch t;
-    const auto e = cake::cost::estimate(*program_of(i), shapes[si]);
+    // (the gate records compact_estimate: the time and its terms, no hints; a kept candidate's select record has the full estimate)
+    const auto e = cake::cost::estimate(*program_of(i), shapes[si], nullptr, cake::cost::estimate_scope::time_only);
     const double t_us = e.ok ? e.time_us : NAN;
     record(points[i], ids[i], sn, "estimate", e.ok ? "pass" : "error", t_us, compact_estimate(e), t.ms(), 0);
     return t_us;

@@ -96,6 +96,11 @@ struct calibration {
   // at one row tile within 1%). Counted as extra HBM reads: splitk_reread x (1 - 1 / row tiles) x the panel
   // bytes x the share of the compulsory reads past l2_effective_bytes. Fitted on the sweep; 0 = none.
   double splitk_reread = 0;
+  // The most one SM streams from HBM, GB/s: a grid of few CTAs (32 tiles of BN 256 at N = 8192, M <= 128) cannot
+  // draw the whole HBM rate; on the sweep such schedules read 54-56 GB/s per CTA at long K whatever their tile
+  // (bf16 and e4m3 alike), 20% slower than the aggregate rate predicts. The reads take at least
+  // bytes / (CTAs x sm_hbm_gbps). Fitted on the sweep; 0 = no limit.
+  double sm_hbm_gbps = 0;
 };
 
 constexpr double mma_width_factor_at(const calibration& cal, int n) {

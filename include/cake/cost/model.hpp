@@ -199,7 +199,9 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   } else {
     r.tr = simulate_traffic(r.g, p.launch.rast, static_cast<int>(concurrent), streams, write_bytes, cal.l2_effective_bytes);
   }
-  r.hbm = r.tr.hbm_read_bytes / (cal.hbm_read_gbps * 1e3) + r.tr.hbm_write_bytes / (cal.hbm_write_gbps * 1e3);
+  // (a grid of few CTAs reads at most sm_hbm_gbps each: calibration.hpp)
+  const double read_gbps = cal.sm_hbm_gbps > 0 ? std::min(cal.hbm_read_gbps, cal.sm_hbm_gbps * ctas) : cal.hbm_read_gbps;
+  r.hbm = r.tr.hbm_read_bytes / (read_gbps * 1e3) + r.tr.hbm_write_bytes / (cal.hbm_write_gbps * 1e3);
   r.l2_bytes = c.issued * k_it * static_cast<double>(r.g.tile_count);
   r.round_trip = cal.pipeline_round_trip_us;
   r.latency = (r.round_trip + r.mma) / std::max(1, c.stages);
