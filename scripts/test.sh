@@ -3,9 +3,10 @@
 # target), examples, install, and GPU tests (skipped, with the reason printed, when no GPU is present).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# Without a CUDA driver the GPU tier and the benchmarks are only compiled (and skipped): compile their host code fast.
+# Without a CUDA driver the GPU tier and the benchmarks are only compiled (and skipped): compile their host code fast
+# (-O0: about a quarter faster to compile than -Og; nothing of theirs that runs here does much).
 if ! { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null || true; } | grep 'libcuda\.so\.1' >/dev/null; then
-  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT=-Og -DCAKE_BENCH_HOST_OPT=-Og"
+  export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT=-O0 -DCAKE_BENCH_HOST_OPT=-O0"
 else
   export CAKE_CMAKE_ARGS="${CAKE_CMAKE_ARGS:-} -DCAKE_GPU_TEST_HOST_OPT= -DCAKE_BENCH_HOST_OPT="
 fi

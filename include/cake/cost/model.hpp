@@ -296,8 +296,8 @@ inline constexpr long long max_estimated_tiles = 1LL << 22;
 // How much estimate() works out. `full`: the time, its terms, the notes and the hints (each hint evaluates the
 // form again at another stage count, tile width, cluster or raster group: about 25 more walks of the output tiles,
 // and a persistent walk's balance is assessed point by point). `time_only`: the time, its terms and the form's notes,
-// with no hints and no walk balance, about 20x less work; the same time_us as `full`. For callers that rank many
-// candidates by time (bench/cost/domain_rank.cpp, the sweep's model-picked width).
+// with no hints and no walk balance, about 10x less work; the same time_us as `full`. For callers that rank many
+// candidates by time (bench/cost/domain_rank.cpp, the sweep's model-picked width, evolve's estimate gate).
 enum class estimate_scope { full, time_only };
 
 inline cost_estimate estimate(const program& p, const std::vector<dim_value>& dims, const calibration* cal = nullptr,
