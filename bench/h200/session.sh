@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
-# build-h200/ (carried with the call): GPU tests, the demo (correctness + timing vs cuBLAS) and the
+# build-h200/ (carried with the call; built with -DCAKE_BENCH_HOST_OPT= empty, see the check below): GPU tests, the demo (correctness + timing vs cuBLAS) and the
 # prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
