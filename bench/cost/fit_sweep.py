@@ -80,7 +80,7 @@ def steps_of(name):
 # Two stages, each constant fitted on the rows of the regime it describes: first the ten that shape every
 # tiled schedule, on the rows without split-K candidates; then split-K's four (its reduction, its later waves,
 # its global-memory sum, its re-read B panels) and the stage turnover (the narrow tiles run at split-K's shapes), on all fit rows
-# with the first nine held.
+# with the first ten held.
 STAGES = [(["l2_read_gbps", "mma_alternating", "hbm_overlap_loss", "kblock_overhead_us", "mma_width_176", "mma_width_192",
             "mma_width_long_128", "mma_width_long_176", "mma_width_long_192", "sm_hbm_gbps"],
            lambda r: not r["plan"].startswith("sk")),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call's worth of work on the H200, from binaries prebuilt on the development machine in
-# build-h200/ (carried with the call; built with -DCAKE_BENCH_HOST_OPT= empty, see the check below): GPU tests, the demo (correctness + timing vs cuBLAS) and the
-# prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
+# build-h200/ (carried with the call; built with -DCAKE_BENCH_HOST_OPT= empty, see the check below): GPU tests, the
+# demo (correctness + timing vs cuBLAS) and the prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
 #   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread
@@ -49,8 +49,9 @@ python_package() {
 # carried, it spares the next call the NVRTC builds: the cache key covers source, flags, target and NVRTC version)
 # (in parts of 15 MB, jitcache.tgz.00, .01, ...: a file back from a call is at most 16 MB)
 if ls $B/jitcache.tgz.* > /dev/null 2>&1; then mkdir -p "$CAKE_CACHE_DIR" && { cat $B/jitcache.tgz.* | tar xz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries" || echo "jit cache parts in $B unreadable: not used"; }; fi
-# Benchmarks built where no GPU is present by scripts/test.sh have their host code at -Og (CAKE_BENCH_HOST_OPT,
-# bench/CMakeLists.txt): the binaries carried here must come from a build configured with -DCAKE_BENCH_HOST_OPT=
+# Benchmarks (and the demo) built by scripts/test.sh where no GPU is present have their host code at -O0
+# (CAKE_BENCH_HOST_OPT, the top CMakeLists.txt): the binaries carried here must come from a build configured with
+# -DCAKE_BENCH_HOST_OPT= (empty)
 for f in $B/bench/*; do
   grep -q "CAKE_BENCH_HOST_OPT, which" "$f" 2>/dev/null && echo "WARNING: $f was built with CAKE_BENCH_HOST_OPT (host code not optimized): rebuild it with -DCAKE_BENCH_HOST_OPT= before timing"
 done
