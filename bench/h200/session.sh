@@ -4,7 +4,7 @@
 # demo (correctness + timing vs cuBLAS) and the prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread kgroup
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -48,7 +48,9 @@ python_package() {
 # The JIT cache of an earlier call (step savecache writes it to $OUT; copied to build-h200/ here and
 # carried, it spares the next call the NVRTC builds: the cache key covers source, flags, target and NVRTC version)
 # (in parts of 15 MB, jitcache.tgz.00, .01, ...: a file back from a call is at most 16 MB)
-if ls $B/jitcache.tgz.* > /dev/null 2>&1; then mkdir -p "$CAKE_CACHE_DIR" && { cat $B/jitcache.tgz.* | tar xz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries" || echo "jit cache parts in $B unreadable: not used"; }; fi
+# (an array: under nullglob an `ls` of a pattern that matches nothing lists the working directory and succeeds)
+jitparts=($B/jitcache.tgz.*)
+if [ ${#jitparts[@]} -gt 0 ]; then mkdir -p "$CAKE_CACHE_DIR" && { cat "${jitparts[@]}" | tar xz -C "$CAKE_CACHE_DIR" && echo "jit cache restored: $(ls "$CAKE_CACHE_DIR" | wc -l) entries" || echo "jit cache parts in $B unreadable: not used"; }; fi
 # Benchmarks (and the demo) built by scripts/test.sh where no GPU is present have their host code at -O0
 # (CAKE_BENCH_HOST_OPT, the top CMakeLists.txt): the binaries carried here must come from a build configured with
 # -DCAKE_BENCH_HOST_OPT= (empty)
@@ -860,6 +862,35 @@ for s in "${steps[@]}"; do
           echo "$k | $tool | $plain | reports $n | $s" | cut -c1-200
         done
       done ;;
+    kgroup)
+      # split-K through global memory with each split's K blocks in runs of 4, 8 or 16 (_kg4 ...: every splits-th run)
+      # against every splits-th block (the committed form): times next to the sweep's candidates on small-M shapes,
+      # then ncu's DRAM bytes per launch at bf16 64 x 8192 x 28672 (the form read 14% more than B there, 2026-12-07): the
+      # sweep's sk3_bn192_s6_g (gemm_bf16_splitk_global_sm90) against runs of 8 (gemm_bf16_splitk_gruns_sm90)
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for spec in bf16:32,8192,28672:sk3_bn192_s6_g_kg4,sk3_bn192_s6_g_kg8,sk3_bn192_s6_g_kg16 \
+                  bf16:1,4096,7168:sk2_bn64_s6_g_kg8,sk2_bn64_s6_g_kg16,sk4_bn128_s6_g_kg8 \
+                  bf16:128,8192,28672:sk3_bm128_bn192_s5_g_kg8,sk3_bm128_bn192_s5_g_kg16 \
+                  e4m3:64,57344,8192:sk2_bn176_s6_g_kg8,sk2_bn176_s6_g_kg16 \
+                  bf16:8,4096,14336:sk2_bn64_s6_g_kg8,sk2_bn64_s6_g_kg16 \
+                  bf16:1,4096,4096:sk4_bn128_s6_g_kg8,sk2_bn64_s6_g_kg8; do
+        IFS=: read -r t sh plans <<< "$spec"; f="$OUT/kg_${t}_${sh//,/_}"
+        timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $plans --runs ${CAKE_KG_RUNS:-30} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
+        grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
+      done
+      timeout 200 ncu --clock-control none --kernel-name regex:splitk_g --metrics dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size \
+        --csv --page raw $B/bench/cake_bench_gemm_sweep --shape 64,8192,28672 --dtype bf16 --runs 2 --plans sk3_bn192_s6_g_kg8 > "$OUT/ncu_kg.csv" 2> "$OUT/ncu_kg.err"
+      echo "ncu rc=$?"; python3 bench/h200/ncu_dram_sum.py "$OUT/ncu_kg.csv" | tail -n 8
+      python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/kg_*.json")):
+    rows = [r for r in json.load(open(f))["rows"] if r.get("ms")]
+    rows.sort(key=lambda r: r["ms"])
+    print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"])
+    for r in rows[:6] + [r for r in rows[6:] if "_g" in r["plan"]]:
+        print("  %-26s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
+PY
+      ;;
     splitkreread)
       # the cost model's splitk_reread term (docs/cost-model.md, "Split-K's re-read panels"), checked with counters:
       # DRAM bytes read per GEMM launch of the sweep's candidates at bf16 128 x 8192 x 28672 (64-row split-K: two row

@@ -32,11 +32,12 @@ struct gemm_plan {
 // _f1 for one wgmma group in flight, _r4 for a raster group other than the default 8 (the sweep never varies it; a
 // `cake evolve` search does), _np for one CTA per tile, _la for the lookahead, _wt for whole-tile staging; sk4_bn128_s6
 // for split-K (sk2_bm128_bn128_s5 with 128-row tiles; sk3_bn136_s6_g where the partial sums meet in global memory, not
-// in a cluster).
+// in a cluster; _kg8 where each split takes runs of 8 K blocks, not every splits-th block).
 inline std::string plan_name(const gemm_plan& p) {
   if (p.kernel == gemm_kernel::splitk)
     return "sk" + std::to_string(p.splitk.splits) + (p.splitk.bm != 64 ? "_bm" + std::to_string(p.splitk.bm) : std::string()) + "_bn" +
-           std::to_string(p.splitk.bn) + "_s" + std::to_string(p.splitk.stages) + (p.splitk.global_sum ? "_g" : "");
+           std::to_string(p.splitk.bn) + "_s" + std::to_string(p.splitk.stages) + (p.splitk.global_sum ? "_g" : "") +
+           (p.splitk.k_group != 1 ? "_kg" + std::to_string(p.splitk.k_group) : std::string());
   const auto& c = p.sm90;
   std::string s = "bn" + std::to_string(c.bn) + "_s" + std::to_string(c.stages) + "_c" + std::to_string(c.cluster_m);
   if (c.pingpong) s += "_pp" + std::to_string(c.bm);
@@ -70,6 +71,7 @@ inline std::optional<gemm_plan> parse_plan_name(std::string_view name) {
     c.bm = 64;
     if (part("_") && (name.starts_with("bm") ? take("bm", c.bm) && part("_") : true) && take("bn", c.bn) && part("_") && take("s", c.stages)) {
       c.global_sum = part("_g");
+      if (name.starts_with("_kg") && !take("_kg", c.k_group)) return std::nullopt;
       if (name.empty()) return p;
     }
     return std::nullopt;

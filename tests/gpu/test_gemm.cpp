@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 #include <vector>
 
 #include <cake/gemm.hpp>
@@ -220,6 +221,22 @@ TEST_CASE("global-sum split-K: up to 32 splits, splits with no K block, and the 
     INFO(cake::plan_name(plan));
     CHECK(std::count(host.begin(), host.end(), 0) == counters);
   }
+}
+
+// Runs of K blocks (k_group): K that ends inside a run, K of fewer runs than splits (a split with no run adds
+// zeros), one run in all, and the plan shapes; both types through check_plans.
+TEST_CASE("global-sum split-K in runs of K blocks: partial last runs and splits with no run") {
+  if (!gpu_ready()) return;
+  std::vector<cake::gemm_plan> plans;
+  for (const auto& [splits, bn, bm, group] : {std::tuple{3, 192, 64, 8}, std::tuple{2, 64, 64, 16}, std::tuple{4, 128, 128, 4}}) {
+    cake::gemm_plan p = cake_bench::splitk_plan(splits, bn, bm, true);
+    p.splitk.k_group = group;
+    REQUIRE(p.splitk.valid());
+    plans.push_back(p);
+  }
+  std::vector<gemm_problem> shapes = {{32, 8192, 28672 / 4 + 64 * 3}, {1, 4096, 7168}, {200, 2112, 64 * 5 + 16}, {64, 1000, 192}, {129, 520, 4096}};
+  shapes.insert(shapes.end(), plan_shapes.begin(), plan_shapes.end());
+  check_plans(plans, shapes);
 }
 
 TEST_CASE("cake::gemm_with runs the lookahead schedules correctly (the next tile's first K block during this tile's stores)") {

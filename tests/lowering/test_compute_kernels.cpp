@@ -438,6 +438,31 @@ TEST_CASE("split-K GEMM outside a cluster: each split stores its partial sums, t
   CHECK_FALSE(c.valid());
 }
 
+TEST_CASE("split-K GEMM outside a cluster in runs of K blocks: split s reads blocks sG .. sG + G - 1, then (s + S)G ..") {
+  kernels::gemm_splitk_config c;
+  c.global_sum = true;
+  c.splits = 3;
+  c.bn = 192;
+  c.stages = max_splitk_stages(c.bn, c.bm, true);
+  c.k_group = 8;
+  REQUIRE(c.valid());
+  const program p = kernels::gemm_splitk_sm90(c);
+  const auto b = lower_and_build(p);
+  // two loops in each role where k_group 1 has one: the runs (from s, every splits-th) and the blocks of a run
+  // (from g * 8, up to g * 8 + 8 or the last K block)
+  kernels::gemm_splitk_config one = c;
+  one.k_group = 1;
+  const program p1 = kernels::gemm_splitk_sm90(one);
+  CHECK(p.loops.size() == p1.loops.size() + 2);
+  CHECK(has(b.source(), "* 8"));
+  CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
+  // the group is a schedule choice of any split count; 0 and 65 are not
+  c.k_group = 0;
+  CHECK_FALSE(c.valid());
+  c.k_group = 65;
+  CHECK_FALSE(c.valid());
+}
+
 TEST_CASE("hang trap on: the cluster sum's waits still acquire at cluster scope, through the timed wait") {
   kernels::gemm_splitk_config c;
   c.splits = 2;

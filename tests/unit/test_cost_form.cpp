@@ -142,6 +142,31 @@ TEST_CASE("cost form: split-K through global memory counts every CTA's part and 
   CHECK(e.time_us < ek.time_us);
 }
 
+TEST_CASE("cost form: split-K in runs of K blocks costs as many blocks per CTA as every splits-th block") {
+  kernels::gemm_splitk_config c;
+  c.global_sum = true;
+  c.bn = 192, c.splits = 3, c.stages = 6;
+  kernels::gemm_splitk_config g = c;
+  g.k_group = 8;
+  const auto f1 = form_of(kernels::gemm_splitk_sm90(c));
+  const auto fg = form_of(kernels::gemm_splitk_sm90(g));
+  REQUIRE(f1.ok);
+  REQUIRE(fg.ok);
+  CHECK(fg.tile_k == f1.tile_k);
+  CHECK(fg.k_step == 3);
+  CHECK(fg.mma_blocks == doctest::Approx(f1.mma_blocks));
+  CHECK(fg.bytes_received == f1.bytes_received);
+  bool noted = false;
+  for (const auto& n : fg.notes) noted = noted || n.find("runs of 8 blocks") != std::string::npos;
+  CHECK(noted);
+  const auto e1 = cost::estimate(kernels::gemm_splitk_sm90(c), {{"M", 32}, {"N", 8192}, {"K", 28672}});
+  const auto eg = cost::estimate(kernels::gemm_splitk_sm90(g), {{"M", 32}, {"N", 8192}, {"K", 28672}});
+  REQUIRE(e1.ok);
+  REQUIRE(eg.ok);
+  CHECK(eg.k_iterations == e1.k_iterations);  // 448 K blocks / 3
+  CHECK(eg.k_iterations == 150);
+}
+
 TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {
   kernels::gemm_sm90_config c;
   c.bn = 176;

@@ -212,6 +212,10 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   plans.push_back(r4);
   r4.sm90.persistent = false;
   plans.push_back(r4);
+  cake::gemm_plan kg;
+  kg.kernel = cake::gemm_kernel::splitk;
+  kg.splitk.splits = 3, kg.splitk.bn = 192, kg.splitk.global_sum = true, kg.splitk.k_group = 8;
+  plans.push_back(kg);
   for (const auto& p : plans) {
     const auto name = cake::plan_name(p);
     INFO(name);
@@ -226,8 +230,9 @@ TEST_CASE("a plan name parses back to its plan, and text that is no plan name do
   CHECK(cake::parse_plan_name("bn256_s4_c2_la")->sm90.lookahead);
   CHECK(cake::parse_plan_name("bn256_s3_c2_la_wt")->sm90.whole_tile_staging);
   CHECK(cake::parse_plan_name("bn256_s4_c1_f1_r4")->sm90.raster_group == 4);
+  CHECK(cake::parse_plan_name("sk3_bn192_s6_g_kg8")->splitk.k_group == 8);
   for (const char* bad : {"", "bn", "bn128", "bn128_s6", "bn128_s6_c", "bn128_s6_c1_", "bn128_s6_c1_pp", "bn128_s6_c1_xx", "bn128_s6_c1_np_f1", "bn128_s6_c1_la_np", "bn128_s6_c1_r", "bn128_s6_c1_np_r4", "bn128_s6_c1_r4_f1", "bn128_s6_c1_wt_la", "bn-1_s6_c1",
-                          "sk", "sk2", "sk2_bn128", "sk2_bn128_s6_", "sk2_bm_bn128_s6", "sk2_bn128_s6_gg", "BN128_s6_c1", "bn128_s6_c1 "}) {
+                          "sk", "sk2", "sk2_bn128", "sk2_bn128_s6_", "sk2_bm_bn128_s6", "sk2_bn128_s6_gg", "sk2_bn128_s6_g_kg", "sk2_bn128_s6_g_kg8_", "BN128_s6_c1", "bn128_s6_c1 "}) {
     INFO("'" << bad << "'");
     CHECK_FALSE(cake::parse_plan_name(bad).has_value());
   }

@@ -71,6 +71,21 @@ inline int loop_dim_of(const program& p, int loop) {
   return b && b->block > 0 && !b->has_hi2 ? b->dim : -1;
 }
 
+// A run of a fixed number of blocks of the K loop `outer` (split-K's k_group: r.loop(g * G, min(g * G + G,
+// tiles(K, b)), 1, ...) inside r.loop(s, tiles(K, b * G), S, ...)): G, where `loop` is such a run; else 1.
+inline int run_length(const program& p, int loop, int outer) {
+  const loop_bound* b = p.bound_of(loop);
+  const loop_bound* o = p.bound_of(outer);
+  if (!b || !o || b->step != 1 || !b->has_hi2 || b->block <= 0 || b->dim != o->dim) return 1;
+  for (const index_expr* h : {&b->hi, &b->hi2}) {
+    const index_expr len = *h - b->lo;  // (terms that cancel stay, at coefficient 0)
+    bool constant = len.valid && len.linear();
+    for (int t = 0; t < len.term_count; ++t) constant = constant && len.terms[t].coef == 0;
+    if (constant && len.constant > 1 && len.constant * b->block == o->block) return len.constant;
+  }
+  return 1;
+}
+
 // The parallel axis (0 or 1) a global tile coordinate follows, -1 if it follows none.
 inline int axis_of_coord(const index_expr& e) {
   for (int i = 0; i < e.term_count; ++i)
@@ -174,6 +189,14 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     f.k_dim = detail::loop_dim_of(p, loop);
     f.tile_k = p.bound_of(loop)->block;
     f.k_step = std::max(1, p.bound_of(loop)->step);
+    // Every S-th run of G blocks is as many blocks per CTA as every S-th block: costed as K blocks of the run's size.
+    for (int q = o.parent; q >= 0 && q != loop; q = p.ops[q].parent)
+      if (p.ops[q].kind == op_kind::loop && !p.ops[q].has(flag_static_trip))
+        if (const int g = detail::run_length(p, q, loop); g > 1) {
+          f.tile_k /= g;
+          f.notes.push_back("the K loop walks runs of " + std::to_string(g) + " blocks: costed as every " + std::to_string(f.k_step) +
+                            "th block (the same blocks per CTA)");
+        }
     if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
     k_loop_consumer = loop;
     const plan::extent2 a = plan::shape_of(p, o.a), b = plan::shape_of(p, o.b);
