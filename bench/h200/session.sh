@@ -4,7 +4,7 @@
 # demo (correctness + timing vs cuBLAS) and the prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread kgroup
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread kgroup kgroupncu
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -863,34 +863,36 @@ for s in "${steps[@]}"; do
         done
       done ;;
     kgroup)
-      # split-K through global memory with each split's K blocks in runs of 4, 8 or 16 (_kg4 ...: every splits-th run)
-      # against every splits-th block (the committed form): times next to the sweep's candidates on small-M shapes,
-      # then ncu's DRAM bytes per launch at bf16 64 x 8192 x 28672 (the form read 14% more than B there, 2026-12-07): the
-      # sweep's sk3_bn192_s6_g (gemm_bf16_splitk_global_sm90) against runs of 8 (gemm_bf16_splitk_gruns_sm90)
+      # split-K through global memory with each split's K blocks in runs (_kg4 ...: every splits-th run of 4; _kgN
+      # with N = ceil(K blocks / splits): one run per split) against every splits-th block (the committed form),
+      # next to the sweep's candidates; CAKE_KG_SPECS replaces the list ("type:M,N,K:plan,plan ..."). Step kgroupncu:
+      # ncu's DRAM bytes per launch at bf16 64 x 8192 x 28672 (the interleaved form read 1.15x B there, 2026-12-07)
       DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
-      for spec in bf16:32,8192,28672:sk3_bn192_s6_g_kg4,sk3_bn192_s6_g_kg8,sk3_bn192_s6_g_kg16 \
-                  bf16:1,4096,7168:sk2_bn64_s6_g_kg8,sk2_bn64_s6_g_kg16,sk4_bn128_s6_g_kg8 \
-                  bf16:128,8192,28672:sk3_bm128_bn192_s5_g_kg8,sk3_bm128_bn192_s5_g_kg16 \
-                  e4m3:64,57344,8192:sk2_bn176_s6_g_kg8,sk2_bn176_s6_g_kg16 \
-                  bf16:8,4096,14336:sk2_bn64_s6_g_kg8,sk2_bn64_s6_g_kg16 \
-                  bf16:1,4096,4096:sk4_bn128_s6_g_kg8,sk2_bn64_s6_g_kg8; do
+      for spec in ${CAKE_KG_SPECS:-bf16:32,8192,28672:sk3_bn192_s6_g_kg8,sk3_bn192_s6_g_kg150 \
+                  bf16:1,4096,7168:sk2_bn64_s6_g_kg8,sk2_bn64_s6_g_kg56,sk4_bn128_s6_g_kg28 \
+                  bf16:128,8192,28672:sk3_bm128_bn192_s5_g_kg8,sk3_bm128_bn192_s5_g_kg150 \
+                  e4m3:64,57344,8192:sk2_bn176_s6_g_kg8,sk2_bn176_s6_g_kg32 \
+                  bf16:512,2112,7168:sk3_bm128_bn192_s5_g_kg4,sk3_bm128_bn192_s5_g_kg38 \
+                  bf16:128,6144,4096:sk3_bm128_bn144_s6_g_kg4,sk3_bm128_bn144_s6_g_kg22 \
+                  bf16:1,4096,4096:sk4_bn128_s6_g_kg16,sk2_bn64_s6_g_kg32}; do
         IFS=: read -r t sh plans <<< "$spec"; f="$OUT/kg_${t}_${sh//,/_}"
-        timeout 120 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $plans --runs ${CAKE_KG_RUNS:-30} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
+        timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $plans --runs ${CAKE_KG_RUNS:-20} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
         grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
       done
-      timeout 200 ncu --clock-control none --kernel-name regex:splitk_g --metrics dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size \
-        --csv --page raw $B/bench/cake_bench_gemm_sweep --shape 64,8192,28672 --dtype bf16 --runs 2 --plans sk3_bn192_s6_g_kg8 > "$OUT/ncu_kg.csv" 2> "$OUT/ncu_kg.err"
-      echo "ncu rc=$?"; python3 bench/h200/ncu_dram_sum.py "$OUT/ncu_kg.csv" | tail -n 8
       python3 - "$OUT" <<'PY'
 import glob, json, sys
 for f in sorted(glob.glob(sys.argv[1] + "/kg_*.json")):
     rows = [r for r in json.load(open(f))["rows"] if r.get("ms")]
     rows.sort(key=lambda r: r["ms"])
     print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"])
-    for r in rows[:6] + [r for r in rows[6:] if "_g" in r["plan"]]:
-        print("  %-26s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
+    for r in rows[:4] + [r for r in rows[4:] if "_g" in r["plan"]]:
+        print("  %-28s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
 PY
       ;;
+    kgroupncu)
+      timeout 200 ncu --clock-control none --kernel-name regex:splitk_g --metrics dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size \
+        --csv --page raw $B/bench/cake_bench_gemm_sweep --shape 64,8192,28672 --dtype bf16 --runs 2 --plans sk3_bn192_s6_g_kg150 > "$OUT/ncu_kg.csv" 2> "$OUT/ncu_kg.err"
+      echo "ncu rc=$?"; python3 bench/h200/ncu_dram_sum.py "$OUT/ncu_kg.csv" | tail -n 8 ;;
     splitkreread)
       # the cost model's splitk_reread term (docs/cost-model.md, "Split-K's re-read panels"), checked with counters:
       # DRAM bytes read per GEMM launch of the sweep's candidates at bf16 128 x 8192 x 28672 (64-row split-K: two row

@@ -33,7 +33,7 @@ struct gemm_splitk_config {
   // K blocks a split takes in a row before the next split's (1: block s, s + S, ...; G: blocks sG .. sG + G - 1, then
   // (s + S)G ...). Through the workspace the splits do not run in step, so each reading every S-th 128-byte span of
   // B's rows drags the spans between through L2 and DRAM (measured: 14% more DRAM bytes than B at 64 x 8192 x
-  // 28672); G spans in a row keep its reads contiguous.
+  // 28672); G spans in a row keep its reads contiguous (G = ceil(K blocks / S): one run per split, the classic split).
   int k_group = 1;
   // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256; in a cluster
   // 2..8 CTAs (the portable limit) that cut the width into whole 8-column groups (cluster_sum_scatter);
@@ -41,9 +41,10 @@ struct gemm_splitk_config {
   constexpr bool valid() const {
     const bool meet = global_sum ? splits >= 2 && splits <= max_global_splits : splits >= 2 && splits <= 8 && (bn / 8) % splits == 0;
     return (bm == 64 || bm == 128) && bn >= 8 && bn <= 256 && bn % 8 == 0 && meet && stages >= 1 && (a_rows == 0 || a_rows == 8 || a_rows == 16 || a_rows == 32) &&
-           k_group >= 1 && k_group <= 64;
+           k_group >= 1 && k_group <= max_k_group;
   }
   static constexpr int max_global_splits = 32;
+  static constexpr int max_k_group = 256;  // a run's K extent, 256 x 128 bytes, stays a 16-bit index coefficient
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };
