@@ -874,7 +874,7 @@ for s in "${steps[@]}"; do
                   e4m3:64,57344,8192:sk2_bn176_s6_g_kg8,sk2_bn176_s6_g_kg32 \
                   bf16:512,2112,7168:sk3_bm128_bn192_s5_g_kg4,sk3_bm128_bn192_s5_g_kg38 \
                   bf16:128,6144,4096:sk3_bm128_bn144_s6_g_kg4,sk3_bm128_bn144_s6_g_kg22 \
-                  bf16:1,4096,4096:sk4_bn128_s6_g_kg16,sk2_bn64_s6_g_kg32}; do
+                  bf16:1,4096,4096:sk4_bn128_s6_g_kg16,sk2_bn64_s6_g_kg32,sk2_bn64_s6_kg32}; do
         IFS=: read -r t sh plans <<< "$spec"; f="$OUT/kg_${t}_${sh//,/_}"
         timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $plans --runs ${CAKE_KG_RUNS:-20} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
         grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
