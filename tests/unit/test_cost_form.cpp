@@ -156,15 +156,22 @@ TEST_CASE("cost form: split-K in runs of K blocks costs as many blocks per CTA a
   CHECK(fg.k_step == 3);
   CHECK(fg.mma_blocks == doctest::Approx(f1.mma_blocks));
   CHECK(fg.bytes_received == f1.bytes_received);
+  CHECK(fg.k_run == 8);
+  CHECK(f1.k_run == 1);
   bool noted = false;
-  for (const auto& n : fg.notes) noted = noted || n.find("runs of 8 blocks") != std::string::npos;
+  for (const auto& n : fg.notes) noted = noted || n.find("one run of 8 blocks in every 3") != std::string::npos;
   CHECK(noted);
-  const auto e1 = cost::estimate(kernels::gemm_splitk_sm90(c), {{"M", 32}, {"N", 8192}, {"K", 28672}});
-  const auto eg = cost::estimate(kernels::gemm_splitk_sm90(g), {{"M", 32}, {"N", 8192}, {"K", 28672}});
-  REQUIRE(e1.ok);
-  REQUIRE(eg.ok);
-  CHECK(eg.k_iterations == e1.k_iterations);  // 448 K blocks / 3
-  CHECK(eg.k_iterations == 150);
+  auto iterations = [](const kernels::gemm_splitk_config& x, long long K) {
+    const auto e = cost::estimate(kernels::gemm_splitk_sm90(x), {{"M", 32}, {"N", 8192}, {"K", K}});
+    REQUIRE(e.ok);
+    return e.k_iterations;
+  };
+  CHECK(iterations(c, 28672) == 150);  // 448 K blocks, every 3rd: 150
+  CHECK(iterations(g, 28672) == 152);  // 56 runs of 8, every 3rd: 19 runs for the busiest CTA
+  g.k_group = 150;
+  CHECK(iterations(g, 28672) == 150);  // one run per split
+  CHECK(iterations(g, 4096) == 150);   // 64 blocks: one run, two splits with none
+  CHECK(iterations(c, 4096) == 22);
 }
 
 TEST_CASE("cost form: narrower tiles and the direct-store epilogue") {

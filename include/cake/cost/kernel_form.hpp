@@ -33,6 +33,7 @@ struct kernel_form {
   int tile_k = 0;                // reduce-axis step (elements)
   int k_dim = -1;                // program dim of the reduce axis
   int k_step = 1;                // the K loop takes every k_step-th block (split-K: loop(s, tiles(K, bk), splits))
+  int k_run = 1;                 // ... or every k_step-th run of k_run blocks (split-K's k_group)
   int split = 1;                 // points of a split(S) axis of the parallel space (1: none)
   double cluster_sum_bytes = 0;  // register bytes each CTA sums across its cluster after the K loop (cluster_sum)
   bool global_sum = false;       // split-K whose CTAs meet through global memory (r.count_arrival): every CTA
@@ -189,13 +190,14 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     f.k_dim = detail::loop_dim_of(p, loop);
     f.tile_k = p.bound_of(loop)->block;
     f.k_step = std::max(1, p.bound_of(loop)->step);
-    // Every S-th run of G blocks is as many blocks per CTA as every S-th block: costed as K blocks of the run's size.
+    // Every S-th run of G blocks: K blocks of the run's block size, the busiest CTA taking ceil(runs / S) runs.
     for (int q = o.parent; q >= 0 && q != loop; q = p.ops[q].parent)
       if (p.ops[q].kind == op_kind::loop && !p.ops[q].has(flag_static_trip))
         if (const int g = detail::run_length(p, q, loop); g > 1) {
           f.tile_k /= g;
-          f.notes.push_back("the K loop walks runs of " + std::to_string(g) + " blocks: costed as every " + std::to_string(f.k_step) +
-                            "th block (the same blocks per CTA)");
+          f.k_run = g;
+          f.notes.push_back("the K loop takes one run of " + std::to_string(g) + " blocks in every " + std::to_string(f.k_step) +
+                            ": costed at the busiest CTA's blocks (its runs times " + std::to_string(g) + ")");
         }
     if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
     k_loop_consumer = loop;

@@ -82,6 +82,7 @@ struct eval_config {
   program grid_program;  // its parallel space and launch give the grid (plan::plan_grid)
   int k_dim = -1, tile_k = 1;  // the mainloop walks ceil(dim / tile_k) blocks
   int k_step = 1;              // ... every k_step-th of them (split-K)
+  int k_run = 1;               // ... or every k_step-th run of k_run of them (split-K's k_group)
   int split = 1;               // CTAs sharing an output tile (split-K over a cluster)
   double cluster_sum_bytes = 0;
   bool global_sum = false;     // split-K through global memory: every CTA of a tile writes (its part)
@@ -164,7 +165,8 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0 +
                cal.cluster_sum_us_per_kib * (c.split - 1) * c.cluster_sum_bytes / 1024.0 + (c.global_sum && c.split > 1 ? cal.global_sum_us : 0.0);
   const long long k_blocks = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
-  r.k_iterations = plan::ceil_div(k_blocks, std::max(1, c.k_step));
+  // (runs: the busiest CTA's runs, each k_run blocks; a last, partial run is counted whole)
+  r.k_iterations = plan::ceil_div(plan::ceil_div(k_blocks, std::max(1, c.k_run)), std::max(1, c.k_step)) * std::max(1, c.k_run);
   const double k_it = static_cast<double>(r.k_iterations);
   r.epilogue = static_cast<double>(r.tiles_per_cta) * r.epi_tile;
   // HBM traffic from the schedule.
@@ -376,6 +378,7 @@ inline cost_estimate estimate(const program& p, const std::vector<dim_value>& di
   base.stores_per_tile = f.stores_per_tile;
   base.alternating = f.alternating;
   base.k_step = f.k_step;
+  base.k_run = f.k_run;
   base.split = f.split;
   base.cluster_sum_bytes = f.cluster_sum_bytes;
   base.global_sum = f.global_sum;
