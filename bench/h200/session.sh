@@ -4,7 +4,7 @@
 # demo (correctness + timing vs cuBLAS) and the prototype GEMM. Each step has its own time limit; logs go to $OUT. Steps that build the Python package
 # (python_package below: attention, decode, prefilld256, pytests, ...) need .whl/ (the pinned build wheels,
 # git-ignored) carried with the call next to build-h200/.
-#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread kgroup kgroupncu
+#   bash bench/h200/session.sh [steps...]   steps: savecache info gputests demo pybuild bench jit sanitize proto compute coop probe alltests sanitize2 sanitize3 sanitize4 norm normsweep variants epilogue heldout kmeans knn knnsweep knnsan ivf ivfsan attention decode pytests skipcheck kmeanssan sancorpus griddep sanprobe gemmsweep gemmscore prefillvariants prefillcausalw3 prefillcausallong decodefused decodeoneslice decodefp8 decodefp8py decodecluster decodeclustersan decodeb1ncu evolve4096 prefilltail gemmoverlaptests gemmoverlapbench prefilld256 prefilllookahead prefillserpentine prefillfma prefillncu decodesweep decodelayout decodeprobe decodegap decodegap2 gemvprobe decodefusedncu decodebarriers decodectas gemvgap gemvpromo gemvsmall gemmcand decodeab decodehost attn80 prefillsan kmeansdet kmeanssorted splitksweep skscatter skglobal skglobalsweep gemmclock gemmscoreab kladder peerkernels skfence resweep clusterexit widefill skexit midwidth splitkreread kgroup kgroupncu worstalts
 set -uo pipefail
 shopt -s nullglob  # .whl/peers/*.whl may be empty: pass nothing, not the pattern
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -887,6 +887,23 @@ for f in sorted(glob.glob(sys.argv[1] + "/kg_*.json")):
     print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"])
     for r in rows[:4] + [r for r in rows[4:] if "_g" in r["plan"]]:
         print("  %-28s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
+PY
+      ;;
+    worstalts)
+      # the held-out (type, shape) pairs furthest below the peer (H100 run 7, H200 2026-12-06): every sweep candidate at
+      # that very M plus the narrow, deep schedules, against the peer; is the loss the table's pick or the candidates?
+      DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+      for spec in ${CAKE_WORST_SPECS:-e4m3:64,7168,2048 e4m3:128,6144,4096 e4m3:128,2112,7168 e4m3:128,4096,7168 e4m3:1,4096,4096 bf16:128,4096,7168}; do
+        IFS=: read -r t sh <<< "$spec"; f="$OUT/worst_${t}_${sh//,/_}"
+        timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans bn64_s12_c1_pp64_f1,bn64_s12_c2_pp64_f1,bn64_s8_c1,bn64_s8_c2,bn96_s10_c1_pp64_f1,bn96_s10_c2_pp64_f1 \
+          --runs ${CAKE_WORST_RUNS:-20} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
+        grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
+      done
+      python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/worst_*.json")):
+    rows = sorted([r for r in json.load(open(f))["rows"] if r.get("ms")], key=lambda r: r["ms"])
+    print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"], " ".join("%s %.4f %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else " WRONG") for r in rows[:6]))
 PY
       ;;
     kgroupncu)

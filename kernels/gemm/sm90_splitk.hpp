@@ -31,9 +31,10 @@ struct gemm_splitk_config {
   // the cluster's distributed shared memory.
   bool global_sum = false;
   // K blocks a split takes in a row before the next split's (1: block s, s + S, ...; G: blocks sG .. sG + G - 1, then
-  // (s + S)G ...). Through the workspace the splits do not run in step, so each reading every S-th 128-byte span of
-  // B's rows drags the spans between through L2 and DRAM (measured: 14% more DRAM bytes than B at 64 x 8192 x
-  // 28672); G spans in a row keep its reads contiguous (G = ceil(K blocks / S): one run per split, the classic split).
+  // (s + S)G ...; G = ceil(K blocks / S): one run per split, the classic split). Through the workspace the splits
+  // do not run in step, and every S-th 128-byte span read 1.15x B's bytes from DRAM at 64 x 8192 x 28672; runs gain
+  // 5-11% where K is long and B far past L2 and lose up to 24% elsewhere (docs/gemm.md, "Runs of K blocks"), so the
+  // sweep and the fill keep 1 and a plan may name another.
   int k_group = 1;
   // The schedules that exist: 64- or 128-row tiles, a width of whole 8-column groups up to 256; in a cluster
   // 2..8 CTAs (the portable limit) that cut the width into whole 8-column groups (cluster_sum_scatter);
@@ -44,7 +45,9 @@ struct gemm_splitk_config {
            k_group >= 1 && k_group <= max_k_group;
   }
   static constexpr int max_global_splits = 32;
-  static constexpr int max_k_group = 256;  // a run's K extent, 256 x 128 bytes, stays a 16-bit index coefficient
+  // (a run's K extent, G x 128 bytes of elements, is a tile size of the loop bound: at most 32767 elements, so
+  // 255 runs of e4m3's 128-element blocks)
+  static constexpr int max_k_group = 255;
   // Ordered field by field (cake::gemm's kernel table keys on the configuration).
   friend constexpr auto operator<=>(const gemm_splitk_config&, const gemm_splitk_config&) = default;
 };

@@ -456,10 +456,13 @@ TEST_CASE("split-K GEMM outside a cluster in runs of K blocks: split s reads blo
   CHECK(p.loops.size() == p1.loops.size() + 2);
   CHECK(has(b.source(), "* 8"));
   CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
-  // the group is a schedule choice of any split count, up to one run per split of long K; 0 and 257 are not
+  // the group is a schedule choice of any split count, up to one run per split of long K; 0 and 256 are not
   c.k_group = 150;  // 448 K blocks over 3 splits: 150, 150, 148
   CHECK(c.valid());
   CHECK(lower_and_build(kernels::gemm_splitk_sm90(c)).lowered.ok);
+  c.k_group = kernels::gemm_splitk_config::max_k_group;  // e4m3's 128-element blocks: a run of 32640 elements
+  CHECK(c.valid());
+  CHECK(lower_and_build(kernels::gemm_splitk_sm90<e4m3>(c)).lowered.ok);
   c.k_group = 0;
   CHECK_FALSE(c.valid());
   c.k_group = kernels::gemm_splitk_config::max_k_group + 1;
