@@ -380,7 +380,8 @@ inline void run(gemm_input in, const gemm_plan* forced, const void* A, const voi
     if (epi.flags().any()) bad("the split-K schedule " + plan_name(plan) + " has no fused epilogue");
     if (!plan.splitk.valid())
       bad("no such split-K schedule " + plan_name(plan) +
-          " (bm 64 or 128; bn a multiple of 8 up to 256; in a cluster 2..8 splits that cut bn into whole 8-column groups, through global memory 2..32)");
+          " (bm 64 or 128; bn a multiple of 8 up to 256; in a cluster 2..8 splits that cut bn into whole 8-column groups, through global memory 2..32; k_group 1.." +
+          std::to_string(kernels::gemm_splitk_config::max_k_group) + ")");
     if (plan.splitk.global_sum) {
       const auto& c = plan.splitk;
       const long long row_blocks = (M + c.bm - 1) / c.bm * (c.bm / 64), col_tiles = (N + c.bn - 1) / c.bn;
