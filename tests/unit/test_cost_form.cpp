@@ -142,7 +142,7 @@ TEST_CASE("cost form: split-K through global memory counts every CTA's part and 
   CHECK(e.time_us < ek.time_us);
 }
 
-TEST_CASE("cost form: split-K in runs of K blocks costs as many blocks per CTA as every splits-th block") {
+TEST_CASE("cost form: split-K in runs of K blocks costs the busiest CTA's blocks") {
   kernels::gemm_splitk_config c;
   c.global_sum = true;
   c.bn = 192, c.splits = 3, c.stages = 6;
@@ -167,10 +167,13 @@ TEST_CASE("cost form: split-K in runs of K blocks costs as many blocks per CTA a
     return e.k_iterations;
   };
   CHECK(iterations(c, 28672) == 150);  // 448 K blocks, every 3rd: 150
-  CHECK(iterations(g, 28672) == 152);  // 56 runs of 8, every 3rd: 19 runs for the busiest CTA
+  CHECK(iterations(g, 28672) == 152);  // 56 runs of 8, every 3rd: 19 runs for the first CTA
+  CHECK(iterations(g, 64 * 436) == 148);  // 436 blocks: 55 runs, the last (4 blocks) the first CTA's: 18 x 8 + 4
+  CHECK(iterations(g, 64 * 444) == 152);  // 444 blocks: 56 runs, the partial last the second CTA's: the first's 19 x 8
+  CHECK(iterations(g, 64 * 17) == 8);  // 17 blocks: runs of 8, 8 and 1
   g.k_group = 150;
-  CHECK(iterations(g, 28672) == 150);  // one run per split
-  CHECK(iterations(g, 4096) == 150);   // 64 blocks: one run, two splits with none
+  CHECK(iterations(g, 28672) == 150);  // one run per split: 150, 150, 148
+  CHECK(iterations(g, 4096) == 64);    // 64 blocks: one partial run, two splits with none
   CHECK(iterations(c, 4096) == 22);
 }
 

@@ -190,14 +190,14 @@ inline kernel_form read_kernel_form(const program& p, const plan::kernel_plan& p
     f.k_dim = detail::loop_dim_of(p, loop);
     f.tile_k = p.bound_of(loop)->block;
     f.k_step = std::max(1, p.bound_of(loop)->step);
-    // Every S-th run of G blocks: K blocks of the run's block size, the busiest CTA taking ceil(runs / S) runs.
+    // Every S-th run of G blocks: K blocks of the run's block size, costed at the busiest CTA's (model.hpp).
     for (int q = o.parent; q >= 0 && q != loop; q = p.ops[q].parent)
       if (p.ops[q].kind == op_kind::loop && !p.ops[q].has(flag_static_trip))
         if (const int g = detail::run_length(p, q, loop); g > 1) {
           f.tile_k /= g;
           f.k_run = g;
           f.notes.push_back("the K loop takes one run of " + std::to_string(g) + " blocks in every " + std::to_string(f.k_step) +
-                            ": costed at the busiest CTA's blocks (its runs times " + std::to_string(g) + ")");
+                            ": costed at the busiest CTA's blocks (its runs, a partial last run at its length)");
         }
     if (k_loop_consumer >= 0 && loop != k_loop_consumer) return fail("wgmma ops in two different K loops: the cost model follows one mainloop");
     k_loop_consumer = loop;

@@ -165,8 +165,18 @@ eval_result evaluate(const eval_config& c, DimValue dim, const calibration& cal)
   r.epi_tile = cal.epilogue_us_per_store * c.stores_per_tile + cal.epilogue_us_per_kib * c.out_bytes_per_tile / 1024.0 +
                cal.cluster_sum_us_per_kib * (c.split - 1) * c.cluster_sum_bytes / 1024.0 + (c.global_sum && c.split > 1 ? cal.global_sum_us : 0.0);
   const long long k_blocks = c.k_dim >= 0 ? plan::ceil_div(dim(c.k_dim), c.tile_k) : 1;
-  // (runs: the busiest CTA's runs, each k_run blocks; a last, partial run is counted whole)
-  r.k_iterations = plan::ceil_div(plan::ceil_div(k_blocks, std::max(1, c.k_run)), std::max(1, c.k_step)) * std::max(1, c.k_run);
+  r.k_iterations = plan::ceil_div(k_blocks, std::max(1, c.k_step));
+  if (c.k_run > 1) {
+    // Runs of k_run blocks, every k_step-th: the busiest CTA's blocks (CTA s takes runs s, s + step, ...; the last
+    // run may be partial).
+    const long long runs = plan::ceil_div(k_blocks, c.k_run), last = k_blocks - (runs - 1) * c.k_run;
+    r.k_iterations = 0;
+    for (long long s = 0; s < std::min<long long>(c.k_step, runs); ++s) {
+      const long long mine = plan::ceil_div(runs - s, c.k_step);  // runs s, s + step, ... below runs
+      const bool has_last = (runs - 1 - s) % c.k_step == 0;
+      r.k_iterations = std::max(r.k_iterations, mine * c.k_run - (has_last ? c.k_run - last : 0));
+    }
+  }
   const double k_it = static_cast<double>(r.k_iterations);
   r.epilogue = static_cast<double>(r.tiles_per_cta) * r.epi_tile;
   // HBM traffic from the schedule.
