@@ -34,6 +34,20 @@ small_m_sweeps() {
     grep -E "^  bf16|error" "$OUT/${1}_${sh//,/_}.log" | cut -c1-300
   done
 }
+# Per cake_bench_gemm_sweep JSON of the pattern $1: the peer's time and the $2 fastest rows (plan, ms, peer / cake),
+# then every other row whose plan matches the regex $3 (if given)
+sweep_summary() {
+  python3 - "$1" "$2" "${3:-}" <<'PY'
+import glob, json, re, sys
+for f in sorted(glob.glob(sys.argv[1])):
+    rows = sorted([r for r in json.load(open(f))["rows"] if r.get("ms")], key=lambda r: r["ms"])
+    top = int(sys.argv[2])
+    more = [r for r in rows[top:] if sys.argv[3] and re.search(sys.argv[3], r["plan"])]
+    print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"])
+    for r in rows[:top] + more:
+        print("  %-28s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
+PY
+}
 # the build backend's wheels (.whl/) and the peers' (.whl/peers/, only where a step times one: attention's peer
 # comes with PyTorch), into /tmp/bt
 # (an array, not $(ls ...): with nullglob an absent .whl/peers made `ls` list the working directory for pip)
@@ -879,15 +893,7 @@ for s in "${steps[@]}"; do
         timeout 100 $B/bench/cake_bench_gemm_sweep --driver "$DRIVER" --dtype $t --shape $sh --plans $plans --runs ${CAKE_KG_RUNS:-20} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
         grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
       done
-      python3 - "$OUT" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(sys.argv[1] + "/kg_*.json")):
-    rows = [r for r in json.load(open(f))["rows"] if r.get("ms")]
-    rows.sort(key=lambda r: r["ms"])
-    print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"])
-    for r in rows[:4] + [r for r in rows[4:] if "_g" in r["plan"]]:
-        print("  %-28s %.4f ms  peer/cake %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else "  WRONG"))
-PY
+      sweep_summary "$OUT/kg_*.json" 4 '_g'
       ;;
     worstalts)
       # the held-out (type, shape) pairs furthest below the peer (H100 run 7, H200 2026-12-06): every sweep candidate at
@@ -899,12 +905,7 @@ PY
           --runs ${CAKE_WORST_RUNS:-20} --json "$f.json" > "$f.log" 2>&1; echo "$t $sh rc=$?"
         grep -E "WRONG|error" "$f.log" | head -n 5 | cut -c1-200
       done
-      python3 - "$OUT" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(sys.argv[1] + "/worst_*.json")):
-    rows = sorted([r for r in json.load(open(f))["rows"] if r.get("ms")], key=lambda r: r["ms"])
-    print(f.split("/")[-1], "peer %.4f" % rows[0]["peer_ms"], " ".join("%s %.4f %.3f%s" % (r["plan"], r["ms"], r["peer_ms"] / r["ms"], "" if r["ok"] else " WRONG") for r in rows[:6]))
-PY
+      sweep_summary "$OUT/worst_*.json" 6
       ;;
     kgroupncu)
       timeout 200 ncu --clock-control none --kernel-name regex:splitk_g --metrics dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size \

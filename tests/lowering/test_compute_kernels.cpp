@@ -454,7 +454,15 @@ TEST_CASE("split-K GEMM outside a cluster in runs of K blocks: split s reads blo
   one.k_group = 1;
   const program p1 = kernels::gemm_splitk_sm90(one);
   CHECK(p.loops.size() == p1.loops.size() + 2);
-  CHECK(has(b.source(), "* 8"));
+  // in each role: the runs walk K in blocks of 64 x 8 (every 3rd from the split), a run from g * 8 to the smaller
+  // of g * 8 + 8 and the K blocks
+  const std::string runs = "+ (511)) / 512); ", run = "cake_dev::min_ll((8 * (long long)";
+  CHECK(count(b.source(), runs) == 2);
+  CHECK(count(b.source(), run) == 2);
+  const auto l1 = cake::lower::lower(p1, {});
+  REQUIRE(l1.ok);
+  CHECK(count(l1.source, runs) == 0);
+  CHECK(count(l1.source, run) == 0);
   CHECK(b.lowered.smem_bytes == plan::plan_smem(p).total);
   // the group is a schedule choice of any split count, up to one run per split of long K; 0 and 256 are not
   c.k_group = 150;  // 448 K blocks over 3 splits: 150, 150, 148
